@@ -1,0 +1,343 @@
+// field.cuh: prime-field arithmetic in Montgomery form for the BLS12-381
+// scalar field (fr_t, 8 x 32-bit limbs) and base field (fq_t, 12 x 32-bit
+// limbs), shared by every zkhost CUDA kernel (NTT, MSM).
+//
+// Representation: mont_t<P>::l holds a*R mod p as little-endian 32-bit limbs,
+// R = 2^(32*N). That is bit for bit the memory layout of gnark-crypto's
+// fr.Element ([4]uint64, R = 2^256) and fp.Element ([6]uint64, R = 2^384) on a
+// little-endian host, so a device buffer is a raw copy of a Go slice.
+//
+// Every operation keeps values fully reduced (in [0, p)), so == compares
+// representations. Both moduli leave the top bit of the top limb clear
+// (p < R/2), which the multiplication relies on (no extra carry word).
+//
+// Header-only. Arithmetic is __host__ __device__; on the device the hot paths
+// (add, sub, mul) use PTX carry chains, on the host portable 64-bit C++ that
+// serves as the reference the device code is tested against.
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define ZK_HD __host__ __device__ __forceinline__
+#else
+#define ZK_HD inline
+#endif
+
+// fr_params: BLS12-381 scalar field
+// r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001.
+struct fr_params {
+    static constexpr int N = 8;
+    // M0 = -r^-1 mod 2^32.
+    static constexpr uint32_t M0 = 0xffffffffu;
+    ZK_HD static constexpr uint32_t p(int i) {
+        constexpr uint32_t v[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
+                                   0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
+        return v[i];
+    }
+    // one = R mod r (Montgomery form of 1).
+    ZK_HD static constexpr uint32_t one(int i) {
+        constexpr uint32_t v[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa,
+                                   0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
+        return v[i];
+    }
+    // r2 = R^2 mod r (to_montgomery multiplies by it).
+    ZK_HD static constexpr uint32_t r2(int i) {
+        constexpr uint32_t v[8] = {0xf3f29c6d, 0xc999e990, 0x87925c23, 0x2b6cedcb,
+                                   0x7254398f, 0x05d31496, 0x9f59ff11, 0x0748d9d9};
+        return v[i];
+    }
+};
+
+// fq_params: BLS12-381 base field
+// q = 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab.
+struct fq_params {
+    static constexpr int N = 12;
+    // M0 = -q^-1 mod 2^32.
+    static constexpr uint32_t M0 = 0xfffcfffdu;
+    ZK_HD static constexpr uint32_t p(int i) {
+        constexpr uint32_t v[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
+                                    0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
+                                    0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+        return v[i];
+    }
+    ZK_HD static constexpr uint32_t one(int i) {
+        constexpr uint32_t v[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b,
+                                    0x53c758ba, 0x5f489857, 0x70525745, 0x77ce5853,
+                                    0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+        return v[i];
+    }
+    ZK_HD static constexpr uint32_t r2(int i) {
+        constexpr uint32_t v[12] = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a6,
+                                    0x4c95b6d5, 0x8de5476c, 0x939d83c0, 0x67eb88a9,
+                                    0xb519952d, 0x9a793e85, 0x92cae3aa, 0x11988fe5};
+        return v[i];
+    }
+};
+
+// mont_t is an element of the prime field described by P, in Montgomery form.
+template <class P>
+struct mont_t {
+    static constexpr int N = P::N;
+    uint32_t l[N];
+
+    // ---- constants -------------------------------------------------------
+
+    ZK_HD static mont_t zero() {
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.l[i] = 0;
+        return r;
+    }
+    // one returns the Montgomery form of 1 (R mod p).
+    ZK_HD static mont_t one() {
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.l[i] = P::one(i);
+        return r;
+    }
+    // modulus returns p itself (not a field element; for tests and
+    // reductions).
+    ZK_HD static mont_t modulus() {
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.l[i] = P::p(i);
+        return r;
+    }
+
+    // ---- predicates ------------------------------------------------------
+
+    ZK_HD bool is_zero() const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= l[i];
+        return acc == 0;
+    }
+    ZK_HD bool is_one() const { return *this == one(); }
+    ZK_HD friend bool operator==(const mont_t& a, const mont_t& b) {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= a.l[i] ^ b.l[i];
+        return acc == 0;
+    }
+    ZK_HD friend bool operator!=(const mont_t& a, const mont_t& b) { return !(a == b); }
+
+    // ---- raw limb helpers (portable) ---------------------------------------
+
+    // sub_p_if_ge subtracts p from x when x >= p (x < 2p, N limbs).
+    ZK_HD static void reduce_once(uint32_t* x) {
+        uint32_t t[N];
+        uint64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t d = (uint64_t)x[i] - P::p(i) - borrow;
+            t[i] = (uint32_t)d;
+            borrow = (d >> 63) & 1;
+        }
+        // borrow == 0 means x >= p: take t.
+        uint32_t mask = (uint32_t)0 - (uint32_t)(1 - borrow);
+#pragma unroll
+        for (int i = 0; i < N; i++) x[i] = (t[i] & mask) | (x[i] & ~mask);
+    }
+
+    // ---- addition --------------------------------------------------------
+
+    ZK_HD friend mont_t operator+(const mont_t& a, const mont_t& b) {
+        mont_t r;
+#ifdef __CUDA_ARCH__
+        r = a;
+        add_ptx(r.l, b.l);
+        reduce_ptx(r.l);
+#else
+        uint64_t carry = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t s = (uint64_t)a.l[i] + b.l[i] + carry;
+            r.l[i] = (uint32_t)s;
+            carry = s >> 32;
+        }
+        // p < R/2 so a+b < 2p < R: no carry out of the top limb.
+        reduce_once(r.l);
+#endif
+        return r;
+    }
+
+    ZK_HD friend mont_t operator-(const mont_t& a, const mont_t& b) {
+        mont_t r;
+#ifdef __CUDA_ARCH__
+        r = a;
+        sub_ptx(r.l, b.l);
+#else
+        uint64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t d = (uint64_t)a.l[i] - b.l[i] - borrow;
+            r.l[i] = (uint32_t)d;
+            borrow = (d >> 63) & 1;
+        }
+        // On borrow add p back.
+        uint32_t mask = (uint32_t)0 - (uint32_t)borrow;
+        uint64_t carry = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t s = (uint64_t)r.l[i] + (P::p(i) & mask) + carry;
+            r.l[i] = (uint32_t)s;
+            carry = s >> 32;
+        }
+#endif
+        return r;
+    }
+
+    ZK_HD mont_t operator-() const { return zero() - *this; }
+    ZK_HD mont_t dbl() const { return *this + *this; }
+    ZK_HD mont_t& operator+=(const mont_t& b) { return *this = *this + b; }
+    ZK_HD mont_t& operator-=(const mont_t& b) { return *this = *this - b; }
+    ZK_HD mont_t& operator*=(const mont_t& b) { return *this = *this * b; }
+
+    // ---- multiplication ----------------------------------------------------
+
+    // mul_ref is the portable CIOS Montgomery product a*b*R^-1 mod p; the
+    // host path and the reference for the device path.
+    ZK_HD static mont_t mul_ref(const mont_t& a, const mont_t& b) {
+        uint32_t t[N + 2];
+#pragma unroll
+        for (int i = 0; i < N + 2; i++) t[i] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t c = 0;
+#pragma unroll
+            for (int j = 0; j < N; j++) {
+                uint64_t s = (uint64_t)a.l[j] * b.l[i] + t[j] + c;
+                t[j] = (uint32_t)s;
+                c = s >> 32;
+            }
+            uint64_t s = (uint64_t)t[N] + c;
+            t[N] = (uint32_t)s;
+            t[N + 1] = (uint32_t)(s >> 32);
+            uint32_t m = t[0] * P::M0;
+            s = (uint64_t)m * P::p(0) + t[0];
+            c = s >> 32;
+#pragma unroll
+            for (int j = 1; j < N; j++) {
+                s = (uint64_t)m * P::p(j) + t[j] + c;
+                t[j - 1] = (uint32_t)s;
+                c = s >> 32;
+            }
+            s = (uint64_t)t[N] + c;
+            t[N - 1] = (uint32_t)s;
+            t[N] = t[N + 1] + (uint32_t)(s >> 32);
+        }
+        // t < 2p < R (p < R/2), so t[N] == 0 here.
+        mont_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.l[i] = t[i];
+        reduce_once(r.l);
+        return r;
+    }
+
+    ZK_HD friend mont_t operator*(const mont_t& a, const mont_t& b) {
+#ifdef __CUDA_ARCH__
+        return mul_dev(a, b);
+#else
+        return mul_ref(a, b);
+#endif
+    }
+
+    ZK_HD mont_t sqr() const { return *this * *this; }
+
+    // from_montgomery returns the canonical integer a (limbs) of a*R.
+    ZK_HD mont_t from_montgomery() const {
+        mont_t one_raw = zero();
+        one_raw.l[0] = 1;
+        return *this * one_raw;
+    }
+    // to_montgomery treats the limbs as a canonical integer a < p and returns
+    // a*R mod p.
+    ZK_HD mont_t to_montgomery() const {
+        mont_t r2;
+#pragma unroll
+        for (int i = 0; i < N; i++) r2.l[i] = P::r2(i);
+        return *this * r2;
+    }
+
+    // pow returns this^e.
+    ZK_HD mont_t pow(uint64_t e) const {
+        mont_t r = one();
+        mont_t b = *this;
+        while (e) {
+            if (e & 1) r = r * b;
+            b = b.sqr();
+            e >>= 1;
+        }
+        return r;
+    }
+
+    // inverse returns this^(p-2) = this^-1 (Fermat); zero maps to zero.
+    ZK_HD mont_t inverse() const {
+        // exponent p - 2, with the borrow carried (fr's low limb is 1).
+        uint32_t ex[N];
+        uint64_t borrow = 2;
+        for (int i = 0; i < N; i++) {
+            uint64_t d = (uint64_t)P::p(i) - borrow;
+            ex[i] = (uint32_t)d;
+            borrow = (d >> 63) & 1;
+        }
+        mont_t r = one();
+        for (int i = N - 1; i >= 0; i--) {
+            uint32_t e = ex[i];
+            for (int bit = 31; bit >= 0; bit--) {
+                r = r.sqr();
+                if ((e >> bit) & 1) r = r * *this;
+            }
+        }
+        return r;
+    }
+
+#ifdef __CUDA_ARCH__
+    // ---- device fast paths (PTX carry chains) -----------------------------
+
+    // add_ptx: x += y (N limbs, no carry out since x+y < 2p < R).
+    __device__ __forceinline__ static void add_ptx(uint32_t* x, const uint32_t* y) {
+        asm("add.cc.u32 %0, %0, %1;" : "+r"(x[0]) : "r"(y[0]));
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) asm("addc.cc.u32 %0, %0, %1;" : "+r"(x[i]) : "r"(y[i]));
+        asm("addc.u32 %0, %0, %1;" : "+r"(x[N - 1]) : "r"(y[N - 1]));
+    }
+
+    // reduce_ptx: x -= p if x >= p (x < 2p).
+    __device__ __forceinline__ static void reduce_ptx(uint32_t* x) {
+        uint32_t t[N], borrow;
+        asm("sub.cc.u32 %0, %1, %2;" : "=r"(t[0]) : "r"(x[0]), "r"(P::p(0)));
+#pragma unroll
+        for (int i = 1; i < N; i++)
+            asm("subc.cc.u32 %0, %1, %2;" : "=r"(t[i]) : "r"(x[i]), "r"(P::p(i)));
+        asm("subc.u32 %0, 0, 0;" : "=r"(borrow));
+        // borrow == 0xffffffff: x < p, keep x.
+#pragma unroll
+        for (int i = 0; i < N; i++) x[i] = borrow ? x[i] : t[i];
+    }
+
+    // sub_ptx: x = x - y mod p.
+    __device__ __forceinline__ static void sub_ptx(uint32_t* x, const uint32_t* y) {
+        uint32_t borrow;
+        asm("sub.cc.u32 %0, %0, %1;" : "+r"(x[0]) : "r"(y[0]));
+#pragma unroll
+        for (int i = 1; i < N; i++) asm("subc.cc.u32 %0, %0, %1;" : "+r"(x[i]) : "r"(y[i]));
+        asm("subc.u32 %0, 0, 0;" : "=r"(borrow));
+        asm("add.cc.u32 %0, %0, %1;" : "+r"(x[0]) : "r"(P::p(0) & borrow));
+#pragma unroll
+        for (int i = 1; i < N - 1; i++)
+            asm("addc.cc.u32 %0, %0, %1;" : "+r"(x[i]) : "r"(P::p(i) & borrow));
+        asm("addc.u32 %0, %0, %1;" : "+r"(x[N - 1]) : "r"(P::p(N - 1) & borrow));
+    }
+
+    __device__ __forceinline__ static mont_t mul_dev(const mont_t& a, const mont_t& b) {
+        return mul_ref(a, b);
+    }
+#endif
+};
+
+// fr_t is an element of the BLS12-381 scalar field (gnark-crypto fr.Element).
+using fr_t = mont_t<fr_params>;
+// fq_t is an element of the BLS12-381 base field (gnark-crypto fp.Element).
+using fq_t = mont_t<fq_params>;
