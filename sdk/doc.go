@@ -1,0 +1,17 @@
+// Package sdk is what a zkhost backend author imports.
+//
+// A backend is a separate process that owns one proving device (a GPU, the CPU, a
+// vendor accelerator). The host launches it with hashicorp/go-plugin, asks it to
+// Describe itself, loads proving keys into it and sends it synthesized partitions
+// to prove. The Backend interface and its types are plain Go: protobuf types never
+// cross this package's API; the gRPC adapters in package plugins translate at the edge.
+//
+// Bulk data never travels in messages. A partition (the wire vector W and the
+// evaluation vectors A and B, 32-byte Montgomery little-endian field elements)
+// lives in a shared-memory file that the host writes and the backend maps
+// read-only (see PartitionHandle and OpenPartition). A proving key is a file in
+// zkhost's own page-aligned format (package sdk/keyfile), mapped read-only.
+//
+// A backend's main is a few lines: build a value that implements Backend and pass
+// it to Serve. Backends log to stderr only; go-plugin owns stdout.
+package sdk

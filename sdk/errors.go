@@ -1,0 +1,84 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrorKind classifies a backend error. It crosses gRPC as the status code plus a
+// typed detail, so the host can decide whether to retry.
+type ErrorKind int
+
+// Error kinds. The zero value is ErrInternal.
+const (
+	ErrInternal          ErrorKind = iota // a bug or an unexpected failure
+	ErrInvalidArgument                    // the request is malformed (bad handle, bad size, wrong curve)
+	ErrDigestMismatch                     // a file's contents do not match the digest sent
+	ErrKeyNotLoaded                       // Prove named a key that is not loaded
+	ErrResourceExhausted                  // not enough device or host memory right now
+	ErrUnavailable                        // no usable device (no GPU, driver too old)
+	ErrCanceled                           // the request's context was cancelled
+	ErrUnimplemented                      // the backend does not support this request
+)
+
+var kindNames = map[ErrorKind]string{
+	ErrInternal:          "internal",
+	ErrInvalidArgument:   "invalid_argument",
+	ErrDigestMismatch:    "digest_mismatch",
+	ErrKeyNotLoaded:      "key_not_loaded",
+	ErrResourceExhausted: "resource_exhausted",
+	ErrUnavailable:       "unavailable",
+	ErrCanceled:          "canceled",
+	ErrUnimplemented:     "unimplemented",
+}
+
+// String returns the kind's wire name.
+func (k ErrorKind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// Error is a typed backend error.
+type Error struct {
+	Kind ErrorKind
+	// Retryable says whether the same request may succeed later or elsewhere.
+	Retryable bool
+	Message   string
+}
+
+func (e *Error) Error() string { return e.Kind.String() + ": " + e.Message }
+
+// Errorf returns an *Error of the given kind. Retryable defaults by kind:
+// resource exhaustion, unavailability and internal errors may be retried.
+func Errorf(kind ErrorKind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Retryable: defaultRetryable(kind), Message: fmt.Sprintf(format, args...)}
+}
+
+func defaultRetryable(k ErrorKind) bool {
+	switch k {
+	case ErrResourceExhausted, ErrUnavailable, ErrInternal:
+		return true
+	}
+	return false
+}
+
+// KindOf returns the kind of err if it is (or wraps) an *Error, and ErrInternal otherwise.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ErrInternal
+}
+
+// IsRetryable reports whether err is an *Error marked retryable, or not an *Error at all
+// (an unclassified failure, such as a crashed backend, may succeed elsewhere).
+func IsRetryable(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Retryable
+	}
+	return true
+}
