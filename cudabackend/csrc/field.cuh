@@ -75,6 +75,68 @@ struct fq_params {
     }
 };
 
+// zk_chain is one carry chain of 32-bit multiply-add instructions. On the
+// device each method is one PTX instruction and the carry lives in the
+// hardware condition code (asm volatile keeps the chain's order); on the host
+// the same methods emulate it with cf, so the device algorithm below is
+// tested on the CPU against the portable reference.
+struct zk_chain {
+    uint32_t cf = 0;
+#ifdef __CUDA_ARCH__
+#define ZK_ASM3(op)                                                         \
+    uint32_t r;                                                             \
+    asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); \
+    return r;
+#define ZK_ASM2(op)                                               \
+    uint32_t r;                                                   \
+    asm volatile(op " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));   \
+    return r;
+    __device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { ZK_ASM3("mad.lo.cc.u32") }
+    __device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { ZK_ASM3("madc.lo.cc.u32") }
+    __device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { ZK_ASM3("madc.hi.cc.u32") }
+    __device__ __forceinline__ uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c) { ZK_ASM3("madc.hi.u32") }
+    __device__ __forceinline__ uint32_t add_cc(uint32_t a, uint32_t b) { ZK_ASM2("add.cc.u32") }
+    __device__ __forceinline__ uint32_t addc_cc(uint32_t a, uint32_t b) { ZK_ASM2("addc.cc.u32") }
+    __device__ __forceinline__ uint32_t addc(uint32_t a, uint32_t b) { ZK_ASM2("addc.u32") }
+#undef ZK_ASM3
+#undef ZK_ASM2
+#else
+    uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
+        uint64_t s = (uint64_t)(uint32_t)((uint64_t)a * b) + c + cf;
+        cf = (uint32_t)(s >> 32);
+        return (uint32_t)s;
+    }
+    uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
+        cf = 0;
+        return madc_lo_cc(a, b, c);
+    }
+    uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
+        uint64_t s = (((uint64_t)a * b) >> 32) + c + cf;
+        cf = (uint32_t)(s >> 32);
+        return (uint32_t)s;
+    }
+    uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c) {
+        uint32_t r = madc_hi_cc(a, b, c);
+        cf = 0;
+        return r;
+    }
+    uint32_t addc_cc(uint32_t a, uint32_t b) {
+        uint64_t s = (uint64_t)a + b + cf;
+        cf = (uint32_t)(s >> 32);
+        return (uint32_t)s;
+    }
+    uint32_t add_cc(uint32_t a, uint32_t b) {
+        cf = 0;
+        return addc_cc(a, b);
+    }
+    uint32_t addc(uint32_t a, uint32_t b) {
+        uint32_t r = addc_cc(a, b);
+        cf = 0;
+        return r;
+    }
+#endif
+};
+
 // mont_t is an element of the prime field described by P, in Montgomery form.
 template <class P>
 struct mont_t {
@@ -331,8 +393,102 @@ struct mont_t {
         asm("addc.u32 %0, %0, %1;" : "+r"(x[N - 1]) : "r"(P::p(N - 1) & borrow));
     }
 
+#endif
+
+    // ---- even/odd Montgomery product (the device path) ---------------------
+    //
+    // The running sum T is kept as two arrays, T = even + W*odd (W = 2^32):
+    // even collects the products of even-indexed limbs of a, odd those of
+    // odd-indexed limbs, so each 32x32 product's low and high halves land in
+    // adjacent limbs of one array and a whole row is a single madc carry
+    // chain (the layout sppark and ICICLE use). After each reduction step the
+    // two arrays swap roles, which is the division by W.
+
+    // mul_row: acc = a[0,2,4..] * bi (first row, no addend).
+    ZK_HD static void mul_row(uint32_t* acc, const uint32_t* a, uint32_t bi) {
+        zk_chain c;
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            acc[j] = c.mad_lo_cc(a[j], bi, 0);
+            acc[j + 1] = c.madc_hi(a[j], bi, 0);
+        }
+    }
+    // cmad_row: acc += a[0,2,4..] * bi; the carry out is left in c.
+    ZK_HD static void cmad_row(zk_chain& c, uint32_t* acc, const uint32_t* a, uint32_t bi) {
+        acc[0] = c.mad_lo_cc(a[0], bi, acc[0]);
+        acc[1] = c.madc_hi_cc(a[0], bi, acc[1]);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            acc[j] = c.madc_lo_cc(a[j], bi, acc[j]);
+            acc[j + 1] = c.madc_hi_cc(a[j], bi, acc[j + 1]);
+        }
+    }
+    // madc_row_rshift: odd = (odd >> 2 limbs) + a[1,3,5..] * bi + carry-in.
+    ZK_HD static void madc_row_rshift(zk_chain& c, uint32_t* odd, const uint32_t* a, uint32_t bi) {
+#pragma unroll
+        for (int j = 0; j < N - 2; j += 2) {
+            odd[j] = c.madc_lo_cc(a[j + 1], bi, odd[j + 2]);
+            odd[j + 1] = c.madc_hi_cc(a[j + 1], bi, odd[j + 3]);
+        }
+        odd[N - 2] = c.madc_lo_cc(a[N - 1], bi, 0);
+        odd[N - 1] = c.madc_hi(a[N - 1], bi, 0);
+    }
+    // mad_row_redc: T += a*bi, then T += m*p with m making T divisible by W.
+    ZK_HD static void mad_row_redc(uint32_t* even, uint32_t* odd, const uint32_t* a, uint32_t bi,
+                                   bool first) {
+        uint32_t pe[N], po[N];
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            pe[j] = P::p(j);
+            po[j] = P::p(j + 1);
+        }
+        uint32_t ao[N];
+#pragma unroll
+        for (int j = 0; j < N; j += 2) ao[j] = a[j + 1];
+        if (first) {
+            mul_row(odd, ao, bi);
+            mul_row(even, a, bi);
+        } else {
+            zk_chain c;
+            even[0] = c.add_cc(even[0], odd[1]);
+            madc_row_rshift(c, odd, a, bi);
+            zk_chain c2;
+            cmad_row(c2, even, a, bi);
+            odd[N - 1] = c2.addc(odd[N - 1], 0);
+        }
+        uint32_t mi = even[0] * P::M0;
+        zk_chain c3;
+        cmad_row(c3, odd, po, mi);
+        zk_chain c4;
+        cmad_row(c4, even, pe, mi);
+        odd[N - 1] = c4.addc(odd[N - 1], 0);
+    }
+
+    // mul_eo is the even/odd Montgomery product; the device's operator*.
+    ZK_HD static mont_t mul_eo(const mont_t& a, const mont_t& b) {
+        mont_t even, odd;
+#pragma unroll
+        for (int i = 0; i < N; i += 2) {
+            mad_row_redc(even.l, odd.l, a.l, b.l[i], i == 0);
+            mad_row_redc(odd.l, even.l, a.l, b.l[i + 1], false);
+        }
+        // T = odd + W*even with odd[0] == 0: result = even + odd/W.
+        zk_chain c;
+        even.l[0] = c.add_cc(even.l[0], odd.l[1]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) even.l[i] = c.addc_cc(even.l[i], odd.l[i + 1]);
+        even.l[N - 1] = c.addc(even.l[N - 1], 0);
+#ifdef __CUDA_ARCH__
+        reduce_ptx(even.l);
+#else
+        reduce_once(even.l);
+#endif
+        return even;
+    }
+
+#ifdef __CUDA_ARCH__
     __device__ __forceinline__ static mont_t mul_dev(const mont_t& a, const mont_t& b) {
-        return mul_ref(a, b);
+        return mul_eo(a, b);
     }
 #endif
 };
