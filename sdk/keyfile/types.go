@@ -20,7 +20,7 @@ type ProvingKey struct {
 	G1A                      []bls12381.G1Affine // gnark's pk.G1.A: points for wires where InfinityA is false
 	G1B                      []bls12381.G1Affine // pk.G1.B likewise with InfinityB
 	G1K                      []bls12381.G1Affine // pk.G1.K, len NbWires-NbPublic
-	G1Z                      []bls12381.G1Affine // pk.G1.Z, len DomainSize (bit-reversed, as gnark's setup leaves it)
+	G1Z                      []bls12381.G1Affine // pk.G1.Z, len DomainSize-1 (deg H ≤ N-2; bit-reversed, as gnark's setup leaves it)
 
 	G2Beta, G2Delta bls12381.G2Affine
 	G2B             []bls12381.G2Affine // pk.G2.B, same wires as G1B
@@ -110,8 +110,8 @@ func (k *ProvingKey) check() error {
 	if want := k.NbWires - k.NbPublic; uint64(len(k.G1K)) != want {
 		return fmt.Errorf("keyfile: g1_k has %d points, want %d (private wires)", len(k.G1K), want)
 	}
-	if uint64(len(k.G1Z)) != k.DomainSize {
-		return fmt.Errorf("keyfile: g1_z has %d points, want the domain size %d", len(k.G1Z), k.DomainSize)
+	if uint64(len(k.G1Z)) != k.DomainSize-1 {
+		return fmt.Errorf("keyfile: g1_z has %d points, want the domain size minus one (%d)", len(k.G1Z), k.DomainSize-1)
 	}
 	return nil
 }
