@@ -1,0 +1,506 @@
+package keyfile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/pedersen"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	"github.com/consensys/gnark/constraint"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+)
+
+// squareChain is a small test circuit: Out = the n-th iterate of x -> x*x + C, plus a
+// second private input Y that only enters through one product, so some wires have
+// infinity A or B points.
+type squareChain struct {
+	X   frontend.Variable
+	Y   frontend.Variable
+	C   frontend.Variable `gnark:",public"`
+	Out frontend.Variable `gnark:",public"`
+	n   int
+}
+
+func (c *squareChain) Define(api frontend.API) error {
+	x := c.X
+	for range c.n {
+		x = api.Add(api.Mul(x, x), c.C)
+	}
+	api.AssertIsEqual(api.Mul(x, c.Y), c.Out)
+	return nil
+}
+
+type fixture struct {
+	ccs constraint.ConstraintSystem
+	pk  *groth16_bls12381.ProvingKey
+	vk  groth16.VerifyingKey
+}
+
+var (
+	fixtureOnce sync.Once
+	fixtureVal  fixture
+	fixtureErr  error
+)
+
+// testKey compiles the test circuit (about 2^8 constraints) and runs a development
+// setup once for the whole package.
+func testKey(t *testing.T) fixture {
+	t.Helper()
+	fixtureOnce.Do(func() {
+		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &squareChain{n: 250})
+		if err != nil {
+			fixtureErr = err
+			return
+		}
+		pk, vk, err := groth16.Setup(ccs)
+		if err != nil {
+			fixtureErr = err
+			return
+		}
+		fixtureVal = fixture{ccs: ccs, pk: pk.(*groth16_bls12381.ProvingKey), vk: vk}
+	})
+	if fixtureErr != nil {
+		t.Fatal(fixtureErr)
+	}
+	return fixtureVal
+}
+
+// rawBytes serializes a gnark proving key without compression, for comparisons.
+func rawBytes(t *testing.T, pk *groth16_bls12381.ProvingKey) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := pk.WriteRawTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// writeKey writes the fixture's key to a fresh file and returns its path and digest.
+func writeKey(t *testing.T) (string, [32]byte) {
+	t.Helper()
+	fx := testKey(t)
+	k, err := FromGnark(fx.pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "test.pk")
+	digest, err := Write(path, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, digest
+}
+
+// proveAndVerify proves the test circuit with pk and checks the proof with gnark's verifier.
+func proveAndVerify(t *testing.T, pk groth16.ProvingKey) {
+	t.Helper()
+	fx := testKey(t)
+	assignment := &squareChain{X: 3, Y: 5, C: 7, n: 250}
+	// Compute Out natively so the witness satisfies the circuit.
+	out := nativeOut(3, 5, 7, 250)
+	assignment.Out = out
+	w, err := frontend.NewWitness(assignment, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := w.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := groth16.Prove(fx.ccs, pk, w)
+	if err != nil {
+		t.Fatalf("prove: %v", err)
+	}
+	if err := groth16.Verify(proof, fx.vk, pub); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+}
+
+// nativeOut computes the test circuit's public output outside the circuit.
+func nativeOut(x, y, c uint64, n int) fr.Element {
+	var vx, vy, vc fr.Element
+	vx.SetUint64(x)
+	vy.SetUint64(y)
+	vc.SetUint64(c)
+	for range n {
+		vx.Square(&vx).Add(&vx, &vc)
+	}
+	return *vx.Mul(&vx, &vy)
+}
+
+func TestRoundTrip(t *testing.T) {
+	fx := testKey(t)
+	path, digest := writeKey(t)
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.HeaderDigest() != digest {
+		t.Errorf("HeaderDigest %x, Write returned %x", f.HeaderDigest(), digest)
+	}
+	if err := f.Verify(); err != nil {
+		t.Fatalf("Verify of a fresh file: %v", err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Size() != st.Size() {
+		t.Errorf("Size %d, file has %d bytes", f.Size(), st.Size())
+	}
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st.Mode().Perm())
+	}
+	k := f.Key()
+	if k.NbWires != uint64(len(fx.pk.InfinityA)) || k.DomainSize != fx.pk.Domain.Cardinality {
+		t.Errorf("sizes: wires %d domain %d, want %d %d", k.NbWires, k.DomainSize, len(fx.pk.InfinityA), fx.pk.Domain.Cardinality)
+	}
+	if want := uint64(fx.ccs.GetNbPublicVariables()); k.NbPublic != want {
+		t.Errorf("NbPublic %d, want %d", k.NbPublic, want)
+	}
+	if countTrue(k.InfinityA) == 0 || countTrue(k.InfinityB) == 0 {
+		t.Errorf("test key has no infinity points (A %d, B %d): the masks go untested", countTrue(k.InfinityA), countTrue(k.InfinityB))
+	}
+	got := k.ToGnark()
+	if !bytes.Equal(rawBytes(t, got), rawBytes(t, fx.pk)) {
+		t.Fatal("ToGnark of the opened file differs from the original gnark key")
+	}
+	if got.NbInfinityA != fx.pk.NbInfinityA || got.NbInfinityB != fx.pk.NbInfinityB {
+		t.Errorf("NbInfinity %d %d, want %d %d", got.NbInfinityA, got.NbInfinityB, fx.pk.NbInfinityA, fx.pk.NbInfinityB)
+	}
+	proveAndVerify(t, got)
+
+	// Writing the same key again gives the same bytes and digest: the format is canonical.
+	path2 := filepath.Join(t.TempDir(), "again.pk")
+	digest2, err := Write(path2, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if digest2 != digest {
+		t.Errorf("rewriting the key changed its digest")
+	}
+	b1, _ := os.ReadFile(path)
+	b2, _ := os.ReadFile(path2)
+	if !bytes.Equal(b1, b2) {
+		t.Errorf("rewriting the key changed its bytes")
+	}
+}
+
+func TestLayout(t *testing.T) {
+	path, _ := writeKey(t)
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	secs := f.Sections()
+	if len(secs) != nbSections {
+		t.Fatalf("%d sections, want %d", len(secs), nbSections)
+	}
+	names := []string{"g1_small", "g2_small", "g1_a", "g1_b", "g1_k", "g1_z", "g2_b", "inf_a", "inf_b"}
+	prev := uint64(HeaderSize)
+	for i, s := range secs {
+		if s.Kind.String() != names[i] {
+			t.Errorf("section %d is %s, want %s", i, s.Kind, names[i])
+		}
+		if s.Offset%Align != 0 || s.Offset < prev {
+			t.Errorf("section %s at offset %d (previous ends at %d)", s.Kind, s.Offset, prev)
+		}
+		prev = s.Offset + s.Length
+	}
+	if int64(prev) != f.Size() {
+		t.Errorf("last section ends at %d, file size %d", prev, f.Size())
+	}
+	// The header starts with the magic, version 1 and curve 1, little-endian.
+	raw, _ := os.ReadFile(path)
+	if string(raw[:8]) != "ZKHOSTPK" || binary.LittleEndian.Uint32(raw[8:]) != 1 || binary.LittleEndian.Uint32(raw[12:]) != 1 {
+		t.Errorf("header starts % x", raw[:16])
+	}
+	// g1_small holds alpha first, in gnark's in-memory layout.
+	k := f.Key()
+	alpha := raw[secs[0].Offset : secs[0].Offset+g1Size]
+	if !bytes.Equal(alpha, bytesOf([]bls12381.G1Affine{k.G1Alpha})) {
+		t.Errorf("g1_small does not start with alpha's raw bytes")
+	}
+}
+
+func TestVerifyNamesCorruptSection(t *testing.T) {
+	path, _ := writeKey(t)
+	clean, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := f.Sections()
+	f.Close()
+	for _, s := range secs {
+		t.Run(s.Kind.String(), func(t *testing.T) {
+			if s.Length == 0 {
+				t.Skipf("section %s is empty in the test key", s.Kind)
+			}
+			b := bytes.Clone(clean)
+			sec := b[s.Offset : s.Offset+s.Length]
+			if s.Kind == SectionInfA || s.Kind == SectionInfB {
+				// Swap a 0 and a 1 so the number of infinity points, which Open checks,
+				// stays the same and only the digest can tell.
+				i0, i1 := bytes.IndexByte(sec, 0), bytes.IndexByte(sec, 1)
+				if i0 < 0 || i1 < 0 {
+					t.Fatalf("section %s has no 0 or no 1 to swap", s.Kind)
+				}
+				sec[i0], sec[i1] = 1, 0
+			} else {
+				sec[len(sec)/2] ^= 0x40
+			}
+			p := filepath.Join(t.TempDir(), "corrupt.pk")
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := Open(p)
+			if err != nil {
+				t.Fatalf("Open of a file with a corrupt section body: %v (only Verify should notice)", err)
+			}
+			defer f.Close()
+			err = f.Verify()
+			if err == nil {
+				t.Fatalf("Verify passed with section %s corrupted", s.Kind)
+			}
+			if !strings.Contains(err.Error(), "section "+s.Kind.String()+" ") {
+				t.Errorf("Verify error %q does not name section %s", err, s.Kind)
+			}
+		})
+	}
+}
+
+func TestOpenRejects(t *testing.T) {
+	path, _ := writeKey(t)
+	clean, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := f.Sections()
+	f.Close()
+	le := binary.LittleEndian
+	entry := func(kind SectionKind) int { return offSections + (int(kind)-1)*sectionEntry }
+	infA := secs[SectionInfA-1]
+
+	cases := []struct {
+		name   string
+		mutate func(b []byte) []byte
+		want   string
+	}{
+		{"bad magic", func(b []byte) []byte { copy(b, "NOTAKEY!"); return b }, "bad magic"},
+		{"version 2", func(b []byte) []byte { le.PutUint32(b[offVersion:], 2); return b }, "unsupported format version 2"},
+		{"bn254", func(b []byte) []byte { le.PutUint32(b[offCurve:], 2); return b }, "BN254"},
+		{"unknown curve", func(b []byte) []byte { le.PutUint32(b[offCurve:], 9); return b }, "unknown curve id 9"},
+		{"truncated by one byte", func(b []byte) []byte { return b[:len(b)-1] }, "truncated"},
+		{"truncated into the header", func(b []byte) []byte { return b[:100] }, "truncated"},
+		{"empty", func(b []byte) []byte { return b[:0] }, "truncated"},
+		{"trailing bytes", func(b []byte) []byte { return append(b, 0) }, "after its last section"},
+		{"misaligned section", func(b []byte) []byte {
+			e := entry(SectionG1K)
+			le.PutUint64(b[e+4:], le.Uint64(b[e+4:])+8)
+			return b
+		}, "section g1_k: offset"},
+		{"section out of bounds", func(b []byte) []byte {
+			e := entry(SectionG1Z)
+			le.PutUint64(b[e+4:], 1<<40)
+			return b
+		}, "section g1_z is out of bounds"},
+		{"length does not match count", func(b []byte) []byte {
+			e := entry(SectionG1A)
+			le.PutUint64(b[e+20:], le.Uint64(b[e+20:])+1)
+			return b
+		}, "section g1_a: length"},
+		{"count does not match sizes", func(b []byte) []byte {
+			le.PutUint64(b[offDomainSize:], le.Uint64(b[offDomainSize:])*2)
+			return b
+		}, "section g1_z has"},
+		{"domain not a power of two", func(b []byte) []byte { le.PutUint64(b[offDomainSize:], 300); return b }, "not a power of two"},
+		{"too many public wires", func(b []byte) []byte { le.PutUint64(b[offNbPublic:], 1<<50); return b }, "public wires"},
+		{"section out of order", func(b []byte) []byte { le.PutUint32(b[entry(SectionG1B):], uint32(SectionG1A)); return b }, "want g1_b"},
+		{"section count", func(b []byte) []byte { le.PutUint32(b[offNbSections:], 8); return b }, "lists 8 sections"},
+		{"header padding", func(b []byte) []byte { b[HeaderSize-1] = 1; return b }, "padding"},
+		{"infinity flag not boolean", func(b []byte) []byte { b[infA.Offset] = 2; return b }, "section inf_a: byte 0 is 2"},
+		{"infinity flags disagree with points", func(b []byte) []byte {
+			sec := b[infA.Offset : infA.Offset+infA.Length]
+			sec[bytes.IndexByte(sec, 1)] = 0
+			return b
+		}, "section g1_a has"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.mutate(bytes.Clone(clean))
+			p := filepath.Join(t.TempDir(), "bad.pk")
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := Open(p)
+			if err == nil {
+				f.Close()
+				t.Fatalf("Open accepted the file, want an error containing %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), p) {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "missing.pk")); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open of a missing file: %v, want a not-exist error", err)
+	}
+	if _, err := Open(t.TempDir()); err == nil {
+		t.Errorf("Open of a directory succeeded")
+	}
+}
+
+func TestConvert(t *testing.T) {
+	fx := testKey(t)
+	k, err := FromGnark(fx.pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDigest, err := Write(filepath.Join(t.TempDir(), "direct.pk"), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"WriteTo", func(b *bytes.Buffer) error { _, err := fx.pk.WriteTo(b); return err }},
+		{"WriteRawTo", func(b *bytes.Buffer) error { _, err := fx.pk.WriteRawTo(b); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tc.write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			in := filepath.Join(dir, tc.name+".gnark")
+			if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, tc.name+".pk")
+			digest, err := Convert(in, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if digest != wantDigest {
+				t.Errorf("converted digest %x, direct Write gives %x", digest, wantDigest)
+			}
+			f, err := Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(rawBytes(t, f.Key().ToGnark()), rawBytes(t, fx.pk)) {
+				t.Error("converted key differs from the original")
+			}
+
+			// A truncated gnark file and one with trailing bytes are refused.
+			short := filepath.Join(dir, tc.name+".short")
+			os.WriteFile(short, buf.Bytes()[:buf.Len()-10], 0o644)
+			if _, err := Convert(short, filepath.Join(dir, "x.pk")); err == nil {
+				t.Error("Convert accepted a truncated gnark key")
+			}
+			long := filepath.Join(dir, tc.name+".long")
+			os.WriteFile(long, append(bytes.Clone(buf.Bytes()), 0), 0o644)
+			if _, err := Convert(long, filepath.Join(dir, "x.pk")); err == nil || !strings.Contains(err.Error(), "trailing") {
+				t.Errorf("Convert with trailing bytes: %v", err)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.pk")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed Convert left an output file: %v", err)
+	}
+	// Our own format is not a gnark key.
+	if _, err := Convert(filepath.Join(dir, "WriteTo.pk"), filepath.Join(dir, "y.pk")); err == nil {
+		t.Error("Convert accepted a zkhost key file as a gnark key")
+	}
+}
+
+func TestFromGnarkRefusesCommitments(t *testing.T) {
+	fx := testKey(t)
+	pk := *fx.pk
+	pk.CommitmentKeys = make([]pedersen.ProvingKey, 1)
+	if _, err := FromGnark(&pk); !errors.Is(err, ErrCommitments) {
+		t.Errorf("FromGnark of a key with commitments: %v, want ErrCommitments", err)
+	}
+	if _, err := FromGnark(nil); err == nil {
+		t.Error("FromGnark(nil) succeeded")
+	}
+}
+
+func TestWriteLeavesNothingOnError(t *testing.T) {
+	fx := testKey(t)
+	good, err := FromGnark(fx.pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := *good
+	bad.G1K = bad.G1K[:len(bad.G1K)-1]
+	dir := t.TempDir()
+	if _, err := Write(filepath.Join(dir, "bad.pk"), &bad); err == nil || !strings.Contains(err.Error(), "g1_k") {
+		t.Errorf("Write of an inconsistent key: %v, want an error naming g1_k", err)
+	}
+	if _, err := Write(filepath.Join(dir, "no-such-dir", "k.pk"), good); err == nil {
+		t.Error("Write into a missing directory succeeded")
+	}
+	// A directory in the way makes the final rename fail after the data was written.
+	if err := os.Mkdir(filepath.Join(dir, "taken.pk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "taken.pk", "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(filepath.Join(dir, "taken.pk"), good); err == nil {
+		t.Error("Write over a non-empty directory succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "taken.pk" {
+			t.Errorf("failed writes left %s behind", e.Name())
+		}
+	}
+}
+
+func TestCloseTwiceAndVerifyAfterClose(t *testing.T) {
+	path, _ := writeKey(t)
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := f.Verify(); err == nil {
+		t.Error("Verify after Close succeeded")
+	}
+}
