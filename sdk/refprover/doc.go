@@ -1,0 +1,25 @@
+// Package refprover is the reference CPU implementation of each Groth16 proving step
+// for BLS12-381, over a *keyfile.ProvingKey, in the exact math of gnark v0.14.0's
+// prover (backend/groth16/bls12-381/prove.go).
+//
+// A proof is built in four phases, each a function a backend can call on its own or
+// replace with a device implementation:
+//
+//	ComputeH     ntt     H = (A·B − C)/Z on a coset, C = A∘B (the "ntt" phase)
+//	ComputeG1    msm_g1  the G1 multi-scalar multiplications A, B, K and Z
+//	ComputeG2    msm_g2  the G2 multi-scalar multiplication B
+//	Assemble     finish  the randomized proof from the MSM results and fresh r, s
+//
+// Prove chains them with per-phase timings and checks its context between phases and
+// between the chunks of long multi-scalar multiplications, so a cancelled request stops
+// its work within one chunk.
+//
+// Representation: every vector is a slice of fr.Element (four little-endian uint64 limbs
+// in Montgomery form, gnark-crypto's in-memory layout). Inputs may alias read-only
+// memory mappings (a partition file, a key file): no function here writes to them.
+// Points are gnark-crypto affine points from the key; partial results are Jacobian.
+//
+// Every result is exactly gnark's: field and group arithmetic is exact, so H equals
+// gnark's computeH element for element and, for the same r and s, the proof equals the
+// proof gnark would produce. The correctness oracle is gnark's groth16.Verify.
+package refprover

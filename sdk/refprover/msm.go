@@ -1,0 +1,247 @@
+package refprover
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// MSMChunk is the largest number of points one gnark-crypto MultiExp call gets. A longer
+// multi-scalar multiplication is cut into nearly equal chunks whose results are added,
+// and the context is checked between chunks, so cancellation waits for one chunk at
+// most. At 2^22 points gnark-crypto already uses its widest window (c = 16), so
+// chunking adds only the per-chunk bucket reduction (2^16 buckets per window, about
+// 1.5% of the chunk's work).
+const MSMChunk = 1 << 22
+
+// MSMResults holds the raw multi-scalar multiplications of a proof, before the
+// randomization that Assemble adds. All points are Jacobian.
+type MSMResults struct {
+	Ar   bls12381.G1Jac // Σ wᵢ·G1A over wires where InfinityA is false
+	Bs1  bls12381.G1Jac // Σ wᵢ·G1B over wires where InfinityB is false
+	Krs  bls12381.G1Jac // Σ wᵢ·G1K over the private wires W[NbPublic:]
+	Krs2 bls12381.G1Jac // Σ hᵢ·G1Z over h[:N-1]
+	Bs2  bls12381.G2Jac // Σ wᵢ·G2B over wires where InfinityB is false
+}
+
+// WireScalars are the wire vector W cut into the scalar vectors of each MSM.
+type WireScalars struct {
+	A []fr.Element // W without the wires whose InfinityA is true (a copy)
+	B []fr.Element // W without the wires whose InfinityB is true (a copy)
+	K []fr.Element // W[NbPublic:] (aliases W)
+}
+
+// FilterWires checks W and the key against each other and returns the scalar vectors
+// of the MSMs. The A and B vectors are copies, as gnark makes them, because the key
+// has no points for wires whose A or B polynomial is zero. Cost: one pass over W;
+// memory: up to 2·NbWires elements (64 bytes per wire).
+func FilterWires(pk *keyfile.ProvingKey, w []fr.Element) (WireScalars, error) {
+	if err := checkKey(pk); err != nil {
+		return WireScalars{}, err
+	}
+	if uint64(len(w)) != pk.NbWires {
+		return WireScalars{}, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: W has %d wires, the key has %d", len(w), pk.NbWires)
+	}
+	return WireScalars{
+		A: filter(w, pk.InfinityA, len(pk.G1A)),
+		B: filter(w, pk.InfinityB, len(pk.G1B)),
+		K: w[pk.NbPublic:],
+	}, nil
+}
+
+// filter copies the wires whose mask entry is false; count is how many there are.
+func filter(w []fr.Element, infinity []bool, count int) []fr.Element {
+	out := make([]fr.Element, 0, count)
+	for i, inf := range infinity {
+		if !inf {
+			out = append(out, w[i])
+		}
+	}
+	return out
+}
+
+// checkKey checks the lengths the MSMs rely on, so a malformed key is an error rather
+// than a panic inside gnark-crypto.
+func checkKey(pk *keyfile.ProvingKey) error {
+	if pk == nil {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: nil proving key")
+	}
+	if uint64(len(pk.InfinityA)) != pk.NbWires || uint64(len(pk.InfinityB)) != pk.NbWires {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: key infinity masks have %d and %d entries, want %d (one per wire)",
+			len(pk.InfinityA), len(pk.InfinityB), pk.NbWires)
+	}
+	if pk.NbPublic == 0 || pk.NbPublic > pk.NbWires || uint64(len(pk.G1K)) != pk.NbWires-pk.NbPublic {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: key has %d K points for %d wires of which %d public",
+			len(pk.G1K), pk.NbWires, pk.NbPublic)
+	}
+	if want := countFalse(pk.InfinityA); len(pk.G1A) != want {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: key has %d G1 A points, want %d (wires whose InfinityA is false)", len(pk.G1A), want)
+	}
+	if want := countFalse(pk.InfinityB); len(pk.G1B) != want || len(pk.G2B) != want {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: key has %d G1 B and %d G2 B points, want %d (wires whose InfinityB is false)",
+			len(pk.G1B), len(pk.G2B), want)
+	}
+	if pk.DomainSize == 0 || uint64(len(pk.G1Z)) < pk.DomainSize-1 {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: key has %d Z points, want at least %d (domain size − 1)", len(pk.G1Z), pk.DomainSize-1)
+	}
+	return nil
+}
+
+func countFalse(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if !v {
+			n++
+		}
+	}
+	return n
+}
+
+// ComputeG1 computes the four G1 MSMs into res (Ar, Bs1, Krs, Krs2), concurrently as
+// gnark does, each with threads/2 tasks (at least 1; threads 0 means all cores).
+// h is ComputeH's result (len ≥ N−1). Cost: about NbWires·(nonzero share of A, B, K)
+// + N point additions per window; memory: gnark-crypto's digit tables, about 32 bytes
+// per scalar of each concurrent MSM. The context is checked between MSMChunk chunks.
+func ComputeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []fr.Element, threads int, res *MSMResults) error {
+	if pk == nil || pk.DomainSize == 0 || uint64(len(pk.G1Z)) < pk.DomainSize-1 {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: the key has no domain or fewer Z points than the domain size − 1")
+	}
+	if uint64(len(h)) < pk.DomainSize-1 {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: H has %d coefficients, want at least %d", len(h), pk.DomainSize-1)
+	}
+	if len(ws.A) != len(pk.G1A) || len(ws.B) != len(pk.G1B) || len(ws.K) != len(pk.G1K) {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: wire scalars (%d, %d, %d) do not match the key's A, B, K points (%d, %d, %d)",
+			len(ws.A), len(ws.B), len(ws.K), len(pk.G1A), len(pk.G1B), len(pk.G1K))
+	}
+	tasks := max(threadCount(threads)/2, 1)
+	sizeH := int(pk.DomainSize - 1) // deg H ≤ N−2: its last coefficient is zero
+	jobs := []struct {
+		name    string
+		out     *bls12381.G1Jac
+		points  []bls12381.G1Affine
+		scalars []fr.Element
+	}{
+		{"A", &res.Ar, pk.G1A, ws.A},
+		{"B", &res.Bs1, pk.G1B, ws.B},
+		{"K", &res.Krs, pk.G1K, ws.K},
+		{"Z", &res.Krs2, pk.G1Z[:sizeH], h[:sizeH]},
+	}
+	errs := make(chan error, len(jobs))
+	for _, j := range jobs {
+		go func() {
+			var err error
+			*j.out, err = MultiExpG1(ctx, j.points, j.scalars, tasks, MSMChunk)
+			if err != nil {
+				err = fmt.Errorf("refprover: G1 MSM %s: %w", j.name, err)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range jobs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// ComputeG2 computes the G2 MSM into res.Bs2 with threads tasks (0 means all cores).
+// Cost: about len(B) G2 point additions per window (a G2 addition costs about 3 G1
+// additions). The context is checked between MSMChunk chunks.
+func ComputeG2(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, threads int, res *MSMResults) error {
+	if pk == nil || len(ws.B) != len(pk.G2B) {
+		if pk == nil {
+			return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: nil proving key")
+		}
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d B scalars for %d G2 B points", len(ws.B), len(pk.G2B))
+	}
+	var err error
+	res.Bs2, err = MultiExpG2(ctx, pk.G2B, ws.B, threadCount(threads), MSMChunk)
+	if err != nil {
+		return fmt.Errorf("refprover: G2 MSM B: %w", err)
+	}
+	return nil
+}
+
+// ComputeMSMs computes every MSM of a proof: FilterWires, then ComputeG1, then
+// ComputeG2.
+func ComputeMSMs(ctx context.Context, pk *keyfile.ProvingKey, w, h []fr.Element, threads int) (MSMResults, error) {
+	var res MSMResults
+	ws, err := FilterWires(pk, w)
+	if err != nil {
+		return res, err
+	}
+	if err := ComputeG1(ctx, pk, ws, h, threads, &res); err != nil {
+		return res, err
+	}
+	if err := ComputeG2(ctx, pk, ws, threads, &res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// MultiExpG1 returns Σ scalars[i]·points[i] with gnark-crypto's MultiExp, cut into
+// chunks of at most chunk points with the context checked between them. The sum of
+// nothing is the point at infinity.
+func MultiExpG1(ctx context.Context, points []bls12381.G1Affine, scalars []fr.Element, tasks, chunk int) (bls12381.G1Jac, error) {
+	var acc bls12381.G1Jac
+	acc.X.SetOne()
+	acc.Y.SetOne() // (1, 1, 0): infinity
+	if len(points) != len(scalars) {
+		return acc, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d points for %d scalars", len(points), len(scalars))
+	}
+	for _, r := range chunks(len(points), chunk) {
+		if err := ctx.Err(); err != nil {
+			return acc, err
+		}
+		var part bls12381.G1Jac
+		if _, err := part.MultiExp(points[r[0]:r[1]], scalars[r[0]:r[1]], ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
+			return acc, err
+		}
+		acc.AddAssign(&part)
+	}
+	return acc, nil
+}
+
+// MultiExpG2 is MultiExpG1 in G2.
+func MultiExpG2(ctx context.Context, points []bls12381.G2Affine, scalars []fr.Element, tasks, chunk int) (bls12381.G2Jac, error) {
+	var acc bls12381.G2Jac
+	acc.X.SetOne()
+	acc.Y.SetOne()
+	if len(points) != len(scalars) {
+		return acc, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d points for %d scalars", len(points), len(scalars))
+	}
+	for _, r := range chunks(len(points), chunk) {
+		if err := ctx.Err(); err != nil {
+			return acc, err
+		}
+		var part bls12381.G2Jac
+		if _, err := part.MultiExp(points[r[0]:r[1]], scalars[r[0]:r[1]], ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
+			return acc, err
+		}
+		acc.AddAssign(&part)
+	}
+	return acc, nil
+}
+
+// chunks cuts [0, n) into the fewest nearly equal ranges of at most size elements.
+func chunks(n, size int) [][2]int {
+	if n == 0 {
+		return nil
+	}
+	size = max(size, 1)
+	count := (n + size - 1) / size
+	step := (n + count - 1) / count
+	out := make([][2]int, 0, count)
+	for start := 0; start < n; start += step {
+		out = append(out, [2]int{start, min(start+step, n)})
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package refprover
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// Span is one timed phase: Start is relative to the start of Prove, Wall is its
+// duration.
+type Span struct {
+	Start time.Duration
+	Wall  time.Duration
+}
+
+// Timings are the phases of one Prove call, in the order they run (they do not
+// overlap).
+type Timings struct {
+	NTT    Span // ComputeH
+	MSMG1  Span // FilterWires and ComputeG1
+	MSMG2  Span // ComputeG2
+	Finish Span // RandomRS and Assemble
+}
+
+// Phases returns the timings as sdk phases (sdk.PhaseNTT, sdk.PhaseMSMG1,
+// sdk.PhaseMSMG2, sdk.PhaseFinish), their starts shifted by offset (the time between
+// the backend receiving the request and calling Prove). On the CPU a phase keeps all
+// its threads busy, so each phase's DeviceBusy is its wall time. Phases that did not
+// run (Prove failed before them) are left out.
+func (t Timings) Phases(offset time.Duration) []sdk.Phase {
+	all := []struct {
+		name string
+		span Span
+	}{
+		{sdk.PhaseNTT, t.NTT},
+		{sdk.PhaseMSMG1, t.MSMG1},
+		{sdk.PhaseMSMG2, t.MSMG2},
+		{sdk.PhaseFinish, t.Finish},
+	}
+	var out []sdk.Phase
+	for _, p := range all {
+		if p.span == (Span{}) {
+			continue
+		}
+		out = append(out, sdk.Phase{Name: p.name, Start: offset + p.span.Start, Wall: p.span.Wall, DeviceBusy: p.span.Wall})
+	}
+	return out
+}
+
+// Busy returns the total wall time of the phases (they run one after another, so this
+// is the time the CPU worked on the proof).
+func (t Timings) Busy() time.Duration {
+	return t.NTT.Wall + t.MSMG1.Wall + t.MSMG2.Wall + t.Finish.Wall
+}
+
+// afterPhase, when set (by tests), is called after each phase with its name.
+var afterPhase func(name string)
+
+// Prove computes a Groth16 proof of a solved R1CS: w is the wire vector (len NbWires),
+// a and b the evaluations of the A and B polynomials at each constraint (len ≤
+// DomainSize). Inputs are only read; they may alias read-only mappings.
+//
+// Phases run one after another, each on threads goroutines (0 means all cores):
+// ComputeH, then the G1 MSMs (concurrently, as gnark), then the G2 MSM, then Assemble
+// with fresh RandomRS. gnark overlaps the G2 MSM with the G1 MSMs; on a CPU the total
+// work is the same and running them in turn gives clean per-phase timings (see the
+// benchmarks). The context is checked between phases and inside them (between FFTs
+// and MSM chunks); a cancelled context returns an error wrapping ctx.Err().
+//
+// Memory beyond the inputs, per constraint when NbWires ≈ N: 64 bytes during
+// ComputeH (two vectors of N), then H (32) plus the filtered wire copies (64) plus
+// gnark-crypto's digit tables during the MSMs.
+func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, threads int) (*groth16_bls12381.Proof, Timings, error) {
+	start := time.Now()
+	var t Timings
+	if err := checkKey(pk); err != nil {
+		return nil, t, err
+	}
+	if uint64(len(w)) != pk.NbWires {
+		return nil, t, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: W has %d wires, the key has %d", len(w), pk.NbWires)
+	}
+	if len(a) != len(b) || uint64(len(a)) > pk.DomainSize {
+		return nil, t, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: A and B have %d and %d constraints, want equal lengths ≤ the domain size %d",
+			len(a), len(b), pk.DomainSize)
+	}
+
+	// phase runs one phase, records its span and checks the context after it.
+	phase := func(name string, span *Span, run func() error) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("refprover: before %s: %w", name, err)
+		}
+		begin := time.Now()
+		err := run()
+		*span = Span{Start: begin.Sub(start), Wall: time.Since(begin)}
+		if err != nil {
+			return err
+		}
+		if afterPhase != nil {
+			afterPhase(name)
+		}
+		return nil
+	}
+
+	var h []fr.Element
+	if err := phase(sdk.PhaseNTT, &t.NTT, func() (err error) {
+		h, err = ComputeH(ctx, a, b, pk.DomainSize, threads)
+		return err
+	}); err != nil {
+		return nil, t, err
+	}
+
+	var res MSMResults
+	var ws WireScalars
+	if err := phase(sdk.PhaseMSMG1, &t.MSMG1, func() (err error) {
+		if ws, err = FilterWires(pk, w); err != nil {
+			return err
+		}
+		return ComputeG1(ctx, pk, ws, h, threads, &res)
+	}); err != nil {
+		return nil, t, err
+	}
+	h = nil // H is consumed: let it go before the G2 MSM
+
+	if err := phase(sdk.PhaseMSMG2, &t.MSMG2, func() error {
+		return ComputeG2(ctx, pk, ws, threads, &res)
+	}); err != nil {
+		return nil, t, err
+	}
+
+	var proof *groth16_bls12381.Proof
+	if err := phase(sdk.PhaseFinish, &t.Finish, func() error {
+		r, s, err := RandomRS()
+		if err != nil {
+			return fmt.Errorf("refprover: drawing r and s: %w", err)
+		}
+		proof = Assemble(pk, res, r, s)
+		return nil
+	}); err != nil {
+		return nil, t, err
+	}
+	return proof, t, nil
+}
