@@ -1,0 +1,250 @@
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+)
+
+// DefaultBackendName is the file name of the CPU backend binary, which the
+// default device runs from the directory of the zkhost executable.
+const DefaultBackendName = "zkhost-backend-cpu"
+
+// DefaultSource is the Source of a config read from the embedded default.
+const DefaultSource = "default.toml (built in)"
+
+//go:embed default.toml
+var defaultTOML []byte
+
+// Config is the daemon's configuration with every default filled in, every
+// size resolved to bytes and every path absolute.
+type Config struct {
+	// Source is the file the config was read from, or DefaultSource.
+	Source string
+	// StateDir holds the socket, the journal and other state by default.
+	StateDir string
+	// LogLevel is one of trace, debug, info, warn, error.
+	LogLevel string
+	// LogJSON makes logs JSON lines instead of text.
+	LogJSON bool
+
+	API       API
+	Budget    Budget
+	Synthesis Synthesis
+	// Circuits are the circuits the daemon serves; none by default.
+	Circuits []Circuit
+	// Devices are the backends to start, one process each; by default one
+	// CPU backend.
+	Devices  []Device
+	Journal  Journal
+	Keys     Keys
+	Timeline Timeline
+	Retry    Retry
+	Health   Health
+}
+
+// API is where clients reach the daemon.
+type API struct {
+	// Socket is the unix socket path.
+	Socket string
+	// SocketMode is the socket file's permission bits.
+	SocketMode fs.FileMode
+	// SocketGroup, when set, is the group (name or numeric id) given to the
+	// socket file, so that members may submit jobs.
+	SocketGroup string
+	// TCPAddress, when set, is a host:port to listen on with TLS; clients there
+	// must present the bearer token in TokenFile.
+	TCPAddress string
+	TLSCert    string
+	TLSKey     string
+	TokenFile  string
+	// WebAddress, when set, is a host:port for the status page.
+	WebAddress string
+}
+
+// Budget is the host memory the daemon may commit (synthesized partitions,
+// mapped keys).
+type Budget struct {
+	// Bytes is the whole budget.
+	Bytes uint64
+	// CriticalReserve is the part of Bytes that only critical work may use.
+	CriticalReserve uint64
+	// BytesSetting and CriticalReserveSetting are the values as written
+	// (percentages stay percentages), for display.
+	BytesSetting           Size
+	CriticalReserveSetting Size
+	// RAM is the memory size percentages were taken of (MemTotal, or the
+	// cgroup limit when lower); 0 when it could not be read.
+	RAM uint64
+}
+
+// Synthesis sizes the CPU synthesis pool.
+type Synthesis struct {
+	// Workers is how many partitions are synthesized at once.
+	Workers int
+	// Threads is how many threads each worker's solver uses.
+	Threads int
+}
+
+// Circuit is one circuit the daemon proves.
+type Circuit struct {
+	// Name is how clients name the circuit.
+	Name string
+	// Keys is the circuit's key directory; empty when CCS, PK and VK are all
+	// given.
+	Keys string
+	// CCS, PK and VK name the constraint system, proving key and verifying key
+	// files individually; each is empty when the file is taken from Keys.
+	CCS string
+	PK  string
+	VK  string
+	// Class is the priority class of the circuit's jobs when a submission
+	// names none.
+	Class Class
+}
+
+// Device is one backend process and the device it owns.
+type Device struct {
+	// Backend is the backend binary.
+	Backend string
+	// SHA256 is the lower-case hex digest the backend binary must have; empty
+	// when the binary is not pinned.
+	SHA256 string
+	// Index is the device's index among the backend's devices, or -1 when the
+	// config names none (then Selector, or the backend's own default, picks).
+	Index int
+	// Selector picks a device by what it is rather than where it sits; nil
+	// when not set.
+	Selector *Selector
+	// InFlight overrides how many partitions the device holds at once; 0 means
+	// the number the backend declares.
+	InFlight int
+	// Options are passed to the backend as environment and arguments.
+	Options map[string]string
+}
+
+// Selector picks a device by model and memory.
+type Selector struct {
+	// Model, when set, must appear in the device's model name (ignoring case).
+	Model string
+	// MinMemory, when above zero, is the least device memory accepted, in bytes.
+	MinMemory uint64
+}
+
+// Journal is the durable job store.
+type Journal struct {
+	// Path is the journal's database file.
+	Path string
+	// Retention is how long finished jobs are kept; 0 keeps them forever.
+	Retention time.Duration
+}
+
+// Keys governs proving keys held in memory.
+type Keys struct {
+	// IdleEviction unloads a key unused this long; 0 never unloads.
+	IdleEviction time.Duration
+}
+
+// Timeline is the phase event log.
+type Timeline struct {
+	// Path, when set, is a file the daemon appends phase events to.
+	Path string
+}
+
+// Retry governs retrying failed partitions and restarting crashed backends.
+type Retry struct {
+	// MaxAttempts is how many times a partition is tried before its job fails.
+	MaxAttempts int
+	// BackoffBase is the first delay before a retry or restart; each following
+	// one doubles, up to BackoffMax.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+}
+
+// Health decides when a device is given up on.
+type Health struct {
+	// CrashLimit crashes within CrashWindow take a device out of service.
+	CrashLimit  int
+	CrashWindow time.Duration
+}
+
+// Class is a priority class. A larger value is more urgent; the zero value is
+// no class.
+type Class int
+
+// The priority classes, least urgent first.
+const (
+	ClassLow Class = iota + 1
+	ClassNormal
+	ClassHigh
+	ClassCritical
+)
+
+var classNames = map[Class]string{
+	ClassLow:      "low",
+	ClassNormal:   "normal",
+	ClassHigh:     "high",
+	ClassCritical: "critical",
+}
+
+// String returns the class's config name ("normal"), or "class(N)" for a value
+// that is not a class.
+func (c Class) String() string {
+	if s, ok := classNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("class(%d)", int(c))
+}
+
+// ParseClass reads a class name: critical, high, normal or low (any case).
+func ParseClass(s string) (Class, error) {
+	for c, name := range classNames {
+		if strings.EqualFold(strings.TrimSpace(s), name) {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown class %q: want critical, high, normal or low", s)
+}
+
+// Load reads the config file at path. An empty path loads the embedded default
+// (see LoadDefault).
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return LoadDefault()
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// LoadDefault parses the embedded default config, the one `zkhost serve` runs
+// without --config.
+func LoadDefault() (*Config, error) {
+	return Parse(defaultTOML, DefaultSource)
+}
+
+// DefaultTOML returns the text of the embedded default config: every option,
+// commented out, with its default. It is a starting point for a config file.
+func DefaultTOML() []byte { return bytes.Clone(defaultTOML) }
+
+// Parse reads a config from data. Source names the data in errors, and
+// relative paths in it resolve against source's directory (the working
+// directory when source is empty or DefaultSource). A rejected config returns
+// an *Error listing every problem.
+func Parse(data []byte, source string) (*Config, error) {
+	return parse(data, source, systemEnviron())
+}
+
+// Default returns the config an empty file gives on this machine. A default
+// that cannot be worked out here (RAM size, home directory) is left zero; Parse
+// reports those as errors instead.
+func Default() *Config {
+	c, _ := build(nil, DefaultSource, "", lineIndex{}, systemEnviron())
+	return c
+}
