@@ -1,0 +1,441 @@
+package apitest
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// DefaultListLimit is the number of jobs Fake.List returns when the filter sets no limit.
+const DefaultListLimit = 50
+
+// Fake is an in-memory api.Service. The zero value is not usable; call NewFake.
+type Fake struct {
+	// Circuits, when non-nil, lists the circuits Submit accepts; others are InvalidArgument.
+	Circuits map[string]bool
+	// BudgetLimit, when non-zero, makes Submit refuse (TooLarge) a job whose witnesses
+	// total more bytes, standing in for the daemon's memory estimate.
+	BudgetLimit uint64
+	// Report is what Status returns (KeysResident filled in from PreloadKey/EvictKey).
+	Report api.StatusReport
+	// OnSubmit, when set, runs in its own goroutine after Submit creates a job, so a test
+	// can drive the job while the client waits on it.
+	OnSubmit func(jobID string)
+
+	mu     sync.Mutex
+	jobs   map[string]*fakeJob
+	order  []string            // job ids, oldest first
+	byReq  map[string]string   // request id -> job id
+	keys   map[string][]string // device -> circuits resident
+	cancel int                 // Await calls that ended by the client going away
+	wake   chan struct{}       // closed and replaced on every change, for WaitSubscribers
+}
+
+type fakeJob struct {
+	job    api.Job
+	digest [32]byte
+	subs   map[chan api.JobEvent]struct{}
+}
+
+// NewFake returns a Fake whose Status reports the given devices.
+func NewFake(devices ...string) *Fake {
+	f := &Fake{
+		jobs:  make(map[string]*fakeJob),
+		byReq: make(map[string]string),
+		keys:  make(map[string][]string),
+		wake:  make(chan struct{}),
+	}
+	for _, d := range devices {
+		f.Report.Devices = append(f.Report.Devices, api.DeviceStatus{Name: d, Backend: "fake", Kind: "cpu", Healthy: true, MaxInFlight: 2})
+		f.keys[d] = nil
+	}
+	return f
+}
+
+// changed wakes WaitSubscribers; the caller holds f.mu.
+func (f *Fake) changed() {
+	close(f.wake)
+	f.wake = make(chan struct{})
+}
+
+// Submit implements api.Service.
+func (f *Fake) Submit(_ context.Context, req api.SubmitRequest) (api.Job, error) {
+	if err := req.Validate(); err != nil {
+		return api.Job{}, err
+	}
+	if f.Circuits != nil && !f.Circuits[req.Circuit] {
+		return api.Job{}, api.InvalidArgumentf("unknown circuit %q", req.Circuit)
+	}
+	var total uint64
+	for _, w := range req.Witnesses {
+		total += uint64(len(w))
+	}
+	if f.BudgetLimit != 0 && total > f.BudgetLimit {
+		return api.Job{}, api.TooLarge(fmt.Sprintf("job of circuit %q", req.Circuit), total, f.BudgetLimit)
+	}
+	digest := req.Digest()
+
+	f.mu.Lock()
+	if req.RequestID != "" {
+		if id, ok := f.byReq[req.RequestID]; ok {
+			fj := f.jobs[id]
+			f.mu.Unlock()
+			if fj.digest != digest {
+				return api.Job{}, api.Conflictf("request id %q was used for job %s with different content", req.RequestID, id)
+			}
+			return fj.job, nil
+		}
+	}
+	id := fmt.Sprintf("job-%d", len(f.order)+1)
+	now := time.Now()
+	job := api.Job{
+		ID: id, RequestID: req.RequestID, Circuit: req.Circuit, Class: req.Class.OrNormal(),
+		State: api.JobQueued, CreatedAt: now,
+	}
+	for i := range req.Witnesses {
+		job.Partitions = append(job.Partitions, api.Partition{Index: i, State: api.PartitionQueued, QueuedAt: now})
+	}
+	fj := &fakeJob{job: job, digest: digest, subs: make(map[chan api.JobEvent]struct{})}
+	// The fake "proof" of a partition is a digest of its witness, so a test can check
+	// that each output file holds its own partition's bytes.
+	for i, w := range req.Witnesses {
+		sum := sha256.Sum256(w)
+		fj.job.Partitions[i].Proof = append([]byte("proof:"), sum[:]...)
+		fj.job.Partitions[i].PublicWitness = append([]byte("public:"), w[:min(len(w), 8)]...)
+	}
+	f.jobs[id] = fj
+	f.order = append(f.order, id)
+	if req.RequestID != "" {
+		f.byReq[req.RequestID] = id
+	}
+	f.changed()
+	out := publicView(fj.job)
+	f.mu.Unlock()
+	if f.OnSubmit != nil {
+		go f.OnSubmit(id)
+	}
+	return out, nil
+}
+
+// publicView hides the outputs the fake prepared at Submit until the job is done.
+func publicView(j api.Job) api.Job {
+	if j.State == api.JobDone {
+		return j
+	}
+	return j.WithoutOutputs()
+}
+
+// Await implements api.Service.
+func (f *Fake) Await(ctx context.Context, jobID string, send func(api.JobEvent) error) error {
+	f.mu.Lock()
+	fj, ok := f.jobs[jobID]
+	if !ok {
+		f.mu.Unlock()
+		return api.NotFoundf("no job %q", jobID)
+	}
+	snap := fj.job.WithoutOutputs()
+	var final *api.JobEvent
+	ch := make(chan api.JobEvent, 256)
+	if fj.job.State.Terminal() {
+		j := publicView(fj.job)
+		final = &api.JobEvent{JobID: jobID, Kind: terminalKind(j.State), Time: j.FinishedAt, Job: &j}
+	} else {
+		fj.subs[ch] = struct{}{}
+		f.changed()
+	}
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(fj.subs, ch)
+		f.mu.Unlock()
+	}()
+
+	if err := send(api.JobEvent{JobID: jobID, Kind: api.EventSnapshot, Time: time.Now(), Job: &snap}); err != nil {
+		return err
+	}
+	if final != nil {
+		return send(*final)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			f.mu.Lock()
+			f.cancel++
+			f.changed()
+			f.mu.Unlock()
+			return ctx.Err()
+		case e := <-ch:
+			if err := send(e); err != nil {
+				return err
+			}
+			if e.Kind.Terminal() {
+				return nil
+			}
+		}
+	}
+}
+
+func terminalKind(s api.JobState) api.EventKind {
+	switch s {
+	case api.JobDone:
+		return api.EventJobDone
+	case api.JobCancelled:
+		return api.EventJobCancelled
+	}
+	return api.EventJobFailed
+}
+
+// Get implements api.Service.
+func (f *Fake) Get(_ context.Context, jobID string) (api.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fj, ok := f.jobs[jobID]
+	if !ok {
+		return api.Job{}, api.NotFoundf("no job %q", jobID)
+	}
+	return publicView(fj.job), nil
+}
+
+// Cancel implements api.Service.
+func (f *Fake) Cancel(_ context.Context, jobID string) (api.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fj, ok := f.jobs[jobID]
+	if !ok {
+		return api.Job{}, api.NotFoundf("no job %q", jobID)
+	}
+	if fj.job.State.Terminal() {
+		return publicView(fj.job), nil
+	}
+	fj.job.State = api.JobCancelled
+	fj.job.FinishedAt = time.Now()
+	for i := range fj.job.Partitions {
+		if fj.job.Partitions[i].State != api.PartitionVerified {
+			fj.job.Partitions[i].State = api.PartitionCancelled
+		}
+	}
+	j := publicView(fj.job)
+	if err := f.publish(fj, api.JobEvent{JobID: jobID, Kind: api.EventJobCancelled, Time: j.FinishedAt, Job: &j}); err != nil {
+		return api.Job{}, err
+	}
+	return j, nil
+}
+
+// List implements api.Service.
+func (f *Fake) List(_ context.Context, filter api.ListFilter) ([]api.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	limit := filter.Limit
+	if limit == 0 {
+		limit = DefaultListLimit
+	}
+	var out []api.Job
+	for i := len(f.order) - 1; i >= 0 && len(out) < limit; i-- {
+		j := f.jobs[f.order[i]].job
+		if filter.State == api.JobStateUnspecified || filter.State == j.State {
+			out = append(out, publicView(j))
+		}
+	}
+	return out, nil
+}
+
+// Status implements api.Service.
+func (f *Fake) Status(context.Context) (api.StatusReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.Report
+	r.Devices = slices.Clone(r.Devices)
+	for i := range r.Devices {
+		r.Devices[i].KeysResident = slices.Clone(f.keys[r.Devices[i].Name])
+	}
+	if r.Queues == nil {
+		for _, c := range api.Classes {
+			q := api.ClassQueue{Class: c}
+			for _, fj := range f.jobs {
+				if fj.job.Class != c || fj.job.State.Terminal() {
+					continue
+				}
+				if n := fj.job.Count(api.PartitionQueued); n > 0 {
+					q.Jobs++
+					q.Partitions += n
+				}
+			}
+			r.Queues = append(r.Queues, q)
+		}
+	}
+	return r, nil
+}
+
+// PreloadKey implements api.Service.
+func (f *Fake) PreloadKey(_ context.Context, circuit, device string) ([]string, error) {
+	return f.keyOp(circuit, device, func(keys []string) []string {
+		if slices.Contains(keys, circuit) {
+			return keys
+		}
+		return append(keys, circuit)
+	})
+}
+
+// EvictKey implements api.Service.
+func (f *Fake) EvictKey(_ context.Context, circuit, device string) ([]string, error) {
+	return f.keyOp(circuit, device, func(keys []string) []string {
+		return slices.DeleteFunc(keys, func(k string) bool { return k == circuit })
+	})
+}
+
+func (f *Fake) keyOp(circuit, device string, op func([]string) []string) ([]string, error) {
+	if f.Circuits != nil && !f.Circuits[circuit] {
+		return nil, api.InvalidArgumentf("unknown circuit %q", circuit)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var devices []string
+	for _, d := range f.Report.Devices {
+		if device == "" || device == d.Name {
+			devices = append(devices, d.Name)
+		}
+	}
+	if len(devices) == 0 {
+		return nil, api.NotFoundf("no device %q", device)
+	}
+	for _, d := range devices {
+		f.keys[d] = op(f.keys[d])
+	}
+	return devices, nil
+}
+
+// publish hands e to every Await of the job. The caller holds f.mu.
+func (f *Fake) publish(fj *fakeJob, e api.JobEvent) error {
+	f.changed()
+	for ch := range fj.subs {
+		select {
+		case ch <- e:
+		default:
+			return fmt.Errorf("apitest: an Await of job %s has %d events unread; the test drives faster than its client reads", e.JobID, cap(ch))
+		}
+	}
+	return nil
+}
+
+// Advance moves a partition to the state a partition event kind implies and publishes
+// the event (reason for retried and failed, device for proving and after).
+func (f *Fake) Advance(jobID string, partition int, kind api.EventKind, device, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fj, ok := f.jobs[jobID]
+	if !ok {
+		return fmt.Errorf("apitest: no job %q", jobID)
+	}
+	if fj.job.State.Terminal() {
+		return fmt.Errorf("apitest: job %s has ended (%s)", jobID, fj.job.State)
+	}
+	if partition < 0 || partition >= len(fj.job.Partitions) {
+		return fmt.Errorf("apitest: job %s has no partition %d", jobID, partition)
+	}
+	p := &fj.job.Partitions[partition]
+	now := time.Now()
+	switch kind {
+	case api.EventPartitionQueued:
+		p.State, p.QueuedAt = api.PartitionQueued, now
+	case api.EventPartitionSynthesizing:
+		p.State, p.SynthStart = api.PartitionSynthesizing, now
+	case api.EventPartitionProving:
+		p.State, p.SynthEnd, p.ProveStart = api.PartitionProving, now, now
+		p.Attempts++
+	case api.EventPartitionVerified:
+		p.State, p.ProveEnd, p.VerifiedAt = api.PartitionVerified, now, now
+	case api.EventPartitionRetried:
+		p.State, p.Error, p.QueuedAt = api.PartitionQueued, reason, now
+	case api.EventPartitionFailed:
+		p.State, p.Error = api.PartitionFailed, reason
+	default:
+		return fmt.Errorf("apitest: %s is not a partition event", kind)
+	}
+	if device != "" {
+		p.Device = device
+	}
+	if fj.job.State == api.JobQueued && kind != api.EventPartitionQueued {
+		fj.job.State, fj.job.StartedAt = api.JobRunning, now
+	}
+	return f.publish(fj, api.JobEvent{JobID: jobID, Kind: kind, Time: now, Partition: partition,
+		Attempt: p.Attempts, Device: p.Device, Reason: reason})
+}
+
+// Finish runs every unverified partition through synthesizing, proving (on device) and
+// verified, then ends the job done and publishes the terminal event with the proofs.
+func (f *Fake) Finish(jobID, device string) error {
+	f.mu.Lock()
+	fj, ok := f.jobs[jobID]
+	var todo []int
+	if ok {
+		for i, p := range fj.job.Partitions {
+			if p.State != api.PartitionVerified {
+				todo = append(todo, i)
+			}
+		}
+	}
+	f.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("apitest: no job %q", jobID)
+	}
+	for _, i := range todo {
+		for _, k := range []api.EventKind{api.EventPartitionSynthesizing, api.EventPartitionProving, api.EventPartitionVerified} {
+			if err := f.Advance(jobID, i, k, device, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return f.end(jobID, api.JobDone, "")
+}
+
+// Fail ends the job failed with reason and publishes the terminal event.
+func (f *Fake) Fail(jobID, reason string) error { return f.end(jobID, api.JobFailed, reason) }
+
+func (f *Fake) end(jobID string, state api.JobState, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fj, ok := f.jobs[jobID]
+	if !ok {
+		return fmt.Errorf("apitest: no job %q", jobID)
+	}
+	if fj.job.State.Terminal() {
+		return fmt.Errorf("apitest: job %s has ended (%s)", jobID, fj.job.State)
+	}
+	fj.job.State, fj.job.Error, fj.job.FinishedAt = state, reason, time.Now()
+	j := publicView(fj.job)
+	return f.publish(fj, api.JobEvent{JobID: jobID, Kind: terminalKind(state), Time: j.FinishedAt, Reason: reason, Job: &j})
+}
+
+// WaitSubscribers waits until the job has at least n Await calls in progress.
+func (f *Fake) WaitSubscribers(ctx context.Context, jobID string, n int) error {
+	return f.waitFor(ctx, func() bool {
+		fj, ok := f.jobs[jobID]
+		return ok && len(fj.subs) >= n
+	})
+}
+
+// WaitAwaitCancelled waits until n Await calls have ended because their client went away.
+func (f *Fake) WaitAwaitCancelled(ctx context.Context, n int) error {
+	return f.waitFor(ctx, func() bool { return f.cancel >= n })
+}
+
+func (f *Fake) waitFor(ctx context.Context, cond func() bool) error {
+	for {
+		f.mu.Lock()
+		ok, wake := cond(), f.wake
+		f.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

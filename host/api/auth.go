@@ -1,0 +1,95 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+)
+
+// MinTokenBytes is the shortest bearer token accepted: a token guards a TCP port, so it
+// must not be guessable (`openssl rand -hex 32` makes a good one).
+const MinTokenBytes = 16
+
+// ReadTokenFile reads a bearer token from path: the file's contents with surrounding
+// white space trimmed. It refuses a token shorter than MinTokenBytes and warns (through
+// logger, which may be nil) when the file is readable by others than its owner.
+func ReadTokenFile(path string, logger hclog.Logger) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	tok := []byte(strings.TrimSpace(string(b)))
+	if len(tok) < MinTokenBytes {
+		return nil, fmt.Errorf("token file %s: the token is %d bytes, use at least %d (e.g. `openssl rand -hex 32 > %s`)",
+			path, len(tok), MinTokenBytes, path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 && logger != nil {
+		logger.Warn("token file is readable by group or others; chmod 600 it", "path", path, "mode", fi.Mode().Perm().String())
+	}
+	return tok, nil
+}
+
+// TokenInterceptors returns interceptors that admit a call only when its "authorization"
+// metadata is "Bearer <token>". The comparison is constant-time (over SHA-256 digests, so
+// the token's length does not leak either). A refusal is logged with the method and the
+// peer's address, never with what the peer sent.
+func TokenInterceptors(token []byte, logger hclog.Logger) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	want := sha256.Sum256(token)
+	check := func(ctx context.Context, method string) error {
+		reason := checkBearer(ctx, want)
+		if reason == "" {
+			return nil
+		}
+		addr := "unknown"
+		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+			addr = p.Addr.String()
+		}
+		logger.Warn("refused API call", "method", method, "peer", addr, "reason", reason)
+		return ToStatus(&Error{Kind: ErrUnauthenticated, Message: "missing or invalid bearer token"})
+	}
+	unary := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if err := check(ctx, info.FullMethod); err != nil {
+			return nil, err
+		}
+		return handler(ctx, req)
+	}
+	stream := func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if err := check(ss.Context(), info.FullMethod); err != nil {
+			return err
+		}
+		return handler(srv, ss)
+	}
+	return unary, stream
+}
+
+// checkBearer returns why the call's credentials are refused, or "" when they match.
+func checkBearer(ctx context.Context, want [32]byte) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	switch {
+	case len(vals) == 0:
+		return "no authorization metadata"
+	case len(vals) > 1:
+		return "more than one authorization value"
+	}
+	scheme, tok, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "authorization is not a bearer token"
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		return "wrong token"
+	}
+	return ""
+}

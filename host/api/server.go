@@ -1,0 +1,206 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+)
+
+// DefaultMaxMessageBytes caps one gRPC message (a Submit carries every witness of a job).
+const DefaultMaxMessageBytes = 256 << 20
+
+// MaxListLimit caps ListFilter.Limit.
+const MaxListLimit = 10000
+
+// NewGRPCServer returns a gRPC server serving svc as zkhost.v1.Zkhost, with server
+// reflection, a panic guard (a panicking handler fails its call with Internal instead of
+// taking the daemon down) and debug logging of every call. opts come after the defaults
+// (a message limit of DefaultMaxMessageBytes), so they can override them; pass TLS
+// credentials and TokenInterceptors here for TCP.
+func NewGRPCServer(svc Service, logger hclog.Logger, opts ...grpc.ServerOption) *grpc.Server {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	all := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(DefaultMaxMessageBytes),
+		grpc.MaxSendMsgSize(DefaultMaxMessageBytes),
+		grpc.ChainUnaryInterceptor(guardUnary(logger)),
+		grpc.ChainStreamInterceptor(guardStream(logger)),
+	}
+	all = append(all, opts...)
+	s := grpc.NewServer(all...)
+	zkhostv1.RegisterZkhostServer(s, &grpcService{svc: svc, logger: logger})
+	reflection.Register(s)
+	return s
+}
+
+// grpcService adapts a Service to the generated ZkhostServer: it validates requests,
+// translates types and errors, and strips proof bytes where the API promises none.
+type grpcService struct {
+	zkhostv1.UnimplementedZkhostServer
+	svc    Service
+	logger hclog.Logger
+}
+
+func (g *grpcService) Submit(ctx context.Context, p *zkhostv1.SubmitRequest) (*zkhostv1.Job, error) {
+	req := SubmitRequestFromProto(p)
+	if err := req.Validate(); err != nil {
+		return nil, ToStatus(err)
+	}
+	req.Class = req.Class.OrNormal()
+	job, err := g.svc.Submit(ctx, req)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return JobProto(job), nil
+}
+
+func (g *grpcService) Await(p *zkhostv1.AwaitRequest, stream grpc.ServerStreamingServer[zkhostv1.JobEvent]) error {
+	if err := checkJobID(p.GetJobId()); err != nil {
+		return ToStatus(err)
+	}
+	err := g.svc.Await(stream.Context(), p.GetJobId(), func(e JobEvent) error {
+		if e.Kind == EventSnapshot && e.Job != nil {
+			j := e.Job.WithoutOutputs()
+			e.Job = &j
+		}
+		return stream.Send(JobEventProto(e))
+	})
+	return ToStatus(err)
+}
+
+func (g *grpcService) Get(ctx context.Context, p *zkhostv1.GetRequest) (*zkhostv1.Job, error) {
+	if err := checkJobID(p.GetJobId()); err != nil {
+		return nil, ToStatus(err)
+	}
+	job, err := g.svc.Get(ctx, p.GetJobId())
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return JobProto(job), nil
+}
+
+func (g *grpcService) Cancel(ctx context.Context, p *zkhostv1.CancelRequest) (*zkhostv1.Job, error) {
+	if err := checkJobID(p.GetJobId()); err != nil {
+		return nil, ToStatus(err)
+	}
+	job, err := g.svc.Cancel(ctx, p.GetJobId())
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return JobProto(job.WithoutOutputs()), nil
+}
+
+func (g *grpcService) List(ctx context.Context, p *zkhostv1.ListRequest) (*zkhostv1.ListResponse, error) {
+	f := ListFilterFromProto(p)
+	if f.State < JobStateUnspecified || f.State > JobCancelled {
+		return nil, ToStatus(InvalidArgumentf("unknown job state %d", int(f.State)))
+	}
+	if f.Limit > MaxListLimit {
+		return nil, ToStatus(InvalidArgumentf("limit %d is above the maximum %d", f.Limit, MaxListLimit))
+	}
+	jobs, err := g.svc.List(ctx, f)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	resp := &zkhostv1.ListResponse{Jobs: make([]*zkhostv1.Job, len(jobs))}
+	for i, j := range jobs {
+		resp.Jobs[i] = JobProto(j.WithoutOutputs())
+	}
+	return resp, nil
+}
+
+func (g *grpcService) Status(ctx context.Context, _ *zkhostv1.StatusRequest) (*zkhostv1.StatusReport, error) {
+	s, err := g.svc.Status(ctx)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return StatusReportProto(s), nil
+}
+
+func (g *grpcService) PreloadKey(ctx context.Context, p *zkhostv1.KeyRequest) (*zkhostv1.KeyResponse, error) {
+	return g.key(ctx, p, g.svc.PreloadKey)
+}
+
+func (g *grpcService) EvictKey(ctx context.Context, p *zkhostv1.KeyRequest) (*zkhostv1.KeyResponse, error) {
+	return g.key(ctx, p, g.svc.EvictKey)
+}
+
+func (g *grpcService) key(ctx context.Context, p *zkhostv1.KeyRequest,
+	fn func(ctx context.Context, circuit, device string) ([]string, error)) (*zkhostv1.KeyResponse, error) {
+	if err := checkName("circuit", p.GetCircuit()); err != nil {
+		return nil, ToStatus(err)
+	}
+	if len(p.GetDevice()) > MaxNameLength {
+		return nil, ToStatus(InvalidArgumentf("device name is %d bytes, at most %d allowed", len(p.GetDevice()), MaxNameLength))
+	}
+	devices, err := fn(ctx, p.GetCircuit(), p.GetDevice())
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return &zkhostv1.KeyResponse{Devices: devices}, nil
+}
+
+func checkJobID(id string) error {
+	if id == "" {
+		return InvalidArgumentf("job id is empty")
+	}
+	if len(id) > MaxNameLength {
+		return InvalidArgumentf("job id is %d bytes, at most %d allowed", len(id), MaxNameLength)
+	}
+	return nil
+}
+
+// guardUnary logs each call at debug level and turns a panic into an Internal error.
+func guardUnary(logger hclog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		start := time.Now()
+		defer func() {
+			if r := recover(); r != nil {
+				err = panicError(logger, info.FullMethod, r)
+			}
+			logCall(logger, info.FullMethod, start, err)
+		}()
+		return handler(ctx, req)
+	}
+}
+
+// guardStream is guardUnary for streaming calls.
+func guardStream(logger hclog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		start := time.Now()
+		defer func() {
+			if r := recover(); r != nil {
+				err = panicError(logger, info.FullMethod, r)
+			}
+			logCall(logger, info.FullMethod, start, err)
+		}()
+		return handler(srv, ss)
+	}
+}
+
+func panicError(logger hclog.Logger, method string, r any) error {
+	logger.Error("panic in API handler", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return status.Errorf(codes.Internal, "internal error in %s (the daemon log has the details)", method)
+}
+
+func logCall(logger hclog.Logger, method string, start time.Time, err error) {
+	code := status.Code(err)
+	switch code {
+	case codes.Internal, codes.Unknown:
+		logger.Error("API call failed", "method", method, "duration", time.Since(start), "error", err)
+	default:
+		if logger.IsDebug() {
+			logger.Debug("API call", "method", method, "duration", time.Since(start), "code", code.String())
+		}
+	}
+}

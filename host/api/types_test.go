@@ -1,0 +1,143 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+)
+
+// The Go enums convert to the proto enums by value; this holds the two lists together.
+func TestEnumsMatchProto(t *testing.T) {
+	check := func(what string, protoNames map[int32]string, prefix string, goName func(int) string) {
+		t.Helper()
+		for v, pname := range protoNames {
+			want := strings.ToLower(strings.TrimPrefix(pname, prefix))
+			if got := goName(int(v)); got != want {
+				t.Errorf("%s %d: Go name %q, proto name %q", what, v, got, pname)
+			}
+		}
+	}
+	check("class", zkhostv1.PriorityClass_name, "PRIORITY_CLASS_", func(v int) string { return Class(v).String() })
+	check("job state", zkhostv1.JobState_name, "JOB_STATE_", func(v int) string { return JobState(v).String() })
+	check("partition state", zkhostv1.PartitionState_name, "PARTITION_STATE_", func(v int) string { return PartitionState(v).String() })
+	check("event kind", zkhostv1.EventKind_name, "EVENT_KIND_", func(v int) string {
+		// Partition events drop their prefix in Go ("verified"), job events keep it.
+		if k := EventKind(v); k.IsPartition() {
+			return "partition_" + k.String()
+		}
+		return EventKind(v).String()
+	})
+	if len(classNames) != len(zkhostv1.PriorityClass_name) || len(jobStateNames) != len(zkhostv1.JobState_name) ||
+		len(partitionStateNames) != len(zkhostv1.PartitionState_name) || len(eventKindNames) != len(zkhostv1.EventKind_name) {
+		t.Error("a Go enum and its proto enum have different numbers of values")
+	}
+}
+
+func TestParseClassAndState(t *testing.T) {
+	for _, c := range Classes {
+		got, err := ParseClass(strings.ToUpper(c.String()))
+		if err != nil || got != c {
+			t.Errorf("ParseClass(%q) = %v, %v", c, got, err)
+		}
+	}
+	if _, err := ParseClass("urgent"); err == nil || !strings.Contains(err.Error(), "critical, high, normal, low") {
+		t.Errorf("ParseClass(urgent) error = %v, want the choices listed", err)
+	}
+	if _, err := ParseClass("unspecified"); err == nil {
+		t.Error("ParseClass(unspecified) accepted the zero value")
+	}
+	if s, err := ParseJobState("done"); err != nil || s != JobDone {
+		t.Errorf("ParseJobState(done) = %v, %v", s, err)
+	}
+	if _, err := ParseJobState("finished"); err == nil {
+		t.Error("ParseJobState(finished) accepted")
+	}
+	if ClassUnspecified.OrNormal() != ClassNormal || ClassLow.OrNormal() != ClassLow {
+		t.Error("OrNormal")
+	}
+	if Class(9).String() != "9" {
+		t.Errorf("unknown class prints %q", Class(9).String())
+	}
+}
+
+func TestSubmitRequestValidate(t *testing.T) {
+	w := []byte{1, 2, 3}
+	tests := []struct {
+		name string
+		req  SubmitRequest
+		want string // substring of the error; empty: valid
+	}{
+		{"ok", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w, w}}, ""},
+		{"ok critical", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, Class: ClassCritical, RequestID: "r1"}, ""},
+		{"no circuit", SubmitRequest{Witnesses: [][]byte{w}}, "circuit name is empty"},
+		{"long circuit", SubmitRequest{Circuit: strings.Repeat("c", MaxNameLength+1), Witnesses: [][]byte{w}}, "circuit name is 257 bytes"},
+		{"no witness", SubmitRequest{Circuit: "merkle"}, "no witness"},
+		{"empty witness", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w, {}}}, "witness 1 is empty"},
+		{"bad class", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, Class: 7}, "unknown priority class 7"},
+		{"long request id", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, RequestID: strings.Repeat("r", MaxRequestIDBytes+1)}, "request id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.req.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("Validate = %v, want ErrInvalidArgument containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSubmitRequestDigest(t *testing.T) {
+	base := SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{{1, 2}, {3}}, RequestID: "a"}
+	same := base
+	same.RequestID = "b"
+	same.Class = ClassNormal // unspecified means normal
+	if base.Digest() != same.Digest() {
+		t.Error("digest depends on the request id or on unspecified vs normal")
+	}
+	variants := []SubmitRequest{
+		{Circuit: "merkle2", Witnesses: base.Witnesses},
+		{Circuit: "merkle", Witnesses: [][]byte{{1}, {2, 3}}}, // same bytes, other split
+		{Circuit: "merkle", Witnesses: [][]byte{{1, 2}, {4}}},
+		{Circuit: "merkle", Witnesses: base.Witnesses, Class: ClassHigh},
+		{Circuit: "merkle", Witnesses: base.Witnesses[:1]},
+	}
+	for i, v := range variants {
+		if v.Digest() == base.Digest() {
+			t.Errorf("variant %d has the same digest as the base request", i)
+		}
+	}
+}
+
+func TestJobHelpers(t *testing.T) {
+	j := Job{Partitions: []Partition{
+		{State: PartitionVerified, Proof: []byte{1}, PublicWitness: []byte{2}},
+		{State: PartitionQueued},
+		{State: PartitionVerified, Proof: []byte{3}},
+	}}
+	if j.Count(PartitionVerified) != 2 || j.Count(PartitionQueued) != 1 || j.Count(PartitionFailed) != 0 {
+		t.Errorf("Count wrong")
+	}
+	s := j.WithoutOutputs()
+	for _, p := range s.Partitions {
+		if p.Proof != nil || p.PublicWitness != nil {
+			t.Error("WithoutOutputs left bytes")
+		}
+	}
+	if j.Partitions[0].Proof == nil || j.Partitions[2].Proof == nil {
+		t.Error("WithoutOutputs changed the original job")
+	}
+	if !JobDone.Terminal() || !JobCancelled.Terminal() || JobRunning.Terminal() {
+		t.Error("JobState.Terminal")
+	}
+	if !EventJobFailed.Terminal() || EventPartitionFailed.Terminal() || !EventPartitionRetried.IsPartition() || EventSnapshot.IsPartition() {
+		t.Error("EventKind predicates")
+	}
+}
