@@ -1,0 +1,610 @@
+package device
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+
+	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// ErrCrashed is returned by calls that were in flight when the backend process
+// exited, and by calls made while it restarts. The work may be retried.
+var ErrCrashed = errors.New("backend process exited")
+
+// ErrStopped is returned by calls on a Device after Close.
+var ErrStopped = errors.New("device stopped")
+
+// State is where a device's backend process stands.
+type State int
+
+// Device states.
+const (
+	StateStarting  State = iota // launching the backend
+	StateReady                  // serving
+	StateRestarting             // the backend exited; waiting out the backoff
+	StateUnhealthy              // crashed CrashLimit times within CrashWindow; not restarted until re-enabled or the window passes
+	StateStopped                // Close was called
+)
+
+func (s State) String() string {
+	switch s {
+	case StateStarting:
+		return "starting"
+	case StateReady:
+		return "ready"
+	case StateRestarting:
+		return "restarting"
+	case StateUnhealthy:
+		return "unhealthy"
+	case StateStopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("state(%d)", int(s))
+}
+
+// Options configures a Device.
+type Options struct {
+	// Name is the device's name in logs and status ("cpu0", "gpu1").
+	Name string
+	// Launch says which backend binary to start and how.
+	Launch plugins.LaunchConfig
+	// InFlight, when above zero, overrides the backend's declared MaxInFlight.
+	InFlight int
+	// BackoffBase and BackoffMax bound the delay before a restart; it doubles
+	// after each consecutive crash. Defaults 200ms and 30s.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// CrashLimit crashes within CrashWindow make the device unhealthy; 0 never does.
+	CrashLimit  int
+	CrashWindow time.Duration
+	// PollInterval is how often the process is checked for exit; default 50ms.
+	PollInterval time.Duration
+	// Logger is the device's logger; the backend's stderr is forwarded to it.
+	Logger hclog.Logger
+}
+
+// Info is a snapshot of a device for status pages.
+type Info struct {
+	Name        string
+	State       State
+	Description sdk.Description
+	InFlight    int // partitions being proved now
+	MaxInFlight int
+	Restarts    int
+	Crashes     int // within the crash window
+	Keys        []string
+	Pid         int
+	LastError   string
+}
+
+type residentKey struct {
+	ref      sdk.KeyRef
+	info     sdk.KeyInfo
+	lastUsed time.Time
+	users    int
+	loading  chan struct{} // closed when the load finished (ok or not)
+	err      error
+}
+
+// Device is one supervised backend process.
+type Device struct {
+	opts Options
+	log  hclog.Logger
+
+	mu        sync.Mutex
+	state     State
+	proc      *plugins.Process
+	backend   sdk.Backend
+	desc      sdk.Description
+	gen       uint64             // incremented at every (re)start
+	procCtx   context.Context    // cancelled when the current process exits
+	procStop  context.CancelFunc //
+	keys      map[string]*residentKey
+	inFlight  int
+	restarts  int
+	crashes   []time.Time
+	lastErr   string
+	readyCh   chan struct{} // closed when state becomes Ready; replaced on restart
+	stopCh    chan struct{}
+	stopped   bool
+	superDone chan struct{}
+}
+
+// Start launches the backend and waits for its first Describe, so a missing
+// binary, a bad checksum or a backend that cannot start is reported here with
+// its cause. After Start the device supervises itself until Close.
+func Start(ctx context.Context, opts Options) (*Device, error) {
+	if opts.Name == "" {
+		opts.Name = "device"
+	}
+	if opts.BackoffBase <= 0 {
+		opts.BackoffBase = 200 * time.Millisecond
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = 30 * time.Second
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 50 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	d := &Device{
+		opts:      opts,
+		log:       opts.Logger,
+		keys:      map[string]*residentKey{},
+		readyCh:   make(chan struct{}),
+		stopCh:    make(chan struct{}),
+		superDone: make(chan struct{}),
+	}
+	if err := d.launch(ctx); err != nil {
+		return nil, fmt.Errorf("device %s: %w", opts.Name, err)
+	}
+	go d.supervise()
+	return d, nil
+}
+
+// launch starts one backend process and describes it.
+func (d *Device) launch(ctx context.Context) error {
+	lc := d.opts.Launch
+	if lc.Logger == nil {
+		lc.Logger = d.log.Named("backend")
+	}
+	proc, err := plugins.Launch(ctx, lc)
+	if err != nil {
+		return err
+	}
+	be := sdk.NewGRPCClient(proc.Backend())
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	desc, err := be.Describe(dctx)
+	cancel()
+	if err != nil {
+		proc.Kill()
+		return fmt.Errorf("describe %s: %w", lc.Path, err)
+	}
+	if err := checkDescription(desc); err != nil {
+		proc.Kill()
+		return fmt.Errorf("backend %s: %w", lc.Path, err)
+	}
+	pctx, pstop := context.WithCancel(context.Background())
+	d.mu.Lock()
+	d.proc, d.backend, d.desc = proc, be, desc
+	d.procCtx, d.procStop = pctx, pstop
+	d.gen++
+	d.state = StateReady
+	close(d.readyCh)
+	d.mu.Unlock()
+	d.log.Info("backend ready", "name", desc.Name, "version", desc.Version, "kind", desc.Device.Kind,
+		"model", desc.Device.Model, "available", desc.Device.Available, "max_in_flight", desc.MaxInFlight, "pid", proc.Pid())
+	return nil
+}
+
+// checkDescription rejects a backend this host cannot use.
+func checkDescription(desc sdk.Description) error {
+	okVersion := false
+	for _, v := range desc.APIVersions {
+		if v == sdk.APIVersion {
+			okVersion = true
+		}
+	}
+	if !okVersion {
+		return fmt.Errorf("speaks backend API versions %v, this host speaks %d", desc.APIVersions, sdk.APIVersion)
+	}
+	if desc.MaxInFlight < 1 {
+		return fmt.Errorf("declares max in flight %d, need at least 1", desc.MaxInFlight)
+	}
+	return nil
+}
+
+// supervise watches the process and restarts it after a crash.
+func (d *Device) supervise() {
+	defer close(d.superDone)
+	tick := time.NewTicker(d.opts.PollInterval)
+	defer tick.Stop()
+	consecutive := 0
+	for {
+		select {
+		case <-d.stopCh:
+			return
+		case <-tick.C:
+		}
+		d.mu.Lock()
+		proc := d.proc
+		d.mu.Unlock()
+		if proc == nil || !proc.Exited() {
+			continue
+		}
+		// The backend died.
+		consecutive++
+		unhealthy := d.onCrash()
+		delay := d.opts.BackoffBase << min(consecutive-1, 16)
+		if delay > d.opts.BackoffMax || delay <= 0 {
+			delay = d.opts.BackoffMax
+		}
+		if unhealthy {
+			d.log.Error("backend crashed too often; device taken out of service", "crashes", d.opts.CrashLimit, "window", d.opts.CrashWindow)
+			if !d.waitHealthy() {
+				return
+			}
+			consecutive = 0
+			delay = 0
+		}
+		for {
+			select {
+			case <-d.stopCh:
+				return
+			case <-time.After(delay):
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err := d.launch(ctx)
+			cancel()
+			if err == nil {
+				d.mu.Lock()
+				d.restarts++
+				d.mu.Unlock()
+				break
+			}
+			d.log.Error("backend restart failed", "error", err)
+			d.mu.Lock()
+			d.lastErr = err.Error()
+			d.mu.Unlock()
+			delay *= 2
+			if delay > d.opts.BackoffMax || delay <= 0 {
+				delay = d.opts.BackoffMax
+			}
+		}
+	}
+}
+
+// onCrash records a crash, fails calls in flight, forgets resident keys, and
+// reports whether the device is now unhealthy.
+func (d *Device) onCrash() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	d.crashes = append(d.crashes, now)
+	d.pruneCrashes(now)
+	d.log.Warn("backend process exited", "pid", d.proc.Pid(), "crashes_in_window", len(d.crashes))
+	d.lastErr = "backend process exited"
+	if d.procStop != nil {
+		d.procStop()
+	}
+	d.proc.Kill()
+	d.proc, d.backend = nil, nil
+	d.keys = map[string]*residentKey{}
+	d.readyCh = make(chan struct{})
+	if d.opts.CrashLimit > 0 && len(d.crashes) >= d.opts.CrashLimit {
+		d.state = StateUnhealthy
+		return true
+	}
+	d.state = StateRestarting
+	return false
+}
+
+func (d *Device) pruneCrashes(now time.Time) {
+	if d.opts.CrashWindow <= 0 {
+		return
+	}
+	i := 0
+	for i < len(d.crashes) && now.Sub(d.crashes[i]) > d.opts.CrashWindow {
+		i++
+	}
+	d.crashes = d.crashes[i:]
+}
+
+// waitHealthy blocks until the crash window has passed or Enable is called; it
+// returns false when the device is stopped meanwhile.
+func (d *Device) waitHealthy() bool {
+	for {
+		select {
+		case <-d.stopCh:
+			return false
+		case <-time.After(d.opts.PollInterval * 4):
+		}
+		d.mu.Lock()
+		d.pruneCrashes(time.Now())
+		ok := d.state != StateUnhealthy || len(d.crashes) < d.opts.CrashLimit
+		if ok {
+			d.state = StateRestarting
+		}
+		d.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+}
+
+// Enable puts an unhealthy device back into service (an operator's decision).
+func (d *Device) Enable() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state == StateUnhealthy {
+		d.crashes = nil
+		d.state = StateRestarting
+	}
+}
+
+// Healthy reports whether the device is serving or about to serve again.
+func (d *Device) Healthy() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.state == StateReady || d.state == StateRestarting || d.state == StateStarting
+}
+
+// Name returns the device's name.
+func (d *Device) Name() string { return d.opts.Name }
+
+// Description returns the backend's latest Describe answer.
+func (d *Device) Description() sdk.Description {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.desc
+}
+
+// MaxInFlight is how many partitions the host keeps outstanding on this device.
+func (d *Device) MaxInFlight() int {
+	if d.opts.InFlight > 0 {
+		return d.opts.InFlight
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return max(1, d.desc.MaxInFlight)
+}
+
+// Info returns a snapshot for status.
+func (d *Device) Info() Info {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pruneCrashes(time.Now())
+	info := Info{
+		Name: d.opts.Name, State: d.state, Description: d.desc, InFlight: d.inFlight,
+		Restarts: d.restarts, Crashes: len(d.crashes), LastError: d.lastErr,
+	}
+	info.MaxInFlight = d.opts.InFlight
+	if info.MaxInFlight <= 0 {
+		info.MaxInFlight = max(1, d.desc.MaxInFlight)
+	}
+	if d.proc != nil {
+		info.Pid = d.proc.Pid()
+	}
+	for id, k := range d.keys {
+		if k.err == nil {
+			info.Keys = append(info.Keys, id)
+		}
+	}
+	return info
+}
+
+// HasKey reports whether key id is resident on the device now.
+func (d *Device) HasKey(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k, ok := d.keys[id]
+	return ok && k.err == nil && isClosed(k.loading)
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// current waits for a ready backend and returns it with its generation and the
+// context that ends when that process exits.
+func (d *Device) current(ctx context.Context) (sdk.Backend, uint64, context.Context, error) {
+	for {
+		d.mu.Lock()
+		if d.stopped {
+			d.mu.Unlock()
+			return nil, 0, nil, ErrStopped
+		}
+		if d.state == StateUnhealthy {
+			d.mu.Unlock()
+			return nil, 0, nil, fmt.Errorf("device %s is unhealthy (crashed %d times within %s): %w", d.opts.Name, d.opts.CrashLimit, d.opts.CrashWindow, ErrCrashed)
+		}
+		if d.state == StateReady {
+			be, gen, pctx := d.backend, d.gen, d.procCtx
+			d.mu.Unlock()
+			return be, gen, pctx, nil
+		}
+		ready := d.readyCh
+		d.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, 0, nil, ctx.Err()
+		case <-d.stopCh:
+			return nil, 0, nil, ErrStopped
+		case <-ready:
+		}
+	}
+}
+
+// LoadKey makes key resident on the device; concurrent loads of one key share a
+// single backend call. It answers the key's resident bytes.
+func (d *Device) LoadKey(ctx context.Context, key sdk.KeyRef) (sdk.KeyInfo, error) {
+	be, gen, _, err := d.current(ctx)
+	if err != nil {
+		return sdk.KeyInfo{}, err
+	}
+	d.mu.Lock()
+	k, ok := d.keys[key.ID]
+	if ok && k.ref.Digest != key.Digest {
+		d.mu.Unlock()
+		return sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "key %s is loaded with another digest", key.ID)
+	}
+	if !ok {
+		k = &residentKey{ref: key, loading: make(chan struct{})}
+		d.keys[key.ID] = k
+		d.mu.Unlock()
+		info, err := be.LoadKey(ctx, key)
+		d.mu.Lock()
+		k.info, k.err = info, err
+		k.lastUsed = time.Now()
+		close(k.loading)
+		if err != nil && d.keys[key.ID] == k {
+			delete(d.keys, key.ID)
+		}
+		d.mu.Unlock()
+		if err != nil {
+			return sdk.KeyInfo{}, d.classify(gen, err)
+		}
+		d.log.Info("key loaded", "key", key.ID, "host_bytes", info.HostBytes, "device_bytes", info.DeviceBytes)
+		return info, nil
+	}
+	d.mu.Unlock()
+	select {
+	case <-k.loading:
+	case <-ctx.Done():
+		return sdk.KeyInfo{}, ctx.Err()
+	}
+	if k.err != nil {
+		return sdk.KeyInfo{}, d.classify(gen, k.err)
+	}
+	return k.info, nil
+}
+
+// UnloadKey releases key id on the device.
+func (d *Device) UnloadKey(ctx context.Context, id string) error {
+	be, gen, _, err := d.current(ctx)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	k, ok := d.keys[id]
+	if ok && k.users > 0 {
+		d.mu.Unlock()
+		return sdk.Errorf(sdk.ErrInvalidArgument, "key %s is in use by %d proofs", id, k.users)
+	}
+	delete(d.keys, id)
+	d.mu.Unlock()
+	if err := be.UnloadKey(ctx, id); err != nil {
+		return d.classify(gen, err)
+	}
+	return nil
+}
+
+// EvictIdle unloads keys unused for longer than idle and returns their ids.
+func (d *Device) EvictIdle(ctx context.Context, idle time.Duration) []string {
+	if idle <= 0 {
+		return nil
+	}
+	var ids []string
+	d.mu.Lock()
+	now := time.Now()
+	for id, k := range d.keys {
+		if k.users == 0 && isClosed(k.loading) && k.err == nil && now.Sub(k.lastUsed) > idle {
+			ids = append(ids, id)
+		}
+	}
+	d.mu.Unlock()
+	var evicted []string
+	for _, id := range ids {
+		if err := d.UnloadKey(ctx, id); err == nil {
+			evicted = append(evicted, id)
+			d.log.Info("key evicted after idling", "key", id, "idle", idle)
+		}
+	}
+	return evicted
+}
+
+// Prove loads key if needed and proves one partition. If the backend process
+// exits during the call, the error wraps ErrCrashed.
+func (d *Device) Prove(ctx context.Context, key sdk.KeyRef, part sdk.PartitionHandle) (sdk.ProveResult, error) {
+	if _, err := d.LoadKey(ctx, key); err != nil {
+		return sdk.ProveResult{}, err
+	}
+	be, gen, pctx, err := d.current(ctx)
+	if err != nil {
+		return sdk.ProveResult{}, err
+	}
+	d.mu.Lock()
+	k := d.keys[key.ID]
+	if k != nil {
+		k.users++
+	}
+	d.inFlight++
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		if k != nil {
+			k.users--
+			k.lastUsed = time.Now()
+		}
+		d.inFlight--
+		d.mu.Unlock()
+	}()
+	// The call ends when the caller cancels or when the process dies.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(pctx, cancel)
+	defer stop()
+	res, err := be.Prove(cctx, sdk.ProveRequest{KeyID: key.ID, Partition: part})
+	if err != nil {
+		if ctx.Err() != nil {
+			return sdk.ProveResult{}, ctx.Err()
+		}
+		return sdk.ProveResult{}, d.classify(gen, err)
+	}
+	return res, nil
+}
+
+// classify turns an error from backend generation gen into ErrCrashed when that
+// process has exited (its gRPC errors say only "unavailable").
+func (d *Device) classify(gen uint64, err error) error {
+	// Give the supervisor a moment to notice an exit that caused this error.
+	for i := 0; i < 4; i++ {
+		d.mu.Lock()
+		crashed := d.gen != gen || d.state != StateReady || (d.proc != nil && d.proc.Exited())
+		d.mu.Unlock()
+		if crashed {
+			return fmt.Errorf("device %s: %w (%v)", d.opts.Name, ErrCrashed, err)
+		}
+		var se *sdk.Error
+		if errors.As(err, &se) {
+			return err
+		}
+		time.Sleep(d.opts.PollInterval)
+	}
+	return err
+}
+
+// Kill kills the backend process as a crash would (used by tests and by the
+// hang detector): the supervisor restarts it.
+func (d *Device) Kill() {
+	d.mu.Lock()
+	proc := d.proc
+	d.mu.Unlock()
+	if proc != nil {
+		proc.Kill()
+	}
+}
+
+// Close stops supervision and the backend process.
+func (d *Device) Close() {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		return
+	}
+	d.stopped = true
+	d.state = StateStopped
+	close(d.stopCh)
+	proc := d.proc
+	if d.procStop != nil {
+		d.procStop()
+	}
+	d.mu.Unlock()
+	<-d.superDone
+	if proc != nil {
+		proc.Kill()
+	}
+}
