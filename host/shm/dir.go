@@ -1,0 +1,265 @@
+package shm
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// FileSuffix ends the name of every partition file this package writes; ReapStale
+// removes only files that carry it.
+const FileSuffix = ".partition"
+
+// devShm is where true shared memory is mounted on Linux; a variable so tests can
+// take it away.
+var devShm = "/dev/shm"
+
+// chunkSize is how much of a section Write copies and hashes per step: small
+// enough to stay in cache between the copy and the hash.
+const chunkSize = 1 << 20
+
+// validName is what a partition name may look like: a single path element, no
+// leading dot, nothing a shell or a log would mangle.
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Dir is a private directory of partition files. Its methods may be called
+// concurrently.
+type Dir struct {
+	path string
+
+	mu     sync.RWMutex // Write holds it shared, Close exclusively
+	closed bool
+}
+
+// NewDir opens the partition directory of the host whose state lives in
+// stateDir. It prefers /dev/shm/zkhost-<uid>-<hash of stateDir's absolute path>
+// when /dev/shm is a writable directory, and uses stateDir/shm otherwise. See
+// OpenDir for the checks.
+func NewDir(stateDir string) (*Dir, error) {
+	if stateDir == "" {
+		return nil, errors.New("shm: empty state directory")
+	}
+	abs, err := filepath.Abs(stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("shm: state directory %s: %w", stateDir, err)
+	}
+	if fi, err := os.Stat(devShm); err == nil && fi.IsDir() && unix.Access(devShm, unix.W_OK) == nil {
+		sum := sha256.Sum256([]byte(abs))
+		return OpenDir(filepath.Join(devShm, fmt.Sprintf("zkhost-%d-%x", os.Getuid(), sum[:6])))
+	}
+	return OpenDir(filepath.Join(abs, "shm"))
+}
+
+// OpenDir opens path as a partition directory, creating it (and missing parents)
+// with mode 0700. An existing directory must be a real directory (not a
+// symbolic link) owned by this process's user; a mode other than 0700 is fixed.
+func OpenDir(path string) (*Dir, error) {
+	if path == "" {
+		return nil, errors.New("shm: empty directory path")
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("shm: directory %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("shm: creating the parent of %s: %w", path, err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("shm: creating directory %s: %w", path, err)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, fmt.Errorf("shm: directory %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("shm: %s is not a directory (mode %v); refusing to use it", path, fi.Mode())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return nil, fmt.Errorf("shm: directory %s is owned by uid %d, not by this user (uid %d); refusing to use it", path, st.Uid, os.Getuid())
+	}
+	// Set the mode even on a directory just created: the umask may have
+	// narrowed it.
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(path, 0o700); err != nil {
+			return nil, fmt.Errorf("shm: setting mode 0700 on %s: %w", path, err)
+		}
+	}
+	return &Dir{path: path}, nil
+}
+
+// Path returns the directory's absolute path.
+func (d *Dir) Path() string { return d.path }
+
+// Write writes one BLS12-381 partition to a new file name+FileSuffix with mode
+// 0600, laid out by sdk.PartitionLayout, and returns its handle with the SHA-256
+// of the whole file. W must hold at least one element; A and B the same number,
+// at least one. The name must be new. On any error the file is removed.
+func (d *Dir) Write(name string, curve sdk.Curve, W, A, B []fr.Element) (sdk.PartitionHandle, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: directory %s is closed", name, d.path)
+	}
+	if !validName.MatchString(name) {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write: bad partition name %q (want 1-128 of A-Z a-z 0-9 . _ -, not starting with . _ or -)", name)
+	}
+	if curve != sdk.CurveBLS12381 {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: curve %q: only %s partitions are supported", name, curve, sdk.CurveBLS12381)
+	}
+	switch {
+	case len(W) == 0:
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: W is empty (a circuit has at least the constant wire)", name)
+	case len(A) == 0:
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: A is empty (no constraints)", name)
+	case len(A) != len(B):
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: len(A) = %d but len(B) = %d", name, len(A), len(B))
+	}
+	wOff, aOff, bOff, size := sdk.PartitionLayout(uint64(len(W)), uint64(len(A)))
+	h := sdk.PartitionHandle{
+		Path:          filepath.Join(d.path, name+FileSuffix),
+		Size:          int64(size),
+		Curve:         curve,
+		NbWires:       uint64(len(W)),
+		NbConstraints: uint64(len(A)),
+		WOffset:       wOff,
+		AOffset:       aOff,
+		BOffset:       bOff,
+	}
+	f, err := os.OpenFile(h.Path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %s already exists", name, h.Path)
+		}
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
+	}
+	digest, err := fill(f, h, W, A, B)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(h.Path)
+		if errors.Is(err, unix.ENOSPC) {
+			return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %d bytes do not fit in %s (for /dev/shm: its size is a mount option; docker's default is 64 MiB): %w", name, size, d.path, err)
+		}
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
+	}
+	h.Digest = digest
+	return h, nil
+}
+
+// fill sizes f for h and writes W, A and B at their offsets, hashing the file's
+// contents in order (padding included, as zeros) while it writes.
+func fill(f *os.File, h sdk.PartitionHandle, W, A, B []fr.Element) ([32]byte, error) {
+	var digest [32]byte
+	// Truncate first: the padding between sections stays a hole that reads as
+	// zeros and costs no memory on tmpfs.
+	if err := f.Truncate(h.Size); err != nil {
+		return digest, err
+	}
+	sum := sha256.New()
+	pos := uint64(0)
+	for _, s := range []struct {
+		off  uint64
+		data []byte
+	}{{h.WOffset, bytesOf(W)}, {h.AOffset, bytesOf(A)}, {h.BOffset, bytesOf(B)}} {
+		hashZeros(sum, s.off-pos)
+		for len(s.data) > 0 {
+			n := min(len(s.data), chunkSize)
+			if _, err := f.WriteAt(s.data[:n], int64(s.off)); err != nil {
+				return digest, err
+			}
+			sum.Write(s.data[:n])
+			s.data, s.off = s.data[n:], s.off+uint64(n)
+		}
+		pos = s.off
+	}
+	hashZeros(sum, uint64(h.Size)-pos)
+	copy(digest[:], sum.Sum(nil))
+	return digest, nil
+}
+
+var zeros [sdk.PartitionAlign]byte
+
+// hashZeros feeds n zero bytes to h.
+func hashZeros(h hash.Hash, n uint64) {
+	for n > 0 {
+		k := min(n, uint64(len(zeros)))
+		h.Write(zeros[:k])
+		n -= k
+	}
+}
+
+// bytesOf views field elements as their in-memory bytes, the partition format.
+func bytesOf(v []fr.Element) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*sdk.ElementSize)
+}
+
+// Remove deletes the partition file h names. It refuses a path outside this
+// directory; a file already gone is not an error.
+func (d *Dir) Remove(h sdk.PartitionHandle) error {
+	p := filepath.Clean(h.Path)
+	if filepath.Dir(p) != d.path || !strings.HasSuffix(p, FileSuffix) {
+		return fmt.Errorf("shm: remove: %s is not a partition file of %s", h.Path, d.path)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("shm: remove: %w", err)
+	}
+	return nil
+}
+
+// ReapStale removes the partition files a previous run left behind (after a
+// crash) and returns how many it removed. Call it at start-up, before any Write.
+func (d *Dir) ReapStale() (int, error) {
+	entries, err := os.ReadDir(d.path)
+	if err != nil {
+		return 0, fmt.Errorf("shm: reap: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), FileSuffix) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(d.path, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	if len(errs) > 0 {
+		return n, fmt.Errorf("shm: reap: %w", errors.Join(errs...))
+	}
+	return n, nil
+}
+
+// Close removes the directory and everything in it, waiting for writes in
+// progress. Later writes fail; closing twice is not an error.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if err := os.RemoveAll(d.path); err != nil {
+		return fmt.Errorf("shm: close: %w", err)
+	}
+	return nil
+}

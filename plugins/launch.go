@@ -1,0 +1,232 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+
+	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+)
+
+// DefaultStartTimeout is how long Launch waits for a backend to answer the
+// handshake when LaunchConfig.StartTimeout is zero.
+const DefaultStartTimeout = time.Minute
+
+// LaunchConfig says which backend binary Launch starts and how.
+type LaunchConfig struct {
+	// Path is the backend executable.
+	Path string
+	// SHA256, when set, is the executable's expected SHA-256 (32 bytes). Launch
+	// refuses a binary whose digest differs.
+	SHA256 []byte
+	// Args are the arguments after the program name.
+	Args []string
+	// Env holds extra KEY=value entries for the backend; they override the host's
+	// own environment, which the backend inherits.
+	Env []string
+	// Logger receives the backend's log lines (backends log to stderr, in hclog's
+	// JSON format, which keeps their levels) and go-plugin's own messages. Nil
+	// means hclog's default logger.
+	Logger hclog.Logger
+	// StartTimeout bounds the handshake; zero means DefaultStartTimeout. A
+	// deadline on Launch's context shortens it.
+	StartTimeout time.Duration
+}
+
+// Process is a running backend started by Launch or Attach.
+type Process struct {
+	client  *plugin.Client
+	backend backendv1.BackendClient
+	pid     int
+}
+
+// Backend returns the gRPC client of the backend service. Wrap it with
+// sdk.NewGRPCClient to deal in sdk types.
+func (p *Process) Backend() backendv1.BackendClient { return p.backend }
+
+// Pid returns the backend's process id (0 when attached to a backend that runs
+// inside another process in debug mode).
+func (p *Process) Pid() int { return p.pid }
+
+// Exited reports whether the backend process has exited.
+func (p *Process) Exited() bool { return p.client.Exited() }
+
+// NegotiatedVersion returns the go-plugin protocol version agreed with the backend.
+func (p *Process) NegotiatedVersion() int { return p.client.NegotiatedVersion() }
+
+// Kill ends the backend: it closes the connection, waits up to two seconds for
+// the process to exit and then kills it. It blocks until the process is gone and
+// is safe to call more than once.
+func (p *Process) Kill() { p.client.Kill() }
+
+// Launch starts the backend binary cfg.Path, performs go-plugin's handshake (gRPC
+// only, with automatic mutual TLS over a unix socket) and returns the running
+// process. The binary is checked first: a missing or non-executable file, or one
+// whose SHA-256 differs from cfg.SHA256, is an error naming the path and the cause.
+// The caller owns the process and must Kill it.
+func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
+	if err := checkBinary(cfg.Path, cfg.SHA256); err != nil {
+		return nil, err
+	}
+	timeout := cfg.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < timeout {
+		timeout = time.Until(deadline)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("launching backend %s: %w", cfg.Path, err)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.Default()
+	}
+
+	cmd := exec.Command(cfg.Path, cfg.Args...)
+	// The host's environment first, then cfg.Env, so cfg.Env wins (exec keeps
+	// the last of duplicate keys); go-plugin appends its own variables after.
+	cmd.Env = append(os.Environ(), cfg.Env...)
+	cmd.Env = append(cmd.Env, ParentPIDEnv+"="+strconv.Itoa(os.Getpid()))
+
+	var secure *plugin.SecureConfig
+	if cfg.SHA256 != nil {
+		// Checked above too; go-plugin checks again just before exec, which
+		// narrows the window for swapping the file.
+		secure = &plugin.SecureConfig{Checksum: cfg.SHA256, Hash: sha256.New()}
+	}
+	forward := logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: VersionedPlugins(nil),
+		Cmd:              cmd,
+		SkipHostEnv:      true,
+		SecureConfig:     secure,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		Managed:          false,
+		StartTimeout:     timeout,
+		Logger:           logger,
+		SyncStdout:       forward,
+		SyncStderr:       forward,
+	})
+	proc, err := dispense(client)
+	if err != nil {
+		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
+			return nil, fmt.Errorf("backend binary %s: checksum mismatch (it changed while starting): %w", cfg.Path, err)
+		}
+		return nil, fmt.Errorf("starting backend %s: %w", cfg.Path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		proc.Kill()
+		return nil, fmt.Errorf("launching backend %s: %w", cfg.Path, err)
+	}
+	return proc, nil
+}
+
+// Attach connects to a backend that already runs, typically one served in
+// debug mode (sdk.WithDebug) inside a test or under a debugger. go-plugin does
+// not allow automatic TLS on a reattached connection, so the connection is a
+// plain unix socket. A backend in debug mode stops when its own context ends;
+// Kill on the returned process does not stop it.
+func Attach(reattach *plugin.ReattachConfig, logger hclog.Logger) (*Process, error) {
+	if reattach == nil {
+		return nil, errors.New("attaching to backend: nil reattach config")
+	}
+	if logger == nil {
+		logger = hclog.Default()
+	}
+	forward := logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: Handshake,
+		// A reattached client skips version negotiation, so it needs the
+		// plugin set of the version the backend serves.
+		Plugins:          VersionedPlugins(nil)[reattach.ProtocolVersion],
+		Reattach:         reattach,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           logger,
+		SyncStdout:       forward,
+		SyncStderr:       forward,
+	})
+	proc, err := dispense(client)
+	if err != nil {
+		return nil, fmt.Errorf("attaching to backend at %v: %w", reattach.Addr, err)
+	}
+	return proc, nil
+}
+
+// dispense completes the handshake of client and returns the backend service.
+// On failure the client is killed.
+func dispense(client *plugin.Client) (*Process, error) {
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, err
+	}
+	raw, err := rpc.Dispense(PluginName)
+	if err != nil {
+		client.Kill()
+		return nil, err
+	}
+	backend, ok := raw.(backendv1.BackendClient)
+	if !ok {
+		client.Kill()
+		return nil, fmt.Errorf("plugin %q dispensed a %T, not a backend client", PluginName, raw)
+	}
+	proc := &Process{client: client, backend: backend}
+	if rc := client.ReattachConfig(); rc != nil {
+		proc.pid = rc.Pid
+	}
+	return proc, nil
+}
+
+// checkBinary reports, naming path, why it cannot be started as a backend: it is
+// missing, not a regular file, not executable, or its SHA-256 is not want.
+func checkBinary(path string, want []byte) error {
+	if path == "" {
+		return errors.New("backend binary: no path given")
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("backend binary %s: no such file", path)
+	case err != nil:
+		return fmt.Errorf("backend binary %s: %w", path, err)
+	case fi.IsDir():
+		return fmt.Errorf("backend binary %s: is a directory", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("backend binary %s: not a regular file (mode %v)", path, fi.Mode())
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("backend binary %s: not executable (mode %v)", path, fi.Mode().Perm())
+	}
+	if want == nil {
+		return nil
+	}
+	if len(want) != sha256.Size {
+		return fmt.Errorf("backend binary %s: configured SHA-256 has %d bytes, want %d", path, len(want), sha256.Size)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("backend binary %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("backend binary %s: reading it for its checksum: %w", path, err)
+	}
+	if got := h.Sum(nil); !bytes.Equal(got, want) {
+		return fmt.Errorf("backend binary %s: checksum mismatch: SHA-256 is %x, configured %x", path, got, want)
+	}
+	return nil
+}

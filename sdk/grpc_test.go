@@ -1,0 +1,381 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zkhost/zkhost/plugins"
+	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+)
+
+// fakeBackend is a Backend whose methods the test sets; an unset method panics,
+// so a call the test did not expect fails loudly.
+type fakeBackend struct {
+	describe  func(ctx context.Context) (Description, error)
+	loadKey   func(ctx context.Context, key KeyRef) (KeyInfo, error)
+	unloadKey func(ctx context.Context, keyID string) error
+	prove     func(ctx context.Context, req ProveRequest) (ProveResult, error)
+}
+
+func (f *fakeBackend) Describe(ctx context.Context) (Description, error) { return f.describe(ctx) }
+func (f *fakeBackend) LoadKey(ctx context.Context, k KeyRef) (KeyInfo, error) {
+	return f.loadKey(ctx, k)
+}
+func (f *fakeBackend) UnloadKey(ctx context.Context, id string) error { return f.unloadKey(ctx, id) }
+func (f *fakeBackend) Prove(ctx context.Context, r ProveRequest) (ProveResult, error) {
+	return f.prove(ctx, r)
+}
+
+// connect serves srv through go-plugin's gRPC server on a local socket and
+// returns the raw client and a function that stops the server.
+func connect(t *testing.T, srv backendv1.BackendServer) (backendv1.BackendClient, func()) {
+	t.Helper()
+	client, server := plugin.TestPluginGRPCConn(t, false, plugins.VersionedPlugins(srv)[plugins.ProtocolVersion])
+	// Closing the client shuts the server down through go-plugin's controller.
+	t.Cleanup(func() { client.Close() })
+	raw, err := client.Dispense(plugins.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw.(backendv1.BackendClient), server.Stop
+}
+
+func testDescription() Description {
+	return Description{
+		Name: "fake", Version: "1.2.3", APIVersions: []uint32{1, 2},
+		Device: DeviceInfo{Kind: "cuda", Model: "NVIDIA H200", Index: 3, Available: false,
+			Reason: "driver too old", MemoryTotal: 141 << 30, MemoryFree: 100 << 30},
+		Curves:      []Curve{CurveBLS12381, CurveBN254},
+		MaxInFlight: 2, HostBytesPerConstraint: 64, DeviceBytesPerConstraint: 320,
+	}
+}
+
+func testHandle() PartitionHandle {
+	h := PartitionHandle{Path: "/dev/shm/x/p.partition", Curve: CurveBLS12381, NbWires: 5, NbConstraints: 7}
+	wOff, aOff, bOff, size := PartitionLayout(5, 7)
+	h.WOffset, h.AOffset, h.BOffset, h.Size = wOff, aOff, bOff, int64(size)
+	for i := range h.Digest {
+		h.Digest[i] = byte(i + 1)
+	}
+	return h
+}
+
+func TestRoundTrip(t *testing.T) {
+	desc := testDescription()
+	key := KeyRef{ID: "chain-1k", Path: "/keys/chain.zkey", Digest: [32]byte{9, 8, 7}}
+	handle := testHandle()
+	result := ProveResult{
+		Proof: []byte("proof bytes"), Wall: 1500 * time.Millisecond, DeviceBusy: 900 * time.Millisecond,
+		Phases: []Phase{
+			{Name: PhaseMap, Start: time.Millisecond, Wall: 2 * time.Millisecond, DeviceBusy: 0},
+			{Name: PhaseMSMG1, Start: 10 * time.Millisecond, Wall: 800 * time.Millisecond, DeviceBusy: 700 * time.Millisecond},
+		},
+	}
+	var mu sync.Mutex
+	var gotKey KeyRef
+	var gotUnload string
+	var gotProve ProveRequest
+	fb := &fakeBackend{
+		describe: func(context.Context) (Description, error) { return desc, nil },
+		loadKey: func(_ context.Context, k KeyRef) (KeyInfo, error) {
+			mu.Lock()
+			gotKey = k
+			mu.Unlock()
+			return KeyInfo{HostBytes: 11, DeviceBytes: 22}, nil
+		},
+		unloadKey: func(_ context.Context, id string) error {
+			mu.Lock()
+			gotUnload = id
+			mu.Unlock()
+			return nil
+		},
+		prove: func(_ context.Context, r ProveRequest) (ProveResult, error) {
+			mu.Lock()
+			gotProve = r
+			mu.Unlock()
+			return result, nil
+		},
+	}
+	raw, _ := connect(t, &grpcServer{b: fb})
+	c := NewGRPCClient(raw)
+	ctx := context.Background()
+
+	d, err := c.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d, desc) {
+		t.Errorf("Describe = %+v, want %+v", d, desc)
+	}
+	info, err := c.LoadKey(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info != (KeyInfo{HostBytes: 11, DeviceBytes: 22}) {
+		t.Errorf("LoadKey = %+v", info)
+	}
+	if err := c.UnloadKey(ctx, "old-key"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Prove(ctx, ProveRequest{KeyID: key.ID, Partition: handle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res, result) {
+		t.Errorf("Prove = %+v, want %+v", res, result)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if gotKey != key {
+		t.Errorf("backend got key %+v, want %+v", gotKey, key)
+	}
+	if gotUnload != "old-key" {
+		t.Errorf("backend got unload %q", gotUnload)
+	}
+	if want := (ProveRequest{KeyID: key.ID, Partition: handle}); gotProve != want {
+		t.Errorf("backend got prove %+v, want %+v", gotProve, want)
+	}
+}
+
+func TestErrorTranslation(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		code      codes.Code
+		kind      ErrorKind
+		retryable bool
+		message   string
+	}{
+		{"internal", &Error{Kind: ErrInternal, Retryable: false, Message: "bug"}, codes.Internal, ErrInternal, false, "bug"},
+		{"invalid", Errorf(ErrInvalidArgument, "bad size %d", 3), codes.InvalidArgument, ErrInvalidArgument, false, "bad size 3"},
+		{"digest", Errorf(ErrDigestMismatch, "sha"), codes.DataLoss, ErrDigestMismatch, false, "sha"},
+		{"key", Errorf(ErrKeyNotLoaded, "key k"), codes.FailedPrecondition, ErrKeyNotLoaded, false, "key k"},
+		{"exhausted", Errorf(ErrResourceExhausted, "vram"), codes.ResourceExhausted, ErrResourceExhausted, true, "vram"},
+		{"unavailable", &Error{Kind: ErrUnavailable, Retryable: false, Message: "no gpu"}, codes.Unavailable, ErrUnavailable, false, "no gpu"},
+		{"canceled", Errorf(ErrCanceled, "stop"), codes.Canceled, ErrCanceled, false, "stop"},
+		{"unimplemented", Errorf(ErrUnimplemented, "bn254"), codes.Unimplemented, ErrUnimplemented, false, "bn254"},
+		{"unknown kind", &Error{Kind: ErrorKind(99), Message: "odd"}, codes.Internal, ErrInternal, false, "odd"},
+		{"wrapped", fmt.Errorf("loading: %w", Errorf(ErrInvalidArgument, "inner")), codes.InvalidArgument, ErrInvalidArgument, false, "inner"},
+		{"plain", errors.New("boom"), codes.Internal, ErrInternal, true, "boom"},
+		{"context", fmt.Errorf("msm: %w", context.Canceled), codes.Canceled, ErrCanceled, false, "msm: context canceled"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fb := &fakeBackend{
+				describe:  func(context.Context) (Description, error) { return Description{}, tc.err },
+				loadKey:   func(context.Context, KeyRef) (KeyInfo, error) { return KeyInfo{}, tc.err },
+				unloadKey: func(context.Context, string) error { return tc.err },
+				prove:     func(context.Context, ProveRequest) (ProveResult, error) { return ProveResult{}, tc.err },
+			}
+			raw, _ := connect(t, &grpcServer{b: fb})
+			c := NewGRPCClient(raw)
+			ctx := context.Background()
+
+			// The status code on the wire.
+			_, rawErr := raw.Describe(ctx, &backendv1.DescribeRequest{})
+			if got := status.Code(rawErr); got != tc.code {
+				t.Errorf("status code %v, want %v", got, tc.code)
+			}
+			// The *Error after translation, for every method.
+			calls := map[string]func() error{
+				"Describe":  func() error { _, err := c.Describe(ctx); return err },
+				"LoadKey":   func() error { _, err := c.LoadKey(ctx, KeyRef{ID: "k"}); return err },
+				"UnloadKey": func() error { return c.UnloadKey(ctx, "k") },
+				"Prove":     func() error { _, err := c.Prove(ctx, ProveRequest{KeyID: "k", Partition: testHandle()}); return err },
+			}
+			for method, call := range calls {
+				err := call()
+				var e *Error
+				if !errors.As(err, &e) {
+					t.Fatalf("%s: error %v (%T) is not an *Error", method, err, err)
+				}
+				if e.Kind != tc.kind || e.Retryable != tc.retryable || e.Message != tc.message {
+					t.Errorf("%s: got %+v, want kind %v retryable %v message %q", method, *e, tc.kind, tc.retryable, tc.message)
+				}
+			}
+		})
+	}
+}
+
+func TestBadRequestsNeverReachTheBackend(t *testing.T) {
+	fb := &fakeBackend{} // every method panics if called
+	raw, _ := connect(t, &grpcServer{b: fb})
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"no key", func() error { _, err := raw.LoadKey(ctx, &backendv1.LoadKeyRequest{}); return err }, "no key"},
+		{"short key digest", func() error {
+			_, err := raw.LoadKey(ctx, &backendv1.LoadKeyRequest{Key: &backendv1.KeyRef{Id: "k", Digest: make([]byte, 5)}})
+			return err
+		}, "key digest has 5 bytes"},
+		{"no partition", func() error { _, err := raw.Prove(ctx, &backendv1.ProveRequest{KeyId: "k"}); return err }, "no partition"},
+		{"long partition digest", func() error {
+			_, err := raw.Prove(ctx, &backendv1.ProveRequest{KeyId: "k", Partition: &backendv1.PartitionHandle{Digest: make([]byte, 33)}})
+			return err
+		}, "partition digest has 33 bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			st, detail := plugins.DetailOf(err)
+			if st.Code() != codes.InvalidArgument || detail.GetKind() != backendv1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT {
+				t.Fatalf("got %v (detail %v), want InvalidArgument", err, detail)
+			}
+			if !strings.Contains(st.Message(), tc.want) {
+				t.Errorf("message %q does not mention %q", st.Message(), tc.want)
+			}
+		})
+	}
+}
+
+func TestCancellationCrosses(t *testing.T) {
+	started := make(chan struct{})
+	serverSaw := make(chan error, 1)
+	fb := &fakeBackend{
+		prove: func(ctx context.Context, _ ProveRequest) (ProveResult, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				serverSaw <- ctx.Err()
+				return ProveResult{}, Errorf(ErrCanceled, "prove stopped: %v", ctx.Err())
+			case <-time.After(10 * time.Second):
+				serverSaw <- nil
+				return ProveResult{}, errors.New("the backend's context was never cancelled")
+			}
+		},
+	}
+	raw, _ := connect(t, &grpcServer{b: fb})
+	c := NewGRPCClient(raw)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		cancel()
+	}()
+	t0 := time.Now()
+	_, err := c.Prove(ctx, ProveRequest{KeyID: "k", Partition: testHandle()})
+	if KindOf(err) != ErrCanceled {
+		t.Fatalf("Prove after cancel: %v, want kind canceled", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v does not match context.Canceled", err)
+	}
+	if IsRetryable(err) {
+		t.Errorf("a cancellation is retryable: %v", err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("Prove took %v to return after cancel", d)
+	}
+	select {
+	case got := <-serverSaw:
+		if !errors.Is(got, context.Canceled) {
+			t.Errorf("backend's context ended with %v, want context.Canceled", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the backend's Prove context was not cancelled")
+	}
+}
+
+func TestDeadlineCrossesAsCanceled(t *testing.T) {
+	fb := &fakeBackend{
+		describe: func(ctx context.Context) (Description, error) {
+			<-ctx.Done()
+			return Description{}, ctx.Err()
+		},
+	}
+	raw, _ := connect(t, &grpcServer{b: fb})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := NewGRPCClient(raw).Describe(ctx)
+	if KindOf(err) != ErrCanceled || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want kind canceled matching DeadlineExceeded", err)
+	}
+}
+
+func TestUnimplementedMethod(t *testing.T) {
+	// A server that implements nothing stands for an older backend that lacks a
+	// method added later.
+	raw, _ := connect(t, backendv1.UnimplementedBackendServer{})
+	_, err := NewGRPCClient(raw).Describe(context.Background())
+	if KindOf(err) != ErrUnimplemented {
+		t.Fatalf("got %v, want kind unimplemented", err)
+	}
+}
+
+func TestServerGoneIsPluginShutdown(t *testing.T) {
+	fb := &fakeBackend{describe: func(context.Context) (Description, error) { return testDescription(), nil }}
+	raw, stop := connect(t, &grpcServer{b: fb})
+	c := NewGRPCClient(raw)
+	if _, err := c.Describe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	_, err := c.Describe(context.Background())
+	if !errors.Is(err, plugins.ErrPluginShutdown) {
+		t.Fatalf("got %v, want it to match plugins.ErrPluginShutdown", err)
+	}
+	if KindOf(err) != ErrUnavailable || !IsRetryable(err) {
+		t.Errorf("got kind %v retryable %v, want unavailable and retryable", KindOf(err), IsRetryable(err))
+	}
+}
+
+func TestServeDebugAndAttach(t *testing.T) {
+	fb := &fakeBackend{describe: func(context.Context) (Description, error) { return testDescription(), nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reattach := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	serveErr := make(chan error, 1)
+	logger := hclog.New(&hclog.LoggerOptions{Output: hclog.DefaultOutput, Level: hclog.Warn})
+	go func() { serveErr <- Serve(fb, WithDebug(ctx, reattach, closed), WithLogger(logger)) }()
+
+	var rc *plugin.ReattachConfig
+	select {
+	case rc = <-reattach:
+	case err := <-serveErr:
+		t.Fatalf("Serve returned early: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reattach config from Serve")
+	}
+	proc, err := plugins.Attach(rc, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewGRPCClient(proc.Backend()).Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "fake" {
+		t.Errorf("Describe.Name = %q", d.Name)
+	}
+	cancel()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not stop after its context ended")
+	}
+	if err := <-serveErr; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	proc.Kill()
+}
+
+func TestServeRefusesNil(t *testing.T) {
+	if err := Serve(nil); err == nil {
+		t.Fatal("Serve(nil) did not fail")
+	}
+}

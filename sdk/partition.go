@@ -1,0 +1,222 @@
+package sdk
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sys/unix"
+)
+
+// ElementSize is the size in bytes of one field element in a partition file: a
+// scalar of BLS12-381 or BN254, four little-endian 64-bit limbs in Montgomery
+// form (gnark-crypto's fr.Element in memory).
+const ElementSize = 32
+
+// PartitionAlign is the alignment of every section of a partition file and of
+// its size. 4096 is the page size of every machine zkhost runs on, so each
+// section can be mapped or pinned for DMA on its own.
+const PartitionAlign = 4096
+
+// MaxPartitionElements bounds NbWires and NbConstraints (2^40: 32 TiB per
+// vector), far above any real circuit, so layout arithmetic cannot overflow.
+const MaxPartitionElements = 1 << 40
+
+// PartitionLayout returns the byte offsets of W, A and B in a partition file and
+// the file's size: W (nbWires elements) first, then A and B (nbConstraints
+// elements each), each section starting on a PartitionAlign boundary and the
+// size rounded up to one. Inputs above MaxPartitionElements give meaningless
+// results; OpenPartition refuses them first.
+func PartitionLayout(nbWires, nbConstraints uint64) (wOff, aOff, bOff, size uint64) {
+	wOff = 0
+	aOff = alignUp(wOff + nbWires*ElementSize)
+	bOff = alignUp(aOff + nbConstraints*ElementSize)
+	size = alignUp(bOff + nbConstraints*ElementSize)
+	return wOff, aOff, bOff, size
+}
+
+func alignUp(n uint64) uint64 {
+	return (n + PartitionAlign - 1) &^ (PartitionAlign - 1)
+}
+
+// Section names one vector of a partition.
+type Section int
+
+// The sections of a partition, in file order.
+const (
+	SectionW Section = iota // the wire vector, NbWires elements
+	SectionA                // A evaluated per constraint, NbConstraints elements
+	SectionB                // B evaluated per constraint, NbConstraints elements
+)
+
+// String returns the section's name.
+func (s Section) String() string {
+	switch s {
+	case SectionW:
+		return "W"
+	case SectionA:
+		return "A"
+	case SectionB:
+		return "B"
+	}
+	return fmt.Sprintf("section(%d)", int(s))
+}
+
+// Partition is a partition file mapped read-only. Its slices alias the mapping:
+// never write to them (the process would fault) and never use them after Close.
+type Partition struct {
+	h    PartitionHandle
+	data []byte
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// OpenPartition maps the partition file h names, after checking everything the
+// handle claims: a supported curve (BLS12-381), counts within bounds, offsets
+// and size equal to PartitionLayout's, an absolute path to a regular file of
+// exactly h.Size bytes, and a SHA-256 of the whole file equal to h.Digest.
+// Errors are *Error: ErrInvalidArgument naming the bad field or the file's
+// problem, ErrUnimplemented for a known curve this SDK cannot view yet, and
+// ErrDigestMismatch for contents that differ from the digest.
+//
+// The digest pass reads the whole file once (about 2 GB/s with SHA-NI); it is
+// the "map" phase of a backend's Prove.
+func OpenPartition(h PartitionHandle) (*Partition, error) {
+	if err := checkHandle(h); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(h.Path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, Errorf(ErrInvalidArgument, "partition file %s: no such file", h.Path)
+		}
+		return nil, Errorf(ErrInvalidArgument, "partition file %s: %v", h.Path, err)
+	}
+	defer f.Close() // the mapping outlives the descriptor
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, Errorf(ErrInternal, "partition file %s: %v", h.Path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, Errorf(ErrInvalidArgument, "partition file %s: not a regular file (mode %v)", h.Path, fi.Mode())
+	}
+	if fi.Size() != h.Size {
+		return nil, Errorf(ErrInvalidArgument, "partition file %s: has %d bytes, the handle says %d", h.Path, fi.Size(), h.Size)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(h.Size), unix.PROT_READ, mmapFlags)
+	if err != nil {
+		if errors.Is(err, unix.ENOMEM) {
+			return nil, Errorf(ErrResourceExhausted, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
+		}
+		return nil, Errorf(ErrInternal, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
+	}
+	if sum := sha256.Sum256(data); !bytes.Equal(sum[:], h.Digest[:]) {
+		_ = unix.Munmap(data)
+		return nil, Errorf(ErrDigestMismatch, "partition file %s: SHA-256 is %x, the handle says %x", h.Path, sum, h.Digest)
+	}
+	return &Partition{h: h, data: data}, nil
+}
+
+// checkHandle checks the fields of h against each other, before any file is
+// touched.
+func checkHandle(h PartitionHandle) error {
+	switch h.Curve {
+	case CurveBLS12381:
+	case CurveBN254:
+		return Errorf(ErrUnimplemented, "partition handle: curve %s is not supported yet (only %s)", h.Curve, CurveBLS12381)
+	default:
+		return Errorf(ErrInvalidArgument, "partition handle: unknown curve %q", h.Curve)
+	}
+	if h.NbWires == 0 || h.NbWires > MaxPartitionElements {
+		return Errorf(ErrInvalidArgument, "partition handle: nb_wires is %d, want 1..%d", h.NbWires, uint64(MaxPartitionElements))
+	}
+	if h.NbConstraints == 0 || h.NbConstraints > MaxPartitionElements {
+		return Errorf(ErrInvalidArgument, "partition handle: nb_constraints is %d, want 1..%d", h.NbConstraints, uint64(MaxPartitionElements))
+	}
+	wOff, aOff, bOff, size := PartitionLayout(h.NbWires, h.NbConstraints)
+	for _, f := range []struct {
+		name      string
+		got, want uint64
+	}{
+		{"w_offset", h.WOffset, wOff},
+		{"a_offset", h.AOffset, aOff},
+		{"b_offset", h.BOffset, bOff},
+	} {
+		if f.got != f.want {
+			return Errorf(ErrInvalidArgument, "partition handle: %s is %d, want %d for %d wires and %d constraints",
+				f.name, f.got, f.want, h.NbWires, h.NbConstraints)
+		}
+	}
+	if h.Size < 0 || uint64(h.Size) != size {
+		return Errorf(ErrInvalidArgument, "partition handle: size is %d, want %d for %d wires and %d constraints",
+			h.Size, size, h.NbWires, h.NbConstraints)
+	}
+	if !filepath.IsAbs(h.Path) {
+		return Errorf(ErrInvalidArgument, "partition handle: path %q is not absolute", h.Path)
+	}
+	return nil
+}
+
+// Handle returns the handle the partition was opened with.
+func (p *Partition) Handle() PartitionHandle { return p.h }
+
+// Bytes returns the bytes of one section (without its alignment padding), or
+// nil for an unknown section or a closed partition.
+func (p *Partition) Bytes(s Section) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	switch s {
+	case SectionW:
+		return p.data[p.h.WOffset : p.h.WOffset+p.h.NbWires*ElementSize : p.h.WOffset+p.h.NbWires*ElementSize]
+	case SectionA:
+		return p.data[p.h.AOffset : p.h.AOffset+p.h.NbConstraints*ElementSize : p.h.AOffset+p.h.NbConstraints*ElementSize]
+	case SectionB:
+		return p.data[p.h.BOffset : p.h.BOffset+p.h.NbConstraints*ElementSize : p.h.BOffset+p.h.NbConstraints*ElementSize]
+	}
+	return nil
+}
+
+// W returns the wire vector as BLS12-381 scalars, aliasing the read-only mapping.
+func (p *Partition) W() []fr.Element { return elements(p.Bytes(SectionW)) }
+
+// A returns A's evaluations as BLS12-381 scalars, aliasing the read-only mapping.
+func (p *Partition) A() []fr.Element { return elements(p.Bytes(SectionA)) }
+
+// B returns B's evaluations as BLS12-381 scalars, aliasing the read-only mapping.
+func (p *Partition) B() []fr.Element { return elements(p.Bytes(SectionB)) }
+
+// elements views b (a whole number of 32-byte elements, 8-byte aligned since
+// sections start on page boundaries) as field elements without copying.
+func elements(b []byte) []fr.Element {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*fr.Element)(unsafe.Pointer(&b[0])), len(b)/ElementSize)
+}
+
+// Close unmaps the partition. Slices obtained before are invalid afterwards.
+// Closing twice is not an error.
+func (p *Partition) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	if err := unix.Munmap(p.data); err != nil {
+		return Errorf(ErrInternal, "partition file %s: unmapping: %v", p.h.Path, err)
+	}
+	p.data = nil
+	return nil
+}

@@ -1,0 +1,213 @@
+package sdk
+
+import (
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+func TestPartitionLayout(t *testing.T) {
+	tests := []struct {
+		nbW, nbC               uint64
+		wOff, aOff, bOff, size uint64
+	}{
+		{1, 1, 0, 4096, 8192, 12288},
+		{128, 128, 0, 4096, 8192, 12288},  // exactly one page each
+		{129, 128, 0, 8192, 12288, 16384}, // W spills into a second page
+		{128, 129, 0, 4096, 12288, 20480}, // A and B spill
+		{1000, 1 << 12, 0, 32768, 163840, 294912},
+	}
+	for _, tc := range tests {
+		w, a, b, s := PartitionLayout(tc.nbW, tc.nbC)
+		if w != tc.wOff || a != tc.aOff || b != tc.bOff || s != tc.size {
+			t.Errorf("PartitionLayout(%d, %d) = %d, %d, %d, %d; want %d, %d, %d, %d",
+				tc.nbW, tc.nbC, w, a, b, s, tc.wOff, tc.aOff, tc.bOff, tc.size)
+		}
+		for _, off := range []uint64{a, b, s} {
+			if off%PartitionAlign != 0 {
+				t.Errorf("PartitionLayout(%d, %d): %d is not aligned", tc.nbW, tc.nbC, off)
+			}
+		}
+		if a < w+tc.nbW*ElementSize || b < a+tc.nbC*ElementSize || s < b+tc.nbC*ElementSize {
+			t.Errorf("PartitionLayout(%d, %d): sections overlap", tc.nbW, tc.nbC)
+		}
+	}
+}
+
+// randomVector returns n random field elements.
+func randomVector(t testing.TB, n int) []fr.Element {
+	t.Helper()
+	v := make([]fr.Element, n)
+	for i := range v {
+		if _, err := v[i].SetRandom(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return v
+}
+
+// writeTestPartition writes a partition file by the layout, independently of
+// package host/shm, and returns its handle.
+func writeTestPartition(t testing.TB, dir string, W, A, B []fr.Element) PartitionHandle {
+	t.Helper()
+	wOff, aOff, bOff, size := PartitionLayout(uint64(len(W)), uint64(len(A)))
+	buf := make([]byte, size)
+	raw := func(v []fr.Element) []byte {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*ElementSize)
+	}
+	copy(buf[wOff:], raw(W))
+	copy(buf[aOff:], raw(A))
+	copy(buf[bOff:], raw(B))
+	path := filepath.Join(dir, "p.partition")
+	if err := os.WriteFile(path, buf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return PartitionHandle{
+		Path: path, Size: int64(size), Digest: sha256.Sum256(buf), Curve: CurveBLS12381,
+		NbWires: uint64(len(W)), NbConstraints: uint64(len(A)),
+		WOffset: wOff, AOffset: aOff, BOffset: bOff,
+	}
+}
+
+func equalVectors(a, b []fr.Element) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(&b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestOpenPartition(t *testing.T) {
+	W, A, B := randomVector(t, 300), randomVector(t, 200), randomVector(t, 200)
+	h := writeTestPartition(t, t.TempDir(), W, A, B)
+	p, err := OpenPartition(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalVectors(p.W(), W) || !equalVectors(p.A(), A) || !equalVectors(p.B(), B) {
+		t.Fatal("the mapped vectors differ from the written ones")
+	}
+	if got := len(p.Bytes(SectionA)); got != 200*ElementSize {
+		t.Errorf("len(Bytes(A)) = %d, want %d", got, 200*ElementSize)
+	}
+	if p.Bytes(Section(7)) != nil {
+		t.Error("Bytes of an unknown section is not nil")
+	}
+	if p.Handle() != h {
+		t.Error("Handle() differs from the handle opened")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if p.W() != nil {
+		t.Error("W() after Close is not nil")
+	}
+}
+
+func TestOpenPartitionRejects(t *testing.T) {
+	dir := t.TempDir()
+	W, A, B := randomVector(t, 10), randomVector(t, 20), randomVector(t, 20)
+	good := writeTestPartition(t, dir, W, A, B)
+
+	short := filepath.Join(dir, "short.partition")
+	if err := os.WriteFile(short, make([]byte, good.Size-1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.partition")
+	if err := os.Symlink(good.Path, link); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "dir.partition")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name   string
+		modify func(h *PartitionHandle)
+		kind   ErrorKind
+		substr string
+	}{
+		{"unknown curve", func(h *PartitionHandle) { h.Curve = "p-256" }, ErrInvalidArgument, "unknown curve"},
+		{"bn254", func(h *PartitionHandle) { h.Curve = CurveBN254 }, ErrUnimplemented, "bn254"},
+		{"no wires", func(h *PartitionHandle) { h.NbWires = 0 }, ErrInvalidArgument, "nb_wires"},
+		{"no constraints", func(h *PartitionHandle) { h.NbConstraints = 0 }, ErrInvalidArgument, "nb_constraints"},
+		{"huge", func(h *PartitionHandle) { h.NbConstraints = 1 << 62 }, ErrInvalidArgument, "nb_constraints"},
+		{"w offset", func(h *PartitionHandle) { h.WOffset = 32 }, ErrInvalidArgument, "w_offset"},
+		{"a offset", func(h *PartitionHandle) { h.AOffset += 4096 }, ErrInvalidArgument, "a_offset"},
+		{"b offset", func(h *PartitionHandle) { h.BOffset -= 32 }, ErrInvalidArgument, "b_offset"},
+		{"size", func(h *PartitionHandle) { h.Size += 4096 }, ErrInvalidArgument, "size"},
+		{"negative size", func(h *PartitionHandle) { h.Size = -1 }, ErrInvalidArgument, "size"},
+		{"more wires than written", func(h *PartitionHandle) { h.NbWires = 300 }, ErrInvalidArgument, "a_offset"},
+		{"relative path", func(h *PartitionHandle) { h.Path = "p.partition" }, ErrInvalidArgument, "not absolute"},
+		{"missing file", func(h *PartitionHandle) { h.Path = filepath.Join(dir, "nope") }, ErrInvalidArgument, "no such file"},
+		{"file too short", func(h *PartitionHandle) { h.Path = short }, ErrInvalidArgument, "bytes"},
+		{"symlink", func(h *PartitionHandle) { h.Path = link }, ErrInvalidArgument, link},
+		{"directory", func(h *PartitionHandle) { h.Path = sub }, ErrInvalidArgument, "not a regular file"},
+		{"digest", func(h *PartitionHandle) { h.Digest[0] ^= 1 }, ErrDigestMismatch, "SHA-256"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := good
+			tc.modify(&h)
+			p, err := OpenPartition(h)
+			if err == nil {
+				p.Close()
+				t.Fatal("OpenPartition accepted a bad handle")
+			}
+			if KindOf(err) != tc.kind {
+				t.Errorf("kind %v, want %v (%v)", KindOf(err), tc.kind, err)
+			}
+			if !strings.Contains(err.Error(), tc.substr) {
+				t.Errorf("error %q does not mention %q", err, tc.substr)
+			}
+		})
+	}
+
+	// A changed byte in the padding counts too: the digest covers the whole file.
+	buf, err := os.ReadFile(good.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf[good.AOffset-1] = 1
+	if err := os.WriteFile(good.Path, buf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenPartition(good); KindOf(err) != ErrDigestMismatch {
+		t.Errorf("changed padding: got %v, want a digest mismatch", err)
+	}
+}
+
+func BenchmarkOpenPartition(b *testing.B) {
+	const n = 1 << 20 // 2^20 constraints: 96 MiB
+	W, A, B := randomVector(b, n), randomVector(b, n), randomVector(b, n)
+	dir := b.TempDir()
+	if _, err := os.Stat("/dev/shm"); err == nil {
+		if d, err := os.MkdirTemp("/dev/shm", "sdkbench"); err == nil {
+			dir = d
+			defer os.RemoveAll(d)
+		}
+	}
+	h := writeTestPartition(b, dir, W, A, B)
+	b.SetBytes(h.Size)
+	b.ResetTimer()
+	for range b.N {
+		p, err := OpenPartition(h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Close()
+	}
+}
