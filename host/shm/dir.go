@@ -146,7 +146,7 @@ func (d *Dir) Write(name string, curve sdk.Curve, W, A, B []fr.Element) (sdk.Par
 		}
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
 	}
-	digest, err := fill(f, h, W, A, B)
+	digest, err := fillFile(f, h, W, A, B)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -160,6 +160,9 @@ func (d *Dir) Write(name string, curve sdk.Curve, W, A, B []fr.Element) (sdk.Par
 	h.Digest = digest
 	return h, nil
 }
+
+// fillFile is fill; a variable so tests can make it fail.
+var fillFile = fill
 
 // fill sizes f for h and writes W, A and B at their offsets, hashing the file's
 // contents in order (padding included, as zeros) while it writes.
