@@ -1,0 +1,167 @@
+package cpubackend
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// chainCircuit proves knowledge of S such that n steps of v ← v·(v+S), from the
+// public X, end at the public Y.
+type chainCircuit struct {
+	X, Y frontend.Variable `gnark:",public"`
+	S    frontend.Variable
+	n    int
+}
+
+func (c *chainCircuit) Define(api frontend.API) error {
+	v := c.X
+	for i := 0; i < c.n; i++ {
+		v = api.Mul(v, api.Add(v, c.S))
+	}
+	api.AssertIsEqual(v, c.Y)
+	return nil
+}
+
+func chainAssignment(n int, x, s uint64) *chainCircuit {
+	var v, sv, t fr.Element
+	v.SetUint64(x)
+	sv.SetUint64(s)
+	for i := 0; i < n; i++ {
+		t.Add(&v, &sv)
+		v.Mul(&v, &t)
+	}
+	return &chainCircuit{X: x, Y: v.String(), S: s, n: n}
+}
+
+// fixture is a chain circuit's key file, verifying key, and one solved witness.
+type fixture struct {
+	keyPath   string
+	keyDigest [32]byte
+	keySize   int64
+	domain    uint64
+	vk        groth16.VerifyingKey
+	public    witness.Witness
+	solution  *cs.R1CSSolution
+}
+
+var (
+	fixtureOnce sync.Once
+	theFixture  *fixture
+	fixtureErr  error
+	fixtureDir  string
+)
+
+const chainSteps = 900 // 901 constraints: a 1024 domain with padding
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cpubackend-test-")
+	if err != nil {
+		panic(err)
+	}
+	fixtureDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// chainFixture builds the fixture once per test binary.
+func chainFixture(t *testing.T) *fixture {
+	t.Helper()
+	fixtureOnce.Do(func() { theFixture, fixtureErr = newFixture(fixtureDir) })
+	if fixtureErr != nil {
+		t.Fatalf("fixture: %v", fixtureErr)
+	}
+	return theFixture
+}
+
+func newFixture(dir string) (*fixture, error) {
+	field := ecc.BLS12_381.ScalarField()
+	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &chainCircuit{n: chainSteps})
+	if err != nil {
+		return nil, err
+	}
+	pk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		return nil, err
+	}
+	key, err := keyfile.FromGnark(pk.(*groth16_bls12381.ProvingKey))
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "chain.zkpk")
+	digest, err := keyfile.Write(path, key)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	full, err := frontend.NewWitness(chainAssignment(chainSteps, 3, 5), field)
+	if err != nil {
+		return nil, err
+	}
+	public, err := full.Public()
+	if err != nil {
+		return nil, err
+	}
+	sol, err := ccs.Solve(full)
+	if err != nil {
+		return nil, err
+	}
+	return &fixture{keyPath: path, keyDigest: digest, keySize: st.Size(), domain: key.DomainSize,
+		vk: vk, public: public, solution: sol.(*cs.R1CSSolution)}, nil
+}
+
+// keyRef names the fixture's key under id.
+func (f *fixture) keyRef(id string) sdk.KeyRef {
+	return sdk.KeyRef{ID: id, Path: f.keyPath, Digest: f.keyDigest}
+}
+
+// writePartition writes W, A and B in the sdk partition layout to a new file under
+// t's temp dir and returns its handle.
+func writePartition(t *testing.T, w, a, b []fr.Element) sdk.PartitionHandle {
+	t.Helper()
+	wOff, aOff, bOff, size := sdk.PartitionLayout(uint64(len(w)), uint64(len(a)))
+	data := make([]byte, size)
+	put := func(off uint64, v []fr.Element) {
+		for i := range v {
+			for j, limb := range v[i] { // Montgomery limbs, little-endian: the in-memory layout
+				binary.LittleEndian.PutUint64(data[off+uint64(i)*32+uint64(j)*8:], limb)
+			}
+		}
+	}
+	put(wOff, w)
+	put(aOff, a)
+	put(bOff, b)
+	path := filepath.Join(t.TempDir(), "partition")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return sdk.PartitionHandle{
+		Path: path, Size: int64(size), Digest: sha256.Sum256(data), Curve: sdk.CurveBLS12381,
+		NbWires: uint64(len(w)), NbConstraints: uint64(len(a)),
+		WOffset: wOff, AOffset: aOff, BOffset: bOff,
+	}
+}
+
+// partition writes the fixture's solution as a partition file.
+func (f *fixture) partition(t *testing.T) sdk.PartitionHandle {
+	return writePartition(t, f.solution.W, f.solution.A, f.solution.B)
+}
