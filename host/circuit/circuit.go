@@ -1,0 +1,275 @@
+package circuit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// File name extensions of a circuit's files in a key directory.
+const (
+	ExtCCS  = ".ccs"
+	ExtVK   = ".vk"
+	ExtPK   = ".pk"
+	ExtMeta = ".json"
+)
+
+// MetadataVersion is the version of the NAME.json format this package writes.
+const MetadataVersion = 1
+
+// Metadata is the content of NAME.json: what the circuit is and the digests that tie its
+// three key files together.
+type Metadata struct {
+	Version       int            `json:"version"`
+	ID            string         `json:"id"`      // key name, e.g. "chain-k16"
+	Circuit       string         `json:"circuit"` // registry name, e.g. "chain"
+	Params        map[string]int `json:"params"`
+	Curve         string         `json:"curve"` // "bls12-381"
+	NbConstraints int            `json:"nb_constraints"`
+	NbWires       int            `json:"nb_wires"`
+	NbPublic      int            `json:"nb_public"` // public wires, including the constant-1 wire
+	NbSecret      int            `json:"nb_secret"` // secret inputs (not internal wires)
+	DomainSize    uint64         `json:"domain_size"`
+	Setup         string         `json:"setup"`     // how the keys were made, e.g. "development"
+	PKDigest      string         `json:"pk_digest"` // hex keyfile header digest of NAME.pk
+	CCSSHA256     string         `json:"ccs_sha256"`
+	VKSHA256      string         `json:"vk_sha256"`
+}
+
+// Circuit is a loaded circuit: its constraint system, verifying key, and its proving key
+// file mapped read-only. Close it to unmap the key.
+type Circuit struct {
+	Name   string // key name, the files' base name
+	KeyDir string
+
+	CCS *cs.R1CS             // the BLS12-381 constraint system, for Solve
+	VK  groth16.VerifyingKey // a *groth16_bls12381.VerifyingKey
+
+	PKPath   string
+	PKDigest [32]byte // keyfile header digest: the proving key's identity
+
+	NbConstraints int
+	NbWires       int    // len(W)
+	NbPublic      int    // public wires including the constant-1 wire
+	NbSecret      int    // secret inputs
+	DomainSize    uint64 // FFT domain, the power of two ≥ NbConstraints
+
+	Meta *Metadata // NAME.json, or nil for keys without one
+
+	pk *keyfile.File
+}
+
+// Key returns the mapped proving key, for in-process proving and tests. Its slices are
+// valid until Close.
+func (c *Circuit) Key() *keyfile.ProvingKey { return c.pk.Key() }
+
+// Close unmaps the proving key. The circuit's key must not be used afterwards.
+func (c *Circuit) Close() error {
+	if c.pk == nil {
+		return nil
+	}
+	return c.pk.Close()
+}
+
+// PKDigestHex returns PKDigest in hex, as NAME.json and logs spell it.
+func (c *Circuit) PKDigestHex() string { return hex.EncodeToString(c.PKDigest[:]) }
+
+// Paths returns the paths of circuit name's files in keyDir: ccs, vk, pk, metadata.
+func Paths(keyDir, name string) (ccs, vk, pk, meta string) {
+	base := filepath.Join(keyDir, name)
+	return base + ExtCCS, base + ExtVK, base + ExtPK, base + ExtMeta
+}
+
+// ErrCommitments is returned (wrapped) for circuits that use gnark's commitments.
+var ErrCommitments = errors.New("circuits with commitments (gnark's Commit API) are not supported: zkhost's proving split has no Pedersen commitment step")
+
+// Load reads circuit name from keyDir: it decodes NAME.ccs and NAME.vk, maps NAME.pk and
+// verifies every section digest (reading the whole key once), and checks the three agree
+// with each other (sizes, and the pk's alpha, beta, delta against the vk's) and with
+// NAME.json's digests when that file exists. Its errors name the file and the problem.
+func Load(keyDir, name string) (*Circuit, error) {
+	if name == "" || filepath.Base(name) != name {
+		return nil, fmt.Errorf("circuit: bad circuit name %q (want a plain file base name)", name)
+	}
+	ccsPath, vkPath, pkPath, metaPath := Paths(keyDir, name)
+	c := &Circuit{Name: name, KeyDir: keyDir, PKPath: pkPath}
+
+	meta, err := readMetadata(metaPath)
+	if err != nil {
+		return nil, err
+	}
+	c.Meta = meta
+
+	ccsSum, err := readCCS(ccsPath, c)
+	if err != nil {
+		return nil, err
+	}
+	vkSum, err := readVK(vkPath, c)
+	if err != nil {
+		return nil, err
+	}
+	if meta != nil {
+		if err := checkSum(ccsPath, ccsSum, meta.CCSSHA256, metaPath); err != nil {
+			return nil, err
+		}
+		if err := checkSum(vkPath, vkSum, meta.VKSHA256, metaPath); err != nil {
+			return nil, err
+		}
+	}
+
+	f, err := keyfile.Open(pkPath)
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	if err := f.Verify(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("circuit %s: %w", name, err)
+	}
+	c.pk = f
+	c.PKDigest = f.HeaderDigest()
+	if err := c.checkConsistent(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// readMetadata reads NAME.json; a missing file gives (nil, nil).
+func readMetadata(path string) (*Metadata, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("circuit: %w", err)
+	}
+	var m Metadata
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("circuit: %s: bad metadata: %w", path, err)
+	}
+	if m.Version != MetadataVersion {
+		return nil, fmt.Errorf("circuit: %s: metadata version %d, this build reads %d", path, m.Version, MetadataVersion)
+	}
+	return &m, nil
+}
+
+func checkSum(path string, got [32]byte, want, metaPath string) error {
+	if hex.EncodeToString(got[:]) != want {
+		return fmt.Errorf("circuit: %s: SHA-256 %x does not match %s (%s): the files are not one key set", path, got, metaPath, want)
+	}
+	return nil
+}
+
+// readCCS decodes path into c.CCS and fills c's sizes; it returns the file's SHA-256.
+func readCCS(path string, c *Circuit) (sum [32]byte, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return sum, fmt.Errorf("circuit: %w", err)
+	}
+	// gnark's decoder allocates the length it reads before checking it: check it first.
+	if len(data) < 32 || binary.LittleEndian.Uint64(data) != uint64(len(data)-32) {
+		return sum, fmt.Errorf("circuit: %s is not a gnark constraint system (bad length header or truncated)", path)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("circuit: %s is not a valid gnark constraint system: decoder failed: %v", path, r)
+		}
+	}()
+	r1cs := new(cs.R1CS)
+	if _, err := r1cs.ReadFrom(bytes.NewReader(data)); err != nil {
+		return sum, fmt.Errorf("circuit: %s is not a gnark BLS12-381 constraint system: %w", path, err)
+	}
+	if r1cs.CurveID() != ecc.BLS12_381 {
+		return sum, fmt.Errorf("circuit: %s is for curve %s, want BLS12-381", path, r1cs.CurveID())
+	}
+	if err := refuseCommitments(r1cs); err != nil {
+		return sum, fmt.Errorf("circuit: %s: %w", path, err)
+	}
+	c.CCS = r1cs
+	c.NbConstraints = r1cs.GetNbConstraints()
+	c.NbPublic = r1cs.GetNbPublicVariables()
+	c.NbSecret = r1cs.GetNbSecretVariables()
+	c.NbWires = r1cs.GetNbInternalVariables() + c.NbPublic + c.NbSecret
+	c.DomainSize = ecc.NextPowerOfTwo(uint64(c.NbConstraints))
+	return sha256.Sum256(data), nil
+}
+
+func refuseCommitments(r1cs *cs.R1CS) error {
+	if n := len(r1cs.GetCommitments().CommitmentIndexes()); n > 0 {
+		return fmt.Errorf("%w (this one has %d)", ErrCommitments, n)
+	}
+	return nil
+}
+
+// readVK decodes path into c.VK; it returns the file's SHA-256.
+func readVK(path string, c *Circuit) (sum [32]byte, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return sum, fmt.Errorf("circuit: %w", err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("circuit: %s is not a valid gnark verifying key: decoder failed: %v", path, r)
+		}
+	}()
+	vk := new(groth16_bls12381.VerifyingKey)
+	br := bytes.NewReader(data)
+	if _, err := vk.ReadFrom(br); err != nil {
+		return sum, fmt.Errorf("circuit: %s is not a gnark BLS12-381 verifying key: %w", path, err)
+	}
+	if br.Len() != 0 {
+		return sum, fmt.Errorf("circuit: %s has %d trailing bytes after the verifying key", path, br.Len())
+	}
+	if len(vk.CommitmentKeys) > 0 {
+		return sum, fmt.Errorf("circuit: %s: %w", path, ErrCommitments)
+	}
+	c.VK = vk
+	return sha256.Sum256(data), nil
+}
+
+// checkConsistent checks that the ccs, vk and pk (and metadata) describe one circuit and
+// one setup.
+func (c *Circuit) checkConsistent() error {
+	k := c.pk.Key()
+	vk := c.VK.(*groth16_bls12381.VerifyingKey)
+	mismatch := func(what string, pk, other any, otherFile string) error {
+		return fmt.Errorf("circuit %s: %s: %s is %v but %s says %v: the files are not one key set", c.Name, c.PKPath, what, pk, otherFile, other)
+	}
+	ccsPath, vkPath, _, metaPath := Paths(c.KeyDir, c.Name)
+	switch {
+	case k.NbWires != uint64(c.NbWires):
+		return mismatch("the number of wires", k.NbWires, c.NbWires, ccsPath)
+	case k.NbPublic != uint64(c.NbPublic):
+		return mismatch("the number of public wires", k.NbPublic, c.NbPublic, ccsPath)
+	case k.DomainSize != c.DomainSize:
+		return mismatch("the domain size", k.DomainSize, c.DomainSize, ccsPath)
+	case len(vk.G1.K) != c.NbPublic:
+		return fmt.Errorf("circuit %s: %s has %d public points but %s has %d public wires", c.Name, vkPath, len(vk.G1.K), ccsPath, c.NbPublic)
+	case !k.G1Alpha.Equal(&vk.G1.Alpha) || !k.G1Beta.Equal(&vk.G1.Beta) || !k.G1Delta.Equal(&vk.G1.Delta) ||
+		!k.G2Beta.Equal(&vk.G2.Beta) || !k.G2Delta.Equal(&vk.G2.Delta):
+		return fmt.Errorf("circuit %s: %s and %s come from different setups (alpha, beta or delta differ)", c.Name, c.PKPath, vkPath)
+	}
+	if m := c.Meta; m != nil {
+		if m.PKDigest != c.PKDigestHex() {
+			return mismatch("the header digest", c.PKDigestHex(), m.PKDigest, metaPath)
+		}
+		if m.NbConstraints != c.NbConstraints || m.NbWires != c.NbWires || m.NbPublic != c.NbPublic {
+			return fmt.Errorf("circuit %s: %s records %d constraints, %d wires, %d public; %s has %d, %d, %d",
+				c.Name, metaPath, m.NbConstraints, m.NbWires, m.NbPublic, ccsPath, c.NbConstraints, c.NbWires, c.NbPublic)
+		}
+	}
+	return nil
+}

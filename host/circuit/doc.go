@@ -1,0 +1,18 @@
+// Package circuit is the host's view of a circuit: the files a circuit's keys live in,
+// generating them (Keygen), loading them (Load), writing and reading witnesses, and
+// synthesis (Synthesize: solving the R1CS for one partition's witness).
+//
+// A circuit NAME in a key directory is four files:
+//
+//	NAME.ccs   gnark constraint system (cs.R1CS.WriteTo), BLS12-381
+//	NAME.vk    gnark Groth16 verifying key (VerifyingKey.WriteTo)
+//	NAME.pk    proving key in zkhost's key file format (sdk/keyfile, docs/keyfile.md)
+//	NAME.json  metadata: circuit and parameters, sizes, and the digests of the other three
+//
+// NAME is the circuit's ID from examples/circuits ("chain-k16", "merkle-d16-k4") for keys
+// Keygen made. Keys converted from gnark files (keyfile.Convert) work without NAME.json;
+// Load then checks the three files against each other only.
+//
+// Circuits with commitments (gnark's Commit API) are refused everywhere: zkhost's proving
+// split and key format have no place for Pedersen commitments.
+package circuit

@@ -1,0 +1,184 @@
+package circuit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// SetupDevelopment is NAME.json's setup field for keys made by Keygen.
+const SetupDevelopment = "development: single-party groth16.Setup, toxic waste known to its process; not for production"
+
+// ErrExists is returned (wrapped) by Keygen when the circuit's files already exist.
+var ErrExists = errors.New("key files already exist")
+
+// Keygen compiles spec's circuit for BLS12-381, runs a Groth16 setup and writes the
+// circuit's files into outDir (created if missing) under spec.ID(): NAME.ccs, NAME.vk,
+// NAME.pk (zkhost key file format) and NAME.json.
+//
+// The setup is a development setup: gnark's single-party groth16.Setup, whose toxic waste
+// exists, however briefly, in this process. Anyone who kept it could forge proofs.
+// Production keys come from a multi-party ceremony (gnark's mpcsetup), converted with
+// keyfile.Convert.
+//
+// Keygen refuses a circuit that uses commitments, and refuses to overwrite existing files
+// of the same name (ErrExists): keys in use must not change under a running host. All
+// files are staged in a temporary directory inside outDir and renamed into place, the
+// metadata last, so an error leaves no partial file behind.
+func Keygen(spec circuits.Spec, outDir string) error {
+	meta := Metadata{
+		Version: MetadataVersion,
+		ID:      spec.ID(),
+		Circuit: spec.Name,
+		Params:  spec.Params,
+		Setup:   SetupDevelopment,
+	}
+	return keygen(outDir, spec.Circuit(), meta)
+}
+
+// keygen compiles def and writes its key set as meta.ID into outDir, filling meta in.
+func keygen(outDir string, def frontend.Circuit, meta Metadata) (err error) {
+	name := meta.ID
+	if name == "" || filepath.Base(name) != name {
+		return fmt.Errorf("circuit: keygen: bad circuit name %q", name)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+	}
+	final := [4]string{}
+	final[0], final[1], final[2], final[3] = Paths(outDir, name)
+	for _, p := range final {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("circuit: keygen %s: %s: %w (remove the old key set first)", name, p, ErrExists)
+		}
+	}
+
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, def)
+	if err != nil {
+		return fmt.Errorf("circuit: keygen %s: compile: %w", name, err)
+	}
+	r1csSys, ok := ccs.(*cs.R1CS)
+	if !ok {
+		return fmt.Errorf("circuit: keygen %s: compiled to %T, want a BLS12-381 R1CS", name, ccs)
+	}
+	if err := refuseCommitments(r1csSys); err != nil {
+		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+	}
+	pkAny, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		return fmt.Errorf("circuit: keygen %s: setup: %w", name, err)
+	}
+	k, err := keyfile.FromGnark(pkAny.(*groth16_bls12381.ProvingKey))
+	if err != nil {
+		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+	}
+
+	stage, err := os.MkdirTemp(outDir, ".keygen-"+name+"-")
+	if err != nil {
+		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+	}
+	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
+	staged := [4]string{}
+	staged[0], staged[1], staged[2], staged[3] = Paths(stage, name)
+
+	ccsSum, err := writeFileFrom(staged[0], ccs)
+	if err != nil {
+		return fmt.Errorf("circuit: keygen %s: write constraint system: %w", name, err)
+	}
+	vkSum, err := writeFileFrom(staged[1], vk)
+	if err != nil {
+		return fmt.Errorf("circuit: keygen %s: write verifying key: %w", name, err)
+	}
+	digest, err := keyfile.Write(staged[2], k)
+	if err != nil {
+		return fmt.Errorf("circuit: keygen %s: write proving key: %w", name, err)
+	}
+
+	meta.Curve = "bls12-381"
+	meta.NbConstraints = ccs.GetNbConstraints()
+	meta.NbPublic = ccs.GetNbPublicVariables()
+	meta.NbSecret = ccs.GetNbSecretVariables()
+	meta.NbWires = ccs.GetNbInternalVariables() + meta.NbPublic + meta.NbSecret
+	meta.DomainSize = k.DomainSize
+	meta.PKDigest = hex.EncodeToString(digest[:])
+	meta.CCSSHA256 = hex.EncodeToString(ccsSum[:])
+	meta.VKSHA256 = hex.EncodeToString(vkSum[:])
+	js, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+	}
+	if err := writeFile(staged[3], append(js, '\n')); err != nil {
+		return fmt.Errorf("circuit: keygen %s: write metadata: %w", name, err)
+	}
+
+	// The metadata goes last: until it is in place a Load of this name finds no key set
+	// (or, if a rename fails midway, a set whose digests do not match its metadata).
+	for i := range final {
+		if err := os.Rename(staged[i], final[i]); err != nil {
+			for j := range i {
+				os.Remove(final[j])
+			}
+			return fmt.Errorf("circuit: keygen %s: %w", name, err)
+		}
+	}
+	if d, err := os.Open(outDir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// writeFileFrom writes src to path (synced, mode 0644) and returns the SHA-256 of what it
+// wrote.
+func writeFileFrom(path string, src io.WriterTo) (sum [32]byte, err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return sum, err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	h := sha256.New()
+	if _, err := src.WriteTo(io.MultiWriter(f, h)); err != nil {
+		return sum, err
+	}
+	if err := f.Sync(); err != nil {
+		return sum, err
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
+}
+
+// writeFile writes data to a new file at path, synced, mode 0644.
+func writeFile(path string, data []byte) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.Sync()
+}
