@@ -1,0 +1,15 @@
+// Package journal keeps the daemon's jobs durable, in a bbolt database.
+//
+// A job is written with its witnesses before the host acknowledges it, and each
+// partition's proof is written as soon as it is verified, so a daemon that
+// restarts (crash, upgrade, reboot) finds every unfinished job with the indices
+// of the partitions still to prove and their witnesses, and resumes them
+// without the client resubmitting. Submission is idempotent on the client's
+// request ID: a retried submission gets the job it already created.
+//
+// Every mutation is one bbolt read-write transaction, committed and synced
+// before the call returns. A Journal is safe for concurrent use. The database
+// file is mode 0600 (witnesses are private inputs) and holds an exclusive lock,
+// so a second daemon on the same state directory fails with ErrLocked instead
+// of corrupting the first one's jobs.
+package journal

@@ -1,0 +1,776 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// DefaultLockTimeout is how long Open waits for another process to release
+// the journal's file lock before it gives up with ErrLocked.
+const DefaultLockTimeout = 2 * time.Second
+
+// maxPartitions bounds a job's partitions; indices are stored in 32 bits.
+const maxPartitions = 1 << 24
+
+// formatVersion is the layout of the database; a journal of another version is
+// refused rather than misread.
+const formatVersion = "1"
+
+// Errors a caller may test for with errors.Is. The returned errors wrap these
+// with the job and partition they concern.
+var (
+	// ErrLocked: another process has the journal open.
+	ErrLocked = errors.New("journal is locked by another process")
+	// ErrNotFound: no job has the ID.
+	ErrNotFound = errors.New("no such job")
+	// ErrRequestIDConflict: the request ID already names a job with other
+	// content (a client reused an ID for a different submission).
+	ErrRequestIDConflict = errors.New("request ID already names a job with other content")
+	// ErrJobExists: a job with the ID already exists.
+	ErrJobExists = errors.New("job ID already exists")
+	// ErrJobFinished: the job is done, failed or cancelled and takes no
+	// further changes.
+	ErrJobFinished = errors.New("job is finished")
+	// ErrAlreadyProved: the partition already has a proof.
+	ErrAlreadyProved = errors.New("partition already proved")
+	// ErrIncomplete: the job still has partitions without a proof.
+	ErrIncomplete = errors.New("job has unproved partitions")
+	// ErrNoWitness: the partition's witness is no longer kept (the partition is
+	// proved or the job finished).
+	ErrNoWitness = errors.New("witness no longer kept")
+)
+
+// State is a job's state.
+type State string
+
+// The job states. Queued and running jobs are unfinished and resume after a
+// restart; the other three are final.
+const (
+	StateQueued    State = "queued"
+	StateRunning   State = "running"
+	StateDone      State = "done"
+	StateFailed    State = "failed"
+	StateCancelled State = "cancelled"
+)
+
+// Finished reports whether s is final (done, failed or cancelled).
+func (s State) Finished() bool {
+	return s == StateDone || s == StateFailed || s == StateCancelled
+}
+
+func (s State) valid() bool {
+	return s == StateQueued || s == StateRunning || s.Finished()
+}
+
+// PartitionState is a partition's state. Only what survives a restart is
+// kept: a partition being proved when the daemon stops is pending again.
+type PartitionState string
+
+// The partition states.
+const (
+	PartitionPending PartitionState = "pending"
+	PartitionProved  PartitionState = "proved"
+)
+
+// Job is a proof job as the journal keeps it.
+type Job struct {
+	// ID names the job; CreateJob makes one up when it is empty.
+	ID string
+	// RequestID is the client's idempotency key; empty when the client gave
+	// none (then every submission is a new job).
+	RequestID string
+	// ContentDigest identifies what was submitted (circuit and witnesses), so
+	// a retry can be told from a different submission under the same RequestID.
+	ContentDigest [32]byte
+	Circuit       string
+	// Class is the job's priority class name, as the scheduler spells it.
+	Class string
+	// Seq orders jobs by submission; the journal assigns it, strictly
+	// increasing and never reused.
+	Seq uint64
+	// Partitions is the number of partitions (one witness each).
+	Partitions int
+	Created    time.Time
+	// Finished is when the job reached a final state; zero until then.
+	Finished time.Time
+	State    State
+	// Error says why a failed job failed.
+	Error string
+	// Pending lists the partitions without a proof, ascending. Filled by every
+	// read; ignored by CreateJob.
+	Pending []int
+}
+
+// Partition is one partition's record.
+type Partition struct {
+	Index int
+	State PartitionState
+	// Attempts holds the reason of each failed attempt, oldest first.
+	Attempts []string
+}
+
+// Proof is one partition's proof and public witness.
+type Proof struct {
+	Index  int
+	Proof  []byte
+	Public []byte
+}
+
+// Filter selects jobs for ListJobs. The zero Filter selects every job.
+type Filter struct {
+	// States, when not empty, keeps jobs in one of these states.
+	States []State
+	// Circuit, when set, keeps jobs of this circuit.
+	Circuit string
+	// Limit, when above zero, keeps only the Limit most recent matches.
+	Limit int
+}
+
+// Journal is an open job journal.
+type Journal struct {
+	db   *bolt.DB
+	path string
+	// now is the clock for Created and Finished; tests replace it.
+	now func() time.Time
+}
+
+// Bucket layout:
+//
+//	meta      version -> formatVersion
+//	jobs      <job id> -> bucket:
+//	              job      -> jobRecord (JSON)
+//	              parts    <index> -> partRecord (JSON)
+//	              witness  <index> -> witness bytes, until proved
+//	              proof    <index> -> proof bytes
+//	              public   <index> -> public witness bytes
+//	requests  <request id> -> job id
+//	seq       <seq> -> job id (submission order; its bucket sequence is the
+//	          counter Seq comes from)
+//
+// Indices and sequence numbers are big-endian, so cursors walk them in order.
+var (
+	bucketMeta     = []byte("meta")
+	bucketJobs     = []byte("jobs")
+	bucketRequests = []byte("requests")
+	bucketSeq      = []byte("seq")
+
+	keyVersion = []byte("version")
+	keyJob     = []byte("job")
+	keyParts   = []byte("parts")
+	keyWitness = []byte("witness")
+	keyProof   = []byte("proof")
+	keyPublic  = []byte("public")
+)
+
+// Open opens the journal at path, creating it (and its directory, mode 0700)
+// when missing. It waits DefaultLockTimeout for another process's lock.
+func Open(path string) (*Journal, error) {
+	return OpenTimeout(path, DefaultLockTimeout)
+}
+
+// OpenTimeout is Open with the given wait for the file lock (at least 1ms).
+func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
+	if path == "" {
+		return nil, errors.New("journal: empty path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: max(lockTimeout, time.Millisecond)})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("journal %s: %w (is another zkhost using this state directory?)", path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	// The mode bbolt passes applies only to a new file; an older, looser file
+	// is tightened, since it holds private witnesses.
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(path, 0o600); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("journal %s: %w", path, err)
+		}
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketRequests, bucketSeq} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		switch v := meta.Get(keyVersion); {
+		case v == nil:
+			return meta.Put(keyVersion, []byte(formatVersion))
+		case string(v) != formatVersion:
+			return fmt.Errorf("format version %q; this zkhost reads version %s", v, formatVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	return &Journal{db: db, path: path, now: time.Now}, nil
+}
+
+// Path returns the journal's file.
+func (j *Journal) Path() string { return j.path }
+
+// Close closes the journal, waiting for transactions in progress.
+func (j *Journal) Close() error {
+	if err := j.db.Close(); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// CreateJob records a new job and its witnesses, one a partition, in state
+// queued, and returns it with Seq (and ID, when empty) assigned. When
+// job.RequestID already names a job, CreateJob writes nothing: it returns that
+// job and existing=true if its ContentDigest is the same, and an error wrapping
+// ErrRequestIDConflict if not.
+func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool, err error) {
+	if job.Circuit == "" {
+		return Job{}, false, errors.New("journal: job has no circuit")
+	}
+	if len(witnesses) == 0 {
+		return Job{}, false, errors.New("journal: job has no witnesses")
+	}
+	if len(witnesses) > maxPartitions {
+		return Job{}, false, fmt.Errorf("journal: job has %d partitions, more than %d", len(witnesses), maxPartitions)
+	}
+	if job.Partitions != 0 && job.Partitions != len(witnesses) {
+		return Job{}, false, fmt.Errorf("journal: job says %d partitions but has %d witnesses", job.Partitions, len(witnesses))
+	}
+	for i, w := range witnesses {
+		if len(w) == 0 {
+			return Job{}, false, fmt.Errorf("journal: witness %d is empty", i)
+		}
+		if int64(len(w)) > bolt.MaxValueSize {
+			return Job{}, false, fmt.Errorf("journal: witness %d is %d bytes, more than the journal stores in one value (%d)", i, len(w), int64(bolt.MaxValueSize))
+		}
+	}
+	if job.ID == "" {
+		job.ID, err = newID()
+		if err != nil {
+			return Job{}, false, err
+		}
+	}
+	job.Partitions = len(witnesses)
+	job.State = StateQueued
+	job.Finished = time.Time{}
+	job.Error = ""
+	if job.Created.IsZero() {
+		job.Created = j.now()
+	}
+	err = j.db.Update(func(tx *bolt.Tx) error {
+		reqs := tx.Bucket(bucketRequests)
+		if job.RequestID != "" {
+			if id := reqs.Get([]byte(job.RequestID)); id != nil {
+				jb := tx.Bucket(bucketJobs).Bucket(id)
+				if jb == nil {
+					return fmt.Errorf("journal: request %q points at missing job %s", job.RequestID, id)
+				}
+				prior, err := readJob(jb)
+				if err != nil {
+					return err
+				}
+				if prior.ContentDigest != job.ContentDigest {
+					return fmt.Errorf("journal: request %q: %w (job %s)", job.RequestID, ErrRequestIDConflict, prior.ID)
+				}
+				out, existing = prior, true
+				out.Pending, err = pendingParts(jb)
+				return err
+			}
+		}
+		jobs := tx.Bucket(bucketJobs)
+		if jobs.Bucket([]byte(job.ID)) != nil {
+			return fmt.Errorf("journal: job %s: %w", job.ID, ErrJobExists)
+		}
+		seqs := tx.Bucket(bucketSeq)
+		seq, err := seqs.NextSequence()
+		if err != nil {
+			return err
+		}
+		job.Seq = seq
+		if err := seqs.Put(u64(seq), []byte(job.ID)); err != nil {
+			return err
+		}
+		if job.RequestID != "" {
+			if err := reqs.Put([]byte(job.RequestID), []byte(job.ID)); err != nil {
+				return err
+			}
+		}
+		jb, err := jobs.CreateBucket([]byte(job.ID))
+		if err != nil {
+			return err
+		}
+		if err := writeJob(jb, job); err != nil {
+			return err
+		}
+		var parts, wits *bolt.Bucket
+		for _, name := range [][]byte{keyParts, keyWitness, keyProof, keyPublic} {
+			b, err := jb.CreateBucket(name)
+			if err != nil {
+				return err
+			}
+			switch string(name) {
+			case string(keyParts):
+				parts = b
+			case string(keyWitness):
+				wits = b
+			}
+		}
+		pending, err := json.Marshal(partRecord{State: PartitionPending})
+		if err != nil {
+			return err
+		}
+		for i, w := range witnesses {
+			if err := parts.Put(u32(i), pending); err != nil {
+				return err
+			}
+			if err := wits.Put(u32(i), w); err != nil {
+				return err
+			}
+		}
+		out = job
+		out.Pending = make([]int, len(witnesses))
+		for i := range out.Pending {
+			out.Pending[i] = i
+		}
+		return nil
+	})
+	if err != nil {
+		return Job{}, false, err
+	}
+	return out, existing, nil
+}
+
+// MarkPartitionDone stores partition idx's proof and public witness, marks it
+// proved and drops its witness, which is no longer needed to resume. It returns
+// how many partitions of the job are still without a proof; the job's state is
+// the caller's to set (SetJobState) when that reaches zero.
+func (j *Journal) MarkPartitionDone(jobID string, idx int, proof, public []byte) (remaining int, err error) {
+	if len(proof) == 0 {
+		return 0, fmt.Errorf("journal: job %s partition %d: empty proof", jobID, idx)
+	}
+	err = j.db.Update(func(tx *bolt.Tx) error {
+		jb, job, err := openLiveJob(tx, jobID)
+		if err != nil {
+			return err
+		}
+		rec, err := readPart(jb, job, idx)
+		if err != nil {
+			return err
+		}
+		if rec.State == PartitionProved {
+			return fmt.Errorf("journal: job %s partition %d: %w", jobID, idx, ErrAlreadyProved)
+		}
+		rec.State = PartitionProved
+		if err := writePart(jb, idx, rec); err != nil {
+			return err
+		}
+		if err := jb.Bucket(keyProof).Put(u32(idx), proof); err != nil {
+			return err
+		}
+		if err := jb.Bucket(keyPublic).Put(u32(idx), public); err != nil {
+			return err
+		}
+		if err := jb.Bucket(keyWitness).Delete(u32(idx)); err != nil {
+			return err
+		}
+		pending, err := pendingParts(jb)
+		remaining = len(pending)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return remaining, nil
+}
+
+// RecordAttempt records a failed attempt at partition idx and why it failed,
+// and returns how many attempts have failed so far.
+func (j *Journal) RecordAttempt(jobID string, idx int, reason string) (attempts int, err error) {
+	err = j.db.Update(func(tx *bolt.Tx) error {
+		jb, job, err := openLiveJob(tx, jobID)
+		if err != nil {
+			return err
+		}
+		rec, err := readPart(jb, job, idx)
+		if err != nil {
+			return err
+		}
+		rec.Attempts = append(rec.Attempts, reason)
+		attempts = len(rec.Attempts)
+		return writePart(jb, idx, rec)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return attempts, nil
+}
+
+// SetJobState moves a job to state, with errMsg as its error (for a failed
+// job). A final state stamps Finished and drops the remaining witnesses.
+// Setting done needs every partition proved (ErrIncomplete otherwise); a
+// finished job refuses another state (ErrJobFinished) but takes its own state
+// again as a no-op, so a repeated cancel is harmless.
+func (j *Journal) SetJobState(jobID string, state State, errMsg string) error {
+	if !state.valid() {
+		return fmt.Errorf("journal: unknown job state %q", state)
+	}
+	return j.db.Update(func(tx *bolt.Tx) error {
+		jb, job, err := openJob(tx, jobID)
+		if err != nil {
+			return err
+		}
+		if job.State.Finished() {
+			if job.State == state {
+				return nil
+			}
+			return fmt.Errorf("journal: job %s is %s, cannot become %s: %w", jobID, job.State, state, ErrJobFinished)
+		}
+		if state == StateDone {
+			pending, err := pendingParts(jb)
+			if err != nil {
+				return err
+			}
+			if len(pending) > 0 {
+				return fmt.Errorf("journal: job %s: %w: %d of %d", jobID, ErrIncomplete, len(pending), job.Partitions)
+			}
+		}
+		job.State = state
+		job.Error = errMsg
+		if state.Finished() {
+			job.Finished = j.now()
+			if err := clearBucket(jb, keyWitness); err != nil {
+				return err
+			}
+		}
+		return writeJob(jb, job)
+	})
+}
+
+// GetJob returns the job with the ID.
+func (j *Journal) GetJob(jobID string) (job Job, err error) {
+	err = j.db.View(func(tx *bolt.Tx) error {
+		jb, rec, err := openJob(tx, jobID)
+		if err != nil {
+			return err
+		}
+		job = rec
+		job.Pending, err = pendingParts(jb)
+		return err
+	})
+	return job, err
+}
+
+// Partitions returns the records of a job's partitions, in index order.
+func (j *Journal) Partitions(jobID string) (parts []Partition, err error) {
+	err = j.db.View(func(tx *bolt.Tx) error {
+		jb, _, err := openJob(tx, jobID)
+		if err != nil {
+			return err
+		}
+		return jb.Bucket(keyParts).ForEach(func(k, v []byte) error {
+			var rec partRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("journal: job %s partition %d: %w", jobID, binary.BigEndian.Uint32(k), err)
+			}
+			parts = append(parts, Partition{Index: int(binary.BigEndian.Uint32(k)), State: rec.State, Attempts: rec.Attempts})
+			return nil
+		})
+	})
+	return parts, err
+}
+
+// ListJobs returns the jobs f selects, in submission order.
+func (j *Journal) ListJobs(f Filter) ([]Job, error) {
+	var out []Job
+	err := j.db.View(func(tx *bolt.Tx) error {
+		jobs := tx.Bucket(bucketJobs)
+		c := tx.Bucket(bucketSeq).Cursor()
+		// Walk newest first so a Limit stops early, then reverse.
+		for k, id := c.Last(); k != nil; k, id = c.Prev() {
+			jb := jobs.Bucket(id)
+			if jb == nil {
+				return fmt.Errorf("journal: sequence %d points at missing job %s", binary.BigEndian.Uint64(k), id)
+			}
+			job, err := readJob(jb)
+			if err != nil {
+				return err
+			}
+			if !f.match(job) {
+				continue
+			}
+			if job.Pending, err = pendingParts(jb); err != nil {
+				return err
+			}
+			out = append(out, job)
+			if f.Limit > 0 && len(out) == f.Limit {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for l, r := 0, len(out)-1; l < r; l, r = l+1, r-1 {
+		out[l], out[r] = out[r], out[l]
+	}
+	return out, nil
+}
+
+func (f Filter) match(job Job) bool {
+	if f.Circuit != "" && job.Circuit != f.Circuit {
+		return false
+	}
+	if len(f.States) == 0 {
+		return true
+	}
+	for _, s := range f.States {
+		if job.State == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Unfinished returns the queued and running jobs in submission order, each
+// with the indices of its partitions still to prove: what a restarted daemon
+// resumes.
+func (j *Journal) Unfinished() ([]Job, error) {
+	return j.ListJobs(Filter{States: []State{StateQueued, StateRunning}})
+}
+
+// Witness returns partition idx's witness. It fails with ErrNoWitness once the
+// partition is proved or the job finished.
+func (j *Journal) Witness(jobID string, idx int) (w []byte, err error) {
+	err = j.db.View(func(tx *bolt.Tx) error {
+		jb, job, err := openJob(tx, jobID)
+		if err != nil {
+			return err
+		}
+		if idx < 0 || idx >= job.Partitions {
+			return fmt.Errorf("journal: job %s has no partition %d (it has %d)", jobID, idx, job.Partitions)
+		}
+		v := jb.Bucket(keyWitness).Get(u32(idx))
+		if v == nil {
+			return fmt.Errorf("journal: job %s partition %d: %w", jobID, idx, ErrNoWitness)
+		}
+		w = bytes.Clone(v) // bbolt's slice is valid only inside the transaction
+		return nil
+	})
+	return w, err
+}
+
+// Proofs returns every partition's proof and public witness, in index order.
+// It fails with ErrIncomplete while any partition lacks a proof.
+func (j *Journal) Proofs(jobID string) (proofs []Proof, err error) {
+	err = j.db.View(func(tx *bolt.Tx) error {
+		jb, job, err := openJob(tx, jobID)
+		if err != nil {
+			return err
+		}
+		pb, pub := jb.Bucket(keyProof), jb.Bucket(keyPublic)
+		for i := 0; i < job.Partitions; i++ {
+			p := pb.Get(u32(i))
+			if p == nil {
+				pending, _ := pendingParts(jb)
+				return fmt.Errorf("journal: job %s: %w: %d of %d", jobID, ErrIncomplete, len(pending), job.Partitions)
+			}
+			proofs = append(proofs, Proof{Index: i, Proof: bytes.Clone(p), Public: bytes.Clone(pub.Get(u32(i)))})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return proofs, nil
+}
+
+// PruneFinished deletes the finished jobs that finished before olderThan, with
+// their proofs and request IDs, and returns how many it deleted. Unfinished
+// jobs are never pruned.
+func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
+	err = j.db.Update(func(tx *bolt.Tx) error {
+		jobs, seqs, reqs := tx.Bucket(bucketJobs), tx.Bucket(bucketSeq), tx.Bucket(bucketRequests)
+		var doomed []Job
+		err := seqs.ForEach(func(_, id []byte) error {
+			jb := jobs.Bucket(id)
+			if jb == nil {
+				return fmt.Errorf("journal: sequence index points at missing job %s", id)
+			}
+			job, err := readJob(jb)
+			if err != nil {
+				return err
+			}
+			if job.State.Finished() && job.Finished.Before(olderThan) {
+				doomed = append(doomed, job)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// Deleting while a cursor walks a bucket skips keys, so delete after.
+		for _, job := range doomed {
+			if err := jobs.DeleteBucket([]byte(job.ID)); err != nil {
+				return err
+			}
+			if err := seqs.Delete(u64(job.Seq)); err != nil {
+				return err
+			}
+			if job.RequestID != "" && string(reqs.Get([]byte(job.RequestID))) == job.ID {
+				if err := reqs.Delete([]byte(job.RequestID)); err != nil {
+					return err
+				}
+			}
+		}
+		n = len(doomed)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// jobRecord is a Job as stored: Pending is derived, the digest is hex.
+type jobRecord struct {
+	ID         string    `json:"id"`
+	RequestID  string    `json:"request_id,omitempty"`
+	Digest     string    `json:"content_digest"`
+	Circuit    string    `json:"circuit"`
+	Class      string    `json:"class,omitempty"`
+	Seq        uint64    `json:"seq"`
+	Partitions int       `json:"partitions"`
+	Created    time.Time `json:"created"`
+	Finished   time.Time `json:"finished"`
+	State      State     `json:"state"`
+	Error      string    `json:"error,omitempty"`
+}
+
+type partRecord struct {
+	State    PartitionState `json:"state"`
+	Attempts []string       `json:"attempts,omitempty"`
+}
+
+func writeJob(jb *bolt.Bucket, job Job) error {
+	data, err := json.Marshal(jobRecord{
+		ID: job.ID, RequestID: job.RequestID, Digest: hex.EncodeToString(job.ContentDigest[:]),
+		Circuit: job.Circuit, Class: job.Class, Seq: job.Seq, Partitions: job.Partitions,
+		Created: job.Created, Finished: job.Finished, State: job.State, Error: job.Error,
+	})
+	if err != nil {
+		return err
+	}
+	return jb.Put(keyJob, data)
+}
+
+func readJob(jb *bolt.Bucket) (Job, error) {
+	var rec jobRecord
+	if err := json.Unmarshal(jb.Get(keyJob), &rec); err != nil {
+		return Job{}, fmt.Errorf("journal: corrupt job record: %w", err)
+	}
+	job := Job{
+		ID: rec.ID, RequestID: rec.RequestID, Circuit: rec.Circuit, Class: rec.Class, Seq: rec.Seq,
+		Partitions: rec.Partitions, Created: rec.Created, Finished: rec.Finished, State: rec.State, Error: rec.Error,
+	}
+	d, err := hex.DecodeString(rec.Digest)
+	if err != nil || len(d) != len(job.ContentDigest) {
+		return Job{}, fmt.Errorf("journal: job %s: corrupt content digest %q", rec.ID, rec.Digest)
+	}
+	copy(job.ContentDigest[:], d)
+	return job, nil
+}
+
+// openJob finds a job's bucket and record.
+func openJob(tx *bolt.Tx, jobID string) (*bolt.Bucket, Job, error) {
+	jb := tx.Bucket(bucketJobs).Bucket([]byte(jobID))
+	if jb == nil {
+		return nil, Job{}, fmt.Errorf("journal: job %q: %w", jobID, ErrNotFound)
+	}
+	job, err := readJob(jb)
+	return jb, job, err
+}
+
+// openLiveJob is openJob for a change to a partition, which a finished job
+// refuses.
+func openLiveJob(tx *bolt.Tx, jobID string) (*bolt.Bucket, Job, error) {
+	jb, job, err := openJob(tx, jobID)
+	if err == nil && job.State.Finished() {
+		err = fmt.Errorf("journal: job %s is %s: %w", jobID, job.State, ErrJobFinished)
+	}
+	return jb, job, err
+}
+
+func readPart(jb *bolt.Bucket, job Job, idx int) (partRecord, error) {
+	if idx < 0 || idx >= job.Partitions {
+		return partRecord{}, fmt.Errorf("journal: job %s has no partition %d (it has %d)", job.ID, idx, job.Partitions)
+	}
+	var rec partRecord
+	if err := json.Unmarshal(jb.Bucket(keyParts).Get(u32(idx)), &rec); err != nil {
+		return partRecord{}, fmt.Errorf("journal: job %s partition %d: corrupt record: %w", job.ID, idx, err)
+	}
+	return rec, nil
+}
+
+func writePart(jb *bolt.Bucket, idx int, rec partRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return jb.Bucket(keyParts).Put(u32(idx), data)
+}
+
+// pendingParts returns the indices of partitions without a proof.
+func pendingParts(jb *bolt.Bucket) ([]int, error) {
+	pending := []int{}
+	err := jb.Bucket(keyParts).ForEach(func(k, v []byte) error {
+		var rec partRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("journal: corrupt partition record: %w", err)
+		}
+		if rec.State != PartitionProved {
+			pending = append(pending, int(binary.BigEndian.Uint32(k)))
+		}
+		return nil
+	})
+	return pending, err
+}
+
+// clearBucket empties the sub-bucket name of jb.
+func clearBucket(jb *bolt.Bucket, name []byte) error {
+	if err := jb.DeleteBucket(name); err != nil {
+		return err
+	}
+	_, err := jb.CreateBucket(name)
+	return err
+}
+
+func u32(i int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(i)) }
+
+func u64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
+// newID returns 16 random bytes in hex.
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("journal: making a job ID: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
