@@ -32,19 +32,27 @@ type Config struct {
 	// LogJSON makes logs JSON lines instead of text.
 	LogJSON bool
 
-	API       API
-	Budget    Budget
+	// API is where clients reach the daemon.
+	API API
+	// Budget is the host memory the daemon may commit.
+	Budget Budget
+	// Synthesis sizes the CPU synthesis pool.
 	Synthesis Synthesis
 	// Circuits are the circuits the daemon serves; none by default.
 	Circuits []Circuit
 	// Devices are the backends to start, one process each; by default one
 	// CPU backend.
-	Devices  []Device
-	Journal  Journal
-	Keys     Keys
+	Devices []Device
+	// Journal is the durable job store.
+	Journal Journal
+	// Keys governs proving keys held in memory.
+	Keys Keys
+	// Timeline is the phase event log.
 	Timeline Timeline
-	Retry    Retry
-	Health   Health
+	// Retry governs retries of partitions and restarts of backends.
+	Retry Retry
+	// Health decides when a device is given up on.
+	Health Health
 }
 
 // API is where clients reach the daemon.
@@ -59,9 +67,11 @@ type API struct {
 	// TCPAddress, when set, is a host:port to listen on with TLS; clients there
 	// must present the bearer token in TokenFile.
 	TCPAddress string
-	TLSCert    string
-	TLSKey     string
-	TokenFile  string
+	// TLSCert and TLSKey are the TCP listener's certificate and key files.
+	TLSCert string
+	TLSKey  string
+	// TokenFile holds the bearer token TCP clients must present.
+	TokenFile string
 	// WebAddress, when set, is a host:port for the status page.
 	WebAddress string
 }
