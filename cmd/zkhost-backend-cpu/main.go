@@ -1,0 +1,85 @@
+// Command zkhost-backend-cpu is zkhost's CPU backend: it proves Groth16 (BLS12-381)
+// with gnark-crypto on this machine's cores, served to the host through go-plugin
+// (package cpubackend does the work). The host starts it; run by hand it exits.
+//
+// Flags, each with an environment variable the host may set instead:
+//
+//	-threads N         ZKHOST_CPU_THREADS        goroutines per proof (0 = all cores)
+//	-max-in-flight N   ZKHOST_CPU_MAX_IN_FLIGHT  Prove calls accepted at once (default 1)
+//
+// Logs go to standard error as hclog JSON (level from ZKHOST_LOG_LEVEL).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/zkhost/zkhost/cpubackend"
+	"github.com/zkhost/zkhost/sdk"
+)
+
+func main() {
+	opts, err := parseOptions(os.Args[1:], os.Getenv, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkhost-backend-cpu:", err)
+		os.Exit(2)
+	}
+	log := sdk.NewLogger(cpubackend.Name)
+	opts.Logger = log
+	b := cpubackend.New(opts)
+	log.Info("starting", "pid", os.Getpid(), "threads", opts.Threads, "max_in_flight", opts.MaxInFlight)
+	err = sdk.Serve(b, sdk.WithLogger(log))
+	if cerr := b.Close(); cerr != nil {
+		log.Warn("unloading keys", "error", cerr)
+	}
+	if err != nil {
+		log.Error("serving", "error", err)
+		os.Exit(1)
+	}
+}
+
+// parseOptions reads the flags, defaulting each from its environment variable.
+func parseOptions(args []string, getenv func(string) string, usage io.Writer) (cpubackend.Options, error) {
+	var opts cpubackend.Options
+	threads, err := envInt(getenv, "ZKHOST_CPU_THREADS", 0)
+	if err != nil {
+		return opts, err
+	}
+	inFlight, err := envInt(getenv, "ZKHOST_CPU_MAX_IN_FLIGHT", 1)
+	if err != nil {
+		return opts, err
+	}
+	fs := flag.NewFlagSet("zkhost-backend-cpu", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.IntVar(&opts.Threads, "threads", threads, "goroutines per proof (0 = all cores)")
+	fs.IntVar(&opts.MaxInFlight, "max-in-flight", inFlight, "Prove calls accepted at once")
+	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	if fs.NArg() > 0 {
+		return opts, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if opts.Threads < 0 {
+		return opts, fmt.Errorf("-threads is %d, want 0 (all cores) or more", opts.Threads)
+	}
+	if opts.MaxInFlight < 1 {
+		return opts, fmt.Errorf("-max-in-flight is %d, want 1 or more", opts.MaxInFlight)
+	}
+	return opts, nil
+}
+
+// envInt reads an integer environment variable, def when unset.
+func envInt(getenv func(string) string, name string, def int) (int, error) {
+	s := getenv(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q is not an integer", name, s)
+	}
+	return n, nil
+}
