@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+func init() {
+	register("keygen", "compile an example circuit and write development Groth16 keys", cmdKeygen)
+	register("witness", "write valid example witnesses, one per partition", cmdWitness)
+	register("key convert", "convert a gnark proving-key file to zkhost's key file format", cmdKeyConvert)
+}
+
+// circuitFlags adds --circuit, --k, --d and --param to fs and returns a function that
+// resolves them to a registry circuit.
+func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
+	name := fs.String("circuit", "", "example circuit: "+strings.Join(circuits.Names(), ", "))
+	k := fs.Int("k", 0, "chain: log2 of the number of constraints; merkle: challenged leaves (0: default)")
+	d := fs.Int("d", 0, "merkle: tree depth (0: default)")
+	params := paramFlags{}
+	fs.Var(params, "param", "circuit parameter name=value (repeatable)")
+	return func() (circuits.Spec, error) {
+		if *name == "" {
+			return circuits.Spec{}, fmt.Errorf("%w: --circuit is required (one of %s)", errUsage, strings.Join(circuits.Names(), ", "))
+		}
+		if *k != 0 {
+			params["k"] = *k
+		}
+		if *d != 0 {
+			params["d"] = *d
+		}
+		return circuits.Lookup(*name, params)
+	}
+}
+
+func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("keygen", "keygen --circuit NAME [--k K] [--d D] --out KEYDIR", stderr)
+	spec := circuitFlags(fs)
+	out := fs.String("out", "", "key directory to write NAME.ccs, NAME.vk, NAME.pk and NAME.json into")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: zkhost keygen --circuit NAME [--k K] [--d D] --out KEYDIR")
+		fmt.Fprintln(stderr, "\nCompiles an example circuit and runs gnark's Groth16 setup. This is a DEVELOPMENT")
+		fmt.Fprintln(stderr, "setup: one process knows the toxic waste. Production keys come from a multi-party")
+		fmt.Fprintln(stderr, "ceremony; convert their gnark proving key with `zkhost key convert`.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	s, err := spec()
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: --out is required", errUsage)
+	}
+	fmt.Fprintf(stdout, "keygen %s (development setup) into %s ...\n", s.ID(), *out)
+	if err := circuit.Keygen(s, *out); err != nil {
+		return err
+	}
+	c, err := circuit.Load(*out, s.ID())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintf(stdout, "wrote %s.{ccs,vk,pk,json}: %d constraints, %d wires, domain %d, key digest %s\n",
+		s.ID(), c.NbConstraints, c.NbWires, c.DomainSize, c.PKDigestHex())
+	return nil
+}
+
+func cmdWitness(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("witness", "witness --circuit NAME [--k K] [--d D] --partitions N --out DIR", stderr)
+	spec := circuitFlags(fs)
+	n := fs.Int("partitions", 1, "number of witnesses (partitions)")
+	seed := fs.Uint64("seed", 0, "seed: different seeds give different witnesses")
+	out := fs.String("out", "", "directory to write <i>.wtns into")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	s, err := spec()
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: --out is required", errUsage)
+	}
+	if *n < 1 {
+		return fmt.Errorf("%w: --partitions must be at least 1", errUsage)
+	}
+	if err := circuit.WriteWitnessesSeed(s, *n, *seed, *out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d witnesses of %s to %s\n", *n, s.ID(), *out)
+	return nil
+}
+
+func cmdKeyConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("key convert", "key convert --in GNARK_PK --out ZKHOST_PK", stderr)
+	in := fs.String("in", "", "gnark proving key file (ProvingKey.WriteTo or WriteRawTo), BLS12-381")
+	out := fs.String("out", "", "zkhost key file to write")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *in == "" || *out == "" {
+		return fmt.Errorf("%w: --in and --out are required", errUsage)
+	}
+	digest, err := keyfile.Convert(*in, *out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (key digest %s)\n", *out, hex.EncodeToString(digest[:]))
+	return nil
+}

@@ -1,0 +1,96 @@
+package oneshot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark/backend/groth16"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/circuit"
+)
+
+// The CPU-path benchmarks compare gnark's own groth16.Prove with zkhost's path
+// (synthesis, shared-memory transfer, CPU backend process through go-plugin,
+// verification) on the same circuit and cores. They need key files and the backend
+// binary: scripts/bench-cpu.sh (make bench-cpu) provides both through
+// ZKHOST_BENCH_KEYS, ZKHOST_BENCH_CIRCUITS (comma-separated key names) and
+// ZKHOST_BENCH_BACKEND.
+
+func benchEnv(b *testing.B) (keys, backend string, names []string) {
+	keys, backend = os.Getenv("ZKHOST_BENCH_KEYS"), os.Getenv("ZKHOST_BENCH_BACKEND")
+	if keys == "" || backend == "" {
+		b.Skip("set ZKHOST_BENCH_KEYS and ZKHOST_BENCH_BACKEND (make bench-cpu does)")
+	}
+	names = filepath.SplitList(os.Getenv("ZKHOST_BENCH_CIRCUITS"))
+	if len(names) == 0 {
+		names = []string{"chain-k16"}
+	}
+	return keys, backend, names
+}
+
+// BenchmarkGnarkProve is the peer: gnark's groth16.Prove (solve + prove) per op.
+func BenchmarkGnarkProve(b *testing.B) {
+	keys, _, names := benchEnv(b)
+	for _, name := range names {
+		b.Run(name, func(b *testing.B) {
+			c, err := circuit.Load(keys, name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			pk := c.Key().ToGnark()
+			spec, err := circuits.FromID(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, err := spec.Witness(0, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := groth16.Prove(c.CCS, (*groth16bls.ProvingKey)(pk), w); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkZkhostCPU proves b.N partitions through oneshot.Run (backend launch and
+// key load included once) and reports the per-partition split.
+func BenchmarkZkhostCPU(b *testing.B) {
+	keys, backend, names := benchEnv(b)
+	for _, name := range names {
+		b.Run(name, func(b *testing.B) {
+			out := b.TempDir()
+			b.ResetTimer()
+			res, err := Run(context.Background(), Options{
+				KeyDir: keys, Circuit: name, Partitions: b.N, OutDir: out, Backend: backend, StateDir: b.TempDir(),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			var synth, transfer, prove, busy, verify time.Duration
+			for _, p := range res.Partitions {
+				synth += p.Synthesis
+				transfer += p.Transfer
+				prove += p.Prove
+				busy += p.DeviceBusy
+				verify += p.Verify
+			}
+			n := float64(len(res.Partitions))
+			b.ReportMetric(float64(synth.Milliseconds())/n, "synth-ms/op")
+			b.ReportMetric(float64(transfer.Microseconds())/1000/n, "transfer-ms/op")
+			b.ReportMetric(float64(prove.Milliseconds())/n, "prove-ms/op")
+			b.ReportMetric(float64(busy.Milliseconds())/n, "busy-ms/op")
+			b.ReportMetric(float64(verify.Microseconds())/1000/n, "verify-ms/op")
+		})
+	}
+}

@@ -1,0 +1,342 @@
+package oneshot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/consensys/gnark/backend/witness"
+	hclog "github.com/hashicorp/go-hclog"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/device"
+	"github.com/zkhost/zkhost/host/finalize"
+	"github.com/zkhost/zkhost/host/shm"
+	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// Options says what to prove and where.
+type Options struct {
+	// KeyDir and Circuit name the circuit's key files (KeyDir/NAME.{ccs,vk,pk,json}).
+	KeyDir  string
+	Circuit string
+	// Partitions, when WitnessFiles is empty, is how many example witnesses to
+	// generate with the circuit's own generator (examples/circuits).
+	Partitions int
+	// WitnessFiles are gnark full witnesses (MarshalBinary), one per partition.
+	WitnessFiles []string
+	// OutDir receives <i>.proof, <i>.public and summary.json.
+	OutDir string
+	// Backend is the backend binary; BackendSHA256 optionally pins it.
+	Backend       string
+	BackendSHA256 []byte
+	BackendArgs   []string
+	BackendEnv    []string
+	// StateDir holds the shared-memory directory (or names it, under /dev/shm).
+	StateDir string
+	Logger   hclog.Logger
+}
+
+// PartitionResult is one partition's outcome.
+type PartitionResult struct {
+	Index       int           `json:"index"`
+	Constraints int           `json:"constraints"`
+	Synthesis   time.Duration `json:"synthesis_ns"`
+	Transfer    time.Duration `json:"transfer_ns"` // writing the shared-memory file
+	Prove       time.Duration `json:"prove_ns"`    // the Prove call, as the host saw it
+	BackendWall time.Duration `json:"backend_wall_ns"`
+	DeviceBusy  time.Duration `json:"device_busy_ns"`
+	Verify      time.Duration `json:"verify_ns"`
+	Verified    bool          `json:"verified"`
+	Phases      []sdk.Phase   `json:"phases"`
+	ProofFile   string        `json:"proof_file"`
+	PublicFile  string        `json:"public_file"`
+}
+
+// Result is the job's outcome, also written as summary.json.
+type Result struct {
+	Circuit    string            `json:"circuit"`
+	KeyDigest  string            `json:"key_digest"`
+	Backend    sdk.Description   `json:"backend"`
+	Partitions []PartitionResult `json:"partitions"`
+	Total      time.Duration     `json:"total_ns"`
+}
+
+// ResolveCircuit finds the key name for circuit in keyDir: the name itself when
+// KEYDIR/NAME.pk exists, else the single key set generated from that registry
+// circuit (e.g. "merkle" → "merkle-d16-k4"). Several candidates are an error that
+// lists them.
+func ResolveCircuit(keyDir, name string) (string, error) {
+	_, _, pk, _ := circuit.Paths(keyDir, name)
+	if _, err := os.Stat(pk); err == nil {
+		return name, nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(keyDir, name+"-*"+circuit.ExtPK))
+	switch len(matches) {
+	case 0:
+		if _, err := os.Stat(keyDir); err != nil {
+			return "", fmt.Errorf("key directory %s: %w", keyDir, err)
+		}
+		return "", fmt.Errorf("no keys for circuit %q in %s (run `zkhost keygen --circuit %s --out %s`)", name, keyDir, name, keyDir)
+	case 1:
+		base := filepath.Base(matches[0])
+		return base[:len(base)-len(circuit.ExtPK)], nil
+	}
+	var names []string
+	for _, m := range matches {
+		base := filepath.Base(m)
+		names = append(names, base[:len(base)-len(circuit.ExtPK)])
+	}
+	return "", fmt.Errorf("circuit %q is ambiguous in %s: name one of %v", name, keyDir, names)
+}
+
+// job is one partition moving through the pipeline.
+type job struct {
+	res    PartitionResult
+	full   witness.Witness
+	handle sdk.PartitionHandle
+	err    error
+}
+
+// Run proves the job described by opts.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	start := time.Now()
+	name, err := ResolveCircuit(opts.KeyDir, opts.Circuit)
+	if err != nil {
+		return nil, err
+	}
+	c, err := circuit.Load(opts.KeyDir, name)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+
+	witnesses, err := loadWitnesses(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.OutDir == "" {
+		return nil, errors.New("no output directory (--out)")
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+
+	dir, err := shm.NewDir(opts.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("shared memory: %w", err)
+	}
+	defer dir.Close() // removes every file left, on every path
+
+	dev, err := device.Start(ctx, device.Options{
+		Name: "backend",
+		Launch: plugins.LaunchConfig{
+			Path: opts.Backend, SHA256: opts.BackendSHA256, Args: opts.BackendArgs, Env: opts.BackendEnv,
+			Logger: log.Named("backend"),
+		},
+		Logger: log.Named("device"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	desc := dev.Description()
+	if !desc.Device.Available {
+		return nil, fmt.Errorf("backend %s has no usable device: %s", desc.Name, desc.Device.Reason)
+	}
+	key := sdk.KeyRef{ID: c.Name, Path: c.PKPath, Digest: c.PKDigest}
+	if _, err := dev.LoadKey(ctx, key); err != nil {
+		return nil, fmt.Errorf("load key %s into backend %s: %w", c.PKPath, desc.Name, err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	inFlight := dev.MaxInFlight()
+	staged := make(chan *job, inFlight)
+	results := make([]PartitionResult, len(witnesses))
+	var firstErr error
+	var errOnce sync.Once
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err; cancel() })
+	}
+
+	// Synthesis: one partition at a time with all cores, staying at most
+	// inFlight partitions ahead of the backend.
+	go func() {
+		defer close(staged)
+		for i, w := range witnesses {
+			if ctx.Err() != nil {
+				return
+			}
+			j := &job{full: w}
+			j.res.Index = i
+			j.res.Constraints = c.NbConstraints
+			t0 := time.Now()
+			W, A, B, err := circuit.Synthesize(c, w)
+			if err != nil {
+				fail(fmt.Errorf("partition %d: %w", i, err))
+				return
+			}
+			t1 := time.Now()
+			h, err := dir.Write(fmt.Sprintf("p%d", i), sdk.CurveBLS12381, W, A, B)
+			if err != nil {
+				fail(fmt.Errorf("partition %d: write shared memory: %w", i, err))
+				return
+			}
+			j.res.Synthesis, j.res.Transfer = t1.Sub(t0), time.Since(t1)
+			j.handle = h
+			log.Debug("partition synthesized", "partition", i, "synthesis", j.res.Synthesis, "transfer", j.res.Transfer)
+			select {
+			case staged <- j:
+			case <-ctx.Done():
+				dir.Remove(h)
+				return
+			}
+		}
+	}()
+
+	// Proving: inFlight workers keep the backend busy; each verifies its proof.
+	var wg sync.WaitGroup
+	for range inFlight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range staged {
+				if ctx.Err() != nil {
+					dir.Remove(j.handle)
+					continue
+				}
+				if err := proveOne(ctx, dev, key, c, j, opts.OutDir); err != nil {
+					fail(fmt.Errorf("partition %d: %w", j.res.Index, err))
+				}
+				dir.Remove(j.handle)
+				results[j.res.Index] = j.res
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(), Backend: desc, Partitions: results, Total: time.Since(start)}
+	if err := writeJSON(filepath.Join(opts.OutDir, "summary.json"), res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// proveOne proves, verifies and writes one partition.
+func proveOne(ctx context.Context, dev *device.Device, key sdk.KeyRef, c *circuit.Circuit, j *job, outDir string) error {
+	t0 := time.Now()
+	pr, err := dev.Prove(ctx, key, j.handle)
+	if err != nil {
+		return fmt.Errorf("prove: %w", err)
+	}
+	j.res.Prove = time.Since(t0)
+	j.res.BackendWall, j.res.DeviceBusy, j.res.Phases = pr.Wall, pr.DeviceBusy, pr.Phases
+
+	pub, err := finalize.PublicWitness(j.full)
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	if _, err := finalize.Verify(c.VK, pr.Proof, pub); err != nil {
+		return fmt.Errorf("backend returned a proof that does not verify: %w", err)
+	}
+	j.res.Verify = time.Since(t1)
+	j.res.Verified = true
+
+	pubBytes, err := pub.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("encode public witness: %w", err)
+	}
+	idx := strconv.Itoa(j.res.Index)
+	j.res.ProofFile = filepath.Join(outDir, idx+".proof")
+	j.res.PublicFile = filepath.Join(outDir, idx+".public")
+	if err := WriteFileAtomic(j.res.ProofFile, pr.Proof); err != nil {
+		return err
+	}
+	return WriteFileAtomic(j.res.PublicFile, pubBytes)
+}
+
+// loadWitnesses reads the witness files, or generates example witnesses.
+func loadWitnesses(c *circuit.Circuit, opts Options) ([]witness.Witness, error) {
+	if len(opts.WitnessFiles) > 0 {
+		if opts.Partitions > 0 && opts.Partitions != len(opts.WitnessFiles) {
+			return nil, fmt.Errorf("--partitions %d disagrees with %d witness files", opts.Partitions, len(opts.WitnessFiles))
+		}
+		var ws []witness.Witness
+		for _, p := range opts.WitnessFiles {
+			w, err := circuit.ReadWitness(p, c)
+			if err != nil {
+				return nil, err
+			}
+			ws = append(ws, w)
+		}
+		return ws, nil
+	}
+	if opts.Partitions < 1 {
+		return nil, errors.New("nothing to prove: give --partitions N or witness files")
+	}
+	spec, err := circuits.FromID(c.Name)
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s has no example witness generator (pass witness files): %w", c.Name, err)
+	}
+	var ws []witness.Witness
+	for i := range opts.Partitions {
+		w, err := spec.Witness(i, 0)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file and a rename, so
+// a reader never sees a half-written file.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func writeJSON(path string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, buf.Bytes())
+}
