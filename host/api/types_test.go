@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -139,5 +140,27 @@ func TestJobHelpers(t *testing.T) {
 	}
 	if !EventJobFailed.Terminal() || EventPartitionFailed.Terminal() || !EventPartitionRetried.IsPartition() || EventSnapshot.IsPartition() {
 		t.Error("EventKind predicates")
+	}
+}
+
+func TestEnumJSON(t *testing.T) {
+	in := Job{Class: ClassCritical, State: JobCancelled, Partitions: []Partition{{State: PartitionSynthesizing}}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Class":"critical"`, `"State":"cancelled"`, `"State":"synthesizing"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON %s lacks %s", b, want)
+		}
+	}
+	var out Job
+	if err := json.Unmarshal(b, &out); err != nil || out.Class != ClassCritical || out.State != JobCancelled ||
+		out.Partitions[0].State != PartitionSynthesizing {
+		t.Errorf("JSON round trip = %+v, %v", out, err)
+	}
+	var k EventKind
+	if err := k.UnmarshalText([]byte("nonsense")); err == nil {
+		t.Error("unknown event kind accepted")
 	}
 }

@@ -1428,7 +1428,7 @@ func (x *BudgetStatus) GetCriticalReserveBytes() uint64 {
 type ErrorDetail struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// kind is "not_found", "invalid_argument", "conflict", "resource_exhausted",
-	// "unavailable", "canceled" or "internal".
+	// "unavailable", "unauthenticated", "canceled", "deadline_exceeded" or "internal".
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// need_bytes and limit_bytes are set on resource_exhausted: what the job needs and
 	// the most the budget can ever grant it.

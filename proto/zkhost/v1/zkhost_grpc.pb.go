@@ -60,7 +60,7 @@ type ZkhostClient interface {
 	// Get returns a job, with its proofs and public witnesses once it is done.
 	Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*Job, error)
 	// Cancel stops a job; partitions already proved are dropped. Cancelling a job that
-	// has ended returns it unchanged.
+	// has ended leaves it unchanged. The job comes back without proof bytes.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*Job, error)
 	// List returns recent jobs, newest first, without proof bytes.
 	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
@@ -187,7 +187,7 @@ type ZkhostServer interface {
 	// Get returns a job, with its proofs and public witnesses once it is done.
 	Get(context.Context, *GetRequest) (*Job, error)
 	// Cancel stops a job; partitions already proved are dropped. Cancelling a job that
-	// has ended returns it unchanged.
+	// has ended leaves it unchanged. The job comes back without proof bytes.
 	Cancel(context.Context, *CancelRequest) (*Job, error)
 	// List returns recent jobs, newest first, without proof bytes.
 	List(context.Context, *ListRequest) (*ListResponse, error)

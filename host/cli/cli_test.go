@@ -1,0 +1,518 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
+)
+
+// daemon serves a fake daemon on a temporary socket; the tests pass it with --api.
+type daemon struct {
+	fake *apitest.Fake
+	sock string
+}
+
+func newDaemon(t *testing.T) *daemon {
+	t.Helper()
+	fake := apitest.NewFake("gpu0", "gpu1")
+	fake.Circuits = map[string]bool{"merkle": true}
+	srv := apitest.Serve(t, fake, api.Config{})
+	return &daemon{fake: fake, sock: srv.SocketPath()}
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// run runs a command and returns its stdout and stderr.
+func run(ctx context.Context, cmd func(context.Context, []string, *bytes.Buffer, *bytes.Buffer) error, args ...string) (string, string, error) {
+	var out, errOut bytes.Buffer
+	err := cmd(ctx, args, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// cmd looks a command up in Commands, so the table itself is tested.
+func cmd(name string) func(context.Context, []string, *bytes.Buffer, *bytes.Buffer) error {
+	for _, c := range Commands {
+		if c.Name == name {
+			return func(ctx context.Context, args []string, o, e *bytes.Buffer) error { return c.Run(ctx, args, o, e) }
+		}
+	}
+	panic("no command " + name)
+}
+
+// writeWitnesses writes n witness files with distinct contents and returns their paths.
+func writeWitnesses(t *testing.T, n int) ([]string, [][]byte) {
+	dir := t.TempDir()
+	var paths []string
+	var contents [][]byte
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("w%d.bin", i))
+		c := []byte(fmt.Sprintf("witness-%d-%s", i, strings.Repeat("x", i)))
+		if err := os.WriteFile(p, c, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths, contents = append(paths, p), append(contents, c)
+	}
+	return paths, contents
+}
+
+// checkOutputs checks that dir holds exactly the fake daemon's proof and public witness
+// of each partition, under <i>.proof and <i>.public.
+func checkOutputs(t *testing.T, dir string, witnesses [][]byte) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2*len(witnesses) {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("output dir holds %v, want %d files", names, 2*len(witnesses))
+	}
+	for i, w := range witnesses {
+		proof, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.proof", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(w)
+		if !bytes.Equal(proof, append([]byte("proof:"), sum[:]...)) {
+			t.Errorf("%d.proof holds another partition's bytes", i)
+		}
+		pub, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.public", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(pub, append([]byte("public:"), w[:8]...)) {
+			t.Errorf("%d.public = %q", i, pub)
+		}
+	}
+}
+
+func TestSubmitPrintsJobID(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	files, contents := writeWitnesses(t, 3)
+	// Flags after the witness files work too.
+	args := append([]string{"--api", d.sock, "--circuit", "merkle"}, files...)
+	args = append(args, "--priority", "critical", "--request-id", "r-7")
+	stdout, stderr, err := run(ctx, cmd("submit"), args...)
+	if err != nil {
+		t.Fatalf("submit: %v\n%s", err, stderr)
+	}
+	if stdout != "job-1\n" {
+		t.Fatalf("stdout = %q, want the job id alone", stdout)
+	}
+	job, err := d.fake.Get(ctx, "job-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Class != api.ClassCritical || job.RequestID != "r-7" || len(job.Partitions) != 3 {
+		t.Errorf("job = %+v", job)
+	}
+	// Witnesses arrive in the order given: the fake's public witness starts with each.
+	if err := d.fake.Finish("job-1", "gpu0"); err != nil {
+		t.Fatal(err)
+	}
+	job, _ = d.fake.Get(ctx, "job-1")
+	for i, p := range job.Partitions {
+		if !bytes.HasSuffix(p.PublicWitness, contents[i][:8]) {
+			t.Errorf("partition %d got witness %q", i, p.PublicWitness)
+		}
+	}
+	// The same request id with the same files is the same job.
+	stdout, _, err = run(ctx, cmd("submit"), args...)
+	if err != nil || stdout != "job-1\n" {
+		t.Errorf("resubmit = %q, %v", stdout, err)
+	}
+	// With other files, a clear conflict.
+	_, _, err = run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", "--request-id", "r-7", files[0])
+	if !errors.Is(err, api.ErrConflict) || !strings.Contains(err.Error(), `request id "r-7"`) {
+		t.Errorf("reused request id = %v", err)
+	}
+}
+
+func TestSubmitWaitWritesProofs(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	d.fake.OnSubmit = func(id string) {
+		if d.fake.WaitSubscribers(ctx, id, 1) != nil {
+			return
+		}
+		d.fake.Advance(id, 1, api.EventPartitionSynthesizing, "", "")
+		d.fake.Advance(id, 1, api.EventPartitionProving, "gpu1", "")
+		d.fake.Advance(id, 1, api.EventPartitionRetried, "gpu1", "backend exited: signal: killed")
+		d.fake.Finish(id, "gpu0")
+	}
+	files, contents := writeWitnesses(t, 2)
+	out := filepath.Join(t.TempDir(), "proofs")
+	stdout, stderr, err := run(ctx, cmd("submit"), append([]string{"--api", d.sock, "--circuit", "merkle", "--wait", "--out", out}, files...)...)
+	if err != nil {
+		t.Fatalf("submit --wait: %v\n%s", err, stderr)
+	}
+	if stdout != "job-1\n" {
+		t.Errorf("stdout = %q", stdout)
+	}
+	for _, want := range []string{
+		"job job-1: 2 partitions of merkle, class normal",
+		"partition 1 attempt 1 on gpu1 failed, retrying: backend exited: signal: killed",
+		"[1/2] partition 0 verified on gpu0 (synth ", // Finish runs the partitions in index order
+		"[2/2] partition 1 verified on gpu0 (synth ",
+		"attempt 2)",
+		"job job-1 done in ",
+		"wrote 4 files to " + out,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, stderr)
+		}
+	}
+	checkOutputs(t, out, contents)
+}
+
+func TestSubmitWaitFailedJob(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	d.fake.OnSubmit = func(id string) {
+		if d.fake.WaitSubscribers(ctx, id, 1) != nil {
+			return
+		}
+		d.fake.Advance(id, 0, api.EventPartitionFailed, "gpu0", "constraint #3 not satisfied")
+		d.fake.Fail(id, "partition 0: constraint #3 not satisfied")
+	}
+	files, _ := writeWitnesses(t, 1)
+	out := filepath.Join(t.TempDir(), "proofs")
+	_, stderr, err := run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", "--out", out, files[0])
+	if err == nil || err.Error() != "job job-1 failed: partition 0: constraint #3 not satisfied" {
+		t.Fatalf("submit of a failing job = %v", err)
+	}
+	if !strings.Contains(stderr, "partition 0 failed: constraint #3 not satisfied") {
+		t.Errorf("stderr lacks the failure:\n%s", stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed job created the output dir: %v", err)
+	}
+}
+
+func TestWait(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	files, contents := writeWitnesses(t, 3)
+	if _, _, err := run(ctx, cmd("submit"), append([]string{"--api", d.sock, "--circuit", "merkle"}, files...)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.fake.Finish("job-1", "gpu1"); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	_, stderr, err := run(ctx, cmd("wait"), "--api", d.sock, "job-1", "--out", out)
+	if err != nil {
+		t.Fatalf("wait: %v\n%s", err, stderr)
+	}
+	checkOutputs(t, out, contents)
+	if !strings.Contains(stderr, "job job-1 done") {
+		t.Errorf("stderr = %s", stderr)
+	}
+
+	if _, _, err := run(ctx, cmd("wait"), "--api", d.sock, "job-9"); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("wait on unknown job = %v", err)
+	}
+
+	// Interrupted: the job goes on, and the message says how to follow it again.
+	if _, _, err := run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", files[0]); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	go func() {
+		d.fake.WaitSubscribers(ctx, "job-2", 1)
+		cancel()
+	}()
+	_, _, err = run(wctx, cmd("wait"), "--api", d.sock, "job-2")
+	if err == nil || !strings.Contains(err.Error(), "stopped waiting; job job-2 goes on in the daemon") {
+		t.Errorf("interrupted wait = %v", err)
+	}
+
+	// Cancelled while waiting.
+	go func() {
+		d.fake.WaitSubscribers(ctx, "job-2", 1)
+		d.fake.Cancel(ctx, "job-2")
+	}()
+	if _, _, err := run(ctx, cmd("wait"), "--api", d.sock, "job-2"); err == nil || err.Error() != "job job-2 was cancelled" {
+		t.Errorf("wait on a cancelled job = %v", err)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	d.fake.Report.Version = "v0.3.0"
+	d.fake.Report.Uptime = 75 * time.Minute
+	d.fake.Report.SynthesisRunning, d.fake.Report.SynthesisCapacity = 3, 8
+	d.fake.Report.Budget = api.BudgetStatus{UsedBytes: 6 << 30, TotalBytes: 24 << 30, CriticalReserveBytes: 4 << 30}
+	d.fake.Report.Devices[0].Model = "NVIDIA H100 80GB HBM3"
+	d.fake.Report.Devices[0].BusyPercent = 93.6
+	d.fake.Report.Devices[1].Healthy = false
+	d.fake.Report.Devices[1].Error = "restarting after exit status 134"
+	d.fake.Report.Devices[1].Restarts = 2
+	files, _ := writeWitnesses(t, 2)
+	if _, _, err := run(ctx, cmd("submit"), append([]string{"--api", d.sock, "--circuit", "merkle", "--priority", "low"}, files...)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(ctx, cmd("preload"), "--api", d.sock, "merkle", "--device", "gpu0"); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := run(ctx, cmd("status"), "--api", d.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"zkhost v0.3.0 at " + d.sock + ", up 1h15m; synthesis 3/8 running",
+		"Queued work", "Devices", "Memory budget",
+		"NVIDIA H100 80GB HBM3", "94%", "merkle",
+		"DOWN: restarting after exit status 134",
+		"6.0 GiB", "24.0 GiB", "25%", "4.0 GiB",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The low class row shows the job's two queued partitions.
+	if !lineWith(stdout, "low", "1", "2") {
+		t.Errorf("no queue row for low with 1 job, 2 partitions:\n%s", stdout)
+	}
+
+	stdout, _, err = run(ctx, cmd("status"), "--api", d.sock, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep api.StatusReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Budget.TotalBytes != 24<<30 || rep.Devices[1].Restarts != 2 {
+		t.Errorf("status --json = %+v, %v", rep, err)
+	}
+}
+
+// lineWith reports whether some line of s holds all the fields, in order.
+func lineWith(s string, fields ...string) bool {
+	for _, line := range strings.Split(s, "\n") {
+		rest, ok := line, true
+		for _, f := range fields {
+			i := strings.Index(rest, " "+f+" ")
+			if i < 0 {
+				ok = false
+				break
+			}
+			rest = rest[i+len(f)+1:]
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func TestJobsJobCancel(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	files, _ := writeWitnesses(t, 2)
+	for i := 0; i < 3; i++ {
+		if _, _, err := run(ctx, cmd("submit"), append([]string{"--api", d.sock, "--circuit", "merkle"}, files...)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.fake.Finish("job-1", "gpu0")
+	d.fake.Advance("job-2", 0, api.EventPartitionProving, "gpu1", "")
+	d.fake.Advance("job-2", 0, api.EventPartitionRetried, "gpu1", "device lost")
+
+	stdout, _, err := run(ctx, cmd("jobs"), "--api", d.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lineWith(stdout, "job-1", "normal", "merkle", "done", "2/2") || !lineWith(stdout, "job-2", "running", "0/2") ||
+		!lineWith(stdout, "job-3", "queued", "0/2") {
+		t.Errorf("jobs table:\n%s", stdout)
+	}
+	if strings.Index(stdout, "job-3") > strings.Index(stdout, "job-1") {
+		t.Errorf("jobs not newest first:\n%s", stdout)
+	}
+	stdout, _, err = run(ctx, cmd("jobs"), "--api", d.sock, "--state", "done", "--json")
+	var jobs []api.Job
+	if err != nil || json.Unmarshal([]byte(stdout), &jobs) != nil || len(jobs) != 1 || jobs[0].ID != "job-1" {
+		t.Errorf("jobs --state done --json = %s, %v", stdout, err)
+	}
+	if _, _, err := run(ctx, cmd("jobs"), "--api", d.sock, "--state", "finished"); !errors.Is(err, ErrUsage) {
+		t.Errorf("jobs --state finished = %v", err)
+	}
+
+	stdout, _, err = run(ctx, cmd("job"), "--api", d.sock, "job-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "job job-2: running, circuit merkle, class normal, 0/2 partitions verified") ||
+		!lineWith(stdout, "0", "queued", "1", "gpu1") || !strings.Contains(stdout, "device lost") {
+		t.Errorf("job output:\n%s", stdout)
+	}
+
+	stdout, _, err = run(ctx, cmd("cancel"), "--api", d.sock, "job-2", "job-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != "job job-2 cancelled\njob job-1 had already ended: done\n" {
+		t.Errorf("cancel output = %q", stdout)
+	}
+	_, _, err = run(ctx, cmd("cancel"), "--api", d.sock, "job-3", "job-404")
+	if !errors.Is(err, api.ErrNotFound) || !strings.Contains(err.Error(), "cancel job-404") {
+		t.Errorf("cancel of an unknown job = %v", err)
+	}
+	if j, _ := d.fake.Get(ctx, "job-3"); j.State != api.JobCancelled {
+		t.Error("a bad id stopped the other cancellations")
+	}
+}
+
+func TestPreloadEvict(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	stdout, _, err := run(ctx, cmd("preload"), "--api", d.sock, "merkle")
+	if err != nil || stdout != "proving key of merkle loaded on gpu0, gpu1\n" {
+		t.Errorf("preload = %q, %v", stdout, err)
+	}
+	stdout, _, err = run(ctx, cmd("evict"), "--api", d.sock, "--device", "gpu1", "merkle")
+	if err != nil || stdout != "proving key of merkle evicted from gpu1\n" {
+		t.Errorf("evict = %q, %v", stdout, err)
+	}
+	st, _ := d.fake.Status(ctx)
+	if len(st.Devices[0].KeysResident) != 1 || len(st.Devices[1].KeysResident) != 0 {
+		t.Errorf("keys after preload+evict: %+v", st.Devices)
+	}
+	if _, _, err := run(ctx, cmd("preload"), "--api", d.sock, "sha256"); !errors.Is(err, api.ErrInvalidArgument) {
+		t.Errorf("preload of an unknown circuit = %v", err)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	ctx := testCtx(t)
+	files, _ := writeWitnesses(t, 1)
+	tests := []struct {
+		cmd  string
+		args []string
+		want string
+	}{
+		{"submit", []string{files[0]}, "--circuit is required"},
+		{"submit", []string{"--circuit", "merkle"}, "no WITNESS file"},
+		{"submit", []string{"--circuit", "merkle", "--priority", "urgent", files[0]}, "unknown priority class"},
+		{"submit", []string{"--bogus"}, "flag provided but not defined: -bogus"},
+		{"wait", nil, "want exactly one JOB"},
+		{"job", []string{"a", "b"}, "want exactly one JOB"},
+		{"cancel", nil, "no JOB given"},
+		{"preload", nil, "want exactly one CIRCUIT"},
+		{"jobs", []string{"--limit", "0"}, "--limit 0"},
+		{"status", []string{"extra"}, `unexpected argument "extra"`},
+		{"status", []string{"--api", "/x.sock", "--config", "/y.toml"}, "use --api or --config, not both"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd+" "+tt.want, func(t *testing.T) {
+			_, stderr, err := run(ctx, cmd(tt.cmd), tt.args...)
+			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrUsage with %q", err, tt.want)
+			}
+			if tt.want != "use --api or --config, not both" && !strings.Contains(stderr, "Usage: zkhost "+tt.cmd) {
+				t.Errorf("stderr lacks the usage:\n%s", stderr)
+			}
+		})
+	}
+	for _, c := range Commands {
+		_, stderr, err := run(ctx, cmd(c.Name), "--help")
+		if err != nil || !strings.Contains(stderr, "Usage: zkhost "+c.Name) || !strings.Contains(stderr, "-api") {
+			t.Errorf("%s --help = %v\n%s", c.Name, err, stderr)
+		}
+	}
+	// A missing witness file is named.
+	if _, _, err := run(ctx, cmd("submit"), "--circuit", "merkle", "/no/such/witness.bin"); err == nil ||
+		!strings.Contains(err.Error(), "/no/such/witness.bin") {
+		t.Errorf("missing witness = %v", err)
+	}
+}
+
+func TestFindDaemon(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+
+	// --config: the [api] socket of a config file.
+	cfg := filepath.Join(t.TempDir(), "zkhost.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[api]\nsocket = %q\n", d.sock)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(ctx, cmd("status"), "--config", cfg); err != nil {
+		t.Errorf("status --config: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("[api]\nsockett = \"/x\"\n"), 0o600)
+	if _, _, err := run(ctx, cmd("status"), "--config", bad); err == nil || !strings.Contains(err.Error(), "sockett") {
+		t.Errorf("status with a bad config = %v, want the key named", err)
+	}
+
+	// The default socket, under XDG_STATE_HOME.
+	state := apitest.ShortTempDir(t)
+	t.Setenv("XDG_STATE_HOME", state)
+	if err := os.MkdirAll(filepath.Join(state, "zkhost"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(ctx, cmd("jobs"))
+	want := "no zkhost daemon at " + filepath.Join(state, "zkhost", "zkhost.sock") + ": no such socket — is `zkhost serve` running?"
+	if err == nil || err.Error() != want {
+		t.Errorf("jobs without a daemon = %v\nwant %s", err, want)
+	}
+	if err := os.Symlink(d.sock, filepath.Join(state, "zkhost", "zkhost.sock")); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, _, err := run(ctx, cmd("jobs")); err != nil || stdout != "no jobs\n" {
+		t.Errorf("jobs on the default socket = %q, %v", stdout, err)
+	}
+}
+
+func TestWriteOutputsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	job := api.Job{ID: "j", Partitions: []api.Partition{
+		{Index: 0, Proof: []byte("p0"), PublicWitness: []byte("w0")},
+		{Index: 1, Proof: nil, PublicWitness: []byte("w1")},
+	}}
+	if _, err := writeOutputs(dir, job); err == nil || !strings.Contains(err.Error(), "partition 1 of job j") {
+		t.Fatalf("writeOutputs = %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed write left %d files", len(entries))
+	}
+	// Existing files are replaced whole.
+	os.WriteFile(filepath.Join(dir, "0.proof"), []byte("old and longer"), 0o644)
+	job.Partitions = job.Partitions[:1]
+	if _, err := writeOutputs(dir, job); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "0.proof")); string(b) != "p0" {
+		t.Errorf("0.proof = %q", b)
+	}
+}
+
+func TestFmtDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-1: "-", 850 * time.Millisecond: "850ms", 12300 * time.Millisecond: "12.3s",
+		4*time.Minute + 5*time.Second: "4m05s", 2*time.Hour + 10*time.Minute: "2h10m",
+	} {
+		if got := fmtDuration(d); got != want {
+			t.Errorf("fmtDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/client"
+	"github.com/zkhost/zkhost/host/config"
+)
+
+// ErrUsage is wrapped by every command-line mistake (unknown flag, missing argument); the
+// command has already printed its usage to stderr. A caller may exit with status 2 for it.
+var ErrUsage = errors.New("usage")
+
+// Command is one subcommand, for the dispatcher in cmd/zkhost.
+type Command struct {
+	Name    string
+	Summary string
+	Run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// Commands lists the daemon-facing subcommands.
+var Commands = []Command{
+	{"submit", "submit a proof job (and optionally wait for its proofs)", Submit},
+	{"wait", "follow a job until it ends and write its proofs", Wait},
+	{"status", "show queues, devices and the memory budget", Status},
+	{"jobs", "list recent jobs", Jobs},
+	{"job", "show one job and its partitions", Job},
+	{"cancel", "cancel jobs", Cancel},
+	{"preload", "load a circuit's proving key on the devices", Preload},
+	{"evict", "unload a circuit's proving key from the devices", Evict},
+}
+
+// daemonFlags are the flags every command uses to find the daemon.
+type daemonFlags struct {
+	api, config, tokenFile, caFile string
+}
+
+func (d *daemonFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&d.api, "api", "", "daemon address: a socket path, unix:///path, or host:port (TLS)")
+	fs.StringVar(&d.config, "config", "", "read the daemon's socket from this config file's [api] section")
+	fs.StringVar(&d.tokenFile, "token-file", "", "bearer token file, for a host:port address")
+	fs.StringVar(&d.caFile, "tls-ca", "", "PEM file of the CA that signed the daemon's certificate, for a host:port address (default: system roots)")
+}
+
+// address returns where the daemon is: --api, else --config's [api] socket, else the
+// default socket.
+func (d *daemonFlags) address() (string, error) {
+	switch {
+	case d.api != "" && d.config != "":
+		return "", fmt.Errorf("%w: use --api or --config, not both", ErrUsage)
+	case d.api != "":
+		return d.api, nil
+	case d.config != "":
+		cfg, err := config.Load(d.config)
+		if err != nil {
+			return "", err
+		}
+		if cfg.API.Socket == "" {
+			return "", fmt.Errorf("config %s names no [api] socket", d.config)
+		}
+		return cfg.API.Socket, nil
+	}
+	return api.DefaultSocketPath()
+}
+
+func (d *daemonFlags) dial() (*client.Client, error) {
+	addr, err := d.address()
+	if err != nil {
+		return nil, err
+	}
+	return client.Dial(addr, client.Options{TokenFile: d.tokenFile, CAFile: d.caFile})
+}
+
+// newFlagSet returns a flag set whose --help prints synopsis, description and flags.
+func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: zkhost %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args, allowing flags after positional arguments ("zkhost wait JOB --out
+// d"); "--" ends the flags. It returns the positional arguments, or errHelp for --help.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// errHelp tells a command that --help was asked for and printed; the command returns nil.
+var errHelp = errors.New("help requested")
+
+// usageErr prints fs's usage and returns an ErrUsage error saying what is wrong.
+func usageErr(fs *flag.FlagSet, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(fs.Output(), "zkhost %s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return fmt.Errorf("%w: %s", ErrUsage, msg)
+}
+
+// writeOutputs writes each partition's proof and public witness, as the daemon sent them,
+// to DIR/<i>.proof and DIR/<i>.public. All files are first written to temporary names and
+// synced, then renamed into place, so DIR never holds a partial file, and holds no file of
+// this job at all when a write fails.
+func writeOutputs(dir string, job api.Job) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	type staged struct{ tmp, final string }
+	var files []staged
+	cleanup := func() {
+		for _, f := range files {
+			os.Remove(f.tmp)
+		}
+	}
+	stage := func(name string, data []byte) error {
+		f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+		if err != nil {
+			return err
+		}
+		files = append(files, staged{f.Name(), filepath.Join(dir, name)})
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(f.Name(), 0o644)
+		}
+		return err
+	}
+	for _, p := range job.Partitions {
+		if len(p.Proof) == 0 || len(p.PublicWitness) == 0 {
+			cleanup()
+			return nil, fmt.Errorf("the daemon sent no proof or public witness for partition %d of job %s", p.Index, job.ID)
+		}
+		if err := stage(fmt.Sprintf("%d.proof", p.Index), p.Proof); err != nil {
+			cleanup()
+			return nil, fmt.Errorf("write proof of partition %d: %w", p.Index, err)
+		}
+		if err := stage(fmt.Sprintf("%d.public", p.Index), p.PublicWitness); err != nil {
+			cleanup()
+			return nil, fmt.Errorf("write public witness of partition %d: %w", p.Index, err)
+		}
+	}
+	var written []string
+	for i, f := range files {
+		if err := os.Rename(f.tmp, f.final); err != nil {
+			for _, g := range files[i:] {
+				os.Remove(g.tmp)
+			}
+			return written, fmt.Errorf("write outputs: %w", err)
+		}
+		written = append(written, f.final)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync() // make the renames durable; a failure here loses nothing already written
+		d.Close()
+	}
+	return written, nil
+}
+
+// fmtDuration prints a duration short: 850ms, 12.3s, 4m05s, 2h10m.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// span returns end-start, or -1 when either is unknown.
+func span(start, end time.Time) time.Duration {
+	if start.IsZero() || end.IsZero() {
+		return -1
+	}
+	return end.Sub(start)
+}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/jedib0t/go-pretty/v6/text"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// Status runs `zkhost status`: tables of the queues by class, the devices and the
+// memory budget (or the report as JSON).
+func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("status", "status [flags]", `
+Show the daemon: waiting work per priority class, synthesis threads, each device
+(backend, model, partitions in flight, how busy it was over the last minute, proving
+keys resident, restarts, health) and the host memory budget.`, stderr)
+	var d daemonFlags
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	d.register(fs)
+	pos, err := parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usageErr(fs, "unexpected argument %q", pos[0])
+	}
+	c, err := d.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := c.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, s)
+	}
+	version := s.Version
+	if version == "" {
+		version = "(unknown version)"
+	}
+	fmt.Fprintf(stdout, "zkhost %s at %s, up %s; synthesis %d/%d running\n\n",
+		version, c.Target(), fmtDuration(s.Uptime), s.SynthesisRunning, s.SynthesisCapacity)
+
+	q := newTable("Queued work")
+	q.AppendHeader(table.Row{"CLASS", "JOBS", "PARTITIONS"})
+	for _, row := range s.Queues {
+		q.AppendRow(table.Row{row.Class.String(), row.Jobs, row.Partitions})
+	}
+	alignRight(q, 2, 3)
+	fmt.Fprintln(stdout, q.Render())
+	fmt.Fprintln(stdout)
+
+	dev := newTable("Devices")
+	dev.AppendHeader(table.Row{"DEVICE", "BACKEND", "MODEL", "KIND", "IN FLIGHT", "BUSY (1 MIN)", "KEYS", "RESTARTS", "HEALTH"})
+	for _, x := range s.Devices {
+		health := "ok"
+		if !x.Healthy {
+			health = "DOWN"
+			if x.Error != "" {
+				health += ": " + x.Error
+			}
+		}
+		keys := strings.Join(x.KeysResident, ", ")
+		if keys == "" {
+			keys = "-"
+		}
+		dev.AppendRow(table.Row{x.Name, x.Backend, orDash(x.Model), x.Kind,
+			fmt.Sprintf("%d/%d", x.InFlight, x.MaxInFlight), fmt.Sprintf("%.0f%%", x.BusyPercent),
+			keys, x.Restarts, health})
+	}
+	if len(s.Devices) == 0 {
+		dev.AppendRow(table.Row{"(none)"})
+	}
+	alignRight(dev, 5, 6, 8)
+	fmt.Fprintln(stdout, dev.Render())
+	fmt.Fprintln(stdout)
+
+	b := newTable("Memory budget")
+	b.AppendHeader(table.Row{"USED", "TOTAL", "USED %", "CRITICAL RESERVE"})
+	pct := "-"
+	if s.Budget.TotalBytes > 0 {
+		pct = fmt.Sprintf("%.0f%%", 100*float64(s.Budget.UsedBytes)/float64(s.Budget.TotalBytes))
+	}
+	b.AppendRow(table.Row{api.FormatBytes(s.Budget.UsedBytes), api.FormatBytes(s.Budget.TotalBytes), pct,
+		api.FormatBytes(s.Budget.CriticalReserveBytes)})
+	alignRight(b, 1, 2, 3, 4)
+	fmt.Fprintln(stdout, b.Render())
+	return nil
+}
+
+// Jobs runs `zkhost jobs`: a table of recent jobs, newest first.
+func Jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("jobs", "jobs [flags]", `
+List recent jobs, newest first: id, class, circuit, state, partitions verified,
+age and how long it ran, and why it failed.`, stderr)
+	var d daemonFlags
+	state := fs.String("state", "", "only jobs in this state: queued, running, done, failed or cancelled")
+	limit := fs.Int("limit", 20, "at most this many jobs")
+	asJSON := fs.Bool("json", false, "print the jobs as JSON")
+	d.register(fs)
+	pos, err := parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usageErr(fs, "unexpected argument %q", pos[0])
+	}
+	filter := api.ListFilter{Limit: *limit}
+	if *limit < 1 || *limit > api.MaxListLimit {
+		return usageErr(fs, "--limit %d: want 1..%d", *limit, api.MaxListLimit)
+	}
+	if *state != "" {
+		if filter.State, err = api.ParseJobState(*state); err != nil {
+			return usageErr(fs, "--state: %v", err)
+		}
+	}
+	c, err := d.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	jobs, err := c.List(ctx, filter)
+	if err != nil {
+		return fmt.Errorf("jobs: %w", err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, jobs)
+	}
+	if len(jobs) == 0 {
+		fmt.Fprintln(stdout, "no jobs")
+		return nil
+	}
+	now := time.Now()
+	t := newTable("")
+	t.AppendHeader(table.Row{"JOB", "CLASS", "CIRCUIT", "STATE", "VERIFIED", "AGE", "RAN", "ERROR"})
+	for _, j := range jobs {
+		ran := "-"
+		if !j.StartedAt.IsZero() {
+			end := j.FinishedAt
+			if end.IsZero() {
+				end = now
+			}
+			ran = fmtDuration(end.Sub(j.StartedAt))
+		}
+		t.AppendRow(table.Row{j.ID, j.Class.String(), j.Circuit, j.State.String(),
+			fmt.Sprintf("%d/%d", j.Count(api.PartitionVerified), len(j.Partitions)),
+			fmtDuration(span(j.CreatedAt, now)), ran, truncate(j.Error, 60)})
+	}
+	alignRight(t, 5, 6, 7)
+	fmt.Fprintln(stdout, t.Render())
+	return nil
+}
+
+// Job runs `zkhost job`: one job with a row per partition.
+func Job(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("job", "job [flags] JOB", `
+Show one job: its state and a row per partition (state, attempts, device, time
+queued, synthesizing and proving, last error).`, stderr)
+	var d daemonFlags
+	asJSON := fs.Bool("json", false, "print the job as JSON (with proof bytes, base64, when done)")
+	d.register(fs)
+	pos, err := parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr(fs, "want exactly one JOB, got %d arguments", len(pos))
+	}
+	c, err := d.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	j, err := c.Get(ctx, pos[0])
+	if err != nil {
+		return fmt.Errorf("job: %w", err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, j)
+	}
+	fmt.Fprintf(stdout, "job %s: %s, circuit %s, class %s, %d/%d partitions verified\n",
+		j.ID, j.State, j.Circuit, j.Class, j.Count(api.PartitionVerified), len(j.Partitions))
+	if j.RequestID != "" {
+		fmt.Fprintf(stdout, "request id %s\n", j.RequestID)
+	}
+	if j.Error != "" {
+		fmt.Fprintf(stdout, "error: %s\n", j.Error)
+	}
+	t := newTable("")
+	t.AppendHeader(table.Row{"PART", "STATE", "ATTEMPTS", "DEVICE", "WAITED", "SYNTH", "PROVE", "ERROR"})
+	for _, p := range j.Partitions {
+		t.AppendRow(table.Row{p.Index, p.State.String(), p.Attempts, orDash(p.Device),
+			fmtDuration(span(p.QueuedAt, p.SynthStart)), fmtDuration(span(p.SynthStart, p.SynthEnd)),
+			fmtDuration(span(p.ProveStart, p.ProveEnd)), truncate(p.Error, 60)})
+	}
+	alignRight(t, 1, 3, 5, 6, 7)
+	fmt.Fprintln(stdout, t.Render())
+	return nil
+}
+
+// Cancel runs `zkhost cancel`: it cancels each job named and prints its state.
+func Cancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("cancel", "cancel [flags] JOB...", `
+Cancel jobs. Partitions in progress are abandoned and proofs already made are
+dropped. A job that has already ended is left as it is.`, stderr)
+	var d daemonFlags
+	d.register(fs)
+	pos, err := parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageErr(fs, "no JOB given")
+	}
+	c, err := d.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var failed []error
+	for _, id := range pos {
+		j, err := c.Cancel(ctx, id)
+		switch {
+		case err != nil:
+			failed = append(failed, fmt.Errorf("cancel %s: %w", id, err))
+		case j.State == api.JobCancelled:
+			fmt.Fprintf(stdout, "job %s cancelled\n", j.ID)
+		default:
+			fmt.Fprintf(stdout, "job %s had already ended: %s\n", j.ID, j.State)
+		}
+	}
+	return errors.Join(failed...)
+}
+
+func newTable(title string) table.Writer {
+	t := table.NewWriter()
+	t.SetStyle(table.StyleLight)
+	if title != "" {
+		t.SetTitle(title)
+	}
+	return t
+}
+
+// alignRight right-aligns the numeric columns (1-based) of t.
+func alignRight(t table.Writer, cols ...int) {
+	var cfg []table.ColumnConfig
+	for _, c := range cols {
+		cfg = append(cfg, table.ColumnConfig{Number: c, Align: text.AlignRight})
+	}
+	t.SetColumnConfigs(cfg)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/client"
+)
+
+// Submit runs `zkhost submit`: it reads one witness file per partition, submits the job,
+// and prints its id on stdout. With --wait (or --out) it then follows the job, showing
+// each partition as it finishes, and writes the proofs into --out.
+func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("submit", "submit --circuit NAME [flags] WITNESS...", `
+Submit a proof job: one partition per WITNESS file (a gnark full witness, as
+witness.MarshalBinary writes it). Prints the job id on stdout.
+
+With --wait, follow the job until it ends, printing each partition as it finishes
+(on stderr). With --out DIR (implies --wait), write each partition's proof to
+DIR/<i>.proof (gnark Proof.WriteTo) and public witness to DIR/<i>.public
+(witness.MarshalBinary), i counting from 0 in WITNESS order, once the job is done.
+
+--request-id makes the submission idempotent: submitting again with the same id
+and the same files returns the same job instead of proving twice.`, stderr)
+	var (
+		d         daemonFlags
+		circuit   = fs.String("circuit", "", "circuit name, as the daemon's config names it (required)")
+		priority  = fs.String("priority", "normal", "priority class: critical, high, normal or low")
+		requestID = fs.String("request-id", "", "client request id, for idempotent retries")
+		wait      = fs.Bool("wait", false, "wait for the job to end")
+		out       = fs.String("out", "", "write proofs and public witnesses into this directory (implies --wait)")
+		verbose   = fs.Bool("v", false, "with --wait, print every partition event, not only finished ones")
+	)
+	d.register(fs)
+	files, err := parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if *circuit == "" {
+		return usageErr(fs, "--circuit is required")
+	}
+	if len(files) == 0 {
+		return usageErr(fs, "no WITNESS file: give one per partition")
+	}
+	class, err := api.ParseClass(*priority)
+	if err != nil {
+		return usageErr(fs, "--priority: %v", err)
+	}
+	req := api.SubmitRequest{Circuit: *circuit, Class: class, RequestID: *requestID}
+	for _, f := range files {
+		w, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("witness: %w", err)
+		}
+		if len(w) == 0 {
+			return fmt.Errorf("witness file %s is empty", f)
+		}
+		req.Witnesses = append(req.Witnesses, w)
+	}
+
+	c, err := d.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	job, err := c.Submit(ctx, req)
+	if err != nil {
+		return fmt.Errorf("submit: %w", err)
+	}
+	fmt.Fprintln(stdout, job.ID)
+	if !*wait && *out == "" {
+		return nil
+	}
+	fmt.Fprintf(stderr, "job %s: %d partitions of %s, class %s\n", job.ID, len(job.Partitions), job.Circuit, job.Class)
+	return follow(ctx, c, job.ID, *out, *verbose, stderr)
+}
+
+// Wait runs `zkhost wait`: it follows a job until it ends, showing partitions as they
+// finish, and writes its proofs into --out.
+func Wait(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("wait", "wait [flags] JOB", `
+Follow a job until it ends, printing each partition as it finishes (on stderr).
+With --out DIR, write each partition's proof to DIR/<i>.proof and public witness
+to DIR/<i>.public once the job is done. A job that already ended is reported (and
+its proofs written) at once. Exits with an error if the job failed or was cancelled.`, stderr)
+	var (
+		d       daemonFlags
+		out     = fs.String("out", "", "write proofs and public witnesses into this directory")
+		verbose = fs.Bool("v", false, "print every partition event, not only finished ones")
+	)
+	d.register(fs)
+	pos, err := parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr(fs, "want exactly one JOB, got %d arguments", len(pos))
+	}
+	c, err := d.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return follow(ctx, c, pos[0], *out, *verbose, stderr)
+}
+
+// follow awaits a job with a progress printer, then writes its outputs into out (if set).
+func follow(ctx context.Context, c *client.Client, jobID, out string, verbose bool, stderr io.Writer) error {
+	p := &progress{w: stderr, verbose: verbose, started: map[int]time.Time{}, proving: map[int]time.Time{}}
+	job, err := c.Await(ctx, jobID, p.event)
+	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return fmt.Errorf("stopped waiting; job %s goes on in the daemon (`zkhost wait %s` to follow it again)", jobID, jobID)
+		}
+		return fmt.Errorf("wait for job %s: %w", jobID, err)
+	}
+	switch job.State {
+	case api.JobDone:
+	case api.JobCancelled:
+		return fmt.Errorf("job %s was cancelled", job.ID)
+	default:
+		msg := job.Error
+		if msg == "" {
+			msg = "no reason given"
+		}
+		return fmt.Errorf("job %s %s: %s", job.ID, job.State, msg)
+	}
+	if out == "" {
+		return nil
+	}
+	written, err := writeOutputs(out, job)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %d files to %s\n", len(written), out)
+	return nil
+}
+
+// progress prints a job's events as lines: every finished, retried or failed partition
+// (all events with verbose), and the job's end. Durations come from the daemon's event
+// times, so they measure the daemon's work, not this client's latency.
+type progress struct {
+	w       io.Writer
+	verbose bool
+	total   int
+	done    int
+	// started and proving hold when each partition's synthesis and proving began.
+	started map[int]time.Time
+	proving map[int]time.Time
+	created time.Time
+}
+
+func (p *progress) event(e api.JobEvent) error {
+	switch {
+	case e.Kind == api.EventSnapshot && e.Job != nil:
+		p.total = len(e.Job.Partitions)
+		p.done = e.Job.Count(api.PartitionVerified)
+		p.created = e.Job.CreatedAt
+		if p.done > 0 || e.Job.State == api.JobRunning {
+			fmt.Fprintf(p.w, "job %s %s: %d/%d partitions verified\n", e.JobID, e.Job.State, p.done, p.total)
+		}
+	case e.Kind == api.EventPartitionSynthesizing:
+		p.started[e.Partition] = e.Time
+		p.verboseLine(e, "synthesizing")
+	case e.Kind == api.EventPartitionProving:
+		p.proving[e.Partition] = e.Time
+		p.verboseLine(e, fmt.Sprintf("proving on %s (attempt %d)", e.Device, e.Attempt))
+	case e.Kind == api.EventPartitionQueued:
+		p.verboseLine(e, "queued")
+	case e.Kind == api.EventPartitionVerified:
+		p.done++
+		line := fmt.Sprintf("[%d/%d] partition %d verified", p.done, p.total, e.Partition)
+		if e.Device != "" {
+			line += " on " + e.Device
+		}
+		var parts []string
+		if s, ok := p.started[e.Partition]; ok {
+			if pr, ok := p.proving[e.Partition]; ok {
+				parts = append(parts, "synth "+fmtDuration(pr.Sub(s)))
+			}
+		}
+		if pr, ok := p.proving[e.Partition]; ok {
+			parts = append(parts, "prove "+fmtDuration(e.Time.Sub(pr)))
+		}
+		if e.Attempt > 1 {
+			parts = append(parts, fmt.Sprintf("attempt %d", e.Attempt))
+		}
+		if len(parts) > 0 {
+			line += " (" + strings.Join(parts, ", ") + ")"
+		}
+		fmt.Fprintln(p.w, line)
+	case e.Kind == api.EventPartitionRetried:
+		fmt.Fprintf(p.w, "partition %d attempt %d on %s failed, retrying: %s\n", e.Partition, e.Attempt, orDash(e.Device), e.Reason)
+	case e.Kind == api.EventPartitionFailed:
+		fmt.Fprintf(p.w, "partition %d failed: %s\n", e.Partition, e.Reason)
+	case e.Kind.Terminal() && e.Job != nil:
+		took := ""
+		if d := span(e.Job.CreatedAt, e.Job.FinishedAt); d >= 0 {
+			took = " in " + fmtDuration(d)
+		}
+		fmt.Fprintf(p.w, "job %s %s%s: %d/%d partitions verified\n", e.JobID, e.Job.State, took,
+			e.Job.Count(api.PartitionVerified), len(e.Job.Partitions))
+	}
+	return nil
+}
+
+func (p *progress) verboseLine(e api.JobEvent, what string) {
+	if p.verbose {
+		fmt.Fprintf(p.w, "partition %d %s\n", e.Partition, what)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
