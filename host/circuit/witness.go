@@ -91,28 +91,38 @@ func ReadWitness(path string, c *Circuit) (witness.Witness, error) {
 	if err != nil {
 		return nil, fmt.Errorf("circuit: %w", err)
 	}
+	w, err := ParseWitness(data, c)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: witness %s %w", path, err)
+	}
+	return w, nil
+}
+
+// ParseWitness decodes a full witness (gnark's MarshalBinary) for circuit c, with the
+// checks ReadWitness documents; the daemon uses it on witnesses submitted over its API.
+func ParseWitness(data []byte, c *Circuit) (witness.Witness, error) {
 	if len(data) < witnessHeader {
-		return nil, fmt.Errorf("circuit: witness %s is truncated: %d bytes, shorter than the %d-byte header", path, len(data), witnessHeader)
+		return nil, fmt.Errorf("is truncated: %d bytes, shorter than the %d-byte header", len(data), witnessHeader)
 	}
 	nbPublic := binary.BigEndian.Uint32(data[0:])
 	nbSecret := binary.BigEndian.Uint32(data[4:])
 	nbValues := binary.BigEndian.Uint32(data[8:])
 	if uint64(nbValues) != uint64(nbPublic)+uint64(nbSecret) {
-		return nil, fmt.Errorf("circuit: witness %s: header says %d public + %d secret values but the vector has %d", path, nbPublic, nbSecret, nbValues)
+		return nil, fmt.Errorf("is malformed: header says %d public + %d secret values but the vector has %d", nbPublic, nbSecret, nbValues)
 	}
 	if want := witnessHeader + uint64(nbValues)*fr.Bytes; uint64(len(data)) != want {
-		return nil, fmt.Errorf("circuit: witness %s has %d bytes, want %d for %d BLS12-381 scalars of %d bytes (a witness of another field, or truncated)", path, len(data), want, nbValues, fr.Bytes)
+		return nil, fmt.Errorf("has %d bytes, want %d for %d BLS12-381 scalars of %d bytes (a witness of another field, or truncated)", len(data), want, nbValues, fr.Bytes)
 	}
 	// The witness excludes the constant-1 wire, which the circuit counts as public.
 	if wantPub, wantSec := c.NbPublic-1, c.NbSecret; int(nbPublic) != wantPub || int(nbSecret) != wantSec {
-		return nil, fmt.Errorf("circuit: witness %s has %d public and %d secret values, circuit %s wants %d public and %d secret", path, nbPublic, nbSecret, c.Name, wantPub, wantSec)
+		return nil, fmt.Errorf("has %d public and %d secret values, circuit %s wants %d public and %d secret", nbPublic, nbSecret, c.Name, wantPub, wantSec)
 	}
 	w, err := witness.New(ecc.BLS12_381.ScalarField())
 	if err != nil {
-		return nil, fmt.Errorf("circuit: witness %s: %w", path, err)
+		return nil, fmt.Errorf("cannot be decoded: %w", err)
 	}
 	if err := w.UnmarshalBinary(data); err != nil {
-		return nil, fmt.Errorf("circuit: witness %s: not a BLS12-381 witness: %w", path, err)
+		return nil, fmt.Errorf("is not a BLS12-381 witness: %w", err)
 	}
 	return w, nil
 }
