@@ -477,8 +477,8 @@ func (f *File) Path() string { return f.path }
 func (f *File) Size() int64 { return f.size }
 
 // Verify recomputes every section's SHA-256 and compares it with the header's, hashing the
-// sections in parallel (about one second per 1.5 GB on one core with SHA extensions). Its
-// error names the first section, in file order, whose digest does not match.
+// sections in parallel; it reads the whole file once. Its error names the first section,
+// in file order, whose digest does not match.
 func (f *File) Verify() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
