@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/cli"
+	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/host/daemon"
+)
+
+func init() {
+	register("serve", "run the proving daemon (zkhost serve --config zkhost.toml)", cmdServe)
+	register("submit", "submit a job to the daemon (--wait --out DIR writes the proofs)", cli.Submit)
+	register("wait", "wait for a job and write its proofs", cli.Wait)
+	register("status", "show the daemon's queues, devices and budget", cli.Status)
+	register("jobs", "list recent jobs", cli.Jobs)
+	register("job", "show one job", cli.Job)
+	register("cancel", "cancel a job", cli.Cancel)
+	register("preload", "load a circuit's proving key on the devices", cli.Preload)
+	register("evict", "unload a circuit's proving key from the devices", cli.Evict)
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "serve [--config FILE]", stderr)
+	cfgPath := fs.String("config", "", "TOML config (default: the embedded defaults; see examples/zkhost.toml)")
+	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *printDefault {
+		_, err := stdout.Write(config.DefaultTOML())
+		return err
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	// The default device runs the CPU backend installed next to this executable.
+	exe, _ := os.Executable()
+	for i := range cfg.Devices {
+		if cfg.Devices[i].Backend == "" || cfg.Devices[i].Backend == config.DefaultBackendName {
+			cfg.Devices[i].Backend = filepath.Join(filepath.Dir(exe), config.DefaultBackendName)
+		}
+	}
+	log := hclog.New(&hclog.LoggerOptions{
+		Name: "zkhost", Output: stderr, Level: hclog.LevelFromString(cfg.LogLevel), JSONFormat: cfg.LogJSON,
+	})
+	log.Info("starting", "config", cfg.Source, "state_dir", cfg.StateDir)
+	d, err := daemon.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	srv, err := api.Listen(api.Config{
+		Socket: cfg.API.Socket, SocketMode: cfg.API.SocketMode, SocketGroup: cfg.API.SocketGroup,
+		TCPAddr: cfg.API.TCPAddress, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey, TokenFile: cfg.API.TokenFile,
+	}, d, log.Named("api"))
+	if err != nil {
+		d.Close()
+		return err
+	}
+	errCh := make(chan error, 1)
+	go func() { errCh <- srv.Serve() }()
+	fmt.Fprintf(stderr, "zkhost serving on %s\n", cfg.API.Socket)
+	runErr := d.Run(ctx)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	srv.Stop(stopCtx)
+	cancel()
+	select {
+	case err := <-errCh:
+		if err != nil && runErr == nil {
+			runErr = err
+		}
+	default:
+	}
+	return runErr
+}

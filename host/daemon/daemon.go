@@ -1,0 +1,407 @@
+package daemon
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+
+	"github.com/zkhost/zkhost/host/budget"
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/host/device"
+	"github.com/zkhost/zkhost/host/journal"
+	"github.com/zkhost/zkhost/host/queue"
+	"github.com/zkhost/zkhost/host/shm"
+	"github.com/zkhost/zkhost/host/timeline"
+	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// Version is the daemon's version string, reported by Status.
+var Version = "0.1.0-dev"
+
+// finalizeBytes is what a partition keeps reserved after its device returns: the
+// proof, the public witness and the verifier's working memory.
+const finalizeBytes = 1 << 20
+
+// circuitEntry is a circuit the daemon serves, with its memory arithmetic.
+type circuitEntry struct {
+	name  string // the name clients use
+	c     *circuit.Circuit
+	class queue.Class // default class of its jobs
+	key   sdk.KeyRef
+	// Bytes one partition reserves: the shared-memory file, the solver's working
+	// vectors (released once the file is written), and the backend's host memory
+	// (released when the device returns).
+	shmBytes     uint64
+	solverBytes  uint64
+	backendBytes uint64
+}
+
+func (ce *circuitEntry) partitionBytes() uint64 {
+	return ce.shmBytes + ce.solverBytes + ce.backendBytes + finalizeBytes
+}
+
+// Daemon is the proving host. Create it with New, then Run it.
+type Daemon struct {
+	cfg     *config.Config
+	log     hclog.Logger
+	journal *journal.Journal
+	budget  *budget.Ledger
+	shm     *shm.Dir
+	tl      *timeline.Writer
+
+	synthQ *queue.Queue[*task]
+	readyQ *queue.Queue[*task]
+	finalQ chan *task
+
+	circuits map[string]*circuitEntry
+	devices  []*deviceEntry
+	keyResv  []*budget.Reservation
+
+	started time.Time
+
+	mu        sync.Mutex
+	jobs      map[string]*liveJob
+	synthBusy int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New loads the circuits, opens the journal, prepares shared memory and starts one
+// backend process per configured device. Every problem is an error naming the part
+// of the config it comes from; nothing is left running on error.
+func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, err error) {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	d := &Daemon{
+		cfg:      cfg,
+		log:      log,
+		synthQ:   queue.New[*task](),
+		readyQ:   queue.New[*task](),
+		finalQ:   make(chan *task, 64),
+		circuits: map[string]*circuitEntry{},
+		jobs:     map[string]*liveJob{},
+		started:  time.Now(),
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	defer func() {
+		if err != nil {
+			d.closeResources()
+		}
+	}()
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	d.budget = budget.New(cfg.Budget.Bytes, cfg.Budget.CriticalReserve)
+	if d.journal, err = journal.Open(cfg.Journal.Path); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", cfg.Journal.Path, err)
+	}
+	if d.shm, err = shm.NewDir(cfg.StateDir); err != nil {
+		return nil, fmt.Errorf("shared memory: %w", err)
+	}
+	if n, err := d.shm.ReapStale(); err != nil {
+		log.Warn("reaping stale shared-memory files", "error", err)
+	} else if n > 0 {
+		log.Info("removed shared-memory files left by an earlier run", "files", n)
+	}
+	if cfg.Timeline.Path != "" {
+		if d.tl, err = timeline.Create(cfg.Timeline.Path); err != nil {
+			return nil, fmt.Errorf("timeline: %w", err)
+		}
+	}
+	if err := d.loadCircuits(); err != nil {
+		return nil, err
+	}
+	if err := d.startDevices(ctx); err != nil {
+		return nil, err
+	}
+	for _, ce := range d.circuits {
+		if err := d.sizeCircuit(ce); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.recover(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// loadCircuits loads every [[circuit]] and reserves its key's memory.
+func (d *Daemon) loadCircuits() error {
+	for i, cc := range d.cfg.Circuits {
+		name, dir := cc.Name, cc.Keys
+		keyName := name
+		if dir != "" {
+			var err error
+			if keyName, err = ResolveKeyName(dir, name); err != nil {
+				return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
+			}
+		} else {
+			// Individual files: they must share a directory and base name.
+			dir = filepath.Dir(cc.PK)
+			keyName = strings.TrimSuffix(filepath.Base(cc.PK), circuit.ExtPK)
+		}
+		c, err := circuit.Load(dir, keyName)
+		if err != nil {
+			return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
+		}
+		class := queue.Normal
+		if cc.Class != 0 {
+			class = classFromConfig(cc.Class)
+		}
+		ce := &circuitEntry{
+			name: name, c: c, class: class,
+			key: sdk.KeyRef{ID: c.Name, Path: c.PKPath, Digest: c.PKDigest},
+		}
+		d.circuits[name] = ce
+		// The proving key file is mapped by every backend that loads it; the page
+		// cache holds one copy. Count it once, from the critical budget (it must
+		// never block on batch work).
+		st, err := os.Stat(c.PKPath)
+		if err != nil {
+			return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
+		}
+		r, err := d.budget.TryReserve(queue.Critical, uint64(st.Size()), "key "+c.Name)
+		if err != nil {
+			return fmt.Errorf("circuit[%d] %q: its proving key (%s) does not fit the memory budget: %w", i, name, budget.FormatBytes(uint64(st.Size())), err)
+		}
+		d.keyResv = append(d.keyResv, r)
+		d.log.Info("circuit loaded", "circuit", name, "key", c.Name, "constraints", c.NbConstraints, "wires", c.NbWires, "class", class)
+	}
+	return nil
+}
+
+// sizeCircuit fills in a circuit's per-partition memory from its sizes and the
+// largest per-constraint need any device declared.
+func (d *Daemon) sizeCircuit(ce *circuitEntry) error {
+	_, _, _, size := sdk.PartitionLayout(uint64(ce.c.NbWires), uint64(ce.c.NbConstraints))
+	ce.shmBytes = size
+	// gnark's solver holds W, A, B and C while it runs.
+	ce.solverBytes = 32 * (uint64(ce.c.NbWires) + 3*uint64(ce.c.NbConstraints))
+	var perConstraint uint64
+	for _, de := range d.devices {
+		perConstraint = max(perConstraint, de.dev.Description().HostBytesPerConstraint)
+	}
+	ce.backendBytes = perConstraint * ce.c.DomainSize
+	if !d.budget.Fits(queue.Critical, ce.partitionBytes()) {
+		return fmt.Errorf("circuit %q: one partition needs %s but the whole budget is %s", ce.name,
+			budget.FormatBytes(ce.partitionBytes()), budget.FormatBytes(d.cfg.Budget.Bytes))
+	}
+	return nil
+}
+
+// startDevices launches one backend per [[device]].
+func (d *Daemon) startDevices(ctx context.Context) error {
+	for i, dc := range d.cfg.Devices {
+		name := fmt.Sprintf("dev%d", i)
+		lc := plugins.LaunchConfig{Path: dc.Backend, Logger: d.log.Named("backend." + name)}
+		if dc.SHA256 != "" {
+			sum, err := hex.DecodeString(dc.SHA256)
+			if err != nil {
+				return fmt.Errorf("device[%d]: sha256: %w", i, err)
+			}
+			lc.SHA256 = sum
+		}
+		keys := make([]string, 0, len(dc.Options))
+		for k := range dc.Options {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			lc.Args = append(lc.Args, fmt.Sprintf("-%s=%s", k, dc.Options[k]))
+		}
+		if dc.Index >= 0 {
+			lc.Env = append(lc.Env, fmt.Sprintf("ZKHOST_DEVICE_INDEX=%d", dc.Index))
+		}
+		dev, err := device.Start(ctx, device.Options{
+			Name:        name,
+			Launch:      lc,
+			InFlight:    dc.InFlight,
+			BackoffBase: d.cfg.Retry.BackoffBase,
+			BackoffMax:  d.cfg.Retry.BackoffMax,
+			CrashLimit:  d.cfg.Health.CrashLimit,
+			CrashWindow: d.cfg.Health.CrashWindow,
+			Logger:      d.log.Named("device." + name),
+		})
+		if err != nil {
+			return fmt.Errorf("device[%d]: %w", i, err)
+		}
+		de := &deviceEntry{dev: dev, backend: dc.Backend, busy: newBusyWindow(time.Minute)}
+		d.devices = append(d.devices, de)
+		desc := dev.Description()
+		if !desc.Device.Available {
+			d.log.Warn("device has no usable hardware; it takes no work", "device", name, "reason", desc.Device.Reason)
+		}
+		if sel := dc.Selector; sel != nil {
+			if err := matchSelector(desc, sel); err != nil {
+				return fmt.Errorf("device[%d]: %w", i, err)
+			}
+		}
+	}
+	if len(d.devices) == 0 {
+		return errors.New("no device configured")
+	}
+	return nil
+}
+
+// matchSelector checks a device against a [[device]] selector.
+func matchSelector(desc sdk.Description, sel *config.Selector) error {
+	if sel.Model != "" && !strings.Contains(strings.ToLower(desc.Device.Model), strings.ToLower(sel.Model)) {
+		return fmt.Errorf("selector wants model %q, backend reports %q", sel.Model, desc.Device.Model)
+	}
+	if sel.MinMemory > 0 && desc.Device.MemoryTotal < sel.MinMemory {
+		return fmt.Errorf("selector wants at least %s of device memory, backend reports %s",
+			budget.FormatBytes(sel.MinMemory), budget.FormatBytes(desc.Device.MemoryTotal))
+	}
+	return nil
+}
+
+// ResolveKeyName finds the key set for circuit name in keyDir: KEYDIR/NAME.pk, or
+// the single key set generated from that example circuit (e.g. "merkle" finds
+// "merkle-d16-k4"). Several candidates are an error listing them.
+func ResolveKeyName(keyDir, name string) (string, error) {
+	_, _, pk, _ := circuit.Paths(keyDir, name)
+	if _, err := os.Stat(pk); err == nil {
+		return name, nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(keyDir, name+"-*"+circuit.ExtPK))
+	var names []string
+	for _, m := range matches {
+		names = append(names, strings.TrimSuffix(filepath.Base(m), circuit.ExtPK))
+	}
+	switch len(names) {
+	case 0:
+		if _, err := os.Stat(keyDir); err != nil {
+			return "", fmt.Errorf("key directory: %w", err)
+		}
+		return "", fmt.Errorf("no keys for circuit %q in %s (run `zkhost keygen --circuit %s --out %s`)", name, keyDir, name, keyDir)
+	case 1:
+		return names[0], nil
+	}
+	return "", fmt.Errorf("circuit %q is ambiguous in %s: name one of %v", name, keyDir, names)
+}
+
+// Run serves until ctx ends, then stops the pipeline and the backends.
+func (d *Daemon) Run(ctx context.Context) error {
+	workers := max(1, d.cfg.Synthesis.Workers)
+	for range workers {
+		d.goRun(func() { d.synthesisWorker(func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.Pop(ctx) }) })
+	}
+	// A critical partition takes the next free synthesis slot: it has a lane of
+	// its own, so it never waits behind batch partitions blocked on the budget.
+	d.goRun(func() {
+		d.synthesisWorker(func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.PopClass(ctx, queue.Critical) })
+	})
+	for _, de := range d.devices {
+		for range de.dev.MaxInFlight() {
+			d.goRun(func() { d.deviceSlot(de) })
+		}
+	}
+	for range 2 {
+		d.goRun(d.finalizer)
+	}
+	d.goRun(d.housekeeping)
+	d.log.Info("serving", "devices", len(d.devices), "circuits", len(d.circuits), "synthesis_workers", workers,
+		"budget", budget.FormatBytes(d.cfg.Budget.Bytes))
+	select {
+	case <-ctx.Done():
+	case <-d.ctx.Done():
+	}
+	d.Close()
+	return nil
+}
+
+func (d *Daemon) goRun(f func()) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		f()
+	}()
+}
+
+// Close stops the pipeline and every backend and removes shared-memory files.
+// Unfinished jobs stay in the journal and resume at the next start.
+func (d *Daemon) Close() {
+	d.cancel()
+	d.wg.Wait()
+	d.closeResources()
+}
+
+func (d *Daemon) closeResources() {
+	for _, de := range d.devices {
+		de.dev.Close()
+	}
+	d.devices = nil
+	for _, ce := range d.circuits {
+		ce.c.Close()
+	}
+	d.circuits = map[string]*circuitEntry{}
+	if d.shm != nil {
+		d.shm.Close()
+		d.shm = nil
+	}
+	if d.journal != nil {
+		d.journal.Close()
+		d.journal = nil
+	}
+	if d.tl != nil {
+		d.tl.Close()
+		d.tl = nil
+	}
+}
+
+// housekeeping evicts idle keys and prunes finished jobs past retention.
+func (d *Daemon) housekeeping() {
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	flush := time.NewTicker(time.Second)
+	defer flush.Stop()
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-flush.C:
+			if d.tl != nil {
+				d.tl.Flush()
+			}
+			continue
+		case <-tick.C:
+		}
+		for _, de := range d.devices {
+			de.dev.EvictIdle(d.ctx, d.cfg.Keys.IdleEviction)
+		}
+		if r := d.cfg.Journal.Retention; r > 0 {
+			if n, err := d.journal.PruneFinished(time.Now().Add(-r)); err != nil {
+				d.log.Warn("pruning finished jobs", "error", err)
+			} else if n > 0 {
+				d.log.Info("pruned finished jobs past retention", "jobs", n, "retention", r)
+				d.forgetFinished(time.Now().Add(-r))
+			}
+		}
+	}
+}
+
+func classFromConfig(c config.Class) queue.Class {
+	switch c {
+	case config.ClassCritical:
+		return queue.Critical
+	case config.ClassHigh:
+		return queue.High
+	case config.ClassLow:
+		return queue.Low
+	}
+	return queue.Normal
+}

@@ -1,0 +1,477 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/consensys/gnark/backend/witness"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/budget"
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/journal"
+	"github.com/zkhost/zkhost/host/queue"
+)
+
+// subscriberBuffer is how many events an Await client may fall behind before it is
+// cut off (it can reconnect and start again from a snapshot).
+const subscriberBuffer = 4096
+
+// liveJob is the daemon's in-memory view of an unfinished or recent job; the
+// journal holds the durable truth.
+type liveJob struct {
+	id      string
+	reqID   string
+	seq     uint64
+	circ    *circuitEntry
+	class   queue.Class
+	created time.Time
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	// Guarded by Daemon.mu.
+	state    api.JobState
+	err      string
+	started  time.Time
+	finished time.Time
+	parts    []api.Partition
+	subs     map[chan api.JobEvent]struct{}
+}
+
+// task is one partition on its way through the pipeline.
+type task struct {
+	job      *liveJob
+	idx      int
+	witness  []byte
+	attempts int
+	reasons  []string
+
+	// Set as the partition moves on.
+	resv   *budget.Reservation
+	handle *shmHandle
+	device string
+	result proveOutcome
+}
+
+// Submit implements api.Service.
+func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, error) {
+	ce, ok := d.circuits[req.Circuit]
+	if !ok {
+		return api.Job{}, api.NotFoundf("unknown circuit %q (this daemon serves: %s)", req.Circuit, strings.Join(d.circuitNames(), ", "))
+	}
+	class := ce.class
+	if req.Class != api.ClassUnspecified {
+		class = queue.Class(req.Class)
+	}
+	for i, w := range req.Witnesses {
+		if _, err := parseWitness(w, ce.c); err != nil {
+			return api.Job{}, api.InvalidArgumentf("witness %d %v", i, err)
+		}
+	}
+	if need := ce.partitionBytes(); !d.budget.Fits(class, need) {
+		return api.Job{}, api.TooLarge(fmt.Sprintf("a partition of circuit %s (class %s)", ce.name, class), need, d.budget.Limit(class))
+	}
+	req.Class = api.Class(class)
+	rec, existing, err := d.journal.CreateJob(journal.Job{
+		RequestID:     req.RequestID,
+		ContentDigest: req.Digest(),
+		Circuit:       req.Circuit,
+		Class:         class.String(),
+		Partitions:    len(req.Witnesses),
+	}, req.Witnesses)
+	if errors.Is(err, journal.ErrRequestIDConflict) {
+		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, rec.ID)
+	}
+	if err != nil {
+		return api.Job{}, fmt.Errorf("journal: %w", err)
+	}
+	if existing {
+		return d.Get(ctx, rec.ID)
+	}
+	j := d.startJob(rec, ce, class, nil)
+	for i, w := range req.Witnesses {
+		d.enqueue(&task{job: j, idx: i, witness: w})
+	}
+	d.log.Info("job accepted", "job", rec.ID, "circuit", ce.name, "class", class, "partitions", len(req.Witnesses))
+	return d.jobView(j, false), nil
+}
+
+// startJob registers a live job. done lists partitions already proved (on recovery).
+func (d *Daemon) startJob(rec journal.Job, ce *circuitEntry, class queue.Class, done map[int]bool) *liveJob {
+	ctx, cancel := context.WithCancel(d.ctx)
+	j := &liveJob{
+		id: rec.ID, reqID: rec.RequestID, seq: rec.Seq, circ: ce, class: class, created: rec.Created,
+		ctx: ctx, cancel: cancel, state: api.JobQueued,
+		parts: make([]api.Partition, rec.Partitions),
+		subs:  map[chan api.JobEvent]struct{}{},
+	}
+	now := time.Now()
+	for i := range j.parts {
+		j.parts[i] = api.Partition{Index: i, State: api.PartitionQueued, QueuedAt: now}
+		if done[i] {
+			j.parts[i].State = api.PartitionVerified
+		}
+	}
+	if len(done) > 0 {
+		j.state = api.JobRunning
+	}
+	d.mu.Lock()
+	d.jobs[j.id] = j
+	d.mu.Unlock()
+	return j
+}
+
+// enqueue puts a partition in the synthesis queue.
+func (d *Daemon) enqueue(t *task) {
+	if err := d.synthQ.Push(queue.Item[*task]{Class: t.job.class, JobSeq: t.job.seq, Partition: t.idx, Value: t}); err != nil {
+		d.log.Error("queueing partition", "job", t.job.id, "partition", t.idx, "error", err)
+		return
+	}
+	d.event(t.job, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts})
+}
+
+// recover resumes the journal's unfinished jobs from their unproved partitions.
+func (d *Daemon) recover() error {
+	jobs, err := d.journal.Unfinished()
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	sort.Slice(jobs, func(a, b int) bool { return jobs[a].Seq < jobs[b].Seq })
+	for _, rec := range jobs {
+		ce, ok := d.circuits[rec.Circuit]
+		if !ok {
+			msg := fmt.Sprintf("circuit %q is no longer configured", rec.Circuit)
+			d.log.Error("cannot resume job", "job", rec.ID, "reason", msg)
+			if err := d.journal.SetJobState(rec.ID, journal.StateFailed, msg); err != nil {
+				return fmt.Errorf("journal: %w", err)
+			}
+			continue
+		}
+		class, err := queue.ParseClass(rec.Class)
+		if err != nil {
+			class = ce.class
+		}
+		pending := map[int]bool{}
+		for _, i := range rec.Pending {
+			pending[i] = true
+		}
+		done := map[int]bool{}
+		for i := range rec.Partitions {
+			if !pending[i] {
+				done[i] = true
+			}
+		}
+		j := d.startJob(rec, ce, class, done)
+		parts, err := d.journal.Partitions(rec.ID)
+		if err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		for _, i := range rec.Pending {
+			w, err := d.journal.Witness(rec.ID, i)
+			if err != nil {
+				return fmt.Errorf("journal: job %s partition %d: %w", rec.ID, i, err)
+			}
+			t := &task{job: j, idx: i, witness: w}
+			if i < len(parts) {
+				t.reasons = append(t.reasons, parts[i].Attempts...)
+				t.attempts = len(parts[i].Attempts)
+			}
+			d.enqueue(t)
+		}
+		d.log.Info("resuming job", "job", rec.ID, "circuit", rec.Circuit, "unproved", len(rec.Pending), "of", rec.Partitions)
+	}
+	return nil
+}
+
+// Get implements api.Service.
+func (d *Daemon) Get(ctx context.Context, jobID string) (api.Job, error) {
+	d.mu.Lock()
+	j, ok := d.jobs[jobID]
+	d.mu.Unlock()
+	if ok {
+		return d.jobView(j, true), nil
+	}
+	rec, err := d.journal.GetJob(jobID)
+	if errors.Is(err, journal.ErrNotFound) {
+		return api.Job{}, api.NotFoundf("no job %q", jobID)
+	}
+	if err != nil {
+		return api.Job{}, err
+	}
+	return d.recordView(rec, true)
+}
+
+// jobView converts a live job; proofs come from the journal when the job is done.
+func (d *Daemon) jobView(j *liveJob, withProofs bool) api.Job {
+	d.mu.Lock()
+	out := api.Job{
+		ID: j.id, RequestID: j.reqID, Circuit: j.circ.name, Class: api.Class(j.class), State: j.state,
+		CreatedAt: j.created, StartedAt: j.started, FinishedAt: j.finished, Error: j.err,
+		Partitions: append([]api.Partition(nil), j.parts...),
+	}
+	d.mu.Unlock()
+	if withProofs && out.State == api.JobDone {
+		d.attachProofs(&out)
+	}
+	return out
+}
+
+func (d *Daemon) attachProofs(out *api.Job) {
+	proofs, err := d.journal.Proofs(out.ID)
+	if err != nil {
+		d.log.Warn("reading proofs", "job", out.ID, "error", err)
+		return
+	}
+	for _, p := range proofs {
+		if p.Index >= 0 && p.Index < len(out.Partitions) {
+			out.Partitions[p.Index].Proof = p.Proof
+			out.Partitions[p.Index].PublicWitness = p.Public
+			out.Partitions[p.Index].State = api.PartitionVerified
+		}
+	}
+}
+
+// recordView converts a journal record of a job no longer live.
+func (d *Daemon) recordView(rec journal.Job, withProofs bool) (api.Job, error) {
+	class, _ := queue.ParseClass(rec.Class)
+	out := api.Job{
+		ID: rec.ID, RequestID: rec.RequestID, Circuit: rec.Circuit, Class: api.Class(class),
+		State: stateFromJournal(rec.State), CreatedAt: rec.Created, FinishedAt: rec.Finished, Error: rec.Error,
+	}
+	parts, err := d.journal.Partitions(rec.ID)
+	if err != nil {
+		return api.Job{}, err
+	}
+	for i, p := range parts {
+		ap := api.Partition{Index: i, Attempts: len(p.Attempts)}
+		switch {
+		case p.State == journal.PartitionProved:
+			ap.State = api.PartitionVerified
+		case rec.State == journal.StateCancelled:
+			ap.State = api.PartitionCancelled
+		case rec.State == journal.StateFailed:
+			ap.State = api.PartitionFailed
+		default:
+			ap.State = api.PartitionQueued
+		}
+		if len(p.Attempts) > 0 {
+			ap.Error = p.Attempts[len(p.Attempts)-1]
+		}
+		out.Partitions = append(out.Partitions, ap)
+	}
+	if withProofs && out.State == api.JobDone {
+		d.attachProofs(&out)
+	}
+	return out, nil
+}
+
+func stateFromJournal(s journal.State) api.JobState {
+	switch s {
+	case journal.StateQueued:
+		return api.JobQueued
+	case journal.StateRunning:
+		return api.JobRunning
+	case journal.StateDone:
+		return api.JobDone
+	case journal.StateFailed:
+		return api.JobFailed
+	case journal.StateCancelled:
+		return api.JobCancelled
+	}
+	return api.JobStateUnspecified
+}
+
+// List implements api.Service.
+func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	jf := journal.Filter{Limit: limit}
+	if f.State != api.JobStateUnspecified {
+		jf.States = []journal.State{journal.State(f.State.String())}
+	}
+	recs, err := d.journal.ListJobs(jf)
+	if err != nil {
+		return nil, err
+	}
+	var out []api.Job
+	for _, rec := range recs {
+		d.mu.Lock()
+		j, live := d.jobs[rec.ID]
+		d.mu.Unlock()
+		if live {
+			out = append(out, d.jobView(j, false))
+			continue
+		}
+		v, err := d.recordView(rec, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Cancel implements api.Service: queued partitions are dropped, in-flight ones are
+// cancelled in their backend, and their memory is released.
+func (d *Daemon) Cancel(ctx context.Context, jobID string) (api.Job, error) {
+	d.mu.Lock()
+	j, ok := d.jobs[jobID]
+	d.mu.Unlock()
+	if !ok {
+		return d.Get(ctx, jobID)
+	}
+	d.endJob(j, api.JobCancelled, "cancelled by a client")
+	return d.jobView(j, false), nil
+}
+
+// endJob moves a job to a terminal state: it records it, stops its partitions and
+// tells its subscribers. Only the first call has an effect.
+func (d *Daemon) endJob(j *liveJob, state api.JobState, reason string) {
+	d.mu.Lock()
+	if j.state.Terminal() {
+		d.mu.Unlock()
+		return
+	}
+	j.state = state
+	j.finished = time.Now()
+	if state != api.JobDone {
+		j.err = reason
+		for i := range j.parts {
+			if j.parts[i].State != api.PartitionVerified {
+				if state == api.JobCancelled {
+					j.parts[i].State = api.PartitionCancelled
+				} else if j.parts[i].State != api.PartitionFailed {
+					j.parts[i].State = api.PartitionCancelled
+				}
+			}
+		}
+	}
+	d.mu.Unlock()
+
+	jstate := map[api.JobState]journal.State{api.JobDone: journal.StateDone, api.JobFailed: journal.StateFailed, api.JobCancelled: journal.StateCancelled}[state]
+	if err := d.journal.SetJobState(j.id, jstate, reason); err != nil {
+		d.log.Error("recording job state", "job", j.id, "state", jstate, "error", err)
+	}
+	j.cancel()
+	// Drop queued partitions now; in-flight ones see the cancelled context.
+	for _, it := range d.synthQ.Remove(j.seq) {
+		d.releaseTask(it.Value)
+	}
+	for _, it := range d.readyQ.Remove(j.seq) {
+		d.releaseTask(it.Value)
+	}
+	kind := map[api.JobState]api.EventKind{api.JobDone: api.EventJobDone, api.JobFailed: api.EventJobFailed, api.JobCancelled: api.EventJobCancelled}[state]
+	final := d.jobView(j, true)
+	d.event(j, api.JobEvent{Kind: kind, Reason: reason, Job: &final})
+	d.log.Info("job ended", "job", j.id, "state", state, "reason", reason)
+}
+
+// forgetFinished drops finished live jobs older than cutoff from memory.
+func (d *Daemon) forgetFinished(cutoff time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id, j := range d.jobs {
+		if j.state.Terminal() && j.finished.Before(cutoff) {
+			delete(d.jobs, id)
+		}
+	}
+}
+
+// Await implements api.Service.
+func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent) error) error {
+	d.mu.Lock()
+	j, ok := d.jobs[jobID]
+	var ch chan api.JobEvent
+	if ok && !j.state.Terminal() {
+		ch = make(chan api.JobEvent, subscriberBuffer)
+		j.subs[ch] = struct{}{}
+	}
+	d.mu.Unlock()
+	if ch != nil {
+		defer func() {
+			d.mu.Lock()
+			delete(j.subs, ch)
+			d.mu.Unlock()
+		}()
+	}
+	snap, err := d.Get(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	noProofs := snap.WithoutOutputs()
+	if err := send(api.JobEvent{JobID: jobID, Kind: api.EventSnapshot, Time: time.Now(), Job: &noProofs}); err != nil {
+		return err
+	}
+	if ch == nil {
+		// Already finished: the terminal event carries the final job.
+		kind := map[api.JobState]api.EventKind{api.JobDone: api.EventJobDone, api.JobFailed: api.EventJobFailed, api.JobCancelled: api.EventJobCancelled}[snap.State]
+		if kind == api.EventUnspecified {
+			return fmt.Errorf("job %s is %s but not live in this daemon", jobID, snap.State)
+		}
+		return send(api.JobEvent{JobID: jobID, Kind: kind, Time: time.Now(), Reason: snap.Error, Job: &snap})
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, open := <-ch:
+			if !open {
+				return api.Unavailablef("event stream of job %s fell behind by %d events; Await again", jobID, subscriberBuffer)
+			}
+			if err := send(ev); err != nil {
+				return err
+			}
+			if ev.Kind.Terminal() {
+				return nil
+			}
+		}
+	}
+}
+
+// event stamps ev and delivers it to the job's subscribers.
+func (d *Daemon) event(j *liveJob, ev api.JobEvent) {
+	ev.JobID = j.id
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for ch := range j.subs {
+		select {
+		case ch <- ev:
+		default:
+			// A subscriber this far behind is cut off rather than block the pipeline.
+			close(ch)
+			delete(j.subs, ch)
+		}
+	}
+}
+
+// updatePart changes one partition's view under the lock.
+func (d *Daemon) updatePart(j *liveJob, idx int, f func(p *api.Partition)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if idx >= 0 && idx < len(j.parts) {
+		f(&j.parts[idx])
+	}
+}
+
+func (d *Daemon) circuitNames() []string {
+	names := make([]string, 0, len(d.circuits))
+	for n := range d.circuits {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// parseWitness decodes a gnark full witness for circuit c and checks its shape.
+func parseWitness(data []byte, c *circuit.Circuit) (witness.Witness, error) {
+	return circuit.ParseWitness(data, c)
+}

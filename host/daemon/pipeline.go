@@ -1,0 +1,397 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/device"
+	"github.com/zkhost/zkhost/host/finalize"
+	"github.com/zkhost/zkhost/host/journal"
+	"github.com/zkhost/zkhost/host/queue"
+	"github.com/zkhost/zkhost/host/timeline"
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// shmHandle is a partition's shared-memory file.
+type shmHandle struct {
+	h sdk.PartitionHandle
+}
+
+// proveOutcome is what a device slot hands the finalizer.
+type proveOutcome struct {
+	res        sdk.ProveResult
+	err        error
+	proveStart time.Time
+	proveEnd   time.Time
+}
+
+// deviceEntry is a device and what the daemon tracks about it.
+type deviceEntry struct {
+	dev     *device.Device
+	backend string
+	busy    *busyWindow
+}
+
+// synthesisWorker takes partitions in priority order, reserves their memory,
+// solves the circuit and stages the result in shared memory.
+func (d *Daemon) synthesisWorker(pop func(context.Context) (queue.Item[*task], error)) {
+	for {
+		it, err := pop(d.ctx)
+		if err != nil {
+			return
+		}
+		t := it.Value
+		if t.job.ctx.Err() != nil {
+			d.releaseTask(t)
+			continue
+		}
+		d.synthesize(it)
+	}
+}
+
+func (d *Daemon) synthesize(it queue.Item[*task]) {
+	t := it.Value
+	j, ce := t.job, t.job.circ
+	queued := time.Now()
+	resv, err := d.budget.Reserve(j.ctx, j.class, ce.partitionBytes(), fmt.Sprintf("%s/%d", j.id, t.idx))
+	if err != nil {
+		if j.ctx.Err() == nil {
+			d.failTask(t, fmt.Sprintf("memory budget: %v", err), false)
+		}
+		return
+	}
+	t.resv = resv
+	d.mu.Lock()
+	d.synthBusy++
+	if j.started.IsZero() {
+		j.started = time.Now()
+		j.state = api.JobRunning
+	}
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.synthBusy--
+		d.mu.Unlock()
+	}()
+
+	start := time.Now()
+	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionSynthesizing; p.SynthStart = start })
+	d.event(j, api.JobEvent{Kind: api.EventPartitionSynthesizing, Partition: t.idx, Attempt: t.attempts})
+
+	w, err := parseWitness(t.witness, ce.c)
+	var W, A, B []fr.Element
+	if err == nil {
+		W, A, B, err = circuit.Synthesize(ce.c, w)
+	}
+	if err != nil {
+		// A witness that does not satisfy the circuit fails the same way everywhere.
+		d.failTask(t, fmt.Sprintf("synthesis: %v", err), false)
+		return
+	}
+	synthEnd := time.Now()
+	h, err := d.shm.Write(fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts), sdk.CurveBLS12381, W, A, B)
+	if err != nil {
+		d.failTask(t, fmt.Sprintf("shared memory: %v", err), true)
+		return
+	}
+	// The solver's vectors are garbage now; its share of the reservation goes back.
+	if err := resv.Release(ce.solverBytes); err != nil {
+		d.log.Warn("budget release", "error", err)
+	}
+	t.handle = &shmHandle{h: h}
+	end := time.Now()
+	d.updatePart(j, t.idx, func(p *api.Partition) { p.SynthEnd = end })
+	d.record(t, "", timeline.PhaseBudgetWait, queued, start, 0)
+	d.record(t, "", timeline.PhaseSynthesis, start, synthEnd, 0)
+	d.record(t, "", timeline.PhaseStage, synthEnd, end, 0)
+	if err := d.readyQ.Push(it); err != nil {
+		d.failTask(t, fmt.Sprintf("ready queue: %v", err), false)
+	}
+}
+
+// deviceSlot keeps one partition outstanding on a device. A device has as many
+// slots as partitions in flight, so the next partition is staged and dispatched
+// while the current one computes.
+func (d *Daemon) deviceSlot(de *deviceEntry) {
+	for {
+		if d.ctx.Err() != nil {
+			return
+		}
+		if !de.dev.Healthy() || !de.dev.Description().Device.Available {
+			// Leave the work to other devices until this one is back.
+			select {
+			case <-d.ctx.Done():
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		it, err := d.readyQ.Pop(d.ctx)
+		if err != nil {
+			return
+		}
+		t := it.Value
+		if t.job.ctx.Err() != nil {
+			d.releaseTask(t)
+			continue
+		}
+		d.prove(de, it)
+	}
+}
+
+func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
+	t := it.Value
+	j, ce := t.job, t.job.circ
+	t.attempts++
+	t.device = de.dev.Name()
+	start := time.Now()
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionProving
+		p.Attempts = t.attempts
+		p.Device = t.device
+		p.ProveStart = start
+	})
+	d.event(j, api.JobEvent{Kind: api.EventPartitionProving, Partition: t.idx, Attempt: t.attempts, Device: t.device})
+	d.record(t, t.device, timeline.PhaseDispatch, start, start, 0)
+
+	ctx, cancel := context.WithTimeout(j.ctx, d.proveDeadline(ce))
+	res, err := de.dev.Prove(ctx, ce.key, t.handle.h)
+	cancel()
+	end := time.Now()
+	if err == nil {
+		de.busy.add(end, res.DeviceBusy)
+		for _, ph := range res.Phases {
+			d.record(t, t.device, ph.Name, start.Add(ph.Start), start.Add(ph.Start+ph.Wall), ph.DeviceBusy)
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) && j.ctx.Err() == nil {
+		// A backend that does not answer in time is treated as crashed.
+		d.log.Error("backend did not answer within its deadline; killing it", "device", t.device, "job", j.id, "partition", t.idx)
+		de.dev.Kill()
+		err = fmt.Errorf("device %s did not answer within %s: %w", t.device, d.proveDeadline(ce), device.ErrCrashed)
+	}
+	// The backend's working memory is free once it returns.
+	if t.resv != nil {
+		t.resv.Release(min(ce.backendBytes, t.resv.Held()))
+	}
+	t.result = proveOutcome{res: res, err: err, proveStart: start, proveEnd: end}
+	d.updatePart(j, t.idx, func(p *api.Partition) { p.ProveEnd = end })
+	select {
+	case d.finalQ <- t:
+	case <-d.ctx.Done():
+		d.releaseTask(t)
+	}
+}
+
+// proveDeadline bounds one Prove call, from the partition's size: generous for
+// the CPU (about 1 µs per constraint per core is typical), so only a hung backend
+// meets it.
+func (d *Daemon) proveDeadline(ce *circuitEntry) time.Duration {
+	return 2*time.Minute + time.Duration(ce.c.DomainSize)*50*time.Microsecond
+}
+
+// finalizer verifies proofs, records them and assembles jobs.
+func (d *Daemon) finalizer() {
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case t := <-d.finalQ:
+			d.finalize(t)
+		}
+	}
+}
+
+func (d *Daemon) finalize(t *task) {
+	j, ce := t.job, t.job.circ
+	if j.ctx.Err() != nil {
+		d.releaseTask(t)
+		return
+	}
+	out := t.result
+	if out.err != nil {
+		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, out.err), sdk.IsRetryable(out.err) || errors.Is(out.err, device.ErrCrashed))
+		return
+	}
+	start := time.Now()
+	w, err := parseWitness(t.witness, ce.c)
+	if err != nil {
+		d.failTask(t, fmt.Sprintf("witness: %v", err), false)
+		return
+	}
+	pub, err := finalize.PublicWitness(w)
+	if err == nil {
+		_, err = finalize.Verify(ce.c.VK, out.res.Proof, pub)
+	}
+	if err != nil {
+		d.log.Error("device returned a proof that does not verify", "device", t.device, "job", j.id, "partition", t.idx, "error", err)
+		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, err), true)
+		return
+	}
+	pubBytes, err := pub.MarshalBinary()
+	if err != nil {
+		d.failTask(t, fmt.Sprintf("public witness: %v", err), false)
+		return
+	}
+	remaining, err := d.journal.MarkPartitionDone(j.id, t.idx, out.res.Proof, pubBytes)
+	if err != nil && !errors.Is(err, journal.ErrAlreadyProved) {
+		d.failTask(t, fmt.Sprintf("journal: %v", err), false)
+		return
+	}
+	end := time.Now()
+	d.record(t, "", timeline.PhaseFinalize, start, end, 0)
+	d.releaseTask(t)
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionVerified
+		p.VerifiedAt = end
+		p.Error = ""
+	})
+	d.event(j, api.JobEvent{Kind: api.EventPartitionVerified, Partition: t.idx, Attempt: t.attempts, Device: t.device})
+	if err == nil && remaining == 0 {
+		d.endJob(j, api.JobDone, "")
+	}
+}
+
+// retryOrFail records a failed attempt, then requeues the partition (keeping its
+// place in the order and its staged data) or fails its job after MaxAttempts.
+func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
+	j := t.job
+	t.reasons = append(t.reasons, reason)
+	if _, err := d.journal.RecordAttempt(j.id, t.idx, reason); err != nil {
+		d.log.Warn("recording attempt", "job", j.id, "partition", t.idx, "error", err)
+	}
+	maxAttempts := max(1, d.cfg.Retry.MaxAttempts)
+	if !retryable || t.attempts >= maxAttempts {
+		d.failTask(t, "", false)
+		return
+	}
+	d.log.Warn("partition attempt failed; retrying", "job", j.id, "partition", t.idx, "reason", reason)
+	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionQueued; p.Error = reason })
+	d.event(j, api.JobEvent{Kind: api.EventPartitionRetried, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: reason})
+	backoff := d.cfg.Retry.BackoffBase << min(t.attempts-1, 10)
+	if backoff > d.cfg.Retry.BackoffMax && d.cfg.Retry.BackoffMax > 0 {
+		backoff = d.cfg.Retry.BackoffMax
+	}
+	item := queue.Item[*task]{Class: j.class, JobSeq: j.seq, Partition: t.idx, Value: t}
+	requeue := func() {
+		if j.ctx.Err() != nil {
+			d.releaseTask(t)
+			return
+		}
+		q := d.readyQ
+		if t.handle == nil {
+			q = d.synthQ
+		}
+		if err := q.Requeue(item); err != nil {
+			d.failTask(t, fmt.Sprintf("requeue: %v", err), false)
+		}
+	}
+	if backoff <= 0 {
+		requeue()
+		return
+	}
+	time.AfterFunc(backoff, requeue)
+}
+
+// failTask fails a partition for good, and with it its job. reason, when set, is
+// added to the partition's attempts; the job's error lists every attempt.
+func (d *Daemon) failTask(t *task, reason string, _ bool) {
+	j := t.job
+	if reason != "" {
+		t.reasons = append(t.reasons, reason)
+		if _, err := d.journal.RecordAttempt(j.id, t.idx, reason); err != nil {
+			d.log.Warn("recording attempt", "job", j.id, "partition", t.idx, "error", err)
+		}
+	}
+	d.releaseTask(t)
+	msg := fmt.Sprintf("partition %d failed after %d attempt(s): %s", t.idx, len(t.reasons), strings.Join(t.reasons, "; "))
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionFailed
+		if len(t.reasons) > 0 {
+			p.Error = t.reasons[len(t.reasons)-1]
+		}
+	})
+	d.event(j, api.JobEvent{Kind: api.EventPartitionFailed, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: msg})
+	d.endJob(j, api.JobFailed, msg)
+}
+
+// releaseTask removes a partition's shared-memory file and returns its memory.
+func (d *Daemon) releaseTask(t *task) {
+	if t.handle != nil {
+		if err := d.shm.Remove(t.handle.h); err != nil {
+			d.log.Warn("removing shared-memory file", "path", t.handle.h.Path, "error", err)
+		}
+		t.handle = nil
+	}
+	if t.resv != nil {
+		t.resv.ReleaseAll()
+		t.resv = nil
+	}
+}
+
+// record writes one timeline event when a timeline is configured.
+func (d *Daemon) record(t *task, lane, phase string, start, end time.Time, busy time.Duration) {
+	if d.tl == nil {
+		return
+	}
+	d.tl.Record(timeline.Event{
+		Job: t.job.id, Partition: t.idx, Attempt: t.attempts, Class: t.job.class.String(), Circuit: t.job.circ.name,
+		Lane: lane, Phase: phase, Start: start, End: end, DeviceBusy: busy,
+	})
+}
+
+// busyWindow sums device-busy time reported over a sliding window.
+type busyWindow struct {
+	mu     sync.Mutex
+	window time.Duration
+	marks  []busyMark
+}
+
+type busyMark struct {
+	at   time.Time
+	busy time.Duration
+}
+
+func newBusyWindow(w time.Duration) *busyWindow { return &busyWindow{window: w} }
+
+func (b *busyWindow) add(at time.Time, busy time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.marks = append(b.marks, busyMark{at, busy})
+	b.pruneLocked(at)
+}
+
+func (b *busyWindow) pruneLocked(now time.Time) {
+	i := 0
+	for i < len(b.marks) && now.Sub(b.marks[i].at) > b.window {
+		i++
+	}
+	b.marks = b.marks[i:]
+}
+
+// percent returns the busy share of the window ending now, 0..100.
+func (b *busyWindow) percent(now time.Time, since time.Time) float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pruneLocked(now)
+	var sum time.Duration
+	for _, m := range b.marks {
+		sum += m.busy
+	}
+	span := b.window
+	if el := now.Sub(since); el < span {
+		span = el
+	}
+	if span <= 0 {
+		return 0
+	}
+	return min(100, 100*float64(sum)/float64(span))
+}

@@ -1,0 +1,112 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/device"
+	"github.com/zkhost/zkhost/host/queue"
+)
+
+// Status implements api.Service.
+func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
+	now := time.Now()
+	rep := api.StatusReport{
+		SynthesisCapacity: max(1, d.cfg.Synthesis.Workers),
+		Uptime:            now.Sub(d.started),
+		Version:           Version,
+	}
+	// Waiting work: partitions not yet dispatched to a device.
+	jobsPerClass := map[queue.Class]map[uint64]bool{}
+	partsPerClass := map[queue.Class]int{}
+	for _, q := range []*queue.Queue[*task]{d.synthQ, d.readyQ} {
+		for _, it := range q.Snapshot() {
+			if jobsPerClass[it.Class] == nil {
+				jobsPerClass[it.Class] = map[uint64]bool{}
+			}
+			jobsPerClass[it.Class][it.JobSeq] = true
+			partsPerClass[it.Class]++
+		}
+	}
+	for _, c := range queue.Classes() {
+		rep.Queues = append(rep.Queues, api.ClassQueue{Class: api.Class(c), Jobs: len(jobsPerClass[c]), Partitions: partsPerClass[c]})
+	}
+	d.mu.Lock()
+	rep.SynthesisRunning = d.synthBusy
+	d.mu.Unlock()
+	for _, de := range d.devices {
+		info := de.dev.Info()
+		ds := api.DeviceStatus{
+			Name: info.Name, Backend: de.backend, Model: info.Description.Device.Model, Kind: info.Description.Device.Kind,
+			InFlight: info.InFlight, MaxInFlight: info.MaxInFlight, BusyPercent: de.busy.percent(now, d.started),
+			KeysResident: info.Keys, Restarts: info.Restarts,
+			Healthy: info.State != device.StateUnhealthy && info.Description.Device.Available,
+		}
+		switch {
+		case info.State == device.StateUnhealthy:
+			ds.Error = fmt.Sprintf("unhealthy: %d crashes within the window; last: %s", info.Crashes, info.LastError)
+		case !info.Description.Device.Available:
+			ds.Error = "no usable device: " + info.Description.Device.Reason
+		case info.State != device.StateReady:
+			ds.Error = info.State.String()
+		}
+		rep.Devices = append(rep.Devices, ds)
+	}
+	st := d.budget.Stats()
+	rep.Budget = api.BudgetStatus{UsedBytes: st.Used, TotalBytes: st.Total, CriticalReserveBytes: st.CriticalReserve}
+	return rep, nil
+}
+
+// PreloadKey implements api.Service.
+func (d *Daemon) PreloadKey(ctx context.Context, circuitName, deviceName string) ([]string, error) {
+	ce, ok := d.circuits[circuitName]
+	if !ok {
+		return nil, api.NotFoundf("unknown circuit %q", circuitName)
+	}
+	var done []string
+	for _, de := range d.selectDevices(deviceName) {
+		if _, err := de.dev.LoadKey(ctx, ce.key); err != nil {
+			return done, fmt.Errorf("device %s: %w", de.dev.Name(), err)
+		}
+		done = append(done, de.dev.Name())
+	}
+	if len(done) == 0 {
+		return nil, api.NotFoundf("no device %q", deviceName)
+	}
+	return done, nil
+}
+
+// EvictKey implements api.Service.
+func (d *Daemon) EvictKey(ctx context.Context, circuitName, deviceName string) ([]string, error) {
+	ce, ok := d.circuits[circuitName]
+	if !ok {
+		return nil, api.NotFoundf("unknown circuit %q", circuitName)
+	}
+	var done []string
+	for _, de := range d.selectDevices(deviceName) {
+		if err := de.dev.UnloadKey(ctx, ce.key.ID); err != nil {
+			return done, fmt.Errorf("device %s: %w", de.dev.Name(), err)
+		}
+		done = append(done, de.dev.Name())
+	}
+	if len(done) == 0 {
+		return nil, api.NotFoundf("no device %q", deviceName)
+	}
+	return done, nil
+}
+
+func (d *Daemon) selectDevices(name string) []*deviceEntry {
+	if name == "" {
+		return d.devices
+	}
+	for _, de := range d.devices {
+		if de.dev.Name() == name {
+			return []*deviceEntry{de}
+		}
+	}
+	return nil
+}
+
+var _ api.Service = (*Daemon)(nil)
