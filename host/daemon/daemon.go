@@ -298,7 +298,9 @@ func ResolveKeyName(keyDir, name string) (string, error) {
 func (d *Daemon) Run(ctx context.Context) error {
 	workers := max(1, d.cfg.Synthesis.Workers)
 	for range workers {
-		d.goRun(func() { d.synthesisWorker(func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.Pop(ctx) }) })
+		d.goRun(func() {
+			d.synthesisWorker(func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.Pop(ctx) })
+		})
 	}
 	// A critical partition takes the next free synthesis slot: it has a lane of
 	// its own, so it never waits behind batch partitions blocked on the budget.

@@ -25,11 +25,11 @@ type State int
 
 // Device states.
 const (
-	StateStarting  State = iota // launching the backend
-	StateReady                  // serving
-	StateRestarting             // the backend exited; waiting out the backoff
-	StateUnhealthy              // crashed CrashLimit times within CrashWindow; not restarted until re-enabled or the window passes
-	StateStopped                // Close was called
+	StateStarting   State = iota // launching the backend
+	StateReady                   // serving
+	StateRestarting              // the backend exited; waiting out the backoff
+	StateUnhealthy               // crashed CrashLimit times within CrashWindow; not restarted until re-enabled or the window passes
+	StateStopped                 // Close was called
 )
 
 func (s State) String() string {
