@@ -164,7 +164,10 @@ func (f *Fake) Await(ctx context.Context, jobID string, send func(api.JobEvent) 
 	for {
 		select {
 		case <-ctx.Done():
+			// Unsubscribe and count under one lock, so a test that saw the count
+			// never sees this Await as still subscribed.
 			f.mu.Lock()
+			delete(fj.subs, ch)
 			f.cancel++
 			f.changed()
 			f.mu.Unlock()
