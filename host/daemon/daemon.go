@@ -139,25 +139,73 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 	return d, nil
 }
 
+// DiscoverCircuits lists the key sets in dir (files NAME.pk written by `zkhost
+// keygen`) as circuits: each under its key name and, when no other key set comes
+// from the same example circuit, under that circuit's name too ("merkle" for
+// "merkle-d16-k4"). A daemon with no [[circuit]] in its config serves what it finds
+// in <state_dir>/keys.
+func DiscoverCircuits(dir string) ([]config.Circuit, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*"+circuit.ExtPK))
+	if err != nil {
+		return nil, err
+	}
+	var out []config.Circuit
+	byBase := map[string][]string{}
+	for _, m := range matches {
+		name := strings.TrimSuffix(filepath.Base(m), circuit.ExtPK)
+		out = append(out, config.Circuit{Name: name, Keys: dir})
+		base, _, _ := strings.Cut(name, "-")
+		byBase[base] = append(byBase[base], name)
+	}
+	for base, names := range byBase {
+		if len(names) == 1 && names[0] != base {
+			out = append(out, config.Circuit{Name: base, Keys: dir, CCS: "", PK: filepath.Join(dir, names[0]+circuit.ExtPK)})
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out, nil
+}
+
 // loadCircuits loads every [[circuit]] and reserves its key's memory.
 func (d *Daemon) loadCircuits() error {
+	if len(d.cfg.Circuits) == 0 {
+		dir := filepath.Join(d.cfg.StateDir, "keys")
+		found, err := DiscoverCircuits(dir)
+		if err != nil {
+			return fmt.Errorf("discovering circuits in %s: %w", dir, err)
+		}
+		if len(found) == 0 {
+			d.log.Warn("no [[circuit]] configured and no key sets found; jobs will be refused until keys are configured", "keys_dir", dir)
+		}
+		d.cfg.Circuits = found
+	}
+	loaded := map[string]*circuit.Circuit{}
 	for i, cc := range d.cfg.Circuits {
 		name, dir := cc.Name, cc.Keys
 		keyName := name
-		if dir != "" {
+		if cc.PK != "" {
+			// Individual files: they must share a directory and base name.
+			dir = filepath.Dir(cc.PK)
+			keyName = strings.TrimSuffix(filepath.Base(cc.PK), circuit.ExtPK)
+		} else {
 			var err error
 			if keyName, err = ResolveKeyName(dir, name); err != nil {
 				return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
 			}
-		} else {
-			// Individual files: they must share a directory and base name.
-			dir = filepath.Dir(cc.PK)
-			keyName = strings.TrimSuffix(filepath.Base(cc.PK), circuit.ExtPK)
+		}
+		if c, ok := loaded[filepath.Join(dir, keyName)]; ok {
+			// Another name for a key set already loaded (discovery's alias).
+			prev := d.findEntry(c)
+			alias := *prev
+			alias.name = name
+			d.circuits[name] = &alias
+			continue
 		}
 		c, err := circuit.Load(dir, keyName)
 		if err != nil {
 			return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
 		}
+		loaded[filepath.Join(dir, keyName)] = c
 		class := queue.Normal
 		if cc.Class != 0 {
 			class = classFromConfig(cc.Class)
@@ -180,6 +228,16 @@ func (d *Daemon) loadCircuits() error {
 		}
 		d.keyResv = append(d.keyResv, r)
 		d.log.Info("circuit loaded", "circuit", name, "key", c.Name, "constraints", c.NbConstraints, "wires", c.NbWires, "class", class)
+	}
+	return nil
+}
+
+// findEntry returns the entry that holds loaded circuit c.
+func (d *Daemon) findEntry(c *circuit.Circuit) *circuitEntry {
+	for _, ce := range d.circuits {
+		if ce.c == c {
+			return ce
+		}
 	}
 	return nil
 }
@@ -347,8 +405,12 @@ func (d *Daemon) closeResources() {
 		de.dev.Close()
 	}
 	d.devices = nil
+	closed := map[*circuit.Circuit]bool{}
 	for _, ce := range d.circuits {
-		ce.c.Close()
+		if !closed[ce.c] {
+			ce.c.Close()
+			closed[ce.c] = true
+		}
 	}
 	d.circuits = map[string]*circuitEntry{}
 	if d.shm != nil {
