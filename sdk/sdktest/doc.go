@@ -1,0 +1,30 @@
+// Package sdktest is the conformance suite of the backend contract: a backend binary
+// that passes Run behaves as the zkhost host expects.
+//
+// Run launches the binary the way the host does (plugins.Launch: go-plugin, gRPC,
+// automatic mutual TLS), writes partitions the way the host does (host/shm), and
+// checks, each in its own subtest:
+//
+//   - Describe: a name, API version 1 among the versions, MaxInFlight ≥ 1, BLS12-381
+//     among the curves, an available device (otherwise Prove must be refused with
+//     ErrUnavailable and the proving checks are skipped).
+//   - LoadKey: idempotent for the same ID and digest, ErrInvalidArgument for the same
+//     ID with another digest, a typed error for a missing key file.
+//   - Prove: partitions of the example circuits chain and merkle (examples/circuits,
+//     keys made by host/circuit.Keygen), up to MaxInFlight at once, every proof checked
+//     with gnark's groth16.Verify against the circuit's verifying key.
+//   - BadRequests: a wrong digest, size, offset, curve, path, key or circuit each get
+//     their typed error, and the backend proves correctly afterwards.
+//   - Cancel: a Prove of a larger chain circuit cancelled midway returns ErrCanceled,
+//     and the backend stops working on it: the next Prove is not held up by it and the
+//     process goes idle.
+//
+// A backend's own test calls it:
+//
+//	func TestConformance(t *testing.T) {
+//		sdktest.Run(t, sdktest.Config{BackendPath: pathToBinary, KeyDir: keyCache})
+//	}
+//
+// Keys missing from KeyDir are generated with a development setup (seconds for the
+// default sizes, longer for a large CancelChainK); keep KeyDir between runs to pay that once.
+package sdktest

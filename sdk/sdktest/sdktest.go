@@ -1,0 +1,606 @@
+package sdktest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
+	hclog "github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/shm"
+	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// Config says which backend Run checks and with what.
+type Config struct {
+	// BackendPath is the backend binary under test.
+	BackendPath string
+	// SHA256, Args and Env are passed to plugins.Launch.
+	SHA256 []byte
+	Args   []string
+	Env    []string
+	// KeyDir holds the example circuits' keys in host/circuit's layout; missing keys
+	// are generated into it. Empty means a fresh temporary directory.
+	KeyDir string
+	// ChainK is log2 of the constraints of the chain circuit proven (default 10).
+	ChainK int
+	// MerkleDepth and MerkleLeaves size the merkle circuit proven (defaults 8 and 2,
+	// about 3000 constraints).
+	MerkleDepth, MerkleLeaves int
+	// CancelChainK is log2 of the constraints of the chain circuit whose Prove is
+	// cancelled (default 13). It must take long enough to prove that stopping early
+	// is measurable; Cancel skips, saying so, when it does not. A fast device needs a
+	// larger one, whose key takes longer to generate once.
+	CancelChainK int
+	// StartTimeout bounds the backend's start (default one minute).
+	StartTimeout time.Duration
+	// Logger receives the backend's logs. Nil keeps them and prints them when the
+	// suite fails.
+	Logger hclog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.ChainK == 0 {
+		c.ChainK = 10
+	}
+	if c.MerkleDepth == 0 {
+		c.MerkleDepth = 8
+	}
+	if c.MerkleLeaves == 0 {
+		c.MerkleLeaves = 2
+	}
+	if c.CancelChainK == 0 {
+		c.CancelChainK = 13
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = time.Minute
+	}
+	return c
+}
+
+// fixture is one example circuit with its keys loaded on the host side.
+type fixture struct {
+	spec circuits.Spec
+	c    *circuit.Circuit
+	key  sdk.KeyRef
+}
+
+// suite is the state the checks share.
+type suite struct {
+	cfg     Config
+	proc    *plugins.Process
+	backend sdk.Backend
+	dir     *shm.Dir
+	desc    sdk.Description
+
+	mu    sync.Mutex
+	names int // partition file counter
+}
+
+// Run launches cfg.BackendPath and runs the conformance checks as subtests of t.
+// Under -short the Cancel check, which needs a larger circuit, is skipped.
+func Run(t *testing.T, cfg Config) {
+	cfg = cfg.withDefaults()
+	if cfg.BackendPath == "" {
+		t.Fatal("sdktest: Config.BackendPath is empty")
+	}
+	if cfg.KeyDir == "" {
+		cfg.KeyDir = t.TempDir()
+	}
+	s := &suite{cfg: cfg}
+
+	logger := cfg.Logger
+	if logger == nil {
+		logs := &lockedBuffer{}
+		logger = hclog.New(&hclog.LoggerOptions{Name: "backend", Output: logs, Level: hclog.Debug})
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the backend's log:\n%s", logs.String())
+			}
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
+	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
+		Path: cfg.BackendPath, SHA256: cfg.SHA256, Args: cfg.Args, Env: cfg.Env,
+		Logger: logger, StartTimeout: cfg.StartTimeout,
+	})
+	cancel()
+	if err != nil {
+		t.Fatalf("launching the backend: %v", err)
+	}
+	t.Cleanup(proc.Kill)
+	s.proc, s.backend = proc, sdk.NewGRPCClient(proc.Backend())
+
+	dir, err := shm.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dir.Close() })
+	s.dir = dir
+
+	if !t.Run("Describe", s.testDescribe) {
+		return
+	}
+	if !s.desc.Device.Available {
+		t.Run("Unavailable", s.testUnavailable)
+		t.Logf("the backend's device is unavailable (%s): the proving checks are skipped", s.desc.Device.Reason)
+		return
+	}
+	chain := s.fixture(t, "chain", map[string]int{"k": cfg.ChainK})
+	merkle := s.fixture(t, "merkle", map[string]int{"d": cfg.MerkleDepth, "k": cfg.MerkleLeaves})
+
+	t.Run("LoadKey", func(t *testing.T) { s.testLoadKey(t, chain, merkle) })
+	t.Run("Prove", func(t *testing.T) { s.testProve(t, chain, merkle) })
+	t.Run("BadRequests", func(t *testing.T) { s.testBadRequests(t, chain, merkle) })
+	t.Run("Cancel", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("skipped under -short: it needs a larger circuit")
+		}
+		s.testCancel(t, chain)
+	})
+	if proc.Exited() {
+		t.Error("the backend process exited during the suite")
+	}
+}
+
+// fixture loads an example circuit's keys from KeyDir, generating them first when
+// they are missing, and loads the key into the backend.
+func (s *suite) fixture(t *testing.T, name string, params map[string]int) *fixture {
+	t.Helper()
+	spec, err := circuits.Lookup(name, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadOrGenerate(s.cfg.KeyDir, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	f := &fixture{spec: spec, c: c, key: sdk.KeyRef{ID: c.Name, Path: c.PKPath, Digest: c.PKDigest}}
+	if _, err := s.backend.LoadKey(context.Background(), f.key); err != nil {
+		t.Fatalf("LoadKey(%s): %v", f.key.ID, err)
+	}
+	return f
+}
+
+// loadOrGenerate loads spec's keys from keyDir, running Keygen first when its
+// metadata file (written last) is missing. A lock file serializes test binaries
+// that share keyDir.
+func loadOrGenerate(keyDir string, spec circuits.Spec) (*circuit.Circuit, error) {
+	if err := os.MkdirAll(keyDir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(keyDir, ".sdktest.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", keyDir, err)
+	}
+	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+	_, _, _, meta := circuit.Paths(keyDir, spec.ID())
+	if _, err := os.Stat(meta); errors.Is(err, os.ErrNotExist) {
+		if err := circuit.Keygen(spec, keyDir); err != nil {
+			return nil, fmt.Errorf("generating keys for %s: %w", spec.ID(), err)
+		}
+	}
+	return circuit.Load(keyDir, spec.ID())
+}
+
+// partition synthesizes partition i of f's circuit and writes it to shared memory.
+// It returns the handle and the public witness to verify the proof with.
+func (s *suite) partition(t *testing.T, f *fixture, i int) (sdk.PartitionHandle, witness.Witness) {
+	t.Helper()
+	w, err := f.spec.Witness(i, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	W, A, B, err := circuit.Synthesize(f.c, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.names++
+	name := f.c.Name + "-" + strconv.Itoa(i) + "-" + strconv.Itoa(s.names)
+	s.mu.Unlock()
+	h, err := s.dir.Write(name, sdk.CurveBLS12381, W, A, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.dir.Remove(h) })
+	pub, err := w.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, pub
+}
+
+// prove proves h with f's key and checks the proof with groth16.Verify.
+func (s *suite) prove(ctx context.Context, f *fixture, h sdk.PartitionHandle, pub witness.Witness) (sdk.ProveResult, error) {
+	res, err := s.backend.Prove(ctx, sdk.ProveRequest{KeyID: f.key.ID, Partition: h})
+	if err != nil {
+		return res, fmt.Errorf("Prove(%s): %w", h.Path, err)
+	}
+	proof := groth16.NewProof(ecc.BLS12_381)
+	if _, err := proof.ReadFrom(bytes.NewReader(res.Proof)); err != nil {
+		return res, fmt.Errorf("Prove(%s): the proof does not decode as a gnark BLS12-381 proof: %w", h.Path, err)
+	}
+	if err := groth16.Verify(proof, f.c.VK, pub); err != nil {
+		return res, fmt.Errorf("Prove(%s): the proof does not verify: %w", h.Path, err)
+	}
+	if err := checkTimings(res); err != nil {
+		return res, fmt.Errorf("Prove(%s): %w", h.Path, err)
+	}
+	return res, nil
+}
+
+// checkTimings checks that a result's timings are plausible.
+func checkTimings(r sdk.ProveResult) error {
+	if r.Wall <= 0 {
+		return fmt.Errorf("Wall is %v, want a positive duration", r.Wall)
+	}
+	if r.DeviceBusy < 0 {
+		return fmt.Errorf("DeviceBusy is %v", r.DeviceBusy)
+	}
+	for _, p := range r.Phases {
+		if p.Name == "" || p.Start < 0 || p.Wall < 0 || p.DeviceBusy < 0 {
+			return fmt.Errorf("phase %+v: want a name and non-negative durations", p)
+		}
+		if p.Start > r.Wall {
+			return fmt.Errorf("phase %s starts at %v, after the request's wall time %v", p.Name, p.Start, r.Wall)
+		}
+	}
+	return nil
+}
+
+func (s *suite) testDescribe(t *testing.T) {
+	d, err := s.backend.Describe(context.Background())
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	s.desc = d
+	t.Logf("backend %s %s, device %s %q (available %v), max in flight %d", d.Name, d.Version, d.Device.Kind, d.Device.Model, d.Device.Available, d.MaxInFlight)
+	if d.Name == "" {
+		t.Error("Name is empty")
+	}
+	if !slices.Contains(d.APIVersions, sdk.APIVersion) {
+		t.Errorf("APIVersions %v do not include %d", d.APIVersions, sdk.APIVersion)
+	}
+	if d.MaxInFlight < 1 {
+		t.Errorf("MaxInFlight is %d, want at least 1", d.MaxInFlight)
+	}
+	if !slices.Contains(d.Curves, sdk.CurveBLS12381) {
+		t.Errorf("Curves %v do not include %s", d.Curves, sdk.CurveBLS12381)
+	}
+	if d.Device.Kind == "" {
+		t.Error("Device.Kind is empty")
+	}
+	if !d.Device.Available && d.Device.Reason == "" {
+		t.Error("the device is unavailable and Device.Reason does not say why")
+	}
+	if d.Device.MemoryFree > d.Device.MemoryTotal {
+		t.Errorf("Device.MemoryFree %d exceeds MemoryTotal %d", d.Device.MemoryFree, d.Device.MemoryTotal)
+	}
+}
+
+// testUnavailable checks that a backend without a device refuses to prove.
+func (s *suite) testUnavailable(t *testing.T) {
+	h := sdk.PartitionHandle{Path: filepath.Join(s.dir.Path(), "none"), Curve: sdk.CurveBLS12381}
+	_, err := s.backend.Prove(context.Background(), sdk.ProveRequest{KeyID: "none", Partition: h})
+	if sdk.KindOf(err) != sdk.ErrUnavailable {
+		t.Errorf("Prove on an unavailable device: %v, want an error of kind %v", err, sdk.ErrUnavailable)
+	}
+}
+
+// wantKind checks that err is an *sdk.Error of one of kinds that is not retryable
+// (these errors are the request's fault: retrying cannot help).
+func wantKind(t *testing.T, what string, err error, kinds ...sdk.ErrorKind) {
+	t.Helper()
+	var e *sdk.Error
+	if !errors.As(err, &e) {
+		t.Errorf("%s: got %v, want an *sdk.Error of kind %v", what, err, kinds)
+		return
+	}
+	if !slices.Contains(kinds, e.Kind) {
+		t.Errorf("%s: got kind %v (%v), want %v", what, e.Kind, err, kinds)
+	}
+	if e.Retryable {
+		t.Errorf("%s: the error is marked retryable: %v", what, err)
+	}
+}
+
+func (s *suite) testLoadKey(t *testing.T, chain, merkle *fixture) {
+	ctx := context.Background()
+	first, err := s.backend.LoadKey(ctx, chain.key)
+	if err != nil {
+		t.Fatalf("LoadKey of a loaded key: %v", err)
+	}
+	again, err := s.backend.LoadKey(ctx, chain.key)
+	if err != nil || again != first {
+		t.Errorf("LoadKey is not idempotent: %+v then %+v, %v", first, again, err)
+	}
+	if first.HostBytes == 0 && first.DeviceBytes == 0 {
+		t.Errorf("LoadKey says the key keeps no memory resident: %+v", first)
+	}
+
+	other := chain.key
+	other.Digest = merkle.key.Digest
+	_, err = s.backend.LoadKey(ctx, other)
+	wantKind(t, "LoadKey of a loaded ID with another digest", err, sdk.ErrInvalidArgument)
+
+	missing := sdk.KeyRef{ID: "sdktest-missing", Path: filepath.Join(s.cfg.KeyDir, "missing.pk"), Digest: chain.key.Digest}
+	_, err = s.backend.LoadKey(ctx, missing)
+	wantKind(t, "LoadKey of a missing file", err, sdk.ErrInvalidArgument)
+
+	wrong := chain.key
+	wrong.ID = "sdktest-wrong-digest"
+	wrong.Digest[0] ^= 0xff
+	_, err = s.backend.LoadKey(ctx, wrong)
+	wantKind(t, "LoadKey with a digest the file does not have", err, sdk.ErrDigestMismatch, sdk.ErrInvalidArgument)
+
+	if err := s.backend.UnloadKey(ctx, "sdktest-never-loaded"); err != nil {
+		t.Errorf("UnloadKey of an unknown key: %v", err)
+	}
+
+	// Unload, see Prove refuse the key, load again.
+	h, pub := s.partition(t, chain, 0)
+	if err := s.backend.UnloadKey(ctx, chain.key.ID); err != nil {
+		t.Fatalf("UnloadKey: %v", err)
+	}
+	_, err = s.backend.Prove(ctx, sdk.ProveRequest{KeyID: chain.key.ID, Partition: h})
+	wantKind(t, "Prove with an unloaded key", err, sdk.ErrKeyNotLoaded)
+	if _, err := s.backend.LoadKey(ctx, chain.key); err != nil {
+		t.Fatalf("LoadKey after UnloadKey: %v", err)
+	}
+	if _, err := s.prove(ctx, chain, h, pub); err != nil {
+		t.Error(err)
+	}
+}
+
+func (s *suite) testProve(t *testing.T, chain, merkle *fixture) {
+	type job struct {
+		f   *fixture
+		h   sdk.PartitionHandle
+		pub witness.Witness
+	}
+	var jobs []job
+	for _, f := range []*fixture{chain, merkle} {
+		for i := range 2 {
+			h, pub := s.partition(t, f, i)
+			jobs = append(jobs, job{f, h, pub})
+		}
+	}
+	// Up to MaxInFlight at once, as the host sends them.
+	window := make(chan struct{}, min(max(s.desc.MaxInFlight, 1), 4))
+	var wg sync.WaitGroup
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
+		wg.Add(1)
+		window <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-window }()
+			res, err := s.prove(context.Background(), j.f, j.h, j.pub)
+			if err == nil {
+				t.Logf("%s: wall %v, device busy %v, %d phases", filepath.Base(j.h.Path), res.Wall, res.DeviceBusy, len(res.Phases))
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func (s *suite) testBadRequests(t *testing.T, chain, merkle *fixture) {
+	ctx := context.Background()
+	good, pub := s.partition(t, chain, 3)
+	other, _ := s.partition(t, merkle, 0)
+	changed, _ := s.partition(t, chain, 4)
+	if err := flipByte(changed.Path, int64(changed.AOffset)); err != nil {
+		t.Fatal(err)
+	}
+	unsupported := []sdk.ErrorKind{sdk.ErrInvalidArgument, sdk.ErrUnimplemented}
+
+	tests := []struct {
+		name  string
+		key   string
+		h     func(h sdk.PartitionHandle) sdk.PartitionHandle
+		kinds []sdk.ErrorKind
+	}{
+		{"digest", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Digest[5] ^= 1; return h }, []sdk.ErrorKind{sdk.ErrDigestMismatch}},
+		{"contents changed", chain.key.ID, func(sdk.PartitionHandle) sdk.PartitionHandle { return changed }, []sdk.ErrorKind{sdk.ErrDigestMismatch}},
+		{"size", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Size += sdk.PartitionAlign; return h }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
+		{"offset", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.BOffset += sdk.PartitionAlign; return h }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
+		{"missing file", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle {
+			h.Path = filepath.Join(filepath.Dir(h.Path), "sdktest-missing"+shm.FileSuffix)
+			return h
+		}, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
+		{"relative path", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Path = filepath.Base(h.Path); return h }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
+		{"curve", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Curve = sdk.CurveBN254; return h }, unsupported},
+		{"unknown curve", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Curve = "secp256k1"; return h }, unsupported},
+		{"unknown key", "sdktest-no-such-key", func(h sdk.PartitionHandle) sdk.PartitionHandle { return h }, []sdk.ErrorKind{sdk.ErrKeyNotLoaded}},
+		{"partition of another circuit", chain.key.ID, func(sdk.PartitionHandle) sdk.PartitionHandle { return other }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.backend.Prove(ctx, sdk.ProveRequest{KeyID: tc.key, Partition: tc.h(good)})
+			wantKind(t, "Prove", err, tc.kinds...)
+		})
+	}
+	if s.proc.Exited() {
+		t.Fatal("the backend exited after the bad requests")
+	}
+	if _, err := s.prove(ctx, chain, good, pub); err != nil {
+		t.Errorf("after the bad requests: %v", err)
+	}
+}
+
+// flipByte flips one byte of a file in place.
+func flipByte(path string, off int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return err
+	}
+	b[0] ^= 0xff
+	_, err = f.WriteAt(b, off)
+	return err
+}
+
+// testCancel cancels a Prove midway and checks that the backend stops its work:
+// the Prove returns ErrCanceled, a small Prove right after is not held up by the
+// cancelled one's remaining work, and the process goes idle.
+func (s *suite) testCancel(t *testing.T, small *fixture) {
+	big := s.fixture(t, "chain", map[string]int{"k": s.cfg.CancelChainK})
+	ctx := context.Background()
+	bigH, bigPub := s.partition(t, big, 0)
+	smallH, smallPub := s.partition(t, small, 5)
+
+	// Measure both, uncancelled (and check the larger proof while at it).
+	t0 := time.Now()
+	if _, err := s.prove(ctx, big, bigH, bigPub); err != nil {
+		t.Fatal(err)
+	}
+	bigTime := time.Since(t0)
+	t0 = time.Now()
+	if _, err := s.prove(ctx, small, smallH, smallPub); err != nil {
+		t.Fatal(err)
+	}
+	smallTime := time.Since(t0)
+
+	cancelAt := bigTime / 8
+	remaining := bigTime - cancelAt
+	// Work that goes on after the cancel delays the next proof by about
+	// remaining; a backend that stops delays it by its cancellation latency,
+	// which may be a whole uninterruptible step: zkhost-backend-cpu checks the
+	// context between MSMs, and one G1 phase is about half a small proof. Three
+	// quarters of remaining is the threshold.
+	allowance := remaining * 3 / 4
+	if remaining/4 < 150*time.Millisecond {
+		t.Skipf("chain-k%d proves in %v: too fast to tell a stopped proof from a finished one; raise Config.CancelChainK", s.cfg.CancelChainK, bigTime)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.backend.Prove(cctx, sdk.ProveRequest{KeyID: big.key.ID, Partition: bigH})
+		done <- err
+	}()
+	time.Sleep(cancelAt)
+	cancel()
+	canceledAt := time.Now()
+	select {
+	case err := <-done:
+		if sdk.KindOf(err) != sdk.ErrCanceled || !errors.Is(err, context.Canceled) {
+			t.Errorf("the cancelled Prove returned %v, want an error of kind %v", err, sdk.ErrCanceled)
+		}
+	case <-time.After(remaining + 5*time.Second):
+		t.Fatal("the cancelled Prove did not return")
+	}
+
+	// The backend learns of the cancel a moment after the client does, so it may
+	// still count the cancelled proof against MaxInFlight: retry that
+	// (retryable) refusal as the host does, and time the whole from the cancel.
+	retries := 0
+	for {
+		_, err := s.prove(ctx, small, smallH, smallPub)
+		if err == nil {
+			break
+		}
+		if sdk.KindOf(err) != sdk.ErrResourceExhausted || !sdk.IsRetryable(err) || time.Since(canceledAt) > smallTime+remaining+5*time.Second {
+			t.Fatalf("Prove after a cancel: %v", err)
+		}
+		retries++
+		time.Sleep(5 * time.Millisecond)
+	}
+	after := time.Since(canceledAt)
+	t.Logf("chain-k%d proves in %v, chain-k%d in %v; cancelled at %v, the next proof was done %v after the cancel (%d retries while the backend was busy)",
+		s.cfg.CancelChainK, bigTime, s.cfg.ChainK, smallTime, cancelAt, after, retries)
+	if after > smallTime+allowance {
+		t.Errorf("the Prove after the cancel was done %v after it, against %v for the same proof before: the cancelled proof's work (%v left) seems to go on",
+			after, smallTime, remaining)
+	}
+	if busy, ok := cpuBusy(s.proc.Pid(), 500*time.Millisecond); ok && busy > 0.5 {
+		t.Errorf("the backend uses %.2f cores while idle after a cancel", busy)
+	}
+}
+
+// cpuBusy returns how many cores process pid used on average over window, from
+// /proc (false where there is none).
+func cpuBusy(pid int, window time.Duration) (float64, bool) {
+	before, ok := cpuTicks(pid)
+	if !ok {
+		return 0, false
+	}
+	t0 := time.Now()
+	time.Sleep(window)
+	after, ok := cpuTicks(pid)
+	if !ok {
+		return 0, false
+	}
+	const ticksPerSecond = 100 // USER_HZ, 100 on every Linux architecture Go supports
+	return float64(after-before) / ticksPerSecond / time.Since(t0).Seconds(), true
+}
+
+// cpuTicks returns utime+stime of pid in clock ticks.
+func cpuTicks(pid int) (uint64, bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the parenthesised command name; utime and stime are the 12th
+	// and 13th of them.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
+	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return utime + stime, true
+}
+
+// lockedBuffer is a bytes.Buffer safe for the logger's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
