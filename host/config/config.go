@@ -173,6 +173,10 @@ type Retry struct {
 	// one doubles, up to BackoffMax.
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
+	// ProveTimeout, when above zero, bounds one Prove call: a backend that has
+	// not answered by then is killed and handled as crashed. Zero derives the
+	// bound from the partition's size.
+	ProveTimeout time.Duration
 }
 
 // Health decides when a device is given up on.

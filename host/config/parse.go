@@ -469,6 +469,9 @@ func (ck *checker) retry(t *table) Retry {
 	if d, ok := t.duration("backoff_max", false); ok {
 		r.BackoffMax = d
 	}
+	if d, ok := t.duration("prove_timeout", true); ok {
+		r.ProveTimeout = d
+	}
 	if r.BackoffMax < r.BackoffBase {
 		key := "backoff_max"
 		if _, ok := t.m[key]; !ok {

@@ -195,6 +195,9 @@ func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
 // the CPU (about 1 µs per constraint per core is typical), so only a hung backend
 // meets it.
 func (d *Daemon) proveDeadline(ce *circuitEntry) time.Duration {
+	if t := d.cfg.Retry.ProveTimeout; t > 0 {
+		return t
+	}
 	return 2*time.Minute + time.Duration(ce.c.DomainSize)*50*time.Microsecond
 }
 
