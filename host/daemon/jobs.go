@@ -49,6 +49,7 @@ type task struct {
 	witness  []byte
 	attempts int
 	reasons  []string
+	failedOn map[string]bool // devices an attempt failed on (written before a requeue)
 
 	// Set as the partition moves on.
 	resv   *budget.Reservation

@@ -125,16 +125,7 @@ func (d *Daemon) deviceSlot(de *deviceEntry) {
 		if d.ctx.Err() != nil {
 			return
 		}
-		if !de.dev.Healthy() || !de.dev.Description().Device.Available {
-			// Leave the work to other devices until this one is back.
-			select {
-			case <-d.ctx.Done():
-				return
-			case <-time.After(250 * time.Millisecond):
-			}
-			continue
-		}
-		it, err := d.readyQ.Pop(d.ctx)
+		it, err := d.nextFor(de) // placement.go: health, CPU fallback, retries elsewhere
 		if err != nil {
 			return
 		}
@@ -268,6 +259,10 @@ func (d *Daemon) finalize(t *task) {
 func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 	j := t.job
 	t.reasons = append(t.reasons, reason)
+	if t.failedOn == nil {
+		t.failedOn = map[string]bool{}
+	}
+	t.failedOn[t.device] = true // placement.go sends the retry elsewhere when it can
 	if _, err := d.journal.RecordAttempt(j.id, t.idx, reason); err != nil {
 		d.log.Warn("recording attempt", "job", j.id, "partition", t.idx, "error", err)
 	}

@@ -51,6 +51,14 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 			ds.Error = "no usable device: " + info.Description.Device.Reason
 		case info.State != device.StateReady:
 			ds.Error = info.State.String()
+		case de.isCPU() && d.hasGPU():
+			// A CPU device next to GPUs is the CPU fallback (placement.go); the
+			// API has no field for notes, so the healthy device says it here.
+			if d.gpuServing() {
+				ds.Error = "CPU fallback on standby: takes work only when no GPU is healthy"
+			} else {
+				ds.Error = "CPU fallback: no healthy GPU remains, work goes on here"
+			}
 		}
 		rep.Devices = append(rep.Devices, ds)
 	}

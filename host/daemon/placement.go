@@ -1,0 +1,104 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/zkhost/zkhost/host/queue"
+)
+
+// placementRecheck is how often a waiting device slot re-reads the other
+// devices' health: which devices may take work changes without the ready queue
+// changing, and PopIf re-checks only when an item is added.
+const placementRecheck = 250 * time.Millisecond
+
+// kindCPU is the Description.Device.Kind of CPU backends; every other kind
+// counts as a GPU (an accelerator) for the CPU fallback.
+const kindCPU = "cpu"
+
+// isCPU reports whether de proves on the CPU.
+func (de *deviceEntry) isCPU() bool { return de.dev.Description().Device.Kind == kindCPU }
+
+// serving reports whether de can take work now: healthy (or restarting) and with
+// usable hardware.
+func (de *deviceEntry) serving() bool {
+	return de.dev.Healthy() && de.dev.Description().Device.Available
+}
+
+// hasGPU reports whether any configured device is a GPU.
+func (d *Daemon) hasGPU() bool {
+	for _, de := range d.devices {
+		if !de.isCPU() {
+			return true
+		}
+	}
+	return false
+}
+
+// gpuServing reports whether a GPU device can take work now.
+func (d *Daemon) gpuServing() bool {
+	for _, de := range d.devices {
+		if !de.isCPU() && de.serving() {
+			return true
+		}
+	}
+	return false
+}
+
+// mayTakeWork reports whether de should take partitions now. A CPU device next
+// to GPUs is the CPU fallback: it takes work only while no GPU can.
+func (d *Daemon) mayTakeWork(de *deviceEntry) bool {
+	if !de.serving() {
+		return false
+	}
+	return !de.isCPU() || !d.gpuServing()
+}
+
+// nextFor waits for the next partition device de should prove: the first in
+// dispatch order, skipping a partition that already failed on de while another
+// device that may take work has not failed it, so a retry goes elsewhere when
+// it can. It returns an error only when the daemon stops.
+func (d *Daemon) nextFor(de *deviceEntry) (queue.Item[*task], error) {
+	name := de.dev.Name()
+	for {
+		if err := d.ctx.Err(); err != nil {
+			return queue.Item[*task]{}, err
+		}
+		if !d.mayTakeWork(de) {
+			// Leave the work to other devices until this one may take it.
+			select {
+			case <-d.ctx.Done():
+			case <-time.After(placementRecheck):
+			}
+			continue
+		}
+		var others []string
+		for _, o := range d.devices {
+			if o != de && d.mayTakeWork(o) {
+				others = append(others, o.dev.Name())
+			}
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, placementRecheck)
+		it, err := d.readyQ.PopIf(ctx, func(it queue.Item[*task]) bool {
+			return placeOn(it.Value.failedOn, name, others)
+		})
+		cancel()
+		if err == nil {
+			return it, nil
+		}
+	}
+}
+
+// placeOn reports whether a partition that failed on the devices in failedOn
+// should go to device name, given the other devices that may take work.
+func placeOn(failedOn map[string]bool, name string, others []string) bool {
+	if !failedOn[name] {
+		return true
+	}
+	for _, o := range others {
+		if !failedOn[o] {
+			return false
+		}
+	}
+	return true
+}
