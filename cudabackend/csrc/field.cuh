@@ -326,6 +326,7 @@ struct mont_t {
     ZK_HD mont_t pow(uint64_t e) const {
         mont_t r = one();
         mont_t b = *this;
+#pragma unroll 1
         while (e) {
             if (e & 1) r = r * b;
             b = b.sqr();
@@ -345,8 +346,11 @@ struct mont_t {
             borrow = (d >> 63) & 1;
         }
         mont_t r = one();
+        // Not unrolled: ~N*64 inlined products would bloat every caller.
+#pragma unroll 1
         for (int i = N - 1; i >= 0; i--) {
             uint32_t e = ex[i];
+#pragma unroll 1
             for (int bit = 31; bit >= 0; bit--) {
                 r = r.sqr();
                 if ((e >> bit) & 1) r = r * *this;
