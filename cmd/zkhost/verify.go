@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
+
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/daemon"
+	"github.com/zkhost/zkhost/host/finalize"
+)
+
+func init() {
+	register("verify", "verify proofs with gnark's groth16.Verify (zkhost verify --keys DIR --circuit NAME PROOF PUBLIC...)", cmdVerify)
+}
+
+// proofPair is one proof file and the public witness it is checked against.
+type proofPair struct{ proof, public string }
+
+func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("verify", "verify --keys KEYDIR --circuit NAME (PROOF PUBLIC | DIR)...", stderr)
+	keys := fs.String("keys", "", "key directory written by `zkhost keygen` (NAME.vk is read)")
+	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
+	quiet := fs.Bool("quiet", false, "print only the summary line")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *keys == "" || *name == "" || fs.NArg() == 0 {
+		return fmt.Errorf("%w: --keys, --circuit and at least one PROOF PUBLIC pair or directory are required", errUsage)
+	}
+	pairs, err := proofPairs(fs.Args())
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	keyName, err := daemon.ResolveKeyName(*keys, *name)
+	if err != nil {
+		return err
+	}
+	_, vkPath, _, _ := circuit.Paths(*keys, keyName)
+	vk, err := readVerifyingKey(vkPath)
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for _, p := range pairs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := verifyPair(vk, p); err != nil {
+			bad++
+			fmt.Fprintf(stdout, "FAIL %s: %v\n", p.proof, err)
+			continue
+		}
+		if !*quiet {
+			fmt.Fprintf(stdout, "ok   %s\n", p.proof)
+		}
+	}
+	fmt.Fprintf(stdout, "%d of %d proofs verify against %s\n", len(pairs)-bad, len(pairs), vkPath)
+	if bad > 0 {
+		return fmt.Errorf("%d proof(s) do not verify", bad)
+	}
+	return nil
+}
+
+// proofPairs reads the arguments: a directory stands for every <i>.proof in it
+// with its <i>.public (as `zkhost wait --out` writes them); other arguments come
+// in PROOF PUBLIC pairs.
+func proofPairs(args []string) ([]proofPair, error) {
+	var pairs []proofPair
+	for i := 0; i < len(args); i++ {
+		fi, err := os.Stat(args[i])
+		if err != nil {
+			return nil, err
+		}
+		if fi.IsDir() {
+			dirPairs, err := dirPairs(args[i])
+			if err != nil {
+				return nil, err
+			}
+			pairs = append(pairs, dirPairs...)
+			continue
+		}
+		if i+1 >= len(args) {
+			return nil, fmt.Errorf("proof %s has no public witness file after it", args[i])
+		}
+		pairs = append(pairs, proofPair{proof: args[i], public: args[i+1]})
+		i++
+	}
+	return pairs, nil
+}
+
+// dirPairs lists the proofs of a directory in partition order.
+func dirPairs(dir string) ([]proofPair, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*.proof"))
+	if err != nil {
+		return nil, err
+	}
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("directory %s holds no .proof file", dir)
+	}
+	index := func(p string) int {
+		n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(p), ".proof"))
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	sort.Slice(matches, func(a, b int) bool {
+		ia, ib := index(matches[a]), index(matches[b])
+		if ia != ib {
+			return ia < ib
+		}
+		return matches[a] < matches[b]
+	})
+	pairs := make([]proofPair, 0, len(matches))
+	for _, m := range matches {
+		pairs = append(pairs, proofPair{proof: m, public: strings.TrimSuffix(m, ".proof") + ".public"})
+	}
+	return pairs, nil
+}
+
+func readVerifyingKey(path string) (groth16.VerifyingKey, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("verifying key: %w", err)
+	}
+	defer f.Close()
+	vk := groth16.NewVerifyingKey(ecc.BLS12_381)
+	if _, err := vk.ReadFrom(f); err != nil {
+		return nil, fmt.Errorf("verifying key %s: %w", path, err)
+	}
+	return vk, nil
+}
+
+// verifyPair checks one proof against its public witness.
+func verifyPair(vk groth16.VerifyingKey, p proofPair) error {
+	proof, err := os.ReadFile(p.proof)
+	if err != nil {
+		return err
+	}
+	pubBytes, err := os.ReadFile(p.public)
+	if err != nil {
+		return fmt.Errorf("public witness: %w", err)
+	}
+	pub, err := witness.New(ecc.BLS12_381.ScalarField())
+	if err != nil {
+		return err
+	}
+	if err := pub.UnmarshalBinary(pubBytes); err != nil {
+		return fmt.Errorf("public witness %s: %w", p.public, err)
+	}
+	_, err = finalize.Verify(vk, proof, pub)
+	return err
+}
