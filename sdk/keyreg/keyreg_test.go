@@ -1,0 +1,109 @@
+package keyreg
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/zkhost/zkhost/sdk"
+)
+
+type key struct{ id string }
+
+func ref(id string, d byte) sdk.KeyRef {
+	return sdk.KeyRef{ID: id, Path: "/k/" + id, Digest: [32]byte{d}}
+}
+
+func TestLoadIdempotentAndConcurrent(t *testing.T) {
+	var opens atomic.Int32
+	r := New[*key](2, func(*key) {})
+	open := func() (*key, sdk.KeyInfo, error) {
+		opens.Add(1)
+		return &key{"a"}, sdk.KeyInfo{HostBytes: 7}, nil
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			info, err := r.Load(context.Background(), ref("a", 1), open)
+			if err != nil || info.HostBytes != 7 {
+				t.Errorf("load: %v %v", info, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := opens.Load(); n != 1 {
+		t.Fatalf("opened %d times, want 1", n)
+	}
+	if _, err := r.Load(context.Background(), ref("a", 2), open); sdk.KindOf(err) != sdk.ErrInvalidArgument {
+		t.Fatalf("other digest: %v", err)
+	}
+}
+
+func TestLoadErrorIsNotKept(t *testing.T) {
+	r := New[*key](1, func(*key) {})
+	boom := sdk.Errorf(sdk.ErrDigestMismatch, "boom")
+	if _, err := r.Load(context.Background(), ref("a", 1), func() (*key, sdk.KeyInfo, error) { return nil, sdk.KeyInfo{}, boom }); !errors.Is(err, boom) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := r.Acquire("a"); sdk.KindOf(err) != sdk.ErrKeyNotLoaded {
+		t.Fatalf("acquire after failed load: %v", err)
+	}
+	if _, err := r.Load(context.Background(), ref("a", 1), func() (*key, sdk.KeyInfo, error) { return &key{}, sdk.KeyInfo{}, nil }); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+}
+
+func TestBadRefs(t *testing.T) {
+	r := New[*key](1, func(*key) {})
+	for _, rf := range []sdk.KeyRef{{Path: "/x"}, {ID: "x"}} {
+		if _, err := r.Load(context.Background(), rf, nil); sdk.KindOf(err) != sdk.ErrInvalidArgument {
+			t.Errorf("%+v: %v", rf, err)
+		}
+	}
+}
+
+func TestInFlightLimitAndUnloadWhileInUse(t *testing.T) {
+	closed := map[string]int{}
+	r := New[*key](2, func(k *key) { closed[k.id]++ })
+	if _, err := r.Load(context.Background(), ref("a", 1), func() (*key, sdk.KeyInfo, error) { return &key{"a"}, sdk.KeyInfo{}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	l1, err := r.Acquire("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := r.Acquire("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Acquire("a"); sdk.KindOf(err) != sdk.ErrResourceExhausted {
+		t.Fatalf("third acquire: %v", err)
+	}
+	if _, err := r.Acquire("nope"); sdk.KindOf(err) != sdk.ErrKeyNotLoaded {
+		t.Fatalf("unknown key: %v", err)
+	}
+	r.Unload("a")
+	if closed["a"] != 0 {
+		t.Fatal("closed while in use")
+	}
+	if len(r.IDs()) != 0 {
+		t.Fatal("unloaded key still listed")
+	}
+	l1.Release()
+	l1.Release() // idempotent
+	if closed["a"] != 0 || r.InFlight() != 1 {
+		t.Fatalf("closed %d, in flight %d", closed["a"], r.InFlight())
+	}
+	if l2.Key().id != "a" {
+		t.Fatal("lease key")
+	}
+	l2.Release()
+	if closed["a"] != 1 || r.InFlight() != 0 {
+		t.Fatalf("closed %d, in flight %d", closed["a"], r.InFlight())
+	}
+	r.Unload("a") // unknown now: no-op
+}
