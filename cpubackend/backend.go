@@ -25,13 +25,14 @@ const (
 )
 
 // HostBytesPerConstraint is the heap one in-flight proof needs per constraint, beyond
-// the partition file the host counts, measured with refprover's BenchmarkProveMemory
-// (peak live heap above the baseline) on chain circuits where wires ≈ constraints:
-// about 220 bytes per constraint at 2^20 and above (ComputeH's two vectors of N, then
-// H, the filtered wire copies and gnark-crypto's MSM digit tables), plus bucket
-// tables that do not grow with the circuit (about 300 MB with 16-bit windows), which
-// this rounds in for circuits from about 2^20 constraints.
-const HostBytesPerConstraint = 512
+// the partition file the host counts and the key (LoadKey's HostBytes). Measured with
+// refprover's BenchmarkProveMemory on chain circuits (wires ≈ constraints), 16 cores:
+// a peak of about 850 bytes of live heap per constraint at 2^18 and 2^20 constraints
+// with GOGC=20, as zkhost-backend-cpu runs. That peak is mostly gnark-crypto's MSM
+// bucket tables, which stop growing near 2^20 (about 1 GB in all); above that the
+// per-constraint need falls toward 250 bytes, so this over-reserves for very large
+// circuits rather than under-reserving for the common ones.
+const HostBytesPerConstraint = 1024
 
 // Options configures a Backend.
 type Options struct {

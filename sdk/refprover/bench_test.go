@@ -67,8 +67,7 @@ func BenchmarkProve(b *testing.B) {
 	})
 }
 
-// BenchmarkPhases times each phase alone, and the G1 and G2 MSMs run one after the
-// other (as Prove does) against run at the same time (as gnark does).
+// BenchmarkPhases times each phase alone.
 func BenchmarkPhases(b *testing.B) {
 	f := chainFixture(b, benchSteps(b))
 	sol := f.solution
@@ -104,37 +103,6 @@ func BenchmarkPhases(b *testing.B) {
 			}
 		}
 	})
-	b.Run("msm_sequential", func(b *testing.B) {
-		var res MSMResults
-		for b.Loop() {
-			if err := ComputeG1(ctx, f.pk, ws, h, 0, &res); err != nil {
-				b.Fatal(err)
-			}
-			if err := ComputeG2(ctx, f.pk, ws, 0, &res); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("msm_concurrent", func(b *testing.B) {
-		var res MSMResults
-		for b.Loop() {
-			var wg sync.WaitGroup
-			var errG1 error
-			wg.Go(func() { errG1 = ComputeG1(ctx, f.pk, ws, h, 0, &res) })
-			// gnark gives the G2 MSM twice the cores when there are 16 or fewer.
-			threads := runtime.NumCPU()
-			if threads <= 16 {
-				threads *= 2
-			}
-			if err := ComputeG2(ctx, f.pk, ws, threads, &res); err != nil {
-				b.Fatal(err)
-			}
-			wg.Wait()
-			if errG1 != nil {
-				b.Fatal(errG1)
-			}
-		}
-	})
 }
 
 // BenchmarkProveMemory reports the heap Prove allocates per constraint: total
@@ -144,44 +112,105 @@ func BenchmarkProveMemory(b *testing.B) {
 	f := chainFixture(b, benchSteps(b))
 	sol := f.solution
 	constraints := float64(len(sol.A))
+	var peakSum, allocSum float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		var err error
+		peakSum += float64(peakHeap(func() {
+			runtime.ReadMemStats(&before)
+			_, _, err = Prove(context.Background(), f.pk, sol.W, sol.A, sol.B, 0)
+			runtime.ReadMemStats(&after)
+		})) / constraints
+		if err != nil {
+			b.Fatal(err)
+		}
+		allocSum += float64(after.TotalAlloc-before.TotalAlloc) / constraints
+	}
+	b.ReportMetric(peakSum/float64(b.N), "peak-B/constraint")
+	b.ReportMetric(allocSum/float64(b.N), "alloc-B/constraint")
+}
+
+// peakHeap runs f and returns the peak of live heap objects above the level before
+// it, sampled every 100µs.
+func peakHeap(f func()) uint64 {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	heap := func() uint64 {
 		metrics.Read(sample)
 		return sample[0].Value.Uint64()
 	}
-	var peakSum, allocSum float64
-	for b.Loop() {
-		runtime.GC()
-		base := heap()
-		var peak atomic.Uint64
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			t := time.NewTicker(100 * time.Microsecond)
-			defer t.Stop()
-			for {
-				if v := heap(); v > peak.Load() {
-					peak.Store(v)
-				}
-				select {
-				case <-stop:
-					return
-				case <-t.C:
+	runtime.GC()
+	base := heap()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Microsecond)
+		defer t.Stop()
+		for {
+			if v := heap(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-done
+	return peak.Load() - min(base, peak.Load())
+}
+
+// BenchmarkMSMSchedule compares ways to run the G1 and G2 MSMs, in time and in peak
+// heap per constraint: the G1 MSMs all at once (gnark) or one after another, and the
+// G2 MSM after them or beside them (gnark).
+func BenchmarkMSMSchedule(b *testing.B) {
+	f := chainFixture(b, benchSteps(b))
+	sol := f.solution
+	ctx := context.Background()
+	h, err := ComputeH(ctx, sol.A, sol.B, f.pk.DomainSize, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, err := FilterWires(f.pk, sol.W)
+	if err != nil {
+		b.Fatal(err)
+	}
+	constraints := float64(len(sol.A))
+	for _, tt := range []struct {
+		name     string
+		schedule g1Schedule
+		g2Beside bool
+	}{
+		{"g1_concurrent+g2_after", g1Concurrent, false},
+		{"g1_sequential+g2_after", g1Sequential, false},
+		{"g1_concurrent+g2_beside", g1Concurrent, true},
+		{"g1_sequential+g2_beside", g1Sequential, true},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			var peakSum float64
+			for b.Loop() {
+				var res MSMResults
+				var errG1, errG2 error
+				peakSum += float64(peakHeap(func() {
+					if tt.g2Beside {
+						var wg sync.WaitGroup
+						wg.Go(func() { errG2 = ComputeG2(ctx, f.pk, ws, 0, &res) })
+						errG1 = computeG1(ctx, f.pk, ws, h, 0, &res, tt.schedule)
+						wg.Wait()
+					} else {
+						errG1 = computeG1(ctx, f.pk, ws, h, 0, &res, tt.schedule)
+						errG2 = ComputeG2(ctx, f.pk, ws, 0, &res)
+					}
+				})) / constraints
+				if errG1 != nil || errG2 != nil {
+					b.Fatal(errG1, errG2)
 				}
 			}
-		}()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		if _, _, err := Prove(context.Background(), f.pk, sol.W, sol.A, sol.B, 0); err != nil {
-			b.Fatal(err)
-		}
-		runtime.ReadMemStats(&after)
-		close(stop)
-		<-done
-		peakSum += float64(peak.Load()-min(base, peak.Load())) / constraints
-		allocSum += float64(after.TotalAlloc-before.TotalAlloc) / constraints
+			b.ReportMetric(peakSum/float64(b.N), "peak-B/constraint")
+		})
 	}
-	b.ReportMetric(peakSum/float64(b.N), "peak-B/constraint")
-	b.ReportMetric(allocSum/float64(b.N), "alloc-B/constraint")
 }
