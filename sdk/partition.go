@@ -187,6 +187,17 @@ func (p *Partition) Bytes(s Section) []byte {
 	return nil
 }
 
+// Raw returns the whole read-only mapping (every section with its padding), for a
+// backend that pins it for DMA; nil once closed.
+func (p *Partition) Raw() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	return p.data
+}
+
 // W returns the wire vector as BLS12-381 scalars, aliasing the read-only mapping.
 func (p *Partition) W() []fr.Element { return elements(p.Bytes(SectionW)) }
 
