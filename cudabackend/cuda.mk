@@ -42,3 +42,13 @@ $(CUDA_LIB): $(CUDA_OBJS)
 
 cuda-clean:
 	rm -rf $(CUDA_OUTDIR)
+
+# cuda-hosttest runs the NTT passes of ntt_core.cuh on the CPU against a
+# naive DFT and the definition of H (no GPU or nvcc needed; ~20 s).
+.PHONY: cuda-hosttest
+cuda-hosttest: $(CUDA_OUTDIR)/ntt_emu
+	$(CUDA_OUTDIR)/ntt_emu
+
+$(CUDA_OUTDIR)/ntt_emu: $(CUDA_SRCDIR)/hosttest/ntt_emu.cpp $(CUDA_HDRS)
+	@mkdir -p $(CUDA_OUTDIR)
+	$(CXX) -O2 -std=c++17 -Wall -I$(CUDA_SRCDIR) $< -o $@

@@ -1,0 +1,105 @@
+/* ntt.h: C ABI of the BLS12-381 scalar-field NTT and Groth16's H
+ * computation (ntt.cu).
+ *
+ * Elements are gnark-crypto fr.Element bytes: 32 bytes, four little-endian
+ * uint64 limbs, Montgomery form. Every transform matches gnark-crypto
+ * v0.19.0's fr/fft Domain of cardinality N = 2^log_n with the default shift
+ * (FrMultiplicativeGen = 7) bit for bit:
+ *   direction ZK_NTT_FORWARD = Domain.FFT, ZK_NTT_INVERSE = Domain.FFTInverse
+ *   (scaled by 1/N); decimation ZK_NTT_DIF takes natural order and leaves
+ *   bit-reversed order, ZK_NTT_DIT the reverse; coset != 0 is fft.OnCoset().
+ *
+ * Twiddle tables are built on first use of a (device, log_n) and cached on
+ * the device: 2·N·32 bytes (zk_ntt_domain_bytes), until zk_ntt_release.
+ *
+ * Errors: every function returns ZK_OK or a code of common.h and, on error,
+ * writes a NUL-terminated message into err (errlen bytes) when err is not
+ * NULL. Streams are cudaStream_t passed as void* (NULL: legacy default).
+ */
+#ifndef ZK_NTT_H
+#define ZK_NTT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Decimation, numbered as gnark-crypto's fft.DIT (0) and fft.DIF (1). */
+enum { ZK_NTT_DIT = 0, ZK_NTT_DIF = 1 };
+/* Direction. */
+enum { ZK_NTT_FORWARD = 0, ZK_NTT_INVERSE = 1 };
+/* ZK_NTT_MAX_LOG is the largest supported log_n. */
+enum { ZK_NTT_MAX_LOG = 28 };
+
+/* zk_ntt_domain_bytes is the device memory the cached tables of one size
+ * take. */
+uint64_t zk_ntt_domain_bytes(uint32_t log_n);
+
+/* zk_ntt_prepare builds (once) the tables for log_n on device. Optional:
+ * every transform prepares its size itself, but the first call pays for it. */
+int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errlen);
+
+/* zk_ntt_release frees every cached table of device. Not safe while
+ * transforms of that device are in flight. */
+int zk_ntt_release(int device, char* err, size_t errlen);
+
+/* zk_ntt_device transforms 2^log_n elements in place in device memory,
+ * enqueued on stream; returns without waiting. */
+int zk_ntt_device(int device, void* d_data, uint32_t log_n, int direction, int decimation,
+                  int coset, void* stream, char* err, size_t errlen);
+
+/* zk_ntt_host transforms 2^log_n elements in place in host memory (copy in,
+ * transform, copy out); returns when done. */
+int zk_ntt_host(int device, void* data, uint32_t log_n, int direction, int decimation, int coset,
+                char* err, size_t errlen);
+
+/* zk_h_timing holds device-busy times (ms) of one H computation, from CUDA
+ * events recorded on its stream. */
+typedef struct zk_h_timing {
+    float upload_ms;     /* host A, B to device (zk_compute_h_host only) */
+    float intt_ms;       /* C = A∘B, then the three inverse NTTs (+ coset shift) */
+    float coset_ntt_ms;  /* the three forward NTTs on the coset */
+    float pointwise_ms;  /* (A·B - C) / (g^N - 1) */
+    float coset_intt_ms; /* the final inverse coset NTT */
+    float download_ms;   /* H to host (zk_compute_h_host only) */
+    float total_ms;      /* first event to last */
+} zk_h_timing;
+
+/* zk_compute_h_device computes Groth16's quotient H exactly as gnark v0.14.0
+ * backend/groth16/bls12-381 computeH does, for N = 2^log_n:
+ *   h = FFTInverse_DIF_coset((FFT_DIT_coset(FFTInverse_DIF(A))
+ *       ∘ FFT_DIT_coset(FFTInverse_DIF(B)) - FFT_DIT_coset(FFTInverse_DIF(C)))
+ *       / (g^N - 1))  with C = A∘B,
+ * leaving h bit-reversed, as gnark does (h[:N-1] pairs with pk.G1.Z).
+ * d_a and d_b hold A and B, N elements each (zero-padded past the
+ * constraints); d_c is N elements of scratch. H is written to d_a; d_b and
+ * d_c are clobbered. Enqueued on stream. With timing == NULL the call
+ * returns without waiting; otherwise it records events, waits for the last
+ * one and fills *timing. */
+int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t log_n, void* stream,
+                        zk_h_timing* timing, char* err, size_t errlen);
+
+/* zk_compute_h_host is zk_compute_h_device on host memory: a and b hold n
+ * <= 2^log_n elements each (zero-padded on the device), h receives 2^log_n
+ * elements. It allocates 3·2^log_n·32 bytes of device memory for the call.
+ * timing may be NULL. */
+int zk_compute_h_host(int device, const void* a, const void* b, uint64_t n, void* h,
+                      uint32_t log_n, zk_h_timing* timing, char* err, size_t errlen);
+
+/* zk_field_op is a test hook: out[i] = op(a[i], b[i]) for i < n computed on
+ * the device, in field 0 (fr, 32-byte elements) or 1 (fq, 48-byte
+ * elements). ops: 0 add, 1 sub, 2 mul, 3 sqr(a), 4 neg(a), 5 inverse(a),
+ * 6 mul by the portable reference product, 7 from_montgomery(a),
+ * 8 to_montgomery(a), 9 dbl(a). Host buffers. */
+int zk_field_op(int device, int field, int op, const void* a, const void* b, void* out,
+                uint64_t n, char* err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZK_NTT_H */

@@ -1,0 +1,276 @@
+// ntt_core.cuh: the index math and butterflies of the NTT passes, written as
+// __host__ __device__ functions so the kernels in ntt.cu and the CPU
+// emulation in hosttest/ntt_emu.cpp run the very same code.
+//
+// Conventions (gnark-crypto fr/fft): N = 2^L, ω = fr.Generator(N) (forward)
+// or ω^-1 (inverse).
+//   DIF: natural-order input, bit-reversed output (Gentleman-Sande stages,
+//        half-size m = N/2 down to 1: a[i], a[i+m] = x+y, (x-y)·ω_2m^t).
+//   DIT: bit-reversed input, natural output (Cooley-Tukey stages, m = 1 up
+//        to N/2: y' = y·ω_2m^t; a[i], a[i+m] = x+y', x-y').
+// ω_2m = ω^(N/2m) and t = i mod 2m < m.
+//
+// A pass runs k consecutive stages in shared memory. With S the smallest
+// half-size among them (DIF: the last stage's, DIT: the first's) and
+// T = 2^k, the stages only mix elements with the same (hi, lo) in
+//     i = hi·S·T + j·S + lo,   j < T, lo < S,
+// so each (hi, lo) is an independent sub-problem q = hi·S + lo of T
+// elements. A block holds G = 2^logG consecutive sub-problems (E = G·T
+// elements). When S >= G those share hi and have consecutive lo, and the
+// block stores element (qq, j) at shared index j·G + qq ("column-major"); when
+// S = 1 the block's elements are contiguous in memory and (qq, j) sits at
+// qq·T + j. In both cases shared index e is loaded from global index
+// pass_gidx(e), so consecutive threads read consecutive addresses.
+//
+// Twiddles: one table per direction, stage-major: the half-size-m stage's
+// factors ω_2m^t (t < m) sit at offset m-1, N-1 entries in all, so every stage
+// reads a contiguous run.
+#pragma once
+
+#include "field.cuh"
+
+namespace zk_ntt {
+
+// LOG_E is log2 of the elements one block holds in shared memory (32 KiB).
+constexpr uint32_t LOG_E = 10;
+// MAX_K_INNER caps the stages of a pass that is not the S = 1 pass, so such a
+// pass keeps G >= 4 sub-problems per block (>= 128-byte contiguous loads).
+constexpr uint32_t MAX_K_INNER = LOG_E - 2;
+// MAX_PASSES bounds the plan length (L <= 30).
+constexpr int MAX_PASSES = 8;
+
+// plan_t lists the passes in DIF order: pass 0 runs stages 0..k[0]-1 (the
+// largest half-sizes), the last pass runs the half-sizes below 2^k[last]
+// with S = 1. DIT runs the same groups in reverse order.
+struct plan_t {
+    int passes;
+    uint32_t k[MAX_PASSES];
+};
+
+// make_plan splits L stages into passes; false if L is out of range.
+ZK_HD bool make_plan(uint32_t L, plan_t* pl) {
+    pl->passes = 0;
+    if (L > 30) return false;
+    if (L == 0) return true;
+    if (L <= LOG_E) {
+        pl->passes = 1;
+        pl->k[0] = L;
+        return true;
+    }
+    int P = 1 + (int)((L - LOG_E + MAX_K_INNER - 1) / MAX_K_INNER);
+    if (P > MAX_PASSES) return false;
+    uint32_t base = L / P, rem = L % P;
+    for (int i = 0; i < P; i++) pl->k[i] = base + ((uint32_t)i < rem ? 1 : 0);
+    // Cap the inner passes; the excess goes to the S = 1 pass.
+    uint32_t excess = 0;
+    for (int i = 0; i < P - 1; i++) {
+        if (pl->k[i] > MAX_K_INNER) {
+            excess += pl->k[i] - MAX_K_INNER;
+            pl->k[i] = MAX_K_INNER;
+        }
+    }
+    pl->k[P - 1] += excess;
+    if (pl->k[P - 1] > LOG_E) return false;
+    // Column-major passes need S >= G.
+    uint32_t done = 0;
+    for (int i = 0; i < P - 1; i++) {
+        done += pl->k[i];
+        uint32_t logS = L - done, logG = LOG_E - pl->k[i];
+        if (logS < logG) return false;
+    }
+    pl->passes = P;
+    return true;
+}
+
+// pass_params describes one pass.
+struct pass_params {
+    uint32_t L;     // log2 N
+    uint32_t logS;  // log2 of the pass's smallest half-size S
+    uint32_t k;     // stages in the pass
+    uint32_t logG;  // log2 of the sub-problems per block
+    const fr_t* tw; // the direction's stage-major twiddle table
+};
+
+// pass_setup fills p for the pass that runs the stage group of plan index
+// idx (DIF numbering).
+ZK_HD pass_params pass_setup(const plan_t& pl, int idx, uint32_t L, const fr_t* tw) {
+    uint32_t done = 0;
+    for (int i = 0; i <= idx; i++) done += pl.k[i];
+    pass_params p;
+    p.L = L;
+    p.k = pl.k[idx];
+    p.logS = L - done;
+    uint32_t logE = L < LOG_E ? L : LOG_E;
+    p.logG = logE - p.k;
+    p.tw = tw;
+    return p;
+}
+
+ZK_HD bool pass_colmajor(const pass_params& p) { return p.logS > 0; }
+
+// pass_gidx is the global index of the block's shared element e.
+ZK_HD uint32_t pass_gidx(const pass_params& p, uint32_t block, uint32_t e) {
+    const uint32_t logE = p.k + p.logG;
+    if (!pass_colmajor(p)) return (block << logE) + e;
+    uint32_t q = (block << p.logG) + (e & ((1u << p.logG) - 1));
+    uint32_t j = e >> p.logG;
+    uint32_t lo = q & ((1u << p.logS) - 1), hi = q >> p.logS;
+    return (hi << (p.logS + p.k)) + (j << p.logS) + lo;
+}
+
+// rd_fr / wr_fr read and write an element; on the device with 16-byte
+// accesses (every buffer here is 32-byte aligned), and rd_fr_ro through the
+// read-only cache for tables.
+ZK_HD fr_t rd_fr(const fr_t* p) {
+#ifdef __CUDA_ARCH__
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    uint4 a = q[0], b = q[1];
+    fr_t r;
+    r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
+    r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
+    return r;
+#else
+    return *p;
+#endif
+}
+ZK_HD fr_t rd_fr_ro(const fr_t* p) {
+#ifdef __CUDA_ARCH__
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    uint4 a = __ldg(q), b = __ldg(q + 1);
+    fr_t r;
+    r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
+    r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
+    return r;
+#else
+    return *p;
+#endif
+}
+ZK_HD void wr_fr(fr_t* p, const fr_t& v) {
+#ifdef __CUDA_ARCH__
+    uint4* q = reinterpret_cast<uint4*>(p);
+    q[0] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
+    q[1] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
+#else
+    *p = v;
+#endif
+}
+
+// bitrev reverses the low L bits of i.
+ZK_HD uint32_t bitrev(uint32_t i, uint32_t L) {
+    if (L == 0) return 0;
+#ifdef __CUDA_ARCH__
+    return __brev(i) >> (32 - L);
+#else
+    uint32_t r = 0;
+    for (uint32_t b = 0; b < L; b++) r |= ((i >> b) & 1u) << (L - 1 - b);
+    return r;
+#endif
+}
+
+// scale_spec multiplies element i by a factor: nothing (kind 0), a constant
+// c (kind 1), or c·base^e (kind 2) with e = i or bitrev(i), read as
+// hi[e >> lo_bits]·lo[e & mask] from two small tables (c folded into hi).
+struct scale_spec {
+    int kind;
+    int bitrev;
+    uint32_t lo_bits;
+    const fr_t* hi;
+    const fr_t* lo;
+    fr_t c;
+};
+
+ZK_HD scale_spec scale_none() {
+    scale_spec s;
+    s.kind = 0;
+    s.bitrev = 0;
+    s.lo_bits = 0;
+    s.hi = nullptr;
+    s.lo = nullptr;
+    s.c = fr_t::one();
+    return s;
+}
+
+ZK_HD fr_t scale_apply(const scale_spec& s, const fr_t& v, uint32_t i, uint32_t L) {
+    if (s.kind == 0) return v;
+    if (s.kind == 1) return v * s.c;
+    uint32_t e = s.bitrev ? bitrev(i, L) : i;
+    fr_t f = rd_fr_ro(s.hi + (e >> s.lo_bits)) * rd_fr_ro(s.lo + (e & ((1u << s.lo_bits) - 1)));
+    return v * f;
+}
+
+// pass_butterfly runs butterfly u (< E/2) of stage l (0-based within the
+// pass) on the block's shared elements sm.
+template <bool DIT>
+ZK_HD void pass_butterfly(fr_t* sm, const pass_params& p, uint32_t block, uint32_t l,
+                                 uint32_t u) {
+    const uint32_t logh = DIT ? l : p.k - 1 - l;
+    const uint32_t h = 1u << logh;
+    const uint32_t logm = logh + p.logS;
+    uint32_t qq, v, a0, a1, lo;
+    if (pass_colmajor(p)) {
+        qq = u & ((1u << p.logG) - 1);
+        v = u >> p.logG;
+    } else {
+        qq = u >> (p.k - 1);
+        v = u & ((1u << (p.k - 1)) - 1);
+    }
+    const uint32_t t = v & (h - 1);
+    const uint32_t j = ((v >> logh) << (logh + 1)) | t;
+    if (pass_colmajor(p)) {
+        a0 = (j << p.logG) | qq;
+        a1 = a0 + (h << p.logG);
+        lo = ((block << p.logG) + qq) & ((1u << p.logS) - 1);
+    } else {
+        a0 = (qq << p.k) | j;
+        a1 = a0 + h;
+        lo = 0;
+    }
+    fr_t x = rd_fr(sm + a0), y = rd_fr(sm + a1);
+    // logm == 0 is the half-size-1 stage, whose only factor is ω^0 = 1.
+    if (DIT) {
+        if (logm != 0) y = y * rd_fr_ro(p.tw + ((1u << logm) - 1) + ((t << p.logS) | lo));
+        wr_fr(sm + a0, x + y);
+        wr_fr(sm + a1, x - y);
+    } else {
+        fr_t d = x - y;
+        if (logm != 0) d = d * rd_fr_ro(p.tw + ((1u << logm) - 1) + ((t << p.logS) | lo));
+        wr_fr(sm + a0, x + y);
+        wr_fr(sm + a1, d);
+    }
+}
+
+// powers_chunk writes out[j] = c·base^(j0+j) for j < cnt (a table chunk).
+ZK_HD void powers_chunk(fr_t* out, uint32_t j0, uint32_t cnt, const fr_t& base,
+                               const fr_t& c) {
+    fr_t v = c * base.pow(j0);
+    for (uint32_t j = 0; j < cnt; j++) {
+        wr_fr(out + j, v);
+        v = v * base;
+    }
+}
+
+// fr_from_u64 returns the Montgomery form of a small integer.
+ZK_HD fr_t fr_from_u64(uint64_t x) {
+    fr_t r = fr_t::zero();
+    r.l[0] = (uint32_t)x;
+    r.l[1] = (uint32_t)(x >> 32);
+    return r.to_montgomery();
+}
+
+// root_of_unity returns gnark-crypto's generator of the order-2^L subgroup:
+// fr.Generator(2^L) = g32^(2^(32-L)), g32 the fixed 2^32-th root
+// 10238227357739495823651030575849232062558860180284477541189508159991286009131.
+ZK_HD fr_t root_of_unity(uint32_t L) {
+    fr_t g32;
+    const uint32_t v[8] = {0x439f0d2b, 0x3829971f, 0x8c2280b9, 0xb6368350,
+                           0x22c813b4, 0xd09b6819, 0xdfe81f20, 0x16a2a19e};
+    for (int i = 0; i < 8; i++) g32.l[i] = v[i];
+    fr_t w = g32.to_montgomery();
+    for (uint32_t i = L; i < 32; i++) w = w.sqr();
+    return w;
+}
+
+// COSET_GEN is gnark-crypto's domain shift FrMultiplicativeGen = 7.
+constexpr uint64_t COSET_GEN = 7;
+
+}  // namespace zk_ntt

@@ -1,0 +1,30 @@
+// Package gpu is zkhost's driver interface to NVIDIA GPUs: a thin Go layer
+// over the CUDA kernels of cudabackend/csrc (built into
+// build/cuda/libzkcuda.a by `make cuda-lib`) and their C ABI.
+//
+// Two builds share this API. With the build tag `cuda` the functions call
+// the kernels through cgo (the library, nvcc and the static CUDA runtime are
+// needed at build time; only the NVIDIA driver at run time). Without it
+// (the default) every function returns an error wrapping ErrUnavailable
+// ("built without CUDA"), so every package that imports gpu builds and tests
+// on machines without nvcc or a GPU.
+//
+// What it offers:
+//   - devices: DeviceCount, DeviceInfo (model, memory, compute capability);
+//     a missing GPU or a too-old driver is ErrUnavailable, never a crash;
+//   - device memory, streams and CUDA events (Buffer, Stream, Event), so
+//     callers keep data resident and time device work with events;
+//   - the BLS12-381 scalar-field NTT (NTT, NTTDevice), matching
+//     gnark-crypto v0.19.0's fr/fft Domain bit for bit, and Groth16's
+//     quotient H (ComputeH, ComputeHDevice), matching gnark v0.14.0's
+//     computeH bit for bit, bit-reversed output included.
+//
+// Field elements cross as gnark-crypto fr.Element values (32 bytes,
+// Montgomery form); device buffers are raw copies of Go slices. Every call
+// names its device ordinal and makes it current itself, so goroutines may
+// call from any OS thread.
+//
+// Other GPU modules (the MSM) add their files to this package: C headers in
+// cudabackend/csrc, cgo calls in <module>_cuda.go, the stub in
+// <module>_stub.go, errors through check (cgo_cuda.go).
+package gpu

@@ -1,0 +1,185 @@
+//go:build cuda
+
+package gpu
+
+/*
+#include "ntt.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+func checkLogN(op string, logN int) error {
+	if logN < 0 || logN > MaxLogN {
+		return fmt.Errorf("%s: logN %d outside [0, %d]: %w", op, logN, MaxLogN, ErrInvalid)
+	}
+	return nil
+}
+
+func checkNTTMode(op string, dir Direction, dec Decimation) error {
+	if dir != Forward && dir != Inverse {
+		return fmt.Errorf("%s: direction %d: %w", op, dir, ErrInvalid)
+	}
+	if dec != DIT && dec != DIF {
+		return fmt.Errorf("%s: decimation %d: %w", op, dec, ErrInvalid)
+	}
+	return nil
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// PrepareNTT builds and caches the twiddle and coset tables of size 2^logN
+// on device dev (DomainBytes(logN) of device memory). Optional: transforms
+// prepare their size on first use.
+func PrepareNTT(dev, logN int) error {
+	if err := checkLogN("gpu: prepare ntt", logN); err != nil {
+		return err
+	}
+	var e errBuf
+	return check("gpu: prepare ntt", C.zk_ntt_prepare(C.int(dev), C.uint32_t(logN), e.ptr(), e.size()), &e)
+}
+
+// ReleaseNTT frees every cached NTT table of device dev. No transform of
+// that device may be in flight.
+func ReleaseNTT(dev int) error {
+	var e errBuf
+	return check("gpu: release ntt", C.zk_ntt_release(C.int(dev), e.ptr(), e.size()), &e)
+}
+
+// NTT transforms a in place on device dev, exactly as gnark-crypto's
+// fft.NewDomain(len(a)).FFT(a, dec) (dir Forward) or FFTInverse(a, dec)
+// (dir Inverse) would, with fft.OnCoset() when coset is set. len(a) must
+// be a power of two up to 2^MaxLogN. The data travels to the device and back.
+func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool) error {
+	logN, ok := logNOf(len(a))
+	if !ok {
+		return fmt.Errorf("gpu: ntt: length %d is not a power of two in [1, 2^%d]: %w", len(a), MaxLogN, ErrInvalid)
+	}
+	if err := checkNTTMode("gpu: ntt", dir, dec); err != nil {
+		return err
+	}
+	var e errBuf
+	rc := C.zk_ntt_host(C.int(dev), unsafe.Pointer(&a[0]), C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), e.ptr(), e.size())
+	return check("gpu: ntt", rc, &e)
+}
+
+// NTTDevice enqueues the transform of NTT on 2^logN elements resident in
+// buf, on stream s (nil: the legacy default stream); it does not wait.
+func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, s *Stream) error {
+	const op = "gpu: ntt (device)"
+	if err := checkLogN(op, logN); err != nil {
+		return err
+	}
+	if err := checkNTTMode(op, dir, dec); err != nil {
+		return err
+	}
+	if err := buf.rangeOK(op, 0, (1<<logN)*FrBytes); err != nil {
+		return err
+	}
+	var e errBuf
+	rc := C.zk_ntt_device(C.int(buf.device), buf.ptr, C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), streamPtr(s), e.ptr(), e.size())
+	return check(op, rc, &e)
+}
+
+// ComputeH computes Groth16's quotient on device 0 exactly as gnark v0.14.0's
+// computeH(a, b, c, domain) does for a domain of 2^logN points and
+// c = a∘b: the result has 2^logN elements, bit-reversed (h[:N-1] pairs with
+// pk.G1.Z). a and b hold at most 2^logN values each (zero-padded); they
+// are not modified.
+func ComputeH(a, b []fr.Element, logN int) ([]fr.Element, error) {
+	h, _, err := ComputeHOn(0, a, b, logN)
+	return h, err
+}
+
+// ComputeHOn is ComputeH on device dev, also returning the phases' device
+// time. It allocates ComputeHBytes(logN) of device memory for the call.
+func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, error) {
+	const op = "gpu: compute h"
+	if err := checkLogN(op, logN); err != nil {
+		return nil, HTiming{}, err
+	}
+	n := 1 << logN
+	if len(a) != len(b) {
+		return nil, HTiming{}, fmt.Errorf("%s: len(a) %d != len(b) %d: %w", op, len(a), len(b), ErrInvalid)
+	}
+	if len(a) == 0 || len(a) > n {
+		return nil, HTiming{}, fmt.Errorf("%s: %d inputs for a domain of %d: %w", op, len(a), n, ErrInvalid)
+	}
+	h := make([]fr.Element, n)
+	var e errBuf
+	var t C.zk_h_timing
+	rc := C.zk_compute_h_host(C.int(dev), unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), C.uint64_t(len(a)), unsafe.Pointer(&h[0]), C.uint32_t(logN), &t, e.ptr(), e.size())
+	if err := check(op, rc, &e); err != nil {
+		return nil, HTiming{}, err
+	}
+	return h, hTiming(&t), nil
+}
+
+// ComputeHDevice enqueues ComputeH on resident data, on stream s: a and b
+// hold A and B (2^logN elements each, zero-padded by the caller), c is
+// 2^logN elements of scratch. H replaces A in a; b and c are clobbered.
+// Without timing it returns at once; with timing it waits for the work and
+// returns the phases' device time from CUDA events.
+func ComputeHDevice(a, b, c *Buffer, logN int, s *Stream, timing bool) (HTiming, error) {
+	const op = "gpu: compute h (device)"
+	if err := checkLogN(op, logN); err != nil {
+		return HTiming{}, err
+	}
+	size := (1 << logN) * FrBytes
+	for _, buf := range []*Buffer{a, b, c} {
+		if err := buf.rangeOK(op, 0, size); err != nil {
+			return HTiming{}, err
+		}
+	}
+	if a.device != b.device || a.device != c.device {
+		return HTiming{}, fmt.Errorf("%s: buffers on devices %d, %d, %d: %w", op, a.device, b.device, c.device, ErrInvalid)
+	}
+	var e errBuf
+	var t C.zk_h_timing
+	tp := &t
+	if !timing {
+		tp = nil
+	}
+	rc := C.zk_compute_h_device(C.int(a.device), a.ptr, b.ptr, c.ptr, C.uint32_t(logN), streamPtr(s), tp, e.ptr(), e.size())
+	if err := check(op, rc, &e); err != nil {
+		return HTiming{}, err
+	}
+	if !timing {
+		return HTiming{}, nil
+	}
+	return hTiming(&t), nil
+}
+
+func hTiming(t *C.zk_h_timing) HTiming {
+	return HTiming{
+		Upload:    msDuration(t.upload_ms),
+		INTT:      msDuration(t.intt_ms),
+		CosetNTT:  msDuration(t.coset_ntt_ms),
+		Pointwise: msDuration(t.pointwise_ms),
+		CosetINTT: msDuration(t.coset_intt_ms),
+		Download:  msDuration(t.download_ms),
+		Total:     msDuration(t.total_ms),
+	}
+}
+
+// domainBytesC is the C library's DomainBytes, for the test that keeps
+// the Go formula honest.
+func domainBytesC(logN int) uint64 { return uint64(C.zk_ntt_domain_bytes(C.uint32_t(logN))) }
+
+// fieldOp runs zk_field_op (a test hook): field 0 is fr (32-byte
+// elements), 1 is fq (48 bytes); a, b and out hold n elements each.
+func fieldOp(dev, field, op int, a, b, out unsafe.Pointer, n int) error {
+	var e errBuf
+	rc := C.zk_field_op(C.int(dev), C.int(field), C.int(op), a, b, out, C.uint64_t(n), e.ptr(), e.size())
+	return check("gpu: field op", rc, &e)
+}

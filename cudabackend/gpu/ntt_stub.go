@@ -1,0 +1,37 @@
+//go:build !cuda
+
+package gpu
+
+import "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+// PrepareNTT caches NTT tables on a device; without CUDA an error wrapping
+// ErrUnavailable.
+func PrepareNTT(dev, logN int) error { return errNoCUDABuild }
+
+// ReleaseNTT frees cached NTT tables; without CUDA an error.
+func ReleaseNTT(dev int) error { return errNoCUDABuild }
+
+// NTT transforms a in place on a device as gnark-crypto's fft.Domain would;
+// without CUDA an error wrapping ErrUnavailable.
+func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool) error {
+	return errNoCUDABuild
+}
+
+// NTTDevice transforms resident data; without CUDA an error.
+func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, s *Stream) error {
+	return errNoCUDABuild
+}
+
+// ComputeH computes Groth16's quotient as gnark's computeH; without CUDA an
+// error wrapping ErrUnavailable.
+func ComputeH(a, b []fr.Element, logN int) ([]fr.Element, error) { return nil, errNoCUDABuild }
+
+// ComputeHOn is ComputeH on a given device; without CUDA an error.
+func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, error) {
+	return nil, HTiming{}, errNoCUDABuild
+}
+
+// ComputeHDevice computes H on resident data; without CUDA an error.
+func ComputeHDevice(a, b, c *Buffer, logN int, s *Stream, timing bool) (HTiming, error) {
+	return HTiming{}, errNoCUDABuild
+}

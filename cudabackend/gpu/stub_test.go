@@ -1,0 +1,62 @@
+//go:build !cuda
+
+package gpu
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// TestStubUnavailable checks that the default build answers every call with
+// ErrUnavailable and a reason, and never panics.
+func TestStubUnavailable(t *testing.T) {
+	if Available() {
+		t.Fatal("Available() = true in a build without the cuda tag")
+	}
+	a := make([]fr.Element, 4)
+	calls := map[string]func() error{
+		"DeviceCount": func() error { _, err := DeviceCount(); return err },
+		"DeviceInfo":  func() error { _, err := DeviceInfo(0); return err },
+		"Alloc":       func() error { _, err := Alloc(0, 1024); return err },
+		"NewStream":   func() error { _, err := NewStream(0); return err },
+		"NewEvent":    func() error { _, err := NewEvent(0); return err },
+		"PrepareNTT":  func() error { return PrepareNTT(0, 10) },
+		"ReleaseNTT":  func() error { return ReleaseNTT(0) },
+		"NTT":         func() error { return NTT(0, a, Forward, DIF, false) },
+		"NTTDevice":   func() error { return NTTDevice(&Buffer{}, 2, Inverse, DIT, true, nil) },
+		"ComputeH":    func() error { _, err := ComputeH(a, a, 2); return err },
+		"ComputeHOn":  func() error { _, _, err := ComputeHOn(0, a, a, 2); return err },
+		"ComputeHDevice": func() error {
+			_, err := ComputeHDevice(&Buffer{}, &Buffer{}, &Buffer{}, 2, nil, true)
+			return err
+		},
+		"Upload":   func() error { return (&Buffer{}).Upload([]byte{1}, 0, nil) },
+		"Download": func() error { return (&Buffer{}).Download([]byte{1}, 0, nil) },
+		"Zero":     func() error { return (&Buffer{}).Zero(0, 1, nil) },
+		"Sync":     func() error { return (&Stream{}).Sync() },
+		"Record":   func() error { return (&Event{}).Record(nil) },
+		"Elapsed":  func() error { _, err := Elapsed(&Event{}, &Event{}); return err },
+	}
+	for name, call := range calls {
+		err := call()
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: err = %v, want ErrUnavailable", name, err)
+			continue
+		}
+		if err.Error() == ErrUnavailable.Error() {
+			t.Errorf("%s: error %q gives no reason", name, err)
+		}
+	}
+	// Releasing what was never allocated is harmless.
+	for name, err := range map[string]error{
+		"Buffer.Free":  (&Buffer{}).Free(),
+		"Stream.Close": (&Stream{}).Close(),
+		"Event.Close":  (&Event{}).Close(),
+	} {
+		if err != nil {
+			t.Errorf("%s = %v, want nil", name, err)
+		}
+	}
+}
