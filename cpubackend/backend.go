@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/keyreg"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
@@ -54,21 +53,14 @@ type Backend struct {
 	// device is a one-slot semaphore: the proof holding it computes.
 	device chan struct{}
 
-	mu       sync.Mutex
-	keys     map[string]*loadedKey
-	inFlight int
+	keys *keyreg.Registry[*loadedKey]
 }
 
 // loadedKey is a mapped, verified key file and the FFT domain of its size.
 type loadedKey struct {
 	id     string
-	digest [32]byte
 	file   *keyfile.File
 	domain *fft.Domain // held so refprover's domain cache keeps it while the key is loaded
-	info   sdk.KeyInfo
-
-	users    int  // Prove calls using the key (guarded by Backend.mu)
-	unloaded bool // UnloadKey was called: close when users drops to zero
 }
 
 // New returns a CPU backend configured by opts.
@@ -78,7 +70,6 @@ func New(opts Options) *Backend {
 		maxInFlight: opts.MaxInFlight,
 		log:         opts.Logger,
 		device:      make(chan struct{}, 1),
-		keys:        map[string]*loadedKey{},
 	}
 	if b.threads <= 0 {
 		b.threads = runtime.NumCPU()
@@ -89,6 +80,7 @@ func New(opts Options) *Backend {
 	if b.log == nil {
 		b.log = hclog.NewNullLogger()
 	}
+	b.keys = keyreg.New(b.maxInFlight, func(k *loadedKey) { k.close(b.log) })
 	return b
 }
 
@@ -139,87 +131,26 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 // Loading a loaded ID with the same digest answers the same KeyInfo without touching
 // the file; with another digest it is an ErrInvalidArgument.
 func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, error) {
-	if ref.ID == "" {
-		return sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key: empty key ID")
-	}
-	if ref.Path == "" {
-		return sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: empty path", ref.ID)
-	}
-	if info, ok, err := b.loaded(ref); ok || err != nil {
-		return info, err
-	}
 	if err := ctx.Err(); err != nil {
 		return sdk.KeyInfo{}, canceled(err, "load key "+ref.ID)
 	}
-	begin := time.Now()
-	k, err := openKey(ref)
-	if err != nil {
-		return sdk.KeyInfo{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		k.close(b.log)
-		return sdk.KeyInfo{}, canceled(err, "load key "+ref.ID)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if other, ok := b.keys[ref.ID]; ok { // loaded by a concurrent call meanwhile
-		k.close(b.log)
-		if other.digest != ref.Digest {
-			return sdk.KeyInfo{}, differentDigest(ref, other.digest)
+	return b.keys.Load(ctx, ref, func() (*loadedKey, sdk.KeyInfo, error) {
+		begin := time.Now()
+		f, err := keyreg.OpenKeyFile(ref)
+		if err != nil {
+			return nil, sdk.KeyInfo{}, err
 		}
-		return other.info, nil
-	}
-	b.keys[ref.ID] = k
-	pk := k.file.Key()
-	b.log.Info("key loaded", "key", ref.ID, "path", ref.Path, "domain", pk.DomainSize, "wires", pk.NbWires,
-		"host_bytes", k.info.HostBytes, "took", time.Since(begin))
-	return k.info, nil
-}
-
-// loaded answers LoadKey for a key ID already loaded.
-func (b *Backend) loaded(ref sdk.KeyRef) (sdk.KeyInfo, bool, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	k, ok := b.keys[ref.ID]
-	if !ok {
-		return sdk.KeyInfo{}, false, nil
-	}
-	if k.digest != ref.Digest {
-		return sdk.KeyInfo{}, true, differentDigest(ref, k.digest)
-	}
-	return k.info, true, nil
-}
-
-func differentDigest(ref sdk.KeyRef, loaded [32]byte) error {
-	return sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: already loaded with digest %x, not %x (unload it first)", ref.ID, loaded, ref.Digest)
-}
-
-// openKey opens, checks and verifies one key file.
-func openKey(ref sdk.KeyRef) (*loadedKey, error) {
-	f, err := keyfile.Open(ref.Path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
+		pk := f.Key()
+		domain, err := refprover.Domain(pk.DomainSize)
+		if err != nil {
+			f.Close()
+			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
 		}
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: not a valid key file: %v", ref.ID, err)
-	}
-	k := &loadedKey{id: ref.ID, digest: ref.Digest, file: f}
-	if got := f.HeaderDigest(); got != ref.Digest {
-		f.Close()
-		return nil, sdk.Errorf(sdk.ErrDigestMismatch, "load key %q: %s has header digest %x, the request says %x", ref.ID, ref.Path, got, ref.Digest)
-	}
-	if err := f.Verify(); err != nil {
-		f.Close()
-		return nil, sdk.Errorf(sdk.ErrDigestMismatch, "load key %q: %v", ref.ID, err)
-	}
-	pk := f.Key()
-	k.domain, err = refprover.Domain(pk.DomainSize)
-	if err != nil {
-		f.Close()
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
-	}
-	k.info = sdk.KeyInfo{HostBytes: uint64(f.Size()) + refprover.DomainBytes(pk.DomainSize)}
-	return k, nil
+		info := sdk.KeyInfo{HostBytes: uint64(f.Size()) + refprover.DomainBytes(pk.DomainSize)}
+		b.log.Info("key loaded", "key", ref.ID, "path", ref.Path, "domain", pk.DomainSize, "wires", pk.NbWires,
+			"host_bytes", info.HostBytes, "took", time.Since(begin))
+		return &loadedKey{id: ref.ID, file: f, domain: domain}, info, nil
+	})
 }
 
 // close unmaps the key file.
@@ -228,67 +159,20 @@ func (k *loadedKey) close(log hclog.Logger) {
 		log.Warn("closing a key file", "key", k.id, "error", err)
 	}
 	k.domain = nil
+	log.Info("key unloaded", "key", k.id)
 }
 
 // UnloadKey forgets the key. Its file is unmapped now, or when the last Prove using it
 // returns. Unloading an unknown key is not an error.
 func (b *Backend) UnloadKey(ctx context.Context, keyID string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	k, ok := b.keys[keyID]
-	if !ok {
-		return nil
-	}
-	delete(b.keys, keyID)
-	k.unloaded = true
-	if k.users == 0 {
-		k.close(b.log)
-	}
-	b.log.Info("key unloaded", "key", keyID, "proofs_running", k.users)
+	b.keys.Unload(keyID)
 	return nil
 }
 
 // Close unloads every key. Proofs still running keep theirs until they return.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	ids := make([]string, 0, len(b.keys))
-	for id := range b.keys {
-		ids = append(ids, id)
-	}
-	b.mu.Unlock()
-	for _, id := range ids {
-		if err := b.UnloadKey(context.Background(), id); err != nil {
-			return err
-		}
-	}
+	b.keys.UnloadAll()
 	return nil
-}
-
-// acquire admits one Prove: it counts it against MaxInFlight and pins its key.
-func (b *Backend) acquire(keyID string) (*loadedKey, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	k, ok := b.keys[keyID]
-	if !ok {
-		return nil, sdk.Errorf(sdk.ErrKeyNotLoaded, "prove: key %q is not loaded", keyID)
-	}
-	if b.inFlight >= b.maxInFlight {
-		return nil, sdk.Errorf(sdk.ErrResourceExhausted, "prove: %d proofs already in flight, the backend takes %d", b.inFlight, b.maxInFlight)
-	}
-	b.inFlight++
-	k.users++
-	return k, nil
-}
-
-// release undoes acquire, closing the key if it was unloaded meanwhile.
-func (b *Backend) release(k *loadedKey) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.inFlight--
-	k.users--
-	if k.unloaded && k.users == 0 {
-		k.close(b.log)
-	}
 }
 
 // Prove maps the partition (checking its layout and digest), waits for the CPU, and
@@ -297,19 +181,15 @@ func (b *Backend) release(k *loadedKey) {
 // full and the map phase as one thread's share (its SHA-256 pass runs on one core).
 func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveResult, error) {
 	start := time.Now()
-	k, err := b.acquire(req.KeyID)
+	lease, err := b.keys.Acquire(req.KeyID)
 	if err != nil {
 		return sdk.ProveResult{}, err
 	}
-	defer b.release(k)
-	pk := k.file.Key()
+	defer lease.Release()
+	pk := lease.Key().file.Key()
 	h := req.Partition
-	if h.NbWires != pk.NbWires {
-		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d wires, key %q has %d", h.NbWires, req.KeyID, pk.NbWires)
-	}
-	if h.NbConstraints > pk.DomainSize {
-		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d constraints, more than the domain size %d of key %q",
-			h.NbConstraints, pk.DomainSize, req.KeyID)
+	if err := keyreg.CheckPartition(pk, h, req.KeyID); err != nil {
+		return sdk.ProveResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return sdk.ProveResult{}, canceled(err, "prove")

@@ -175,8 +175,8 @@ func TestLoadKeyErrors(t *testing.T) {
 			if err == nil || sdk.KindOf(err) != tt.want {
 				t.Fatalf("err = %v, want kind %v", err, tt.want)
 			}
-			if len(b.keys) != 0 {
-				t.Errorf("a failed load left %d keys", len(b.keys))
+			if n := len(b.keys.IDs()); n != 0 {
+				t.Errorf("a failed load left %d keys", n)
 			}
 		})
 	}
@@ -297,8 +297,8 @@ func TestProveErrors(t *testing.T) {
 			}
 		})
 	}
-	if b.inFlight != 0 {
-		t.Errorf("%d proofs still counted in flight", b.inFlight)
+	if n := b.keys.InFlight(); n != 0 {
+		t.Errorf("%d proofs still counted in flight", n)
 	}
 	// The backend still proves after all those refusals.
 	res, err := b.Prove(ctx, sdk.ProveRequest{KeyID: "chain", Partition: good})
@@ -332,12 +332,12 @@ func TestProveMaxInFlight(t *testing.T) {
 	if _, err := b.LoadKey(context.Background(), f.keyRef("chain")); err != nil {
 		t.Fatal(err)
 	}
-	k, err := b.acquire("chain") // one proof in flight
+	lease, err := b.keys.Acquire("chain") // one proof in flight
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = b.Prove(context.Background(), sdk.ProveRequest{KeyID: "chain", Partition: f.partition(t)})
-	b.release(k)
+	lease.Release()
 	if sdk.KindOf(err) != sdk.ErrResourceExhausted || !sdk.IsRetryable(err) {
 		t.Fatalf("err = %v, want a retryable resource_exhausted", err)
 	}
@@ -350,10 +350,11 @@ func TestUnloadWaitsForRunningProofs(t *testing.T) {
 	if _, err := b.LoadKey(ctx, f.keyRef("chain")); err != nil {
 		t.Fatal(err)
 	}
-	k, err := b.acquire("chain") // a proof is using the key
+	lease, err := b.keys.Acquire("chain") // a proof is using the key
 	if err != nil {
 		t.Fatal(err)
 	}
+	k := lease.Key()
 	if err := b.UnloadKey(ctx, "chain"); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ func TestUnloadWaitsForRunningProofs(t *testing.T) {
 	if err := k.file.Verify(); err != nil {
 		t.Fatalf("the key was unmapped under a running proof: %v", err)
 	}
-	b.release(k)
+	lease.Release()
 	if err := k.file.Verify(); err == nil {
 		t.Fatal("the key is still mapped after its last proof returned")
 	}

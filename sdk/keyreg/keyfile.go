@@ -1,0 +1,45 @@
+package keyreg
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// OpenKeyFile maps ref's key file and checks it the way LoadKey must: the header
+// digest must be ref.Digest (ErrDigestMismatch) and every section must match the
+// header (one SHA-256 pass over the file). A missing or malformed file is an
+// ErrInvalidArgument naming it.
+func OpenKeyFile(ref sdk.KeyRef) (*keyfile.File, error) {
+	f, err := keyfile.Open(ref.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
+		}
+		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: not a valid key file: %v", ref.ID, err)
+	}
+	if got := f.HeaderDigest(); got != ref.Digest {
+		f.Close()
+		return nil, sdk.Errorf(sdk.ErrDigestMismatch, "load key %q: %s has header digest %x, the request says %x", ref.ID, ref.Path, got, ref.Digest)
+	}
+	if err := f.Verify(); err != nil {
+		f.Close()
+		return nil, sdk.Errorf(sdk.ErrDigestMismatch, "load key %q: %v", ref.ID, err)
+	}
+	return f, nil
+}
+
+// CheckPartition checks that partition h fits proving key pk (named id): the same
+// number of wires, and no more constraints than the key's domain.
+func CheckPartition(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string) error {
+	if h.NbWires != pk.NbWires {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d wires, key %q has %d", h.NbWires, id, pk.NbWires)
+	}
+	if h.NbConstraints > pk.DomainSize {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d constraints, more than the domain size %d of key %q",
+			h.NbConstraints, pk.DomainSize, id)
+	}
+	return nil
+}
