@@ -23,6 +23,8 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	"github.com/consensys/gnark/logger"
+
 	"github.com/zkhost/zkhost/cpubackend"
 	"github.com/zkhost/zkhost/sdk"
 )
@@ -31,6 +33,8 @@ import (
 const gcPercent = 20
 
 func main() {
+	// go-plugin owns stdout: gnark's logger (stdout by default) must stay quiet.
+	logger.Disable()
 	opts, err := parseOptions(os.Args[1:], os.Getenv, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkhost-backend-cpu:", err)
