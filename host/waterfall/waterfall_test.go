@@ -1,0 +1,265 @@
+package waterfall
+
+import (
+	"bytes"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/timeline"
+)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func TestAnalyzeGaps(t *testing.T) {
+	a, err := Analyze(fixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Span() != ms(5030) {
+		t.Errorf("span %v, want 5.03s", a.Span())
+	}
+	if a.Jobs != 4 || a.Partitions != 5 {
+		t.Errorf("jobs %d partitions %d, want 4 and 5", a.Jobs, a.Partitions)
+	}
+	var got []wantGap
+	for _, d := range a.Devices {
+		for _, g := range d.Gaps {
+			got = append(got, wantGap{d.Name, int(g.Start.Sub(t0).Milliseconds()), int(g.Duration().Milliseconds()), g.Cause})
+		}
+	}
+	if !reflect.DeepEqual(got, fixtureGaps) {
+		t.Errorf("gaps:\n got %v\nwant %v", got, fixtureGaps)
+	}
+	dev0, ok := a.Device("dev0")
+	if !ok {
+		t.Fatal("no dev0")
+	}
+	// The budget gap splits 300 ms budget, 100 ms synthesis.
+	g := dev0.Gaps[2]
+	if g.ByCause[CauseBudget] != ms(300) || g.ByCause[CauseSynthesis] != ms(100) || len(g.ByCause) != 2 {
+		t.Errorf("budget gap by cause: %v", g.ByCause)
+	}
+	if want := "waiting on budget 75%, waiting on synthesis 25%"; g.Breakdown() != want {
+		t.Errorf("breakdown %q, want %q", g.Breakdown(), want)
+	}
+	wantIdle := map[Cause]time.Duration{CauseNothing: ms(1030), CauseSynthesis: ms(500 + 100 + 220), CauseBudget: ms(300), CauseKeyLoad: ms(350)}
+	if !reflect.DeepEqual(dev0.IdleByCause, wantIdle) {
+		t.Errorf("dev0 idle by cause %v, want %v", dev0.IdleByCause, wantIdle)
+	}
+	if dev0.Idle != ms(2500) || dev0.Busy != ms(1000+700+450+380) || dev0.Partitions != 4 {
+		t.Errorf("dev0 idle %v busy %v partitions %d", dev0.Idle, dev0.Busy, dev0.Partitions)
+	}
+	if want := 100 * 2530.0 / 5030; math.Abs(dev0.BusyPercent-want) > 1e-9 {
+		t.Errorf("dev0 busy %.3f%%, want %.3f%%", dev0.BusyPercent, want)
+	}
+	if want := 100 * (2530.0 + 4300) / (2 * 5030); math.Abs(a.BusyPercent()-want) > 1e-9 {
+		t.Errorf("overall busy %.3f%%, want %.3f%%", a.BusyPercent(), want)
+	}
+}
+
+func TestAnalyzeDispatchCause(t *testing.T) {
+	// dev0 restarts (no events) while a staged partition waits 200-600; dev1 is
+	// busy with another partition, so the wait is a dispatch problem of dev0.
+	evs := []timeline.Event{
+		ev("j", 0, 0, "synth0", timeline.PhaseSynthesis, 0, 180, 0),
+		ev("j", 0, 0, "synth0", timeline.PhaseStage, 180, 200, 0),
+		ev("j", 0, 1, "dev0", timeline.PhaseDispatch, 600, 600, 0),
+		ev("j", 0, 1, "dev0", "msm_g1", 600, 1000, 400),
+		ev("k", 0, 1, "dev1", "msm_g1", 0, 1000, 1000),
+	}
+	a, err := Analyze(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := a.Device("dev0")
+	if len(d.Gaps) != 1 {
+		t.Fatalf("gaps %+v", d.Gaps)
+	}
+	g := d.Gaps[0]
+	if g.Cause != CauseDispatch || g.ByCause[CauseDispatch] != ms(400) || g.ByCause[CauseSynthesis] != ms(200) {
+		t.Errorf("gap %+v", g)
+	}
+	ready, ok := a.Phase(PhaseReady)
+	if !ok || ready.Count != 1 || ready.P50 != ms(400) {
+		t.Errorf("ready phase %+v", ready)
+	}
+}
+
+func TestAnalyzePhases(t *testing.T) {
+	a, err := Analyze(fixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range a.Phases {
+		names = append(names, p.Name)
+	}
+	want := []string{"budget_wait", "synthesis", "stage", PhaseReady, "finalize", "key_load", "map", "ntt", "msm_g1"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("phases %v, want %v", names, want)
+	}
+	msm, _ := a.Phase("msm_g1")
+	// msm_g1 durations: 380, 450, 1000, 4300.
+	if msm.Count != 4 || msm.P50 != ms(450) || msm.P99 != ms(4300) || msm.Max != ms(4300) || msm.Total != ms(6130) || msm.DeviceBusy != ms(6130) || msm.Host {
+		t.Errorf("msm_g1 %+v", msm)
+	}
+	synth, _ := a.Phase("synthesis")
+	if synth.Count != 5 || !synth.Host {
+		t.Errorf("synthesis %+v", synth)
+	}
+	ready, _ := a.Phase(PhaseReady)
+	if ready.Count != 5 || ready.Max != ms(280) {
+		t.Errorf("ready %+v", ready)
+	}
+	if _, ok := a.Phase(timeline.PhaseDispatch); ok {
+		t.Error("dispatch, an instant, has statistics")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ds := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, tc := range []struct {
+		p    float64
+		want time.Duration
+	}{{50, 5}, {99, 10}, {10, 1}, {0, 1}, {100, 10}, {91, 10}, {90, 9}} {
+		if got := Percentile(ds, tc.p); got != tc.want {
+			t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	if Percentile(nil, 50) != 0 {
+		t.Error("percentile of nothing is not 0")
+	}
+}
+
+func TestUtilization(t *testing.T) {
+	// One phase over the second half with half its time busy.
+	evs := []timeline.Event{
+		ev("j", 0, 0, "synth0", timeline.PhaseSynthesis, 0, 1000, 0),
+		ev("j", 0, 1, "dev0", "ntt", 1000, 2000, 500),
+	}
+	a, err := Analyze(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := a.Utilization("dev0", 4)
+	want := []float64{0, 0, 0.5, 0.5}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Fatalf("utilization %v, want %v", got, want)
+		}
+	}
+	if u := a.Utilization("nope", 3); len(u) != 3 || u[0] != 0 {
+		t.Errorf("unknown device utilization %v", u)
+	}
+}
+
+func TestAnalyzeRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		evs  []timeline.Event
+		want string
+	}{
+		{"empty", nil, "no events"},
+		{"backwards", []timeline.Event{ev("j", 3, 0, "dev0", "ntt", 10, 5, 0)}, `event 1 (job "j" partition 3 phase ntt) ends 5ms before it starts`},
+		{"no phase", []timeline.Event{ev("j", 0, 0, "dev0", "", 0, 5, 0)}, "has no phase"},
+		{"negative busy", []timeline.Event{ev("j", 0, 0, "dev0", "ntt", 0, 5, -1)}, "negative device-busy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Analyze(tc.evs)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSpans(t *testing.T) {
+	u := union([]span{{5, 7}, {0, 2}, {1, 3}, {7, 8}, {9, 9}})
+	if want := []span{{0, 3}, {5, 8}}; !reflect.DeepEqual(u, want) {
+		t.Fatalf("union %v, want %v", u, want)
+	}
+	if got, want := complement(u, -1, 10), []span{{-1, 0}, {3, 5}, {8, 10}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("complement %v, want %v", got, want)
+	}
+	if got, want := complement(u, 1, 6), []span{{3, 5}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("complement inside %v, want %v", got, want)
+	}
+	parts := []span{{2, 6}}
+	if got, want := intersect(parts, u), []span{{2, 3}, {5, 6}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("intersect %v, want %v", got, want)
+	}
+	if got, want := subtract(parts, u), []span{{3, 5}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("subtract %v, want %v", got, want)
+	}
+	if total(u) != 6 {
+		t.Errorf("total %d", total(u))
+	}
+}
+
+func TestWriteHostLanesWithoutWorkerIDs(t *testing.T) {
+	// Timelines from daemons that record no synthesis worker pack host phases
+	// into rows of one "synthesis" lane.
+	var evs []timeline.Event
+	for _, e := range fixture() {
+		if IsHostPhase(e.Phase) {
+			e.Lane = ""
+		}
+		evs = append(evs, e)
+	}
+	a, err := Analyze(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := buildView(a, Options{})
+	var lanes []string
+	for _, l := range v.Lanes {
+		lanes = append(lanes, l.Kind+":"+l.Name)
+	}
+	if want := []string{"synthesis:synthesis", "device:dev0", "device:dev1", "finalize:finalize"}; !reflect.DeepEqual(lanes, want) {
+		t.Fatalf("lanes %v, want %v", lanes, want)
+	}
+	// Up to three partitions were in synthesis at once (A, B, F): three rows.
+	if h := v.Lanes[0].H; h != 2*lanePad+3*rowHeight+2*rowGap {
+		t.Errorf("synthesis lane height %d, want three rows", h)
+	}
+}
+
+func TestWriteEscapes(t *testing.T) {
+	evs := fixture()
+	evs[0].Job = `<script>alert("x")</script>`
+	a, err := Analyze(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, a, Options{Title: "t & <b>"}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if strings.Contains(page, `<script>alert`) || strings.Contains(page, "<b>") {
+		t.Error("job id or title not escaped")
+	}
+	for _, banned := range []string{"http://", "https://", "src=", "<link"} {
+		if banned == "http://" {
+			// The SVG namespace is the one URL allowed.
+			page = strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, "")
+		}
+		if strings.Contains(page, banned) {
+			t.Errorf("page is not self-contained: it contains %q", banned)
+		}
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{{"dev2", "dev10", true}, {"dev10", "dev2", false}, {"dev1", "dev1", false}, {"a", "b", true}, {"synth9", "synth10", true}, {"dev", "dev0", true}} {
+		if got := naturalLess(tc.a, tc.b); got != tc.want {
+			t.Errorf("naturalLess(%q, %q) = %v", tc.a, tc.b, got)
+		}
+	}
+}
