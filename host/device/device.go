@@ -411,6 +411,20 @@ func (d *Device) current(ctx context.Context) (sdk.Backend, uint64, context.Cont
 			d.mu.Unlock()
 			return nil, 0, nil, fmt.Errorf("device %s is unhealthy (crashed %d times within %s): %w", d.opts.Name, d.opts.CrashLimit, d.opts.CrashWindow, ErrCrashed)
 		}
+		if d.state == StateReady && d.proc != nil && d.proc.Exited() {
+			// The process died and the supervisor has not noticed yet: wait for
+			// it rather than hand a call to a dead backend (which would cost the
+			// caller's partition an attempt).
+			d.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return nil, 0, nil, ctx.Err()
+			case <-d.stopCh:
+				return nil, 0, nil, ErrStopped
+			case <-time.After(d.opts.PollInterval):
+			}
+			continue
+		}
 		if d.state == StateReady {
 			be, gen, pctx := d.backend, d.gen, d.procCtx
 			d.mu.Unlock()
@@ -568,11 +582,17 @@ func (d *Device) classify(gen uint64, err error) error {
 		if crashed {
 			return fmt.Errorf("device %s: %w (%v)", d.opts.Name, ErrCrashed, err)
 		}
+		// A lost connection (plugins.ErrPluginShutdown, also a typed
+		// unavailable error) usually means the process is dying: wait for the
+		// exit to show.
 		var se *sdk.Error
-		if errors.As(err, &se) {
+		if errors.As(err, &se) && !errors.Is(err, plugins.ErrPluginShutdown) {
 			return err
 		}
 		time.Sleep(d.opts.PollInterval)
+	}
+	if errors.Is(err, plugins.ErrPluginShutdown) {
+		return fmt.Errorf("device %s: %w (connection lost: %v)", d.opts.Name, ErrCrashed, err)
 	}
 	return err
 }
