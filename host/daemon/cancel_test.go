@@ -1,0 +1,157 @@
+package daemon
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// TestCancelMidJob cancels a job while its second partition computes in the
+// backend and its third waits: the in-flight proof is cancelled in the backend (the
+// device takes the next job at once rather than finishing the abandoned proof), the
+// budget returns to what the keys hold, no partition file is left, and the job ends
+// cancelled with its first proof kept and the others cancelled.
+func TestCancelMidJob(t *testing.T) {
+	f := start(t, opts{circuits: []string{small, big}})
+	ctx := testCtx(t, 3*time.Minute)
+
+	st, err := f.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseline := st.Budget.UsedBytes
+	if want := keyBytes(t, small, big); baseline != want {
+		t.Errorf("budget used with no job: %d bytes, want the proving keys' %d", baseline, want)
+	}
+	shmPath := shmDir(t, f.stateDir)
+
+	job := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 3, 1))
+	events := make(chan api.JobEvent, 64)
+	awaitDone := make(chan api.Job, 1)
+	go func() {
+		j, err := f.c.Await(ctx, job.ID, func(e api.JobEvent) error { events <- e; return nil })
+		if err != nil {
+			t.Errorf("await: %v", err)
+		}
+		awaitDone <- j
+	}()
+	// Wait for partition 0's proof (it tells how long one proof takes here) and for
+	// partition 1 to reach the device.
+	var proveTime time.Duration
+	for proving, verified := false, false; !proving || !verified; {
+		select {
+		case e := <-events:
+			if e.Kind == api.EventPartitionProving && e.Partition == 1 {
+				proving = true
+			}
+			if e.Kind == api.EventPartitionVerified && e.Partition == 0 {
+				verified = true
+			}
+			if e.Kind.Terminal() {
+				t.Fatalf("job ended before partition 1 was proving: %s %s", e.Kind, e.Reason)
+			}
+		case <-ctx.Done():
+			t.Fatal("partition 0 never verified or partition 1 never reached the device")
+		}
+	}
+	j, err := f.c.Get(ctx, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0 := j.Partitions[0]
+	if p0.State != api.PartitionVerified {
+		t.Fatalf("partition 0 is %s after partition 1 was dispatched", p0.State)
+	}
+	proveTime = p0.ProveEnd.Sub(p0.ProveStart)
+	t.Logf("one %s proof took %s", big, proveTime)
+	time.Sleep(proveTime / 5) // well inside partition 1's proof
+
+	st, err = f.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Devices[0].InFlight != 1 {
+		t.Errorf("before cancel: device has %d in flight, want 1", st.Devices[0].InFlight)
+	}
+	if st.Budget.UsedBytes <= baseline {
+		t.Errorf("before cancel: budget used %d, want above the keys' %d", st.Budget.UsedBytes, baseline)
+	}
+	if n := len(partitionFiles(t, shmPath)); n == 0 {
+		t.Errorf("before cancel: no partition file in %s", shmPath)
+	}
+
+	cancelAt := time.Now()
+	cj, err := f.c.Cancel(ctx, job.ID)
+	if err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if cj.State != api.JobCancelled {
+		t.Errorf("cancel returned state %s", cj.State)
+	}
+	var final api.Job
+	select {
+	case final = <-awaitDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Await did not end after the cancel")
+	}
+	if final.State != api.JobCancelled || final.Error == "" {
+		t.Errorf("awaited job: state %s, error %q; want cancelled with a reason", final.State, final.Error)
+	}
+
+	// Everything is released promptly: the slot, the memory, the files.
+	var last api.StatusReport
+	eventually(t, 10*time.Second, "device idle, budget back to the keys, no partition file", func() bool {
+		last, err = f.c.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return last.Devices[0].InFlight == 0 && last.Budget.UsedBytes == baseline && len(partitionFiles(t, shmPath)) == 0
+	})
+	released := time.Since(cancelAt)
+	t.Logf("released %s after the cancel", released)
+	for _, q := range last.Queues {
+		if q.Partitions != 0 {
+			t.Errorf("after cancel: %d partitions of class %s still queued", q.Partitions, q.Class)
+		}
+	}
+
+	// The backend stopped the abandoned proof: a small job proves at once, where a
+	// backend still computing would hold its only slot for the rest of the proof.
+	smallStart := time.Now()
+	ws := witnesses(t, small, 1, 2)
+	sj := f.submit(ctx, small, api.ClassNormal, ws)
+	verifyProofs(t, small, f.await(ctx, sj.ID), ws)
+	took := time.Since(smallStart)
+	t.Logf("a small job after the cancel took %s", took)
+	if took > proveTime/2 {
+		t.Errorf("a small job after the cancel took %s, more than half a %s proof (%s): the backend kept proving the cancelled partition", took, big, proveTime)
+	}
+	if st, err := f.c.Status(ctx); err != nil {
+		t.Fatal(err)
+	} else if st.Devices[0].Restarts != 0 {
+		t.Errorf("the backend restarted %d times; a cancel must not kill it", st.Devices[0].Restarts)
+	}
+
+	got, err := f.c.Get(context.Background(), job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != api.JobCancelled {
+		t.Errorf("Get after cancel: state %s", got.State)
+	}
+	wantStates := []api.PartitionState{api.PartitionVerified, api.PartitionCancelled, api.PartitionCancelled}
+	for i, p := range got.Partitions {
+		if p.State != wantStates[i] {
+			t.Errorf("partition %d is %s, want %s", i, p.State, wantStates[i])
+		}
+		if len(p.Proof) != 0 {
+			t.Errorf("partition %d of a cancelled job carries a proof", i)
+		}
+	}
+	// Cancelling again leaves the job as it is.
+	if again, err := f.c.Cancel(ctx, job.ID); err != nil || again.State != api.JobCancelled {
+		t.Errorf("second cancel: %v, state %s", err, again.State)
+	}
+}

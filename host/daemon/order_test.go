@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// TestPriorityOrder submits three low jobs, then a critical and a normal one, while
+// the one device proves one partition at a time. Every proof must verify; the
+// critical job must finish before the normal one, and both before every low job that
+// had nothing on the device when they were submitted; within a class, partitions
+// reach the device in (job, partition) order and jobs finish in submission order.
+func TestPriorityOrder(t *testing.T) {
+	f := start(t, opts{})
+	ctx := testCtx(t, 2*time.Minute)
+
+	type sub struct {
+		name  string
+		class api.Class
+		ws    [][]byte
+		job   api.Job
+		final api.Job
+	}
+	var subs []*sub
+	add := func(name string, class api.Class, n int) *sub {
+		s := &sub{name: name, class: class, ws: witnesses(t, small, n, uint64(len(subs)+1))}
+		s.job = f.submit(ctx, small, class, s.ws)
+		subs = append(subs, s)
+		return s
+	}
+	lows := []*sub{add("low1", api.ClassLow, 4), add("low2", api.ClassLow, 4), add("low3", api.ClassLow, 4)}
+
+	// undispatched lists the low jobs none of whose partitions has reached the device.
+	undispatched := func() map[string]bool {
+		out := map[string]bool{}
+		for _, s := range lows {
+			j, err := f.c.Get(ctx, s.job.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			none := true
+			for _, p := range j.Partitions {
+				if !p.ProveStart.IsZero() || p.State == api.PartitionVerified {
+					none = false
+				}
+			}
+			if none {
+				out[s.name] = true
+			}
+		}
+		return out
+	}
+	beforeCritical := undispatched()
+	crit := add("critical", api.ClassCritical, 2)
+	beforeNormal := undispatched()
+	norm := add("normal", api.ClassNormal, 2)
+	if len(beforeNormal) == 0 {
+		t.Logf("every low job had reached the device before the normal job was submitted; the order check across classes is weaker")
+	}
+
+	var wg sync.WaitGroup
+	errs := make([]error, len(subs))
+	for i, s := range subs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.final, errs[i] = f.c.Await(ctx, s.job.ID, nil)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("await %s: %v", subs[i].name, err)
+		}
+	}
+	for _, s := range subs {
+		verifyProofs(t, small, s.final, s.ws)
+		if s.final.Class != s.class {
+			t.Errorf("%s: class %s, submitted %s", s.name, s.final.Class, s.class)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+
+	for _, s := range lows {
+		if beforeCritical[s.name] && !crit.final.FinishedAt.Before(s.final.FinishedAt) {
+			t.Errorf("critical job finished at %s, not before %s (%s), which had nothing on the device when the critical job came",
+				crit.final.FinishedAt.Format(time.StampMicro), s.name, s.final.FinishedAt.Format(time.StampMicro))
+		}
+		if beforeNormal[s.name] && !norm.final.FinishedAt.Before(s.final.FinishedAt) {
+			t.Errorf("normal job finished at %s, not before %s (%s), which had nothing on the device when the normal job came",
+				norm.final.FinishedAt.Format(time.StampMicro), s.name, s.final.FinishedAt.Format(time.StampMicro))
+		}
+	}
+	if len(beforeNormal) > 0 && !crit.final.FinishedAt.Before(norm.final.FinishedAt) {
+		t.Errorf("critical job finished at %s, after the normal job (%s)", crit.final.FinishedAt.Format(time.StampMicro), norm.final.FinishedAt.Format(time.StampMicro))
+	}
+	for i := 1; i < len(lows); i++ {
+		if !lows[i-1].final.FinishedAt.Before(lows[i].final.FinishedAt) {
+			t.Errorf("%s finished at %s, not before %s (%s)", lows[i-1].name, lows[i-1].final.FinishedAt.Format(time.StampMicro),
+				lows[i].name, lows[i].final.FinishedAt.Format(time.StampMicro))
+		}
+	}
+
+	// Dispatch order within the low class: one device slot, so each partition's
+	// prove start is after the previous one's, in (job, partition) order.
+	type dispatch struct {
+		name string
+		idx  int
+		at   time.Time
+	}
+	var low []dispatch
+	for _, s := range lows {
+		for _, p := range s.final.Partitions {
+			if p.Attempts != 1 {
+				t.Errorf("%s partition %d took %d attempts", s.name, p.Index, p.Attempts)
+			}
+			low = append(low, dispatch{s.name, p.Index, p.ProveStart})
+		}
+	}
+	if !sort.SliceIsSorted(low, func(a, b int) bool { return low[a].at.Before(low[b].at) }) {
+		for _, d := range low {
+			t.Logf("%s/%d dispatched %s", d.name, d.idx, d.at.Format(time.StampMicro))
+		}
+		t.Errorf("low partitions did not reach the device in (job, partition) order")
+	}
+	t.Logf("low jobs without a dispatched partition: when critical came %v, when normal came %v", beforeCritical, beforeNormal)
+}
