@@ -167,6 +167,13 @@ func (d *Daemon) recover() error {
 			}
 		}
 		j := d.startJob(rec, ce, class, done)
+		if len(rec.Pending) == 0 {
+			// Every proof was recorded but the host died before ending the job:
+			// nothing is left to queue, so end it here or it runs forever.
+			d.log.Info("resuming job: every partition was already proved", "job", rec.ID)
+			d.endJob(j, api.JobDone, "")
+			continue
+		}
 		parts, err := d.journal.Partitions(rec.ID)
 		if err != nil {
 			return fmt.Errorf("journal: %w", err)

@@ -1,0 +1,99 @@
+package daemon
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/journal"
+)
+
+// TestRecoverJobProvedBeforeCrash restarts on a journal whose job has every proof
+// but is not marked done: a host killed between recording the last proof and
+// ending the job leaves exactly that. The restarted host must finish the job, not
+// leave it running forever.
+func TestRecoverJobProvedBeforeCrash(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	f := start(t, opts{})
+	ws := witnesses(t, small, 2, 11)
+	done := f.await(ctx, f.submit(ctx, small, api.ClassNormal, ws).ID)
+	verifyProofs(t, small, done, ws)
+	f.shutdown()
+
+	// The journal as the killed host left it: all proofs in, state not done.
+	jr, err := journal.Open(f.cfg.Journal.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := api.SubmitRequest{Circuit: small, Witnesses: ws, Class: api.ClassNormal}
+	rec, _, err := jr.CreateJob(journal.Job{Circuit: small, Class: "normal", ContentDigest: req.Digest(), Partitions: len(ws)}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range done.Partitions {
+		if _, err := jr.MarkPartitionDone(rec.ID, i, p.Proof, p.PublicWitness); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := jr.SetJobState(rec.ID, journal.StateRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	jr.Close()
+
+	f2 := start(t, opts{stateDir: f.stateDir})
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	final, err := f2.c.Await(actx, rec.ID, nil)
+	if err != nil {
+		t.Fatalf("await the recovered job: %v", err)
+	}
+	verifyProofs(t, small, final, ws)
+}
+
+// TestAwaitAfterRestart follows a job that finished before a restart: the new
+// daemon answers from the journal with the snapshot and the terminal event, and
+// cancelled jobs stay cancelled rather than resuming.
+func TestAwaitAfterRestart(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	f := start(t, opts{})
+	ws := witnesses(t, small, 2, 12)
+	done := f.submit(ctx, small, api.ClassNormal, ws)
+	f.await(ctx, done.ID)
+	cancelled := f.submit(ctx, small, api.ClassLow, witnesses(t, small, 40, 13))
+	if _, err := f.c.Cancel(ctx, cancelled.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.shutdown()
+
+	f2 := start(t, opts{stateDir: f.stateDir})
+	var kinds []api.EventKind
+	final, err := f2.c.Await(ctx, done.ID, func(e api.JobEvent) error {
+		kinds = append(kinds, e.Kind)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kinds) != 2 || kinds[0] != api.EventSnapshot || kinds[1] != api.EventJobDone {
+		t.Errorf("events of a job finished before the restart: %v, want [snapshot job_done]", kinds)
+	}
+	verifyProofs(t, small, final, ws)
+
+	cj, err := f2.c.Get(ctx, cancelled.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cj.State != api.JobCancelled {
+		t.Errorf("a job cancelled before the restart is %s after it", cj.State)
+	}
+	st, err := f2.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range st.Queues {
+		if q.Partitions != 0 {
+			t.Errorf("class %s has %d partitions queued after the restart; nothing should resume", q.Class, q.Partitions)
+		}
+	}
+}
