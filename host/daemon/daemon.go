@@ -19,6 +19,7 @@ import (
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/journal"
+	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/host/timeline"
@@ -59,6 +60,7 @@ type Daemon struct {
 	budget  *budget.Ledger
 	shm     *shm.Dir
 	tl      *timeline.Writer
+	metrics *metrics.Metrics
 
 	synthQ *queue.Queue[*task]
 	readyQ *queue.Queue[*task]
@@ -95,6 +97,7 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 		circuits: map[string]*circuitEntry{},
 		jobs:     map[string]*liveJob{},
 		started:  time.Now(),
+		metrics:  metrics.New(),
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	defer func() {
@@ -266,6 +269,7 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 	for i, dc := range d.cfg.Devices {
 		name := fmt.Sprintf("dev%d", i)
 		lc := plugins.LaunchConfig{Path: dc.Backend, Logger: d.log.Named("backend." + name)}
+		lc.Env = append(lc.Env, sdk.LogLevelEnv+"="+d.cfg.LogLevel) // backends log at the host's level
 		if dc.SHA256 != "" {
 			sum, err := hex.DecodeString(dc.SHA256)
 			if err != nil {
@@ -355,15 +359,15 @@ func ResolveKeyName(keyDir, name string) (string, error) {
 // Run serves until ctx ends, then stops the pipeline and the backends.
 func (d *Daemon) Run(ctx context.Context) error {
 	workers := max(1, d.cfg.Synthesis.Workers)
-	for range workers {
+	for i := range workers {
 		d.goRun(func() {
-			d.synthesisWorker(func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.Pop(ctx) })
+			d.synthesisWorker(fmt.Sprintf("synth%d", i), func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.Pop(ctx) })
 		})
 	}
 	// A critical partition takes the next free synthesis slot: it has a lane of
 	// its own, so it never waits behind batch partitions blocked on the budget.
 	d.goRun(func() {
-		d.synthesisWorker(func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.PopClass(ctx, queue.Critical) })
+		d.synthesisWorker("synth-critical", func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.PopClass(ctx, queue.Critical) })
 	})
 	for _, de := range d.devices {
 		for range de.dev.MaxInFlight() {

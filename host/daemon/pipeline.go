@@ -42,7 +42,7 @@ type deviceEntry struct {
 
 // synthesisWorker takes partitions in priority order, reserves their memory,
 // solves the circuit and stages the result in shared memory.
-func (d *Daemon) synthesisWorker(pop func(context.Context) (queue.Item[*task], error)) {
+func (d *Daemon) synthesisWorker(lane string, pop func(context.Context) (queue.Item[*task], error)) {
 	for {
 		it, err := pop(d.ctx)
 		if err != nil {
@@ -53,11 +53,11 @@ func (d *Daemon) synthesisWorker(pop func(context.Context) (queue.Item[*task], e
 			d.releaseTask(t)
 			continue
 		}
-		d.synthesize(it)
+		d.synthesize(it, lane)
 	}
 }
 
-func (d *Daemon) synthesize(it queue.Item[*task]) {
+func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	t := it.Value
 	j, ce := t.job, t.job.circ
 	queued := time.Now()
@@ -109,9 +109,10 @@ func (d *Daemon) synthesize(it queue.Item[*task]) {
 	t.handle = &shmHandle{h: h}
 	end := time.Now()
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.SynthEnd = end })
-	d.record(t, "", timeline.PhaseBudgetWait, queued, start, 0)
-	d.record(t, "", timeline.PhaseSynthesis, start, synthEnd, 0)
-	d.record(t, "", timeline.PhaseStage, synthEnd, end, 0)
+	d.record(t, lane, timeline.PhaseBudgetWait, queued, start, 0)
+	d.record(t, lane, timeline.PhaseSynthesis, start, synthEnd, 0)
+	d.record(t, lane, timeline.PhaseStage, synthEnd, end, 0)
+	d.metrics.ObserveSynthesis(j.class.String(), synthEnd.Sub(start))
 	if err := d.readyQ.Push(it); err != nil {
 		d.failTask(t, fmt.Sprintf("ready queue: %v", err), false)
 	}
@@ -154,13 +155,20 @@ func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
 	d.record(t, t.device, timeline.PhaseDispatch, start, start, 0)
 
 	ctx, cancel := context.WithTimeout(j.ctx, d.proveDeadline(ce))
+	coldKey := !de.dev.HasKey(ce.key.ID)
 	res, err := de.dev.Prove(ctx, ce.key, t.handle.h)
 	cancel()
 	end := time.Now()
 	if err == nil {
 		de.busy.add(end, res.DeviceBusy)
+		// Backends time phases from receiving the request, which follows any key load.
+		received := end.Add(-res.Wall)
+		if coldKey {
+			d.record(t, t.device, timeline.PhaseKeyLoad, start, received, 0)
+		}
+		d.metrics.ObserveProve(t.device, start, end, res)
 		for _, ph := range res.Phases {
-			d.record(t, t.device, ph.Name, start.Add(ph.Start), start.Add(ph.Start+ph.Wall), ph.DeviceBusy)
+			d.record(t, t.device, ph.Name, received.Add(ph.Start), received.Add(ph.Start+ph.Wall), ph.DeviceBusy)
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) && j.ctx.Err() == nil {
@@ -227,6 +235,7 @@ func (d *Daemon) finalize(t *task) {
 	}
 	if err != nil {
 		d.log.Error("device returned a proof that does not verify", "device", t.device, "job", j.id, "partition", t.idx, "error", err)
+		d.metrics.VerifyFailure(t.device)
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, err), true)
 		return
 	}
@@ -272,6 +281,7 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 		return
 	}
 	d.log.Warn("partition attempt failed; retrying", "job", j.id, "partition", t.idx, "reason", reason)
+	d.metrics.Retry(j.class.String())
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionQueued; p.Error = reason })
 	d.event(j, api.JobEvent{Kind: api.EventPartitionRetried, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: reason})
 	backoff := d.cfg.Retry.BackoffBase << min(t.attempts-1, 10)

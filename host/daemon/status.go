@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/device"
+	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
 )
 
@@ -116,5 +117,8 @@ func (d *Daemon) selectDevices(name string) []*deviceEntry {
 	}
 	return nil
 }
+
+// Metrics returns the daemon's Prometheus metrics (host/metrics), which it feeds as it runs.
+func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
 var _ api.Service = (*Daemon)(nil)

@@ -17,6 +17,7 @@ const (
 	PhaseSynthesis  = "synthesis"   // gnark's solver
 	PhaseStage      = "stage"       // writing W, A, B to shared memory
 	PhaseDispatch   = "dispatch"    // handed to a device (an instant)
+	PhaseKeyLoad    = "key_load"    // a proving key loaded on the device on demand, before its partition
 	PhaseFinalize   = "finalize"    // verification and journaling
 )
 
