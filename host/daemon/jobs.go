@@ -85,7 +85,8 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		Partitions:    len(req.Witnesses),
 	}, req.Witnesses)
 	if errors.Is(err, journal.ErrRequestIDConflict) {
-		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, rec.ID)
+		// CreateJob returns no job with this error; find the one the id names.
+		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, d.jobForRequest(req.RequestID))
 	}
 	if err != nil {
 		return api.Job{}, fmt.Errorf("journal: %w", err)
@@ -99,6 +100,29 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	d.log.Info("job accepted", "job", rec.ID, "circuit", ce.name, "class", class, "partitions", len(req.Witnesses))
 	return d.jobView(j, false), nil
+}
+
+// jobForRequest returns the id of the job submitted with request id reqID, or "?"
+// when none is found.
+func (d *Daemon) jobForRequest(reqID string) string {
+	d.mu.Lock()
+	for _, j := range d.jobs {
+		if j.reqID == reqID {
+			d.mu.Unlock()
+			return j.id
+		}
+	}
+	d.mu.Unlock()
+	// A job finished before this daemon started is only in the journal.
+	recs, err := d.journal.ListJobs(journal.Filter{})
+	if err == nil {
+		for _, rec := range recs {
+			if rec.RequestID == reqID {
+				return rec.ID
+			}
+		}
+	}
+	return "?"
 }
 
 // startJob registers a live job. done lists partitions already proved (on recovery).
