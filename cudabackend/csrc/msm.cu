@@ -1,0 +1,769 @@
+// msm.cu: BLS12-381 G1 and G2 multi-scalar multiplication (Pippenger).
+//
+// Pipeline of one MSM, all on one stream:
+//  1. k_digits: each scalar (gnark Montgomery form) is converted to an
+//     integer and cut into nwin signed c-bit digits d in (-2^(c-1), 2^(c-1)].
+//     Digit d != 0 of window w becomes the pair (key = w*m + |d|-1,
+//     val = point index | sign bit), m = 2^(c-1); d == 0 gets the key
+//     sentinel = nwin*m, which sorts last and is skipped.
+//  2. cub::DeviceRadixSort sorts the nwin*n pairs by key, so every bucket's
+//     points are one contiguous run.
+//  3. k_accum0 cuts the sorted pairs into equal segments, one per thread
+//     (load balance does not depend on how scalars are distributed: Groth16
+//     witnesses are full of 0 and 1). A thread sums each run of equal keys
+//     into an XYZZ accumulator with mixed additions; a run entirely inside
+//     its segment is stored straight into its bucket, a run that crosses
+//     the segment's first or last edge goes to one of two partial slots.
+//     k_merge then treats the partial slots (sorted by key as well) the same
+//     way, level after level, adding closed runs into their buckets, until
+//     one segment remains. Each bucket is written by one thread per level.
+//  4. k_reduce computes each window's sum_j (j+1)*B_j: the m buckets are cut
+//     into T segments of L; a thread keeps the running and the weighted sum
+//     of its segment (2L additions) and the segment's offset s*L*run is
+//     L * (s*run), s*run by double-and-add. k_tree sums both lists per
+//     window, k_window applies the factor L and adds the chunk's window sums
+//     into the accumulators, k_horner combines the windows
+//     (sum_w 2^(c*w) W_w) in Jacobian coordinates and converts the result.
+// Scalars beyond MAX_CHUNK are processed in chunks whose window sums add up.
+#include <cuda_runtime.h>
+#include <cub/cub.cuh>
+
+#include <mutex>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <vector>
+
+#include "curve.cuh"
+#include "msm.h"
+
+namespace {
+
+constexpr uint32_t ACC_THREADS = 128;  // block size of the EC kernels
+constexpr uint32_t K_MERGE = 32;       // entries per thread in k_merge
+constexpr uint32_t TREE_G = 16;        // points summed per thread in k_tree
+constexpr uint32_t MIN_SEG = 32;       // fewest pairs per k_accum0 thread
+constexpr size_t MAX_CHUNK = size_t(1) << 25;
+constexpr uint32_t NO_KEY = 0xffffffffu;
+constexpr uint32_t SIGN = 0x80000000u;
+
+// ---- loads and stores in 16-byte pieces ------------------------------------
+
+template <class T>
+__device__ __forceinline__ T ld16(const T* p) {
+    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
+    T r;
+    const uint4* s = reinterpret_cast<const uint4*>(p);
+    uint32_t* d = reinterpret_cast<uint32_t*>(&r);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++) {
+        uint4 v = s[i];
+        d[4 * i + 0] = v.x;
+        d[4 * i + 1] = v.y;
+        d[4 * i + 2] = v.z;
+        d[4 * i + 3] = v.w;
+    }
+    return r;
+}
+
+template <class T>
+__device__ __forceinline__ void st16(T* p, const T& v) {
+    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
+    uint4* d = reinterpret_cast<uint4*>(p);
+    const uint32_t* s = reinterpret_cast<const uint32_t*>(&v);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++)
+        d[i] = make_uint4(s[4 * i + 0], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
+}
+
+// ---- kernels ---------------------------------------------------------------
+
+__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, int c, int nwin,
+                         uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t s = ld16(scalars + i).from_montgomery();
+    const uint32_t m = 1u << (c - 1);
+    const uint32_t full = 1u << c;
+    const uint32_t mask = full - 1;
+    const uint32_t sentinel = (uint32_t)nwin * m;
+    uint32_t carry = 0;
+    for (int w = 0; w < nwin; w++) {
+        int pos = w * c;
+        int wi = pos >> 5, sh = pos & 31;
+        uint64_t lo = wi < 8 ? s.l[wi] : 0;
+        uint64_t hi = wi + 1 < 8 ? s.l[wi + 1] : 0;
+        uint32_t raw = ((uint32_t)(((hi << 32) | lo) >> sh) & mask) + carry;
+        uint32_t val = i;
+        if (raw > m) {
+            raw = full - raw;  // digit raw - 2^c, negative
+            carry = 1;
+            val |= SIGN;
+        } else {
+            carry = 0;
+        }
+        keys[(size_t)w * n + i] = raw == 0 ? sentinel : (uint32_t)w * m + raw - 1;
+        vals[(size_t)w * n + i] = val;
+    }
+}
+
+// k_accum0: level 0 of the bucket accumulation, over sorted (key, val) pairs.
+template <class F>
+__global__ void __launch_bounds__(ACC_THREADS)
+    k_accum0(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint32_t M,
+             uint32_t K, uint32_t T, const affine_t<F>* __restrict__ bases, uint32_t sentinel,
+             xyzz_t<F>* __restrict__ buckets, uint32_t* __restrict__ pkeys,
+             xyzz_t<F>* __restrict__ ppts) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= T) return;
+    uint32_t start = t * K;
+    uint32_t end = min(start + K, M);
+    uint32_t prevk = start > 0 ? keys[start - 1] : NO_KEY;
+    uint32_t nextk = end < M ? keys[end] : NO_KEY;
+    uint32_t cur = keys[start];
+    pkeys[2 * t] = cur;
+    pkeys[2 * t + 1] = keys[end - 1];
+    bool first = true, w0 = false, w1 = false;
+    const bool open_start = prevk == cur;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    for (uint32_t i = start; i < end; i++) {
+        uint32_t k = keys[i];
+        if (k != cur) {
+            if (first && open_start) {
+                st16(ppts + 2 * t, acc);
+                w0 = true;
+            } else {
+                st16(buckets + cur, acc);
+            }
+            first = false;
+            cur = k;
+            acc.set_inf();
+        }
+        if (k == sentinel) break;  // sorted: the rest are zero digits
+        uint32_t v = vals[i];
+        affine_t<F> p = ld16(bases + (v & ~SIGN));
+        if (!p.is_inf()) {
+            if (v & SIGN) p.y = -p.y;
+            acc.add_affine(p.x, p.y);
+        }
+    }
+    if (cur != sentinel) {
+        const bool open_end = nextk == cur;
+        if (first && (open_start || open_end)) {
+            st16(ppts + 2 * t, acc);
+            w0 = true;
+        } else if (open_end) {
+            st16(ppts + 2 * t + 1, acc);
+            w1 = true;
+        } else {
+            st16(buckets + cur, acc);
+        }
+    }
+    if (!w0) st16(ppts + 2 * t, xyzz_t<F>::inf());
+    if (!w1) st16(ppts + 2 * t + 1, xyzz_t<F>::inf());
+}
+
+// k_merge: a later level: the partial sums of the level before, sorted by
+// key, are summed run by run; closed runs are added into their buckets.
+template <class F>
+__global__ void __launch_bounds__(ACC_THREADS)
+    k_merge(const uint32_t* __restrict__ keys, const xyzz_t<F>* __restrict__ pts, uint32_t M,
+            uint32_t K, uint32_t T, uint32_t sentinel, xyzz_t<F>* __restrict__ buckets,
+            uint32_t* __restrict__ okeys, xyzz_t<F>* __restrict__ opts) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= T) return;
+    uint32_t start = t * K;
+    uint32_t end = min(start + K, M);
+    uint32_t prevk = start > 0 ? keys[start - 1] : NO_KEY;
+    uint32_t nextk = end < M ? keys[end] : NO_KEY;
+    uint32_t cur = keys[start];
+    okeys[2 * t] = cur;
+    okeys[2 * t + 1] = keys[end - 1];
+    bool first = true, w0 = false, w1 = false;
+    const bool open_start = prevk == cur;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    auto close = [&](uint32_t key) {
+        if (acc.is_inf()) return;
+        xyzz_t<F> b = ld16(buckets + key);
+        b.add(acc);
+        st16(buckets + key, b);
+    };
+    for (uint32_t i = start; i < end; i++) {
+        uint32_t k = keys[i];
+        if (k != cur) {
+            if (first && open_start) {
+                st16(opts + 2 * t, acc);
+                w0 = true;
+            } else {
+                close(cur);
+            }
+            first = false;
+            cur = k;
+            acc.set_inf();
+        }
+        if (k == sentinel) break;
+        acc.add(ld16(pts + i));
+    }
+    if (cur != sentinel) {
+        const bool open_end = nextk == cur;
+        if (first && (open_start || open_end)) {
+            st16(opts + 2 * t, acc);
+            w0 = true;
+        } else if (open_end) {
+            st16(opts + 2 * t + 1, acc);
+            w1 = true;
+        } else {
+            close(cur);
+        }
+    }
+    if (!w0) st16(opts + 2 * t, xyzz_t<F>::inf());
+    if (!w1) st16(opts + 2 * t + 1, xyzz_t<F>::inf());
+}
+
+// k_reduce: thread (w, s) sums buckets [s*L, (s+1)*L) of window w into
+// tot = sum_j (j - s*L + 1) B_j and q = s * sum_j B_j.
+template <class F>
+__global__ void __launch_bounds__(ACC_THREADS)
+    k_reduce(const xyzz_t<F>* __restrict__ buckets, uint32_t m, uint32_t L, uint32_t T,
+             uint32_t nwin, xyzz_t<F>* __restrict__ out) {
+    uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= nwin * T) return;
+    uint32_t w = tid / T, s = tid % T;
+    const xyzz_t<F>* b = buckets + (size_t)w * m + (size_t)s * L;
+    xyzz_t<F> run = xyzz_t<F>::inf(), tot = xyzz_t<F>::inf();
+    for (int j = (int)L - 1; j >= 0; j--) {
+        run.add(ld16(b + j));
+        tot.add(run);
+    }
+    xyzz_t<F> q = xyzz_t<F>::inf();
+    for (int bit = 31; bit >= 0; bit--) {
+        q.dbl();
+        if ((s >> bit) & 1) q.add(run);
+    }
+    st16(out + (size_t)w * T + s, tot);
+    st16(out + (size_t)(nwin + w) * T + s, q);
+}
+
+// k_tree: out[g][k] = sum of in[g][k*G .. k*G+G) for every group g.
+template <class F>
+__global__ void __launch_bounds__(ACC_THREADS)
+    k_tree(const xyzz_t<F>* __restrict__ in, uint32_t groups, uint32_t len, uint32_t outlen,
+           xyzz_t<F>* __restrict__ out) {
+    uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= groups * outlen) return;
+    uint32_t g = tid / outlen, k = tid % outlen;
+    uint32_t lo = k * TREE_G, hi = min(lo + TREE_G, len);
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    for (uint32_t j = lo; j < hi; j++) acc.add(ld16(in + (size_t)g * len + j));
+    st16(out + (size_t)g * outlen + k, acc);
+}
+
+// k_window: W_w = tot_w + 2^logL * q_w, added into the window accumulators.
+template <class F>
+__global__ void k_window(const xyzz_t<F>* __restrict__ sums, uint32_t nwin, int logL,
+                         xyzz_t<F>* __restrict__ wacc, int first) {
+    uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= nwin) return;
+    xyzz_t<F> q = ld16(sums + nwin + w);
+    for (int i = 0; i < logL; i++) q.dbl();
+    q.add(ld16(sums + w));
+    if (!first) q.add(ld16(wacc + w));
+    st16(wacc + w, q);
+}
+
+// k_horner: out = sum_w 2^(c*w) W_w, in Jacobian coordinates (the cheaper
+// doubling), one thread.
+template <class F>
+__global__ void k_horner(const xyzz_t<F>* __restrict__ wacc, uint32_t nwin, int c,
+                         jac_t<F>* __restrict__ out) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    jac_t<F> acc = ld16(wacc + nwin - 1).to_jac();
+    for (int w = (int)nwin - 2; w >= 0; w--) {
+        for (int i = 0; i < c; i++) acc = acc.dbl();
+        xyzz_t<F> x = xyzz_t<F>::from_jac(acc);
+        x.add(ld16(wacc + w));
+        acc = x.to_jac();
+    }
+    *out = acc;
+}
+
+// k_expand: out[i] = skip[i] ? infinity : compact[pos[i]].
+template <class F>
+__global__ void k_expand(const affine_t<F>* __restrict__ compact, const uint8_t* __restrict__ skip,
+                         const uint32_t* __restrict__ pos, uint32_t n,
+                         affine_t<F>* __restrict__ out) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    affine_t<F> p;
+    if (skip[i]) {
+        p.x = F::zero();
+        p.y = F::zero();
+    } else {
+        p = ld16(compact + pos[i]);
+    }
+    st16(out + i, p);
+}
+
+__global__ void k_keep_flags(const uint8_t* __restrict__ skip, uint32_t n, uint32_t* __restrict__ f) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) f[i] = skip[i] ? 0u : 1u;
+}
+
+// ---- host side -------------------------------------------------------------
+
+int fail(char* err, size_t errlen, int code, const char* fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+int cuda_code(cudaError_t e) {
+    switch (e) {
+    case cudaErrorMemoryAllocation:
+        return ZK_MSM_ENOMEM;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+        return ZK_MSM_ENODEV;
+    default:
+        return ZK_MSM_ECUDA;
+    }
+}
+
+#define CU(call)                                                                          \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            return fail(err, errlen, cuda_code(e_), "msm: %s: %s (%s:%d)", #call,         \
+                        cudaGetErrorString(e_), __FILE__, __LINE__);                      \
+        }                                                                                 \
+    } while (0)
+
+#define LAUNCHED(what)                                                                    \
+    do {                                                                                  \
+        cudaError_t e_ = cudaGetLastError();                                              \
+        if (e_ != cudaSuccess) {                                                          \
+            return fail(err, errlen, cuda_code(e_), "msm: launch %s: %s", what,           \
+                        cudaGetErrorString(e_));                                          \
+        }                                                                                 \
+    } while (0)
+
+struct handle_t {
+    int group;
+    int dev;
+    size_t n;
+    void* bases;
+    cudaStream_t stream;
+    int sms;
+    uint32_t resident_accum;   // threads of k_accum0 the device holds at once
+    uint32_t resident_reduce;  // likewise for k_reduce
+};
+
+// Workspace memory comes from one stream-ordered pool per device that keeps
+// its memory between calls (allocation is then nearly free); zk_msm_free
+// trims it.
+std::mutex pool_mu;
+cudaMemPool_t pools[64];
+bool pool_made[64];
+
+cudaError_t get_pool(int dev, cudaMemPool_t* out) {
+    std::lock_guard<std::mutex> lk(pool_mu);
+    if (dev < 0 || dev >= 64) return cudaErrorInvalidDevice;
+    if (!pool_made[dev]) {
+        cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.handleTypes = cudaMemHandleTypeNone;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = dev;
+        cudaError_t e = cudaMemPoolCreate(&pools[dev], &props);
+        if (e != cudaSuccess) return e;
+        uint64_t thr = ~(uint64_t)0;
+        e = cudaMemPoolSetAttribute(pools[dev], cudaMemPoolAttrReleaseThreshold, &thr);
+        if (e != cudaSuccess) return e;
+        pool_made[dev] = true;
+    }
+    *out = pools[dev];
+    return cudaSuccess;
+}
+
+// work_t owns one MSM's stream-ordered allocations and events.
+struct work_t {
+    cudaStream_t st = nullptr;
+    cudaMemPool_t pool = nullptr;
+    std::vector<void*> ptrs;
+    std::vector<cudaEvent_t> evs;
+    ~work_t() {
+        for (void* p : ptrs) cudaFreeAsync(p, st);
+        for (cudaEvent_t e : evs) cudaEventDestroy(e);
+    }
+    cudaError_t alloc(void** p, size_t bytes) {
+        if (bytes == 0) bytes = 16;
+        cudaError_t e = cudaMallocFromPoolAsync(p, bytes, pool, st);
+        if (e == cudaSuccess) ptrs.push_back(*p);
+        return e;
+    }
+    cudaError_t event(cudaEvent_t* ev) {
+        cudaError_t e = cudaEventCreate(ev);
+        if (e == cudaSuccess) evs.push_back(*ev);
+        return e;
+    }
+};
+
+int ceil_log2(uint64_t v) {
+    int b = 0;
+    while ((uint64_t(1) << b) < v) b++;
+    return b;
+}
+
+// choose_c minimises a field-product count: nwin*n mixed additions (~10
+// products) plus nwin*2^(c-1)*2 full additions (~14) in the reduction, plus
+// a per-window cost standing for the serial tail.
+int choose_c(size_t n) {
+    int best = 4;
+    double bestcost = 1e300;
+    for (int c = 4; c <= 21; c++) {
+        double nwin = (256 + c - 1) / c;
+        double cost = nwin * ((double)n * 10.0 + (double)(1u << (c - 1)) * 28.0 + 20000.0);
+        if (cost < bestcost) {
+            bestcost = cost;
+            best = c;
+        }
+    }
+    return best;
+}
+
+struct plan_t {
+    int c, nwin;
+    uint32_t m, sentinel;
+    int keybits;
+    size_t M;          // pairs of a full chunk
+    uint32_t T0;       // k_accum0 threads of a full chunk
+    uint32_t Tred, L;  // reduction segments per window and their length
+    int logL;
+};
+
+plan_t make_plan(const handle_t* h, size_t chunk) {
+    plan_t p;
+    p.c = choose_c(chunk);
+    p.nwin = (256 + p.c - 1) / p.c;
+    p.m = 1u << (p.c - 1);
+    p.sentinel = (uint32_t)p.nwin * p.m;
+    p.keybits = ceil_log2((uint64_t)p.sentinel + 1);
+    p.M = (size_t)p.nwin * chunk;
+    size_t want = (p.M + MIN_SEG - 1) / MIN_SEG;
+    p.T0 = (uint32_t)(want < h->resident_accum ? want : h->resident_accum);
+    if (p.T0 == 0) p.T0 = 1;
+    uint32_t per_win = h->resident_reduce / p.nwin;
+    uint32_t T = 1;
+    while (T * 2 <= per_win && T * 2 <= p.m / 8) T *= 2;
+    p.Tred = T;
+    p.L = p.m / T;
+    p.logL = ceil_log2(p.L);
+    return p;
+}
+
+template <class F>
+int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
+                void** handle, char* err, size_t errlen) {
+    using A = affine_t<F>;
+    size_t total = skip ? nskip : n;
+    if (total >= ((size_t)1 << 31))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu points: at most 2^31-1 supported", total);
+    handle_t* h = new handle_t();
+    h->group = group;
+    h->n = total;
+    h->bases = nullptr;
+    h->stream = nullptr;
+    struct guard_t {
+        handle_t*& h;
+        ~guard_t() {
+            if (!h) return;
+            if (h->bases) cudaFree(h->bases);
+            if (h->stream) cudaStreamDestroy(h->stream);
+            delete h;
+        }
+    } guard{h};
+    CU(cudaGetDevice(&h->dev));
+    CU(cudaDeviceGetAttribute(&h->sms, cudaDevAttrMultiProcessorCount, h->dev));
+    int blocks = 0;
+    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_accum0<F>, ACC_THREADS, 0));
+    if (blocks < 1) blocks = 1;
+    h->resident_accum = (uint32_t)(blocks * h->sms * ACC_THREADS);
+    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_reduce<F>, ACC_THREADS, 0));
+    if (blocks < 1) blocks = 1;
+    h->resident_reduce = (uint32_t)(blocks * h->sms * ACC_THREADS);
+    CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
+    CU(cudaMalloc(&h->bases, total * sizeof(A) + 16));
+    if (!skip) {
+        if (n) CU(cudaMemcpyAsync(h->bases, points, n * sizeof(A), cudaMemcpyHostToDevice, h->stream));
+    } else if (total) {
+        work_t wk;
+        wk.st = h->stream;
+        CU(get_pool(h->dev, &wk.pool));
+        void *compact, *mask, *flags, *pos, *tmp;
+        CU(wk.alloc(&compact, n * sizeof(A)));
+        CU(wk.alloc(&mask, total));
+        CU(wk.alloc(&flags, total * 4));
+        CU(wk.alloc(&pos, total * 4));
+        if (n) CU(cudaMemcpyAsync(compact, points, n * sizeof(A), cudaMemcpyHostToDevice, h->stream));
+        CU(cudaMemcpyAsync(mask, skip, total, cudaMemcpyHostToDevice, h->stream));
+        uint32_t grid = (uint32_t)((total + 255) / 256);
+        k_keep_flags<<<grid, 256, 0, h->stream>>>((const uint8_t*)mask, (uint32_t)total, (uint32_t*)flags);
+        LAUNCHED("k_keep_flags");
+        size_t tmpb = 0;
+        CU(cub::DeviceScan::ExclusiveSum(nullptr, tmpb, (uint32_t*)flags, (uint32_t*)pos, (int)total,
+                                         h->stream));
+        CU(wk.alloc(&tmp, tmpb));
+        CU(cub::DeviceScan::ExclusiveSum(tmp, tmpb, (uint32_t*)flags, (uint32_t*)pos, (int)total,
+                                         h->stream));
+        k_expand<F><<<grid, 256, 0, h->stream>>>((const A*)compact, (const uint8_t*)mask,
+                                                  (const uint32_t*)pos, (uint32_t)total, (A*)h->bases);
+        LAUNCHED("k_expand");
+        CU(cudaStreamSynchronize(h->stream));
+    }
+    CU(cudaStreamSynchronize(h->stream));
+    *handle = h;
+    h = nullptr;  // the guard keeps it
+    return ZK_MSM_OK;
+}
+
+float elapsed(cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) return 0;
+    return ms;
+}
+
+template <class F>
+int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream_t st, void* out,
+             zk_msm_timing* tm, char* err, size_t errlen) {
+    using A = affine_t<F>;
+    using P = xyzz_t<F>;
+    using J = jac_t<F>;
+    zk_msm_timing t;
+    memset(&t, 0, sizeof t);
+    if (n == 0) {
+        J r = J::inf();
+        memcpy(out, &r, sizeof r);
+        if (tm) *tm = t;
+        return ZK_MSM_OK;
+    }
+    if (n > h->n)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu scalars for %zu resident bases", n, h->n);
+    if (!scalars) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil scalars");
+    CU(cudaSetDevice(h->dev));
+
+    const size_t chunk = n < MAX_CHUNK ? n : MAX_CHUNK;
+    const size_t nchunks = (n + chunk - 1) / chunk;
+    const plan_t p = make_plan(h, chunk);
+    t.window_bits = p.c;
+    t.chunks = (int)nchunks;
+
+    work_t wk;
+    wk.st = st;
+    CU(get_pool(h->dev, &wk.pool));
+    cudaEvent_t ev_start, ev_up, ev_end;
+    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_red(nchunks);
+    CU(wk.event(&ev_start));
+    CU(wk.event(&ev_up));
+    CU(wk.event(&ev_end));
+    for (size_t k = 0; k < nchunks; k++) {
+        CU(wk.event(&ev_sort[k]));
+        CU(wk.event(&ev_acc[k]));
+        CU(wk.event(&ev_red[k]));
+    }
+    CU(cudaEventRecord(ev_start, st));
+
+    const fr_t* d_scalars = (const fr_t*)scalars;
+    if (!on_dev) {
+        void* d;
+        CU(wk.alloc(&d, n * sizeof(fr_t)));
+        CU(cudaMemcpyAsync(d, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+        d_scalars = (const fr_t*)d;
+    }
+    CU(cudaEventRecord(ev_up, st));
+
+    // Workspace for a full chunk.
+    void *keys0, *keys1, *vals0, *vals1, *sort_tmp, *buckets, *pa, *pb, *pka, *pkb, *red, *tree,
+        *wacc, *d_out;
+    const size_t M = p.M;
+    if (M >= ((size_t)1 << 31))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu digit pairs exceed the sort's range", M);
+    CU(wk.alloc(&keys0, M * 4));
+    CU(wk.alloc(&keys1, M * 4));
+    CU(wk.alloc(&vals0, M * 4));
+    CU(wk.alloc(&vals1, M * 4));
+    size_t sort_bytes = 0;
+    {
+        cub::DoubleBuffer<uint32_t> dk((uint32_t*)keys0, (uint32_t*)keys1);
+        cub::DoubleBuffer<uint32_t> dv((uint32_t*)vals0, (uint32_t*)vals1);
+        CU(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, dk, dv, (int)M, 0, p.keybits, st));
+    }
+    CU(wk.alloc(&sort_tmp, sort_bytes));
+    const size_t nbuckets = (size_t)p.nwin * p.m;
+    CU(wk.alloc(&buckets, nbuckets * sizeof(P)));
+    const uint32_t T1max = (2 * p.T0 + K_MERGE - 1) / K_MERGE;
+    CU(wk.alloc(&pa, 2 * (size_t)p.T0 * sizeof(P)));
+    CU(wk.alloc(&pka, 2 * (size_t)p.T0 * 4));
+    CU(wk.alloc(&pb, 2 * (size_t)T1max * sizeof(P)));
+    CU(wk.alloc(&pkb, 2 * (size_t)T1max * 4));
+    const size_t groups = 2 * (size_t)p.nwin;
+    CU(wk.alloc(&red, groups * p.Tred * sizeof(P)));
+    CU(wk.alloc(&tree, groups * ((p.Tred + TREE_G - 1) / TREE_G) * sizeof(P)));
+    CU(wk.alloc(&wacc, p.nwin * sizeof(P)));
+    CU(wk.alloc(&d_out, sizeof(J)));
+
+    for (size_t k = 0; k < nchunks; k++) {
+        const size_t off = k * chunk;
+        const uint32_t cn = (uint32_t)(n - off < chunk ? n - off : chunk);
+        const uint32_t Mk = (uint32_t)p.nwin * cn;
+        k_digits<<<(cn + 255) / 256, 256, 0, st>>>(d_scalars + off, cn, p.c, p.nwin,
+                                                   (uint32_t*)keys0, (uint32_t*)vals0);
+        LAUNCHED("k_digits");
+        cub::DoubleBuffer<uint32_t> dk((uint32_t*)keys0, (uint32_t*)keys1);
+        cub::DoubleBuffer<uint32_t> dv((uint32_t*)vals0, (uint32_t*)vals1);
+        CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_bytes, dk, dv, (int)Mk, 0, p.keybits, st));
+        CU(cudaEventRecord(ev_sort[k], st));
+
+        CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
+        uint32_t T = p.T0;
+        if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
+        if (T == 0) T = 1;
+        uint32_t K = (Mk + T - 1) / T;
+        T = (Mk + K - 1) / K;
+        k_accum0<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+            dk.Current(), dv.Current(), Mk, K, T, (const A*)h->bases + off, p.sentinel, (P*)buckets,
+            (uint32_t*)pka, (P*)pa);
+        LAUNCHED("k_accum0");
+        uint32_t* ink = (uint32_t*)pka;
+        P* inp = (P*)pa;
+        uint32_t* outk = (uint32_t*)pkb;
+        P* outp = (P*)pb;
+        while (T > 1) {
+            uint32_t len = 2 * T;
+            uint32_t T2 = (len + K_MERGE - 1) / K_MERGE;
+            k_merge<F><<<(T2 + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                ink, inp, len, K_MERGE, T2, p.sentinel, (P*)buckets, outk, outp);
+            LAUNCHED("k_merge");
+            uint32_t* tk = ink;
+            ink = outk;
+            outk = tk;
+            P* tp = inp;
+            inp = outp;
+            outp = tp;
+            T = T2;
+        }
+        CU(cudaEventRecord(ev_acc[k], st));
+
+        const uint32_t nred = p.nwin * p.Tred;
+        k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+            (const P*)buckets, p.m, p.L, p.Tred, p.nwin, (P*)red);
+        LAUNCHED("k_reduce");
+        P* src = (P*)red;
+        P* dst = (P*)tree;
+        uint32_t len = p.Tred;
+        while (len > 1) {
+            uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+            uint32_t nt = (uint32_t)groups * outlen;
+            k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                src, (uint32_t)groups, len, outlen, dst);
+            LAUNCHED("k_tree");
+            P* tp = src;
+            src = dst;
+            dst = tp;
+            len = outlen;
+        }
+        k_window<F><<<1, 64, 0, st>>>(src, p.nwin, p.logL, (P*)wacc, k == 0);
+        LAUNCHED("k_window");
+        CU(cudaEventRecord(ev_red[k], st));
+    }
+    k_horner<F><<<1, 1, 0, st>>>((const P*)wacc, p.nwin, p.c, (J*)d_out);
+    LAUNCHED("k_horner");
+    CU(cudaEventRecord(ev_end, st));
+    CU(cudaMemcpyAsync(out, d_out, sizeof(J), cudaMemcpyDeviceToHost, st));
+    CU(cudaStreamSynchronize(st));
+
+    t.upload_ms = elapsed(ev_start, ev_up);
+    for (size_t k = 0; k < nchunks; k++) {
+        t.sort_ms += elapsed(k == 0 ? ev_up : ev_red[k - 1], ev_sort[k]);
+        t.accum_ms += elapsed(ev_sort[k], ev_acc[k]);
+        t.reduce_ms += elapsed(ev_acc[k], ev_red[k]);
+    }
+    t.reduce_ms += elapsed(ev_red[nchunks - 1], ev_end);
+    t.total_ms = elapsed(ev_start, ev_end);
+    if (tm) *tm = t;
+    return ZK_MSM_OK;
+}
+
+}  // namespace
+
+extern "C" int zk_msm_upload(int group, const void* points, size_t n, const uint8_t* skip,
+                             size_t nskip, void** handle, char* err, size_t errlen) {
+    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle pointer");
+    *handle = nullptr;
+    if (n > 0 && !points) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil points");
+    if (skip) {
+        size_t keep = 0;
+        for (size_t i = 0; i < nskip; i++) keep += skip[i] == 0;
+        if (keep != n)
+            return fail(err, errlen, ZK_MSM_EINVAL,
+                        "msm: skip mask keeps %zu of %zu entries but %zu points were given", keep,
+                        nskip, n);
+    }
+    switch (group) {
+    case ZK_MSM_G1:
+        return upload_impl<fq_t>(group, points, n, skip, nskip, handle, err, errlen);
+    case ZK_MSM_G2:
+        return upload_impl<fq2_t>(group, points, n, skip, nskip, handle, err, errlen);
+    default:
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: unknown group %d", group);
+    }
+}
+
+extern "C" size_t zk_msm_len(void* handle) {
+    return handle ? ((handle_t*)handle)->n : 0;
+}
+
+extern "C" int zk_msm_free(void* handle, char* err, size_t errlen) {
+    if (!handle) return ZK_MSM_OK;
+    handle_t* h = (handle_t*)handle;
+    int rc = ZK_MSM_OK;
+    cudaError_t e = cudaSetDevice(h->dev);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(h->stream);
+    if (e == cudaSuccess) e = cudaFree(h->bases);
+    if (e == cudaSuccess) e = cudaStreamDestroy(h->stream);
+    if (e == cudaSuccess) {
+        cudaMemPool_t pool;
+        e = get_pool(h->dev, &pool);
+        if (e == cudaSuccess) e = cudaMemPoolTrimTo(pool, 0);
+    }
+    if (e != cudaSuccess)
+        rc = fail(err, errlen, cuda_code(e), "msm: free: %s", cudaGetErrorString(e));
+    delete h;
+    return rc;
+}
+
+extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_device,
+                          void* stream, void* out, zk_msm_timing* timing, char* err, size_t errlen) {
+    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
+    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
+    handle_t* h = (handle_t*)handle;
+    cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
+    switch (h->group) {
+    case ZK_MSM_G1:
+        return run_impl<fq_t>(h, scalars, n, scalars_on_device != 0, st, out, timing, err, errlen);
+    case ZK_MSM_G2:
+        return run_impl<fq2_t>(h, scalars, n, scalars_on_device != 0, st, out, timing, err, errlen);
+    default:
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
+    }
+}
+
+extern "C" int zk_msm_window_bits(int group, size_t n) {
+    (void)group;
+    size_t chunk = n < MAX_CHUNK ? n : MAX_CHUNK;
+    return choose_c(chunk);
+}

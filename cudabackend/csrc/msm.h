@@ -1,0 +1,86 @@
+/* msm.h: C ABI of the BLS12-381 multi-scalar multiplication (msm.cu).
+ *
+ * Points cross the ABI in gnark-crypto's in-memory layout: bases are
+ * G1Affine (96 bytes) or G2Affine (192 bytes) with the point at infinity
+ * stored as all zero; scalars are fr.Element (32 bytes, Montgomery form);
+ * the result is a G1Jac (144 bytes) or G2Jac (288 bytes), Montgomery form,
+ * infinity as (1, 1, 0). Go reinterprets these bytes without arithmetic.
+ *
+ * Every function returns ZK_MSM_OK or an error code and, on error, writes a
+ * NUL-terminated message into err (errlen bytes) when err is not NULL.
+ */
+#ifndef ZK_MSM_H
+#define ZK_MSM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    ZK_MSM_OK = 0,
+    /* ZK_MSM_EINVAL: a bad argument (nil pointer, size out of range). */
+    ZK_MSM_EINVAL = 1,
+    /* ZK_MSM_ECUDA: a CUDA call failed (no device, launch failure...). */
+    ZK_MSM_ECUDA = 2,
+    /* ZK_MSM_ENOMEM: device memory could not be allocated. */
+    ZK_MSM_ENOMEM = 3,
+    /* ZK_MSM_ENODEV: no usable device (no GPU, driver too old). The codes
+     * are common.h's ZK_* codes. */
+    ZK_MSM_ENODEV = 4
+};
+
+/* zk_msm_group selects the group: 1 = G1 (points over Fq), 2 = G2 (Fq2). */
+enum { ZK_MSM_G1 = 1, ZK_MSM_G2 = 2 };
+
+/* zk_msm_timing is the device-busy time of one MSM in milliseconds, read
+ * from CUDA events recorded on the MSM's stream. Phases are summed over
+ * chunks; total runs from the first event to the last. */
+typedef struct zk_msm_timing {
+    float upload_ms; /* host scalars to device (0 for device scalars) */
+    float sort_ms;   /* signed digits and the radix sort by bucket */
+    float accum_ms;  /* bucket accumulation */
+    float reduce_ms; /* bucket reduction, window combination */
+    float total_ms;  /* first event to last */
+    int window_bits; /* the window size c chosen */
+    int chunks;      /* how many chunks the scalars were split into */
+} zk_msm_timing;
+
+/* zk_msm_upload copies n affine points of the group to the device and
+ * returns an opaque handle in *handle. The points go to the calling
+ * thread's current device (cudaSetDevice / zk_use_device); later calls on
+ * the handle make that device current themselves. With skip != NULL the resident set
+ * has nskip points: entry i is infinity where skip[i] != 0 and otherwise the
+ * next of the n given points in order (n must equal the count of zero
+ * skip bytes). This expands a gnark proving key's pk.G1.A / pk.G1.B /
+ * pk.G2.B, which omit the points that InfinityA / InfinityB mark, to the
+ * full wire list, so MSMs run on the unfiltered wire vector. */
+int zk_msm_upload(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
+                  void** handle, char* err, size_t errlen);
+
+/* zk_msm_len returns the number of resident points of a handle. */
+size_t zk_msm_len(void* handle);
+
+/* zk_msm_free releases a handle and its device memory. NULL is a no-op. */
+int zk_msm_free(void* handle, char* err, size_t errlen);
+
+/* zk_msm_run computes sum_i scalars[i] * bases[i] for i < n (n <= the
+ * resident length: the first n bases are used) and writes the Jacobian
+ * result to out (host memory). scalars is a host pointer when
+ * scalars_on_device == 0 (copied on the stream), else a device pointer. The
+ * work runs on stream (a cudaStream_t; NULL: the handle's own stream) and
+ * the call returns once the result is on the host. */
+int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_device, void* stream,
+               void* out, zk_msm_timing* timing, char* err, size_t errlen);
+
+/* zk_msm_window_bits returns the window size zk_msm_run picks for n
+ * scalars of the group (for tests and benchmarks). */
+int zk_msm_window_bits(int group, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZK_MSM_H */
