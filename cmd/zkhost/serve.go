@@ -14,6 +14,7 @@ import (
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/daemon"
+	"github.com/zkhost/zkhost/host/web"
 )
 
 func init() {
@@ -57,6 +58,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	d, err := daemon.New(ctx, cfg, log)
 	if err != nil {
 		return err
+	}
+	if cfg.API.WebAddress != "" {
+		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, TokenFile: cfg.API.TokenFile, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey}, d, log.Named("web"))
+		if err != nil {
+			d.Close()
+			return err
+		}
+		defer ws.Close(context.Background())
+		fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
 	}
 	srv, err := api.Listen(api.Config{
 		Socket: cfg.API.Socket, SocketMode: cfg.API.SocketMode, SocketGroup: cfg.API.SocketGroup,
