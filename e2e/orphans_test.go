@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/shm"
+)
+
+// TestNoOrphans SIGKILLs the host while partitions sit in shared memory and a
+// backend proves: every backend exits on its own (parent-death signal and the
+// watchdog in sdk.Serve) within a couple of seconds, the shared-memory files
+// stay behind, and the next host on the same state directory reaps them (and
+// only them), resumes the job from its journal and completes it.
+func TestNoOrphans(t *testing.T) {
+	slow := linkBinary(t, faultBin(), "slow-backend")
+	h := newHost(t, hostConf{Devices: []deviceConf{
+		cpuDevice(),
+		{Backend: slow, Options: map[string]string{"threads": "1", "slow": "20s"}},
+	}, Workers: 2})
+	h.start()
+
+	// Another host's stale file (another state directory) must survive the reap.
+	other, err := shm.NewDir(filepath.Join(t.TempDir(), "other-state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherFile := filepath.Join(other.Path(), "other-0-0"+shm.FileSuffix)
+	if err := os.WriteFile(otherFile, []byte("not ours"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+
+	job := h.submit("chain", 61, 6, api.ClassNormal)
+	waitFor(t, 30*time.Second, "dev1 to hold a partition", func() bool { return h.device("dev1").InFlight > 0 })
+	waitFor(t, 30*time.Second, "partitions staged in shared memory", func() bool { return len(h.shmFiles()) >= 1 })
+
+	first := h.pid()
+	backends := backendsOf(first)
+	if len(backends) != 2 {
+		t.Fatalf("host %d runs %d backends, want 2: %v", first, len(backends), backends)
+	}
+	staged := h.shmFiles()
+	h.kill()
+	killed := time.Now()
+	waitFor(t, 5*time.Second, "the backends to exit after the host's death", func() bool { return len(backendsOf(first)) == 0 })
+	gone := time.Since(killed)
+	t.Logf("backends exited %s after the host was killed", gone.Round(time.Millisecond))
+	if gone > 3*time.Second {
+		t.Errorf("backends took %s to exit after the host died, want at most 3s", gone)
+	}
+	for _, b := range backends {
+		if alive(b.pid) {
+			t.Errorf("backend %d (%s) outlived its host", b.pid, b.exe)
+		}
+	}
+	left := h.shmFiles()
+	if len(left) == 0 {
+		t.Fatalf("no shared-memory file left by the killed host (staged: %v); the reap below would test nothing", staged)
+	}
+
+	// A new host on the same state directory, with a healthy device.
+	h.writeConfig(hostConf{Devices: []deviceConf{cpuDevice()}})
+	h.start()
+	m := regexp.MustCompile(`removed shared-memory files left by an earlier run: files=(\d+)`).FindStringSubmatch(h.logText())
+	if m == nil {
+		t.Fatalf("the restarted host did not report reaping %d stale files", len(left))
+	}
+	if n, _ := strconv.Atoi(m[1]); n < len(left) {
+		t.Errorf("the restarted host reaped %d files, %d were left", n, len(left))
+	}
+	if _, err := os.Stat(otherFile); err != nil {
+		t.Errorf("another state directory's file was touched: %v", err)
+	}
+	done, _ := h.await(job.ID, 2*time.Minute)
+	checkDone(t, done, "chain", 61, 6)
+	second := h.pid()
+	h.stop()
+	for _, p := range []int{first, second} {
+		if b := backendsOf(p); len(b) > 0 {
+			t.Errorf("backends of host %d still run: %v", p, b)
+		}
+	}
+	if _, err := os.Stat(h.shmDir); !os.IsNotExist(err) {
+		t.Errorf("the shared-memory directory %s outlived a clean stop (files %v)", h.shmDir, h.shmFiles())
+	}
+}
