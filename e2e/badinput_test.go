@@ -34,8 +34,8 @@ import (
 	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
-	"github.com/zkhost/zkhost/sdk/keyfile"
 	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 var writeBadInputsDoc = flag.Bool("e2e.write-bad-inputs-doc", false, "rewrite docs/bad-inputs.md from TestBadInputs' tables")
