@@ -17,6 +17,9 @@ import (
 	"github.com/zkhost/zkhost/host/queue"
 )
 
+// errStopping answers calls that reach a daemon that is stopping or stopped.
+var errStopping = api.Unavailablef("the zkhost daemon is stopping; unfinished jobs resume when it starts again")
+
 // subscriberBuffer is how many events an Await client may fall behind before it is
 // cut off (it can reconnect and start again from a snapshot).
 const subscriberBuffer = 4096
@@ -452,6 +455,9 @@ func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-d.ctx.Done():
+			// No more events will come; the job resumes when the daemon restarts.
+			return errStopping
 		case ev, open := <-ch:
 			if !open {
 				return api.Unavailablef("event stream of job %s fell behind by %d events; Await again", jobID, subscriberBuffer)

@@ -135,6 +135,7 @@ type opts struct {
 	circuits []string // key names to serve (default: small)
 	extra    string   // more TOML, appended (top-level keys must not be repeated)
 	budget   string   // [budget] body
+	retry    string   // [retry] body (default: fast retries)
 	stateDir string   // reuse a state directory (a restart); default a new one
 }
 
@@ -175,7 +176,11 @@ func configText(stateDir string, o opts) string {
 	if o.budget != "" {
 		b.WriteString("\n[budget]\n" + o.budget + "\n")
 	}
-	b.WriteString("\n[retry]\nbackoff_base = \"50ms\"\nbackoff_max = \"200ms\"\n")
+	retry := o.retry
+	if retry == "" {
+		retry = "backoff_base = \"50ms\"\nbackoff_max = \"200ms\""
+	}
+	b.WriteString("\n[retry]\n" + retry + "\n")
 	fmt.Fprintf(&b, "\n[[device]]\nbackend = %q\nin_flight = 1\n[device.options]\nthreads = \"2\"\n", backendBin)
 	names := o.circuits
 	if len(names) == 0 {
