@@ -25,6 +25,11 @@ build:
 
 include cudabackend/cuda.mk
 
+# The CUDA backend: kernels built by nvcc into build/cuda/libzkcuda.a, linked with
+# cudart statically, so the binary needs only the driver where it runs.
+cuda: cuda-lib
+	$(GO) build -tags cuda -o $(BIN)/zkhost-backend-cuda ./cmd/zkhost-backend-cuda
+
 vet:
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)

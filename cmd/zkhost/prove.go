@@ -58,6 +58,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	threads := fs.Int("threads", 0, "backend threads (0: all cores; CPU backend)")
 	stateDir := fs.String("state-dir", defaultStateDir(), "state directory (shared-memory files)")
 	logLevel := fs.String("log-level", "warn", "log level: trace, debug, info, warn, error")
+	gnarkPeer := fs.Bool("gnark-peer", false, "prove with gnark's groth16.Prove in this process instead of a backend (the benchmark peer)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	opts := oneshot.Options{
 		KeyDir: *keys, Circuit: *name, Partitions: *n, WitnessFiles: witnesses, OutDir: *out,
-		Backend: *backend, StateDir: *stateDir, Logger: newLogger(stderr, *logLevel),
+		Backend: *backend, StateDir: *stateDir, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer,
 	}
 	if *sha != "" {
 		b, err := hex.DecodeString(*sha)

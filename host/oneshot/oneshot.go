@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
@@ -44,6 +45,10 @@ type Options struct {
 	// StateDir holds the shared-memory directory (or names it, under /dev/shm).
 	StateDir string
 	Logger   hclog.Logger
+	// GnarkPeer proves with gnark's own groth16.Prove in this process instead of a
+	// backend: the peer every benchmark compares with, on the same circuit, witnesses
+	// and cores. Synthesis is inside gnark's Prove; it is reported as prove time.
+	GnarkPeer bool
 }
 
 // PartitionResult is one partition's outcome.
@@ -133,6 +138,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
+	}
+
+	if opts.GnarkPeer {
+		return runGnark(ctx, c, witnesses, opts.OutDir, start)
 	}
 
 	dir, err := shm.NewDir(opts.StateDir)
@@ -241,6 +250,37 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
+// runGnark proves every partition with gnark's groth16.Prove, the peer.
+func runGnark(ctx context.Context, c *circuit.Circuit, witnesses []witness.Witness, outDir string, start time.Time) (*Result, error) {
+	pk := c.Key().ToGnark()
+	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(),
+		Backend: sdk.Description{Name: "gnark groth16.Prove (in process)", Device: sdk.DeviceInfo{Kind: "cpu", Model: "this machine"}}}
+	for i, w := range witnesses {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		j := &job{full: w}
+		j.res.Index, j.res.Constraints = i, c.NbConstraints
+		t0 := time.Now()
+		proof, err := groth16.Prove(c.CCS, pk, w)
+		if err != nil {
+			return nil, fmt.Errorf("partition %d: gnark prove: %w", i, err)
+		}
+		j.res.Prove = time.Since(t0)
+		j.res.DeviceBusy = j.res.Prove
+		var buf bytes.Buffer
+		if _, err := proof.WriteTo(&buf); err != nil {
+			return nil, err
+		}
+		if err := finishOne(c, j, buf.Bytes(), outDir); err != nil {
+			return nil, fmt.Errorf("partition %d: %w", i, err)
+		}
+		res.Partitions = append(res.Partitions, j.res)
+	}
+	res.Total = time.Since(start)
+	return res, writeJSON(filepath.Join(outDir, "summary.json"), res)
+}
+
 // proveOne proves, verifies and writes one partition.
 func proveOne(ctx context.Context, dev *device.Device, key sdk.KeyRef, c *circuit.Circuit, j *job, outDir string) error {
 	t0 := time.Now()
@@ -250,13 +290,17 @@ func proveOne(ctx context.Context, dev *device.Device, key sdk.KeyRef, c *circui
 	}
 	j.res.Prove = time.Since(t0)
 	j.res.BackendWall, j.res.DeviceBusy, j.res.Phases = pr.Wall, pr.DeviceBusy, pr.Phases
+	return finishOne(c, j, pr.Proof, outDir)
+}
 
+// finishOne verifies a partition's proof and writes it with its public witness.
+func finishOne(c *circuit.Circuit, j *job, proof []byte, outDir string) error {
 	pub, err := finalize.PublicWitness(j.full)
 	if err != nil {
 		return err
 	}
 	t1 := time.Now()
-	if _, err := finalize.Verify(c.VK, pr.Proof, pub); err != nil {
+	if _, err := finalize.Verify(c.VK, proof, pub); err != nil {
 		return fmt.Errorf("backend returned a proof that does not verify: %w", err)
 	}
 	j.res.Verify = time.Since(t1)
@@ -269,7 +313,7 @@ func proveOne(ctx context.Context, dev *device.Device, key sdk.KeyRef, c *circui
 	idx := strconv.Itoa(j.res.Index)
 	j.res.ProofFile = filepath.Join(outDir, idx+".proof")
 	j.res.PublicFile = filepath.Join(outDir, idx+".public")
-	if err := WriteFileAtomic(j.res.ProofFile, pr.Proof); err != nil {
+	if err := WriteFileAtomic(j.res.ProofFile, proof); err != nil {
 		return err
 	}
 	return WriteFileAtomic(j.res.PublicFile, pubBytes)

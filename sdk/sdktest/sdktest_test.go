@@ -32,6 +32,21 @@ func TestCPUBackendConforms(t *testing.T) {
 	sdktest.Run(t, sdktest.Config{BackendPath: bin, KeyDir: keyDir()})
 }
 
+// TestExternalBackendConforms runs the suite against the backend binary named by
+// $ZKHOST_SDKTEST_BACKEND (for example zkhost-backend-cuda on a GPU machine, where
+// scripts/gpu-prove.sh runs this test binary); skipped when unset.
+func TestExternalBackendConforms(t *testing.T) {
+	bin := os.Getenv("ZKHOST_SDKTEST_BACKEND")
+	if bin == "" {
+		t.Skip("set ZKHOST_SDKTEST_BACKEND to a backend binary")
+	}
+	cfg := sdktest.Config{BackendPath: bin, KeyDir: keyDir()}
+	if k, err := strconv.Atoi(os.Getenv("ZKHOST_SDKTEST_CANCEL_K")); err == nil {
+		cfg.CancelChainK = k
+	}
+	sdktest.Run(t, cfg)
+}
+
 // TestSuiteFailsAFakeBackend checks that the suite can fail: plugins' test
 // backend answers every Prove with a hash instead of a proof, and the suite, run
 // in a child test process, must reject it.

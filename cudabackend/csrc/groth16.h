@@ -1,0 +1,74 @@
+/* groth16.h: C ABI of the Groth16 prover on one GPU (groth16.cu), built on the
+ * NTT (ntt.h) and MSM (msm.h) kernels.
+ *
+ * A key is uploaded once (zk_g16_key_load): the G1 point sets A, B (expanded to
+ * the full wire list, infinity where the proving key's masks say so), K, Z and
+ * the G2 set B stay resident in device memory. A proof (zk_g16_prove) uploads
+ * only the partition (W, A, B), computes H = (A·B − C)/Z on the device and runs
+ * the five MSMs against the resident bases; the host assembles the proof with
+ * fresh r and s from the five sums it gets back (cheap: a few scalar
+ * multiplications).
+ *
+ * Several proofs may run at once on one key, each on its own stream, so the
+ * upload of one overlaps the compute of another. Points and scalars use
+ * gnark-crypto's in-memory layout (see msm.h). Errors: ZK_OK or a code of
+ * common.h, with a message in err.
+ */
+#ifndef ZK_GROTH16_H
+#define ZK_GROTH16_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zk_g16_key zk_g16_key;
+
+/* zk_g16_key_load uploads a proving key's point sets to device. g1a holds na
+ * points for the wires where inf_a[i] == 0 (nwires mask bytes); likewise g1b,
+ * g2b with inf_b. g1k holds nk points (wires nb_public..nwires-1), g1z nz points
+ * (N-1 for a domain of N = 2^log_n). */
+int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t nb_public,
+                    const void* g1a, size_t na, const uint8_t* inf_a,
+                    const void* g1b, size_t nb, const uint8_t* inf_b,
+                    const void* g1k, size_t nk, const void* g1z, size_t nz,
+                    const void* g2b, zk_g16_key** out, char* err, size_t errlen);
+
+/* zk_g16_key_device_bytes is the device memory the key holds. */
+uint64_t zk_g16_key_device_bytes(const zk_g16_key* key);
+
+/* zk_g16_key_free releases a key. Not while proofs on it are running. */
+int zk_g16_key_free(zk_g16_key* key, char* err, size_t errlen);
+
+/* zk_g16_timing holds device-busy milliseconds per phase, from CUDA events on
+ * the proof's stream. */
+typedef struct zk_g16_timing {
+    float upload_ms; /* W, A, B host to device */
+    float ntt_ms;    /* H */
+    float msm_g1_ms; /* the four G1 MSMs */
+    float msm_g2_ms; /* the G2 MSM */
+    float total_ms;  /* first event to last */
+} zk_g16_timing;
+
+/* zk_g16_prove runs one proof's device work. w holds nwires scalars, a and b n
+ * scalars each (n <= N; zero-padded on the device). Host memory; pinned memory
+ * (cudaHostRegister) makes the upload asynchronous and fast. out_g1 receives
+ * four G1Jac (Ar, Bs1, Krs, Krs2: 144 bytes each), out_g2 one G2Jac (Bs2). */
+int zk_g16_prove(zk_g16_key* key, const void* w, size_t nwires, const void* a, const void* b,
+                 size_t n, void* out_g1, void* out_g2, zk_g16_timing* timing, char* err,
+                 size_t errlen);
+
+/* zk_host_register pins host memory for DMA (read-only use), zk_host_unregister
+ * undoes it. */
+int zk_host_register(void* p, size_t bytes, char* err, size_t errlen);
+int zk_host_unregister(void* p, char* err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZK_GROTH16_H */

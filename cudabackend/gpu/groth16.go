@@ -1,0 +1,32 @@
+package gpu
+
+import (
+	"time"
+
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// Groth16Timing is the device-busy time of one proof's phases, from CUDA events
+// on its stream.
+type Groth16Timing struct {
+	Upload time.Duration // W, A, B to the device
+	NTT    time.Duration // H
+	MSMG1  time.Duration // the four G1 MSMs
+	MSMG2  time.Duration // the G2 MSM
+	Total  time.Duration // first event to last
+}
+
+// KeyDeviceBytes is the device memory a proving key takes once uploaded: G1 A
+// and B and G2 B expanded to every wire, G1 K and Z as they are.
+func KeyDeviceBytes(pk *keyfile.ProvingKey) uint64 {
+	return pk.NbWires*(96+96+192) + uint64(len(pk.G1K)+len(pk.G1Z))*96
+}
+
+// PartitionDeviceBytes is the device memory one proof in flight needs beyond its
+// key, for a domain of 2^logN and nwires wires: W, A, B and C scratch, plus the
+// MSM's digits, sort keys and buckets (about 64 bytes per scalar of the largest
+// MSM) and a fixed allowance. An estimate, used for admission.
+func PartitionDeviceBytes(logN uint32, nwires int) uint64 {
+	n := uint64(1) << logN
+	return uint64(nwires)*FrBytes + 3*n*FrBytes + 64*max(n, uint64(nwires)) + 64<<20
+}
