@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds, on a machine with Go and nvcc (no GPU needed), everything scripts/h200-run.sh runs on
+# the GPU machine (which has no Go): the zkhost CLI, the CUDA backend, the conformance suite and
+# the kernel tests, stripped and gzipped into bin/h200/ (git-ignored; carry it to the device).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUTDIR=bin/h200
+rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
+make cuda-lib
+LD='-s -w'
+go build -ldflags "$LD" -o "$OUTDIR/zkhost" ./cmd/zkhost
+go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost-backend-cuda
+go test -c -ldflags "$LD" -o "$OUTDIR/sdktest.test" ./sdk/sdktest
+go test -c -ldflags "$LD" -tags cuda -o "$OUTDIR/gpu.test" ./cudabackend/gpu
+cp scripts/h200-run.sh "$OUTDIR/"
+gzip -9 "$OUTDIR"/zkhost "$OUTDIR"/zkhost-backend-cuda "$OUTDIR"/*.test
+du -sh "$OUTDIR"
