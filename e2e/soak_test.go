@@ -1,0 +1,341 @@
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+var (
+	soakLong       = flag.Bool("soak", false, "run TestSoak, the long soak (make soak)")
+	soakPartitions = flag.Int("soak.partitions", 1000, "partitions of TestSoak")
+	soakHostKills  = flag.Int("soak.host-kills", 2, "SIGKILLs and restarts of the host in TestSoak")
+	soakKillEvery  = flag.Duration("soak.kill-every", 3*time.Second, "mean time between kill -9s of a random backend in TestSoak")
+	soakSeed       = flag.Uint64("soak.seed", 1, "seed of the soak's random choices (jobs, kills, faults)")
+	soakReport     = flag.String("soak.report", "", "also write the soak's summary table to this file")
+	soakTimeout    = flag.Duration("soak.timeout", 45*time.Minute, "how long TestSoak may take to finish its jobs")
+)
+
+// soakParams sizes one soak run.
+type soakParams struct {
+	partitions int
+	maxJob     int // partitions of the largest job
+	hostKills  int
+	killEvery  time.Duration
+	seed       uint64
+	timeout    time.Duration
+	verifyCLI  bool // also check every proof with `zkhost verify`
+}
+
+// TestSoakShort is the soak at about 100 partitions: random kill -9 of backends
+// and one SIGKILL and restart of the host.
+func TestSoakShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak skipped with -short")
+	}
+	soak(t, soakParams{partitions: 100, maxJob: 16, hostKills: 1, killEvery: 1500 * time.Millisecond, seed: *soakSeed, timeout: 5 * time.Minute, verifyCLI: true})
+}
+
+// TestSoak is the long soak `make soak` runs: by default 1,000 partitions of small
+// circuits across jobs of every class, random kill -9 of backends every few
+// seconds and two SIGKILLs and restarts of the host.
+func TestSoak(t *testing.T) {
+	if !*soakLong {
+		t.Skip("the long soak runs with -soak (make soak)")
+	}
+	soak(t, soakParams{partitions: *soakPartitions, maxJob: 40, hostKills: *soakHostKills, killEvery: *soakKillEvery,
+		seed: *soakSeed, timeout: *soakTimeout, verifyCLI: true})
+}
+
+// soakJob is one job the soak submitted.
+type soakJob struct {
+	id      string
+	circuit string
+	seed    uint64
+	n       int
+	class   api.Class
+}
+
+// soakCounts is what the soak did and saw.
+type soakCounts struct {
+	mu            sync.Mutex
+	backendKills  int
+	killsSkipped  int // no backend was running at the chosen moment
+	hostKills     int
+	orphanWaitMax time.Duration
+	staleShm      int // files a killed host left behind, counted before the restart
+}
+
+func soak(t *testing.T, p soakParams) {
+	rng := rand.New(rand.NewPCG(p.seed, 0x50a4))
+	cpuA := linkBinary(t, cpuBin(), "cpu-a")
+	cpuB := linkBinary(t, cpuBin(), "cpu-b")
+	flaky := linkBinary(t, faultBin(), "flaky")
+	runFile := filepath.Join(t.TempDir(), "flaky.runs")
+	conf := hostConf{
+		Devices: []deviceConf{
+			{Backend: cpuA, Options: map[string]string{"threads": "1"}},
+			{Backend: cpuB, Options: map[string]string{"threads": "1"}},
+			// A device that also lies and crashes now and then on its own.
+			{Backend: flaky, Options: map[string]string{"threads": "1", "crash": "prove-mid", "crash-p": "0.03",
+				"invalid-p": "0.05", "seed": strconv.FormatUint(p.seed, 10), "run-file": runFile}},
+		},
+		MaxAttempts: 10,
+		CrashLimit:  1000,
+		CrashWindow: time.Minute,
+		Workers:     2,
+	}
+	h := newHost(t, conf)
+	h.start()
+	start := time.Now()
+
+	// Jobs of both circuits and every class until the partitions are spent.
+	classes := []api.Class{api.ClassLow, api.ClassNormal, api.ClassHigh, api.ClassCritical}
+	var jobs []soakJob
+	for left, i := p.partitions, 0; left > 0; i++ {
+		n := min(left, 1+rng.IntN(p.maxJob))
+		j := soakJob{circuit: []string{"chain", "merkle"}[i%2], seed: p.seed*1000 + uint64(i), n: n, class: classes[rng.IntN(len(classes))]}
+		job, err := h.client.Submit(ctxFor(t, time.Minute), api.SubmitRequest{
+			Circuit: j.circuit, Witnesses: witnesses(t, j.circuit, j.seed, n), Class: j.class,
+			RequestID: fmt.Sprintf("soak-%d-%d", p.seed, i),
+		})
+		if err != nil {
+			t.Fatalf("submit job %d: %v", i, err)
+		}
+		j.id = job.ID
+		jobs = append(jobs, j)
+		left -= n
+	}
+	t.Logf("submitted %d jobs, %d partitions", len(jobs), p.partitions)
+
+	counts := &soakCounts{}
+	// hostMu keeps the killer away from a host being killed and restarted.
+	var hostMu sync.Mutex
+	stopKiller := make(chan struct{})
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		krng := rand.New(rand.NewPCG(p.seed, 0x4b111))
+		for {
+			wait := time.Duration(float64(p.killEvery) * (0.5 + krng.Float64()))
+			select {
+			case <-stopKiller:
+				return
+			case <-time.After(wait):
+			}
+			hostMu.Lock()
+			if h.running() {
+				if bs := backendsOf(h.pid()); len(bs) > 0 {
+					victim := bs[krng.IntN(len(bs))]
+					if syscall.Kill(victim.pid, syscall.SIGKILL) == nil {
+						counts.mu.Lock()
+						counts.backendKills++
+						counts.mu.Unlock()
+					}
+				} else {
+					counts.mu.Lock()
+					counts.killsSkipped++
+					counts.mu.Unlock()
+				}
+			}
+			hostMu.Unlock()
+		}
+	}()
+	defer func() {
+		select {
+		case <-stopKiller:
+		default:
+			close(stopKiller)
+		}
+		<-killerDone
+	}()
+
+	// Follow progress; kill the host at even steps of it.
+	deadline := time.Now().Add(p.timeout)
+	nextHostKill := 1
+	for {
+		verified, done, failed := soakProgress(t, h, jobs)
+		if len(failed) > 0 {
+			t.Fatalf("jobs failed: %v", failed)
+		}
+		if done == len(jobs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %d of %d jobs done, %d of %d partitions verified\n%s",
+				p.timeout, done, len(jobs), verified, p.partitions, h.logTail(40))
+		}
+		if nextHostKill <= p.hostKills && verified >= nextHostKill*p.partitions/(p.hostKills+1) {
+			hostMu.Lock()
+			soakKillHost(t, h, counts)
+			h.start()
+			hostMu.Unlock()
+			nextHostKill++
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	close(stopKiller)
+	<-killerDone
+	elapsed := time.Since(start)
+
+	// Every proof, checked by the test with gnark; and by `zkhost verify`.
+	proofDir := t.TempDir()
+	dirsByCircuit := map[string][]string{}
+	for _, j := range jobs {
+		job, err := h.client.Get(ctxFor(t, time.Minute), j.id)
+		if err != nil {
+			t.Fatalf("get job %s: %v", j.id, err)
+		}
+		checkDone(t, job, j.circuit, j.seed, j.n)
+		if p.verifyCLI {
+			dir := filepath.Join(proofDir, j.id)
+			writeProofs(t, dir, job)
+			dirsByCircuit[j.circuit] = append(dirsByCircuit[j.circuit], dir)
+		}
+	}
+	for name, dirs := range dirsByCircuit {
+		args := append([]string{"verify", "--quiet", "--keys", keyDir, "--circuit", name}, dirs...)
+		out, err := exec.Command(zkhostBin(), args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zkhost verify (%s): %v\n%s", name, err, out)
+		}
+		t.Logf("zkhost verify: %s", strings.TrimSpace(string(out)))
+	}
+
+	h.stop()
+	shmLeft := h.shmFiles()
+	if len(shmLeft) > 0 {
+		t.Errorf("shared-memory files left at the end: %v", shmLeft)
+	}
+	if _, err := os.Stat(h.shmDir); !os.IsNotExist(err) {
+		t.Errorf("the shared-memory directory %s is still there", h.shmDir)
+	}
+	orphans := 0
+	for _, pid := range h.pids {
+		orphans += len(backendsOf(pid))
+	}
+	if orphans > 0 {
+		t.Errorf("%d backend processes outlived their hosts", orphans)
+	}
+	report := soakSummary(h, p, jobs, counts, elapsed, len(shmLeft), orphans, len(conf.Devices))
+	t.Logf("\n%s", report)
+	if *soakReport != "" {
+		if err := os.WriteFile(*soakReport, []byte(report+"\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// soakProgress counts verified partitions and finished jobs; it tolerates a host
+// that is restarting (it answers zero progress then).
+func soakProgress(t *testing.T, h *host, jobs []soakJob) (verified, done int, failed []string) {
+	list, err := h.client.List(ctxFor(t, 10*time.Second), api.ListFilter{Limit: 10000})
+	if err != nil {
+		t.Logf("list: %v", err)
+		return 0, 0, nil
+	}
+	ours := map[string]bool{}
+	for _, j := range jobs {
+		ours[j.id] = true
+	}
+	for _, j := range list {
+		if !ours[j.ID] {
+			continue
+		}
+		verified += j.Count(api.PartitionVerified)
+		switch j.State {
+		case api.JobDone:
+			done++
+		case api.JobFailed, api.JobCancelled:
+			failed = append(failed, fmt.Sprintf("%s %s: %s", j.ID, j.State, j.Error))
+		}
+	}
+	return verified, done, failed
+}
+
+// soakKillHost SIGKILLs the host, checks its backends follow it, and counts the
+// shared-memory files it left.
+func soakKillHost(t *testing.T, h *host, counts *soakCounts) {
+	pid := h.pid()
+	h.kill()
+	killed := time.Now()
+	waitFor(t, 5*time.Second, "the backends of the killed host to exit", func() bool { return len(backendsOf(pid)) == 0 })
+	counts.mu.Lock()
+	defer counts.mu.Unlock()
+	counts.hostKills++
+	counts.orphanWaitMax = max(counts.orphanWaitMax, time.Since(killed))
+	counts.staleShm += len(h.shmFiles())
+}
+
+// writeProofs writes a done job's proofs as `zkhost wait --out` does.
+func writeProofs(t *testing.T, dir string, job api.Job) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range job.Partitions {
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".proof"), p.Proof, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".public"), p.PublicWitness, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// soakSummary tells what happened, from the soak's own counts and the daemon's log.
+func soakSummary(h *host, p soakParams, jobs []soakJob, c *soakCounts, elapsed time.Duration, shmLeft, orphans, devices int) string {
+	log := h.logText()
+	count := func(s string) int { return strings.Count(log, s) }
+	reaped := 0
+	for _, m := range regexp.MustCompile(`removed shared-memory files left by an earlier run: files=(\d+)`).FindAllStringSubmatch(log, -1) {
+		n, _ := strconv.Atoi(m[1])
+		reaped += n
+	}
+	perClass := map[api.Class]int{}
+	perCircuit := map[string]int{}
+	for _, j := range jobs {
+		perClass[j.class] += j.n
+		perCircuit[j.circuit] += j.n
+	}
+	starts := count("==== e2e: starting zkhost serve")
+	tw := table.NewWriter()
+	tw.SetStyle(table.StyleLight)
+	tw.SetTitle(fmt.Sprintf("zkhost soak: %d partitions, seed %d", p.partitions, p.seed))
+	tw.AppendHeader(table.Row{"WHAT", "COUNT"})
+	rows := []table.Row{
+		{"jobs (all done, every proof verified by gnark)", len(jobs)},
+		{"partitions: chain-k8 / merkle-d4-k2", fmt.Sprintf("%d / %d", perCircuit["chain"], perCircuit["merkle"])},
+		{"partitions: critical / high / normal / low", fmt.Sprintf("%d / %d / %d / %d", perClass[api.ClassCritical], perClass[api.ClassHigh], perClass[api.ClassNormal], perClass[api.ClassLow])},
+		{"backend kill -9s by the soak", c.backendKills},
+		{"backend crashes the host saw (kills + injected)", count("backend process exited: pid=")},
+		{"backend restarts", count("backend ready: ") - devices*starts},
+		{"partition retries", count("partition attempt failed; retrying")},
+		{"invalid proofs caught by the finalizer", count("device returned a proof that does not verify")},
+		{"hung backends killed at the prove deadline", count("backend did not answer within its deadline")},
+		{"host SIGKILLs + restarts", c.hostKills},
+		{"stale shm files after host kills / reaped at restart", fmt.Sprintf("%d / %d", c.staleShm, reaped)},
+		{"slowest backend exit after a host kill", c.orphanWaitMax.Round(time.Millisecond).String()},
+		{"shm files left at the end", shmLeft},
+		{"orphaned backends", orphans},
+		{"wall time", elapsed.Round(time.Second).String()},
+		{"partitions per second", fmt.Sprintf("%.1f", float64(p.partitions)/elapsed.Seconds())},
+	}
+	for _, r := range rows {
+		tw.AppendRow(r)
+	}
+	return tw.Render()
+}
