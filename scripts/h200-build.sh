@@ -12,6 +12,5 @@ go build -ldflags "$LD" -o "$OUTDIR/zkhost" ./cmd/zkhost
 go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost-backend-cuda
 go test -c -ldflags "$LD" -o "$OUTDIR/sdktest.test" ./sdk/sdktest
 go test -c -ldflags "$LD" -tags cuda -o "$OUTDIR/gpu.test" ./cudabackend/gpu
-cp scripts/h200-run.sh "$OUTDIR/"
 gzip -9 "$OUTDIR"/zkhost "$OUTDIR"/zkhost-backend-cuda "$OUTDIR"/*.test
 du -sh "$OUTDIR"

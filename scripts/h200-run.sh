@@ -5,7 +5,7 @@
 # on the same machine's cores, in one run. Logs go to $OUT (default ./h200-out).
 #   STEPS="kernels conformance prove" KS="20 22" scripts/h200-run.sh
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
 STEPS=${STEPS:-"kernels conformance prove"}
 KS=${KS:-"20 22"}
