@@ -19,6 +19,7 @@ help:
 	@echo "make cuda       build bin/zkhost-backend-cuda (needs nvcc)"
 	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuit, same cores"
 	@echo "make proto      regenerate the committed protobuf code"
+	@echo "make soak       long soak: 1,000 partitions under random kill -9 of backends and host restarts (not part of make test)"
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/zkhost ./cmd/zkhost-backend-cpu
@@ -46,6 +47,9 @@ bench-cpu: build
 
 proto:
 	./proto/gen.sh
+
+soak:
+	./scripts/soak.sh
 
 clean:
 	rm -rf $(BIN) build $(DEMO)
