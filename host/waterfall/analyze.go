@@ -81,7 +81,8 @@ type Gap struct {
 func (g Gap) Duration() time.Duration { return g.End.Sub(g.Start) }
 
 // Breakdown returns the gap's causes with their shares, largest first, e.g.
-// "waiting on synthesis 80%, waiting on budget 20%".
+// "waiting on synthesis 80%, waiting on budget 20%"; shares under 0.5% are
+// left out.
 func (g Gap) Breakdown() string {
 	return breakdown(g.ByCause, g.Duration())
 }
@@ -93,7 +94,8 @@ func breakdown(by map[Cause]time.Duration, whole time.Duration) string {
 	}
 	var shares []share
 	for _, c := range Causes {
-		if d := by[c]; d > 0 {
+		// Shares that would print as 0% are left out.
+		if d := by[c]; d > 0 && (whole <= 0 || 200*d >= whole) {
 			shares = append(shares, share{c, d})
 		}
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/bench"
+	"github.com/zkhost/zkhost/host/client"
+	"github.com/zkhost/zkhost/host/config"
+)
+
+func init() {
+	register("bench", "benchmark proving: proofs per minute, device busy %, phase p50/p99 (standalone or --api)", cmdBench)
+}
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags]\n\n"+
+		"Submits J jobs of P partitions, C at a time, and reports proofs per minute, seconds per proof, the\n"+
+		"devices' busy share as they measured it (from the timeline) and p50/p99 of every phase. Without --api\n"+
+		"or --config it starts a daemon in this process: a temporary state directory, --devices backends\n"+
+		"(--backend, default the CPU backend next to this executable), keys generated into --keys on first use,\n"+
+		"and a timeline written to --timeline.", stderr)
+	name := fs.String("circuit", "chain", "example circuit (chain, merkle)")
+	k := fs.Int("k", 0, "the circuit's k parameter (chain: 2^k constraints); 0 keeps the circuit's default")
+	params := paramFlags{}
+	fs.Var(params, "param", "another circuit parameter, name=value (repeatable)")
+	jobs := fs.Int("jobs", 4, "jobs to prove")
+	conc := fs.Int("concurrency", 2, "jobs submitted and unfinished at once")
+	parts := fs.Int("partitions", 1, "partitions per job")
+	class := fs.String("class", "", "priority class of the jobs (default: the circuit's)")
+	as := fs.String("name", "", "the circuit's name at the daemon (default: its key name, e.g. chain-k16)")
+	addr := fs.String("api", "", "benchmark a running daemon at this address (socket path or host:port)")
+	cfgPath := fs.String("config", "", "benchmark the running daemon of this config (its socket and [timeline] path)")
+	tokenFile := fs.String("token-file", "", "bearer token file, for a host:port --api")
+	caFile := fs.String("tls-ca", "", "CA of the daemon's certificate, for a host:port --api")
+	tl := fs.String("timeline", "", "standalone: the timeline to write (default zkhost-bench-<time>.jsonl here);\nwith --api: the daemon's timeline to read")
+	noTL := fs.Bool("no-timeline", false, "standalone: write no timeline (to measure its overhead)")
+	backend := fs.String("backend", defaultBackend(), "standalone: backend binary")
+	devices := fs.Int("devices", 1, "standalone: devices (backend processes, device indices 0..N-1)")
+	inFlight := fs.Int("in-flight", 0, "standalone: partitions in flight per device (0: the backend's own)")
+	threads := fs.Int("threads", 0, "standalone: backend threads (CPU backend; 0: all cores)")
+	workers := fs.Int("workers", 0, "standalone: synthesis workers (0: the daemon's default)")
+	keys := fs.String("keys", bench.DefaultKeyDir(), "standalone: key cache directory")
+	logLevel := fs.String("log-level", "warn", "standalone: the daemon's log level")
+	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *jobs < 1 || *conc < 1 || *parts < 1 {
+		return fmt.Errorf("%w: --jobs, --concurrency and --partitions must be at least 1", errUsage)
+	}
+	if *k != 0 {
+		params["k"] = *k
+	}
+	spec, err := circuits.Lookup(*name, params)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	opts := bench.Options{Spec: spec, Circuit: *as, Jobs: *jobs, Concurrency: *conc, Partitions: *parts, Progress: stderr}
+	if *class != "" {
+		if opts.Class, err = api.ParseClass(*class); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+
+	var target bench.Target
+	if *addr != "" || *cfgPath != "" {
+		if *addr != "" && *cfgPath != "" {
+			return fmt.Errorf("%w: use --api or --config, not both", errUsage)
+		}
+		if *noTL {
+			return fmt.Errorf("%w: --no-timeline is for standalone runs; a running daemon writes its timeline as its config says", errUsage)
+		}
+		opts.TimelinePath = *tl
+		if *cfgPath != "" {
+			cfg, err := config.Load(*cfgPath)
+			if err != nil {
+				return err
+			}
+			*addr = cfg.API.Socket
+			if opts.TimelinePath == "" {
+				opts.TimelinePath = cfg.Timeline.Path
+			}
+		}
+		c, err := client.Dial(*addr, client.Options{TokenFile: *tokenFile, CAFile: *caFile})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		target = bench.ClientTarget(c)
+	} else {
+		if !*noTL {
+			opts.TimelinePath = *tl
+			if opts.TimelinePath == "" {
+				opts.TimelinePath = fmt.Sprintf("zkhost-bench-%s.jsonl", time.Now().Format("20060102-150405"))
+			}
+			if abs, err := filepath.Abs(opts.TimelinePath); err == nil {
+				opts.TimelinePath = abs
+			}
+		}
+		fmt.Fprintf(stderr, "starting a daemon in this process (%d× %s); keys in %s\n", *devices, filepath.Base(*backend), *keys)
+		s, err := bench.StartStandalone(ctx, bench.StandaloneOptions{
+			Spec: spec, KeyDir: *keys, Backend: *backend, Devices: *devices, InFlight: *inFlight, Threads: *threads,
+			Workers: *workers, Timeline: opts.TimelinePath, LogLevel: *logLevel, Logger: newLogger(stderr, *logLevel),
+		})
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		opts.Circuit = s.Circuit
+		target = s.Target()
+	}
+	res, runErr := bench.Run(ctx, target, opts)
+	if res == nil {
+		return runErr
+	}
+	bench.Print(stdout, res)
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return runErr
+}

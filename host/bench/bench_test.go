@@ -1,0 +1,273 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/client"
+	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/host/timeline"
+)
+
+var backendBin string // built by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zkbench-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	backendBin = filepath.Join(dir, config.DefaultBackendName)
+	build := exec.Command("go", "build", "-o", backendBin, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu")
+	code := 1
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench tests: go build: %v\n%s", err, out)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fakeTarget proves every partition after a fixed delay, failing the jobs
+// whose number is in fail.
+type fakeTarget struct {
+	mu           sync.Mutex
+	n            int
+	delay        time.Duration
+	fail         map[int]bool
+	refuse       error
+	active, peak int
+}
+
+func (f *fakeTarget) Submit(_ context.Context, req api.SubmitRequest) (api.Job, error) {
+	if f.refuse != nil {
+		return api.Job{}, f.refuse
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	f.active++
+	f.peak = max(f.peak, f.active)
+	return api.Job{ID: fmt.Sprintf("job%d", f.n), Partitions: make([]api.Partition, len(req.Witnesses)), CreatedAt: time.Now()}, nil
+}
+
+func (f *fakeTarget) Wait(ctx context.Context, id string, onProof func()) (api.Job, error) {
+	var n int
+	fmt.Sscanf(id, "job%d", &n)
+	j := api.Job{ID: id, CreatedAt: time.Now(), State: api.JobDone}
+	for i := range 2 {
+		q := time.Now()
+		time.Sleep(f.delay)
+		s := time.Now()
+		j.Partitions = append(j.Partitions, api.Partition{Index: i, State: api.PartitionVerified, QueuedAt: q, SynthStart: s, SynthEnd: s, ProveStart: s, ProveEnd: s.Add(time.Millisecond), VerifiedAt: s.Add(time.Millisecond)})
+		if onProof != nil {
+			onProof()
+		}
+	}
+	if f.fail[n] {
+		j.State, j.Error = api.JobFailed, "partition 1 failed"
+		j.Partitions[1].State = api.PartitionFailed
+	}
+	j.FinishedAt = time.Now()
+	f.mu.Lock()
+	f.active--
+	f.mu.Unlock()
+	return j, nil
+}
+
+func (f *fakeTarget) Status(context.Context) (api.StatusReport, error) {
+	return api.StatusReport{Devices: []api.DeviceStatus{{Name: "dev0", Model: "fake"}}}, nil
+}
+
+func chainSpec(t *testing.T, k int) circuits.Spec {
+	t.Helper()
+	spec, err := circuits.Lookup("chain", map[string]int{"k": k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+func TestRunCountsAndConcurrency(t *testing.T) {
+	f := &fakeTarget{delay: 10 * time.Millisecond}
+	var progress bytes.Buffer
+	r, err := Run(context.Background(), f, Options{Spec: chainSpec(t, 4), Jobs: 6, Concurrency: 3, Partitions: 2, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Proofs != 12 || r.FailedJobs != 0 || r.Circuit != "chain-k4" {
+		t.Errorf("result %+v", r)
+	}
+	if f.peak != 3 {
+		t.Errorf("peak concurrency %d, want 3", f.peak)
+	}
+	if want := 12 / r.Wall.Minutes(); math.Abs(r.ProofsPerMinute-want) > 1e-6 || math.Abs(r.SecondsPerProof-r.Wall.Seconds()/12) > 1e-9 {
+		t.Errorf("rates %v/min %vs/proof over %v", r.ProofsPerMinute, r.SecondsPerProof, r.Wall)
+	}
+	if r.DeviceBusyPercent >= 0 || r.PhasesSource != "job timestamps" {
+		t.Errorf("without a timeline: busy %v from %s", r.DeviceBusyPercent, r.PhasesSource)
+	}
+	queued := r.Phases[0]
+	if queued.Name != "queued" || queued.Count != 12 || queued.P50 < 10*time.Millisecond {
+		t.Errorf("queued phase %+v", queued)
+	}
+	// Not a terminal: one line per update, the last one complete.
+	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "12/12 proofs") || !strings.Contains(last, "[##############################]") {
+		t.Errorf("last progress line %q", last)
+	}
+	var out bytes.Buffer
+	Print(&out, r)
+	for _, want := range []string{"proofs per minute", "seconds per proof", "n/a: no timeline", "phases (from job timestamps)", "ready_wait"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestRunFailures(t *testing.T) {
+	f := &fakeTarget{fail: map[int]bool{2: true}}
+	r, err := Run(context.Background(), f, Options{Spec: chainSpec(t, 4), Jobs: 3, Concurrency: 1, Partitions: 2})
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 jobs failed") || !strings.Contains(err.Error(), "partition 1 failed") {
+		t.Errorf("error %v", err)
+	}
+	if r == nil || r.Proofs != 4 || r.FailedJobs != 1 {
+		t.Errorf("result %+v", r)
+	}
+
+	refused := &fakeTarget{refuse: errors.New(`unknown circuit "chain-k4"`)}
+	if _, err := Run(context.Background(), refused, Options{Spec: chainSpec(t, 4), Jobs: 3, Concurrency: 2, Partitions: 1}); err == nil || !strings.Contains(err.Error(), "unknown circuit") {
+		t.Errorf("refused: %v", err)
+	}
+	if _, err := Run(context.Background(), f, Options{Spec: chainSpec(t, 4), Jobs: 0, Concurrency: 1, Partitions: 1}); err == nil {
+		t.Error("zero jobs accepted")
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	p := &progress{total: 40}
+	got := p.line(10, time.Minute)
+	want := "[#######-----------------------] 10/40 proofs  10.0/min  ETA 3m0s  elapsed 1m0s\n"
+	if got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+	p.tty = true
+	if got := p.line(0, 0); !strings.HasPrefix(got, "\r\x1b[K[------") || strings.HasSuffix(got, "\n") {
+		t.Errorf("terminal line %q", got)
+	}
+}
+
+func TestStandaloneTOML(t *testing.T) {
+	o := StandaloneOptions{Spec: chainSpec(t, 4), KeyDir: "/k", Backend: "/b/be", Devices: 2, InFlight: 2, Threads: 3, Workers: 1, Timeline: "/t/tl.jsonl"}
+	cfg, err := config.Parse([]byte(standaloneTOML(o, "/s")), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Devices) != 2 || cfg.Devices[1].Index != 1 || cfg.Devices[0].InFlight != 2 || cfg.Devices[0].Options["threads"] != "3" ||
+		cfg.Devices[0].Options["max-in-flight"] != "2" || cfg.Timeline.Path != "/t/tl.jsonl" || cfg.Synthesis.Workers != 1 ||
+		cfg.Circuits[0].Name != "chain-k4" || cfg.StateDir != "/s" || cfg.LogLevel != "warn" {
+		t.Errorf("config %+v", cfg)
+	}
+}
+
+// TestStandaloneEndToEnd runs real proofs through a daemon in this process with
+// the CPU backend, then through its API with a client, and checks what the
+// timeline says: device busy time, phases, synthesis worker lanes, one key load.
+func TestStandaloneEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	spec := chainSpec(t, 8)
+	tl := filepath.Join(dir, "timeline.jsonl")
+	ctx := context.Background()
+	s, err := StartStandalone(ctx, StandaloneOptions{Spec: spec, KeyDir: filepath.Join(dir, "keys"), Backend: backendBin, Workers: 2, Timeline: tl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := Run(ctx, s.Target(), Options{Spec: spec, Circuit: s.Circuit, Jobs: 3, Concurrency: 2, Partitions: 2, TimelinePath: tl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Proofs != 6 || r.PhasesSource != "timeline" || r.Analysis == nil {
+		t.Fatalf("result %+v", r)
+	}
+	if r.DeviceBusyPercent <= 0 || r.DeviceBusyPercent > 100 || r.DeviceBusy["dev0"] != r.DeviceBusyPercent {
+		t.Errorf("device busy %.1f%% %v", r.DeviceBusyPercent, r.DeviceBusy)
+	}
+	for _, ph := range []string{timeline.PhaseBudgetWait, timeline.PhaseSynthesis, timeline.PhaseStage, "ready_wait", timeline.PhaseFinalize, "ntt", "msm_g1", "msm_g2"} {
+		if p, ok := r.Analysis.Phase(ph); !ok || p.Count != 6 {
+			t.Errorf("phase %s: %+v", ph, p)
+		}
+	}
+	// The key is loaded once, before the first partition on the device.
+	if p, ok := r.Analysis.Phase(timeline.PhaseKeyLoad); !ok || p.Count < 1 || p.Count > 2 {
+		t.Errorf("key_load %+v", p)
+	}
+	lanes := map[string]bool{}
+	for _, e := range r.Analysis.Events() {
+		if e.Phase == timeline.PhaseSynthesis {
+			lanes[e.Lane] = true
+		}
+		if e.Phase == "msm_g1" && e.Lane != "dev0" {
+			t.Errorf("msm_g1 on lane %q", e.Lane)
+		}
+	}
+	for l := range lanes {
+		if l != "synth0" && l != "synth1" {
+			t.Errorf("synthesis on lane %q", l)
+		}
+	}
+	// Backend phases sit inside their prove call: after the dispatch.
+	dispatch := map[string]time.Time{}
+	for _, e := range r.Analysis.Events() {
+		if e.Phase == timeline.PhaseDispatch {
+			dispatch[fmt.Sprint(e.Job, e.Partition, e.Attempt)] = e.Start
+		}
+	}
+	for _, e := range r.Analysis.Events() {
+		if e.Phase == "ntt" && e.Start.Before(dispatch[fmt.Sprint(e.Job, e.Partition, e.Attempt)]) {
+			t.Errorf("ntt of %s/%d starts before its dispatch", e.Job, e.Partition)
+		}
+	}
+	if m := s.Daemon.Metrics(); m == nil {
+		t.Error("daemon has no metrics")
+	}
+
+	// The same daemon through its API: only this run's jobs count.
+	sock := filepath.Join(dir, "zk.sock")
+	srv, err := api.Listen(api.Config{Socket: sock}, s.Daemon, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Stop(ctx)
+	c, err := client.Dial(sock, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r2, err := Run(ctx, ClientTarget(c), Options{Spec: spec, Circuit: s.Circuit, Jobs: 2, Concurrency: 1, Partitions: 1, TimelinePath: tl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Proofs != 2 || r2.Analysis.Partitions != 2 || r2.Analysis.Jobs != 2 {
+		t.Errorf("API run: %d proofs, timeline %d jobs %d partitions", r2.Proofs, r2.Analysis.Jobs, r2.Analysis.Partitions)
+	}
+	var out bytes.Buffer
+	Print(&out, r2)
+	if !strings.Contains(out.String(), "phases (from timeline)") || !strings.Contains(out.String(), tl) {
+		t.Errorf("report:\n%s", out.String())
+	}
+}

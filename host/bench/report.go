@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/jedib0t/go-pretty/v6/text"
+)
+
+// Print writes r as two tables: the run's figures, then every phase's p50 and
+// p99.
+func Print(w io.Writer, r *Result) {
+	t := table.NewWriter()
+	t.SetOutputMirror(w)
+	t.SetStyle(table.StyleLight)
+	t.SetTitle(fmt.Sprintf("zkhost bench: %s, %d jobs × %d partitions, concurrency %d", r.Circuit, r.Jobs, r.Partitions, r.Concurrency))
+	var devs []string
+	for _, d := range r.Devices {
+		devs = append(devs, fmt.Sprintf("%s: %s (%s, %s)", d.Name, d.Model, d.Kind, lastPath(d.Backend)))
+	}
+	t.AppendRow(table.Row{"devices", strings.Join(devs, "\n")})
+	t.AppendRow(table.Row{"proofs (verified)", r.Proofs})
+	if r.FailedJobs > 0 {
+		t.AppendRow(table.Row{"failed jobs", r.FailedJobs})
+	}
+	t.AppendRow(table.Row{"wall time", r.Wall.Round(time.Millisecond)})
+	t.AppendRow(table.Row{"proofs per minute", fmt.Sprintf("%.2f", r.ProofsPerMinute)})
+	t.AppendRow(table.Row{"seconds per proof", fmt.Sprintf("%.3f", r.SecondsPerProof)})
+	t.AppendRow(table.Row{"job latency p50 / p99", fmt.Sprintf("%s / %s", round(r.JobLatencyP50), round(r.JobLatencyP99))})
+	if r.DeviceBusyPercent >= 0 {
+		var per []string
+		names := make([]string, 0, len(r.DeviceBusy))
+		for n := range r.DeviceBusy {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			per = append(per, fmt.Sprintf("%s %.1f%%", n, r.DeviceBusy[n]))
+		}
+		t.AppendRow(table.Row{"device busy (device-measured)", fmt.Sprintf("%.1f%% (%s)", r.DeviceBusyPercent, strings.Join(per, ", "))})
+	} else {
+		t.AppendRow(table.Row{"device busy (device-measured)", "n/a: no timeline (pass the daemon's [timeline] path with --timeline)"})
+	}
+	if r.Analysis != nil {
+		var gaps []string
+		for _, d := range r.Analysis.Devices {
+			if d.Idle > 0 {
+				gaps = append(gaps, fmt.Sprintf("%s idle %s: %s", d.Name, round(d.Idle), d.IdleBreakdown()))
+			}
+		}
+		if len(gaps) > 0 {
+			t.AppendRow(table.Row{"device idle, by cause", strings.Join(gaps, "\n")})
+		}
+	}
+	if r.TimelinePath != "" {
+		t.AppendRow(table.Row{"timeline", r.TimelinePath})
+	} else {
+		t.AppendRow(table.Row{"timeline", "none"})
+	}
+	t.SetColumnConfigs([]table.ColumnConfig{{Number: 2, WidthMax: 100}})
+	t.Render()
+
+	p := table.NewWriter()
+	p.SetOutputMirror(w)
+	p.SetStyle(table.StyleLight)
+	p.SetTitle("phases (from " + r.PhasesSource + ")")
+	p.AppendHeader(table.Row{"phase", "where", "count", "p50", "p99", "max"})
+	for _, ph := range r.Phases {
+		where := "device"
+		if ph.Host {
+			where = "host"
+		}
+		p.AppendRow(table.Row{ph.Name, where, ph.Count, round(ph.P50), round(ph.P99), round(ph.Max)})
+	}
+	p.SetColumnConfigs([]table.ColumnConfig{{Number: 3, Align: text.AlignRight}, {Number: 4, Align: text.AlignRight}, {Number: 5, Align: text.AlignRight}, {Number: 6, Align: text.AlignRight}})
+	p.Render()
+	for _, e := range r.Errors {
+		fmt.Fprintln(w, "error:", e)
+	}
+}
+
+// round keeps three significant digits of a duration.
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond / 10)
+}
+
+func lastPath(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
