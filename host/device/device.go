@@ -566,6 +566,12 @@ func (d *Device) Prove(ctx context.Context, key sdk.KeyRef, part sdk.PartitionHa
 		if ctx.Err() != nil {
 			return sdk.ProveResult{}, ctx.Err()
 		}
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			// gRPC sends the deadline along: the backend's end may cancel the
+			// call (RST_STREAM CANCEL) a moment before our own timer fires, and
+			// a missed deadline must not read as a plain cancel.
+			return sdk.ProveResult{}, context.DeadlineExceeded
+		}
 		return sdk.ProveResult{}, d.classify(gen, err)
 	}
 	return res, nil
