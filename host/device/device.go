@@ -17,6 +17,10 @@ import (
 // exited, and by calls made while it restarts. The work may be retried.
 var ErrCrashed = errors.New("backend process exited")
 
+// deadlineSlack is how close to its deadline a call cancelled by the backend's
+// end counts as having missed the deadline (gRPC rounds the deadline it sends).
+const deadlineSlack = 50 * time.Millisecond
+
 // ErrStopped is returned by calls on a Device after Close.
 var ErrStopped = errors.New("device stopped")
 
@@ -566,10 +570,10 @@ func (d *Device) Prove(ctx context.Context, key sdk.KeyRef, part sdk.PartitionHa
 		if ctx.Err() != nil {
 			return sdk.ProveResult{}, ctx.Err()
 		}
-		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
-			// gRPC sends the deadline along: the backend's end may cancel the
-			// call (RST_STREAM CANCEL) a moment before our own timer fires, and
-			// a missed deadline must not read as a plain cancel.
+		if dl, ok := ctx.Deadline(); ok && sdk.KindOf(err) == sdk.ErrCanceled && time.Until(dl) < deadlineSlack {
+			// gRPC sends the deadline along (rounded): the backend's end may
+			// cancel the call (RST_STREAM CANCEL) a moment before our own timer
+			// fires, and a missed deadline must not read as a plain cancel.
 			return sdk.ProveResult{}, context.DeadlineExceeded
 		}
 		return sdk.ProveResult{}, d.classify(gen, err)
