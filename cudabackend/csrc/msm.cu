@@ -34,80 +34,26 @@
 #include <string.h>
 #include <vector>
 
-#include "curve.cuh"
 #include "msm.h"
+#include "msm_core.cuh"
 
 namespace {
 
 constexpr uint32_t ACC_THREADS = 128;  // block size of the EC kernels
-constexpr uint32_t K_MERGE = 32;       // entries per thread in k_merge
-constexpr uint32_t TREE_G = 16;        // points summed per thread in k_tree
-constexpr uint32_t MIN_SEG = 32;       // fewest pairs per k_accum0 thread
+constexpr uint32_t K_MERGE = 32;       // entries per thread in the later levels
+constexpr uint32_t MIN_SEG = 32;       // fewest pairs per level-0 thread
 constexpr size_t MAX_CHUNK = size_t(1) << 25;
-constexpr uint32_t NO_KEY = 0xffffffffu;
-constexpr uint32_t SIGN = 0x80000000u;
 
-// ---- loads and stores in 16-byte pieces ------------------------------------
+using namespace zk_msm;
 
-template <class T>
-__device__ __forceinline__ T ld16(const T* p) {
-    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
-    T r;
-    const uint4* s = reinterpret_cast<const uint4*>(p);
-    uint32_t* d = reinterpret_cast<uint32_t*>(&r);
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(T) / 16); i++) {
-        uint4 v = s[i];
-        d[4 * i + 0] = v.x;
-        d[4 * i + 1] = v.y;
-        d[4 * i + 2] = v.z;
-        d[4 * i + 3] = v.w;
-    }
-    return r;
-}
-
-template <class T>
-__device__ __forceinline__ void st16(T* p, const T& v) {
-    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
-    uint4* d = reinterpret_cast<uint4*>(p);
-    const uint32_t* s = reinterpret_cast<const uint32_t*>(&v);
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(T) / 16); i++)
-        d[i] = make_uint4(s[4 * i + 0], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
-}
-
-// ---- kernels ---------------------------------------------------------------
+// ---- kernels (bodies in msm_core.cuh) --------------------------------------
 
 __global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, int c, int nwin,
                          uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    fr_t s = ld16(scalars + i).from_montgomery();
-    const uint32_t m = 1u << (c - 1);
-    const uint32_t full = 1u << c;
-    const uint32_t mask = full - 1;
-    const uint32_t sentinel = (uint32_t)nwin * m;
-    uint32_t carry = 0;
-    for (int w = 0; w < nwin; w++) {
-        int pos = w * c;
-        int wi = pos >> 5, sh = pos & 31;
-        uint64_t lo = wi < 8 ? s.l[wi] : 0;
-        uint64_t hi = wi + 1 < 8 ? s.l[wi + 1] : 0;
-        uint32_t raw = ((uint32_t)(((hi << 32) | lo) >> sh) & mask) + carry;
-        uint32_t val = i;
-        if (raw > m) {
-            raw = full - raw;  // digit raw - 2^c, negative
-            carry = 1;
-            val |= SIGN;
-        } else {
-            carry = 0;
-        }
-        keys[(size_t)w * n + i] = raw == 0 ? sentinel : (uint32_t)w * m + raw - 1;
-        vals[(size_t)w * n + i] = val;
-    }
+    if (i < n) digits_one(i, scalars, n, c, nwin, keys, vals);
 }
 
-// k_accum0: level 0 of the bucket accumulation, over sorted (key, val) pairs.
 template <class F>
 __global__ void __launch_bounds__(ACC_THREADS)
     k_accum0(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint32_t M,
@@ -115,176 +61,49 @@ __global__ void __launch_bounds__(ACC_THREADS)
              xyzz_t<F>* __restrict__ buckets, uint32_t* __restrict__ pkeys,
              xyzz_t<F>* __restrict__ ppts) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= T) return;
-    uint32_t start = t * K;
-    uint32_t end = min(start + K, M);
-    uint32_t prevk = start > 0 ? keys[start - 1] : NO_KEY;
-    uint32_t nextk = end < M ? keys[end] : NO_KEY;
-    uint32_t cur = keys[start];
-    pkeys[2 * t] = cur;
-    pkeys[2 * t + 1] = keys[end - 1];
-    bool first = true, w0 = false, w1 = false;
-    const bool open_start = prevk == cur;
-    xyzz_t<F> acc = xyzz_t<F>::inf();
-    for (uint32_t i = start; i < end; i++) {
-        uint32_t k = keys[i];
-        if (k != cur) {
-            if (first && open_start) {
-                st16(ppts + 2 * t, acc);
-                w0 = true;
-            } else {
-                st16(buckets + cur, acc);
-            }
-            first = false;
-            cur = k;
-            acc.set_inf();
-        }
-        if (k == sentinel) break;  // sorted: the rest are zero digits
-        uint32_t v = vals[i];
-        affine_t<F> p = ld16(bases + (v & ~SIGN));
-        if (!p.is_inf()) {
-            if (v & SIGN) p.y = -p.y;
-            acc.add_affine(p.x, p.y);
-        }
-    }
-    if (cur != sentinel) {
-        const bool open_end = nextk == cur;
-        if (first && (open_start || open_end)) {
-            st16(ppts + 2 * t, acc);
-            w0 = true;
-        } else if (open_end) {
-            st16(ppts + 2 * t + 1, acc);
-            w1 = true;
-        } else {
-            st16(buckets + cur, acc);
-        }
-    }
-    if (!w0) st16(ppts + 2 * t, xyzz_t<F>::inf());
-    if (!w1) st16(ppts + 2 * t + 1, xyzz_t<F>::inf());
+    if (t < T)
+        accumulate_one<true, F>(t, keys, vals, bases, nullptr, M, K, sentinel, buckets, pkeys,
+                                ppts);
 }
 
-// k_merge: a later level: the partial sums of the level before, sorted by
-// key, are summed run by run; closed runs are added into their buckets.
 template <class F>
 __global__ void __launch_bounds__(ACC_THREADS)
     k_merge(const uint32_t* __restrict__ keys, const xyzz_t<F>* __restrict__ pts, uint32_t M,
             uint32_t K, uint32_t T, uint32_t sentinel, xyzz_t<F>* __restrict__ buckets,
             uint32_t* __restrict__ okeys, xyzz_t<F>* __restrict__ opts) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= T) return;
-    uint32_t start = t * K;
-    uint32_t end = min(start + K, M);
-    uint32_t prevk = start > 0 ? keys[start - 1] : NO_KEY;
-    uint32_t nextk = end < M ? keys[end] : NO_KEY;
-    uint32_t cur = keys[start];
-    okeys[2 * t] = cur;
-    okeys[2 * t + 1] = keys[end - 1];
-    bool first = true, w0 = false, w1 = false;
-    const bool open_start = prevk == cur;
-    xyzz_t<F> acc = xyzz_t<F>::inf();
-    auto close = [&](uint32_t key) {
-        if (acc.is_inf()) return;
-        xyzz_t<F> b = ld16(buckets + key);
-        b.add(acc);
-        st16(buckets + key, b);
-    };
-    for (uint32_t i = start; i < end; i++) {
-        uint32_t k = keys[i];
-        if (k != cur) {
-            if (first && open_start) {
-                st16(opts + 2 * t, acc);
-                w0 = true;
-            } else {
-                close(cur);
-            }
-            first = false;
-            cur = k;
-            acc.set_inf();
-        }
-        if (k == sentinel) break;
-        acc.add(ld16(pts + i));
-    }
-    if (cur != sentinel) {
-        const bool open_end = nextk == cur;
-        if (first && (open_start || open_end)) {
-            st16(opts + 2 * t, acc);
-            w0 = true;
-        } else if (open_end) {
-            st16(opts + 2 * t + 1, acc);
-            w1 = true;
-        } else {
-            close(cur);
-        }
-    }
-    if (!w0) st16(opts + 2 * t, xyzz_t<F>::inf());
-    if (!w1) st16(opts + 2 * t + 1, xyzz_t<F>::inf());
+    if (t < T)
+        accumulate_one<false, F>(t, keys, nullptr, nullptr, pts, M, K, sentinel, buckets, okeys,
+                                 opts);
 }
 
-// k_reduce: thread (w, s) sums buckets [s*L, (s+1)*L) of window w into
-// tot = sum_j (j - s*L + 1) B_j and q = s * sum_j B_j.
 template <class F>
 __global__ void __launch_bounds__(ACC_THREADS)
     k_reduce(const xyzz_t<F>* __restrict__ buckets, uint32_t m, uint32_t L, uint32_t T,
              uint32_t nwin, xyzz_t<F>* __restrict__ out) {
     uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-    if (tid >= nwin * T) return;
-    uint32_t w = tid / T, s = tid % T;
-    const xyzz_t<F>* b = buckets + (size_t)w * m + (size_t)s * L;
-    xyzz_t<F> run = xyzz_t<F>::inf(), tot = xyzz_t<F>::inf();
-    for (int j = (int)L - 1; j >= 0; j--) {
-        run.add(ld16(b + j));
-        tot.add(run);
-    }
-    xyzz_t<F> q = xyzz_t<F>::inf();
-    for (int bit = 31; bit >= 0; bit--) {
-        q.dbl();
-        if ((s >> bit) & 1) q.add(run);
-    }
-    st16(out + (size_t)w * T + s, tot);
-    st16(out + (size_t)(nwin + w) * T + s, q);
+    if (tid < nwin * T) reduce_one(tid, buckets, m, L, T, nwin, out);
 }
 
-// k_tree: out[g][k] = sum of in[g][k*G .. k*G+G) for every group g.
 template <class F>
 __global__ void __launch_bounds__(ACC_THREADS)
     k_tree(const xyzz_t<F>* __restrict__ in, uint32_t groups, uint32_t len, uint32_t outlen,
            xyzz_t<F>* __restrict__ out) {
     uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-    if (tid >= groups * outlen) return;
-    uint32_t g = tid / outlen, k = tid % outlen;
-    uint32_t lo = k * TREE_G, hi = min(lo + TREE_G, len);
-    xyzz_t<F> acc = xyzz_t<F>::inf();
-    for (uint32_t j = lo; j < hi; j++) acc.add(ld16(in + (size_t)g * len + j));
-    st16(out + (size_t)g * outlen + k, acc);
+    if (tid < groups * outlen) tree_one(tid, in, len, outlen, out);
 }
 
-// k_window: W_w = tot_w + 2^logL * q_w, added into the window accumulators.
 template <class F>
 __global__ void k_window(const xyzz_t<F>* __restrict__ sums, uint32_t nwin, int logL,
                          xyzz_t<F>* __restrict__ wacc, int first) {
     uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= nwin) return;
-    xyzz_t<F> q = ld16(sums + nwin + w);
-    for (int i = 0; i < logL; i++) q.dbl();
-    q.add(ld16(sums + w));
-    if (!first) q.add(ld16(wacc + w));
-    st16(wacc + w, q);
+    if (w < nwin) window_one(w, sums, nwin, logL, wacc, first != 0);
 }
 
-// k_horner: out = sum_w 2^(c*w) W_w, in Jacobian coordinates (the cheaper
-// doubling), one thread.
 template <class F>
 __global__ void k_horner(const xyzz_t<F>* __restrict__ wacc, uint32_t nwin, int c,
                          jac_t<F>* __restrict__ out) {
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    jac_t<F> acc = ld16(wacc + nwin - 1).to_jac();
-    for (int w = (int)nwin - 2; w >= 0; w--) {
-        for (int i = 0; i < c; i++) acc = acc.dbl();
-        xyzz_t<F> x = xyzz_t<F>::from_jac(acc);
-        x.add(ld16(wacc + w));
-        acc = x.to_jac();
-    }
-    *out = acc;
+    if (blockIdx.x == 0 && threadIdx.x == 0) stp(out, horner(wacc, nwin, c));
 }
 
 // k_expand: out[i] = skip[i] ? infinity : compact[pos[i]].
@@ -299,9 +118,9 @@ __global__ void k_expand(const affine_t<F>* __restrict__ compact, const uint8_t*
         p.x = F::zero();
         p.y = F::zero();
     } else {
-        p = ld16(compact + pos[i]);
+        p = ldp(compact + pos[i]);
     }
-    st16(out + i, p);
+    stp(out + i, p);
 }
 
 __global__ void k_keep_flags(const uint8_t* __restrict__ skip, uint32_t n, uint32_t* __restrict__ f) {
@@ -721,6 +540,24 @@ extern "C" int zk_msm_upload(int group, const void* points, size_t n, const uint
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: unknown group %d", group);
     }
+}
+
+extern "C" int zk_msm_upload_on(int device, int group, const void* points, size_t n,
+                                const uint8_t* skip, size_t nskip, void** handle, char* err,
+                                size_t errlen) {
+    if (handle) *handle = nullptr;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+        return fail(err, errlen, cuda_code(e), "msm: no CUDA device: %s", cudaGetErrorString(e));
+    if (device < 0 || device >= count)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: device %d out of range (%d devices)", device,
+                    count);
+    e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return fail(err, errlen, cuda_code(e), "msm: set device %d: %s", device,
+                    cudaGetErrorString(e));
+    return zk_msm_upload(group, points, n, skip, nskip, handle, err, errlen);
 }
 
 extern "C" size_t zk_msm_len(void* handle) {

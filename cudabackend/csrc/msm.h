@@ -60,6 +60,11 @@ typedef struct zk_msm_timing {
 int zk_msm_upload(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
                   void** handle, char* err, size_t errlen);
 
+/* zk_msm_upload_on is zk_msm_upload on device ordinal device, which it
+ * makes current first (for callers whose threads migrate, as Go's do). */
+int zk_msm_upload_on(int device, int group, const void* points, size_t n, const uint8_t* skip,
+                     size_t nskip, void** handle, char* err, size_t errlen);
+
 /* zk_msm_len returns the number of resident points of a handle. */
 size_t zk_msm_len(void* handle);
 

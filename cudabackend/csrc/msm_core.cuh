@@ -1,0 +1,218 @@
+// msm_core.cuh: the per-thread bodies of the MSM kernels (msm.cu), written
+// __host__ __device__ so hosttest/msm_emu.cpp runs the same code on the CPU,
+// one thread after another, and checks the whole pipeline without a GPU.
+// The kernels in msm.cu only compute the thread index and call these.
+// See msm.cu for the algorithm.
+#pragma once
+
+#include "curve.cuh"
+
+namespace zk_msm {
+
+constexpr uint32_t NO_KEY = 0xffffffffu;  // "no neighbour" at the array ends
+constexpr uint32_t SIGN = 0x80000000u;    // val bit: negate the point
+constexpr uint32_t TREE_G = 16;           // points summed per thread in tree_one
+
+// ldp / stp move a point in 16-byte pieces on the device (one 128-bit access
+// instead of four 32-bit ones), plainly on the host.
+template <class T>
+ZK_HD T ldp(const T* p) {
+#ifdef __CUDA_ARCH__
+    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
+    T r;
+    const uint4* s = reinterpret_cast<const uint4*>(p);
+    uint32_t* d = reinterpret_cast<uint32_t*>(&r);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++) {
+        uint4 v = s[i];
+        d[4 * i + 0] = v.x;
+        d[4 * i + 1] = v.y;
+        d[4 * i + 2] = v.z;
+        d[4 * i + 3] = v.w;
+    }
+    return r;
+#else
+    return *p;
+#endif
+}
+
+template <class T>
+ZK_HD void stp(T* p, const T& v) {
+#ifdef __CUDA_ARCH__
+    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
+    uint4* d = reinterpret_cast<uint4*>(p);
+    const uint32_t* s = reinterpret_cast<const uint32_t*>(&v);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++)
+        d[i] = make_uint4(s[4 * i + 0], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
+#else
+    *p = v;
+#endif
+}
+
+// digits_one cuts scalar i (Montgomery form) into nwin signed c-bit digits
+// and writes the (key, val) pair of each window at [w*n + i].
+ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nwin, uint32_t* keys,
+                      uint32_t* vals) {
+    fr_t s = ldp(scalars + i).from_montgomery();
+    const uint32_t m = 1u << (c - 1);
+    const uint32_t full = 1u << c;
+    const uint32_t mask = full - 1;
+    const uint32_t sentinel = (uint32_t)nwin * m;
+    uint32_t carry = 0;
+    for (int w = 0; w < nwin; w++) {
+        int pos = w * c;
+        int wi = pos >> 5, sh = pos & 31;
+        uint64_t lo = wi < 8 ? s.l[wi] : 0;
+        uint64_t hi = wi + 1 < 8 ? s.l[wi + 1] : 0;
+        uint32_t raw = ((uint32_t)(((hi << 32) | lo) >> sh) & mask) + carry;
+        uint32_t val = i;
+        if (raw > m) {
+            raw = full - raw;  // the digit is raw - 2^c < 0
+            carry = 1;
+            val |= SIGN;
+        } else {
+            carry = 0;
+        }
+        keys[(size_t)w * n + i] = raw == 0 ? sentinel : (uint32_t)w * m + raw - 1;
+        vals[(size_t)w * n + i] = val;
+    }
+}
+
+// accumulate_one is thread t's segment [t*K, t*K+K) of one accumulation
+// level over M sorted keys. Level 0 (LEVEL0) adds affine bases picked by
+// vals (sign bit: negated); later levels add the xyzz partial sums pts.
+// Runs wholly inside the segment go to their bucket (level 0 stores, later
+// levels add: the bucket may hold a sum from an earlier level... never from
+// this one, since a key's run is one thread's at each level); a run that
+// touches the segment's first or last entry and continues into the
+// neighbour goes to partial slot 2t or 2t+1 with its key. Unused slots get
+// infinity and a key that keeps the slot array sorted.
+template <bool LEVEL0, class F>
+ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals,
+                          const affine_t<F>* bases, const xyzz_t<F>* pts, uint32_t M, uint32_t K,
+                          uint32_t sentinel, xyzz_t<F>* buckets, uint32_t* okeys,
+                          xyzz_t<F>* opts) {
+    const uint32_t start = t * K;
+    const uint32_t end = start + K < M ? start + K : M;
+    const uint32_t prevk = start > 0 ? keys[start - 1] : NO_KEY;
+    const uint32_t nextk = end < M ? keys[end] : NO_KEY;
+    uint32_t cur = keys[start];
+    okeys[2 * t] = cur;
+    okeys[2 * t + 1] = keys[end - 1];
+    bool first = true, w0 = false, w1 = false;
+    const bool open_start = prevk == cur;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    auto close = [&](uint32_t key) {
+        if (LEVEL0) {
+            stp(buckets + key, acc);
+        } else if (!acc.is_inf()) {
+            xyzz_t<F> b = ldp(buckets + key);
+            b.add(acc);
+            stp(buckets + key, b);
+        }
+    };
+    for (uint32_t i = start; i < end; i++) {
+        const uint32_t k = keys[i];
+        if (k != cur) {
+            if (first && open_start) {
+                stp(opts + 2 * t, acc);
+                w0 = true;
+            } else {
+                close(cur);
+            }
+            first = false;
+            cur = k;
+            acc.set_inf();
+        }
+        if (k == sentinel) break;  // sorted: the rest are zero digits
+        if (LEVEL0) {
+            const uint32_t v = vals[i];
+            affine_t<F> p = ldp(bases + (v & ~SIGN));
+            if (!p.is_inf()) {
+                if (v & SIGN) p.y = -p.y;
+                acc.add_affine(p.x, p.y);
+            }
+        } else {
+            acc.add(ldp(pts + i));
+        }
+    }
+    if (cur != sentinel) {
+        const bool open_end = nextk == cur;
+        if (first && (open_start || open_end)) {
+            stp(opts + 2 * t, acc);
+            w0 = true;
+        } else if (open_end) {
+            stp(opts + 2 * t + 1, acc);
+            w1 = true;
+        } else {
+            close(cur);
+        }
+    }
+    if (!w0) stp(opts + 2 * t, xyzz_t<F>::inf());
+    if (!w1) stp(opts + 2 * t + 1, xyzz_t<F>::inf());
+}
+
+// reduce_one: thread (w, s) = (tid / T, tid % T) sums buckets
+// [s*L, (s+1)*L) of window w into tot = sum_j (j - s*L + 1) B_j (running
+// sum from the top) and q = s * sum_j B_j (double-and-add), at out[w*T + s]
+// and out[(nwin + w)*T + s]. Then the window's sum_j (j+1) B_j is
+// sum_s tot_s + L * sum_s q_s.
+template <class F>
+ZK_HD void reduce_one(uint32_t tid, const xyzz_t<F>* buckets, uint32_t m, uint32_t L, uint32_t T,
+                      uint32_t nwin, xyzz_t<F>* out) {
+    const uint32_t w = tid / T, s = tid % T;
+    const xyzz_t<F>* b = buckets + (size_t)w * m + (size_t)s * L;
+    xyzz_t<F> run = xyzz_t<F>::inf(), tot = xyzz_t<F>::inf();
+    for (int j = (int)L - 1; j >= 0; j--) {
+        run.add(ldp(b + j));
+        tot.add(run);
+    }
+    xyzz_t<F> q = xyzz_t<F>::inf();
+    for (int bit = 31; bit >= 0; bit--) {
+        q.dbl();
+        if ((s >> bit) & 1) q.add(run);
+    }
+    stp(out + (size_t)w * T + s, tot);
+    stp(out + (size_t)(nwin + w) * T + s, q);
+}
+
+// tree_one: out[g][k] = in[g][k*G] + ... + in[g][k*G + G - 1] (within len),
+// g = tid / outlen, k = tid % outlen.
+template <class F>
+ZK_HD void tree_one(uint32_t tid, const xyzz_t<F>* in, uint32_t len, uint32_t outlen,
+                    xyzz_t<F>* out) {
+    const uint32_t g = tid / outlen, k = tid % outlen;
+    const uint32_t lo = k * TREE_G, hi = lo + TREE_G < len ? lo + TREE_G : len;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    for (uint32_t j = lo; j < hi; j++) acc.add(ldp(in + (size_t)g * len + j));
+    stp(out + (size_t)g * outlen + k, acc);
+}
+
+// window_one: W_w = tot_w + 2^logL * q_w (sums holds the nwin tot, then the
+// nwin q), added into wacc[w] unless first.
+template <class F>
+ZK_HD void window_one(uint32_t w, const xyzz_t<F>* sums, uint32_t nwin, int logL,
+                      xyzz_t<F>* wacc, bool first) {
+    xyzz_t<F> q = ldp(sums + nwin + w);
+    for (int i = 0; i < logL; i++) q.dbl();
+    q.add(ldp(sums + w));
+    if (!first) q.add(ldp(wacc + w));
+    stp(wacc + w, q);
+}
+
+// horner returns sum_w 2^(c*w) W_w in Jacobian coordinates (their doubling
+// is the cheaper one; the result is what gnark's G1Jac / G2Jac hold).
+template <class F>
+ZK_HD jac_t<F> horner(const xyzz_t<F>* wacc, uint32_t nwin, int c) {
+    jac_t<F> acc = ldp(wacc + nwin - 1).to_jac();
+    for (int w = (int)nwin - 2; w >= 0; w--) {
+        for (int i = 0; i < c; i++) acc = acc.dbl();
+        xyzz_t<F> x = xyzz_t<F>::from_jac(acc);
+        x.add(ldp(wacc + w));
+        acc = x.to_jac();
+    }
+    return acc;
+}
+
+}  // namespace zk_msm

@@ -1,0 +1,266 @@
+//go:build cuda
+
+package gpu
+
+/*
+#include "msm.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+	"unsafe"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// The ABI's byte sizes must be gnark-crypto's: msm.cu reinterprets Go slices.
+const (
+	g1AffineBytes = 96
+	g2AffineBytes = 192
+)
+
+var (
+	_ [g1AffineBytes - unsafe.Sizeof(bls12381.G1Affine{})]struct{}
+	_ [unsafe.Sizeof(bls12381.G1Affine{}) - g1AffineBytes]struct{}
+	_ [g2AffineBytes - unsafe.Sizeof(bls12381.G2Affine{})]struct{}
+	_ [unsafe.Sizeof(bls12381.G2Affine{}) - g2AffineBytes]struct{}
+	_ [144 - unsafe.Sizeof(bls12381.G1Jac{})]struct{}
+	_ [288 - unsafe.Sizeof(bls12381.G2Jac{})]struct{}
+)
+
+// UploadG1 copies points (gnark affine, infinity as (0, 0)) to device dev
+// and keeps them there until Free. MSMs then run against the first n of them
+// for n scalars.
+func UploadG1(dev int, points []bls12381.G1Affine) (*G1Bases, error) {
+	b := &G1Bases{}
+	if err := upload(&b.msmBases, "gpu: upload G1 bases", dev, C.ZK_MSM_G1, unsafe.Pointer(unsafe.SliceData(points)), len(points), nil); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(points)
+	return b, nil
+}
+
+// UploadG1Masked uploads len(skip) points: entry i is infinity where skip[i]
+// and otherwise the next of points, in order. It expands a gnark proving
+// key's pk.G1.A or pk.G1.B (which leave out the points InfinityA / InfinityB
+// mark) to one point per wire, so the MSM runs on the unfiltered wire
+// vector. The count of false entries of skip must be len(points).
+func UploadG1Masked(dev int, points []bls12381.G1Affine, skip []bool) (*G1Bases, error) {
+	b := &G1Bases{}
+	if err := upload(&b.msmBases, "gpu: upload masked G1 bases", dev, C.ZK_MSM_G1, unsafe.Pointer(unsafe.SliceData(points)), len(points), skip); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(points)
+	return b, nil
+}
+
+// UploadG2 is UploadG1 for G2 points.
+func UploadG2(dev int, points []bls12381.G2Affine) (*G2Bases, error) {
+	b := &G2Bases{}
+	if err := upload(&b.msmBases, "gpu: upload G2 bases", dev, C.ZK_MSM_G2, unsafe.Pointer(unsafe.SliceData(points)), len(points), nil); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(points)
+	return b, nil
+}
+
+// UploadG2Masked is UploadG1Masked for G2 points (gnark's pk.G2.B).
+func UploadG2Masked(dev int, points []bls12381.G2Affine, skip []bool) (*G2Bases, error) {
+	b := &G2Bases{}
+	if err := upload(&b.msmBases, "gpu: upload masked G2 bases", dev, C.ZK_MSM_G2, unsafe.Pointer(unsafe.SliceData(points)), len(points), skip); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(points)
+	return b, nil
+}
+
+func upload(b *msmBases, op string, dev int, group C.int, pts unsafe.Pointer, n int, skip []bool) error {
+	if dev < 0 {
+		return fmt.Errorf("%s: device %d: %w", op, dev, ErrInvalid)
+	}
+	var skipPtr *C.uint8_t
+	nskip := 0
+	if skip != nil {
+		keep := 0
+		for _, s := range skip {
+			if !s {
+				keep++
+			}
+		}
+		if keep != n {
+			return fmt.Errorf("%s: the mask keeps %d of %d entries but %d points were given: %w", op, keep, len(skip), n, ErrInvalid)
+		}
+		nskip = len(skip)
+		if nskip > 0 {
+			// A Go bool is one byte, 0 or 1.
+			skipPtr = (*C.uint8_t)(unsafe.Pointer(&skip[0]))
+		}
+	}
+	var e errBuf
+	var h unsafe.Pointer
+	rc := C.zk_msm_upload_on(C.int(dev), group, pts, C.size_t(n), skipPtr, C.size_t(nskip), &h, e.ptr(), e.size())
+	runtime.KeepAlive(skip)
+	if err := check(op, rc, &e); err != nil {
+		return err
+	}
+	b.h = h
+	b.device = dev
+	b.n = int(C.zk_msm_len(h))
+	return nil
+}
+
+// free releases the handle once; later calls are no-ops.
+func (b *msmBases) free(op string) error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.h == nil {
+		return nil
+	}
+	var e errBuf
+	err := check(op, C.zk_msm_free(b.h, e.ptr(), e.size()), &e)
+	b.h = nil
+	return err
+}
+
+// run computes the MSM of the n scalars at ptr (host or device memory) into
+// out, the Go Jacobian point the C side writes.
+func (b *msmBases) run(op string, ptr unsafe.Pointer, n int, onDevice bool, s *Stream, out unsafe.Pointer) (MSMTiming, error) {
+	if b == nil {
+		return MSMTiming{}, fmt.Errorf("%s: nil bases: %w", op, ErrInvalid)
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.h == nil {
+		return MSMTiming{}, fmt.Errorf("%s: bases were freed: %w", op, ErrInvalid)
+	}
+	if n < 0 || n > b.n {
+		return MSMTiming{}, fmt.Errorf("%s: %d scalars for %d resident points: %w", op, n, b.n, ErrInvalid)
+	}
+	if s != nil && s.device != b.device {
+		return MSMTiming{}, fmt.Errorf("%s: stream on device %d, points on device %d: %w", op, s.device, b.device, ErrInvalid)
+	}
+	dev := C.int(0)
+	if onDevice {
+		dev = 1
+	}
+	var t C.zk_msm_timing
+	var e errBuf
+	start := time.Now()
+	rc := C.zk_msm_run(b.h, ptr, C.size_t(n), dev, streamPtr(s), out, &t, e.ptr(), e.size())
+	wall := time.Since(start)
+	if err := check(op, rc, &e); err != nil {
+		return MSMTiming{}, err
+	}
+	return MSMTiming{
+		Upload:     msDuration(t.upload_ms),
+		Sort:       msDuration(t.sort_ms),
+		Accumulate: msDuration(t.accum_ms),
+		Reduce:     msDuration(t.reduce_ms),
+		Device:     msDuration(t.total_ms),
+		Wall:       wall,
+		WindowBits: int(t.window_bits),
+		Chunks:     int(t.chunks),
+	}, nil
+}
+
+// deviceScalars checks that elements [off, off+n) lie in buf on the bases'
+// device and returns their address.
+func (b *msmBases) deviceScalars(op string, buf *Buffer, off, n int) (unsafe.Pointer, error) {
+	if buf == nil || buf.ptr == nil {
+		return nil, fmt.Errorf("%s: nil scalar buffer: %w", op, ErrInvalid)
+	}
+	if buf.device != b.device {
+		return nil, fmt.Errorf("%s: scalars on device %d, points on device %d: %w", op, buf.device, b.device, ErrInvalid)
+	}
+	if off < 0 || n < 0 || (off+n)*FrBytes > buf.bytes {
+		return nil, fmt.Errorf("%s: elements [%d, %d) outside a buffer of %d bytes: %w", op, off, off+n, buf.bytes, ErrInvalid)
+	}
+	return unsafe.Add(buf.ptr, off*FrBytes), nil
+}
+
+// MSM returns sum scalars[i]*bases[i] over the first len(scalars) resident
+// points. The scalars are copied from the host on the bases' own stream;
+// the call returns when the result is back.
+func (b *G1Bases) MSM(scalars []fr.Element) (bls12381.G1Jac, MSMTiming, error) {
+	var res bls12381.G1Jac
+	if b == nil {
+		return res, MSMTiming{}, fmt.Errorf("gpu: G1 MSM: nil bases: %w", ErrInvalid)
+	}
+	t, err := b.run("gpu: G1 MSM", unsafe.Pointer(unsafe.SliceData(scalars)), len(scalars), false, nil, unsafe.Pointer(&res))
+	runtime.KeepAlive(scalars)
+	return res, t, err
+}
+
+// MSMDevice is MSM with the scalars already on the device: elements
+// [off, off+n) of buf (fr.Element layout, Montgomery form), read on stream s
+// (nil: the bases' own stream), so a pipeline can pass its resident W or H.
+func (b *G1Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G1Jac, MSMTiming, error) {
+	var res bls12381.G1Jac
+	if b == nil {
+		return res, MSMTiming{}, fmt.Errorf("gpu: G1 MSM: nil bases: %w", ErrInvalid)
+	}
+	p, err := b.deviceScalars("gpu: G1 MSM", scalars, off, n)
+	if err != nil {
+		return res, MSMTiming{}, err
+	}
+	t, err := b.run("gpu: G1 MSM", p, n, true, s, unsafe.Pointer(&res))
+	return res, t, err
+}
+
+// Free releases the device memory; MSMs on the bases fail afterwards. It
+// waits for a running MSM to finish.
+func (b *G1Bases) Free() error {
+	if b == nil {
+		return nil
+	}
+	return b.free("gpu: free G1 bases")
+}
+
+// MSM is G1Bases.MSM for G2.
+func (b *G2Bases) MSM(scalars []fr.Element) (bls12381.G2Jac, MSMTiming, error) {
+	var res bls12381.G2Jac
+	if b == nil {
+		return res, MSMTiming{}, fmt.Errorf("gpu: G2 MSM: nil bases: %w", ErrInvalid)
+	}
+	t, err := b.run("gpu: G2 MSM", unsafe.Pointer(unsafe.SliceData(scalars)), len(scalars), false, nil, unsafe.Pointer(&res))
+	runtime.KeepAlive(scalars)
+	return res, t, err
+}
+
+// MSMDevice is G1Bases.MSMDevice for G2.
+func (b *G2Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G2Jac, MSMTiming, error) {
+	var res bls12381.G2Jac
+	if b == nil {
+		return res, MSMTiming{}, fmt.Errorf("gpu: G2 MSM: nil bases: %w", ErrInvalid)
+	}
+	p, err := b.deviceScalars("gpu: G2 MSM", scalars, off, n)
+	if err != nil {
+		return res, MSMTiming{}, err
+	}
+	t, err := b.run("gpu: G2 MSM", p, n, true, s, unsafe.Pointer(&res))
+	return res, t, err
+}
+
+// Free releases the device memory; MSMs on the bases fail afterwards.
+func (b *G2Bases) Free() error {
+	if b == nil {
+		return nil
+	}
+	return b.free("gpu: free G2 bases")
+}
+
+// msmWindowBits returns the window size the C side picks for n scalars.
+func msmWindowBits(g2 bool, n int) int {
+	group := C.int(C.ZK_MSM_G1)
+	if g2 {
+		group = C.ZK_MSM_G2
+	}
+	return int(C.zk_msm_window_bits(group, C.size_t(n)))
+}
