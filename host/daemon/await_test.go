@@ -173,7 +173,7 @@ func TestAwaitClientGoesAway(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() {
 		_, err := f.c.Await(actx, job.ID, func(e api.JobEvent) error {
-			if e.Kind == api.EventPartitionProving {
+			if reached(e, 0, api.PartitionProving) {
 				cancel()
 			}
 			return nil
@@ -217,7 +217,7 @@ func TestAwaitWhileHostStops(t *testing.T) {
 	go func() {
 		var once sync.Once
 		_, err := c.Await(ctx, job.ID, func(e api.JobEvent) error {
-			if e.Kind == api.EventPartitionProving {
+			if reached(e, 0, api.PartitionProving) {
 				once.Do(func() { close(proving) })
 			}
 			return nil

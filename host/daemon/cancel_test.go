@@ -43,12 +43,8 @@ func TestCancelMidJob(t *testing.T) {
 	for proving, verified := false, false; !proving || !verified; {
 		select {
 		case e := <-events:
-			if e.Kind == api.EventPartitionProving && e.Partition == 1 {
-				proving = true
-			}
-			if e.Kind == api.EventPartitionVerified && e.Partition == 0 {
-				verified = true
-			}
+			proving = proving || reached(e, 1, api.PartitionProving)
+			verified = verified || reached(e, 0, api.PartitionVerified)
 			if e.Kind.Terminal() {
 				t.Fatalf("job ended before partition 1 was proving: %s %s", e.Kind, e.Reason)
 			}

@@ -426,3 +426,17 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// reached reports whether event e shows partition idx in state s (proving or
+// verified): the event that moves it there, or the snapshot Await starts with, for a
+// partition that got there before the follower subscribed.
+func reached(e api.JobEvent, idx int, s api.PartitionState) bool {
+	kind := map[api.PartitionState]api.EventKind{
+		api.PartitionProving:  api.EventPartitionProving,
+		api.PartitionVerified: api.EventPartitionVerified,
+	}[s]
+	if e.Kind == kind && e.Partition == idx {
+		return true
+	}
+	return e.Kind == api.EventSnapshot && e.Job != nil && idx < len(e.Job.Partitions) && e.Job.Partitions[idx].State == s
+}

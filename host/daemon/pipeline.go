@@ -306,7 +306,17 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 		requeue()
 		return
 	}
-	time.AfterFunc(backoff, requeue)
+	// Wait in a pipeline goroutine (retryOrFail runs in the finalizer's), so Close
+	// waits for it and it ends at once when the job or the daemon stops: a bare
+	// timer could fire after Close into a closed journal and shared-memory dir.
+	d.goRun(func() {
+		select {
+		case <-time.After(backoff):
+			requeue()
+		case <-j.ctx.Done():
+			d.releaseTask(t)
+		}
+	})
 }
 
 // failTask fails a partition for good, and with it its job. reason, when set, is

@@ -171,21 +171,21 @@ func TestKillAndRestart(t *testing.T) {
 	}
 
 	// Kill the host while partition 1 of job A computes, partition 0 proved.
-	reached := make(chan struct{})
+	midJob := make(chan struct{})
 	go func() {
 		var proving, verified bool
 		c.Await(ctx, jobA.ID, func(e api.JobEvent) error {
-			proving = proving || (e.Kind == api.EventPartitionProving && e.Partition == 1)
-			verified = verified || (e.Kind == api.EventPartitionVerified && e.Partition == 0)
+			proving = proving || reached(e, 1, api.PartitionProving)
+			verified = verified || reached(e, 0, api.PartitionVerified)
 			if proving && verified {
-				close(reached)
+				close(midJob)
 				return context.Canceled // stop following
 			}
 			return nil
 		})
 	}()
 	select {
-	case <-reached:
+	case <-midJob:
 	case <-time.After(time.Minute):
 		t.Fatal("job A's partition 1 never reached the device")
 	}
