@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -322,13 +323,14 @@ func readTimeline(ctx context.Context, path string, ids map[string]bool, proofs 
 	}
 }
 
+// readEvents reads the events of the jobs in ids. The daemon may be writing the
+// file: a last line without its newline is still being written and is left out.
 func readEvents(path string, ids map[string]bool) ([]timeline.Event, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	all, err := timeline.Read(f)
+	all, err := timeline.Read(bytes.NewReader(data[:bytes.LastIndexByte(data, '\n')+1]))
 	if err != nil {
 		return nil, err
 	}
