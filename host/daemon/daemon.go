@@ -76,9 +76,10 @@ type Daemon struct {
 	jobs      map[string]*liveJob
 	synthBusy int
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
 }
 
 // New loads the circuits, opens the journal, prepares shared memory and starts one
@@ -401,14 +402,16 @@ func (d *Daemon) goRun(f func()) {
 func (d *Daemon) Close() {
 	d.cancel()
 	d.wg.Wait()
-	d.closeResources()
+	d.closeOnce.Do(d.closeResources)
 }
 
+// closeResources closes what New opened. It runs once. The fields keep their
+// values: an API call that passed its stopping check may still read them, and a
+// closed journal or device answers with an error where a nil one would panic.
 func (d *Daemon) closeResources() {
 	for _, de := range d.devices {
 		de.dev.Close()
 	}
-	d.devices = nil
 	closed := map[*circuit.Circuit]bool{}
 	for _, ce := range d.circuits {
 		if !closed[ce.c] {
@@ -416,14 +419,11 @@ func (d *Daemon) closeResources() {
 			closed[ce.c] = true
 		}
 	}
-	d.circuits = map[string]*circuitEntry{}
 	if d.shm != nil {
 		d.shm.Close()
-		d.shm = nil
 	}
 	if d.journal != nil {
 		d.journal.Close()
-		d.journal = nil
 	}
 	if d.tl != nil {
 		d.tl.Close()

@@ -20,6 +20,16 @@ import (
 // errStopping answers calls that reach a daemon that is stopping or stopped.
 var errStopping = api.Unavailablef("the zkhost daemon is stopping; unfinished jobs resume when it starts again")
 
+// stopping returns errStopping once the daemon has begun to stop (Close cancels
+// d.ctx first): API calls are refused rather than reach a journal, devices and
+// shared memory that are closing.
+func (d *Daemon) stopping() error {
+	if d.ctx.Err() != nil {
+		return errStopping
+	}
+	return nil
+}
+
 // subscriberBuffer is how many events an Await client may fall behind before it is
 // cut off (it can reconnect and start again from a snapshot).
 const subscriberBuffer = 4096
@@ -63,6 +73,9 @@ type task struct {
 
 // Submit implements api.Service.
 func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, error) {
+	if err := d.stopping(); err != nil {
+		return api.Job{}, err
+	}
 	ce, ok := d.circuits[req.Circuit]
 	if !ok {
 		return api.Job{}, api.NotFoundf("unknown circuit %q (this daemon serves: %s)", req.Circuit, strings.Join(d.circuitNames(), ", "))
@@ -224,6 +237,9 @@ func (d *Daemon) recover() error {
 
 // Get implements api.Service.
 func (d *Daemon) Get(ctx context.Context, jobID string) (api.Job, error) {
+	if err := d.stopping(); err != nil {
+		return api.Job{}, err
+	}
 	d.mu.Lock()
 	j, ok := d.jobs[jobID]
 	d.mu.Unlock()
@@ -322,6 +338,9 @@ func stateFromJournal(s journal.State) api.JobState {
 
 // List implements api.Service.
 func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) {
+	if err := d.stopping(); err != nil {
+		return nil, err
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -355,6 +374,9 @@ func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) 
 // Cancel implements api.Service: queued partitions are dropped, in-flight ones are
 // cancelled in their backend, and their memory is released.
 func (d *Daemon) Cancel(ctx context.Context, jobID string) (api.Job, error) {
+	if err := d.stopping(); err != nil {
+		return api.Job{}, err
+	}
 	d.mu.Lock()
 	j, ok := d.jobs[jobID]
 	d.mu.Unlock()
@@ -420,6 +442,9 @@ func (d *Daemon) forgetFinished(cutoff time.Time) {
 
 // Await implements api.Service.
 func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent) error) error {
+	if err := d.stopping(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	j, ok := d.jobs[jobID]
 	var ch chan api.JobEvent

@@ -13,6 +13,9 @@ import (
 
 // Status implements api.Service.
 func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
+	if err := d.stopping(); err != nil {
+		return api.StatusReport{}, err
+	}
 	now := time.Now()
 	rep := api.StatusReport{
 		SynthesisCapacity: max(1, d.cfg.Synthesis.Workers),
@@ -70,6 +73,9 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 
 // PreloadKey implements api.Service.
 func (d *Daemon) PreloadKey(ctx context.Context, circuitName, deviceName string) ([]string, error) {
+	if err := d.stopping(); err != nil {
+		return nil, err
+	}
 	ce, ok := d.circuits[circuitName]
 	if !ok {
 		return nil, api.NotFoundf("unknown circuit %q", circuitName)
@@ -89,6 +95,9 @@ func (d *Daemon) PreloadKey(ctx context.Context, circuitName, deviceName string)
 
 // EvictKey implements api.Service.
 func (d *Daemon) EvictKey(ctx context.Context, circuitName, deviceName string) ([]string, error) {
+	if err := d.stopping(); err != nil {
+		return nil, err
+	}
 	ce, ok := d.circuits[circuitName]
 	if !ok {
 		return nil, api.NotFoundf("unknown circuit %q", circuitName)
