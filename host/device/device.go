@@ -584,24 +584,28 @@ func (d *Device) Prove(ctx context.Context, key sdk.KeyRef, part sdk.PartitionHa
 // classify turns an error from backend generation gen into ErrCrashed when that
 // process has exited (its gRPC errors say only "unavailable").
 func (d *Device) classify(gen uint64, err error) error {
-	// Give the supervisor a moment to notice an exit that caused this error.
-	for i := 0; i < 4; i++ {
+	// Give the supervisor a moment to notice an exit that caused this error,
+	// and to record it: a caller that retries at once must find the device
+	// restarting (or unhealthy), not ready with a dead process.
+	exited := false
+	for i := 0; i < 8; i++ {
 		d.mu.Lock()
-		crashed := d.gen != gen || d.state != StateReady || (d.proc != nil && d.proc.Exited())
+		noticed := d.gen != gen || d.state != StateReady
+		exited = exited || (d.proc != nil && d.proc.Exited())
 		d.mu.Unlock()
-		if crashed {
+		if noticed {
 			return fmt.Errorf("device %s: %w (%v)", d.opts.Name, ErrCrashed, err)
 		}
 		// A lost connection (plugins.ErrPluginShutdown, also a typed
 		// unavailable error) usually means the process is dying: wait for the
 		// exit to show.
 		var se *sdk.Error
-		if errors.As(err, &se) && !errors.Is(err, plugins.ErrPluginShutdown) {
+		if !exited && errors.As(err, &se) && !errors.Is(err, plugins.ErrPluginShutdown) {
 			return err
 		}
 		time.Sleep(d.opts.PollInterval)
 	}
-	if errors.Is(err, plugins.ErrPluginShutdown) {
+	if exited || errors.Is(err, plugins.ErrPluginShutdown) {
 		return fmt.Errorf("device %s: %w (connection lost: %v)", d.opts.Name, ErrCrashed, err)
 	}
 	return err
