@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -227,21 +230,24 @@ func TestCrashLoopUnhealthyCPUFallback(t *testing.T) {
 			t.Errorf("partition %d verified from %s, want the CPU fallback dev1", i, p.Device)
 		}
 	}
-	firstOnCPU := -1
-	for i, e := range events {
-		if e.Kind == api.EventPartitionProving && e.Device == "dev1" {
-			firstOnCPU = i
+	// The CPU took its first partition only once the GPU was out of service
+	// (the supervisor logs that right after the state changes; log times have
+	// millisecond precision).
+	m := regexp.MustCompile(`(?m)^(\S+) \[ERROR\] +zkhost\.device\.dev0: backend crashed too often; device taken out of service`).FindStringSubmatch(h.logText())
+	if m == nil {
+		t.Fatal("the daemon did not log taking dev0 out of service")
+	}
+	unhealthyAt, err := time.Parse(time.RFC3339, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eventsOf(events, api.EventPartitionProving) {
+		if e.Device == "dev1" {
+			if e.Time.Before(unhealthyAt.Add(-20 * time.Millisecond)) {
+				t.Errorf("the CPU device started proving at %s, before the GPU was given up at %s", e.Time.Format(time.StampMicro), unhealthyAt.Format(time.StampMicro))
+			}
 			break
 		}
-	}
-	lastCrash := -1
-	for i, e := range events {
-		if e.Kind == api.EventPartitionRetried {
-			lastCrash = i
-		}
-	}
-	if firstOnCPU >= 0 && firstOnCPU < lastCrash {
-		t.Errorf("the CPU device started proving (event %d) before the GPU was given up (event %d)", firstOnCPU, lastCrash)
 	}
 	// The daemon keeps serving on the fallback.
 	more := h.submit("merkle", 52, 2, api.ClassHigh)
@@ -256,4 +262,38 @@ func kinds(events []api.JobEvent) []string {
 		out[i] = e.Kind.String() + "@" + e.Device
 	}
 	return out
+}
+
+// TestVerifyCommand checks `zkhost verify` (the soak's independent verifier) on
+// proofs from the daemon: it passes them, and fails a proof checked against
+// another partition's public witness or against another circuit's key.
+func TestVerifyCommand(t *testing.T) {
+	h := newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}})
+	h.start()
+	job := h.submit("chain", 71, 2, api.ClassNormal)
+	done, _ := h.await(job.ID, time.Minute)
+	checkDone(t, done, "chain", 71, 2)
+	dir := t.TempDir()
+	writeProofs(t, dir, done)
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(zkhostBin(), append([]string{"verify"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("--keys", keyDir, "--circuit", "chain", dir)
+	if err != nil || !strings.Contains(out, "2 of 2 proofs verify") {
+		t.Fatalf("verify a directory: %v\n%s", err, out)
+	}
+	p0, p1 := filepath.Join(dir, "0.proof"), filepath.Join(dir, "1.public")
+	out, err = run("--keys", keyDir, "--circuit", "chain", p0, p1)
+	if err == nil || !strings.Contains(out, "FAIL "+p0) || !strings.Contains(out, "0 of 1 proofs verify") {
+		t.Errorf("proof 0 against public witness 1: %v\n%s", err, out)
+	}
+	out, err = run("--keys", keyDir, "--circuit", "merkle", dir)
+	if err == nil || !strings.Contains(out, "0 of 2 proofs verify") {
+		t.Errorf("chain proofs against merkle's key: %v\n%s", err, out)
+	}
+	out, err = run("--keys", keyDir, "--circuit", "chain", p0)
+	if err == nil || !strings.Contains(out, "has no public witness file after it") {
+		t.Errorf("a proof without its public witness: %v\n%s", err, out)
+	}
 }

@@ -90,14 +90,18 @@ func soak(t *testing.T, p soakParams) {
 		Devices: []deviceConf{
 			{Backend: cpuA, Options: map[string]string{"threads": "1"}},
 			{Backend: cpuB, Options: map[string]string{"threads": "1"}},
-			// A device that also lies and crashes now and then on its own.
+			// A device that also crashes, lies and hangs now and then on its own.
 			{Backend: flaky, Options: map[string]string{"threads": "1", "crash": "prove-mid", "crash-p": "0.03",
-				"invalid-p": "0.05", "seed": strconv.FormatUint(p.seed, 10), "run-file": runFile}},
+				"invalid-p": "0.05", "hang": "after-proof", "hang-p": "0.01",
+				"seed": strconv.FormatUint(p.seed, 10), "run-file": runFile}},
 		},
-		MaxAttempts: 10,
-		CrashLimit:  1000,
-		CrashWindow: time.Minute,
-		Workers:     2,
+		// Generous for a proof of these circuits on a loaded machine, so only a
+		// hang meets it.
+		ProveTimeout: 10 * time.Second,
+		MaxAttempts:  10,
+		CrashLimit:   1000,
+		CrashWindow:  time.Minute,
+		Workers:      2,
 	}
 	h := newHost(t, conf)
 	h.start()
