@@ -418,12 +418,20 @@ func buildView(a *Analysis, opts Options) view {
 			Max: formatDuration(p.Max), Total: formatDuration(p.Total), Busy: busy,
 		})
 	}
-	v.Summary = fmt.Sprintf("%s from %s: %d jobs, %d partitions, %d devices, devices busy %.1f%% of the time",
-		formatDuration(a.Span()), a.Start.Format(time.RFC3339), a.Jobs, a.Partitions, len(a.Devices), a.BusyPercent())
+	v.Summary = fmt.Sprintf("%s from %s: %s, %s, %s, devices busy %.1f%% of the time",
+		formatDuration(a.Span()), a.Start.Format(time.RFC3339), plural(a.Jobs, "job"), plural(a.Partitions, "partition"),
+		plural(len(a.Devices), "device"), a.BusyPercent())
 	return v
 }
 
 func partOf(k partKey) int { return k.part }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
 
 func barTitle(ev timeline.Event, t0 time.Time) string {
 	var b strings.Builder

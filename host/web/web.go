@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -180,6 +181,8 @@ func StatusJSON(ctx context.Context, svc api.Service, now time.Time) (*Status, e
 		}
 		out.BusyHistory = bh
 	}
+	// Newest first, whatever order the service lists them in.
+	sort.SliceStable(recent, func(a, b int) bool { return recent[a].CreatedAt.After(recent[b].CreatedAt) })
 	for _, j := range recent {
 		end := j.FinishedAt
 		if end.IsZero() {

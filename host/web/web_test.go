@@ -122,7 +122,8 @@ func TestStatusJSON(t *testing.T) {
 	if v := h[len(h)/2]; math.Abs(v-0.45) > 0.1 {
 		t.Errorf("dev1 busy share mid-history %.2f, want about 0.45", v)
 	}
-	if len(st.Jobs) != 4 || st.Jobs[2].Verified != 2 || math.Abs(st.Jobs[2].Seconds-43) > 1e-6 || st.Jobs[0].Seconds != 40 {
+	// Newest first: the queued job (2 s old), the running one (40 s), the done one (95 s), the failed one.
+	if len(st.Jobs) != 4 || st.Jobs[0].ID != "job-81bb0e4d" || st.Jobs[1].ID != "job-7f3a9c21" || st.Jobs[2].Verified != 2 || math.Abs(st.Jobs[2].Seconds-43) > 1e-6 || st.Jobs[1].Seconds != 40 {
 		t.Errorf("jobs %+v", st.Jobs)
 	}
 	if st.Budget.TotalBytes != 100<<30 || st.Synthesis.Capacity != 4 || st.UptimeSeconds != 11520 {
