@@ -66,7 +66,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer ws.Close(context.Background())
-		fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
+		if !cfg.LogJSON { // JSON logs stay JSON lines; the web logger said where it listens
+			fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
+		}
 	}
 	srv, err := api.Listen(api.Config{
 		Socket: cfg.API.Socket, SocketMode: cfg.API.SocketMode, SocketGroup: cfg.API.SocketGroup,

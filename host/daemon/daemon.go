@@ -269,7 +269,8 @@ func (d *Daemon) sizeCircuit(ce *circuitEntry) error {
 func (d *Daemon) startDevices(ctx context.Context) error {
 	for i, dc := range d.cfg.Devices {
 		name := fmt.Sprintf("dev%d", i)
-		lc := plugins.LaunchConfig{Path: dc.Backend, Logger: d.log.Named("backend." + name)}
+		// The device field survives in JSON logs, where a backend's own @module replaces the logger's name.
+		lc := plugins.LaunchConfig{Path: dc.Backend, Logger: d.log.Named("backend."+name).With("device", name)}
 		lc.Env = append(lc.Env, sdk.LogLevelEnv+"="+d.cfg.LogLevel) // backends log at the host's level
 		if dc.SHA256 != "" {
 			sum, err := hex.DecodeString(dc.SHA256)
