@@ -30,7 +30,11 @@ var candidates = []string{"chromium", "chromium-browser", "google-chrome", "goog
 // else the first of chromium, chromium-browser, google-chrome on $PATH.
 func Find() (string, error) {
 	if p := os.Getenv("ZKHOST_CHROMIUM"); p != "" {
-		return exec.LookPath(p)
+		path, err := exec.LookPath(p)
+		if err != nil {
+			return "", fmt.Errorf("$ZKHOST_CHROMIUM: %w; %w", err, ErrNotFound)
+		}
+		return path, nil
 	}
 	for _, c := range candidates {
 		if p, err := exec.LookPath(c); err == nil {
