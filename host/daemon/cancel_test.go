@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +151,82 @@ func TestCancelMidJob(t *testing.T) {
 	if again, err := f.c.Cancel(ctx, job.ID); err != nil || again.State != api.JobCancelled {
 		t.Errorf("second cancel: %v, state %s", err, again.State)
 	}
+}
+
+// TestCancelDuringSynthesis cancels a low job while its partition is being
+// synthesized and a normal job keeps the one device busy: the cancelled partition's
+// shared-memory file and memory go at once, not when the device would have reached
+// it after the normal job's partitions. The cancel lands inside the synthesis only
+// when synthesis is slow enough: reliably under -race (as `make test` runs it),
+// rarely without.
+func TestCancelDuringSynthesis(t *testing.T) {
+	f := start(t, opts{circuits: []string{small, big}})
+	ctx := testCtx(t, 2*time.Minute)
+	shmPath := shmDir(t, f.stateDir)
+	normalWs := witnesses(t, big, 3, 71)
+	normal := f.submit(ctx, big, api.ClassNormal, normalWs)
+	proving, _ := followUntil(ctx, f, normal.ID, func(e api.JobEvent) bool { return reached(e, 0, api.PartitionProving) })
+	<-proving
+
+	// A low job of many small partitions ahead of the one to cancel keeps the
+	// synthesis worker busy long enough to follow that one from its start.
+	ahead := f.submit(ctx, small, api.ClassLow, witnesses(t, small, 400, 72))
+	low := f.submit(ctx, big, api.ClassLow, witnesses(t, big, 2, 73))
+	cancelled := make(chan time.Time, 1)
+	_, errc := followUntil(ctx, f, low.ID, func(e api.JobEvent) bool {
+		if e.Kind == api.EventSnapshot && e.Job.Partitions[0].State != api.PartitionQueued {
+			t.Errorf("the partition to cancel left the queue before it was followed; make the job ahead bigger")
+		}
+		if e.Kind == api.EventPartitionSynthesizing && e.Partition == 0 {
+			if _, err := f.c.Cancel(ctx, low.ID); err != nil {
+				t.Errorf("cancel: %v", err)
+			}
+			cancelled <- time.Now()
+		}
+		return false
+	})
+	var at time.Time
+	select {
+	case at = <-cancelled:
+	case err := <-errc:
+		t.Fatalf("the low job's partition 0 was never seen synthesizing (await: %v)", err)
+	}
+	if _, err := f.c.Cancel(ctx, ahead.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Once the synthesis that was running when the cancel came has ended, nothing
+	// of the low jobs may wait for the device: no queued partition, no file.
+	eventually(t, 30*time.Second, "synthesis to end", func() bool {
+		st, err := f.c.Status(ctx)
+		return err == nil && st.SynthesisRunning == 0
+	})
+	st, err := f.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range st.Queues {
+		if q.Class == api.ClassLow && q.Partitions != 0 {
+			t.Errorf("%d low partitions still queued after both low jobs were cancelled", q.Partitions)
+		}
+	}
+	for _, n := range partitionFiles(t, shmPath) {
+		if strings.HasPrefix(n, low.ID) || strings.HasPrefix(n, ahead.ID) {
+			t.Errorf("partition file %s of a cancelled job left", n)
+		}
+	}
+	j, err := f.c.Get(ctx, normal.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checked %s after the cancel; the normal job has %d/3 verified", time.Since(at), j.Count(api.PartitionVerified))
+	if !j.Partitions[2].ProveStart.IsZero() {
+		t.Logf("the device reached the normal job's last partition before the check; the check above proves less")
+	}
+	// Nothing of the cancelled jobs is held: once the normal job is done, the
+	// budget is back to the keys and no partition file is left.
+	verifyProofs(t, big, f.await(ctx, normal.ID), normalWs)
+	eventually(t, 5*time.Second, "budget back to the keys, no partition file", func() bool {
+		st, err := f.c.Status(ctx)
+		return err == nil && st.Budget.UsedBytes == keyBytes(t, small, big) && len(partitionFiles(t, shmPath)) == 0
+	})
 }

@@ -115,6 +115,16 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	d.metrics.ObserveSynthesis(j.class.String(), synthEnd.Sub(start))
 	if err := d.readyQ.Push(it); err != nil {
 		d.failTask(t, fmt.Sprintf("ready queue: %v", err), false)
+		return
+	}
+	if j.ctx.Err() != nil {
+		// Cancelled while this partition was synthesized: endJob emptied the
+		// queues before the push, so drop it here, or its file and memory wait
+		// for a device slot behind every other queued partition. (endJob cancels
+		// j.ctx before it empties the queues, so one of the two removes it.)
+		for _, it := range d.readyQ.Remove(j.seq) {
+			d.releaseTask(it.Value)
+		}
 	}
 }
 
