@@ -19,29 +19,137 @@
 
 #include "field.cuh"
 
-// fmul / fsqr are the field products the point formulas use. On the device
-// the Fq product is one out-of-line function: inlining its ~600 instructions
-// at every use made G2 kernels take minutes to compile, spill, and overflow
-// the instruction cache; arguments and result travel in registers (no stack
-// frame), so a call costs a few dozen moves.
+// ---- field primitives ------------------------------------------------------
+//
+// The point formulas use fadd, fsub, fdbl, fneg, fmul and fsqr, never the
+// field's operators directly. On the host these are field.cuh's (portable,
+// correct) operators. On the device they are built here from carry chains in
+// which EVERY instruction is an `asm volatile` statement: field.cuh's
+// add_ptx / sub_ptx / reduce_ptx use plain `asm`, and the borrow read
+// `subc.u32 r, 0, 0` has no inputs, so the compiler treats it as a constant
+// and merges or hoists it (the PTX of a loop over subtractions held one
+// borrow read for 28 subtractions): every device sum was then wrong. Volatile
+// statements keep their order and are never merged. The product reuses
+// field.cuh's even/odd rows (already volatile) with a volatile final step.
+namespace zk_dev {
 #ifdef __CUDA_ARCH__
-__device__ __noinline__ fq_t fq_mul_call(fq_t a, fq_t b) { return a * b; }
+// reduce_v: x -= p when x >= p (x < 2p).
+template <class P>
+__device__ __forceinline__ void reduce_v(uint32_t* x) {
+    constexpr int N = P::N;
+    uint32_t t[N], borrow;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(t[0]) : "r"(x[0]), "r"(P::p(0)));
+#pragma unroll
+    for (int i = 1; i < N; i++)
+        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(t[i]) : "r"(x[i]), "r"(P::p(i)));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+    // borrow is all ones when x < p: keep x.
+#pragma unroll
+    for (int i = 0; i < N; i++) x[i] = borrow ? x[i] : t[i];
+}
+
+// add_v: a + b mod p (a + b < 2p < 2^(32N): no carry out).
+template <class P>
+__device__ __forceinline__ mont_t<P> add_v(const mont_t<P>& a, const mont_t<P>& b) {
+    constexpr int N = P::N;
+    mont_t<P> r;
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r.l[0]) : "r"(a.l[0]), "r"(b.l[0]));
+#pragma unroll
+    for (int i = 1; i < N - 1; i++)
+        asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r.l[i]) : "r"(a.l[i]), "r"(b.l[i]));
+    asm volatile("addc.u32 %0, %1, %2;" : "=r"(r.l[N - 1]) : "r"(a.l[N - 1]), "r"(b.l[N - 1]));
+    reduce_v<P>(r.l);
+    return r;
+}
+
+// sub_v: a - b mod p.
+template <class P>
+__device__ __forceinline__ mont_t<P> sub_v(const mont_t<P>& a, const mont_t<P>& b) {
+    constexpr int N = P::N;
+    mont_t<P> r;
+    uint32_t borrow;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r.l[0]) : "r"(a.l[0]), "r"(b.l[0]));
+#pragma unroll
+    for (int i = 1; i < N; i++)
+        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r.l[i]) : "r"(a.l[i]), "r"(b.l[i]));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+    // On borrow add p back (p & borrow is p or 0).
+    asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(r.l[0]) : "r"(P::p(0) & borrow));
+#pragma unroll
+    for (int i = 1; i < N - 1; i++)
+        asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(r.l[i]) : "r"(P::p(i) & borrow));
+    asm volatile("addc.u32 %0, %0, %1;" : "+r"(r.l[N - 1]) : "r"(P::p(N - 1) & borrow));
+    return r;
+}
+
+// mul_v: the even/odd Montgomery product of field.cuh (mont_t::mul_eo) with
+// a volatile final addition and reduction.
+template <class P>
+__device__ __forceinline__ mont_t<P> mul_v(const mont_t<P>& a, const mont_t<P>& b) {
+    constexpr int N = P::N;
+    mont_t<P> even, odd;
+#pragma unroll
+    for (int i = 0; i < N; i += 2) {
+        mont_t<P>::mad_row_redc(even.l, odd.l, a.l, b.l[i], i == 0);
+        mont_t<P>::mad_row_redc(odd.l, even.l, a.l, b.l[i + 1], false);
+    }
+    // T = odd + W*even with odd[0] == 0: result = even + odd/W.
+    asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(even.l[0]) : "r"(odd.l[1]));
+#pragma unroll
+    for (int i = 1; i < N - 1; i++)
+        asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(even.l[i]) : "r"(odd.l[i + 1]));
+    asm volatile("addc.u32 %0, %0, %1;" : "+r"(even.l[N - 1]) : "r"(0u));
+    reduce_v<P>(even.l);
+    return even;
+}
+
+// The Fq product is one out-of-line function: inlining its ~600
+// instructions at every use made G2 kernels take minutes to compile, spill,
+// and overflow the instruction cache. Arguments and result travel in
+// registers (no stack frame), so a call costs a few dozen moves.
+__device__ __noinline__ fq_t fq_mul_call(fq_t a, fq_t b) { return mul_v<fq_params>(a, b); }
 #endif
+}  // namespace zk_dev
+
+ZK_HD fq_t fadd(const fq_t& a, const fq_t& b) {
+#ifdef __CUDA_ARCH__
+    return zk_dev::add_v<fq_params>(a, b);
+#else
+    return a + b;
+#endif
+}
+ZK_HD fq_t fsub(const fq_t& a, const fq_t& b) {
+#ifdef __CUDA_ARCH__
+    return zk_dev::sub_v<fq_params>(a, b);
+#else
+    return a - b;
+#endif
+}
+ZK_HD fq_t fdbl(const fq_t& a) { return fadd(a, a); }
+ZK_HD fq_t fneg(const fq_t& a) { return fsub(fq_t::zero(), a); }
 ZK_HD fq_t fmul(const fq_t& a, const fq_t& b) {
 #ifdef __CUDA_ARCH__
-    return fq_mul_call(a, b);
+    return zk_dev::fq_mul_call(a, b);
 #else
     return a * b;
 #endif
 }
 ZK_HD fq_t fsqr(const fq_t& a) { return fmul(a, a); }
 
-// fq2_t is an element c0 + c1*u of Fq2 = Fq[u]/(u^2+1), laid out as gnark's
-// E2 {A0, A1}.
-struct fq2_t;
-ZK_HD fq2_t fmul(const fq2_t& a, const fq2_t& b);
-ZK_HD fq2_t fsqr(const fq2_t& a);
+// fr_from_mont returns the integer a (canonical limbs) of a Montgomery form
+// a*R: the product with the plain integer 1.
+ZK_HD fr_t fr_from_mont(const fr_t& a) {
+#ifdef __CUDA_ARCH__
+    fr_t one_raw = fr_t::zero();
+    one_raw.l[0] = 1;
+    return zk_dev::mul_v<fr_params>(a, one_raw);
+#else
+    return a.from_montgomery();
+#endif
+}
 
+// fq2_t is an element c0 + c1*u of Fq2 = Fq[u]/(u^2+1), laid out as gnark's
+// E2 {A0, A1}. Its arithmetic is the free functions below.
 struct fq2_t {
     fq_t c0, c1;
 
@@ -60,53 +168,45 @@ struct fq2_t {
     ZK_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
     ZK_HD friend bool operator==(const fq2_t& a, const fq2_t& b) { return a.c0 == b.c0 && a.c1 == b.c1; }
     ZK_HD friend bool operator!=(const fq2_t& a, const fq2_t& b) { return !(a == b); }
-
-    ZK_HD friend fq2_t operator+(const fq2_t& a, const fq2_t& b) {
-        fq2_t r;
-        r.c0 = a.c0 + b.c0;
-        r.c1 = a.c1 + b.c1;
-        return r;
-    }
-    ZK_HD friend fq2_t operator-(const fq2_t& a, const fq2_t& b) {
-        fq2_t r;
-        r.c0 = a.c0 - b.c0;
-        r.c1 = a.c1 - b.c1;
-        return r;
-    }
-    ZK_HD fq2_t operator-() const {
-        fq2_t r;
-        r.c0 = -c0;
-        r.c1 = -c1;
-        return r;
-    }
-    ZK_HD fq2_t dbl() const {
-        fq2_t r;
-        r.c0 = c0.dbl();
-        r.c1 = c1.dbl();
-        return r;
-    }
-    // operator* is Karatsuba: 3 Fq products instead of 4.
-    ZK_HD friend fq2_t operator*(const fq2_t& a, const fq2_t& b) {
-        fq_t v0 = fmul(a.c0, b.c0);
-        fq_t v1 = fmul(a.c1, b.c1);
-        fq_t s = fmul(a.c0 + a.c1, b.c0 + b.c1);
-        fq2_t r;
-        r.c0 = v0 - v1;
-        r.c1 = s - v0 - v1;
-        return r;
-    }
-    // sqr is (c0+c1)(c0-c1) + 2 c0 c1 u: 2 Fq products.
-    ZK_HD fq2_t sqr() const {
-        fq_t t = fmul(c0, c1);
-        fq2_t r;
-        r.c0 = fmul(c0 + c1, c0 - c1);
-        r.c1 = t.dbl();
-        return r;
-    }
 };
 
-ZK_HD fq2_t fmul(const fq2_t& a, const fq2_t& b) { return a * b; }
-ZK_HD fq2_t fsqr(const fq2_t& a) { return a.sqr(); }
+ZK_HD fq2_t fadd(const fq2_t& a, const fq2_t& b) {
+    fq2_t r;
+    r.c0 = fadd(a.c0, b.c0);
+    r.c1 = fadd(a.c1, b.c1);
+    return r;
+}
+ZK_HD fq2_t fsub(const fq2_t& a, const fq2_t& b) {
+    fq2_t r;
+    r.c0 = fsub(a.c0, b.c0);
+    r.c1 = fsub(a.c1, b.c1);
+    return r;
+}
+ZK_HD fq2_t fdbl(const fq2_t& a) { return fadd(a, a); }
+ZK_HD fq2_t fneg(const fq2_t& a) {
+    fq2_t r;
+    r.c0 = fneg(a.c0);
+    r.c1 = fneg(a.c1);
+    return r;
+}
+// fmul is Karatsuba: 3 Fq products instead of 4.
+ZK_HD fq2_t fmul(const fq2_t& a, const fq2_t& b) {
+    fq_t v0 = fmul(a.c0, b.c0);
+    fq_t v1 = fmul(a.c1, b.c1);
+    fq_t s = fmul(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
+    fq2_t r;
+    r.c0 = fsub(v0, v1);
+    r.c1 = fsub(fsub(s, v0), v1);
+    return r;
+}
+// fsqr is (c0+c1)(c0-c1) + 2 c0 c1 u: 2 Fq products.
+ZK_HD fq2_t fsqr(const fq2_t& a) {
+    fq_t t = fmul(a.c0, a.c1);
+    fq2_t r;
+    r.c0 = fmul(fadd(a.c0, a.c1), fsub(a.c0, a.c1));
+    r.c1 = fdbl(t);
+    return r;
+}
 
 // affine_t is a point in gnark's affine layout; all-zero is infinity.
 template <class F>
@@ -132,14 +232,14 @@ struct jac_t {
         F a = fsqr(x);
         F b = fsqr(y);
         F c = fsqr(b);
-        F d = (fsqr(x + b) - a - c).dbl();
-        F e = a.dbl() + a;
+        F d = fdbl(fsub(fsub(fsqr(fadd(x, b)), a), c));
+        F e = fadd(fdbl(a), a);
         F f = fsqr(e);
         jac_t r;
-        r.x = f - d.dbl();
-        F c8 = c.dbl().dbl().dbl();
-        r.y = fmul(e, d - r.x) - c8;
-        r.z = fmul(y, z).dbl();
+        r.x = fsub(f, fdbl(d));
+        F c8 = fdbl(fdbl(fdbl(c)));
+        r.y = fsub(fmul(e, fsub(d, r.x)), c8);
+        r.z = fdbl(fmul(y, z));
         return r;
     }
 };
@@ -200,14 +300,14 @@ struct xyzz_t {
 
     // dbl_affine sets this to 2*(ax, ay) (mdbl-2008-s-1, a = 0).
     ZK_HD void dbl_affine(const F& ax, const F& ay) {
-        F u = ay.dbl();
+        F u = fdbl(ay);
         F v = fsqr(u);
         F w = fmul(u, v);
         F s = fmul(ax, v);
         F xx = fsqr(ax);
-        F m = xx.dbl() + xx;
-        x = fsqr(m) - s.dbl();
-        y = fmul(m, s - x) - fmul(w, ay);
+        F m = fadd(fdbl(xx), xx);
+        x = fsub(fsqr(m), fdbl(s));
+        y = fsub(fmul(m, fsub(s, x)), fmul(w, ay));
         zz = v;
         zzz = w;
     }
@@ -215,14 +315,14 @@ struct xyzz_t {
     // dbl doubles this in place (dbl-2008-s-1, a = 0).
     ZK_HD void dbl() {
         if (is_inf()) return;
-        F u = y.dbl();
+        F u = fdbl(y);
         F v = fsqr(u);
         F w = fmul(u, v);
         F s = fmul(x, v);
         F xx = fsqr(x);
-        F m = xx.dbl() + xx;
-        F x3 = fsqr(m) - s.dbl();
-        y = fmul(m, s - x3) - fmul(w, y);
+        F m = fadd(fdbl(xx), xx);
+        F x3 = fsub(fsqr(m), fdbl(s));
+        y = fsub(fmul(m, fsub(s, x3)), fmul(w, y));
         x = x3;
         zz = fmul(v, zz);
         zzz = fmul(w, zzz);
@@ -240,8 +340,8 @@ struct xyzz_t {
         }
         F u2 = fmul(ax, zz);
         F s2 = fmul(ay, zzz);
-        F p = u2 - x;
-        F r = s2 - y;
+        F p = fsub(u2, x);
+        F r = fsub(s2, y);
         if (p.is_zero()) {
             if (r.is_zero()) {
                 dbl_affine(ax, ay);
@@ -253,8 +353,8 @@ struct xyzz_t {
         F pp = fsqr(p);
         F ppp = fmul(p, pp);
         F q = fmul(x, pp);
-        F x3 = fsqr(r) - ppp - q.dbl();
-        y = fmul(r, q - x3) - fmul(y, ppp);
+        F x3 = fsub(fsub(fsqr(r), ppp), fdbl(q));
+        y = fsub(fmul(r, fsub(q, x3)), fmul(y, ppp));
         x = x3;
         zz = fmul(zz, pp);
         zzz = fmul(zzz, ppp);
@@ -271,8 +371,8 @@ struct xyzz_t {
         F u2 = fmul(o.x, zz);
         F s1 = fmul(y, o.zzz);
         F s2 = fmul(o.y, zzz);
-        F p = u2 - u1;
-        F r = s2 - s1;
+        F p = fsub(u2, u1);
+        F r = fsub(s2, s1);
         if (p.is_zero()) {
             if (r.is_zero()) {
                 dbl();
@@ -284,8 +384,8 @@ struct xyzz_t {
         F pp = fsqr(p);
         F ppp = fmul(p, pp);
         F q = fmul(u1, pp);
-        F x3 = fsqr(r) - ppp - q.dbl();
-        y = fmul(r, q - x3) - fmul(s1, ppp);
+        F x3 = fsub(fsub(fsqr(r), ppp), fdbl(q));
+        y = fsub(fmul(r, fsub(q, x3)), fmul(s1, ppp));
         x = x3;
         zz = fmul(fmul(zz, o.zz), pp);
         zzz = fmul(fmul(zzz, o.zzz), ppp);

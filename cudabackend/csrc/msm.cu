@@ -505,7 +505,7 @@ int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream
     CU(cudaMemcpyAsync(out, d_out, sizeof(J), cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
 
-    t.upload_ms = elapsed(ev_start, ev_up);
+    t.upload_ms = on_dev ? 0.0f : elapsed(ev_start, ev_up);
     for (size_t k = 0; k < nchunks; k++) {
         t.sort_ms += elapsed(k == 0 ? ev_up : ev_red[k - 1], ev_sort[k]);
         t.accum_ms += elapsed(ev_sort[k], ev_acc[k]);

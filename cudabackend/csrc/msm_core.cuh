@@ -54,7 +54,7 @@ ZK_HD void stp(T* p, const T& v) {
 // and writes the (key, val) pair of each window at [w*n + i].
 ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nwin, uint32_t* keys,
                       uint32_t* vals) {
-    fr_t s = ldp(scalars + i).from_montgomery();
+    fr_t s = fr_from_mont(ldp(scalars + i));
     const uint32_t m = 1u << (c - 1);
     const uint32_t full = 1u << c;
     const uint32_t mask = full - 1;
@@ -130,7 +130,7 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
             const uint32_t v = vals[i];
             affine_t<F> p = ldp(bases + (v & ~SIGN));
             if (!p.is_inf()) {
-                if (v & SIGN) p.y = -p.y;
+                if (v & SIGN) p.y = fneg(p.y);
                 acc.add_affine(p.x, p.y);
             }
         } else {

@@ -92,24 +92,24 @@ static affine_t<F> to_affine(const xyzz_t<F>& p) {
         a.y = F::zero();
         return a;
     }
-    a.x = p.x * inv(p.zz);
-    a.y = p.y * inv(p.zzz);
+    a.x = fmul(p.x, inv(p.zz));
+    a.y = fmul(p.y, inv(p.zzz));
     return a;
 }
 
 template <class F>
 static bool on_curve(const affine_t<F>& a) {
     if (a.is_inf()) return true;
-    return a.y * a.y == a.x * a.x * a.x + curve_b((F*)nullptr);
+    return fsqr(a.y) == fadd(fmul(fsqr(a.x), a.x), curve_b((F*)nullptr));
 }
 
 // jac_eq compares Jacobian points as gnark's Equal does.
 template <class F>
 static bool jac_eq(const jac_t<F>& p, const jac_t<F>& q) {
     if (p.z.is_zero() || q.z.is_zero()) return p.z.is_zero() && q.z.is_zero();
-    F pz2 = p.z * p.z, qz2 = q.z * q.z;
-    if (!(p.x * qz2 == q.x * pz2)) return false;
-    return p.y * qz2 * q.z == q.y * pz2 * p.z;
+    F pz2 = fsqr(p.z), qz2 = fsqr(q.z);
+    if (!(fmul(p.x, qz2) == fmul(q.x, pz2))) return false;
+    return fmul(fmul(p.y, qz2), q.z) == fmul(fmul(q.y, pz2), p.z);
 }
 
 // Canonical scalars (little-endian 32-bit limbs, < r).
@@ -268,7 +268,7 @@ static void run_group(const char* group) {
     for (int i = 0; i < 8; i++) r.l[i] = fr_params::p(i);
     CHECK(smul(g, r).is_inf(), "%s [r]G is not infinity", group);
     affine_t<F> mg = to_affine(smul(g, fr_rm1()));
-    CHECK(mg.x == g.x && mg.y == -g.y, "%s [r-1]G != -G", group);
+    CHECK(mg.x == g.x && mg.y == fneg(g.y), "%s [r-1]G != -G", group);
     jac_t<F> j = c3.to_jac();
     for (int i = 0; i < 5; i++) j = j.dbl();
     P x = P::from_jac(j);
@@ -311,7 +311,7 @@ static void run_group(const char* group) {
     }
     {
         affine_t<F> p = pool[9], q = pool[9];
-        q.y = -q.y;
+        q.y = fneg(q.y);
         check_case(group, "P and -P", std::vector<affine_t<F>>{p, q, p, q}, fill(4, fr_small(77)), cfgs);
     }
 }
