@@ -440,3 +440,28 @@ func reached(e api.JobEvent, idx int, s api.PartitionState) bool {
 	}
 	return e.Kind == api.EventSnapshot && e.Job != nil && idx < len(e.Job.Partitions) && e.Job.Partitions[idx].State == s
 }
+
+// checkTimes checks the phase times a done job's partitions carry (what `zkhost job`
+// and `zkhost submit --wait` show): each set, in pipeline order.
+func checkTimes(t *testing.T, job api.Job) {
+	t.Helper()
+	for _, p := range job.Partitions {
+		steps := []struct {
+			name string
+			at   time.Time
+		}{
+			{"queued", p.QueuedAt}, {"synthesis start", p.SynthStart}, {"synthesis end", p.SynthEnd},
+			{"prove start", p.ProveStart}, {"prove end", p.ProveEnd}, {"verified", p.VerifiedAt},
+		}
+		for i, s := range steps {
+			if s.at.IsZero() {
+				t.Errorf("job %s partition %d: no %s time", job.ID, p.Index, s.name)
+				continue
+			}
+			if i > 0 && s.at.Before(steps[i-1].at) {
+				t.Errorf("job %s partition %d: %s (%s) before %s (%s)", job.ID, p.Index, s.name,
+					s.at.Format(time.StampMicro), steps[i-1].name, steps[i-1].at.Format(time.StampMicro))
+			}
+		}
+	}
+}

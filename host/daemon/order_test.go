@@ -79,6 +79,7 @@ func TestPriorityOrder(t *testing.T) {
 	}
 	for _, s := range subs {
 		verifyProofs(t, small, s.final, s.ws)
+		checkTimes(t, s.final)
 		if s.final.Class != s.class {
 			t.Errorf("%s: class %s, submitted %s", s.name, s.final.Class, s.class)
 		}
