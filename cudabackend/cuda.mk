@@ -50,7 +50,8 @@ cuda-clean:
 # cuda-hosttest builds every cudabackend/csrc/hosttest/*.cpp with the host
 # compiler and runs it: CPU emulations of the kernels' index math and
 # arithmetic (ntt_emu: the NTT passes against a naive DFT and the definition
-# of H, ~20 s). No GPU or nvcc needed.
+# of H, ~20 s; field_emu: field.cuh's carry-chain arithmetic against the
+# portable references). No GPU or nvcc needed.
 CUDA_HOSTTEST_SRCS := $(wildcard $(CUDA_SRCDIR)/hosttest/*.cpp)
 CUDA_HOSTTEST_BINS := $(patsubst $(CUDA_SRCDIR)/hosttest/%.cpp,$(CUDA_OUTDIR)/hosttest/%,$(CUDA_HOSTTEST_SRCS))
 

@@ -11,9 +11,11 @@
 // representations. Both moduli leave the top bit of the top limb clear
 // (p < R/2), which the multiplication relies on (no extra carry word).
 //
-// Header-only. Arithmetic is __host__ __device__; on the device the hot paths
-// (add, sub, mul) use PTX carry chains, on the host portable 64-bit C++ that
-// serves as the reference the device code is tested against.
+// Header-only. Arithmetic is __host__ __device__. On the device add, sub and
+// mul run as PTX carry chains (zk_chain); the host runs the same chain code
+// with an emulated carry flag, so hosttest/field_emu.cpp checks the device
+// algorithms against the portable references (add_ref, sub_ref, mul_ref)
+// without a GPU. The host operators use the references.
 #pragma once
 
 #include <stdint.h>
@@ -98,6 +100,9 @@ struct zk_chain {
     __device__ __forceinline__ uint32_t add_cc(uint32_t a, uint32_t b) { ZK_ASM2("add.cc.u32") }
     __device__ __forceinline__ uint32_t addc_cc(uint32_t a, uint32_t b) { ZK_ASM2("addc.cc.u32") }
     __device__ __forceinline__ uint32_t addc(uint32_t a, uint32_t b) { ZK_ASM2("addc.u32") }
+    __device__ __forceinline__ uint32_t sub_cc(uint32_t a, uint32_t b) { ZK_ASM2("sub.cc.u32") }
+    __device__ __forceinline__ uint32_t subc_cc(uint32_t a, uint32_t b) { ZK_ASM2("subc.cc.u32") }
+    __device__ __forceinline__ uint32_t subc(uint32_t a, uint32_t b) { ZK_ASM2("subc.u32") }
 #undef ZK_ASM3
 #undef ZK_ASM2
 #else
@@ -131,6 +136,21 @@ struct zk_chain {
     }
     uint32_t addc(uint32_t a, uint32_t b) {
         uint32_t r = addc_cc(a, b);
+        cf = 0;
+        return r;
+    }
+    // Subtraction: cf is the borrow (PTX subc computes a - (b + CF)).
+    uint32_t subc_cc(uint32_t a, uint32_t b) {
+        uint64_t d = (uint64_t)a - b - cf;
+        cf = (uint32_t)(d >> 63) & 1;
+        return (uint32_t)d;
+    }
+    uint32_t sub_cc(uint32_t a, uint32_t b) {
+        cf = 0;
+        return subc_cc(a, b);
+    }
+    uint32_t subc(uint32_t a, uint32_t b) {
+        uint32_t r = subc_cc(a, b);
         cf = 0;
         return r;
     }
@@ -186,7 +206,7 @@ struct mont_t {
 
     // ---- raw limb helpers (portable) ---------------------------------------
 
-    // sub_p_if_ge subtracts p from x when x >= p (x < 2p, N limbs).
+    // reduce_once subtracts p from x when x >= p (x < 2p, N limbs).
     ZK_HD static void reduce_once(uint32_t* x) {
         uint32_t t[N];
         uint64_t borrow = 0;
@@ -203,14 +223,15 @@ struct mont_t {
     }
 
     // ---- addition --------------------------------------------------------
+    //
+    // add_chain / sub_chain / reduce_chain are the carry-chain versions (PTX
+    // on the device, emulated on the host, where tests compare them with
+    // add_ref / sub_ref); the operators use the chains on the device and the
+    // plain C++ versions on the host.
 
-    ZK_HD friend mont_t operator+(const mont_t& a, const mont_t& b) {
+    // add_ref is the portable a + b mod p.
+    ZK_HD static mont_t add_ref(const mont_t& a, const mont_t& b) {
         mont_t r;
-#ifdef __CUDA_ARCH__
-        r = a;
-        add_ptx(r.l, b.l);
-        reduce_ptx(r.l);
-#else
         uint64_t carry = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
@@ -220,16 +241,12 @@ struct mont_t {
         }
         // p < R/2 so a+b < 2p < R: no carry out of the top limb.
         reduce_once(r.l);
-#endif
         return r;
     }
 
-    ZK_HD friend mont_t operator-(const mont_t& a, const mont_t& b) {
+    // sub_ref is the portable a - b mod p.
+    ZK_HD static mont_t sub_ref(const mont_t& a, const mont_t& b) {
         mont_t r;
-#ifdef __CUDA_ARCH__
-        r = a;
-        sub_ptx(r.l, b.l);
-#else
         uint64_t borrow = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
@@ -246,8 +263,64 @@ struct mont_t {
             r.l[i] = (uint32_t)s;
             carry = s >> 32;
         }
-#endif
         return r;
+    }
+
+    // reduce_chain: x -= p if x >= p (x < 2p).
+    ZK_HD static void reduce_chain(uint32_t* x) {
+        uint32_t t[N];
+        zk_chain c;
+        t[0] = c.sub_cc(x[0], P::p(0));
+#pragma unroll
+        for (int i = 1; i < N; i++) t[i] = c.subc_cc(x[i], P::p(i));
+        // all ones when the subtraction borrowed, i.e. x < p: keep x.
+        uint32_t borrow = c.subc(0, 0);
+#pragma unroll
+        for (int i = 0; i < N; i++) x[i] = borrow ? x[i] : t[i];
+    }
+
+    // add_chain is a + b mod p with carry chains.
+    ZK_HD static mont_t add_chain(const mont_t& a, const mont_t& b) {
+        mont_t r;
+        zk_chain c;
+        r.l[0] = c.add_cc(a.l[0], b.l[0]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) r.l[i] = c.addc_cc(a.l[i], b.l[i]);
+        r.l[N - 1] = c.addc(a.l[N - 1], b.l[N - 1]);
+        reduce_chain(r.l);
+        return r;
+    }
+
+    // sub_chain is a - b mod p with carry chains.
+    ZK_HD static mont_t sub_chain(const mont_t& a, const mont_t& b) {
+        mont_t r;
+        zk_chain c;
+        r.l[0] = c.sub_cc(a.l[0], b.l[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) r.l[i] = c.subc_cc(a.l[i], b.l[i]);
+        uint32_t mask = c.subc(0, 0);  // all ones on borrow: add p back
+        zk_chain c2;
+        r.l[0] = c2.add_cc(r.l[0], P::p(0) & mask);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) r.l[i] = c2.addc_cc(r.l[i], P::p(i) & mask);
+        r.l[N - 1] = c2.addc(r.l[N - 1], P::p(N - 1) & mask);
+        return r;
+    }
+
+    ZK_HD friend mont_t operator+(const mont_t& a, const mont_t& b) {
+#ifdef __CUDA_ARCH__
+        return add_chain(a, b);
+#else
+        return add_ref(a, b);
+#endif
+    }
+
+    ZK_HD friend mont_t operator-(const mont_t& a, const mont_t& b) {
+#ifdef __CUDA_ARCH__
+        return sub_chain(a, b);
+#else
+        return sub_ref(a, b);
+#endif
     }
 
     ZK_HD mont_t operator-() const { return zero() - *this; }
@@ -359,46 +432,6 @@ struct mont_t {
         return r;
     }
 
-#ifdef __CUDA_ARCH__
-    // ---- device fast paths (PTX carry chains) -----------------------------
-
-    // add_ptx: x += y (N limbs, no carry out since x+y < 2p < R).
-    __device__ __forceinline__ static void add_ptx(uint32_t* x, const uint32_t* y) {
-        asm("add.cc.u32 %0, %0, %1;" : "+r"(x[0]) : "r"(y[0]));
-#pragma unroll
-        for (int i = 1; i < N - 1; i++) asm("addc.cc.u32 %0, %0, %1;" : "+r"(x[i]) : "r"(y[i]));
-        asm("addc.u32 %0, %0, %1;" : "+r"(x[N - 1]) : "r"(y[N - 1]));
-    }
-
-    // reduce_ptx: x -= p if x >= p (x < 2p).
-    __device__ __forceinline__ static void reduce_ptx(uint32_t* x) {
-        uint32_t t[N], borrow;
-        asm("sub.cc.u32 %0, %1, %2;" : "=r"(t[0]) : "r"(x[0]), "r"(P::p(0)));
-#pragma unroll
-        for (int i = 1; i < N; i++)
-            asm("subc.cc.u32 %0, %1, %2;" : "=r"(t[i]) : "r"(x[i]), "r"(P::p(i)));
-        asm("subc.u32 %0, 0, 0;" : "=r"(borrow));
-        // borrow == 0xffffffff: x < p, keep x.
-#pragma unroll
-        for (int i = 0; i < N; i++) x[i] = borrow ? x[i] : t[i];
-    }
-
-    // sub_ptx: x = x - y mod p.
-    __device__ __forceinline__ static void sub_ptx(uint32_t* x, const uint32_t* y) {
-        uint32_t borrow;
-        asm("sub.cc.u32 %0, %0, %1;" : "+r"(x[0]) : "r"(y[0]));
-#pragma unroll
-        for (int i = 1; i < N; i++) asm("subc.cc.u32 %0, %0, %1;" : "+r"(x[i]) : "r"(y[i]));
-        asm("subc.u32 %0, 0, 0;" : "=r"(borrow));
-        asm("add.cc.u32 %0, %0, %1;" : "+r"(x[0]) : "r"(P::p(0) & borrow));
-#pragma unroll
-        for (int i = 1; i < N - 1; i++)
-            asm("addc.cc.u32 %0, %0, %1;" : "+r"(x[i]) : "r"(P::p(i) & borrow));
-        asm("addc.u32 %0, %0, %1;" : "+r"(x[N - 1]) : "r"(P::p(N - 1) & borrow));
-    }
-
-#endif
-
     // ---- even/odd Montgomery product (the device path) ---------------------
     //
     // The running sum T is kept as two arrays, T = even + W*odd (W = 2^32):
@@ -482,11 +515,7 @@ struct mont_t {
 #pragma unroll
         for (int i = 1; i < N - 1; i++) even.l[i] = c.addc_cc(even.l[i], odd.l[i + 1]);
         even.l[N - 1] = c.addc(even.l[N - 1], 0);
-#ifdef __CUDA_ARCH__
-        reduce_ptx(even.l);
-#else
-        reduce_once(even.l);
-#endif
+        reduce_chain(even.l);
         return even;
     }
 
