@@ -92,12 +92,12 @@ func soak(t *testing.T, p soakParams) {
 			{Backend: cpuB, Options: map[string]string{"threads": "1"}},
 			// A device that also crashes, lies and hangs now and then on its own.
 			{Backend: flaky, Options: map[string]string{"threads": "1", "crash": "prove-mid", "crash-p": "0.03",
-				"invalid-p": "0.05", "hang": "after-proof", "hang-p": "0.01",
+				"invalid-p": "0.05", "hang": "after-proof", "hang-p": "0.02",
 				"seed": strconv.FormatUint(p.seed, 10), "run-file": runFile}},
 		},
 		// Generous for a proof of these circuits on a loaded machine, so only a
 		// hang meets it.
-		ProveTimeout: 10 * time.Second,
+		ProveTimeout: 5 * time.Second,
 		MaxAttempts:  10,
 		CrashLimit:   1000,
 		CrashWindow:  time.Minute,
@@ -329,7 +329,9 @@ func soakSummary(h *host, p soakParams, jobs []soakJob, c *soakCounts, elapsed t
 		{"backend restarts", count("backend ready: ") - devices*starts},
 		{"partition retries", count("partition attempt failed; retrying")},
 		{"invalid proofs caught by the finalizer", count("device returned a proof that does not verify")},
-		{"hung backends killed at the prove deadline", count("backend did not answer within its deadline")},
+		{"faults injected by the flaky backend: crash / hang / invalid", fmt.Sprintf("%d / %d / %d",
+			count("fault: crashing"), count("fault: hanging"), count("fault: answering an invalid proof"))},
+		{"hung backends killed at the prove deadline (others met a kill -9 first)", count("backend did not answer within its deadline")},
 		{"host SIGKILLs + restarts", c.hostKills},
 		{"stale shm files after host kills / reaped at restart", fmt.Sprintf("%d / %d", c.staleShm, reaped)},
 		{"slowest backend exit after a host kill", c.orphanWaitMax.Round(time.Millisecond).String()},
