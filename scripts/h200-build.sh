@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=bin/h200
 rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
-make cuda-lib
+# The H200 needs sm_90 only; CI and `make cuda` build every architecture.
+make cuda-lib CUDA_ARCH_FLAGS="-gencode arch=compute_90,code=[sm_90,compute_90]"
 LD='-s -w'
 go build -ldflags "$LD" -o "$OUTDIR/zkhost" ./cmd/zkhost
 go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost-backend-cuda
