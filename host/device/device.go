@@ -21,6 +21,13 @@ var ErrCrashed = errors.New("backend process exited")
 // end counts as having missed the deadline (gRPC rounds the deadline it sends).
 const deadlineSlack = 50 * time.Millisecond
 
+// admissionWait bounds how long Prove keeps asking a backend that refuses a call
+// for lack of room (a retryable resource_exhausted) before it returns the refusal.
+// A backend refuses so while it winds down a call the host cancelled: the host's
+// side of a cancelled call returns at once, the backend's only when its proof
+// notices, so for a moment the backend counts one call more than the host.
+const admissionWait = 10 * time.Second
+
 // ErrStopped is returned by calls on a Device after Close.
 var ErrStopped = errors.New("device stopped")
 
@@ -565,7 +572,20 @@ func (d *Device) Prove(ctx context.Context, key sdk.KeyRef, part sdk.PartitionHa
 	defer cancel()
 	stop := context.AfterFunc(pctx, cancel)
 	defer stop()
-	res, err := be.Prove(cctx, sdk.ProveRequest{KeyID: key.ID, Partition: part})
+	req := sdk.ProveRequest{KeyID: key.ID, Partition: part}
+	res, err := be.Prove(cctx, req)
+	// Wait for room rather than fail the attempt (see admissionWait).
+	giveUp := time.Now().Add(admissionWait)
+	for wait := 5 * time.Millisecond; err != nil && sdk.KindOf(err) == sdk.ErrResourceExhausted && sdk.IsRetryable(err) && time.Now().Before(giveUp); wait = min(2*wait, 500*time.Millisecond) {
+		select {
+		case <-cctx.Done():
+		case <-time.After(wait):
+			res, err = be.Prove(cctx, req)
+		}
+		if cctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return sdk.ProveResult{}, ctx.Err()
