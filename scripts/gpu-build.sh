@@ -7,7 +7,10 @@
 # Carry bin/gpu to the GPU machine and run scripts/gpu-run.sh there.
 #
 # Environment: CUDA_LIBDIR (folder of libcudart_static.a, default
-# /usr/lib/x86_64-linux-gnu), NVCC, SKIP_CPU_CHECKS=1 to skip the checks.
+# /usr/lib/x86_64-linux-gnu), NVCC, CUDA_ARCH_FLAGS (e.g.
+# "-gencode arch=compute_90,code=sm_90" for an H100/H200-only build, much
+# faster to compile than the default sm_80/sm_89/sm_90+PTX set),
+# SKIP_CPU_CHECKS=1 to skip the checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
