@@ -76,6 +76,13 @@ type Daemon struct {
 	jobs      map[string]*liveJob
 	synthBusy int
 
+	// stageTokens bounds the partitions synthesized (or being synthesized) and
+	// not yet dispatched to a device: enough to keep every device slot fed, so
+	// synthesis does not run arbitrarily far ahead of the devices and fill the
+	// budget and shared memory with partitions that wait. The critical lane
+	// takes no token.
+	stageTokens chan struct{}
+
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -361,15 +368,20 @@ func ResolveKeyName(keyDir, name string) (string, error) {
 // Run serves until ctx ends, then stops the pipeline and the backends.
 func (d *Daemon) Run(ctx context.Context) error {
 	workers := max(1, d.cfg.Synthesis.Workers)
+	slots := 0
+	for _, de := range d.devices {
+		slots += de.dev.MaxInFlight()
+	}
+	d.stageTokens = make(chan struct{}, slots+workers)
 	for i := range workers {
 		d.goRun(func() {
-			d.synthesisWorker(fmt.Sprintf("synth%d", i), func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.Pop(ctx) })
+			d.synthesisWorker(fmt.Sprintf("synth%d", i), true, func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.Pop(ctx) })
 		})
 	}
 	// A critical partition takes the next free synthesis slot: it has a lane of
 	// its own, so it never waits behind batch partitions blocked on the budget.
 	d.goRun(func() {
-		d.synthesisWorker("synth-critical", func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.PopClass(ctx, queue.Critical) })
+		d.synthesisWorker("synth-critical", false, func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.PopClass(ctx, queue.Critical) })
 	})
 	for _, de := range d.devices {
 		for range de.dev.MaxInFlight() {

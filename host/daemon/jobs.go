@@ -60,6 +60,7 @@ type task struct {
 	job      *liveJob
 	idx      int
 	witness  []byte
+	staged   bool // holds a staging token (see Daemon.stageTokens)
 	attempts int
 	reasons  []string
 	failedOn map[string]bool // devices an attempt failed on (written before a requeue)
@@ -168,11 +169,12 @@ func (d *Daemon) startJob(rec journal.Job, ce *circuitEntry, class queue.Class, 
 
 // enqueue puts a partition in the synthesis queue.
 func (d *Daemon) enqueue(t *task) {
+	// The event goes first: once pushed, a worker may take the task (and change
+	// it) and report its next step before this one.
+	d.event(t.job, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts})
 	if err := d.synthQ.Push(queue.Item[*task]{Class: t.job.class, JobSeq: t.job.seq, Partition: t.idx, Value: t}); err != nil {
 		d.log.Error("queueing partition", "job", t.job.id, "partition", t.idx, "error", err)
-		return
 	}
-	d.event(t.job, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts})
 }
 
 // recover resumes the journal's unfinished jobs from their unproved partitions.

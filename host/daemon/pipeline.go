@@ -42,13 +42,24 @@ type deviceEntry struct {
 
 // synthesisWorker takes partitions in priority order, reserves their memory,
 // solves the circuit and stages the result in shared memory.
-func (d *Daemon) synthesisWorker(lane string, pop func(context.Context) (queue.Item[*task], error)) {
+func (d *Daemon) synthesisWorker(lane string, staged bool, pop func(context.Context) (queue.Item[*task], error)) {
 	for {
+		if staged {
+			select {
+			case d.stageTokens <- struct{}{}:
+			case <-d.ctx.Done():
+				return
+			}
+		}
 		it, err := pop(d.ctx)
 		if err != nil {
+			if staged {
+				<-d.stageTokens
+			}
 			return
 		}
 		t := it.Value
+		t.staged = staged
 		if t.job.ctx.Err() != nil {
 			d.releaseTask(t)
 			continue
@@ -141,6 +152,7 @@ func (d *Daemon) deviceSlot(de *deviceEntry) {
 			return
 		}
 		t := it.Value
+		d.unstage(t) // dispatched: synthesis may stage the next one
 		if t.job.ctx.Err() != nil {
 			d.releaseTask(t)
 			continue
@@ -351,8 +363,17 @@ func (d *Daemon) failTask(t *task, reason string, _ bool) {
 	d.endJob(j, api.JobFailed, msg)
 }
 
+// unstage returns a partition's staging token, once it is dispatched (or dropped).
+func (d *Daemon) unstage(t *task) {
+	if t.staged {
+		t.staged = false
+		<-d.stageTokens
+	}
+}
+
 // releaseTask removes a partition's shared-memory file and returns its memory.
 func (d *Daemon) releaseTask(t *task) {
+	d.unstage(t)
 	if t.handle != nil {
 		if err := d.shm.Remove(t.handle.h); err != nil {
 			d.log.Warn("removing shared-memory file", "path", t.handle.h.Path, "error", err)
