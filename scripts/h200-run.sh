@@ -1,45 +1,62 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (no Go there) from the repository root, with bin/h200/ built by
-# scripts/h200-build.sh: GPU kernel tests (results against gnark-crypto), the sdktest conformance
-# suite against zkhost-backend-cuda, and the full-prove benchmark against gnark's groth16.Prove
-# on the same machine's cores, in one run. Logs go to $OUT (default ./h200-out).
-#   STEPS="kernels conformance prove" KS="20 22" scripts/h200-run.sh
+# scripts/h200-build.sh: GPU kernel tests (results against gnark-crypto) and benchmarks, the
+# sdktest conformance suite against zkhost-backend-cuda, and the full-prove benchmark against
+# gnark's groth16.Prove on the same machine's cores, in one run. Each step is time-boxed so the
+# whole run fits one device call; logs go to $OUT (default ./h200-out).
+#   STEPS="kernels conformance prove" KS="20" BUDGET=520 scripts/h200-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
 STEPS=${STEPS:-"kernels conformance prove"}
-KS=${KS:-"20 22"}
+KS=${KS:-"20"}
+BUDGET=${BUDGET:-520}   # seconds for the whole run
 BIN=/tmp/zkhost-h200
 KEYS=${KEYS:-/tmp/zkhost-h200-keys}
+START=$SECONDS
 mkdir -p "$OUT" "$BIN" "$KEYS"
 for f in "$ROOT"/bin/h200/*.gz; do gunzip -c "$f" > "$BIN/$(basename "${f%.gz}")"; done
 chmod +x "$BIN"/*
-log() { echo "== $(date -u +%T) $*" | tee -a "$OUT/summary.txt"; }
-{ date -u; nproc; grep -m1 'model name' /proc/cpuinfo; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv; } > "$OUT/machine.txt" 2>&1
+log() { echo "== $(date -u +%T) +$((SECONDS-START))s $*" | tee -a "$OUT/summary.txt"; }
+left() { echo $((BUDGET - (SECONDS - START))); }
+# box SECONDS CMD...: run CMD with at most SECONDS (and never past the budget).
+box() { local t=$1; shift; local l; l=$(left); [ "$l" -lt "$t" ] && t=$l; [ "$t" -le 5 ] && { log "skipped (budget): $*"; return 124; }; timeout "$t" "$@"; }
+{ date -u; nproc; grep -m1 'model name' /proc/cpuinfo; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
+export ZK_REQUIRE_GPU=1
 
 for step in $STEPS; do
   case $step in
   kernels)
-    log "kernel tests and benchmarks (gpu.test)"
-    (cd "$ROOT/cudabackend/gpu" && "$BIN/gpu.test" -test.v -test.run "${GPU_RUN:-.}" -test.bench "${GPU_BENCH:-.}" -test.benchtime "${GPU_BENCHTIME:-5x}" -test.timeout 400s) > "$OUT/kernels.txt" 2>&1
-    log "kernels exit $?"; grep -E "^(--- |ok|FAIL|PASS|Benchmark)" "$OUT/kernels.txt" | tail -60 ;;
+    log "kernel tests (gpu.test, against gnark-crypto)"
+    (cd "$ROOT/cudabackend/gpu" && box "${KT:-150}" "$BIN/gpu.test" -test.v -test.run "${GPU_RUN:-.}" -test.timeout 300s) > "$OUT/kernels.txt" 2>&1
+    log "kernel tests exit $?"
+    grep -E "^(--- FAIL|FAIL|ok|PASS)" "$OUT/kernels.txt" | head -30
+    log "kernel benchmarks"
+    (cd "$ROOT/cudabackend/gpu" && box "${KB:-100}" "$BIN/gpu.test" -test.run '^$' -test.bench "${GPU_BENCH:-.}" -test.benchtime "${GPU_BENCHTIME:-3x}" -test.timeout 300s) >> "$OUT/kernels.txt" 2>&1
+    log "kernel benchmarks exit $?"
+    grep -E "^Benchmark" "$OUT/kernels.txt" | head -40 ;;
   conformance)
     log "sdktest conformance against zkhost-backend-cuda"
-    ZKHOST_SDKTEST_BACKEND="$BIN/zkhost-backend-cuda" ZKHOST_SDKTEST_KEYDIR="$KEYS" ZKHOST_SDKTEST_CANCEL_K="${CANCEL_K:-18}" \
-      "$BIN/sdktest.test" -test.run TestExternalBackendConforms -test.v -test.timeout 300s > "$OUT/conformance.txt" 2>&1
+    ZKHOST_SDKTEST_BACKEND="$BIN/zkhost-backend-cuda" ZKHOST_SDKTEST_KEYDIR="$KEYS" ZKHOST_SDKTEST_CANCEL_K="${CANCEL_K:-16}" \
+      box "${CT:-100}" "$BIN/sdktest.test" -test.run TestExternalBackendConforms -test.v -test.timeout 300s > "$OUT/conformance.txt" 2>&1
     log "conformance exit $?"; grep -E "^\s*(--- |ok|FAIL|PASS)" "$OUT/conformance.txt" | tail -30 ;;
   prove)
     for k in $KS; do
-      [ -f "$KEYS/chain-k$k.pk" ] || { log "keygen chain k=$k"; /usr/bin/time -f "keygen %e s" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" >> "$OUT/prove.txt" 2>&1; }
+      if [ ! -f "$KEYS/chain-k$k.pk" ]; then
+        log "keygen chain k=$k"
+        box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" >> "$OUT/prove.txt" 2>&1
+        log "keygen exit $?"
+      fi
       log "prove chain-k$k: zkhost-backend-cuda, ${PARTS:-4} partitions"
-      "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PARTS:-4}" --out "/tmp/p$k" --backend "$BIN/zkhost-backend-cuda" --state-dir /tmp/zkstate >> "$OUT/prove.txt" 2>&1
+      box 90 "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PARTS:-4}" --out "/tmp/p$k" --backend "$BIN/zkhost-backend-cuda" --state-dir /tmp/zkstate --log-level info >> "$OUT/prove.txt" 2>&1
       log "cuda exit $?"
-      log "prove chain-k$k: gnark groth16.Prove peer, ${PEER_PARTS:-2} partitions"
-      "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PEER_PARTS:-2}" --out "/tmp/g$k" --gnark-peer >> "$OUT/prove.txt" 2>&1
-      log "gnark exit $?"
       cp "/tmp/p$k/summary.json" "$OUT/summary-cuda-k$k.json" 2>/dev/null
+      log "prove chain-k$k: gnark groth16.Prove peer, ${PEER_PARTS:-2} partitions"
+      box 60 "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PEER_PARTS:-2}" --out "/tmp/g$k" --gnark-peer >> "$OUT/prove.txt" 2>&1
+      log "gnark exit $?"
     done
-    tail -60 "$OUT/prove.txt" ;;
+    tail -40 "$OUT/prove.txt" ;;
   esac
 done
+log "done"
