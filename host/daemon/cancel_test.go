@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -184,14 +185,15 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	f := start(t, opts{circuits: []string{small, big}})
 	ctx := testCtx(t, 2*time.Minute)
 	shmPath := shmDir(t, f.stateDir)
-	normalWs := witnesses(t, big, 3, 71)
-	normal := f.submit(ctx, big, api.ClassNormal, normalWs)
+	// Enough normal partitions to keep the device busy past the cancel.
+	normal := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 6, 71))
+	last := len(normal.Partitions) - 1
 	proving, _ := followUntil(ctx, f, normal.ID, func(e api.JobEvent) bool { return reached(e, 0, api.PartitionProving) })
 	<-proving
 
 	// A low job of many small partitions ahead of the one to cancel keeps the
 	// synthesis worker busy long enough to follow that one from its start.
-	ahead := f.submit(ctx, small, api.ClassLow, witnesses(t, small, 400, 72))
+	ahead := f.submit(ctx, small, api.ClassLow, witnesses(t, small, 200, 72))
 	low := f.submit(ctx, big, api.ClassLow, witnesses(t, big, 2, 73))
 	cancelled := make(chan time.Time, 1)
 	_, errc := followUntil(ctx, f, low.ID, func(e api.JobEvent) bool {
@@ -212,6 +214,7 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	case err := <-errc:
 		t.Fatalf("the low job's partition 0 was never seen synthesizing (await: %v)", err)
 	}
+	// The job ahead has served its purpose; the device must not prove it.
 	if _, err := f.c.Cancel(ctx, ahead.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -239,15 +242,63 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("checked %s after the cancel; the normal job has %d/3 verified", time.Since(at), j.Count(api.PartitionVerified))
-	if !j.Partitions[2].ProveStart.IsZero() {
+	t.Logf("checked %s after the cancel; the normal job has %d/%d verified", time.Since(at), j.Count(api.PartitionVerified), last+1)
+	if !j.Partitions[last].ProveStart.IsZero() {
 		t.Logf("the device reached the normal job's last partition before the check; the check above proves less")
 	}
-	// Nothing of the cancelled jobs is held: once the normal job is done, the
-	// budget is back to the keys and no partition file is left.
-	verifyProofs(t, big, f.await(ctx, normal.ID), normalWs)
+	// Nothing of the cancelled jobs is held: once the normal job is cancelled too,
+	// the budget is back to the keys and no partition file is left.
+	if _, err := f.c.Cancel(ctx, normal.ID); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, 5*time.Second, "budget back to the keys, no partition file", func() bool {
 		st, err := f.c.Status(ctx)
 		return err == nil && st.Budget.UsedBytes == keyBytes(t, small, big) && len(partitionFiles(t, shmPath)) == 0
 	})
+}
+
+// TestCancelWhileWaitingForBudget cancels jobs whose partition waits for memory
+// (the budget holds one partition of the big circuit at a time), more times than
+// synthesis has staging slots: the daemon still synthesizes and proves the next job.
+func TestCancelWhileWaitingForBudget(t *testing.T) {
+	probe := start(t, opts{circuits: []string{small, big}})
+	need := probe.d.circuits[big].partitionBytes()
+	probe.shutdown()
+	limit := keyBytes(t, small, big) + need + need/2 // one big partition, not two
+	f := start(t, opts{circuits: []string{small, big}, budget: fmt.Sprintf("bytes = %d\ncritical_reserve = 0", limit)})
+	ctx := testCtx(t, 2*time.Minute)
+
+	for i := range 3 {
+		job := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 2, uint64(80+i)))
+		// Partition 0 on the device, partition 1 taken by synthesis but waiting
+		// for the memory partition 0 holds: in no queue and not synthesizing.
+		eventually(t, 30*time.Second, fmt.Sprintf("job %d: partition 1 waiting for memory (synthesis stalled?)", i), func() bool {
+			j, err := f.c.Get(ctx, job.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := f.c.Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			queued := 0
+			for _, q := range st.Queues {
+				queued += q.Partitions
+			}
+			return j.Partitions[0].State == api.PartitionProving && j.Partitions[1].State == api.PartitionQueued &&
+				queued == 0 && st.SynthesisRunning == 0
+		})
+		if _, err := f.c.Cancel(ctx, job.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := witnesses(t, small, 2, 89)
+	job := f.submit(ctx, small, api.ClassNormal, ws)
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	final, err := f.c.Await(actx, job.ID, nil)
+	if err != nil {
+		t.Fatalf("a job after the cancels: %v (synthesis stalled?)", err)
+	}
+	verifyProofs(t, small, final, ws)
 }

@@ -76,6 +76,10 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	if err != nil {
 		if j.ctx.Err() == nil {
 			d.failTask(t, fmt.Sprintf("memory budget: %v", err), false)
+		} else {
+			// Cancelled while waiting for memory: give its staging token back,
+			// or enough such cancels stall synthesis for good.
+			d.releaseTask(t)
 		}
 		return
 	}
