@@ -1,7 +1,6 @@
 package cpubackend
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -155,7 +154,7 @@ func writePartition(t *testing.T, w, a, b []fr.Element) sdk.PartitionHandle {
 		t.Fatal(err)
 	}
 	return sdk.PartitionHandle{
-		Path: path, Size: int64(size), Digest: sha256.Sum256(data), Curve: sdk.CurveBLS12381,
+		Path: path, Size: int64(size), Digest: sdk.PartitionDigest(data), Curve: sdk.CurveBLS12381,
 		NbWires: uint64(len(w)), NbConstraints: uint64(len(a)),
 		WOffset: wOff, AOffset: aOff, BOffset: bOff,
 	}

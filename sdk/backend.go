@@ -80,7 +80,8 @@ type PartitionHandle struct {
 	Path string
 	// Size is the file's size in bytes.
 	Size int64
-	// Digest is the SHA-256 of the file's whole contents.
+	// Digest is PartitionDigest of the file's whole contents (a chunked SHA-256
+	// that hashes on every core).
 	Digest [32]byte
 	Curve  Curve
 	// NbWires is len(W); NbConstraints is len(A) == len(B).

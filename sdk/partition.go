@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -118,9 +117,9 @@ func OpenPartition(h PartitionHandle) (*Partition, error) {
 		}
 		return nil, Errorf(ErrInternal, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
 	}
-	if sum := sha256.Sum256(data); !bytes.Equal(sum[:], h.Digest[:]) {
+	if sum := PartitionDigest(data); !bytes.Equal(sum[:], h.Digest[:]) {
 		_ = unix.Munmap(data)
-		return nil, Errorf(ErrDigestMismatch, "partition file %s: SHA-256 is %x, the handle says %x", h.Path, sum, h.Digest)
+		return nil, Errorf(ErrDigestMismatch, "partition file %s: its digest (chunked SHA-256) is %x, the handle says %x", h.Path, sum, h.Digest)
 	}
 	return &Partition{h: h, data: data}, nil
 }

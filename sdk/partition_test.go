@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +67,7 @@ func writeTestPartition(t testing.TB, dir string, W, A, B []fr.Element) Partitio
 		t.Fatal(err)
 	}
 	return PartitionHandle{
-		Path: path, Size: int64(size), Digest: sha256.Sum256(buf), Curve: CurveBLS12381,
+		Path: path, Size: int64(size), Digest: PartitionDigest(buf), Curve: CurveBLS12381,
 		NbWires: uint64(len(W)), NbConstraints: uint64(len(A)),
 		WOffset: wOff, AOffset: aOff, BOffset: bOff,
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -173,38 +172,29 @@ func fill(f *os.File, h sdk.PartitionHandle, W, A, B []fr.Element) ([32]byte, er
 	if err := f.Truncate(h.Size); err != nil {
 		return digest, err
 	}
-	sum := sha256.New()
-	pos := uint64(0)
 	for _, s := range []struct {
 		off  uint64
 		data []byte
 	}{{h.WOffset, bytesOf(W)}, {h.AOffset, bytesOf(A)}, {h.BOffset, bytesOf(B)}} {
-		hashZeros(sum, s.off-pos)
 		for len(s.data) > 0 {
 			n := min(len(s.data), chunkSize)
 			if _, err := f.WriteAt(s.data[:n], int64(s.off)); err != nil {
 				return digest, err
 			}
-			sum.Write(s.data[:n])
 			s.data, s.off = s.data[n:], s.off+uint64(n)
 		}
-		pos = s.off
 	}
-	hashZeros(sum, uint64(h.Size)-pos)
-	copy(digest[:], sum.Sum(nil))
-	return digest, nil
+	// Digest the file as the backend will read it, on every core.
+	data, err := unix.Mmap(int(f.Fd()), 0, int(h.Size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return digest, fmt.Errorf("mapping for the digest: %w", err)
+	}
+	digest = sdk.PartitionDigest(data)
+	return digest, unix.Munmap(data)
 }
 
 var zeros [sdk.PartitionAlign]byte
 
-// hashZeros feeds n zero bytes to h.
-func hashZeros(h hash.Hash, n uint64) {
-	for n > 0 {
-		k := min(n, uint64(len(zeros)))
-		h.Write(zeros[:k])
-		n -= k
-	}
-}
 
 // bytesOf views field elements as their in-memory bytes, the partition format.
 func bytesOf(v []fr.Element) []byte {

@@ -585,7 +585,8 @@ type PartitionHandle struct {
 	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// size is the file's size in bytes.
 	Size int64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
-	// digest is the 32-byte SHA-256 of the whole file.
+	// digest is the 32-byte partition digest of the whole file (sdk.PartitionDigest:
+	// SHA-256 over the SHA-256 of each 4 MiB chunk, so both sides hash on every core).
 	Digest        []byte `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
 	Curve         string `protobuf:"bytes,4,opt,name=curve,proto3" json:"curve,omitempty"`
 	NbWires       uint64 `protobuf:"varint,5,opt,name=nb_wires,json=nbWires,proto3" json:"nb_wires,omitempty"`
