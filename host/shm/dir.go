@@ -195,7 +195,6 @@ func fill(f *os.File, h sdk.PartitionHandle, W, A, B []fr.Element) ([32]byte, er
 
 var zeros [sdk.PartitionAlign]byte
 
-
 // bytesOf views field elements as their in-memory bytes, the partition format.
 func bytesOf(v []fr.Element) []byte {
 	if len(v) == 0 {
