@@ -163,8 +163,8 @@ func (d *Dir) Write(name string, curve sdk.Curve, W, A, B []fr.Element) (sdk.Par
 // fillFile is fill; a variable so tests can make it fail.
 var fillFile = fill
 
-// fill sizes f for h and writes W, A and B at their offsets, hashing the file's
-// contents in order (padding included, as zeros) while it writes.
+// fill sizes f for h, writes W, A and B at their offsets and returns the file's
+// sdk.PartitionDigest, computed over a mapping of what was written.
 func fill(f *os.File, h sdk.PartitionHandle, W, A, B []fr.Element) ([32]byte, error) {
 	var digest [32]byte
 	// Truncate first: the padding between sections stays a hole that reads as
@@ -192,8 +192,6 @@ func fill(f *os.File, h sdk.PartitionHandle, W, A, B []fr.Element) ([32]byte, er
 	digest = sdk.PartitionDigest(data)
 	return digest, unix.Munmap(data)
 }
-
-var zeros [sdk.PartitionAlign]byte
 
 // bytesOf views field elements as their in-memory bytes, the partition format.
 func bytesOf(v []fr.Element) []byte {
