@@ -264,19 +264,21 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 	finWall := time.Since(finBegin)
 
-	// Device phases run back to back on the proof's stream from devBegin.
+	// Device phases, placed from devBegin: upload, H and the G1 MSMs back to back
+	// on the proof's stream, the G2 MSM on its own stream beside them. Each
+	// phase's busy time counts the device once: the G2 MSM only past the G1 end.
 	off := devBegin.Sub(start)
-	phases := []sdk.Phase{{Name: sdk.PhaseMap, Start: mapBegin.Sub(start), Wall: mapWall}}
-	for _, p := range []struct {
-		name string
-		d    time.Duration
-	}{{sdk.PhaseUpload, timing.Upload}, {sdk.PhaseNTT, timing.NTT}, {sdk.PhaseMSMG1, timing.MSMG1}, {sdk.PhaseMSMG2, timing.MSMG2}} {
-		phases = append(phases, sdk.Phase{Name: p.name, Start: off, Wall: p.d, DeviceBusy: p.d})
-		off += p.d
+	g1End := timing.Upload + timing.NTT + timing.MSMG1
+	phases := []sdk.Phase{
+		{Name: sdk.PhaseMap, Start: mapBegin.Sub(start), Wall: mapWall},
+		{Name: sdk.PhaseUpload, Start: off, Wall: timing.Upload, DeviceBusy: timing.Upload},
+		{Name: sdk.PhaseNTT, Start: off + timing.Upload, Wall: timing.NTT, DeviceBusy: timing.NTT},
+		{Name: sdk.PhaseMSMG1, Start: off + timing.Upload + timing.NTT, Wall: timing.MSMG1, DeviceBusy: timing.MSMG1},
+		{Name: sdk.PhaseMSMG2, Start: off + timing.MSMG2Start, Wall: timing.MSMG2, DeviceBusy: max(0, timing.MSMG2Start+timing.MSMG2-g1End)},
+		{Name: sdk.PhaseFinish, Start: finBegin.Sub(start), Wall: finWall},
 	}
-	phases = append(phases, sdk.Phase{Name: sdk.PhaseFinish, Start: finBegin.Sub(start), Wall: finWall})
 	wall := time.Since(start)
-	busy := timing.Upload + timing.NTT + timing.MSMG1 + timing.MSMG2
+	busy := timing.Total
 	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall, "device", devWall, "busy", busy, "pinned", pinned)
 	return sdk.ProveResult{Proof: buf.Bytes(), Wall: wall, DeviceBusy: busy, Phases: phases}, nil
 }

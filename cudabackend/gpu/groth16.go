@@ -8,12 +8,17 @@ import (
 
 // Groth16Timing is the device-busy time of one proof's phases, from CUDA events
 // on its stream.
+//
+// The G2 MSM runs on a second stream beside H and the G1 MSMs, from MSMG2Start;
+// Total is the span from the first event to the last on either stream, the
+// device-busy time of the proof.
 type Groth16Timing struct {
-	Upload time.Duration // W, A, B to the device
-	NTT    time.Duration // H
-	MSMG1  time.Duration // the four G1 MSMs
-	MSMG2  time.Duration // the G2 MSM
-	Total  time.Duration // first event to last
+	Upload     time.Duration // W, A, B to the device
+	NTT        time.Duration // H, after the upload
+	MSMG1      time.Duration // the four G1 MSMs, after H
+	MSMG2Start time.Duration // when the G2 MSM started, from the first event
+	MSMG2      time.Duration // the G2 MSM
+	Total      time.Duration // first event to last
 }
 
 // KeyDeviceBytes is the device memory a proving key takes once uploaded: G1 A
