@@ -30,6 +30,10 @@ func TestCancelMidJob(t *testing.T) {
 	shmPath := shmDir(t, f.stateDir)
 
 	job := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 3, 1))
+	// A small low job waits for the device behind the big one: it is dispatched
+	// the moment the cancel frees the slot, while the backend still winds down.
+	ws := witnesses(t, small, 1, 2)
+	waiting := f.submit(ctx, small, api.ClassLow, ws)
 	events := make(chan api.JobEvent, 64)
 	awaitDone := make(chan api.Job, 1)
 	go func() {
@@ -64,24 +68,10 @@ func TestCancelMidJob(t *testing.T) {
 	}
 	proveTime = p0.ProveEnd.Sub(p0.ProveStart)
 	t.Logf("one %s proof took %s", big, proveTime)
-	// A small low job waits, synthesized, for the device: it is dispatched the
-	// moment the cancel frees the slot, while the backend still winds down.
-	ws := witnesses(t, small, 1, 2)
-	waiting := f.submit(ctx, small, api.ClassLow, ws)
-	eventually(t, 10*time.Second, "the small job to be synthesized", func() bool {
-		st, err := f.c.Status(ctx)
-		if err != nil || st.SynthesisRunning != 0 {
-			return false
-		}
-		for _, q := range st.Queues {
-			if q.Class == api.ClassLow && q.Partitions == 1 {
-				return true
-			}
-		}
-		return false
-	})
-	time.Sleep(proveTime / 10) // early in partition 1's proof
-
+	// Into partition 1's MSMs, so the backend takes a while to wind it down
+	// (refprover looks at the context between MSM chunks) and the waiting job
+	// meets a backend still busy.
+	time.Sleep(proveTime / 5)
 	st, err = f.c.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -114,25 +104,19 @@ func TestCancelMidJob(t *testing.T) {
 		t.Errorf("awaited job: state %s, error %q; want cancelled with a reason", final.State, final.Error)
 	}
 
-	// The backend stopped the abandoned proof: the waiting job proves at once, on
-	// its first attempt, where a backend still computing would hold its only slot
-	// for the rest of the proof.
+	// The waiting job proves on its first attempt: a backend still winding down
+	// the abandoned proof must not fail it.
 	sj := f.await(ctx, waiting.ID)
 	verifyProofs(t, small, sj, ws)
-	cancelledJob, err := f.c.Get(ctx, job.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Partition 0's time includes the key's load, so this is generous.
-	wouldEnd := cancelledJob.Partitions[1].ProveStart.Add(proveTime)
-	t.Logf("the waiting small job finished %s after the cancel, %s before the cancelled proof would have ended",
-		sj.FinishedAt.Sub(cancelAt), wouldEnd.Sub(sj.FinishedAt))
-	if !sj.FinishedAt.Before(wouldEnd) {
-		t.Errorf("the waiting small job finished at %s, after the cancelled proof would have ended (%s): the backend kept proving it",
-			sj.FinishedAt.Format(time.StampMicro), wouldEnd.Format(time.StampMicro))
-	}
+	t.Logf("the waiting small job finished %s after the cancel", sj.FinishedAt.Sub(cancelAt))
 	if p := sj.Partitions[0]; p.Attempts != 1 || p.Error != "" {
 		t.Errorf("the small job dispatched right after the cancel took %d attempts (%s); a backend winding down a cancelled proof must not fail it", p.Attempts, p.Error)
+	}
+	// The backend stopped the abandoned proof rather than finish it: it logged
+	// one proof of the big circuit (partition 0), not two. (How soon it stops is
+	// the prover's business.)
+	if n := strings.Count(f.log.String(), "zkhost-backend-cpu: proved:"); n != 2 {
+		t.Errorf("the backend logged %d proofs, want 2 (big partition 0 and the small job): it finished the cancelled one", n)
 	}
 
 	// Everything is released: the slot, the memory, the files.

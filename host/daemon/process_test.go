@@ -40,7 +40,7 @@ func startServe(t *testing.T, socket string, env []string, args ...string) (*ser
 	}
 	go func() { p.waited <- p.cmd.Wait() }()
 	t.Cleanup(func() {
-		p.kill()
+		p.end()
 		if t.Failed() {
 			t.Logf("zkhost serve (pid %d) output:\n%s", p.cmd.Process.Pid, p.log.String())
 		}
@@ -68,6 +68,18 @@ func (p *serveProc) kill() {
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	err := <-p.waited
 	p.waited <- err
+}
+
+// end stops the process if it still runs: SIGTERM, so it removes its socket and
+// shared-memory directory, then SIGKILL after 10s.
+func (p *serveProc) end() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.waited:
+		p.waited <- err
+	case <-time.After(10 * time.Second):
+		p.kill()
+	}
 }
 
 // stop ends the process with SIGTERM and returns its exit error.
