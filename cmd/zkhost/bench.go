@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func init() {
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags]\n\n"+
+	fs := cli.NewFlagSet("bench", "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags]", ""+
 		"Submits J jobs of P partitions, C at a time, and reports proofs per minute, seconds per proof, the\n"+
 		"devices' busy share as they measured it (from the timeline) and p50/p99 of every phase. Without --api\n"+
 		"or --config it starts a daemon in this process: a temporary state directory, --devices backends\n"+
@@ -50,36 +51,37 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keys := fs.String("keys", bench.DefaultKeyDir(), "standalone: key cache directory")
 	logLevel := fs.String("log-level", "warn", "standalone: the daemon's log level")
 	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", cli.ErrUsage, fs.Arg(0))
 	}
 	if *jobs < 1 || *conc < 1 || *parts < 1 {
-		return fmt.Errorf("%w: --jobs, --concurrency and --partitions must be at least 1", errUsage)
+		return fmt.Errorf("%w: --jobs, --concurrency and --partitions must be at least 1", cli.ErrUsage)
 	}
 	if *k != 0 {
 		params["k"] = *k
 	}
 	spec, err := circuits.Lookup(*name, params)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	opts := bench.Options{Spec: spec, Circuit: *as, Jobs: *jobs, Concurrency: *conc, Partitions: *parts, Progress: stderr}
 	if *class != "" {
 		if opts.Class, err = api.ParseClass(*class); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 		}
 	}
 
 	var target bench.Target
 	if *addr != "" || *cfgPath != "" {
 		if *addr != "" && *cfgPath != "" {
-			return fmt.Errorf("%w: use --api or --config, not both", errUsage)
+			return fmt.Errorf("%w: use --api or --config, not both", cli.ErrUsage)
 		}
 		if *noTL {
-			return fmt.Errorf("%w: --no-timeline is for standalone runs; a running daemon writes its timeline as its config says", errUsage)
+			return fmt.Errorf("%w: --no-timeline is for standalone runs; a running daemon writes its timeline as its config says", cli.ErrUsage)
 		}
 		opts.TimelinePath = *tl
 		if *cfgPath != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"strings"
 
@@ -29,7 +30,7 @@ func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
 	fs.Var(params, "param", "circuit parameter name=value (repeatable)")
 	return func() (circuits.Spec, error) {
 		if *name == "" {
-			return circuits.Spec{}, fmt.Errorf("%w: --circuit is required (one of %s)", errUsage, strings.Join(circuits.Names(), ", "))
+			return circuits.Spec{}, fmt.Errorf("%w: --circuit is required (one of %s)", cli.ErrUsage, strings.Join(circuits.Names(), ", "))
 		}
 		if *k != 0 {
 			params["k"] = *k
@@ -42,7 +43,7 @@ func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
 }
 
 func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("keygen", "keygen --circuit NAME [--k K] [--d D] --out KEYDIR", stderr)
+	fs := cli.NewFlagSet("keygen", "keygen --circuit NAME [--k K] [--d D] --out KEYDIR", "", stderr)
 	spec := circuitFlags(fs)
 	out := fs.String("out", "", "key directory to write NAME.ccs, NAME.vk, NAME.pk and NAME.json into")
 	fs.Usage = func() {
@@ -53,7 +54,11 @@ func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
 		return err
 	}
 	s, err := spec()
@@ -61,7 +66,7 @@ func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --out is required", errUsage)
+		return fmt.Errorf("%w: --out is required", cli.ErrUsage)
 	}
 	fmt.Fprintf(stdout, "keygen %s (development setup) into %s ...\n", s.ID(), *out)
 	if err := circuit.Keygen(s, *out); err != nil {
@@ -78,12 +83,16 @@ func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func cmdWitness(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("witness", "witness --circuit NAME [--k K] [--d D] --partitions N --out DIR", stderr)
+	fs := cli.NewFlagSet("witness", "witness --circuit NAME [--k K] [--d D] --partitions N --out DIR", "", stderr)
 	spec := circuitFlags(fs)
 	n := fs.Int("partitions", 1, "number of witnesses (partitions)")
 	seed := fs.Uint64("seed", 0, "seed: different seeds give different witnesses")
 	out := fs.String("out", "", "directory to write <i>.wtns into")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
 		return err
 	}
 	s, err := spec()
@@ -91,10 +100,10 @@ func cmdWitness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --out is required", errUsage)
+		return fmt.Errorf("%w: --out is required", cli.ErrUsage)
 	}
 	if *n < 1 {
-		return fmt.Errorf("%w: --partitions must be at least 1", errUsage)
+		return fmt.Errorf("%w: --partitions must be at least 1", cli.ErrUsage)
 	}
 	if err := circuit.WriteWitnessesSeed(s, *n, *seed, *out); err != nil {
 		return err
@@ -104,14 +113,18 @@ func cmdWitness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func cmdKeyConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("key convert", "key convert --in GNARK_PK --out ZKHOST_PK", stderr)
+	fs := cli.NewFlagSet("key convert", "key convert --in GNARK_PK --out ZKHOST_PK", "", stderr)
 	in := fs.String("in", "", "gnark proving key file (ProvingKey.WriteTo or WriteRawTo), BLS12-381")
 	out := fs.String("out", "", "zkhost key file to write")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
 		return err
 	}
 	if *in == "" || *out == "" {
-		return fmt.Errorf("%w: --in and --out are required", errUsage)
+		return fmt.Errorf("%w: --in and --out are required", cli.ErrUsage)
 	}
 	digest, err := keyfile.Convert(*in, *out)
 	if err != nil {

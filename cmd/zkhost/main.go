@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"os"
 	"os/signal"
@@ -73,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "zkhost %s: %v\n", name, err)
-		if errors.Is(err, errUsage) {
+		if errors.Is(err, cli.ErrUsage) {
 			return 2
 		}
 		return 1
@@ -81,27 +82,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// errUsage marks errors in how a command was called.
-var errUsage = errors.New("usage")
-
-// newFlags returns a flag set whose errors and help go to stderr.
-func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: zkhost %s\n\n", synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseFlags parses args, turning flag errors into usage errors.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+// noArgs refuses positional arguments for a command that takes none.
+func noArgs(pos []string) error {
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", cli.ErrUsage, pos)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ func newLogger(stderr io.Writer, level string) hclog.Logger {
 }
 
 func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("prove", "prove --keys KEYDIR --circuit NAME (--partitions N | --witness FILE...) --out DIR", stderr)
+	fs := cli.NewFlagSet("prove", "prove --keys KEYDIR --circuit NAME (--partitions N | --witness FILE...) --out DIR", "", stderr)
 	keys := fs.String("keys", "", "key directory written by `zkhost keygen`")
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	n := fs.Int("partitions", 0, "generate N example witnesses (when no --witness is given)")
@@ -59,12 +60,13 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	stateDir := fs.String("state-dir", defaultStateDir(), "state directory (shared-memory files)")
 	logLevel := fs.String("log-level", "warn", "log level: trace, debug, info, warn, error")
 	gnarkPeer := fs.Bool("gnark-peer", false, "prove with gnark's groth16.Prove in this process instead of a backend (the benchmark peer)")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
 		return err
 	}
-	witnesses = append(witnesses, fs.Args()...)
+	witnesses = append(witnesses, pos...)
 	if *keys == "" || *name == "" || *out == "" {
-		return fmt.Errorf("%w: --keys, --circuit and --out are required", errUsage)
+		return fmt.Errorf("%w: --keys, --circuit and --out are required", cli.ErrUsage)
 	}
 	opts := oneshot.Options{
 		KeyDir: *keys, Circuit: *name, Partitions: *n, WitnessFiles: witnesses, OutDir: *out,
@@ -73,7 +75,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *sha != "" {
 		b, err := hex.DecodeString(*sha)
 		if err != nil || len(b) != 32 {
-			return fmt.Errorf("%w: --backend-sha256 must be 64 hex characters", errUsage)
+			return fmt.Errorf("%w: --backend-sha256 must be 64 hex characters", cli.ErrUsage)
 		}
 		opts.BackendSHA256 = b
 	}

@@ -30,10 +30,14 @@ func init() {
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "serve [--config FILE]", stderr)
+	fs := cli.NewFlagSet("serve", "serve [--config FILE]", "", stderr)
 	cfgPath := fs.String("config", "", "TOML config (default: the embedded defaults; see examples/zkhost.toml)")
 	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
 		return err
 	}
 	if *printDefault {

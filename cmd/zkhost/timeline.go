@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
+	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,7 +21,7 @@ func init() {
 }
 
 func cmdTimeline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("timeline", "timeline FILE [-o waterfall.html] [--title T] [--width PX] [--gaps N]\n\n"+
+	fs := cli.NewFlagSet("timeline", "timeline FILE [-o waterfall.html] [--title T] [--width PX] [--gaps N]", ""+
 		"FILE is a timeline the daemon wrote ([timeline] path), or - for standard input. The page is one\n"+
 		"self-contained HTML file: an SVG waterfall with one lane per synthesis worker and per device, each\n"+
 		"device's utilization from the busy time its backend measured, and its largest idle gaps with what the\n"+
@@ -30,19 +30,19 @@ func cmdTimeline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	title := fs.String("title", "", "page title (default: the timeline's file name)")
 	width := fs.Int("width", 1200, "plot width in pixels")
 	gaps := fs.Int("gaps", 10, "largest gaps listed per device")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return fmt.Errorf("%w: want one timeline file, got %d arguments", errUsage, len(pos))
+		return fmt.Errorf("%w: want one timeline file, got %d arguments", cli.ErrUsage, len(pos))
 	}
 	if *width < 200 || *width > 100000 {
-		return fmt.Errorf("%w: --width %d is outside 200..100000", errUsage, *width)
+		return fmt.Errorf("%w: --width %d is outside 200..100000", cli.ErrUsage, *width)
 	}
 	if *gaps < 1 {
-		return fmt.Errorf("%w: --gaps must be at least 1", errUsage)
+		return fmt.Errorf("%w: --gaps must be at least 1", cli.ErrUsage)
 	}
 	src := pos[0]
 	var r io.Reader
@@ -96,24 +96,4 @@ func printDevices(w io.Writer, a *waterfall.Analysis, gaps int) {
 		t.AppendRow(table.Row{d.Name, d.Partitions, fmt.Sprintf("%.1f", d.BusyPercent), d.Idle.Round(1e6), strings.Join(gs, "\n")})
 	}
 	t.Render()
-}
-
-// parseInterspersed parses flags that may come before or after the positional
-// arguments ("zkhost timeline FILE -o page.html"); "--" ends the flags.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,19 +28,20 @@ func init() {
 type proofPair struct{ proof, public string }
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", "verify --keys KEYDIR --circuit NAME (PROOF PUBLIC | DIR)...", stderr)
+	fs := cli.NewFlagSet("verify", "verify --keys KEYDIR --circuit NAME (PROOF PUBLIC | DIR)...", "", stderr)
 	keys := fs.String("keys", "", "key directory written by `zkhost keygen` (NAME.vk is read)")
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	quiet := fs.Bool("quiet", false, "print only the summary line")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
 		return err
 	}
-	if *keys == "" || *name == "" || fs.NArg() == 0 {
-		return fmt.Errorf("%w: --keys, --circuit and at least one PROOF PUBLIC pair or directory are required", errUsage)
+	if *keys == "" || *name == "" || len(pos) == 0 {
+		return fmt.Errorf("%w: --keys, --circuit and at least one PROOF PUBLIC pair or directory are required", cli.ErrUsage)
 	}
-	pairs, err := proofPairs(fs.Args())
+	pairs, err := proofPairs(pos)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	keyName, err := daemon.ResolveKeyName(*keys, *name)
 	if err != nil {

@@ -80,20 +80,26 @@ func (d *daemonFlags) dial() (*client.Client, error) {
 	return client.Dial(addr, client.Options{TokenFile: d.tokenFile, CAFile: d.caFile})
 }
 
-// newFlagSet returns a flag set whose --help prints synopsis, description and flags.
-func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
+// NewFlagSet returns a flag set whose --help prints synopsis, description and flags.
+// Every zkhost subcommand uses it.
+func NewFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: zkhost %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
+		fmt.Fprintf(stderr, "Usage: zkhost %s\n\n", synopsis)
+		if d := strings.TrimSpace(description); d != "" {
+			fmt.Fprintf(stderr, "%s\n\n", d)
+		}
+		fmt.Fprintln(stderr, "Flags:")
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
-// parse parses args, allowing flags after positional arguments ("zkhost wait JOB --out
-// d"); "--" ends the flags. It returns the positional arguments, or errHelp for --help.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// Parse parses args, allowing flags after positional arguments ("zkhost wait JOB --out
+// d"); "--" ends the flags. It returns the positional arguments, or an error wrapping
+// flag.ErrHelp for --help (usage printed) or ErrUsage for a bad flag.
+func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -115,7 +121,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // errHelp tells a command that --help was asked for and printed; the command returns nil.
-var errHelp = errors.New("help requested")
+var errHelp = flag.ErrHelp
 
 // usageErr prints fs's usage and returns an ErrUsage error saying what is wrong.
 func usageErr(fs *flag.FlagSet, format string, args ...any) error {

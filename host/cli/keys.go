@@ -27,11 +27,11 @@ free device memory for other circuits.`, "evicted from", (*client.Client).EvictK
 func keyCommand(ctx context.Context, name, description, verb string,
 	call func(*client.Client, context.Context, string, string) ([]string, error),
 	args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(name, name+" [flags] CIRCUIT", description, stderr)
+	fs := NewFlagSet(name, name+" [flags] CIRCUIT", description, stderr)
 	var d daemonFlags
 	device := fs.String("device", "", "only this device (default: every device)")
 	d.register(fs)
-	pos, err := parse(fs, args)
+	pos, err := Parse(fs, args)
 	if errors.Is(err, errHelp) {
 		return nil
 	}

@@ -18,14 +18,14 @@ import (
 // Status runs `zkhost status`: tables of the queues by class, the devices and the
 // memory budget (or the report as JSON).
 func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("status", "status [flags]", `
+	fs := NewFlagSet("status", "status [flags]", `
 Show the daemon: waiting work per priority class, synthesis threads, each device
 (backend, model, partitions in flight, how busy it was over the last minute, proving
 keys resident, restarts, health) and the host memory budget.`, stderr)
 	var d daemonFlags
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	d.register(fs)
-	pos, err := parse(fs, args)
+	pos, err := Parse(fs, args)
 	if errors.Is(err, errHelp) {
 		return nil
 	}
@@ -103,7 +103,7 @@ keys resident, restarts, health) and the host memory budget.`, stderr)
 
 // Jobs runs `zkhost jobs`: a table of recent jobs, newest first.
 func Jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("jobs", "jobs [flags]", `
+	fs := NewFlagSet("jobs", "jobs [flags]", `
 List recent jobs, newest first: id, class, circuit, state, partitions verified,
 age and how long it ran, and why it failed.`, stderr)
 	var d daemonFlags
@@ -111,7 +111,7 @@ age and how long it ran, and why it failed.`, stderr)
 	limit := fs.Int("limit", 20, "at most this many jobs")
 	asJSON := fs.Bool("json", false, "print the jobs as JSON")
 	d.register(fs)
-	pos, err := parse(fs, args)
+	pos, err := Parse(fs, args)
 	if errors.Is(err, errHelp) {
 		return nil
 	}
@@ -169,13 +169,13 @@ age and how long it ran, and why it failed.`, stderr)
 
 // Job runs `zkhost job`: one job with a row per partition.
 func Job(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("job", "job [flags] JOB", `
+	fs := NewFlagSet("job", "job [flags] JOB", `
 Show one job: its state and a row per partition (state, attempts, device, time
 queued, synthesizing and proving, last error).`, stderr)
 	var d daemonFlags
 	asJSON := fs.Bool("json", false, "print the job as JSON (with proof bytes, base64, when done)")
 	d.register(fs)
-	pos, err := parse(fs, args)
+	pos, err := Parse(fs, args)
 	if errors.Is(err, errHelp) {
 		return nil
 	}
@@ -219,12 +219,12 @@ queued, synthesizing and proving, last error).`, stderr)
 
 // Cancel runs `zkhost cancel`: it cancels each job named and prints its state.
 func Cancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("cancel", "cancel [flags] JOB...", `
+	fs := NewFlagSet("cancel", "cancel [flags] JOB...", `
 Cancel jobs. Partitions in progress are abandoned and proofs already made are
 dropped. A job that has already ended is left as it is.`, stderr)
 	var d daemonFlags
 	d.register(fs)
-	pos, err := parse(fs, args)
+	pos, err := Parse(fs, args)
 	if errors.Is(err, errHelp) {
 		return nil
 	}

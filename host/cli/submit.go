@@ -17,7 +17,7 @@ import (
 // and prints its id on stdout. With --wait (or --out) it then follows the job, showing
 // each partition as it finishes, and writes the proofs into --out.
 func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("submit", "submit --circuit NAME [flags] WITNESS...", `
+	fs := NewFlagSet("submit", "submit --circuit NAME [flags] WITNESS...", `
 Submit a proof job: one partition per WITNESS file (a gnark full witness, as
 witness.MarshalBinary writes it). Prints the job id on stdout.
 
@@ -38,7 +38,7 @@ and the same files returns the same job instead of proving twice.`, stderr)
 		verbose   = fs.Bool("v", false, "with --wait, print every partition event, not only finished ones")
 	)
 	d.register(fs)
-	files, err := parse(fs, args)
+	files, err := Parse(fs, args)
 	if errors.Is(err, errHelp) {
 		return nil
 	}
@@ -87,7 +87,7 @@ and the same files returns the same job instead of proving twice.`, stderr)
 // Wait runs `zkhost wait`: it follows a job until it ends, showing partitions as they
 // finish, and writes its proofs into --out.
 func Wait(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("wait", "wait [flags] JOB", `
+	fs := NewFlagSet("wait", "wait [flags] JOB", `
 Follow a job until it ends, printing each partition as it finishes (on stderr).
 With --out DIR, write each partition's proof to DIR/<i>.proof and public witness
 to DIR/<i>.public once the job is done. A job that already ended is reported (and
@@ -98,7 +98,7 @@ its proofs written) at once. Exits with an error if the job failed or was cancel
 		verbose = fs.Bool("v", false, "print every partition event, not only finished ones")
 	)
 	d.register(fs)
-	pos, err := parse(fs, args)
+	pos, err := Parse(fs, args)
 	if errors.Is(err, errHelp) {
 		return nil
 	}
