@@ -73,28 +73,22 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 
 // PreloadKey implements api.Service.
 func (d *Daemon) PreloadKey(ctx context.Context, circuitName, deviceName string) ([]string, error) {
-	if err := d.stopping(); err != nil {
-		return nil, err
-	}
-	ce, ok := d.circuits[circuitName]
-	if !ok {
-		return nil, api.NotFoundf("unknown circuit %q", circuitName)
-	}
-	var done []string
-	for _, de := range d.selectDevices(deviceName) {
-		if _, err := de.dev.LoadKey(ctx, ce.key); err != nil {
-			return done, fmt.Errorf("device %s: %w", de.dev.Name(), err)
-		}
-		done = append(done, de.dev.Name())
-	}
-	if len(done) == 0 {
-		return nil, api.NotFoundf("no device %q", deviceName)
-	}
-	return done, nil
+	return d.onDevices(circuitName, deviceName, func(de *deviceEntry, ce *circuitEntry) error {
+		_, err := de.dev.LoadKey(ctx, ce.key)
+		return err
+	})
 }
 
 // EvictKey implements api.Service.
 func (d *Daemon) EvictKey(ctx context.Context, circuitName, deviceName string) ([]string, error) {
+	return d.onDevices(circuitName, deviceName, func(de *deviceEntry, ce *circuitEntry) error {
+		return de.dev.UnloadKey(ctx, ce.key.ID)
+	})
+}
+
+// onDevices runs f for a circuit on one device, or every device when deviceName is
+// empty, and returns the devices it acted on.
+func (d *Daemon) onDevices(circuitName, deviceName string, f func(*deviceEntry, *circuitEntry) error) ([]string, error) {
 	if err := d.stopping(); err != nil {
 		return nil, err
 	}
@@ -104,7 +98,7 @@ func (d *Daemon) EvictKey(ctx context.Context, circuitName, deviceName string) (
 	}
 	var done []string
 	for _, de := range d.selectDevices(deviceName) {
-		if err := de.dev.UnloadKey(ctx, ce.key.ID); err != nil {
+		if err := f(de, ce); err != nil {
 			return done, fmt.Errorf("device %s: %w", de.dev.Name(), err)
 		}
 		done = append(done, de.dev.Name())
