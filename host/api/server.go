@@ -56,7 +56,8 @@ func (g *grpcService) Submit(ctx context.Context, p *zkhostv1.SubmitRequest) (*z
 	if err := req.Validate(); err != nil {
 		return nil, ToStatus(err)
 	}
-	req.Class = req.Class.OrNormal()
+	// An unspecified class stays unspecified: the service gives the job its
+	// circuit's configured class (normal unless the config says otherwise).
 	job, err := g.svc.Submit(ctx, req)
 	if err != nil {
 		return nil, ToStatus(err)

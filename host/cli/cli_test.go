@@ -171,8 +171,8 @@ func TestSubmitWaitWritesProofs(t *testing.T) {
 	for _, want := range []string{
 		"job job-1: 2 partitions of merkle, class normal",
 		"partition 1 attempt 1 on gpu1 failed, retrying: backend exited: signal: killed",
-		"[1/2] partition 0 verified on gpu0 (synth ", // Finish runs the partitions in index order
-		"[2/2] partition 1 verified on gpu0 (synth ",
+		"[1/2] partition 0 verified on gpu0 (staged ", // Finish runs the partitions in index order
+		"[2/2] partition 1 verified on gpu0 (staged ",
 		"attempt 2)",
 		"job job-1 done in ",
 		"wrote 4 files to " + out,

@@ -188,7 +188,9 @@ func (p *progress) event(e api.JobEvent) error {
 		var parts []string
 		if s, ok := p.started[e.Partition]; ok {
 			if pr, ok := p.proving[e.Partition]; ok {
-				parts = append(parts, "synth "+fmtDuration(pr.Sub(s)))
+				// From synthesis start to dispatch: synthesis plus the wait for a
+				// device slot (the daemon's own split is in `zkhost job`).
+				parts = append(parts, "staged "+fmtDuration(pr.Sub(s)))
 			}
 		}
 		if pr, ok := p.proving[e.Partition]; ok {
