@@ -369,7 +369,7 @@ func TestWitnessesSynthesizeAndProve(t *testing.T) {
 				}
 				seen[string(b)] = p
 
-				W, A, B, err := Synthesize(c, w)
+				W, A, B, err := Synthesize(c, w, 1)
 				if err != nil {
 					t.Fatalf("partition %d: %v", p, err)
 				}
@@ -476,14 +476,14 @@ func TestSynthesizeRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := Synthesize(c, bad); err == nil || !strings.Contains(err.Error(), "does not satisfy") {
+	if _, _, _, err := Synthesize(c, bad, 0); err == nil || !strings.Contains(err.Error(), "does not satisfy") {
 		t.Errorf("unsatisfying witness: %v", err)
 	}
 	bn, err := frontend.NewWitness(&circuits.Chain{X: 5, Out: 1, Steps: steps}, ecc.BN254.ScalarField())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := Synthesize(c, bn); err == nil || !strings.Contains(err.Error(), "want BLS12-381") {
+	if _, _, _, err := Synthesize(c, bn, 0); err == nil || !strings.Contains(err.Error(), "want BLS12-381") {
 		t.Errorf("BN254 witness: %v", err)
 	}
 	m := load(t, sharedKeys(t), spec(t, 1).ID())
@@ -491,7 +491,7 @@ func TestSynthesizeRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := Synthesize(c, mw); err == nil || !strings.Contains(err.Error(), "values, want") {
+	if _, _, _, err := Synthesize(c, mw, 0); err == nil || !strings.Contains(err.Error(), "values, want") {
 		t.Errorf("merkle witness for chain: %v", err)
 	}
 	if _, _, _, err := Synthesize(m, nil); err == nil {
@@ -499,7 +499,7 @@ func TestSynthesizeRejects(t *testing.T) {
 	}
 	good := &circuits.Chain{X: x, Out: circuits.ChainOutput(x, steps), Steps: steps}
 	w, _ := frontend.NewWitness(good, ecc.BLS12_381.ScalarField())
-	if _, _, _, err := Synthesize(c, w); err != nil {
+	if _, _, _, err := Synthesize(c, w, 0); err != nil {
 		t.Errorf("valid witness: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/constraint/solver"
 )
 
 // Synthesize solves c's constraint system for the full witness w (gnark's CCS.Solve) and
@@ -17,8 +18,15 @@ import (
 //
 // A witness of the wrong field or shape, or one that does not satisfy the circuit, is an
 // error saying which.
-func Synthesize(c *Circuit, w witness.Witness) (W, A, B []fr.Element, err error) {
-	sol, err := solve(c, w)
+//
+// threads bounds the solver's goroutines (gnark's solver.WithNbTasks); 0 lets gnark
+// use every core. The daemon runs several synthesis workers and gives each a share.
+func Synthesize(c *Circuit, w witness.Witness, threads int) (W, A, B []fr.Element, err error) {
+	var opts []solver.Option
+	if threads > 0 {
+		opts = append(opts, solver.WithNbTasks(threads))
+	}
+	sol, err := solve(c, w, opts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -26,7 +34,7 @@ func Synthesize(c *Circuit, w witness.Witness) (W, A, B []fr.Element, err error)
 }
 
 // solve runs gnark's solver on w and returns the whole solution.
-func solve(c *Circuit, w witness.Witness) (sol *cs.R1CSSolution, err error) {
+func solve(c *Circuit, w witness.Witness, opts ...solver.Option) (sol *cs.R1CSSolution, err error) {
 	if w == nil {
 		return nil, fmt.Errorf("circuit %s: nil witness", c.Name)
 	}
@@ -49,7 +57,7 @@ func solve(c *Circuit, w witness.Witness) (sol *cs.R1CSSolution, err error) {
 			sol, err = nil, fmt.Errorf("circuit %s: solver failed: %v", c.Name, r)
 		}
 	}()
-	res, err := c.CCS.Solve(w)
+	res, err := c.CCS.Solve(w, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
 	}

@@ -104,7 +104,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	w, err := parseWitness(t.witness, ce.c)
 	var W, A, B []fr.Element
 	if err == nil {
-		W, A, B, err = circuit.Synthesize(ce.c, w)
+		W, A, B, err = circuit.Synthesize(ce.c, w, d.cfg.Synthesis.Threads)
 	}
 	if err != nil {
 		// A witness that does not satisfy the circuit fails the same way everywhere.

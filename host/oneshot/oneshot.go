@@ -194,7 +194,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			j.res.Index = i
 			j.res.Constraints = c.NbConstraints
 			t0 := time.Now()
-			W, A, B, err := circuit.Synthesize(c, w)
+			W, A, B, err := circuit.Synthesize(c, w, 0)
 			if err != nil {
 				fail(fmt.Errorf("partition %d: %w", i, err))
 				return

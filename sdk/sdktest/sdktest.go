@@ -212,7 +212,7 @@ func (s *suite) partition(t *testing.T, f *fixture, i int) (sdk.PartitionHandle,
 	if err != nil {
 		t.Fatal(err)
 	}
-	W, A, B, err := circuit.Synthesize(f.c, w)
+	W, A, B, err := circuit.Synthesize(f.c, w, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
