@@ -494,7 +494,7 @@ func TestSynthesizeRejects(t *testing.T) {
 	if _, _, _, err := Synthesize(c, mw, 0); err == nil || !strings.Contains(err.Error(), "values, want") {
 		t.Errorf("merkle witness for chain: %v", err)
 	}
-	if _, _, _, err := Synthesize(m, nil); err == nil {
+	if _, _, _, err := Synthesize(m, nil, 0); err == nil {
 		t.Error("nil witness accepted")
 	}
 	good := &circuits.Chain{X: x, Out: circuits.ChainOutput(x, steps), Steps: steps}
