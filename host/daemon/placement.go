@@ -57,7 +57,8 @@ func (d *Daemon) mayTakeWork(de *deviceEntry) bool {
 // nextFor waits for the next partition device de should prove: the first in
 // dispatch order, skipping a partition that already failed on de while another
 // device that may take work has not failed it, so a retry goes elsewhere when
-// it can. It returns an error only when the daemon stops.
+// it can, and a partition whose key is resident on another device with a free
+// slot while de lacks it, so keys are loaded once rather than on every device. It returns an error only when the daemon stops.
 func (d *Daemon) nextFor(de *deviceEntry) (queue.Item[*task], error) {
 	name := de.dev.Name()
 	for {
@@ -72,21 +73,39 @@ func (d *Daemon) nextFor(de *deviceEntry) (queue.Item[*task], error) {
 			}
 			continue
 		}
-		var others []string
+		var others []*deviceEntry
+		var otherNames []string
 		for _, o := range d.devices {
 			if o != de && d.mayTakeWork(o) {
-				others = append(others, o.dev.Name())
+				others = append(others, o)
+				otherNames = append(otherNames, o.dev.Name())
 			}
 		}
 		ctx, cancel := context.WithTimeout(d.ctx, placementRecheck)
 		it, err := d.readyQ.PopIf(ctx, func(it queue.Item[*task]) bool {
-			return placeOn(it.Value.failedOn, name, others)
+			return placeOn(it.Value.failedOn, name, otherNames) && !keyElsewhere(de, others, it.Value.job.circ.key.ID)
 		})
 		cancel()
 		if err == nil {
 			return it, nil
 		}
 	}
+}
+
+// keyElsewhere reports whether key is resident on one of others with a free slot
+// while de lacks it: the partition is left to that device, which proves it without
+// loading the key here (a key upload costs seconds at scale). Read fresh at each
+// look at the queue, since residency changes without the queue changing.
+func keyElsewhere(de *deviceEntry, others []*deviceEntry, key string) bool {
+	if de.dev.HasKey(key) {
+		return false
+	}
+	for _, o := range others {
+		if info := o.dev.Info(); info.InFlight < info.MaxInFlight && o.dev.HasKey(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // placeOn reports whether a partition that failed on the devices in failedOn
