@@ -6,7 +6,7 @@ DEMO    := .demo
 PKGS    := ./...
 # Packages whose concurrency matters run under the race detector in `make test`;
 # the proving packages run without it (gnark's MSMs are ~10x slower under -race).
-RACE_PKGS := ./host/... ./plugins/... ./sdk/ ./sdk/internal/...
+RACE_PKGS := ./host/... ./plugins/... ./sdk/ ./sdk/keyreg/ ./e2e/
 
 .PHONY: all build cuda test test-race vet demo bench-cpu proto clean help soak
 
