@@ -133,6 +133,13 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 			return nil, fmt.Errorf("timeline: %w", err)
 		}
 	}
+	// Backends of an earlier host of this state directory that outlived it (the
+	// parent-death signal and the watchdog normally end them) are reaped now.
+	if pids, err := device.ReapStale(d.pidDir()); err != nil {
+		log.Warn("reaping stale backends", "error", err)
+	} else if len(pids) > 0 {
+		log.Warn("killed backends left running by an earlier host", "pids", pids)
+	}
 	if err := d.loadCircuits(); err != nil {
 		return nil, err
 	}
@@ -298,6 +305,7 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 			lc.Env = append(lc.Env, fmt.Sprintf("ZKHOST_DEVICE_INDEX=%d", dc.Index))
 		}
 		dev, err := device.Start(ctx, device.Options{
+			PidDir:      d.pidDir(),
 			Name:        name,
 			Launch:      lc,
 			InFlight:    dc.InFlight,
@@ -327,6 +335,9 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 	}
 	return nil
 }
+
+// pidDir holds the pid files of running backends.
+func (d *Daemon) pidDir() string { return filepath.Join(d.cfg.StateDir, "backends") }
 
 // matchSelector checks a device against a [[device]] selector.
 func matchSelector(desc sdk.Description, sel *config.Selector) error {

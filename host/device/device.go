@@ -78,6 +78,9 @@ type Options struct {
 	PollInterval time.Duration
 	// Logger is the device's logger; the backend's stderr is forwarded to it.
 	Logger hclog.Logger
+	// PidDir, when set, holds a pid file per running backend, so a host that
+	// starts after a crash can reap backends left behind (ReapStale).
+	PidDir string
 }
 
 // Info is a snapshot of a device for status pages.
@@ -183,6 +186,9 @@ func (d *Device) launch(ctx context.Context) error {
 		proc.Kill()
 		return fmt.Errorf("backend %s: %w", lc.Path, err)
 	}
+	if err := writePidFile(d.opts.PidDir, d.opts.Name, proc.Pid(), lc.Path); err != nil {
+		d.log.Warn("recording the backend's pid", "error", err)
+	}
 	pctx, pstop := context.WithCancel(context.Background())
 	d.mu.Lock()
 	d.proc, d.backend, d.desc = proc, be, desc
@@ -287,6 +293,7 @@ func (d *Device) onCrash() bool {
 		d.procStop()
 	}
 	d.proc.Kill()
+	removePidFile(d.opts.PidDir, d.opts.Name, d.proc.Pid())
 	d.proc, d.backend = nil, nil
 	d.keys = map[string]*residentKey{}
 	d.readyCh = make(chan struct{})
@@ -660,5 +667,6 @@ func (d *Device) Close() {
 	<-d.superDone
 	if proc != nil {
 		proc.Kill()
+		removePidFile(d.opts.PidDir, d.opts.Name, proc.Pid())
 	}
 }
