@@ -19,14 +19,9 @@ import (
 
 func init() {
 	register("serve", "run the proving daemon (zkhost serve --config zkhost.toml)", cmdServe)
-	register("submit", "submit a job to the daemon (--wait --out DIR writes the proofs)", cli.Submit)
-	register("wait", "wait for a job and write its proofs", cli.Wait)
-	register("status", "show the daemon's queues, devices and budget", cli.Status)
-	register("jobs", "list recent jobs", cli.Jobs)
-	register("job", "show one job", cli.Job)
-	register("cancel", "cancel a job", cli.Cancel)
-	register("preload", "load a circuit's proving key on the devices", cli.Preload)
-	register("evict", "unload a circuit's proving key from the devices", cli.Evict)
+	for _, c := range cli.Commands {
+		register(c.Name, c.Summary, c.Run)
+	}
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -172,19 +172,7 @@ func StatusReportProto(s StatusReport) *zkhostv1.StatusReport {
 		})
 	}
 	for _, d := range s.Devices {
-		p.Devices = append(p.Devices, &zkhostv1.DeviceStatus{
-			Name:         d.Name,
-			Backend:      d.Backend,
-			Model:        d.Model,
-			Kind:         d.Kind,
-			InFlight:     uint32(d.InFlight),
-			MaxInFlight:  uint32(d.MaxInFlight),
-			BusyPercent:  d.BusyPercent,
-			KeysResident: d.KeysResident,
-			Restarts:     uint32(d.Restarts),
-			Healthy:      d.Healthy,
-			Error:        d.Error,
-		})
+		p.Devices = append(p.Devices, deviceStatusProto(d))
 	}
 	return p
 }
@@ -210,21 +198,42 @@ func StatusReportFromProto(p *zkhostv1.StatusReport) StatusReport {
 		})
 	}
 	for _, d := range p.GetDevices() {
-		s.Devices = append(s.Devices, DeviceStatus{
-			Name:         d.GetName(),
-			Backend:      d.GetBackend(),
-			Model:        d.GetModel(),
-			Kind:         d.GetKind(),
-			InFlight:     int(d.GetInFlight()),
-			MaxInFlight:  int(d.GetMaxInFlight()),
-			BusyPercent:  d.GetBusyPercent(),
-			KeysResident: d.GetKeysResident(),
-			Restarts:     int(d.GetRestarts()),
-			Healthy:      d.GetHealthy(),
-			Error:        d.GetError(),
-		})
+		s.Devices = append(s.Devices, DeviceStatusFromProto(d))
 	}
 	return s
+}
+
+func deviceStatusProto(d DeviceStatus) *zkhostv1.DeviceStatus {
+	return &zkhostv1.DeviceStatus{
+		Name:         d.Name,
+		Backend:      d.Backend,
+		Model:        d.Model,
+		Kind:         d.Kind,
+		InFlight:     uint32(d.InFlight),
+		MaxInFlight:  uint32(d.MaxInFlight),
+		BusyPercent:  d.BusyPercent,
+		KeysResident: d.KeysResident,
+		Restarts:     uint32(d.Restarts),
+		Healthy:      d.Healthy,
+		Error:        d.Error,
+	}
+}
+
+// DeviceStatusFromProto returns the device status p carries.
+func DeviceStatusFromProto(d *zkhostv1.DeviceStatus) DeviceStatus {
+	return DeviceStatus{
+		Name:         d.GetName(),
+		Backend:      d.GetBackend(),
+		Model:        d.GetModel(),
+		Kind:         d.GetKind(),
+		InFlight:     int(d.GetInFlight()),
+		MaxInFlight:  int(d.GetMaxInFlight()),
+		BusyPercent:  d.GetBusyPercent(),
+		KeysResident: d.GetKeysResident(),
+		Restarts:     int(d.GetRestarts()),
+		Healthy:      d.GetHealthy(),
+		Error:        d.GetError(),
+	}
 }
 
 func unixNano(t time.Time) int64 {

@@ -136,6 +136,17 @@ func (g *grpcService) EvictKey(ctx context.Context, p *zkhostv1.KeyRequest) (*zk
 	return g.key(ctx, p, g.svc.EvictKey)
 }
 
+func (g *grpcService) EnableDevice(ctx context.Context, p *zkhostv1.EnableDeviceRequest) (*zkhostv1.DeviceStatus, error) {
+	if err := checkName("device", p.GetDevice()); err != nil {
+		return nil, ToStatus(err)
+	}
+	ds, err := g.svc.EnableDevice(ctx, p.GetDevice())
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return deviceStatusProto(ds), nil
+}
+
 func (g *grpcService) key(ctx context.Context, p *zkhostv1.KeyRequest,
 	fn func(ctx context.Context, circuit, device string) ([]string, error)) (*zkhostv1.KeyResponse, error) {
 	if err := checkName("circuit", p.GetCircuit()); err != nil {

@@ -33,4 +33,7 @@ type Service interface {
 	// EvictKey unloads a circuit's proving key from a device, or from every device when
 	// device is empty, and returns the devices it acted on.
 	EvictKey(ctx context.Context, circuit, device string) ([]string, error)
+	// EnableDevice puts a device taken out of service after repeated crashes back
+	// into service and returns its status. An unknown device is an ErrNotFound.
+	EnableDevice(ctx context.Context, device string) (DeviceStatus, error)
 }

@@ -402,6 +402,21 @@ func TestPreloadEvict(t *testing.T) {
 	}
 }
 
+func TestEnable(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	stdout, _, err := run(ctx, cmd("enable"), "--api", d.sock, "gpu1")
+	if err != nil || !strings.HasPrefix(stdout, "device gpu1 enabled") || !strings.Contains(stdout, "healthy") {
+		t.Errorf("enable = %q, %v", stdout, err)
+	}
+	if _, _, err := run(ctx, cmd("enable"), "--api", d.sock, "gpu9"); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("enable of an unknown device = %v", err)
+	}
+	if _, _, err := run(ctx, cmd("enable"), "--api", d.sock); !errors.Is(err, ErrUsage) {
+		t.Errorf("enable without a device = %v", err)
+	}
+}
+
 func TestUsage(t *testing.T) {
 	ctx := testCtx(t)
 	files, _ := writeWitnesses(t, 1)

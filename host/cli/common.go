@@ -37,6 +37,7 @@ var Commands = []Command{
 	{"cancel", "cancel jobs", Cancel},
 	{"preload", "load a circuit's proving key on the devices", Preload},
 	{"evict", "unload a circuit's proving key from the devices", Evict},
+	{"enable", "put a device taken out of service after repeated crashes back into service", Enable},
 }
 
 // daemonFlags are the flags every command uses to find the daemon.

@@ -302,6 +302,16 @@ func (c *Client) EvictKey(ctx context.Context, circuit, device string) ([]string
 	return p.GetDevices(), nil
 }
 
+// EnableDevice puts a device taken out of service after repeated crashes back into
+// service and returns its status.
+func (c *Client) EnableDevice(ctx context.Context, device string) (api.DeviceStatus, error) {
+	p, err := c.rpc.EnableDevice(ctx, &zkhostv1.EnableDeviceRequest{Device: device})
+	if err != nil {
+		return api.DeviceStatus{}, c.convert(err)
+	}
+	return api.DeviceStatusFromProto(p), nil
+}
+
 // convert turns a call's error into the daemon's api error, or into one that names the
 // daemon's address when the call never reached the daemon's service.
 func (c *Client) convert(err error) error {

@@ -41,34 +41,55 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 	rep.SynthesisRunning = d.synthBusy
 	d.mu.Unlock()
 	for _, de := range d.devices {
-		info := de.dev.Info()
-		ds := api.DeviceStatus{
-			Name: info.Name, Backend: de.backend, Model: info.Description.Device.Model, Kind: info.Description.Device.Kind,
-			InFlight: info.InFlight, MaxInFlight: info.MaxInFlight, BusyPercent: de.busy.percent(now, d.started),
-			KeysResident: info.Keys, Restarts: info.Restarts,
-			Healthy: info.State != device.StateUnhealthy && info.Description.Device.Available,
-		}
-		switch {
-		case info.State == device.StateUnhealthy:
-			ds.Error = fmt.Sprintf("unhealthy: %d crashes within the window; last: %s", info.Crashes, info.LastError)
-		case !info.Description.Device.Available:
-			ds.Error = "no usable device: " + info.Description.Device.Reason
-		case info.State != device.StateReady:
-			ds.Error = info.State.String()
-		case de.isCPU() && d.hasGPU():
-			// A CPU device next to GPUs is the CPU fallback (placement.go); the
-			// API has no field for notes, so the healthy device says it here.
-			if d.gpuServing() {
-				ds.Error = "CPU fallback on standby: takes work only when no GPU is healthy"
-			} else {
-				ds.Error = "CPU fallback: no healthy GPU remains, work goes on here"
-			}
-		}
-		rep.Devices = append(rep.Devices, ds)
+		rep.Devices = append(rep.Devices, d.deviceStatus(de, now))
 	}
 	st := d.budget.Stats()
 	rep.Budget = api.BudgetStatus{UsedBytes: st.Used, TotalBytes: st.Total, CriticalReserveBytes: st.CriticalReserve}
 	return rep, nil
+}
+
+// deviceStatus is one device's row of Status.
+func (d *Daemon) deviceStatus(de *deviceEntry, now time.Time) api.DeviceStatus {
+	info := de.dev.Info()
+	ds := api.DeviceStatus{
+		Name: info.Name, Backend: de.backend, Model: info.Description.Device.Model, Kind: info.Description.Device.Kind,
+		InFlight: info.InFlight, MaxInFlight: info.MaxInFlight, BusyPercent: de.busy.percent(now, d.started),
+		KeysResident: info.Keys, Restarts: info.Restarts,
+		Healthy: info.State != device.StateUnhealthy && info.Description.Device.Available,
+	}
+	switch {
+	case info.State == device.StateUnhealthy:
+		ds.Error = fmt.Sprintf("unhealthy: %d crashes within the window; last: %s (zkhost enable %s puts it back)", info.Crashes, info.LastError, info.Name)
+	case !info.Description.Device.Available:
+		ds.Error = "no usable device: " + info.Description.Device.Reason
+	case info.State != device.StateReady:
+		ds.Error = info.State.String()
+	case de.isCPU() && d.hasGPU():
+		// A CPU device next to GPUs is the CPU fallback (placement.go); the
+		// API has no field for notes, so the healthy device says it here.
+		if d.gpuServing() {
+			ds.Error = "CPU fallback on standby: takes work only when no GPU is healthy"
+		} else {
+			ds.Error = "CPU fallback: no healthy GPU remains, work goes on here"
+		}
+	}
+	return ds
+}
+
+// EnableDevice implements api.Service: an operator puts a device that crashed too
+// often back into service; its backend restarts.
+func (d *Daemon) EnableDevice(ctx context.Context, name string) (api.DeviceStatus, error) {
+	if err := d.stopping(); err != nil {
+		return api.DeviceStatus{}, err
+	}
+	for _, de := range d.selectDevices(name) {
+		if name != "" {
+			de.dev.Enable()
+			d.log.Info("device enabled by an operator", "device", name)
+			return d.deviceStatus(de, time.Now()), nil
+		}
+	}
+	return api.DeviceStatus{}, api.NotFoundf("no device %q", name)
 }
 
 // PreloadKey implements api.Service.

@@ -274,6 +274,20 @@ func (f *Fake) Status(context.Context) (api.StatusReport, error) {
 	return r, nil
 }
 
+// EnableDevice implements api.Service: it marks the named device of Report healthy.
+func (f *Fake) EnableDevice(_ context.Context, device string) (api.DeviceStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.Report.Devices {
+		if f.Report.Devices[i].Name == device {
+			f.Report.Devices[i].Healthy = true
+			f.Report.Devices[i].Error = ""
+			return f.Report.Devices[i], nil
+		}
+	}
+	return api.DeviceStatus{}, api.NotFoundf("no device %q", device)
+}
+
 // PreloadKey implements api.Service.
 func (f *Fake) PreloadKey(_ context.Context, circuit, device string) ([]string, error) {
 	return f.keyOp(circuit, device, func(keys []string) []string {

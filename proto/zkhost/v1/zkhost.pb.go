@@ -675,6 +675,50 @@ func (x *KeyRequest) GetDevice() string {
 	return ""
 }
 
+type EnableDeviceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Device        string                 `protobuf:"bytes,1,opt,name=device,proto3" json:"device,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnableDeviceRequest) Reset() {
+	*x = EnableDeviceRequest{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnableDeviceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnableDeviceRequest) ProtoMessage() {}
+
+func (x *EnableDeviceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnableDeviceRequest.ProtoReflect.Descriptor instead.
+func (*EnableDeviceRequest) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *EnableDeviceRequest) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
 type KeyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// devices lists the devices the request acted on.
@@ -685,7 +729,7 @@ type KeyResponse struct {
 
 func (x *KeyResponse) Reset() {
 	*x = KeyResponse{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[8]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +741,7 @@ func (x *KeyResponse) String() string {
 func (*KeyResponse) ProtoMessage() {}
 
 func (x *KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[8]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +754,7 @@ func (x *KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyResponse.ProtoReflect.Descriptor instead.
 func (*KeyResponse) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{8}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *KeyResponse) GetDevices() []string {
@@ -739,7 +783,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[9]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -751,7 +795,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[9]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -764,7 +808,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{9}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Job) GetId() string {
@@ -863,7 +907,7 @@ type Partition struct {
 
 func (x *Partition) Reset() {
 	*x = Partition{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[10]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -875,7 +919,7 @@ func (x *Partition) String() string {
 func (*Partition) ProtoMessage() {}
 
 func (x *Partition) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[10]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -888,7 +932,7 @@ func (x *Partition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partition.ProtoReflect.Descriptor instead.
 func (*Partition) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{10}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Partition) GetIndex() uint32 {
@@ -1001,7 +1045,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[11]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1013,7 +1057,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[11]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1026,7 +1070,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{11}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobEvent) GetJobId() string {
@@ -1100,7 +1144,7 @@ type StatusReport struct {
 
 func (x *StatusReport) Reset() {
 	*x = StatusReport{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[12]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1156,7 @@ func (x *StatusReport) String() string {
 func (*StatusReport) ProtoMessage() {}
 
 func (x *StatusReport) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[12]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1169,7 @@ func (x *StatusReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReport.ProtoReflect.Descriptor instead.
 func (*StatusReport) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{12}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StatusReport) GetQueues() []*ClassQueue {
@@ -1189,7 +1233,7 @@ type ClassQueue struct {
 
 func (x *ClassQueue) Reset() {
 	*x = ClassQueue{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[13]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1245,7 @@ func (x *ClassQueue) String() string {
 func (*ClassQueue) ProtoMessage() {}
 
 func (x *ClassQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[13]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1258,7 @@ func (x *ClassQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassQueue.ProtoReflect.Descriptor instead.
 func (*ClassQueue) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{13}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ClassQueue) GetClass() PriorityClass {
@@ -1258,7 +1302,7 @@ type DeviceStatus struct {
 
 func (x *DeviceStatus) Reset() {
 	*x = DeviceStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1314,7 @@ func (x *DeviceStatus) String() string {
 func (*DeviceStatus) ProtoMessage() {}
 
 func (x *DeviceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1327,7 @@ func (x *DeviceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceStatus.ProtoReflect.Descriptor instead.
 func (*DeviceStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{14}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeviceStatus) GetName() string {
@@ -1374,7 +1418,7 @@ type BudgetStatus struct {
 
 func (x *BudgetStatus) Reset() {
 	*x = BudgetStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1430,7 @@ func (x *BudgetStatus) String() string {
 func (*BudgetStatus) ProtoMessage() {}
 
 func (x *BudgetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1443,7 @@ func (x *BudgetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetStatus.ProtoReflect.Descriptor instead.
 func (*BudgetStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{15}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BudgetStatus) GetUsedBytes() uint64 {
@@ -1440,7 +1484,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1496,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1509,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{16}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ErrorDetail) GetKind() string {
@@ -1516,7 +1560,9 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\n" +
 	"KeyRequest\x12\x18\n" +
 	"\acircuit\x18\x01 \x01(\tR\acircuit\x12\x16\n" +
-	"\x06device\x18\x02 \x01(\tR\x06device\"'\n" +
+	"\x06device\x18\x02 \x01(\tR\x06device\"-\n" +
+	"\x13EnableDeviceRequest\x12\x16\n" +
+	"\x06device\x18\x01 \x01(\tR\x06device\"'\n" +
 	"\vKeyResponse\x12\x18\n" +
 	"\adevices\x18\x01 \x03(\tR\adevices\"\xfb\x02\n" +
 	"\x03Job\x12\x0e\n" +
@@ -1631,7 +1677,7 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\x13EVENT_KIND_JOB_DONE\x10\b\x12\x19\n" +
 	"\x15EVENT_KIND_JOB_FAILED\x10\t\x12\x1c\n" +
 	"\x18EVENT_KIND_JOB_CANCELLED\x10\n" +
-	"2\xc5\x03\n" +
+	"2\x8e\x04\n" +
 	"\x06Zkhost\x122\n" +
 	"\x06Submit\x12\x18.zkhost.v1.SubmitRequest\x1a\x0e.zkhost.v1.Job\x127\n" +
 	"\x05Await\x12\x17.zkhost.v1.AwaitRequest\x1a\x13.zkhost.v1.JobEvent0\x01\x12,\n" +
@@ -1641,7 +1687,8 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\x06Status\x12\x18.zkhost.v1.StatusRequest\x1a\x17.zkhost.v1.StatusReport\x12;\n" +
 	"\n" +
 	"PreloadKey\x12\x15.zkhost.v1.KeyRequest\x1a\x16.zkhost.v1.KeyResponse\x129\n" +
-	"\bEvictKey\x12\x15.zkhost.v1.KeyRequest\x1a\x16.zkhost.v1.KeyResponseB3Z1github.com/zkhost/zkhost/proto/zkhost/v1;zkhostv1b\x06proto3"
+	"\bEvictKey\x12\x15.zkhost.v1.KeyRequest\x1a\x16.zkhost.v1.KeyResponse\x12G\n" +
+	"\fEnableDevice\x12\x1e.zkhost.v1.EnableDeviceRequest\x1a\x17.zkhost.v1.DeviceStatusB3Z1github.com/zkhost/zkhost/proto/zkhost/v1;zkhostv1b\x06proto3"
 
 var (
 	file_zkhost_v1_zkhost_proto_rawDescOnce sync.Once
@@ -1656,43 +1703,44 @@ func file_zkhost_v1_zkhost_proto_rawDescGZIP() []byte {
 }
 
 var file_zkhost_v1_zkhost_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_zkhost_v1_zkhost_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_zkhost_v1_zkhost_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_zkhost_v1_zkhost_proto_goTypes = []any{
-	(PriorityClass)(0),    // 0: zkhost.v1.PriorityClass
-	(JobState)(0),         // 1: zkhost.v1.JobState
-	(PartitionState)(0),   // 2: zkhost.v1.PartitionState
-	(EventKind)(0),        // 3: zkhost.v1.EventKind
-	(*SubmitRequest)(nil), // 4: zkhost.v1.SubmitRequest
-	(*AwaitRequest)(nil),  // 5: zkhost.v1.AwaitRequest
-	(*GetRequest)(nil),    // 6: zkhost.v1.GetRequest
-	(*CancelRequest)(nil), // 7: zkhost.v1.CancelRequest
-	(*ListRequest)(nil),   // 8: zkhost.v1.ListRequest
-	(*ListResponse)(nil),  // 9: zkhost.v1.ListResponse
-	(*StatusRequest)(nil), // 10: zkhost.v1.StatusRequest
-	(*KeyRequest)(nil),    // 11: zkhost.v1.KeyRequest
-	(*KeyResponse)(nil),   // 12: zkhost.v1.KeyResponse
-	(*Job)(nil),           // 13: zkhost.v1.Job
-	(*Partition)(nil),     // 14: zkhost.v1.Partition
-	(*JobEvent)(nil),      // 15: zkhost.v1.JobEvent
-	(*StatusReport)(nil),  // 16: zkhost.v1.StatusReport
-	(*ClassQueue)(nil),    // 17: zkhost.v1.ClassQueue
-	(*DeviceStatus)(nil),  // 18: zkhost.v1.DeviceStatus
-	(*BudgetStatus)(nil),  // 19: zkhost.v1.BudgetStatus
-	(*ErrorDetail)(nil),   // 20: zkhost.v1.ErrorDetail
+	(PriorityClass)(0),          // 0: zkhost.v1.PriorityClass
+	(JobState)(0),               // 1: zkhost.v1.JobState
+	(PartitionState)(0),         // 2: zkhost.v1.PartitionState
+	(EventKind)(0),              // 3: zkhost.v1.EventKind
+	(*SubmitRequest)(nil),       // 4: zkhost.v1.SubmitRequest
+	(*AwaitRequest)(nil),        // 5: zkhost.v1.AwaitRequest
+	(*GetRequest)(nil),          // 6: zkhost.v1.GetRequest
+	(*CancelRequest)(nil),       // 7: zkhost.v1.CancelRequest
+	(*ListRequest)(nil),         // 8: zkhost.v1.ListRequest
+	(*ListResponse)(nil),        // 9: zkhost.v1.ListResponse
+	(*StatusRequest)(nil),       // 10: zkhost.v1.StatusRequest
+	(*KeyRequest)(nil),          // 11: zkhost.v1.KeyRequest
+	(*EnableDeviceRequest)(nil), // 12: zkhost.v1.EnableDeviceRequest
+	(*KeyResponse)(nil),         // 13: zkhost.v1.KeyResponse
+	(*Job)(nil),                 // 14: zkhost.v1.Job
+	(*Partition)(nil),           // 15: zkhost.v1.Partition
+	(*JobEvent)(nil),            // 16: zkhost.v1.JobEvent
+	(*StatusReport)(nil),        // 17: zkhost.v1.StatusReport
+	(*ClassQueue)(nil),          // 18: zkhost.v1.ClassQueue
+	(*DeviceStatus)(nil),        // 19: zkhost.v1.DeviceStatus
+	(*BudgetStatus)(nil),        // 20: zkhost.v1.BudgetStatus
+	(*ErrorDetail)(nil),         // 21: zkhost.v1.ErrorDetail
 }
 var file_zkhost_v1_zkhost_proto_depIdxs = []int32{
 	0,  // 0: zkhost.v1.SubmitRequest.class:type_name -> zkhost.v1.PriorityClass
 	1,  // 1: zkhost.v1.ListRequest.state:type_name -> zkhost.v1.JobState
-	13, // 2: zkhost.v1.ListResponse.jobs:type_name -> zkhost.v1.Job
+	14, // 2: zkhost.v1.ListResponse.jobs:type_name -> zkhost.v1.Job
 	0,  // 3: zkhost.v1.Job.class:type_name -> zkhost.v1.PriorityClass
 	1,  // 4: zkhost.v1.Job.state:type_name -> zkhost.v1.JobState
-	14, // 5: zkhost.v1.Job.partitions:type_name -> zkhost.v1.Partition
+	15, // 5: zkhost.v1.Job.partitions:type_name -> zkhost.v1.Partition
 	2,  // 6: zkhost.v1.Partition.state:type_name -> zkhost.v1.PartitionState
 	3,  // 7: zkhost.v1.JobEvent.kind:type_name -> zkhost.v1.EventKind
-	13, // 8: zkhost.v1.JobEvent.job:type_name -> zkhost.v1.Job
-	17, // 9: zkhost.v1.StatusReport.queues:type_name -> zkhost.v1.ClassQueue
-	18, // 10: zkhost.v1.StatusReport.devices:type_name -> zkhost.v1.DeviceStatus
-	19, // 11: zkhost.v1.StatusReport.budget:type_name -> zkhost.v1.BudgetStatus
+	14, // 8: zkhost.v1.JobEvent.job:type_name -> zkhost.v1.Job
+	18, // 9: zkhost.v1.StatusReport.queues:type_name -> zkhost.v1.ClassQueue
+	19, // 10: zkhost.v1.StatusReport.devices:type_name -> zkhost.v1.DeviceStatus
+	20, // 11: zkhost.v1.StatusReport.budget:type_name -> zkhost.v1.BudgetStatus
 	0,  // 12: zkhost.v1.ClassQueue.class:type_name -> zkhost.v1.PriorityClass
 	4,  // 13: zkhost.v1.Zkhost.Submit:input_type -> zkhost.v1.SubmitRequest
 	5,  // 14: zkhost.v1.Zkhost.Await:input_type -> zkhost.v1.AwaitRequest
@@ -1702,16 +1750,18 @@ var file_zkhost_v1_zkhost_proto_depIdxs = []int32{
 	10, // 18: zkhost.v1.Zkhost.Status:input_type -> zkhost.v1.StatusRequest
 	11, // 19: zkhost.v1.Zkhost.PreloadKey:input_type -> zkhost.v1.KeyRequest
 	11, // 20: zkhost.v1.Zkhost.EvictKey:input_type -> zkhost.v1.KeyRequest
-	13, // 21: zkhost.v1.Zkhost.Submit:output_type -> zkhost.v1.Job
-	15, // 22: zkhost.v1.Zkhost.Await:output_type -> zkhost.v1.JobEvent
-	13, // 23: zkhost.v1.Zkhost.Get:output_type -> zkhost.v1.Job
-	13, // 24: zkhost.v1.Zkhost.Cancel:output_type -> zkhost.v1.Job
-	9,  // 25: zkhost.v1.Zkhost.List:output_type -> zkhost.v1.ListResponse
-	16, // 26: zkhost.v1.Zkhost.Status:output_type -> zkhost.v1.StatusReport
-	12, // 27: zkhost.v1.Zkhost.PreloadKey:output_type -> zkhost.v1.KeyResponse
-	12, // 28: zkhost.v1.Zkhost.EvictKey:output_type -> zkhost.v1.KeyResponse
-	21, // [21:29] is the sub-list for method output_type
-	13, // [13:21] is the sub-list for method input_type
+	12, // 21: zkhost.v1.Zkhost.EnableDevice:input_type -> zkhost.v1.EnableDeviceRequest
+	14, // 22: zkhost.v1.Zkhost.Submit:output_type -> zkhost.v1.Job
+	16, // 23: zkhost.v1.Zkhost.Await:output_type -> zkhost.v1.JobEvent
+	14, // 24: zkhost.v1.Zkhost.Get:output_type -> zkhost.v1.Job
+	14, // 25: zkhost.v1.Zkhost.Cancel:output_type -> zkhost.v1.Job
+	9,  // 26: zkhost.v1.Zkhost.List:output_type -> zkhost.v1.ListResponse
+	17, // 27: zkhost.v1.Zkhost.Status:output_type -> zkhost.v1.StatusReport
+	13, // 28: zkhost.v1.Zkhost.PreloadKey:output_type -> zkhost.v1.KeyResponse
+	13, // 29: zkhost.v1.Zkhost.EvictKey:output_type -> zkhost.v1.KeyResponse
+	19, // 30: zkhost.v1.Zkhost.EnableDevice:output_type -> zkhost.v1.DeviceStatus
+	22, // [22:31] is the sub-list for method output_type
+	13, // [13:22] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -1728,7 +1778,7 @@ func file_zkhost_v1_zkhost_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkhost_v1_zkhost_proto_rawDesc), len(file_zkhost_v1_zkhost_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,14 +33,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Zkhost_Submit_FullMethodName     = "/zkhost.v1.Zkhost/Submit"
-	Zkhost_Await_FullMethodName      = "/zkhost.v1.Zkhost/Await"
-	Zkhost_Get_FullMethodName        = "/zkhost.v1.Zkhost/Get"
-	Zkhost_Cancel_FullMethodName     = "/zkhost.v1.Zkhost/Cancel"
-	Zkhost_List_FullMethodName       = "/zkhost.v1.Zkhost/List"
-	Zkhost_Status_FullMethodName     = "/zkhost.v1.Zkhost/Status"
-	Zkhost_PreloadKey_FullMethodName = "/zkhost.v1.Zkhost/PreloadKey"
-	Zkhost_EvictKey_FullMethodName   = "/zkhost.v1.Zkhost/EvictKey"
+	Zkhost_Submit_FullMethodName       = "/zkhost.v1.Zkhost/Submit"
+	Zkhost_Await_FullMethodName        = "/zkhost.v1.Zkhost/Await"
+	Zkhost_Get_FullMethodName          = "/zkhost.v1.Zkhost/Get"
+	Zkhost_Cancel_FullMethodName       = "/zkhost.v1.Zkhost/Cancel"
+	Zkhost_List_FullMethodName         = "/zkhost.v1.Zkhost/List"
+	Zkhost_Status_FullMethodName       = "/zkhost.v1.Zkhost/Status"
+	Zkhost_PreloadKey_FullMethodName   = "/zkhost.v1.Zkhost/PreloadKey"
+	Zkhost_EvictKey_FullMethodName     = "/zkhost.v1.Zkhost/EvictKey"
+	Zkhost_EnableDevice_FullMethodName = "/zkhost.v1.Zkhost/EnableDevice"
 )
 
 // ZkhostClient is the client API for Zkhost service.
@@ -71,6 +72,9 @@ type ZkhostClient interface {
 	PreloadKey(ctx context.Context, in *KeyRequest, opts ...grpc.CallOption) (*KeyResponse, error)
 	// EvictKey unloads a circuit's proving key from one device, or from every device.
 	EvictKey(ctx context.Context, in *KeyRequest, opts ...grpc.CallOption) (*KeyResponse, error)
+	// EnableDevice puts a device that crashed too often back into service (an
+	// operator's decision); it answers the device as Status would show it.
+	EnableDevice(ctx context.Context, in *EnableDeviceRequest, opts ...grpc.CallOption) (*DeviceStatus, error)
 }
 
 type zkhostClient struct {
@@ -170,6 +174,16 @@ func (c *zkhostClient) EvictKey(ctx context.Context, in *KeyRequest, opts ...grp
 	return out, nil
 }
 
+func (c *zkhostClient) EnableDevice(ctx context.Context, in *EnableDeviceRequest, opts ...grpc.CallOption) (*DeviceStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeviceStatus)
+	err := c.cc.Invoke(ctx, Zkhost_EnableDevice_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ZkhostServer is the server API for Zkhost service.
 // All implementations must embed UnimplementedZkhostServer
 // for forward compatibility.
@@ -198,6 +212,9 @@ type ZkhostServer interface {
 	PreloadKey(context.Context, *KeyRequest) (*KeyResponse, error)
 	// EvictKey unloads a circuit's proving key from one device, or from every device.
 	EvictKey(context.Context, *KeyRequest) (*KeyResponse, error)
+	// EnableDevice puts a device that crashed too often back into service (an
+	// operator's decision); it answers the device as Status would show it.
+	EnableDevice(context.Context, *EnableDeviceRequest) (*DeviceStatus, error)
 	mustEmbedUnimplementedZkhostServer()
 }
 
@@ -231,6 +248,9 @@ func (UnimplementedZkhostServer) PreloadKey(context.Context, *KeyRequest) (*KeyR
 }
 func (UnimplementedZkhostServer) EvictKey(context.Context, *KeyRequest) (*KeyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EvictKey not implemented")
+}
+func (UnimplementedZkhostServer) EnableDevice(context.Context, *EnableDeviceRequest) (*DeviceStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "method EnableDevice not implemented")
 }
 func (UnimplementedZkhostServer) mustEmbedUnimplementedZkhostServer() {}
 func (UnimplementedZkhostServer) testEmbeddedByValue()                {}
@@ -390,6 +410,24 @@ func _Zkhost_EvictKey_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Zkhost_EnableDevice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EnableDeviceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ZkhostServer).EnableDevice(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Zkhost_EnableDevice_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ZkhostServer).EnableDevice(ctx, req.(*EnableDeviceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Zkhost_ServiceDesc is the grpc.ServiceDesc for Zkhost service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -424,6 +462,10 @@ var Zkhost_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EvictKey",
 			Handler:    _Zkhost_EvictKey_Handler,
+		},
+		{
+			MethodName: "EnableDevice",
+			Handler:    _Zkhost_EnableDevice_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
