@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -356,6 +357,8 @@ func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) 
 		return nil, err
 	}
 	var out []api.Job
+	// The journal lists oldest first; the API promises newest first.
+	slices.Reverse(recs)
 	for _, rec := range recs {
 		d.mu.Lock()
 		j, live := d.jobs[rec.ID]
