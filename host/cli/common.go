@@ -73,6 +73,27 @@ func (d *daemonFlags) address() (string, error) {
 	return api.DefaultSocketPath()
 }
 
+// parseOneAndDial parses the arguments of a command that takes exactly one
+// positional argument (named what in its usage) and dials the daemon. A nil client
+// comes with the error to return: nil after --help, else the usage or dial error.
+func (d *daemonFlags) parseOneAndDial(fs *flag.FlagSet, args []string, what string) (string, *client.Client, error) {
+	pos, err := Parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if len(pos) != 1 {
+		return "", nil, usageErr(fs, "want exactly one %s, got %d arguments", what, len(pos))
+	}
+	c, err := d.dial()
+	if err != nil {
+		return "", nil, err
+	}
+	return pos[0], c, nil
+}
+
 func (d *daemonFlags) dial() (*client.Client, error) {
 	addr, err := d.address()
 	if err != nil {

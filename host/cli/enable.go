@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -16,22 +15,12 @@ Put a device back into service after it crashed too often within the health wind
 restarts; zkhost status shows it healthy again.`, stderr)
 	var d daemonFlags
 	d.register(fs)
-	pos, err := Parse(fs, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageErr(fs, "want exactly one DEVICE, got %d arguments", len(pos))
-	}
-	c, err := d.dial()
-	if err != nil {
-		return err
+	arg, c, err := d.parseOneAndDial(fs, args, "DEVICE")
+	if c == nil {
+		return err // nil after --help
 	}
 	defer c.Close()
-	ds, err := c.EnableDevice(ctx, pos[0])
+	ds, err := c.EnableDevice(ctx, arg)
 	if err != nil {
 		return fmt.Errorf("enable: %w", err)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -31,25 +30,15 @@ func keyCommand(ctx context.Context, name, description, verb string,
 	var d daemonFlags
 	device := fs.String("device", "", "only this device (default: every device)")
 	d.register(fs)
-	pos, err := Parse(fs, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageErr(fs, "want exactly one CIRCUIT, got %d arguments", len(pos))
-	}
-	c, err := d.dial()
-	if err != nil {
-		return err
+	arg, c, err := d.parseOneAndDial(fs, args, "CIRCUIT")
+	if c == nil {
+		return err // nil after --help
 	}
 	defer c.Close()
-	devices, err := call(c, ctx, pos[0], *device)
+	devices, err := call(c, ctx, arg, *device)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", name, pos[0], err)
+		return fmt.Errorf("%s %s: %w", name, arg, err)
 	}
-	fmt.Fprintf(stdout, "proving key of %s %s %s\n", pos[0], verb, strings.Join(devices, ", "))
+	fmt.Fprintf(stdout, "proving key of %s %s %s\n", arg, verb, strings.Join(devices, ", "))
 	return nil
 }

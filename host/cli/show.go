@@ -175,22 +175,12 @@ queued, synthesizing and proving, last error).`, stderr)
 	var d daemonFlags
 	asJSON := fs.Bool("json", false, "print the job as JSON (with proof bytes, base64, when done)")
 	d.register(fs)
-	pos, err := Parse(fs, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageErr(fs, "want exactly one JOB, got %d arguments", len(pos))
-	}
-	c, err := d.dial()
-	if err != nil {
-		return err
+	arg, c, err := d.parseOneAndDial(fs, args, "JOB")
+	if c == nil {
+		return err // nil after --help
 	}
 	defer c.Close()
-	j, err := c.Get(ctx, pos[0])
+	j, err := c.Get(ctx, arg)
 	if err != nil {
 		return fmt.Errorf("job: %w", err)
 	}

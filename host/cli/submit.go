@@ -98,22 +98,12 @@ its proofs written) at once. Exits with an error if the job failed or was cancel
 		verbose = fs.Bool("v", false, "print every partition event, not only finished ones")
 	)
 	d.register(fs)
-	pos, err := Parse(fs, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageErr(fs, "want exactly one JOB, got %d arguments", len(pos))
-	}
-	c, err := d.dial()
-	if err != nil {
-		return err
+	arg, c, err := d.parseOneAndDial(fs, args, "JOB")
+	if c == nil {
+		return err // nil after --help
 	}
 	defer c.Close()
-	return follow(ctx, c, pos[0], *out, *verbose, stderr)
+	return follow(ctx, c, arg, *out, *verbose, stderr)
 }
 
 // follow awaits a job with a progress printer, then writes its outputs into out (if set).
