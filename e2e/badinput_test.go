@@ -182,7 +182,7 @@ func (env *badEnv) configCases() []badCase {
 		{"circuit name with a space", "[[circuit]]\nname = \"my circuit\"\nkeys = \"/k\"\n", `has ' ': use letters, digits`},
 		{"duplicate circuit name", "[[circuit]]\nname = \"a\"\nkeys = \"/k\"\n[[circuit]]\nname = \"a\"\nkeys = \"/k2\"\n", `"a" is already the name of circuit[0]`},
 		{"circuit without keys", "[[circuit]]\nname = \"a\"\npk = \"/a.pk\"\n", "missing keys (a key directory), or else ccs, vk"},
-		{"unknown circuit class", "[[circuit]]\nname = \"a\"\nkeys = \"/k\"\nclass = \"urgent\"\n", `unknown class "urgent"`},
+		{"unknown circuit class", "[[circuit]]\nname = \"a\"\nkeys = \"/k\"\nclass = \"urgent\"\n", `unknown priority class "urgent"`},
 		{"class and priority together", "[[circuit]]\nname = \"a\"\nkeys = \"/k\"\nclass = \"high\"\npriority = \"low\"\n", "set together with class"},
 		{"device sha256 not hex", "[[device]]\nsha256 = \"abc\"\n", `want 64 hex digits (a SHA-256), got "abc"`},
 		{"device index and selector", "[[device]]\nindex = 0\nselector = { model = \"H100\" }\n", "set together with index"},

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"github.com/zkhost/zkhost/host/queue"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -186,43 +186,20 @@ type Health struct {
 	CrashWindow time.Duration
 }
 
-// Class is a priority class. A larger value is more urgent; the zero value is
-// no class.
-type Class int
+// Class is a priority class: the scheduler's own type (host/queue), so a
+// configured class needs no translation. The zero value is no class.
+type Class = queue.Class
 
-// The priority classes, least urgent first.
+// The priority classes, as the config names them.
 const (
-	ClassLow Class = iota + 1
-	ClassNormal
-	ClassHigh
-	ClassCritical
+	ClassCritical = queue.Critical
+	ClassHigh     = queue.High
+	ClassNormal   = queue.Normal
+	ClassLow      = queue.Low
 )
 
-var classNames = map[Class]string{
-	ClassLow:      "low",
-	ClassNormal:   "normal",
-	ClassHigh:     "high",
-	ClassCritical: "critical",
-}
-
-// String returns the class's config name ("normal"), or "class(N)" for a value
-// that is not a class.
-func (c Class) String() string {
-	if s, ok := classNames[c]; ok {
-		return s
-	}
-	return fmt.Sprintf("class(%d)", int(c))
-}
-
 // ParseClass reads a class name: critical, high, normal or low (any case).
-func ParseClass(s string) (Class, error) {
-	for c, name := range classNames {
-		if strings.EqualFold(strings.TrimSpace(s), name) {
-			return c, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown class %q: want critical, high, normal or low", s)
-}
+func ParseClass(s string) (Class, error) { return queue.ParseClass(s) }
 
 // Load reads the config file at path. An empty path loads the embedded default
 // (see LoadDefault).

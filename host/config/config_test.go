@@ -411,8 +411,9 @@ func TestClass(t *testing.T) {
 			t.Errorf("ParseClass(%q) = %v, %v", c, got, err)
 		}
 	}
-	if !(ClassCritical > ClassHigh && ClassHigh > ClassNormal && ClassNormal > ClassLow && ClassLow > 0) {
-		t.Error("classes are not ordered by urgency")
+	// The scheduler's order: critical first (the lowest value), none zero.
+	if !(ClassCritical < ClassHigh && ClassHigh < ClassNormal && ClassNormal < ClassLow && ClassCritical > 0) {
+		t.Error("classes are not in the scheduler's priority order")
 	}
 	if _, err := ParseClass("urgent"); err == nil {
 		t.Error("ParseClass(urgent): want an error")

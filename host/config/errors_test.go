@@ -37,7 +37,7 @@ func TestBadConfigs(t *testing.T) {
 		{"percentage over 100", "[budget]\nbytes = \"150%\"\n", "budget.bytes", 2, "outside"},
 		{"budget over RAM", "[budget]\nbytes = \"1TiB\"\n", "budget.bytes", 2, "more than this machine's RAM"},
 		{"reserve not below budget", "[budget]\nbytes = \"8GiB\"\ncritical_reserve = \"8GiB\"\n", "budget.critical_reserve", 3, "not below budget.bytes"},
-		{"unknown class", "[[circuit]]\nname = \"m\"\nkeys = \"/k\"\nclass = \"urgent\"\n", "circuit[0].class", 4, "unknown class"},
+		{"unknown class", "[[circuit]]\nname = \"m\"\nkeys = \"/k\"\nclass = \"urgent\"\n", "circuit[0].class", 4, "unknown priority class"},
 		{"class and priority", "[[circuit]]\nname = \"m\"\nkeys = \"/k\"\nclass = \"low\"\npriority = \"high\"\n", "circuit[0].priority", 5, "another name"},
 		{"circuit without name", "[[circuit]]\nkeys = \"/k\"\n", "circuit[0]", 1, "missing name"},
 		{"circuit without keys", "[[circuit]]\nname = \"m\"\nccs = \"/c\"\n", "circuit[0]", 1, "missing keys (a key directory), or else pk, vk"},

@@ -225,8 +225,8 @@ func (d *Daemon) loadCircuits() error {
 		}
 		loaded[filepath.Join(dir, keyName)] = c
 		class := queue.Normal
-		if cc.Class != 0 {
-			class = classFromConfig(cc.Class)
+		if cc.Class.Valid() {
+			class = cc.Class
 		}
 		ce := &circuitEntry{
 			name: name, c: c, class: class,
@@ -484,16 +484,4 @@ func (d *Daemon) housekeeping() {
 			}
 		}
 	}
-}
-
-func classFromConfig(c config.Class) queue.Class {
-	switch c {
-	case config.ClassCritical:
-		return queue.Critical
-	case config.ClassHigh:
-		return queue.High
-	case config.ClassLow:
-		return queue.Low
-	}
-	return queue.Normal
 }
