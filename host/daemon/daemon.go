@@ -211,11 +211,16 @@ func (d *Daemon) loadCircuits() error {
 				return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
 			}
 		}
+		class := queue.Normal
+		if cc.Class.Valid() {
+			class = cc.Class
+		}
 		if c, ok := loaded[filepath.Join(dir, keyName)]; ok {
-			// Another name for a key set already loaded (discovery's alias).
-			prev := d.findEntry(c)
-			alias := *prev
-			alias.name = name
+			// Another name for a key set already loaded (discovery's alias, or
+			// two [[circuit]] entries on the same files): it shares the loaded
+			// circuit and its key, with its own name and class.
+			alias := *d.findEntry(c)
+			alias.name, alias.class = name, class
 			d.circuits[name] = &alias
 			continue
 		}
@@ -224,10 +229,6 @@ func (d *Daemon) loadCircuits() error {
 			return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
 		}
 		loaded[filepath.Join(dir, keyName)] = c
-		class := queue.Normal
-		if cc.Class.Valid() {
-			class = cc.Class
-		}
 		ce := &circuitEntry{
 			name: name, c: c, class: class,
 			key: sdk.KeyRef{ID: c.Name, Path: c.PKPath, Digest: c.PKDigest},
