@@ -114,11 +114,12 @@ func breakdown(by map[Cause]time.Duration, whole time.Duration) string {
 // Device is what Analyze found about one device.
 type Device struct {
 	Name string
-	// Busy is the device-busy time its backend reported, summed.
+	// Busy is the time at least one phase with device-busy time ran on the
+	// device: the union of those phases, so partitions in flight together on
+	// separate streams are not counted twice (their reported busy times summed
+	// would pass the wall time).
 	Busy time.Duration
-	// BusyPercent is Busy as a share of the timeline's span, 0..100 (it can pass
-	// 100 when a backend reports overlapping busy time for partitions in flight
-	// together).
+	// BusyPercent is Busy as a share of the timeline's span, 0..100.
 	BusyPercent float64
 	// Idle is the time no phase with device-busy time ran on the device.
 	Idle time.Duration
@@ -369,9 +370,9 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 		dev := Device{Name: name, IdleByCause: map[Cause]time.Duration{}, Partitions: len(callSpan[name])}
 		var busySpans, calls []span
 		for _, bp := range a.busy[name] {
-			dev.Busy += bp.busy
 			busySpans = append(busySpans, bp.s)
 		}
+		dev.Busy = time.Duration(total(union(busySpans)))
 		for _, cs := range callSpan[name] {
 			calls = append(calls, cs)
 		}

@@ -263,3 +263,25 @@ func TestNaturalLess(t *testing.T) {
 		}
 	}
 }
+
+// TestBusyIsAUnion: two partitions in flight together on one device (separate
+// streams) report overlapping busy phases; the device is busy for their union,
+// never more than the wall time.
+func TestBusyIsAUnion(t *testing.T) {
+	evs := []timeline.Event{
+		ev("j", 0, 1, "dev0", "msm_g1", 0, 600, 600),
+		ev("j", 1, 1, "dev0", "msm_g1", 200, 800, 600),
+		ev("j", 2, 1, "dev0", "msm_g1", 900, 1000, 100),
+	}
+	a, err := Analyze(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := a.Devices[0]
+	if d.Busy != 900*time.Millisecond || d.BusyPercent != 90 {
+		t.Fatalf("busy %v (%.1f%%), want 900ms (90%%): the union of 0-800 and 900-1000 over 1000 ms", d.Busy, d.BusyPercent)
+	}
+	if d.Idle != 100*time.Millisecond {
+		t.Fatalf("idle %v, want 100ms", d.Idle)
+	}
+}
