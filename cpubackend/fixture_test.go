@@ -17,36 +17,9 @@ import (
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/internal/testcircuit"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
-
-// chainCircuit proves knowledge of S such that n steps of v ← v·(v+S), from the
-// public X, end at the public Y.
-type chainCircuit struct {
-	X, Y frontend.Variable `gnark:",public"`
-	S    frontend.Variable
-	n    int
-}
-
-func (c *chainCircuit) Define(api frontend.API) error {
-	v := c.X
-	for i := 0; i < c.n; i++ {
-		v = api.Mul(v, api.Add(v, c.S))
-	}
-	api.AssertIsEqual(v, c.Y)
-	return nil
-}
-
-func chainAssignment(n int, x, s uint64) *chainCircuit {
-	var v, sv, t fr.Element
-	v.SetUint64(x)
-	sv.SetUint64(s)
-	for i := 0; i < n; i++ {
-		t.Add(&v, &sv)
-		v.Mul(&v, &t)
-	}
-	return &chainCircuit{X: x, Y: v.String(), S: s, n: n}
-}
 
 // fixture is a chain circuit's key file, verifying key, and one solved witness.
 type fixture struct {
@@ -91,7 +64,7 @@ func chainFixture(t *testing.T) *fixture {
 
 func newFixture(dir string) (*fixture, error) {
 	field := ecc.BLS12_381.ScalarField()
-	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &chainCircuit{n: chainSteps})
+	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: chainSteps})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +85,7 @@ func newFixture(dir string) (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	full, err := frontend.NewWitness(chainAssignment(chainSteps, 3, 5), field)
+	full, err := frontend.NewWitness(testcircuit.ChainAssignment(chainSteps, 3, 5), field)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	"github.com/consensys/gnark/backend/witness"
@@ -15,38 +14,9 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
+	"github.com/zkhost/zkhost/internal/testcircuit"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
-
-// chainCircuit proves knowledge of S such that n steps of v ← v·(v+S), starting at
-// the public X, end at the public Y: n+1 constraints, one private input, n internal
-// wires.
-type chainCircuit struct {
-	X, Y frontend.Variable `gnark:",public"`
-	S    frontend.Variable
-	n    int
-}
-
-func (c *chainCircuit) Define(api frontend.API) error {
-	v := c.X
-	for i := 0; i < c.n; i++ {
-		v = api.Mul(v, api.Add(v, c.S))
-	}
-	api.AssertIsEqual(v, c.Y)
-	return nil
-}
-
-// chainAssignment returns a satisfying assignment for the chain of n steps.
-func chainAssignment(n int, x, s uint64) *chainCircuit {
-	var v, sv, t fr.Element
-	v.SetUint64(x)
-	sv.SetUint64(s)
-	for i := 0; i < n; i++ {
-		t.Add(&v, &sv)
-		v.Mul(&v, &t)
-	}
-	return &chainCircuit{X: x, Y: v.String(), S: s, n: n}
-}
 
 // fixture is a compiled chain circuit with its keys and one solved witness.
 type fixture struct {
@@ -82,7 +52,7 @@ func chainFixture(tb testing.TB, n int) *fixture {
 
 func newChainFixture(n int) (*fixture, error) {
 	field := ecc.BLS12_381.ScalarField()
-	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &chainCircuit{n: n})
+	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: n})
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
@@ -99,7 +69,7 @@ func newChainFixture(n int) (*fixture, error) {
 		return nil, fmt.Errorf("the chain circuit should leave some wires without A or B points (%d wires, %d A, %d B)",
 			key.NbWires, len(key.G1A), len(key.G1B))
 	}
-	full, err := frontend.NewWitness(chainAssignment(n, 3, 5), field)
+	full, err := frontend.NewWitness(testcircuit.ChainAssignment(n, 3, 5), field)
 	if err != nil {
 		return nil, fmt.Errorf("witness: %w", err)
 	}
