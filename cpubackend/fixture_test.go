@@ -16,8 +16,8 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
