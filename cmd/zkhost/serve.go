@@ -9,6 +9,7 @@ import (
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/grpclog"
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/cli"
@@ -53,6 +54,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := hclog.New(&hclog.LoggerOptions{
 		Name: "zkhost", Output: stderr, Level: hclog.LevelFromString(cfg.LogLevel), JSONFormat: cfg.LogJSON,
 	})
+	// gRPC's own messages (transport errors, TLS handshakes) go through hclog too.
+	glog := log.Named("grpc")
+	grpclog.SetLoggerV2(grpclog.NewLoggerV2(
+		glog.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+		glog.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
+		glog.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Error})))
 	log.Info("starting", "config", cfg.Source, "state_dir", cfg.StateDir)
 	d, err := daemon.New(ctx, cfg, log)
 	if err != nil {

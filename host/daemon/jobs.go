@@ -301,7 +301,11 @@ func (d *Daemon) recordView(rec journal.Job, withProofs bool) (api.Job, error) {
 		return api.Job{}, err
 	}
 	for i, p := range parts {
+		// The journal records failed attempts; a proved partition had one more.
 		ap := api.Partition{Index: i, Attempts: len(p.Attempts)}
+		if p.State == journal.PartitionProved {
+			ap.Attempts++
+		}
 		switch {
 		case p.State == journal.PartitionProved:
 			ap.State = api.PartitionVerified

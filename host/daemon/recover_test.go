@@ -79,6 +79,12 @@ func TestAwaitAfterRestart(t *testing.T) {
 		t.Errorf("events of a job finished before the restart: %v, want [snapshot job_done]", kinds)
 	}
 	verifyProofs(t, small, final, ws)
+	for _, p := range final.Partitions {
+		// Proved on the first try: one attempt, as the live daemon counted it.
+		if p.Attempts != 1 {
+			t.Errorf("partition %d read back from the journal: %d attempts, want 1", p.Index, p.Attempts)
+		}
+	}
 
 	cj, err := f2.c.Get(ctx, cancelled.ID)
 	if err != nil {
