@@ -86,7 +86,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	errCh := make(chan error, 1)
 	go func() { errCh <- srv.Serve() }()
-	fmt.Fprintf(stderr, "zkhost serving on %s\n", cfg.API.Socket)
+	if !cfg.LogJSON {
+		// A line for the operator; JSON logs carry the same in the API's "listening" entry.
+		fmt.Fprintf(stderr, "zkhost serving on %s\n", cfg.API.Socket)
+	}
 	runErr := d.Run(ctx)
 	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	srv.Stop(stopCtx)
