@@ -156,13 +156,12 @@ func newHost(t testing.TB, conf hostConf) *host {
 	if err := os.MkdirAll(h.stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// The daemon's shared-memory directory is derived from its state directory;
-	// opening it here tells the test where it is.
-	d, err := shm.NewDir(h.stateDir)
+	// The daemon's shared-memory directory is derived from its state directory.
+	dir, err := shm.DirFor(h.stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.shmDir = d.Path()
+	h.shmDir = dir
 	h.writeConfig(conf)
 	t.Cleanup(h.cleanup)
 	return h

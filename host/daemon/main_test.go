@@ -373,11 +373,11 @@ func (f *fixture) submit(ctx context.Context, name string, class api.Class, ws [
 // shmDir is the daemon's shared-memory directory (host/shm decides where).
 func shmDir(t *testing.T, stateDir string) string {
 	t.Helper()
-	d, err := shm.NewDir(stateDir) // opens the existing directory; not closed, which would remove it
+	dir, err := shm.DirFor(stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d.Path()
+	return dir
 }
 
 // partitionFiles lists the partition files in the shared-memory directory dir.

@@ -61,11 +61,11 @@ func options(t *testing.T) Options {
 // shmLeft lists what a run left in the shared-memory directory of stateDir.
 func shmLeft(t *testing.T, stateDir string) []string {
 	t.Helper()
-	d, err := shm.NewDir(stateDir)
+	dir, err := shm.DirFor(stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	left, _ := filepath.Glob(filepath.Join(d.Path(), "*"))
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
 	if len(left) > 5 {
 		left = append(left[:5], "...")
 	}

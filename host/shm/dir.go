@@ -45,22 +45,31 @@ type Dir struct {
 }
 
 // NewDir opens the partition directory of the host whose state lives in
-// stateDir. It prefers /dev/shm/zkhost-<uid>-<hash of stateDir's absolute path>
-// when /dev/shm is a writable directory, and uses stateDir/shm otherwise. See
-// OpenDir for the checks.
+// stateDir (DirFor says which), creating it. See OpenDir for the checks.
 func NewDir(stateDir string) (*Dir, error) {
+	path, err := DirFor(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return OpenDir(path)
+}
+
+// DirFor returns the partition directory of the host whose state lives in
+// stateDir, without creating it: /dev/shm/zkhost-<uid>-<hash of stateDir's
+// absolute path> when /dev/shm is a writable directory, stateDir/shm otherwise.
+func DirFor(stateDir string) (string, error) {
 	if stateDir == "" {
-		return nil, errors.New("shm: empty state directory")
+		return "", errors.New("shm: empty state directory")
 	}
 	abs, err := filepath.Abs(stateDir)
 	if err != nil {
-		return nil, fmt.Errorf("shm: state directory %s: %w", stateDir, err)
+		return "", fmt.Errorf("shm: state directory %s: %w", stateDir, err)
 	}
 	if fi, err := os.Stat(devShm); err == nil && fi.IsDir() && unix.Access(devShm, unix.W_OK) == nil {
 		sum := sha256.Sum256([]byte(abs))
-		return OpenDir(filepath.Join(devShm, fmt.Sprintf("zkhost-%d-%x", os.Getuid(), sum[:6])))
+		return filepath.Join(devShm, fmt.Sprintf("zkhost-%d-%x", os.Getuid(), sum[:6])), nil
 	}
-	return OpenDir(filepath.Join(abs, "shm"))
+	return filepath.Join(abs, "shm"), nil
 }
 
 // OpenDir opens path as a partition directory, creating it (and missing parents)
