@@ -230,11 +230,24 @@ func errorFromStatus(ctx context.Context, err error) error {
 			e.Message = "backend does not implement this call: " + e.Message
 		}
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil && e.Kind == ErrCanceled {
-		return &causedError{e: e, causes: []error{ctxErr}}
+	if e.Kind == ErrCanceled {
+		ctxErr := ctx.Err()
+		// The backend's side sees the deadline gRPC sent it and may cancel the
+		// stream a moment before the caller's own timer fires: that is still the
+		// caller's deadline.
+		if dl, ok := ctx.Deadline(); ctxErr == nil && ok && time.Until(dl) < deadlineSlack {
+			ctxErr = context.DeadlineExceeded
+		}
+		if ctxErr != nil {
+			return &causedError{e: e, causes: []error{ctxErr}}
+		}
 	}
 	return e
 }
+
+// deadlineSlack is how early before a caller's deadline a cancellation from the
+// backend's side still counts as that deadline.
+const deadlineSlack = 50 * time.Millisecond
 
 // causedError is an *Error that also matches its causes with errors.Is, such as
 // context.Canceled or plugins.ErrPluginShutdown.
