@@ -17,10 +17,6 @@ import (
 // exited, and by calls made while it restarts. The work may be retried.
 var ErrCrashed = errors.New("backend process exited")
 
-// deadlineSlack is how close to its deadline a call cancelled by the backend's
-// end counts as having missed the deadline (gRPC rounds the deadline it sends).
-const deadlineSlack = 50 * time.Millisecond
-
 // admissionWait bounds how long Prove keeps asking a backend that refuses a call
 // for lack of room (a retryable resource_exhausted) before it returns the refusal.
 // A backend refuses so while it winds down a call the host cancelled: the host's
@@ -597,10 +593,9 @@ func (d *Device) Prove(ctx context.Context, key sdk.KeyRef, part sdk.PartitionHa
 		if ctx.Err() != nil {
 			return sdk.ProveResult{}, ctx.Err()
 		}
-		if dl, ok := ctx.Deadline(); ok && sdk.KindOf(err) == sdk.ErrCanceled && time.Until(dl) < deadlineSlack {
-			// gRPC sends the deadline along (rounded): the backend's end may
-			// cancel the call (RST_STREAM CANCEL) a moment before our own timer
-			// fires, and a missed deadline must not read as a plain cancel.
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The sdk client reads a cancel from the backend's side at our
+			// deadline as that deadline; a missed deadline is not a plain cancel.
 			return sdk.ProveResult{}, context.DeadlineExceeded
 		}
 		return sdk.ProveResult{}, d.classify(gen, err)
