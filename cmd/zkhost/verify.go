@@ -16,7 +16,6 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/host/daemon"
 	"github.com/zkhost/zkhost/host/finalize"
 )
 
@@ -43,7 +42,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	keyName, err := daemon.ResolveKeyName(*keys, *name)
+	keyName, err := circuit.ResolveName(*keys, *name)
 	if err != nil {
 		return err
 	}

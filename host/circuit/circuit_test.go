@@ -503,3 +503,34 @@ func TestSynthesizeRejects(t *testing.T) {
 		t.Errorf("valid witness: %v", err)
 	}
 }
+
+func TestResolveName(t *testing.T) {
+	dir := t.TempDir()
+	touch := func(name string) {
+		if err := os.WriteFile(filepath.Join(dir, name+ExtPK), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch("merkle-d16-k4")
+	touch("chain-k10")
+	touch("chain-k12")
+	touch("plain")
+	for _, tc := range []struct{ name, want, err string }{
+		{"plain", "plain", ""},
+		{"merkle", "merkle-d16-k4", ""},
+		{"chain-k12", "chain-k12", ""},
+		{"chain", "", "ambiguous"},
+		{"nosuch", "", "zkhost keygen --circuit nosuch"},
+	} {
+		got, err := ResolveName(dir, tc.name)
+		if tc.err == "" && (err != nil || got != tc.want) {
+			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.err)
+		}
+	}
+	if _, err := ResolveName(filepath.Join(dir, "missing"), "merkle"); err == nil || !strings.Contains(err.Error(), "key directory") {
+		t.Errorf("missing directory: %v", err)
+	}
+}

@@ -207,7 +207,7 @@ func (d *Daemon) loadCircuits() error {
 			keyName = strings.TrimSuffix(filepath.Base(cc.PK), circuit.ExtPK)
 		} else {
 			var err error
-			if keyName, err = ResolveKeyName(dir, name); err != nil {
+			if keyName, err = circuit.ResolveName(dir, name); err != nil {
 				return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
 			}
 		}
@@ -350,31 +350,6 @@ func matchSelector(desc sdk.Description, sel *config.Selector) error {
 			budget.FormatBytes(sel.MinMemory), budget.FormatBytes(desc.Device.MemoryTotal))
 	}
 	return nil
-}
-
-// ResolveKeyName finds the key set for circuit name in keyDir: KEYDIR/NAME.pk, or
-// the single key set generated from that example circuit (e.g. "merkle" finds
-// "merkle-d16-k4"). Several candidates are an error listing them.
-func ResolveKeyName(keyDir, name string) (string, error) {
-	_, _, pk, _ := circuit.Paths(keyDir, name)
-	if _, err := os.Stat(pk); err == nil {
-		return name, nil
-	}
-	matches, _ := filepath.Glob(filepath.Join(keyDir, name+"-*"+circuit.ExtPK))
-	var names []string
-	for _, m := range matches {
-		names = append(names, strings.TrimSuffix(filepath.Base(m), circuit.ExtPK))
-	}
-	switch len(names) {
-	case 0:
-		if _, err := os.Stat(keyDir); err != nil {
-			return "", fmt.Errorf("key directory: %w", err)
-		}
-		return "", fmt.Errorf("no keys for circuit %q in %s (run `zkhost keygen --circuit %s --out %s`)", name, keyDir, name, keyDir)
-	case 1:
-		return names[0], nil
-	}
-	return "", fmt.Errorf("circuit %q is ambiguous in %s: name one of %v", name, keyDir, names)
 }
 
 // Run serves until ctx ends, then stops the pipeline and the backends.

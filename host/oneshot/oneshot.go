@@ -76,34 +76,6 @@ type Result struct {
 	Total      time.Duration     `json:"total_ns"`
 }
 
-// ResolveCircuit finds the key name for circuit in keyDir: the name itself when
-// KEYDIR/NAME.pk exists, else the single key set generated from that registry
-// circuit (e.g. "merkle" → "merkle-d16-k4"). Several candidates are an error that
-// lists them.
-func ResolveCircuit(keyDir, name string) (string, error) {
-	_, _, pk, _ := circuit.Paths(keyDir, name)
-	if _, err := os.Stat(pk); err == nil {
-		return name, nil
-	}
-	matches, _ := filepath.Glob(filepath.Join(keyDir, name+"-*"+circuit.ExtPK))
-	switch len(matches) {
-	case 0:
-		if _, err := os.Stat(keyDir); err != nil {
-			return "", fmt.Errorf("key directory %s: %w", keyDir, err)
-		}
-		return "", fmt.Errorf("no keys for circuit %q in %s (run `zkhost keygen --circuit %s --out %s`)", name, keyDir, name, keyDir)
-	case 1:
-		base := filepath.Base(matches[0])
-		return base[:len(base)-len(circuit.ExtPK)], nil
-	}
-	var names []string
-	for _, m := range matches {
-		base := filepath.Base(m)
-		names = append(names, base[:len(base)-len(circuit.ExtPK)])
-	}
-	return "", fmt.Errorf("circuit %q is ambiguous in %s: name one of %v", name, keyDir, names)
-}
-
 // job is one partition moving through the pipeline.
 type job struct {
 	res    PartitionResult
@@ -119,7 +91,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		log = hclog.NewNullLogger()
 	}
 	start := time.Now()
-	name, err := ResolveCircuit(opts.KeyDir, opts.Circuit)
+	name, err := circuit.ResolveName(opts.KeyDir, opts.Circuit)
 	if err != nil {
 		return nil, err
 	}
