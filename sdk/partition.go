@@ -86,8 +86,8 @@ type Partition struct {
 // problem, ErrUnimplemented for a known curve this SDK cannot view yet, and
 // ErrDigestMismatch for contents that differ from the digest.
 //
-// The digest pass reads the whole file once (about 2 GB/s with SHA-NI); it is
-// the "map" phase of a backend's Prove.
+// The digest pass (PartitionDigest, on every core) reads the whole file once; it
+// is the "map" phase of a backend's Prove (BENCHMARKS.md has its cost on the H200).
 func OpenPartition(h PartitionHandle) (*Partition, error) {
 	if err := checkHandle(h); err != nil {
 		return nil, err

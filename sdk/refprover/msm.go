@@ -132,9 +132,8 @@ const (
 	g1Sequential                   // one after another, all threads each
 )
 
-// defaultG1Schedule is what ComputeG1 uses. BenchmarkMSMSchedule on 16 cores: all at
-// once is 5–20% faster than one after another at 2^14 and 2^18 constraints, and the
-// same at 2^20.
+// defaultG1Schedule is what ComputeG1 uses: all at once was the faster schedule
+// in BenchmarkMSMSchedule (BENCHMARKS.md).
 const defaultG1Schedule = g1Concurrent
 
 func computeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []fr.Element, threads int, res *MSMResults, schedule g1Schedule) error {

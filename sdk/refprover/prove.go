@@ -77,8 +77,8 @@ var afterPhase func(name string)
 // DomainSize). Inputs are only read; they may alias read-only mappings.
 //
 // Phases run on threads goroutines each (0 means all cores): ComputeH, then the G1
-// MSMs and the G2 MSM side by side (as gnark does: 3–7% faster than in turn,
-// BenchmarkMSMSchedule, 16 cores, 2^14 to 2^20), then Assemble with fresh RandomRS.
+// MSMs and the G2 MSM side by side (as gnark does; faster than in turn, see
+// BenchmarkMSMSchedule in BENCHMARKS.md), then Assemble with fresh RandomRS.
 // The context is checked between phases and inside them (between FFTs and MSM
 // chunks); a cancelled context returns an error wrapping ctx.Err().
 //
@@ -89,9 +89,7 @@ var afterPhase func(name string)
 // BenchmarkProveMemory measures the peak: about 850 bytes per constraint of live heap
 // at 2^18 and 2^20 (GOGC=20), 1100 to 1750 with Go's default GC target.
 //
-// Speed (BenchmarkProve, 16 cores, 2^14 constraints, two runs): 107 and 137 ms
-// against 97 and 126 ms for gnark's groth16.Prove, which also solves the witness
-// (about 5 ms) and overlaps the G2 MSM with the G1 MSMs.
+// Speed against gnark's groth16.Prove: `make bench-cpu`, figures in BENCHMARKS.md.
 func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, threads int) (*groth16_bls12381.Proof, Timings, error) {
 	start := time.Now()
 	var t Timings
@@ -133,7 +131,7 @@ func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, th
 
 	// The G2 MSM runs beside the G1 MSMs, as in gnark: on a shared CPU the
 	// total work is the same, but one MSM's serial tail (bucket reduction) overlaps
-	// the other's parallel work (BenchmarkMSMSchedule: 3-7% faster).
+	// the other's parallel work (BenchmarkMSMSchedule, BENCHMARKS.md).
 	var res MSMResults
 	if err := ctx.Err(); err != nil {
 		return nil, t, fmt.Errorf("refprover: before %s: %w", sdk.PhaseMSMG1, err)
