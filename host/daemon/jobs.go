@@ -419,12 +419,15 @@ func (d *Daemon) endJob(j *liveJob, state api.JobState, reason string) {
 		}
 	}
 	d.mu.Unlock()
+	// Stop in-flight proofs and dispatch first: the journal write below syncs to
+	// disk, which takes hundreds of milliseconds on a slow one, and a backend
+	// should not spend them finishing a proof nobody wants.
+	j.cancel()
 
 	jstate := map[api.JobState]journal.State{api.JobDone: journal.StateDone, api.JobFailed: journal.StateFailed, api.JobCancelled: journal.StateCancelled}[state]
 	if err := d.journal.SetJobState(j.id, jstate, reason); err != nil {
 		d.log.Error("recording job state", "job", j.id, "state", jstate, "error", err)
 	}
-	j.cancel()
 	// Drop queued partitions now; in-flight ones see the cancelled context.
 	for _, it := range d.synthQ.Remove(j.seq) {
 		d.releaseTask(it.Value)
@@ -529,6 +532,12 @@ func (d *Daemon) event(j *liveJob, ev api.JobEvent) {
 func (d *Daemon) updatePart(j *liveJob, idx int, f func(p *api.Partition)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	// Once a job has ended, endJob has set every partition's final state; a
+	// pipeline step still winding down (a proof returning after a cancel) must
+	// not overwrite it.
+	if j.state.Terminal() {
+		return
+	}
 	if idx >= 0 && idx < len(j.parts) {
 		f(&j.parts[idx])
 	}

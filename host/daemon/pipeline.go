@@ -271,6 +271,11 @@ func (d *Daemon) finalize(t *task) {
 		return
 	}
 	remaining, err := d.journal.MarkPartitionDone(j.id, t.idx, out.res.Proof, pubBytes)
+	if errors.Is(err, journal.ErrJobFinished) {
+		// The job ended (a cancel) while this proof was verified: it is not wanted.
+		d.releaseTask(t)
+		return
+	}
 	if err != nil && !errors.Is(err, journal.ErrAlreadyProved) {
 		d.failTask(t, fmt.Sprintf("journal: %v", err), false)
 		return
