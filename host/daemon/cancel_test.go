@@ -14,7 +14,8 @@ import (
 // backend and its third waits: the in-flight proof is cancelled in the backend (the
 // device takes the next job at once rather than finishing the abandoned proof), the
 // budget returns to what the keys hold, no partition file is left, and the job ends
-// cancelled with its first proof kept and the others cancelled.
+// cancelled with its other partitions cancelled (the first one verified, unless
+// its finalization had not reached the journal when the cancel came).
 func TestCancelMidJob(t *testing.T) {
 	f := start(t, opts{circuits: []string{small, big}})
 	ctx := testCtx(t, 3*time.Minute)
@@ -43,35 +44,36 @@ func TestCancelMidJob(t *testing.T) {
 		}
 		awaitDone <- j
 	}()
-	// Wait for partition 0's proof (it tells how long one proof takes here) and for
-	// partition 1 to reach the device.
-	var proveTime time.Duration
-	for proving, verified := false, false; !proving || !verified; {
+	// Wait for partition 1 to reach the device. It is dispatched when partition
+	// 0's proof returns, not when that proof is verified and recorded: on a disk
+	// with slow syncs the journal write can outlast a whole proof of partition 1,
+	// so the cancel is timed from partition 1's start, never from partition 0's
+	// verification.
+	for proving := false; !proving; {
 		select {
 		case e := <-events:
-			proving = proving || reached(e, 1, api.PartitionProving)
-			verified = verified || reached(e, 0, api.PartitionVerified)
+			proving = reached(e, 1, api.PartitionProving)
 			if e.Kind.Terminal() {
 				t.Fatalf("job ended before partition 1 was proving: %s %s", e.Kind, e.Reason)
 			}
 		case <-ctx.Done():
-			t.Fatal("partition 0 never verified or partition 1 never reached the device")
+			t.Fatal("partition 1 never reached the device")
 		}
 	}
 	j, err := f.c.Get(ctx, job.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p0 := j.Partitions[0]
-	if p0.State != api.PartitionVerified {
-		t.Fatalf("partition 0 is %s after partition 1 was dispatched", p0.State)
+	p0, p1 := j.Partitions[0], j.Partitions[1]
+	if p0.ProveEnd.IsZero() || p1.ProveStart.IsZero() {
+		t.Fatalf("partition 1 dispatched, but partition 0 ended proving at %v and 1 started at %v", p0.ProveEnd, p1.ProveStart)
 	}
-	proveTime = p0.ProveEnd.Sub(p0.ProveStart)
+	proveTime := p0.ProveEnd.Sub(p0.ProveStart)
 	t.Logf("one %s proof took %s", big, proveTime)
-	// Into partition 1's MSMs, so the backend takes a while to wind it down
-	// (refprover looks at the context between MSM chunks) and the waiting job
-	// meets a backend still busy.
-	time.Sleep(proveTime / 5)
+	// A fifth into partition 1's proof: inside its MSMs, so the backend takes a
+	// while to wind it down (refprover looks at the context between MSM chunks) and
+	// the waiting job meets a backend still busy, and far from its end.
+	time.Sleep(time.Until(p1.ProveStart.Add(proveTime / 5)))
 	st, err = f.c.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -144,10 +146,13 @@ func TestCancelMidJob(t *testing.T) {
 	if got.State != api.JobCancelled {
 		t.Errorf("Get after cancel: state %s", got.State)
 	}
-	wantStates := []api.PartitionState{api.PartitionVerified, api.PartitionCancelled, api.PartitionCancelled}
 	for i, p := range got.Partitions {
-		if p.State != wantStates[i] {
-			t.Errorf("partition %d is %s, want %s", i, p.State, wantStates[i])
+		switch {
+		case i == 0 && p.State == api.PartitionVerified:
+		case i == 0 && p.State == api.PartitionCancelled:
+			t.Logf("partition 0's proof had not reached the journal when the cancel came: it is cancelled too")
+		case p.State != api.PartitionCancelled:
+			t.Errorf("partition %d is %s, want cancelled", i, p.State)
 		}
 		if len(p.Proof) != 0 {
 			t.Errorf("partition %d of a cancelled job carries a proof", i)
@@ -169,18 +174,21 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	f := start(t, opts{circuits: []string{small, big}})
 	ctx := testCtx(t, 2*time.Minute)
 	shmPath := shmDir(t, f.stateDir)
-	// Partition 0 on the device, 1 and 2 staged: synthesis has no staging slot
-	// left, so the low job's partition waits in the queue until 1 is dispatched.
-	normal := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 3, 71))
-	eventually(t, 30*time.Second, "normal partitions 1 and 2 staged behind 0", func() bool {
+	// Partition 0 on the device, 1 and 2 staged, 3 to 5 waiting for synthesis:
+	// the low job's partition waits in the queue behind 3 to 5 until 4 is
+	// dispatched, three proofs from now; time enough for a Submit whose journal
+	// write syncs to a slow disk and for the follower to subscribe.
+	normal := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 6, 71))
+	eventually(t, 30*time.Second, "normal partition 0 proving, 3 not yet synthesized", func() bool {
 		j, err := f.c.Get(ctx, normal.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := f.c.Status(ctx)
-		return err == nil && st.SynthesisRunning == 0 && j.Partitions[0].State == api.PartitionProving &&
-			st.Queues[queueIndex(api.ClassNormal)].Partitions == 2
+		return j.Partitions[0].State == api.PartitionProving
 	})
+	if j, err := f.c.Get(ctx, normal.ID); err != nil || !j.Partitions[3].SynthStart.IsZero() {
+		t.Fatalf("normal partition 3 synthesized while 0 proves (%v): the staging window is not what this test expects", err)
+	}
 
 	low := f.submit(ctx, big, api.ClassLow, witnesses(t, big, 2, 72))
 	cancelled := make(chan time.Time, 1)
@@ -224,8 +232,8 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("checked %s after the cancel; the normal job has %d/3 verified", time.Since(at), j.Count(api.PartitionVerified))
-	if !j.Partitions[2].ProveStart.IsZero() {
+	t.Logf("checked %s after the cancel; the normal job has %d/6 verified", time.Since(at), j.Count(api.PartitionVerified))
+	if !j.Partitions[5].ProveStart.IsZero() {
 		t.Logf("the device reached the normal job's last partition before the check; the check above proves less")
 	}
 	// Nothing of the cancelled job is held: once the normal job is cancelled too,
