@@ -48,7 +48,16 @@ func TestNoOrphans(t *testing.T) {
 	staged := h.shmFiles()
 	h.kill()
 	killed := time.Now()
-	waitFor(t, 5*time.Second, "the backends to exit after the host's death", func() bool { return len(backendsOf(first)) == 0 })
+	// Wait on the pids themselves: an exiting process loses its environment (which
+	// backendsOf reads) before it stops running.
+	waitFor(t, 5*time.Second, "the backends to exit after the host's death", func() bool {
+		for _, b := range backends {
+			if alive(b.pid) {
+				return false
+			}
+		}
+		return true
+	})
 	gone := time.Since(killed)
 	t.Logf("backends exited %s after the host was killed", gone.Round(time.Millisecond))
 	if gone > 3*time.Second {
