@@ -375,7 +375,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.goRun(func() { d.deviceSlot(de) })
 		}
 	}
-	for range 2 {
+	// One finalizer per device slot (at least two): verification runs beside
+	// verification, and their journal writes share commits (journal's group
+	// commit), so a disk with slow syncs does not hold the devices back.
+	for range 2*slots + 2 {
 		d.goRun(d.finalizer)
 	}
 	d.goRun(d.housekeeping)

@@ -7,8 +7,10 @@
 // without the client resubmitting. Submission is idempotent on the client's
 // request ID: a retried submission gets the job it already created.
 //
-// Every mutation is one bbolt read-write transaction, committed and synced
-// before the call returns. A Journal is safe for concurrent use. The database
+// Every mutation is committed and synced before the call returns. Mutations
+// that arrive while a commit syncs share the next transaction (group commit),
+// so a disk with slow syncs costs latency, not proofs per second. A Journal is
+// safe for concurrent use. The database
 // file is mode 0600 (witnesses are private inputs) and holds an exclusive lock,
 // so a second daemon on the same state directory fails with ErrLocked instead
 // of corrupting the first one's jobs.

@@ -140,6 +140,7 @@ type Filter struct {
 // Journal is an open job journal.
 type Journal struct {
 	db   *bolt.DB
+	w    *committer // every write goes through it (groupcommit.go)
 	path string
 	// now is the clock for Created and Finished; tests replace it.
 	now func() time.Time
@@ -221,14 +222,16 @@ func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
 		db.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	return &Journal{db: db, path: path, now: time.Now}, nil
+	return &Journal{db: db, w: newCommitter(db), path: path, now: time.Now}, nil
 }
 
 // Path returns the journal's file.
 func (j *Journal) Path() string { return j.path }
 
-// Close closes the journal, waiting for transactions in progress.
+// Close closes the journal: writes already queued are committed, later ones
+// fail with ErrClosed.
 func (j *Journal) Close() error {
+	j.w.close()
 	if err := j.db.Close(); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
@@ -274,7 +277,8 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 	if job.Created.IsZero() {
 		job.Created = j.now()
 	}
-	err = j.db.Update(func(tx *bolt.Tx) error {
+	err = j.w.update(func(tx *bolt.Tx) error {
+		out, existing = Job{}, false // a group commit may run this again
 		reqs := tx.Bucket(bucketRequests)
 		if job.RequestID != "" {
 			if id := reqs.Get([]byte(job.RequestID)); id != nil {
@@ -365,7 +369,7 @@ func (j *Journal) MarkPartitionDone(jobID string, idx int, proof, public []byte)
 	if len(proof) == 0 {
 		return 0, fmt.Errorf("journal: job %s partition %d: empty proof", jobID, idx)
 	}
-	err = j.db.Update(func(tx *bolt.Tx) error {
+	err = j.w.update(func(tx *bolt.Tx) error {
 		jb, job, err := openLiveJob(tx, jobID)
 		if err != nil {
 			return err
@@ -403,7 +407,7 @@ func (j *Journal) MarkPartitionDone(jobID string, idx int, proof, public []byte)
 // RecordAttempt records a failed attempt at partition idx and why it failed,
 // and returns how many attempts have failed so far.
 func (j *Journal) RecordAttempt(jobID string, idx int, reason string) (attempts int, err error) {
-	err = j.db.Update(func(tx *bolt.Tx) error {
+	err = j.w.update(func(tx *bolt.Tx) error {
 		jb, job, err := openLiveJob(tx, jobID)
 		if err != nil {
 			return err
@@ -431,7 +435,7 @@ func (j *Journal) SetJobState(jobID string, state State, errMsg string) error {
 	if !state.valid() {
 		return fmt.Errorf("journal: unknown job state %q", state)
 	}
-	return j.db.Update(func(tx *bolt.Tx) error {
+	return j.w.update(func(tx *bolt.Tx) error {
 		jb, job, err := openJob(tx, jobID)
 		if err != nil {
 			return err
@@ -606,7 +610,7 @@ func (j *Journal) Proofs(jobID string) (proofs []Proof, err error) {
 // their proofs and request IDs, and returns how many it deleted. Unfinished
 // jobs are never pruned.
 func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
-	err = j.db.Update(func(tx *bolt.Tx) error {
+	err = j.w.update(func(tx *bolt.Tx) error {
 		jobs, seqs, reqs := tx.Bucket(bucketJobs), tx.Bucket(bucketSeq), tx.Bucket(bucketRequests)
 		var doomed []Job
 		err := seqs.ForEach(func(_, id []byte) error {
