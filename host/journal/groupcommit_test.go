@@ -18,10 +18,13 @@ type gate struct {
 	sizes   []int
 	entered chan struct{}
 	release chan struct{}
+	held    chan error // the held write's result
 }
 
+// holdFirstCommit makes an empty write and holds its commit: the writes a test
+// queues next wait behind it, and commit as the test releases the gate.
 func holdFirstCommit(j *Journal) *gate {
-	g := &gate{entered: make(chan struct{}), release: make(chan struct{})}
+	g := &gate{entered: make(chan struct{}), release: make(chan struct{}), held: make(chan error, 1)}
 	j.w.beforeCommit = func(n int) {
 		g.mu.Lock()
 		g.sizes = append(g.sizes, n)
@@ -32,7 +35,15 @@ func holdFirstCommit(j *Journal) *gate {
 			<-g.release
 		}
 	}
+	go func() { g.held <- j.w.update(func(*bolt.Tx) error { return nil }) }()
+	<-g.entered
 	return g
+}
+
+// open lets the held commit finish and returns its error.
+func (g *gate) open() error {
+	close(g.release)
+	return <-g.held
 }
 
 func (g *gate) groups() []int {
@@ -68,10 +79,6 @@ func TestGroupCommitSharesATransaction(t *testing.T) {
 	job := newJob(t, j, "group", "", n)
 	g := holdFirstCommit(j)
 
-	blocker := make(chan error, 1)
-	go func() { blocker <- j.w.update(func(*bolt.Tx) error { return nil }) }()
-	<-g.entered
-
 	remaining := make([]int, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -83,11 +90,10 @@ func TestGroupCommitSharesATransaction(t *testing.T) {
 		}()
 	}
 	waitPending(t, j, n)
-	close(g.release)
-	wg.Wait()
-	if err := <-blocker; err != nil {
+	if err := g.open(); err != nil {
 		t.Fatal(err)
 	}
+	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("partition %d: %v", i, err)
@@ -116,9 +122,6 @@ func TestGroupCommitFailingWrite(t *testing.T) {
 	j, _ := openTemp(t)
 	job := newJob(t, j, "fail", "", 3)
 	g := holdFirstCommit(j)
-	blocker := make(chan error, 1)
-	go func() { blocker <- j.w.update(func(*bolt.Tx) error { return nil }) }()
-	<-g.entered
 
 	// Queued in this order, one at a time.
 	writes := []struct {
@@ -142,11 +145,10 @@ func TestGroupCommitFailingWrite(t *testing.T) {
 		}()
 		waitPending(t, j, i+1)
 	}
-	close(g.release)
-	wg.Wait()
-	if err := <-blocker; err != nil {
+	if err := g.open(); err != nil {
 		t.Fatal(err)
 	}
+	wg.Wait()
 	for i, w := range writes {
 		if (w.want == nil) != (errs[i] == nil) || (w.want != nil && !errors.Is(errs[i], w.want)) {
 			t.Errorf("%s: %v, want %v", w.name, errs[i], w.want)
@@ -186,9 +188,6 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 	j, path := openTemp(t)
 	job := newJob(t, j, "close", "", 2)
 	g := holdFirstCommit(j)
-	blocker := make(chan error, 1)
-	go func() { blocker <- j.w.update(func(*bolt.Tx) error { return nil }) }()
-	<-g.entered
 	queued := make(chan error, 1)
 	go func() { _, err := j.MarkPartitionDone(job.ID, 0, []byte("p0"), nil); queued <- err }()
 	waitPending(t, j, 1)
@@ -211,8 +210,7 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 	if _, err := j.RecordAttempt(job.ID, 1, "late"); !errors.Is(err, ErrClosed) {
 		t.Errorf("a write after Close: %v, want ErrClosed", err)
 	}
-	close(g.release)
-	if err := <-blocker; err != nil {
+	if err := g.open(); err != nil {
 		t.Error(err)
 	}
 	if err := <-queued; err != nil {
