@@ -517,6 +517,11 @@ func (d *Daemon) event(j *liveJob, ev api.JobEvent) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.eventLocked(j, ev)
+}
+
+// eventLocked is event for a caller holding d.mu.
+func (d *Daemon) eventLocked(j *liveJob, ev api.JobEvent) {
 	for ch := range j.subs {
 		select {
 		case ch <- ev:
@@ -526,6 +531,32 @@ func (d *Daemon) event(j *liveJob, ev api.JobEvent) {
 			delete(j.subs, ch)
 		}
 	}
+}
+
+// partitionVerified records partition idx's verified proof in the job's view,
+// tells the subscribers, and reports whether that completes the job (every
+// partition verified). One lock covers the three, so of several finalizers
+// finishing a job's last partitions at once only the last sees it complete,
+// after every partition's event went out.
+func (d *Daemon) partitionVerified(j *liveJob, idx int, at time.Time, ev api.JobEvent) (complete bool) {
+	ev.JobID = j.id
+	if ev.Time.IsZero() {
+		ev.Time = at
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if j.state.Terminal() || idx < 0 || idx >= len(j.parts) {
+		return false
+	}
+	p := &j.parts[idx]
+	p.State, p.VerifiedAt, p.Error = api.PartitionVerified, at, ""
+	d.eventLocked(j, ev)
+	for _, p := range j.parts {
+		if p.State != api.PartitionVerified {
+			return false
+		}
+	}
+	return true
 }
 
 // updatePart changes one partition's view under the lock.

@@ -270,7 +270,10 @@ func (d *Daemon) finalize(t *task) {
 		d.failTask(t, fmt.Sprintf("public witness: %v", err), false)
 		return
 	}
-	remaining, err := d.journal.MarkPartitionDone(j.id, t.idx, out.res.Proof, pubBytes)
+	// Whether the job is complete is read from the job's view below, not from the
+	// count this returns: finalizers commit together, and the one that sees zero
+	// remaining may get there before another has updated its partition's view.
+	_, err = d.journal.MarkPartitionDone(j.id, t.idx, out.res.Proof, pubBytes)
 	if errors.Is(err, journal.ErrJobFinished) {
 		// The job ended (a cancel) while this proof was verified: it is not wanted.
 		d.releaseTask(t)
@@ -283,13 +286,8 @@ func (d *Daemon) finalize(t *task) {
 	end := time.Now()
 	d.record(t, "", timeline.PhaseFinalize, start, end, 0)
 	d.releaseTask(t)
-	d.updatePart(j, t.idx, func(p *api.Partition) {
-		p.State = api.PartitionVerified
-		p.VerifiedAt = end
-		p.Error = ""
-	})
-	d.event(j, api.JobEvent{Kind: api.EventPartitionVerified, Partition: t.idx, Attempt: t.attempts, Device: t.device})
-	if err == nil && remaining == 0 {
+	ev := api.JobEvent{Kind: api.EventPartitionVerified, Partition: t.idx, Attempt: t.attempts, Device: t.device}
+	if d.partitionVerified(j, t.idx, end, ev) {
 		d.endJob(j, api.JobDone, "")
 	}
 }
