@@ -8,7 +8,7 @@ PKGS    := ./...
 # the proving packages run without it (gnark's MSMs are ~10x slower under -race).
 RACE_PKGS := ./host/... ./plugins/... ./sdk/ ./sdk/keyreg/ ./e2e/
 
-.PHONY: all build cuda test test-race vet demo bench-cpu proto clean help soak
+.PHONY: all build cuda test test-slowdisk test-race vet demo bench-cpu proto clean help soak
 
 all: build
 
@@ -19,6 +19,7 @@ help:
 	@echo "make cuda       build bin/zkhost-backend-cuda (needs nvcc)"
 	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuit, same cores"
 	@echo "make proto      regenerate the committed protobuf code"
+	@echo "make test-slowdisk  make test with every fsync delayed (SYNC_DELAY_US, default 120000; needs strace)"
 	@echo "make soak       long soak: 1,000 partitions under random kill -9 of backends and host restarts (not part of make test)"
 
 build:
@@ -38,6 +39,13 @@ vet:
 test: build vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
+
+# The suite on a disk with slow syncs (CI's took ~120 ms): strace delays every
+# fsync and fdatasync, which is how timing assumptions in tests get caught here.
+SYNC_DELAY_US ?= 120000
+test-slowdisk:
+	@command -v strace >/dev/null || (echo "test-slowdisk needs strace (apt-get install strace)"; exit 1)
+	strace -f --seccomp-bpf -qq -e trace=fdatasync,fsync -e inject=fdatasync,fsync:delay_exit=$(SYNC_DELAY_US) -o /dev/null $(MAKE) test
 
 demo: build
 	./scripts/demo.sh
