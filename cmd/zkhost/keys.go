@@ -69,7 +69,7 @@ func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: --out is required", cli.ErrUsage)
 	}
 	fmt.Fprintf(stdout, "keygen %s (development setup) into %s ...\n", s.ID(), *out)
-	if err := circuit.Keygen(s, *out); err != nil {
+	if err := circuit.KeygenContext(ctx, s, *out); err != nil {
 		return err
 	}
 	c, err := circuit.Load(*out, s.ID())

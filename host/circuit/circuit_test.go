@@ -2,6 +2,7 @@ package circuit
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -186,7 +188,7 @@ func (c *committed) Define(api frontend.API) error {
 
 func TestKeygenRefusesCommitments(t *testing.T) {
 	dir := t.TempDir()
-	err := keygen(dir, &committed{}, Metadata{Version: MetadataVersion, ID: "committed"})
+	err := keygen(context.Background(), dir, &committed{}, Metadata{Version: MetadataVersion, ID: "committed"})
 	if !errors.Is(err, ErrCommitments) || !strings.Contains(err.Error(), "commitments") {
 		t.Fatalf("keygen of a circuit with commitments: %v, want ErrCommitments", err)
 	}
@@ -205,7 +207,7 @@ func TestKeygenLeavesNothingOnError(t *testing.T) {
 	if err := Keygen(s, filepath.Join(dir, "sub", "missing", "\x00bad")); err == nil {
 		t.Error("Keygen into an invalid directory succeeded")
 	}
-	if err := keygen(dir, s.Circuit(), Metadata{ID: "../escape"}); err == nil {
+	if err := keygen(context.Background(), dir, s.Circuit(), Metadata{ID: "../escape"}); err == nil {
 		t.Error("keygen with a path as name succeeded")
 	}
 	entries, _ := os.ReadDir(dir)
@@ -532,5 +534,36 @@ func TestResolveName(t *testing.T) {
 	}
 	if _, err := ResolveName(filepath.Join(dir, "missing"), "merkle"); err == nil || !strings.Contains(err.Error(), "key directory") {
 		t.Errorf("missing directory: %v", err)
+	}
+}
+
+// TestKeygenContextStops: a keygen whose context ends (Ctrl-C) returns at once
+// with the context's error and writes nothing, not even its staging directory.
+func TestKeygenContextStops(t *testing.T) {
+	s, err := circuits.Lookup("chain", map[string]int{"k": 14}) // a setup of seconds, more under -race
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []time.Duration{0, 50 * time.Millisecond} {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		if after == 0 {
+			cancel()
+		} else {
+			time.AfterFunc(after, cancel)
+		}
+		begin := time.Now()
+		err := KeygenContext(ctx, s, dir)
+		took := time.Since(begin)
+		cancel()
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "nothing written") {
+			t.Errorf("cancelled after %s: %v, want context.Canceled and 'nothing written'", after, err)
+		}
+		if took > after+2*time.Second {
+			t.Errorf("cancelled after %s: returned after %s", after, took)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("cancelled after %s: left %d entries in the key directory", after, len(entries))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -41,6 +42,15 @@ var ErrExists = errors.New("key files already exist")
 // files are staged in a temporary directory inside outDir and renamed into place, the
 // metadata last, so an error leaves no partial file behind.
 func Keygen(spec circuits.Spec, outDir string) error {
+	return KeygenContext(context.Background(), spec, outDir)
+}
+
+// KeygenContext is Keygen that stops when ctx ends (a Ctrl-C at the command line):
+// it returns an error wrapping ctx.Err() and leaves no file behind. gnark's compile
+// and setup take no context, so they run on in a goroutine until they finish, their
+// result unused; a command-line process exits meanwhile, a long-running one pays
+// the CPU once.
+func KeygenContext(ctx context.Context, spec circuits.Spec, outDir string) error {
 	meta := Metadata{
 		Version: MetadataVersion,
 		ID:      spec.ID(),
@@ -48,11 +58,11 @@ func Keygen(spec circuits.Spec, outDir string) error {
 		Params:  spec.Params,
 		Setup:   SetupDevelopment,
 	}
-	return keygen(outDir, spec.Circuit(), meta)
+	return keygen(ctx, outDir, spec.Circuit(), meta)
 }
 
 // keygen compiles def and writes its key set as meta.ID into outDir, filling meta in.
-func keygen(outDir string, def frontend.Circuit, meta Metadata) (err error) {
+func keygen(ctx context.Context, outDir string, def frontend.Circuit, meta Metadata) (err error) {
 	name := meta.ID
 	if name == "" || filepath.Base(name) != name {
 		return fmt.Errorf("circuit: keygen: bad circuit name %q", name)
@@ -68,25 +78,28 @@ func keygen(outDir string, def frontend.Circuit, meta Metadata) (err error) {
 		}
 	}
 
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, def)
-	if err != nil {
-		return fmt.Errorf("circuit: keygen %s: compile: %w", name, err)
+	// Compile and setup (minutes at 2^22) run apart, so a cancel returns at once.
+	type setupResult struct {
+		ccs *cs.R1CS
+		vk  groth16.VerifyingKey
+		k   *keyfile.ProvingKey
+		err error
 	}
-	r1csSys, ok := ccs.(*cs.R1CS)
-	if !ok {
-		return fmt.Errorf("circuit: keygen %s: compiled to %T, want a BLS12-381 R1CS", name, ccs)
+	done := make(chan setupResult, 1)
+	go func() {
+		ccs, vk, k, err := compileAndSetup(def)
+		done <- setupResult{ccs, vk, k, err}
+	}()
+	var res setupResult
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("circuit: keygen %s: stopped before the setup finished, nothing written: %w", name, ctx.Err())
 	}
-	if err := refuseCommitments(r1csSys); err != nil {
-		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+	if res.err != nil {
+		return fmt.Errorf("circuit: keygen %s: %w", name, res.err)
 	}
-	pkAny, vk, err := groth16.Setup(ccs)
-	if err != nil {
-		return fmt.Errorf("circuit: keygen %s: setup: %w", name, err)
-	}
-	k, err := keyfile.FromGnark(pkAny.(*groth16_bls12381.ProvingKey))
-	if err != nil {
-		return fmt.Errorf("circuit: keygen %s: %w", name, err)
-	}
+	ccs, vk, k := res.ccs, res.vk, res.k
 
 	stage, err := os.MkdirTemp(outDir, ".keygen-"+name+"-")
 	if err != nil {
@@ -107,6 +120,9 @@ func keygen(outDir string, def frontend.Circuit, meta Metadata) (err error) {
 	digest, err := keyfile.Write(staged[2], k)
 	if err != nil {
 		return fmt.Errorf("circuit: keygen %s: write proving key: %w", name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("circuit: keygen %s: stopped before the key set was in place, nothing written: %w", name, err)
 	}
 
 	meta.Curve = "bls12-381"
@@ -141,6 +157,30 @@ func keygen(outDir string, def frontend.Circuit, meta Metadata) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// compileAndSetup compiles def for BLS12-381 and runs gnark's Groth16 setup.
+func compileAndSetup(def frontend.Circuit) (*cs.R1CS, groth16.VerifyingKey, *keyfile.ProvingKey, error) {
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, def)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("compile: %w", err)
+	}
+	r1csSys, ok := ccs.(*cs.R1CS)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("compiled to %T, want a BLS12-381 R1CS", ccs)
+	}
+	if err := refuseCommitments(r1csSys); err != nil {
+		return nil, nil, nil, err
+	}
+	pkAny, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("setup: %w", err)
+	}
+	k, err := keyfile.FromGnark(pkAny.(*groth16_bls12381.ProvingKey))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return r1csSys, vk, k, nil
 }
 
 // writeFileFrom writes src to path (synced, mode 0644) and returns the SHA-256 of what it
