@@ -309,3 +309,19 @@ func TestBadConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestNoCircuits: a daemon with no [[circuit]] and no key set in <state_dir>/keys
+// starts, and a submission says what to do rather than listing nothing.
+func TestNoCircuits(t *testing.T) {
+	f := start(t, opts{noCircuits: true})
+	ctx := testCtx(t, time.Minute)
+	_, err := f.c.Submit(ctx, api.SubmitRequest{Circuit: "merkle", Witnesses: witnesses(t, small, 1, 1)})
+	if !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("submit to a daemon with no circuits: %v, want not found", err)
+	}
+	for _, want := range []string{`"merkle"`, "serves no circuits", "[[circuit]]", filepath.Join(f.stateDir, "keys"), "restart"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}

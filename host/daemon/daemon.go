@@ -382,7 +382,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.goRun(d.finalizer)
 	}
 	d.goRun(d.housekeeping)
-	d.log.Info("serving", "devices", len(d.devices), "circuits", len(d.circuits), "synthesis_workers", workers,
+	d.log.Info("serving", "devices", len(d.devices), "circuits", strings.Join(d.circuitNames(), ","), "synthesis_workers", workers,
 		"budget", budget.FormatBytes(d.cfg.Budget.Bytes))
 	select {
 	case <-ctx.Done():

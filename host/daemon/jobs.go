@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -79,6 +80,10 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		return api.Job{}, err
 	}
 	ce, ok := d.circuits[req.Circuit]
+	if !ok && len(d.circuits) == 0 {
+		return api.Job{}, api.NotFoundf("unknown circuit %q: this daemon serves no circuits (add a [[circuit]] to its config, or put key sets in %s with `zkhost keygen --out`, and restart it)",
+			req.Circuit, filepath.Join(d.cfg.StateDir, "keys"))
+	}
 	if !ok {
 		return api.Job{}, api.NotFoundf("unknown circuit %q (this daemon serves: %s)", req.Circuit, strings.Join(d.circuitNames(), ", "))
 	}

@@ -137,6 +137,9 @@ type opts struct {
 	budget   string   // [budget] body
 	retry    string   // [retry] body (default: fast retries)
 	stateDir string   // reuse a state directory (a restart); default a new one
+	// noCircuits leaves out every [[circuit]]: the daemon serves what it finds in
+	// <state_dir>/keys.
+	noCircuits bool
 }
 
 // fixture is a running daemon and a client connected to it.
@@ -185,6 +188,9 @@ func configText(stateDir string, o opts) string {
 	names := o.circuits
 	if len(names) == 0 {
 		names = []string{small}
+	}
+	if o.noCircuits {
+		names = nil
 	}
 	for _, n := range names {
 		fmt.Fprintf(&b, "\n[[circuit]]\nname = %q\nkeys = %q\n", n, keysDir)
