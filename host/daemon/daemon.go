@@ -75,6 +75,11 @@ type Daemon struct {
 	mu        sync.Mutex
 	jobs      map[string]*liveJob
 	synthBusy int
+	// parked holds, by job ID, why an unfinished job of the journal waits:
+	// its circuit is not served by this daemon (a config changed across a
+	// restart). It stays in the journal as it was and resumes when a restart
+	// serves the circuit again, unless a client cancels it.
+	parked map[string]string
 
 	// stageTokens bounds the partitions synthesized (or being synthesized) and
 	// not yet dispatched to a device: enough to keep every device slot fed, so
@@ -104,6 +109,7 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 		finalQ:   make(chan *task, 64),
 		circuits: map[string]*circuitEntry{},
 		jobs:     map[string]*liveJob{},
+		parked:   map[string]string{},
 		started:  time.Now(),
 		metrics:  metrics.New(),
 	}

@@ -193,11 +193,14 @@ func (d *Daemon) recover() error {
 	for _, rec := range jobs {
 		ce, ok := d.circuits[rec.Circuit]
 		if !ok {
-			msg := fmt.Sprintf("circuit %q is no longer configured", rec.Circuit)
-			d.log.Error("cannot resume job", "job", rec.ID, "reason", msg)
-			if err := d.journal.SetJobState(rec.ID, journal.StateFailed, msg); err != nil {
-				return fmt.Errorf("journal: %w", err)
-			}
+			// A config that lost a circuit (a mistake, a key directory moved) must
+			// not cost the queued work: the job waits in the journal for a restart
+			// that serves the circuit again, or for a client to cancel it.
+			why := fmt.Sprintf("waiting for circuit %q, which this daemon does not serve; it resumes when a restart serves it again (or cancel it)", rec.Circuit)
+			d.log.Warn("job parked: its circuit is not served", "job", rec.ID, "circuit", rec.Circuit, "unproved", len(rec.Pending), "of", rec.Partitions)
+			d.mu.Lock()
+			d.parked[rec.ID] = why
+			d.mu.Unlock()
 			continue
 		}
 		class, err := queue.ParseClass(rec.Class)
@@ -264,6 +267,13 @@ func (d *Daemon) Get(ctx context.Context, jobID string) (api.Job, error) {
 	return d.recordView(rec, true)
 }
 
+// parkedReason says why job id waits outside the pipeline ("" when it does not).
+func (d *Daemon) parkedReason(id string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.parked[id]
+}
+
 // jobView converts a live job; proofs come from the journal when the job is done.
 func (d *Daemon) jobView(j *liveJob, withProofs bool) api.Job {
 	d.mu.Lock()
@@ -300,6 +310,9 @@ func (d *Daemon) recordView(rec journal.Job, withProofs bool) (api.Job, error) {
 	out := api.Job{
 		ID: rec.ID, RequestID: rec.RequestID, Circuit: rec.Circuit, Class: api.Class(class),
 		State: stateFromJournal(rec.State), CreatedAt: rec.Created, FinishedAt: rec.Finished, Error: rec.Error,
+	}
+	if why := d.parkedReason(rec.ID); why != "" && !rec.State.Finished() {
+		out.Error = why
 	}
 	parts, err := d.journal.Partitions(rec.ID)
 	if err != nil {
@@ -393,7 +406,18 @@ func (d *Daemon) Cancel(ctx context.Context, jobID string) (api.Job, error) {
 	}
 	d.mu.Lock()
 	j, ok := d.jobs[jobID]
+	_, parked := d.parked[jobID]
 	d.mu.Unlock()
+	if parked {
+		if err := d.journal.SetJobState(jobID, journal.StateCancelled, "cancelled by a client"); err != nil && !errors.Is(err, journal.ErrJobFinished) {
+			return api.Job{}, fmt.Errorf("journal: %w", err)
+		}
+		d.mu.Lock()
+		delete(d.parked, jobID)
+		d.mu.Unlock()
+		d.log.Info("job ended", "job", jobID, "state", api.JobCancelled, "reason", "cancelled by a client (it was parked)")
+		return d.Get(ctx, jobID)
+	}
 	if !ok {
 		return d.Get(ctx, jobID)
 	}
@@ -489,6 +513,9 @@ func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent
 		// Already finished: the terminal event carries the final job.
 		kind := map[api.JobState]api.EventKind{api.JobDone: api.EventJobDone, api.JobFailed: api.EventJobFailed, api.JobCancelled: api.EventJobCancelled}[snap.State]
 		if kind == api.EventUnspecified {
+			if why := d.parkedReason(jobID); why != "" {
+				return api.Unavailablef("job %s is %s, %s", jobID, snap.State, why)
+			}
 			return fmt.Errorf("job %s is %s but not live in this daemon", jobID, snap.State)
 		}
 		return send(api.JobEvent{JobID: jobID, Kind: kind, Time: time.Now(), Reason: snap.Error, Job: &snap})

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +103,61 @@ func TestAwaitAfterRestart(t *testing.T) {
 		if q.Partitions != 0 {
 			t.Errorf("class %s has %d partitions queued after the restart; nothing should resume", q.Class, q.Partitions)
 		}
+	}
+}
+
+// TestParkedWhileCircuitMissing restarts on a journal with unfinished jobs of a
+// circuit the new config lacks: they are not failed but wait (Get says why, Await
+// refuses with the reason, Cancel drops one), and a later restart that serves the
+// circuit again proves the other one.
+func TestParkedWhileCircuitMissing(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	f := start(t, opts{circuits: []string{small}})
+	f.shutdown()
+
+	jr, err := journal.Open(f.cfg.Journal.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := witnesses(t, big, 2, 14)
+	var ids []string
+	for range 2 {
+		req := api.SubmitRequest{Circuit: big, Witnesses: ws, Class: api.ClassNormal}
+		rec, _, err := jr.CreateJob(journal.Job{Circuit: big, Class: "normal", ContentDigest: req.Digest(), Partitions: len(ws)}, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	jr.Close()
+	keep, drop := ids[0], ids[1]
+
+	f2 := start(t, opts{circuits: []string{small}, stateDir: f.stateDir})
+	j, err := f2.c.Get(ctx, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.State.Terminal() || !strings.Contains(j.Error, "waiting for circuit") || !strings.Contains(j.Error, big) {
+		t.Errorf("a job of a circuit the daemon does not serve: state %s, error %q; want it waiting, saying for which circuit", j.State, j.Error)
+	}
+	if _, err := f2.c.Await(ctx, keep, nil); !errors.Is(err, api.ErrUnavailable) || !strings.Contains(err.Error(), "does not serve") {
+		t.Errorf("await a parked job: %v, want unavailable with the reason", err)
+	}
+	if cj, err := f2.c.Cancel(ctx, drop); err != nil || cj.State != api.JobCancelled {
+		t.Errorf("cancel a parked job: %v, state %s", err, cj.State)
+	}
+	// The daemon goes on serving its own circuit meanwhile.
+	sws := witnesses(t, small, 1, 15)
+	verifyProofs(t, small, f2.await(ctx, f2.submit(ctx, small, api.ClassNormal, sws).ID), sws)
+	f2.shutdown()
+
+	f3 := start(t, opts{circuits: []string{small, big}, stateDir: f.stateDir})
+	final, err := f3.c.Await(ctx, keep, nil)
+	if err != nil {
+		t.Fatalf("await the parked job once its circuit is served: %v", err)
+	}
+	verifyProofs(t, big, final, ws)
+	if dj, err := f3.c.Get(ctx, drop); err != nil || dj.State != api.JobCancelled {
+		t.Errorf("the parked job cancelled before the restart: %v, state %s", err, dj.State)
 	}
 }
