@@ -68,6 +68,10 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *keys == "" || *name == "" || *out == "" {
 		return fmt.Errorf("%w: --keys, --circuit and --out are required", cli.ErrUsage)
 	}
+	// Before any proving: stale proofs of an earlier run would sit next to the new ones.
+	if err := cli.CheckOutDir(*out); err != nil {
+		return err
+	}
 	opts := oneshot.Options{
 		KeyDir: *keys, Circuit: *name, Partitions: *n, WitnessFiles: witnesses, OutDir: *out,
 		Backend: *backend, StateDir: *stateDir, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer,

@@ -531,3 +531,73 @@ func TestFmtDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckOutDir(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	stale := filepath.Join(base, "stale")
+	os.Mkdir(stale, 0o755)
+	os.WriteFile(filepath.Join(stale, "9.proof"), []byte("x"), 0o644)
+	summary := filepath.Join(base, "summary")
+	os.Mkdir(summary, 0o755)
+	os.WriteFile(filepath.Join(summary, "summary.json"), []byte("{}"), 0o644)
+	unrelated := filepath.Join(base, "unrelated")
+	os.Mkdir(unrelated, 0o755)
+	os.WriteFile(filepath.Join(unrelated, "notes.txt"), []byte("x"), 0o644)
+	readOnly := filepath.Join(base, "ro")
+	os.Mkdir(readOnly, 0o555)
+	for _, tc := range []struct {
+		dir, want string // want "" for no error
+	}{
+		{base, ""},
+		{unrelated, ""},
+		{filepath.Join(base, "new", "deeper"), ""},
+		{file, "output directory " + file + " is not a directory"},
+		{filepath.Join(file, "sub"), "not a directory"},
+		{stale, "output directory " + stale + " already holds proofs (9.proof); choose another or empty it"},
+		{summary, "already holds proofs (summary.json)"},
+		{filepath.Join(readOnly, "out"), "cannot be created in " + readOnly},
+	} {
+		if tc.dir == filepath.Join(readOnly, "out") && os.Getuid() == 0 {
+			continue // root writes anywhere
+		}
+		err := CheckOutDir(tc.dir)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckOutDir(%s) = %v, want %q", tc.dir, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "new")); !os.IsNotExist(err) {
+		t.Errorf("CheckOutDir created a directory: %v", err)
+	}
+	if entries, _ := os.ReadDir(unrelated); len(entries) != 1 {
+		t.Errorf("CheckOutDir left files: %v", entries)
+	}
+}
+
+// A bad or stale --out is refused before the job is submitted (or awaited).
+func TestOutDirCheckedFirst(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	files, _ := writeWitnesses(t, 1)
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, []byte("x"), 0o644)
+	stale := t.TempDir()
+	os.WriteFile(filepath.Join(stale, "0.public"), []byte("x"), 0o644)
+	for _, out := range []string{notDir, stale} {
+		_, _, err := run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", "--out", out, files[0])
+		if err == nil || !strings.Contains(err.Error(), out) {
+			t.Errorf("submit --out %s = %v", out, err)
+		}
+	}
+	if jobs, _ := d.fake.List(ctx, api.ListFilter{Limit: 10}); len(jobs) != 0 {
+		t.Fatalf("a bad --out still submitted %d jobs", len(jobs))
+	}
+	if _, _, err := run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", files[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(ctx, cmd("wait"), "--api", d.sock, "job-1", "--out", stale)
+	if err == nil || !strings.Contains(err.Error(), "already holds proofs (0.public)") {
+		t.Errorf("wait --out with stale proofs = %v", err)
+	}
+}

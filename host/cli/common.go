@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,6 +152,74 @@ func usageErr(fs *flag.FlagSet, format string, args ...any) error {
 	fmt.Fprintf(fs.Output(), "zkhost %s: %s\n", fs.Name(), msg)
 	fs.Usage()
 	return fmt.Errorf("%w: %s", ErrUsage, msg)
+}
+
+// CheckOutDir checks, before any work is submitted or proven, that dir can receive a
+// job's outputs: it is a directory, or can be created, where this user can write, and
+// it holds no proof outputs (<i>.proof, <i>.public, summary.json) of an earlier run,
+// which would otherwise sit next to the new ones and fail `zkhost verify DIR`. Nothing
+// is created: a job that fails leaves no empty directory behind.
+func CheckOutDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("output directory %s is not a directory", dir)
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("output directory: %w", err)
+		}
+		for _, e := range entries {
+			if isOutputFile(e.Name()) {
+				return fmt.Errorf("output directory %s already holds proofs (%s); choose another or empty it", dir, e.Name())
+			}
+		}
+		return checkWritable(dir, dir)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	// dir is created later, with its missing parents: the nearest existing ancestor
+	// must be a directory this user can write in.
+	p := dir
+	for {
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("output directory %s: no existing parent directory", dir)
+		}
+		p = parent
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("output directory %s: %w", dir, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("output directory %s cannot be created: %s is not a directory", dir, p)
+		}
+		return checkWritable(dir, p)
+	}
+}
+
+// isOutputFile reports whether name is one of the files a run writes into its output
+// directory.
+func isOutputFile(name string) bool {
+	return name == "summary.json" || strings.HasSuffix(name, ".proof") || strings.HasSuffix(name, ".public")
+}
+
+// checkWritable checks that a file can be created in the existing directory p, on the
+// way to the output directory dir.
+func checkWritable(dir, p string) error {
+	f, err := os.CreateTemp(p, ".zkhost-write-check-*")
+	if err != nil {
+		if p == dir {
+			return fmt.Errorf("output directory %s is not writable: %w", dir, err)
+		}
+		return fmt.Errorf("output directory %s cannot be created in %s: %w", dir, p, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // writeOutputs writes each partition's proof and public witness, as the daemon sent them,

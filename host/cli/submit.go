@@ -55,6 +55,12 @@ and the same files returns the same job instead of proving twice.`, stderr)
 	if err != nil {
 		return usageErr(fs, "--priority: %v", err)
 	}
+	if *out != "" {
+		// Before submitting: a bad --out found only once the job is proven wastes it.
+		if err := CheckOutDir(*out); err != nil {
+			return err
+		}
+	}
 	req := api.SubmitRequest{Circuit: *circuit, Class: class, RequestID: *requestID}
 	for _, f := range files {
 		w, err := os.ReadFile(f)
@@ -103,6 +109,11 @@ its proofs written) at once. Exits with an error if the job failed or was cancel
 		return err // nil after --help
 	}
 	defer c.Close()
+	if *out != "" {
+		if err := CheckOutDir(*out); err != nil {
+			return err
+		}
+	}
 	return follow(ctx, c, arg, *out, *verbose, stderr)
 }
 
