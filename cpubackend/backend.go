@@ -148,7 +148,7 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		}
 		info := sdk.KeyInfo{HostBytes: uint64(f.Size()) + refprover.DomainBytes(pk.DomainSize)}
 		b.log.Info("key loaded", "key", ref.ID, "path", ref.Path, "domain", pk.DomainSize, "wires", pk.NbWires,
-			"host_bytes", info.HostBytes, "took", time.Since(begin))
+			"host_bytes", info.HostBytes, "took", time.Since(begin).String())
 		return &loadedKey{id: ref.ID, file: f, domain: domain}, info, nil
 	})
 }
@@ -241,7 +241,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		busy += p.DeviceBusy
 	}
 	wall := time.Since(start)
-	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall, "busy", busy)
+	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall.String(), "busy", busy.String())
 	return sdk.ProveResult{Proof: buf.Bytes(), Wall: wall, DeviceBusy: busy, Phases: phases}, nil
 }
 

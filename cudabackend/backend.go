@@ -154,7 +154,7 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, deviceError("load key "+ref.ID, err)
 		}
 		b.log.Info("key loaded", "key", ref.ID, "domain", pk.DomainSize, "wires", pk.NbWires,
-			"device_bytes", dk.DeviceBytes(), "took", time.Since(begin))
+			"device_bytes", dk.DeviceBytes(), "took", time.Since(begin).String())
 		return &key{file: f, dev: dk}, sdk.KeyInfo{HostBytes: uint64(f.Size()), DeviceBytes: dk.DeviceBytes()}, nil
 	})
 }
@@ -279,7 +279,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 	wall := time.Since(start)
 	busy := timing.Total
-	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall, "device", devWall, "busy", busy, "pinned", pinned)
+	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall.String(), "device", devWall.String(), "busy", busy.String(), "pinned", pinned)
 	return sdk.ProveResult{Proof: buf.Bytes(), Wall: wall, DeviceBusy: busy, Phases: phases}, nil
 }
 

@@ -93,6 +93,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	if logger == nil {
 		logger = hclog.Default()
 	}
+	logger = backendLogger(logger)
 
 	cmd := exec.Command(cfg.Path, cfg.Args...)
 	// The host's environment first, then cfg.Env, so cfg.Env wins (exec keeps
@@ -147,6 +148,7 @@ func Attach(reattach *plugin.ReattachConfig, logger hclog.Logger) (*Process, err
 	if logger == nil {
 		logger = hclog.Default()
 	}
+	logger = backendLogger(logger)
 	forward := logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: Handshake,
