@@ -69,17 +69,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cmd.run(ctx, args[1:], stdout, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "zkhost %s: %v\n", name, err)
-		if errors.Is(err, cli.ErrUsage) {
-			return 2
-		}
-		return 1
+	return report(ctx, name, cmd.run(ctx, args[1:], stdout, stderr), stderr)
+}
+
+// exitInterrupted is the exit status of a command stopped by Ctrl-C (or SIGTERM):
+// 128+SIGINT, as a shell reports a process killed by it, so scripts can tell an
+// interrupted run from a failed one.
+const exitInterrupted = 130
+
+// report prints command name's error, if any, and returns the exit status: 0, 2 for a
+// usage error, exitInterrupted when ctx (the signal context) ended first, else 1.
+func report(ctx context.Context, name string, err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	return 0
+	interrupted := ctx.Err() != nil
+	if interrupted && err.Error() == context.Canceled.Error() {
+		err = errors.New("interrupted") // say why, not how the cancellation reached us
+	}
+	fmt.Fprintf(stderr, "zkhost %s: %v\n", name, err)
+	switch {
+	case interrupted:
+		return exitInterrupted
+	case errors.Is(err, cli.ErrUsage):
+		return 2
+	}
+	return 1
 }
 
 // noArgs refuses positional arguments for a command that takes none.

@@ -2,10 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkhost/zkhost/host/cli"
+	"github.com/zkhost/zkhost/host/oneshot"
 )
 
 // TestProveCommandErrors covers the mistakes prove refuses before any proving.
@@ -25,6 +32,32 @@ func TestProveCommandErrors(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr.String(), tc.code, tc.want)
+		}
+	}
+}
+
+func TestReportExitStatus(t *testing.T) {
+	live := context.Background()
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	interrupted := &oneshot.InterruptedError{Written: 6, Total: 30, OutDir: "pint", Err: context.Canceled}
+	for _, tc := range []struct {
+		ctx  context.Context
+		err  error
+		code int
+		want string // stderr
+	}{
+		{live, nil, 0, ""},
+		{live, flag.ErrHelp, 0, ""},
+		{live, errors.New("boom"), 1, "zkhost prove: boom\n"},
+		{live, fmt.Errorf("%w: bad flag", cli.ErrUsage), 2, "zkhost prove: usage: bad flag\n"},
+		{stopped, interrupted, 130, "zkhost prove: interrupted: wrote 6 of 30 proofs to pint; the directory is incomplete (no summary.json)\n"},
+		{stopped, context.Canceled, 130, "zkhost prove: interrupted\n"},
+		{stopped, nil, 0, ""},
+	} {
+		var stderr bytes.Buffer
+		if code := report(tc.ctx, "prove", tc.err, &stderr); code != tc.code || stderr.String() != tc.want {
+			t.Errorf("report(%v) = %d, %q; want %d, %q", tc.err, code, stderr.String(), tc.code, tc.want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark/backend/groth16"
@@ -75,6 +76,22 @@ type Result struct {
 	Partitions []PartitionResult `json:"partitions"`
 	Total      time.Duration     `json:"total_ns"`
 }
+
+// InterruptedError is Run's error when its context ends while partitions are being
+// proven (Ctrl-C): the proofs written so far are in OutDir, but summary.json is not,
+// so the directory does not pass for a complete run.
+type InterruptedError struct {
+	Written, Total int
+	OutDir         string
+	Err            error // the context's error
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("interrupted: wrote %d of %d proofs to %s; the directory is incomplete (no summary.json)",
+		e.Written, e.Total, e.OutDir)
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
 
 // job is one partition moving through the pipeline.
 type job struct {
@@ -143,8 +160,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("load key %s into backend %s: %w", c.PKPath, desc.Name, err)
 	}
 
+	parent := ctx // ended by the caller (an interrupt), not by a failing partition
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var written atomic.Int64
 	inFlight := dev.MaxInFlight()
 	staged := make(chan *job, inFlight)
 	results := make([]PartitionResult, len(witnesses))
@@ -202,6 +221,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 				}
 				if err := proveOne(ctx, dev, key, c, j, opts.OutDir); err != nil {
 					fail(fmt.Errorf("partition %d: %w", j.res.Index, err))
+				} else {
+					written.Add(1)
 				}
 				dir.Remove(j.handle)
 				results[j.res.Index] = j.res
@@ -209,6 +230,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}()
 	}
 	wg.Wait()
+	// An interrupt makes the partitions in flight fail with "context canceled";
+	// the caller wants to hear what was left behind instead.
+	if err := parent.Err(); err != nil {
+		return nil, &InterruptedError{Written: int(written.Load()), Total: len(witnesses), OutDir: opts.OutDir, Err: err}
+	}
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -229,7 +255,7 @@ func runGnark(ctx context.Context, c *circuit.Circuit, witnesses []witness.Witne
 		Backend: sdk.Description{Name: "gnark groth16.Prove (in process)", Device: sdk.DeviceInfo{Kind: "cpu", Model: "this machine"}}}
 	for i, w := range witnesses {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, &InterruptedError{Written: len(res.Partitions), Total: len(witnesses), OutDir: outDir, Err: err}
 		}
 		j := &job{full: w}
 		j.res.Index, j.res.Constraints = i, c.NbConstraints

@@ -2,6 +2,8 @@ package oneshot
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,6 +214,21 @@ func TestCancelCleansUp(t *testing.T) {
 	}
 	if el := time.Since(start); el > 20*time.Second {
 		t.Errorf("cancel took %v", el)
+	}
+	// The error says what was left behind: as many proofs as it counts, no summary.
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) || ie.Total != 50 || ie.Written >= 50 {
+		t.Fatalf("cancelled run = %v, want an InterruptedError wrapping context.Canceled", err)
+	}
+	if proofs, _ := filepath.Glob(filepath.Join(opts.OutDir, "*.proof")); len(proofs) != ie.Written {
+		t.Errorf("%d proofs written, the error says %d", len(proofs), ie.Written)
+	}
+	if _, err := os.Stat(filepath.Join(opts.OutDir, "summary.json")); !os.IsNotExist(err) {
+		t.Errorf("an interrupted run wrote summary.json: %v", err)
+	}
+	want := fmt.Sprintf("interrupted: wrote %d of 50 proofs to %s; the directory is incomplete (no summary.json)", ie.Written, opts.OutDir)
+	if err.Error() != want {
+		t.Errorf("error %q\nwant  %q", err, want)
 	}
 	if left := shmLeft(t, opts.StateDir); len(left) > 0 {
 		t.Errorf("shared-memory files left after cancel: %v", left)
