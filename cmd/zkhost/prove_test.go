@@ -21,6 +21,17 @@ func TestProveCommandErrors(t *testing.T) {
 	stale := filepath.Join(dir, "stale")
 	os.Mkdir(stale, 0o755)
 	os.WriteFile(filepath.Join(stale, "9.proof"), []byte("x"), 0o644)
+	keys := filepath.Join(dir, "keys")
+	os.Mkdir(keys, 0o755)
+	os.WriteFile(filepath.Join(keys, "merkle-d4-k2.pk"), nil, 0o644)
+	os.WriteFile(filepath.Join(keys, "mine.pk"), nil, 0o644)
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	keyFile := filepath.Join(keys, "mine.pk")
+	out := filepath.Join(dir, "out")
+	prove := func(keys, name string) []string {
+		return []string{"prove", "--keys", keys, "--circuit", name, "--partitions", "1", "--out", out}
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -28,6 +39,13 @@ func TestProveCommandErrors(t *testing.T) {
 	}{
 		{[]string{"prove", "--keys", dir, "--circuit", "merkle", "--partitions", "1", "--out", stale}, 1,
 			"output directory " + stale + " already holds proofs (9.proof); choose another or empty it"},
+		{prove(keyFile, "merkle"), 1, "--keys " + keyFile + " is not a directory"},
+		{prove(filepath.Join(dir, "none"), "merkle"), 1, "key directory: stat " + filepath.Join(dir, "none") + ": no such file"},
+		// keygen is suggested only for the example circuits it knows.
+		{prove(keys, "nosuch"), 1, `no key set named "nosuch" in ` + keys + " (it holds merkle-d4-k2, mine)\n"},
+		{prove(empty, "nosuch"), 1, `no key set named "nosuch" in ` + empty + " (it holds none)\n"},
+		{prove(keys, "chain"), 1, "(it holds merkle-d4-k2, mine); make one with `zkhost keygen --circuit chain --out " + keys + "`"},
+		{prove(keys, "chain-k16"), 1, "make one with `zkhost keygen --circuit chain --param k=16 --out " + keys + "`"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {

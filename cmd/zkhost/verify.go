@@ -42,7 +42,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	keyName, err := circuit.ResolveName(*keys, *name)
+	keyName, err := resolveKeys(*keys, *name)
 	if err != nil {
 		return err
 	}

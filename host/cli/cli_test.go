@@ -242,7 +242,7 @@ func TestWait(t *testing.T) {
 		cancel()
 	}()
 	_, _, err = run(wctx, cmd("wait"), "--api", d.sock, "job-2")
-	if err == nil || !strings.Contains(err.Error(), "stopped waiting; job job-2 goes on in the daemon") {
+	if err == nil || !strings.Contains(err.Error(), "stopped waiting; job job-2 goes on in the daemon (`zkhost wait job-2 --api "+d.sock+"` to follow it again)") {
 		t.Errorf("interrupted wait = %v", err)
 	}
 
@@ -599,5 +599,54 @@ func TestOutDirCheckedFirst(t *testing.T) {
 	_, _, err := run(ctx, cmd("wait"), "--api", d.sock, "job-1", "--out", stale)
 	if err == nil || !strings.Contains(err.Error(), "already holds proofs (0.public)") {
 		t.Errorf("wait --out with stale proofs = %v", err)
+	}
+}
+
+// After an interrupt or a lost connection, the hint to follow the job again names the
+// daemon as the user did.
+func TestFollowAgainHint(t *testing.T) {
+	ctx := testCtx(t)
+	fake := apitest.NewFake("gpu0")
+	srv := apitest.Serve(t, fake, api.Config{})
+	cfg := filepath.Join(t.TempDir(), "my zkhost.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[api]\nsocket = %q\n", srv.SocketPath())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := writeWitnesses(t, 1)
+	out := filepath.Join(t.TempDir(), "proofs")
+
+	wctx, cancel := context.WithCancel(ctx)
+	fake.OnSubmit = func(id string) {
+		fake.WaitSubscribers(ctx, id, 1)
+		cancel()
+	}
+	_, _, err := run(wctx, cmd("submit"), "--config", cfg, "--circuit", "merkle", "--out", out, files[0])
+	want := "`zkhost wait job-1 --config '" + cfg + "' --out " + out + "` to follow it again"
+	if err == nil || !strings.Contains(err.Error(), "job job-1 goes on in the daemon") || !strings.Contains(err.Error(), want) {
+		t.Errorf("interrupted submit --wait = %v\nwant %s", err, want)
+	}
+
+	// The daemon goes away mid-wait.
+	fake.OnSubmit = func(id string) {
+		fake.WaitSubscribers(ctx, id, 1)
+		stopped, cancel := context.WithCancel(ctx)
+		cancel() // no grace: cut the stream
+		srv.Stop(stopped)
+	}
+	_, _, err = run(ctx, cmd("submit"), "--api", srv.SocketPath(), "--circuit", "merkle", "--wait", files[0])
+	want = "the job may still be running in the daemon (`zkhost wait job-2 --api " + srv.SocketPath() + "` to follow it again)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("submit --wait losing the daemon = %v\nwant %s", err, want)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/run/zkhost.sock": "/run/zkhost.sock", "host:7001": "host:7001",
+		"my dir/x.toml": "'my dir/x.toml'", "it's": `'it'\''s'`, "": "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

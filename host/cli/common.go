@@ -53,6 +53,36 @@ func (d *daemonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.caFile, "tls-ca", "", "PEM file of the CA that signed the daemon's certificate, for a host:port address (default: system roots)")
 }
 
+// args returns the flags that found the daemon, as command-line text to append to a
+// command suggested to the user (" --config zkhost.toml"), so the suggestion reaches
+// the same daemon.
+func (d *daemonFlags) args() string {
+	var b strings.Builder
+	for _, f := range []struct{ name, value string }{
+		{"api", d.api}, {"config", d.config}, {"token-file", d.tokenFile}, {"tls-ca", d.caFile},
+	} {
+		if f.value != "" {
+			fmt.Fprintf(&b, " --%s %s", f.name, shellQuote(f.value))
+		}
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func shellQuote(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,%", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // address returns where the daemon is: --api, else --config's [api] socket, else the
 // default socket.
 func (d *daemonFlags) address() (string, error) {

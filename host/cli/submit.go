@@ -87,7 +87,7 @@ and the same files returns the same job instead of proving twice.`, stderr)
 		return nil
 	}
 	fmt.Fprintf(stderr, "job %s: %d partitions of %s, class %s\n", job.ID, len(job.Partitions), job.Circuit, job.Class)
-	return follow(ctx, c, job.ID, *out, *verbose, stderr)
+	return follow(ctx, c, &d, job.ID, *out, *verbose, stderr)
 }
 
 // Wait runs `zkhost wait`: it follows a job until it ends, showing partitions as they
@@ -114,18 +114,27 @@ its proofs written) at once. Exits with an error if the job failed or was cancel
 			return err
 		}
 	}
-	return follow(ctx, c, arg, *out, *verbose, stderr)
+	return follow(ctx, c, &d, arg, *out, *verbose, stderr)
 }
 
 // follow awaits a job with a progress printer, then writes its outputs into out (if set).
-func follow(ctx context.Context, c *client.Client, jobID, out string, verbose bool, stderr io.Writer) error {
+// d is how the daemon was found, repeated in the hint to follow the job again.
+func follow(ctx context.Context, c *client.Client, d *daemonFlags, jobID, out string, verbose bool, stderr io.Writer) error {
 	p := &progress{w: stderr, verbose: verbose, started: map[int]time.Time{}, proving: map[int]time.Time{}}
 	job, err := c.Await(ctx, jobID, p.event)
 	if err != nil {
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-			return fmt.Errorf("stopped waiting; job %s goes on in the daemon (`zkhost wait %s` to follow it again)", jobID, jobID)
+		again := "zkhost wait " + jobID + d.args()
+		if out != "" {
+			again += " --out " + shellQuote(out)
 		}
-		return fmt.Errorf("wait for job %s: %w", jobID, err)
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return fmt.Errorf("stopped waiting; job %s goes on in the daemon (`%s` to follow it again)", jobID, again)
+		}
+		if errors.Is(err, api.ErrNotFound) {
+			return fmt.Errorf("wait for job %s: %w", jobID, err)
+		}
+		// The connection, not the job, failed: the job may well be running still.
+		return fmt.Errorf("wait for job %s: %w; the job may still be running in the daemon (`%s` to follow it again)", jobID, err, again)
 	}
 	switch job.State {
 	case api.JobDone:
