@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -52,9 +54,16 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || len(args) == 1 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
 		usage(stdout)
 		return 0
+	}
+	if args[0] == "--version" {
+		args = []string{"version"}
+	}
+	if args[0] == "help" {
+		// zkhost help CMD: CMD's own help.
+		args = append(args[1:], "--help")
 	}
 	name := args[0]
 	// "zkhost key convert" reads as one command.
@@ -95,6 +104,63 @@ func report(ctx context.Context, name string, err error, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+func init() {
+	register("version", "print zkhost's version, VCS revision and Go version", cmdVersion)
+}
+
+func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.NewFlagSet("version", "version (or zkhost --version)", "", stderr)
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	bi, _ := debug.ReadBuildInfo()
+	fmt.Fprint(stdout, versionText(bi))
+	return nil
+}
+
+// versionText describes the build: the main module's version ("(devel)" for a build
+// from a checkout), the VCS revision, time and local modifications that go build
+// stamped, and the Go version. bi is nil when the binary carries no build information.
+func versionText(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return fmt.Sprintf("zkhost (no build information)\nbuilt with %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	}
+	var b strings.Builder
+	version := bi.Main.Version
+	if version == "" {
+		version = "(unknown version)"
+	}
+	fmt.Fprintf(&b, "zkhost %s", version)
+	if bi.Main.Path != "" {
+		fmt.Fprintf(&b, " (%s)", bi.Main.Path)
+	}
+	b.WriteString("\n")
+	vcs := map[string]string{}
+	for _, s := range bi.Settings {
+		vcs[s.Key] = s.Value
+	}
+	if rev := vcs["vcs.revision"]; rev != "" {
+		fmt.Fprintf(&b, "revision %s", rev)
+		if t := vcs["vcs.time"]; t != "" {
+			fmt.Fprintf(&b, " (%s)", t)
+		}
+		if vcs["vcs.modified"] == "true" {
+			b.WriteString(", with uncommitted changes")
+		}
+		b.WriteString("\n")
+	}
+	goVersion := bi.GoVersion
+	if goVersion == "" {
+		goVersion = runtime.Version()
+	}
+	fmt.Fprintf(&b, "built with %s %s/%s\n", goVersion, runtime.GOOS, runtime.GOARCH)
+	return b.String()
 }
 
 // noArgs refuses positional arguments for a command that takes none.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"github.com/zkhost/zkhost/host/cli"
 	"io"
@@ -53,16 +54,16 @@ func newLogger(stderr io.Writer, level string) hclog.Logger {
 
 func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("prove", "prove --keys KEYDIR --circuit NAME (--partitions N | --witness FILE...) --out DIR", "", stderr)
-	keys := fs.String("keys", "", "key directory written by `zkhost keygen`")
+	keys := fs.String("keys", "", "`DIR` of keys written by zkhost keygen") // backquotes name the placeholder
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	n := fs.Int("partitions", 0, "generate N example witnesses (when no --witness is given)")
 	var witnesses stringList
 	fs.Var(&witnesses, "witness", "gnark full witness file, one per partition (repeatable; more files may follow the flags)")
-	out := fs.String("out", "", "directory for <i>.proof, <i>.public and summary.json")
+	out := fs.String("out", "", "`DIR` for <i>.proof, <i>.public and summary.json")
 	backend := fs.String("backend", defaultBackend(), "backend binary")
 	sha := fs.String("backend-sha256", "", "expected SHA-256 of the backend binary (hex)")
 	threads := fs.Int("threads", 0, "backend threads (0: all cores; CPU backend)")
-	stateDir := fs.String("state-dir", defaultStateDir(), "state directory (shared-memory files)")
+	stateDir := fs.String("state-dir", defaultStateDir(), "state `DIR`: names where the partition files handed to the backend go,\n/dev/shm/zkhost-UID-HASH (HASH of DIR's path), or DIR/shm when /dev/shm is not writable;\nthe files are removed when prove ends")
 	logLevel := fs.String("log-level", "warn", "log level: trace, debug, info, warn, error")
 	gnarkPeer := fs.Bool("gnark-peer", false, "prove with gnark's groth16.Prove in this process instead of a backend (the benchmark peer)")
 	pos, err := cli.Parse(fs, args)
@@ -70,6 +71,11 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	witnesses = append(witnesses, pos...)
+	partitionsSet := false
+	fs.Visit(func(f *flag.Flag) { partitionsSet = partitionsSet || f.Name == "partitions" })
+	if *n < 0 || partitionsSet && *n == 0 {
+		return fmt.Errorf("%w: --partitions must be at least 1", cli.ErrUsage)
+	}
 	if *keys == "" || *name == "" || *out == "" {
 		return fmt.Errorf("%w: --keys, --circuit and --out are required", cli.ErrUsage)
 	}

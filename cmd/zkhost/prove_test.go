@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -39,6 +41,8 @@ func TestProveCommandErrors(t *testing.T) {
 	}{
 		{[]string{"prove", "--keys", dir, "--circuit", "merkle", "--partitions", "1", "--out", stale}, 1,
 			"output directory " + stale + " already holds proofs (9.proof); choose another or empty it"},
+		{[]string{"prove", "--keys", keys, "--circuit", "merkle", "--partitions", "-3", "--out", out}, 2, "--partitions must be at least 1"},
+		{[]string{"prove", "--keys", keys, "--circuit", "merkle", "--partitions", "0", "--out", out}, 2, "--partitions must be at least 1"},
 		{prove(keyFile, "merkle"), 1, "--keys " + keyFile + " is not a directory"},
 		{prove(filepath.Join(dir, "none"), "merkle"), 1, "key directory: stat " + filepath.Join(dir, "none") + ": no such file"},
 		// keygen is suggested only for the example circuits it knows.
@@ -77,5 +81,49 @@ func TestReportExitStatus(t *testing.T) {
 		if code := report(tc.ctx, "prove", tc.err, &stderr); code != tc.code || stderr.String() != tc.want {
 			t.Errorf("report(%v) = %d, %q; want %d, %q", tc.err, code, stderr.String(), tc.code, tc.want)
 		}
+	}
+}
+
+func TestHelpUsageVersion(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		code      int
+		out, want string // want in stdout (out "stdout") or stderr
+		once      string // appears exactly once in stderr
+	}{
+		{[]string{"help", "prove"}, 0, "stderr", "Usage: zkhost prove", ""},
+		{[]string{"help", "key", "convert"}, 0, "stderr", "Usage: zkhost key convert", ""},
+		{[]string{"help"}, 0, "stdout", "Commands:", ""},
+		{[]string{"prove", "--help"}, 0, "stderr", "-keys DIR\n", ""},
+		{[]string{"verify", "--help"}, 0, "stderr", "-keys DIR\n", ""},
+		{[]string{"prove", "--help"}, 0, "stderr", "/dev/shm/zkhost-UID-HASH", ""},
+		{[]string{"cancel"}, 2, "stderr", "Usage: zkhost cancel", "no JOB given"},
+		{[]string{"jobs", "--state", "bogus"}, 2, "stderr", "Usage: zkhost jobs", `unknown job state "bogus"`},
+		{[]string{"submit", "--bogus"}, 2, "stderr", "Usage: zkhost submit", "-bogus"},
+		{[]string{"prove", "--partitions", "x"}, 2, "stderr", "Usage: zkhost prove", `invalid value "x"`},
+		{[]string{"version"}, 0, "stdout", "built with " + runtime.Version(), ""},
+		{[]string{"--version"}, 0, "stdout", "zkhost ", ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, &stdout, &stderr)
+		got := stderr.String()
+		if tc.out == "stdout" {
+			got = stdout.String()
+		}
+		if code != tc.code || !strings.Contains(got, tc.want) || tc.once != "" && strings.Count(stderr.String(), tc.once) != 1 {
+			t.Errorf("%v: exit %d, %s:\n%s\nwant exit %d, %q (and %q once)", tc.args, code, tc.out, got, tc.code, tc.want, tc.once)
+		}
+	}
+}
+
+func TestVersionText(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "github.com/zkhost/zkhost", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}
+	want := "zkhost v1.2.3 (github.com/zkhost/zkhost)\nrevision abc123 (2026-01-02T03:04:05Z), with uncommitted changes\nbuilt with go1.99 " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
+	if got := versionText(bi); got != want {
+		t.Errorf("versionText = %q\nwant %q", got, want)
+	}
+	if got := versionText(nil); !strings.Contains(got, "no build information") {
+		t.Errorf("versionText(nil) = %q", got)
 	}
 }

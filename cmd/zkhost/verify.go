@@ -28,7 +28,7 @@ type proofPair struct{ proof, public string }
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("verify", "verify --keys KEYDIR --circuit NAME (PROOF PUBLIC | DIR)...", "", stderr)
-	keys := fs.String("keys", "", "key directory written by `zkhost keygen` (NAME.vk is read)")
+	keys := fs.String("keys", "", "`DIR` of keys written by zkhost keygen (NAME.vk is read)") // backquotes name the placeholder
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	quiet := fs.Bool("quiet", false, "print only the summary line")
 	pos, err := cli.Parse(fs, args)

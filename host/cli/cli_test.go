@@ -446,6 +446,10 @@ func TestUsage(t *testing.T) {
 			if tt.want != "use --api or --config, not both" && !strings.Contains(stderr, "Usage: zkhost "+tt.cmd) {
 				t.Errorf("stderr lacks the usage:\n%s", stderr)
 			}
+			// The caller prints the message, once; the command printed only the usage.
+			if strings.Contains(stderr, tt.want) {
+				t.Errorf("the command printed the message itself:\n%s", stderr)
+			}
 		})
 	}
 	for _, c := range Commands {

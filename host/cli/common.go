@@ -155,10 +155,12 @@ func NewFlagSet(name, synopsis, description string, stderr io.Writer) *flag.Flag
 func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseQuiet(fs, args); err != nil {
+			fs.Usage()
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
+			// The message is printed once, after the usage, by whoever reports the error.
 			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 		rest := fs.Args()
@@ -173,15 +175,24 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseQuiet runs fs.Parse without the flag package printing a bad flag's message
+// and the usage itself: Parse prints the usage, and the message is the error's.
+func parseQuiet(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
+	return fs.Parse(args)
+}
+
 // errHelp tells a command that --help was asked for and printed; the command returns nil.
 var errHelp = flag.ErrHelp
 
-// usageErr prints fs's usage and returns an ErrUsage error saying what is wrong.
+// usageErr prints fs's usage and returns an ErrUsage error saying what is wrong; the
+// caller prints that message (once, after the usage).
 func usageErr(fs *flag.FlagSet, format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintf(fs.Output(), "zkhost %s: %s\n", fs.Name(), msg)
 	fs.Usage()
-	return fmt.Errorf("%w: %s", ErrUsage, msg)
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
 }
 
 // CheckOutDir checks, before any work is submitted or proven, that dir can receive a
