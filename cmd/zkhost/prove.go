@@ -161,9 +161,19 @@ func printResult(w io.Writer, res *oneshot.Result) {
 	for _, p := range res.Partitions {
 		t.AppendRow(table.Row{p.Index, p.Constraints, ms(p.Synthesis), ms(p.Transfer), ms(p.Prove), ms(p.DeviceBusy), ms(p.Verify), p.Verified})
 	}
-	t.AppendFooter(table.Row{"total", "", "", "", "", "", "", ms(res.Total) + " ms"})
 	t.SetStyle(table.StyleLight)
 	t.Render()
+	// The run's wall time is not a sum of the columns (partitions overlap), so it is
+	// a line of its own rather than a footer under one of them.
+	fmt.Fprintf(w, "%s proven and verified in %s ms wall time\n", plural(len(res.Partitions), "partition"), ms(res.Total))
+}
+
+// plural returns "1 proof", "2 proofs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // stringList collects a repeated string flag.

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/oneshot"
@@ -125,5 +126,18 @@ func TestVersionText(t *testing.T) {
 	}
 	if got := versionText(nil); !strings.Contains(got, "no build information") {
 		t.Errorf("versionText(nil) = %q", got)
+	}
+}
+
+func TestPrintResult(t *testing.T) {
+	res := &oneshot.Result{Circuit: "merkle-d4-k2", Total: 3992600 * time.Microsecond,
+		Partitions: []oneshot.PartitionResult{{Index: 0, Verified: true, Prove: time.Second}}}
+	res.Backend.Name, res.Backend.Device.Kind, res.Backend.Device.Model = "zkhost-backend-cpu", "cpu", "x"
+	var out bytes.Buffer
+	printResult(&out, res)
+	s := out.String()
+	// The wall time has a line of its own, not a footer in the verified column.
+	if strings.Contains(s, "3992.6 MS") || !strings.HasSuffix(s, "\n1 partition proven and verified in 3992.6 ms wall time\n") {
+		t.Errorf("result:\n%s", s)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/zkhost/zkhost/host/cli"
 	"io"
@@ -65,9 +66,16 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "ok   %s\n", p.proof)
 		}
 	}
-	fmt.Fprintf(stdout, "%d of %d proofs verify against %s\n", len(pairs)-bad, len(pairs), vkPath)
+	verb := "verify"
+	if len(pairs)-bad == 1 {
+		verb = "verifies"
+	}
+	fmt.Fprintf(stdout, "%d of %s %s against %s\n", len(pairs)-bad, plural(len(pairs), "proof"), verb, vkPath)
+	if bad == 1 {
+		return errors.New("1 proof does not verify")
+	}
 	if bad > 0 {
-		return fmt.Errorf("%d proof(s) do not verify", bad)
+		return fmt.Errorf("%d proofs do not verify", bad)
 	}
 	return nil
 }

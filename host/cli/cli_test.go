@@ -200,7 +200,8 @@ func TestSubmitWaitFailedJob(t *testing.T) {
 	if err == nil || err.Error() != "job job-1 failed: partition 0: constraint #3 not satisfied" {
 		t.Fatalf("submit of a failing job = %v", err)
 	}
-	if !strings.Contains(stderr, "partition 0 failed: constraint #3 not satisfied") {
+	if !strings.Contains(stderr, "partition 0 failed: constraint #3 not satisfied") || !strings.Contains(stderr, "job job-1: 1 partition of merkle") ||
+		!strings.Contains(stderr, "0/1 partition verified") {
 		t.Errorf("stderr lacks the failure:\n%s", stderr)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -224,7 +225,8 @@ func TestWait(t *testing.T) {
 		t.Fatalf("wait: %v\n%s", err, stderr)
 	}
 	checkOutputs(t, out, contents)
-	if !strings.Contains(stderr, "job job-1 done") {
+	// A job that had ended is reported once, not by its snapshot and its end.
+	if strings.Count(stderr, "job job-1 done") != 1 || !strings.Contains(stderr, "3/3 partitions verified") {
 		t.Errorf("stderr = %s", stderr)
 	}
 
@@ -373,9 +375,18 @@ func TestJobsJobCancel(t *testing.T) {
 	if stdout != "job job-2 cancelled\njob job-1 had already ended: done\n" {
 		t.Errorf("cancel output = %q", stdout)
 	}
+	// Cancelled before: said to have ended, as a done job is.
+	stdout, _, err = run(ctx, cmd("cancel"), "--api", d.sock, "job-2")
+	if err != nil || stdout != "job job-2 had already ended: cancelled\n" {
+		t.Errorf("second cancel = %q, %v", stdout, err)
+	}
 	_, _, err = run(ctx, cmd("cancel"), "--api", d.sock, "job-3", "job-404")
-	if !errors.Is(err, api.ErrNotFound) || !strings.Contains(err.Error(), "cancel job-404") {
+	if !errors.Is(err, api.ErrNotFound) || err.Error() != `job-404: no job "job-404"` {
 		t.Errorf("cancel of an unknown job = %v", err)
+	}
+	// No doubled prefix: main prefixes "zkhost job: " to the daemon's own message.
+	if _, _, err := run(ctx, cmd("job"), "--api", d.sock, "job-404"); err == nil || err.Error() != `no job "job-404"` {
+		t.Errorf("job of an unknown job = %v", err)
 	}
 	if j, _ := d.fake.Get(ctx, "job-3"); j.State != api.JobCancelled {
 		t.Error("a bad id stopped the other cancellations")
@@ -651,6 +662,37 @@ func TestShellQuote(t *testing.T) {
 	} {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestNameWitness(t *testing.T) {
+	files := []string{"a.wtns", "dir/b.wtns"}
+	plain := errors.New("witness 1 is odd")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{api.InvalidArgumentf("witness 1 has 3 public and 0 secret values"), "witness dir/b.wtns has 3 public and 0 secret values"},
+		{api.InvalidArgumentf("witness 0 is empty"), "witness a.wtns is empty"},
+		{api.InvalidArgumentf("witness 7 is empty"), "witness 7 is empty"}, // not one of ours: left alone
+		{api.InvalidArgumentf("witnesses 10 is no match"), "witnesses 10 is no match"},
+		{plain, "witness 1 is odd"},
+	} {
+		got := nameWitness(tc.err, files)
+		if got.Error() != tc.want {
+			t.Errorf("nameWitness(%v) = %v, want %s", tc.err, got, tc.want)
+		}
+		if errors.Is(tc.err, api.ErrInvalidArgument) && !errors.Is(got, api.ErrInvalidArgument) {
+			t.Errorf("nameWitness(%v) lost the error's kind", tc.err)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 partitions", 1: "1 partition", 2: "2 partitions"} {
+		if got := plural(n, "partition"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

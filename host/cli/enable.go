@@ -22,7 +22,7 @@ restarts; zkhost status shows it healthy again.`, stderr)
 	defer c.Close()
 	ds, err := c.EnableDevice(ctx, arg)
 	if err != nil {
-		return fmt.Errorf("enable: %w", err)
+		return err // main says "zkhost enable:" already
 	}
 	state := "healthy"
 	if !ds.Healthy {

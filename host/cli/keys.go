@@ -37,7 +37,7 @@ func keyCommand(ctx context.Context, name, description, verb string,
 	defer c.Close()
 	devices, err := call(c, ctx, arg, *device)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", name, arg, err)
+		return err // main says "zkhost preload:" already; the daemon's error names the circuit
 	}
 	fmt.Fprintf(stdout, "proving key of %s %s %s\n", arg, verb, strings.Join(devices, ", "))
 	return nil

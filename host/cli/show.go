@@ -42,7 +42,7 @@ keys resident, restarts, health) and the host memory budget.`, stderr)
 	defer c.Close()
 	s, err := c.Status(ctx)
 	if err != nil {
-		return fmt.Errorf("status: %w", err)
+		return err // main says "zkhost status:" already
 	}
 	if *asJSON {
 		return writeJSON(stdout, s)
@@ -137,7 +137,7 @@ age and how long it ran, and why it failed.`, stderr)
 	defer c.Close()
 	jobs, err := c.List(ctx, filter)
 	if err != nil {
-		return fmt.Errorf("jobs: %w", err)
+		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, jobs)
@@ -182,13 +182,13 @@ queued, synthesizing and proving, last error).`, stderr)
 	defer c.Close()
 	j, err := c.Get(ctx, arg)
 	if err != nil {
-		return fmt.Errorf("job: %w", err)
+		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, j)
 	}
-	fmt.Fprintf(stdout, "job %s: %s, circuit %s, class %s, %d/%d partitions verified\n",
-		j.ID, j.State, j.Circuit, j.Class, j.Count(api.PartitionVerified), len(j.Partitions))
+	fmt.Fprintf(stdout, "job %s: %s, circuit %s, class %s, %d/%s verified\n",
+		j.ID, j.State, j.Circuit, j.Class, j.Count(api.PartitionVerified), plural(len(j.Partitions), "partition"))
 	if j.RequestID != "" {
 		fmt.Fprintf(stdout, "request id %s\n", j.RequestID)
 	}
@@ -231,17 +231,31 @@ dropped. A job that has already ended is left as it is.`, stderr)
 	defer c.Close()
 	var failed []error
 	for _, id := range pos {
-		j, err := c.Cancel(ctx, id)
+		// Cancel answers for a job cancelled earlier as for one it cancels now: look
+		// first, to say that such a job had already ended.
+		j, err := c.Get(ctx, id)
+		ended := err == nil && j.State.Terminal()
+		if err == nil && !ended {
+			j, err = c.Cancel(ctx, id)
+		}
 		switch {
 		case err != nil:
-			failed = append(failed, fmt.Errorf("cancel %s: %w", id, err))
-		case j.State == api.JobCancelled:
+			failed = append(failed, fmt.Errorf("%s: %w", id, err))
+		case !ended && j.State == api.JobCancelled:
 			fmt.Fprintf(stdout, "job %s cancelled\n", j.ID)
 		default:
 			fmt.Fprintf(stdout, "job %s had already ended: %s\n", j.ID, j.State)
 		}
 	}
 	return errors.Join(failed...)
+}
+
+// plural returns "1 partition", "2 partitions".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func newTable(title string) table.Writer {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,13 +82,13 @@ and the same files returns the same job instead of proving twice.`, stderr)
 	defer c.Close()
 	job, err := c.Submit(ctx, req)
 	if err != nil {
-		return fmt.Errorf("submit: %w", err)
+		return nameWitness(err, files)
 	}
 	fmt.Fprintln(stdout, job.ID)
 	if !*wait && *out == "" {
 		return nil
 	}
-	fmt.Fprintf(stderr, "job %s: %d partitions of %s, class %s\n", job.ID, len(job.Partitions), job.Circuit, job.Class)
+	fmt.Fprintf(stderr, "job %s: %s of %s, class %s\n", job.ID, plural(len(job.Partitions), "partition"), job.Circuit, job.Class)
 	return follow(ctx, c, &d, job.ID, *out, *verbose, stderr)
 }
 
@@ -154,8 +156,31 @@ func follow(ctx context.Context, c *client.Client, d *daemonFlags, jobID, out st
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %d files to %s\n", len(written), out)
+	fmt.Fprintf(stderr, "wrote %s to %s\n", plural(len(written), "file"), out)
 	return nil
+}
+
+// witnessIndex finds the daemon's "witness N" in a submit error.
+var witnessIndex = regexp.MustCompile(`\bwitness (\d+)\b`)
+
+// nameWitness replaces the daemon's "witness N" in a submit error by the file the user
+// gave for it, keeping the error's kind.
+func nameWitness(err error, files []string) error {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg := witnessIndex.ReplaceAllStringFunc(ae.Message, func(m string) string {
+		i, _ := strconv.Atoi(witnessIndex.FindStringSubmatch(m)[1])
+		if i < 0 || i >= len(files) {
+			return m
+		}
+		return "witness " + files[i]
+	})
+	if msg == ae.Message {
+		return err
+	}
+	return &api.Error{Kind: ae.Kind, Message: msg}
 }
 
 // progress prints a job's events as lines: every finished, retried or failed partition
@@ -178,8 +203,9 @@ func (p *progress) event(e api.JobEvent) error {
 		p.total = len(e.Job.Partitions)
 		p.done = e.Job.Count(api.PartitionVerified)
 		p.created = e.Job.CreatedAt
-		if p.done > 0 || e.Job.State == api.JobRunning {
-			fmt.Fprintf(p.w, "job %s %s: %d/%d partitions verified\n", e.JobID, e.Job.State, p.done, p.total)
+		// A job that has ended is reported by the terminal event that follows.
+		if !e.Job.State.Terminal() && (p.done > 0 || e.Job.State == api.JobRunning) {
+			fmt.Fprintf(p.w, "job %s %s: %d/%s verified\n", e.JobID, e.Job.State, p.done, plural(p.total, "partition"))
 		}
 	case e.Kind == api.EventPartitionSynthesizing:
 		p.started[e.Partition] = e.Time
@@ -222,8 +248,8 @@ func (p *progress) event(e api.JobEvent) error {
 		if d := span(e.Job.CreatedAt, e.Job.FinishedAt); d >= 0 {
 			took = " in " + fmtDuration(d)
 		}
-		fmt.Fprintf(p.w, "job %s %s%s: %d/%d partitions verified\n", e.JobID, e.Job.State, took,
-			e.Job.Count(api.PartitionVerified), len(e.Job.Partitions))
+		fmt.Fprintf(p.w, "job %s %s%s: %d/%s verified\n", e.JobID, e.Job.State, took,
+			e.Job.Count(api.PartitionVerified), plural(len(e.Job.Partitions), "partition"))
 	}
 	return nil
 }
