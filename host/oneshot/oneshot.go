@@ -252,7 +252,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 func runGnark(ctx context.Context, c *circuit.Circuit, witnesses []witness.Witness, outDir string, start time.Time) (*Result, error) {
 	pk := c.Key().ToGnark()
 	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(),
-		Backend: sdk.Description{Name: "gnark groth16.Prove (in process)", Device: sdk.DeviceInfo{Kind: "cpu", Model: "this machine"}}}
+		Backend: sdk.Description{Name: "gnark groth16.Prove (in process)", Device: sdk.DeviceInfo{Kind: "cpu", Model: "this machine"},
+			APIVersions: []uint32{}, Curves: []sdk.Curve{}}} // [] in summary.json, not null
 	for i, w := range witnesses {
 		if err := ctx.Err(); err != nil {
 			return nil, &InterruptedError{Written: len(res.Partitions), Total: len(witnesses), OutDir: outDir, Err: err}
@@ -266,6 +267,7 @@ func runGnark(ctx context.Context, c *circuit.Circuit, witnesses []witness.Witne
 		}
 		j.res.Prove = time.Since(t0)
 		j.res.DeviceBusy = j.res.Prove
+		j.res.Phases = []sdk.Phase{} // gnark reports none: [] in summary.json, not null
 		var buf bytes.Buffer
 		if _, err := proof.WriteTo(&buf); err != nil {
 			return nil, err
@@ -325,9 +327,15 @@ func loadWitnesses(c *circuit.Circuit, opts Options) ([]witness.Witness, error) 
 		}
 		var ws []witness.Witness
 		for _, p := range opts.WitnessFiles {
-			w, err := circuit.ReadWitness(p, c)
+			// Read here rather than with circuit.ReadWitness, whose errors start with
+			// its package name: the user wants the file and what is wrong with it.
+			data, err := os.ReadFile(p)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("witness: %w", err)
+			}
+			w, err := circuit.ParseWitness(data, c)
+			if err != nil {
+				return nil, fmt.Errorf("witness %s %w", p, err)
 			}
 			ws = append(ws, w)
 		}

@@ -195,6 +195,9 @@ func TestBadInputs(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
 			}
+			if strings.HasPrefix(err.Error(), "circuit: ") {
+				t.Errorf("error %q starts with a package name", err)
+			}
 			if left := shmLeft(t, opts.StateDir); len(left) > 0 {
 				t.Errorf("shared-memory files left: %v", left)
 			}
@@ -232,5 +235,21 @@ func TestCancelCleansUp(t *testing.T) {
 	}
 	if left := shmLeft(t, opts.StateDir); len(left) > 0 {
 		t.Errorf("shared-memory files left after cancel: %v", left)
+	}
+}
+
+// summary.json of the gnark peer, which reports no phases, has [] for them, not null.
+func TestGnarkPeerSummary(t *testing.T) {
+	opts := options(t)
+	opts.Partitions, opts.GnarkPeer = 1, true
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(opts.OutDir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"phases": []`) || strings.Contains(string(data), "null") {
+		t.Errorf("summary.json:\n%s", data)
 	}
 }
