@@ -108,7 +108,11 @@ func cmdWitness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := circuit.WriteWitnessesSeed(s, *n, *seed, *out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %d witnesses of %s to %s\n", *n, s.ID(), *out)
+	noun := "witnesses"
+	if *n == 1 {
+		noun = "witness"
+	}
+	fmt.Fprintf(stdout, "wrote %d %s of %s to %s\n", *n, noun, s.ID(), *out)
 	return nil
 }
 

@@ -78,6 +78,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal asks the command to stop cleanly; from then on the default
+	// action is back, so a second Ctrl-C ends a command that is slow to stop.
+	context.AfterFunc(ctx, stop)
 	return report(ctx, name, cmd.run(ctx, args[1:], stdout, stderr), stderr)
 }
 
