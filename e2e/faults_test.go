@@ -285,7 +285,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	p0, p1 := filepath.Join(dir, "0.proof"), filepath.Join(dir, "1.public")
 	out, err = run("--keys", keyDir, "--circuit", "chain", p0, p1)
-	if err == nil || !strings.Contains(out, "FAIL "+p0) || !strings.Contains(out, "0 of 1 proofs verify") {
+	if err == nil || !strings.Contains(out, "FAIL "+p0) || !strings.Contains(out, "0 of 1 proof verify") {
 		t.Errorf("proof 0 against public witness 1: %v\n%s", err, out)
 	}
 	out, err = run("--keys", keyDir, "--circuit", "merkle", dir)
