@@ -75,7 +75,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	resv, err := d.budget.Reserve(j.ctx, j.class, ce.partitionBytes(), fmt.Sprintf("%s/%d", j.id, t.idx))
 	if err != nil {
 		if j.ctx.Err() == nil {
-			d.failTask(t, fmt.Sprintf("memory budget: %v", err), false)
+			d.failTask(t, fmt.Sprintf("memory budget: %v", err))
 		} else {
 			// Cancelled while waiting for memory: give its staging token back,
 			// or enough such cancels stall synthesis for good.
@@ -108,13 +108,13 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	}
 	if err != nil {
 		// A witness that does not satisfy the circuit fails the same way everywhere.
-		d.failTask(t, fmt.Sprintf("synthesis: %v", err), false)
+		d.failTask(t, fmt.Sprintf("synthesis: %v", err))
 		return
 	}
 	synthEnd := time.Now()
 	h, err := d.shm.Write(fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts), sdk.CurveBLS12381, W, A, B)
 	if err != nil {
-		d.failTask(t, fmt.Sprintf("shared memory: %v", err), true)
+		d.failTask(t, fmt.Sprintf("shared memory: %v", err))
 		return
 	}
 	// The solver's vectors are garbage now; its share of the reservation goes back.
@@ -129,7 +129,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	d.record(t, lane, timeline.PhaseStage, synthEnd, end, 0)
 	d.metrics.ObserveSynthesis(j.class.String(), synthEnd.Sub(start))
 	if err := d.readyQ.Push(it); err != nil {
-		d.failTask(t, fmt.Sprintf("ready queue: %v", err), false)
+		d.failTask(t, fmt.Sprintf("ready queue: %v", err))
 		return
 	}
 	if j.ctx.Err() != nil {
@@ -252,7 +252,7 @@ func (d *Daemon) finalize(t *task) {
 	start := time.Now()
 	w, err := parseWitness(t.witness, ce.c)
 	if err != nil {
-		d.failTask(t, fmt.Sprintf("witness: %v", err), false)
+		d.failTask(t, fmt.Sprintf("witness: %v", err))
 		return
 	}
 	pub, err := finalize.PublicWitness(w)
@@ -267,7 +267,7 @@ func (d *Daemon) finalize(t *task) {
 	}
 	pubBytes, err := pub.MarshalBinary()
 	if err != nil {
-		d.failTask(t, fmt.Sprintf("public witness: %v", err), false)
+		d.failTask(t, fmt.Sprintf("public witness: %v", err))
 		return
 	}
 	// Whether the job is complete is read from the job's view below, not from the
@@ -280,7 +280,7 @@ func (d *Daemon) finalize(t *task) {
 		return
 	}
 	if err != nil && !errors.Is(err, journal.ErrAlreadyProved) {
-		d.failTask(t, fmt.Sprintf("journal: %v", err), false)
+		d.failTask(t, fmt.Sprintf("journal: %v", err))
 		return
 	}
 	end := time.Now()
@@ -306,7 +306,7 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 	}
 	maxAttempts := max(1, d.cfg.Retry.MaxAttempts)
 	if !retryable || t.attempts >= maxAttempts {
-		d.failTask(t, "", false)
+		d.failTask(t, "")
 		return
 	}
 	d.log.Warn("partition attempt failed; retrying", "job", j.id, "partition", t.idx, "reason", reason)
@@ -328,7 +328,7 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 			q = d.synthQ
 		}
 		if err := q.Requeue(item); err != nil {
-			d.failTask(t, fmt.Sprintf("requeue: %v", err), false)
+			d.failTask(t, fmt.Sprintf("requeue: %v", err))
 		}
 	}
 	if backoff <= 0 {
@@ -350,7 +350,7 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 
 // failTask fails a partition for good, and with it its job. reason, when set, is
 // added to the partition's attempts; the job's error lists every attempt.
-func (d *Daemon) failTask(t *task, reason string, _ bool) {
+func (d *Daemon) failTask(t *task, reason string) {
 	j := t.job
 	if reason != "" {
 		t.reasons = append(t.reasons, reason)
