@@ -10,13 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/consensys/gnark/backend/witness"
-
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
 	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // errStopping answers calls that reach a daemon that is stopping or stopped.
@@ -69,7 +68,7 @@ type task struct {
 
 	// Set as the partition moves on.
 	resv   *budget.Reservation
-	handle *shmHandle
+	handle *sdk.PartitionHandle // its staged shared-memory file
 	device string
 	result proveOutcome
 }
@@ -92,7 +91,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		class = queue.Class(req.Class)
 	}
 	for i, w := range req.Witnesses {
-		if _, err := parseWitness(w, ce.c); err != nil {
+		if _, err := circuit.ParseWitness(w, ce.c); err != nil {
 			return api.Job{}, api.InvalidArgumentf("witness %d %v", i, err)
 		}
 	}
@@ -613,9 +612,4 @@ func (d *Daemon) circuitNames() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// parseWitness decodes a gnark full witness for circuit c and checks its shape.
-func parseWitness(data []byte, c *circuit.Circuit) (witness.Witness, error) {
-	return circuit.ParseWitness(data, c)
 }

@@ -20,11 +20,6 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 )
 
-// shmHandle is a partition's shared-memory file.
-type shmHandle struct {
-	h sdk.PartitionHandle
-}
-
 // proveOutcome is what a device slot hands the finalizer.
 type proveOutcome struct {
 	res        sdk.ProveResult
@@ -101,7 +96,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionSynthesizing; p.SynthStart = start })
 	d.event(j, api.JobEvent{Kind: api.EventPartitionSynthesizing, Partition: t.idx, Attempt: t.attempts})
 
-	w, err := parseWitness(t.witness, ce.c)
+	w, err := circuit.ParseWitness(t.witness, ce.c)
 	var W, A, B []fr.Element
 	if err == nil {
 		W, A, B, err = circuit.Synthesize(ce.c, w, d.cfg.Synthesis.Threads)
@@ -121,7 +116,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	if err := resv.Release(ce.solverBytes); err != nil {
 		d.log.Warn("budget release", "error", err)
 	}
-	t.handle = &shmHandle{h: h}
+	t.handle = &h
 	end := time.Now()
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.SynthEnd = end })
 	d.record(t, lane, timeline.PhaseBudgetWait, queued, start, 0)
@@ -182,7 +177,7 @@ func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
 
 	ctx, cancel := context.WithTimeout(j.ctx, d.proveDeadline(ce))
 	coldKey := !de.dev.HasKey(ce.key.ID)
-	res, err := de.dev.Prove(ctx, ce.key, t.handle.h)
+	res, err := de.dev.Prove(ctx, ce.key, *t.handle)
 	cancel()
 	end := time.Now()
 	if err == nil {
@@ -250,7 +245,7 @@ func (d *Daemon) finalize(t *task) {
 		return
 	}
 	start := time.Now()
-	w, err := parseWitness(t.witness, ce.c)
+	w, err := circuit.ParseWitness(t.witness, ce.c)
 	if err != nil {
 		d.failTask(t, fmt.Sprintf("witness: %v", err))
 		return
@@ -382,8 +377,8 @@ func (d *Daemon) unstage(t *task) {
 func (d *Daemon) releaseTask(t *task) {
 	d.unstage(t)
 	if t.handle != nil {
-		if err := d.shm.Remove(t.handle.h); err != nil {
-			d.log.Warn("removing shared-memory file", "path", t.handle.h.Path, "error", err)
+		if err := d.shm.Remove(*t.handle); err != nil {
+			d.log.Warn("removing shared-memory file", "path", t.handle.Path, "error", err)
 		}
 		t.handle = nil
 	}
