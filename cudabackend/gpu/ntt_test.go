@@ -15,6 +15,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+
+	"github.com/zkhost/zkhost/internal/gnarkref"
 )
 
 // needDevice skips the test when no GPU is usable, unless ZK_REQUIRE_GPU=1
@@ -365,36 +367,6 @@ func TestNTTDeviceRoundTrip(t *testing.T) {
 	}
 }
 
-// refComputeH is gnark v0.14.0's computeH (backend/groth16/bls12-381,
-// unexported), step for step, with c = a∘b.
-func refComputeH(a, b []fr.Element, domain *fft.Domain) []fr.Element {
-	n := len(a)
-	c := make([]fr.Element, n)
-	for i := range c {
-		c[i].Mul(&a[i], &b[i])
-	}
-	padding := make([]fr.Element, int(domain.Cardinality)-n)
-	a = append(append([]fr.Element(nil), a...), padding...)
-	b = append(append([]fr.Element(nil), b...), padding...)
-	c = append(c, padding...)
-	n = len(a)
-	domain.FFTInverse(a, fft.DIF)
-	domain.FFTInverse(b, fft.DIF)
-	domain.FFTInverse(c, fft.DIF)
-	domain.FFT(a, fft.DIT, fft.OnCoset())
-	domain.FFT(b, fft.DIT, fft.OnCoset())
-	domain.FFT(c, fft.DIT, fft.OnCoset())
-	var den, one fr.Element
-	one.SetOne()
-	den.Exp(domain.FrMultiplicativeGen, big.NewInt(int64(domain.Cardinality)))
-	den.Sub(&den, &one).Inverse(&den)
-	for i := 0; i < n; i++ {
-		a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &den)
-	}
-	domain.FFTInverse(a, fft.DIF, fft.OnCoset())
-	return a
-}
-
 // TestComputeHMatchesGnark compares ComputeH with gnark's computeH bit for
 // bit, with and without padding, on random and edge inputs.
 func TestComputeHMatchesGnark(t *testing.T) {
@@ -426,7 +398,11 @@ func TestComputeHMatchesGnark(t *testing.T) {
 			)
 		}
 		for _, c := range cases {
-			want := refComputeH(c.a, c.b, d)
+			ab := make([]fr.Element, len(c.a))
+			for i := range ab {
+				ab[i].Mul(&c.a[i], &c.b[i])
+			}
+			want := gnarkref.ComputeH(c.a, c.b, ab, d)
 			aIn := append([]fr.Element(nil), c.a...)
 			got, tm, err := ComputeHOn(0, c.a, c.b, logN)
 			if err != nil {

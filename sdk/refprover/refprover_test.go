@@ -3,7 +3,6 @@ package refprover
 import (
 	"context"
 	"errors"
-	"math/big"
 	"testing"
 	"time"
 
@@ -13,36 +12,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/consensys/gnark/backend/groth16"
 
+	"github.com/zkhost/zkhost/internal/gnarkref"
 	"github.com/zkhost/zkhost/sdk"
 )
-
-// gnarkComputeH is gnark v0.14.0's computeH (backend/groth16/bls12-381/prove.go),
-// copied with its three vectors and gnark-crypto's FFTs, on copies of the inputs.
-func gnarkComputeH(a, b, c []fr.Element, domain *fft.Domain) []fr.Element {
-	n := int(domain.Cardinality)
-	a = append(make([]fr.Element, 0, n), a...)
-	b = append(make([]fr.Element, 0, n), b...)
-	c = append(make([]fr.Element, 0, n), c...)
-	padding := make([]fr.Element, n-len(a))
-	a, b, c = append(a, padding...), append(b, padding...), append(c, padding...)
-
-	domain.FFTInverse(a, fft.DIF)
-	domain.FFTInverse(b, fft.DIF)
-	domain.FFTInverse(c, fft.DIF)
-	domain.FFT(a, fft.DIT, fft.OnCoset())
-	domain.FFT(b, fft.DIT, fft.OnCoset())
-	domain.FFT(c, fft.DIT, fft.OnCoset())
-
-	var den, one fr.Element
-	one.SetOne()
-	den.Exp(domain.FrMultiplicativeGen, big.NewInt(int64(domain.Cardinality)))
-	den.Sub(&den, &one).Inverse(&den)
-	for i := range a {
-		a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &den)
-	}
-	domain.FFTInverse(a, fft.DIF, fft.OnCoset())
-	return a
-}
 
 func TestComputeHMatchesGnark(t *testing.T) {
 	tests := []struct {
@@ -61,7 +33,7 @@ func TestComputeHMatchesGnark(t *testing.T) {
 			if uint64(len(sol.A)) == f.pk.DomainSize && tt.steps != 1023 {
 				t.Fatalf("fixture should need padding: %d constraints, domain %d", len(sol.A), f.pk.DomainSize)
 			}
-			want := gnarkComputeH(sol.A, sol.B, sol.C, fft.NewDomain(f.pk.DomainSize))
+			want := gnarkref.ComputeH(sol.A, sol.B, sol.C, fft.NewDomain(f.pk.DomainSize))
 			aBefore := append([]fr.Element(nil), sol.A...)
 			got, err := ComputeH(context.Background(), sol.A, sol.B, f.pk.DomainSize, tt.threads)
 			if err != nil {
@@ -98,7 +70,7 @@ func TestComputeHUnsatisfiedDiffers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ComputeH: %v", err)
 	}
-	want := gnarkComputeH(f.solution.A, f.solution.B, f.solution.C, fft.NewDomain(f.pk.DomainSize))
+	want := gnarkref.ComputeH(f.solution.A, f.solution.B, f.solution.C, fft.NewDomain(f.pk.DomainSize))
 	same := true
 	for i := range want {
 		if !got[i].Equal(&want[i]) {
