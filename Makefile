@@ -5,7 +5,7 @@ KEYS    := .keys
 DEMO    := .demo
 PKGS    := ./...
 # Packages whose concurrency matters run under the race detector in `make test`;
-# the proving packages run without it (gnark's MSMs are ~10x slower under -race).
+# the proving packages (gnark's MSMs) run without it, to keep the suite's time down.
 RACE_PKGS := ./host/... ./plugins/... ./sdk/ ./sdk/keyreg/ ./e2e/
 
 .PHONY: all build cuda test test-slowdisk test-race vet demo bench-cpu proto clean help soak
@@ -40,8 +40,9 @@ test: build vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
 
-# The suite on a disk with slow syncs (CI's took ~120 ms): strace delays every
-# fsync and fdatasync, which is how timing assumptions in tests get caught here.
+# The suite on a disk with slow syncs: strace delays every fsync and fdatasync,
+# which is how timing assumptions in tests get caught here. The default delay is
+# the sync time seen on CI's disk (an observation, see BENCHMARKS.md's journal section).
 SYNC_DELAY_US ?= 120000
 test-slowdisk:
 	@command -v strace >/dev/null || (echo "test-slowdisk needs strace (apt-get install strace)"; exit 1)

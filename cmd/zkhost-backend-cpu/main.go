@@ -10,7 +10,7 @@
 // Logs go to standard error as hclog JSON (level from ZKHOST_LOG_LEVEL).
 //
 // The process runs Go's garbage collector with a 20% target (GOGC=20) unless GOGC is
-// set: a proof's large vectors hold no pointers, so collecting is cheap, and a tight
+// set: a proof's large vectors hold no pointers, so the collector does not scan them, and a tight
 // target keeps the heap near the live data the backend declares per constraint
 // (Go's default lets it reach twice that).
 package main
