@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -17,18 +16,6 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
-
-// msmNeedDevice skips when no GPU is usable, unless ZK_REQUIRE_GPU=1, where a
-// missing GPU fails the test.
-func msmNeedDevice(tb testing.TB) {
-	tb.Helper()
-	if _, err := DeviceCount(); err != nil {
-		if os.Getenv("ZK_REQUIRE_GPU") == "1" {
-			tb.Fatalf("no usable GPU: %v", err)
-		}
-		tb.Skipf("no usable GPU: %v", err)
-	}
-}
 
 // frTop is the top 64-bit limb of r; a value whose top limb is below it is
 // a canonical element (and a valid Montgomery representation).
@@ -45,9 +32,7 @@ func msmScalars(rng *rand.Rand, n int) []fr.Element {
 }
 
 func randBig(rng *rand.Rand) *big.Int {
-	var e fr.Element
-	e = fr.Element{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64N(frTop)}
-	return e.BigInt(new(big.Int))
+	return msmScalars(rng, 1)[0].BigInt(new(big.Int))
 }
 
 // parallel runs f(lo, hi) over [0, n) cut into one piece per core.
@@ -267,7 +252,7 @@ func edgeCases(rng *rand.Rand) []msmCase {
 // TestMSMG1EdgeCases checks the GPU G1 MSM against gnark-crypto's MultiExp on
 // the edge cases.
 func TestMSMG1EdgeCases(t *testing.T) {
-	msmNeedDevice(t)
+	needDevice(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	pool := pointsG1(1 << 17)
 	for _, c := range edgeCases(rng) {
@@ -297,7 +282,7 @@ func TestMSMG1EdgeCases(t *testing.T) {
 
 // TestMSMG2EdgeCases is TestMSMG1EdgeCases for G2.
 func TestMSMG2EdgeCases(t *testing.T) {
-	msmNeedDevice(t)
+	needDevice(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	pool := pointsG2(1 << 17)
 	for _, c := range edgeCases(rng) {
@@ -328,7 +313,7 @@ func TestMSMG2EdgeCases(t *testing.T) {
 // TestMSMG1Sizes checks random MSMs of growing size (powers of two and not)
 // against gnark-crypto.
 func TestMSMG1Sizes(t *testing.T) {
-	msmNeedDevice(t)
+	needDevice(t)
 	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20, 1 << 22}
 	if testing.Short() {
 		sizes = sizes[:3]
@@ -354,7 +339,7 @@ func TestMSMG1Sizes(t *testing.T) {
 
 // TestMSMG2Sizes is TestMSMG1Sizes for G2.
 func TestMSMG2Sizes(t *testing.T) {
-	msmNeedDevice(t)
+	needDevice(t)
 	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}
 	if testing.Short() {
 		sizes = sizes[:3]
@@ -382,7 +367,7 @@ func TestMSMG2Sizes(t *testing.T) {
 // infinity mask, scalars on the device at an offset, a caller's stream, and
 // a prefix of the resident points; then against the filtered CPU MSM.
 func TestMSMMaskedAndDevice(t *testing.T) {
-	msmNeedDevice(t)
+	needDevice(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	const nw = 5003
 	skip := make([]bool, nw)
@@ -476,7 +461,7 @@ func TestMSMMaskedAndDevice(t *testing.T) {
 
 // TestMSMBadArguments checks that misuse is an ErrInvalid error, not a crash.
 func TestMSMBadArguments(t *testing.T) {
-	msmNeedDevice(t)
+	needDevice(t)
 	pts := pointsG1(8)
 	b := uploadG1(t, pts)
 	buf, err := Alloc(0, 4*FrBytes)
@@ -532,7 +517,7 @@ func TestMSMBadArguments(t *testing.T) {
 var benchResults sync.Map
 
 func benchMSM(b *testing.B, g2 bool, logs []int) {
-	msmNeedDevice(b)
+	needDevice(b)
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, lg := range logs {
 		n := 1 << lg

@@ -39,16 +39,7 @@ func TestStubUnavailable(t *testing.T) {
 		"Record":   func() error { return (&Event{}).Record(nil) },
 		"Elapsed":  func() error { _, err := Elapsed(&Event{}, &Event{}); return err },
 	}
-	for name, call := range calls {
-		err := call()
-		if !errors.Is(err, ErrUnavailable) {
-			t.Errorf("%s: err = %v, want ErrUnavailable", name, err)
-			continue
-		}
-		if err.Error() == ErrUnavailable.Error() {
-			t.Errorf("%s: error %q gives no reason", name, err)
-		}
-	}
+	checkUnavailable(t, calls)
 	// Releasing what was never allocated is harmless.
 	for name, err := range map[string]error{
 		"Buffer.Free":  (&Buffer{}).Free(),
@@ -57,6 +48,21 @@ func TestStubUnavailable(t *testing.T) {
 	} {
 		if err != nil {
 			t.Errorf("%s = %v, want nil", name, err)
+		}
+	}
+}
+
+// checkUnavailable checks that every call answers ErrUnavailable with a reason.
+func checkUnavailable(t *testing.T, calls map[string]func() error) {
+	t.Helper()
+	for name, call := range calls {
+		err := call()
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: err = %v, want ErrUnavailable", name, err)
+			continue
+		}
+		if err.Error() == ErrUnavailable.Error() {
+			t.Errorf("%s: error %q gives no reason", name, err)
 		}
 	}
 }
