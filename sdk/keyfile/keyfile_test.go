@@ -102,6 +102,23 @@ func writeKey(t *testing.T) (string, [32]byte) {
 	return path, digest
 }
 
+// writeKeyBytes writes the test key and returns the file's bytes and sections, for
+// tests that corrupt copies of it.
+func writeKeyBytes(t *testing.T) ([]byte, []Section) {
+	t.Helper()
+	path, _ := writeKey(t)
+	clean, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return clean, f.Sections()
+}
+
 // proveAndVerify proves the test circuit with pk and checks the proof with gnark's verifier.
 func proveAndVerify(t *testing.T, pk groth16.ProvingKey) {
 	t.Helper()
@@ -237,17 +254,7 @@ func TestLayout(t *testing.T) {
 }
 
 func TestVerifyNamesCorruptSection(t *testing.T) {
-	path, _ := writeKey(t)
-	clean, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secs := f.Sections()
-	f.Close()
+	clean, secs := writeKeyBytes(t)
 	for _, s := range secs {
 		t.Run(s.Kind.String(), func(t *testing.T) {
 			if s.Length == 0 {
@@ -287,17 +294,7 @@ func TestVerifyNamesCorruptSection(t *testing.T) {
 }
 
 func TestOpenRejects(t *testing.T) {
-	path, _ := writeKey(t)
-	clean, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secs := f.Sections()
-	f.Close()
+	clean, secs := writeKeyBytes(t)
 	le := binary.LittleEndian
 	entry := func(kind SectionKind) int { return offSections + (int(kind)-1)*sectionEntry }
 	infA := secs[SectionInfA-1]
