@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/consensys/gnark/backend/witness"
+
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
 	"github.com/zkhost/zkhost/host/circuit"
@@ -69,8 +71,12 @@ type task struct {
 	// Set as the partition moves on.
 	resv   *budget.Reservation
 	handle *sdk.PartitionHandle // its staged shared-memory file
-	device string
-	result proveOutcome
+	// The witness's public part, taken at synthesis, for the finalizer to verify
+	// the proof with and to journal.
+	public      witness.Witness
+	publicBytes []byte
+	device      string
+	result      proveOutcome
 }
 
 // Submit implements api.Service.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/circuit"
@@ -104,6 +105,13 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	if err != nil {
 		// A witness that does not satisfy the circuit fails the same way everywhere.
 		d.failTask(t, fmt.Sprintf("synthesis: %v", err))
+		return
+	}
+	// The finalizer checks the proof against the public part: take it from the
+	// witness parsed here, on a synthesis thread, so the finalizer that device
+	// slots hand their results to does not parse the witness again.
+	if t.public, t.publicBytes, err = publicPart(w); err != nil {
+		d.failTask(t, err.Error())
 		return
 	}
 	synthEnd := time.Now()
@@ -211,6 +219,20 @@ func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
 	}
 }
 
+// publicPart returns the public part of a full witness, as a witness to verify
+// proofs with and in the encoding the journal stores.
+func publicPart(full witness.Witness) (witness.Witness, []byte, error) {
+	pub, err := finalize.PublicWitness(full)
+	if err != nil {
+		return nil, nil, err // says "public witness: ..."
+	}
+	b, err := pub.MarshalBinary()
+	if err != nil {
+		return nil, nil, fmt.Errorf("public witness: %w", err)
+	}
+	return pub, b, nil
+}
+
 // proveDeadline bounds one Prove call, from the partition's size: generous for
 // the CPU (about 1 µs per constraint per core is typical), so only a hung backend
 // meets it.
@@ -245,30 +267,16 @@ func (d *Daemon) finalize(t *task) {
 		return
 	}
 	start := time.Now()
-	w, err := circuit.ParseWitness(t.witness, ce.c)
-	if err != nil {
-		d.failTask(t, fmt.Sprintf("witness: %v", err))
-		return
-	}
-	pub, err := finalize.PublicWitness(w)
-	if err == nil {
-		_, err = finalize.Verify(ce.c.VK, out.res.Proof, pub)
-	}
-	if err != nil {
+	if _, err := finalize.Verify(ce.c.VK, out.res.Proof, t.public); err != nil {
 		d.log.Error("device returned a proof that does not verify", "device", t.device, "job", j.id, "partition", t.idx, "error", err)
 		d.metrics.VerifyFailure(t.device)
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, err), true)
 		return
 	}
-	pubBytes, err := pub.MarshalBinary()
-	if err != nil {
-		d.failTask(t, fmt.Sprintf("public witness: %v", err))
-		return
-	}
 	// Whether the job is complete is read from the job's view below, not from the
 	// count this returns: finalizers commit together, and the one that sees zero
 	// remaining may get there before another has updated its partition's view.
-	_, err = d.journal.MarkPartitionDone(j.id, t.idx, out.res.Proof, pubBytes)
+	_, err := d.journal.MarkPartitionDone(j.id, t.idx, out.res.Proof, t.publicBytes)
 	if errors.Is(err, journal.ErrJobFinished) {
 		// The job ended (a cancel) while this proof was verified: it is not wanted.
 		d.releaseTask(t)
