@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/queue"
 )
 
@@ -407,18 +408,12 @@ func (l *Ledger) Holdings() []Holding {
 	return out
 }
 
-// FormatBytes writes n exactly, with a binary-unit approximation when it is
-// at least 1 KiB: "17179869184 B (16.0 GiB)". Errors use it so the numbers
-// can be checked and read.
+// FormatBytes writes n exactly, with api.FormatBytes's binary-unit approximation
+// when it is at least 1 KiB: "17179869184 B (16.0 GiB)". Errors use it so the
+// numbers can be checked and read.
 func FormatBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
+	if n < 1024 {
+		return api.FormatBytes(n) // exact already
 	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%d B (%.1f %ciB)", n, float64(n)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprintf("%d B (%s)", n, api.FormatBytes(n))
 }
