@@ -182,26 +182,41 @@ func TestLoadKeyErrors(t *testing.T) {
 	}
 }
 
+// loadedChain returns the chain fixture and a backend made with opts (closed when
+// the test ends) with the fixture's key loaded as "chain".
+func loadedChain(t *testing.T, opts Options) (*fixture, *Backend) {
+	t.Helper()
+	f := chainFixture(t)
+	b := New(opts)
+	t.Cleanup(func() { b.Close() })
+	if _, err := b.LoadKey(context.Background(), f.keyRef("chain")); err != nil {
+		t.Fatal(err)
+	}
+	return f, b
+}
+
 // verifyResult decodes and verifies a ProveResult against the fixture.
 func verifyResult(t *testing.T, f *fixture, res sdk.ProveResult) {
+	t.Helper()
+	if err := checkProof(t, f, res); err != nil {
+		t.Fatalf("proof does not verify: %v", err)
+	}
+}
+
+// checkProof decodes res's proof (failing the test if it cannot) and returns
+// gnark's verdict on it against the fixture.
+func checkProof(t *testing.T, f *fixture, res sdk.ProveResult) error {
 	t.Helper()
 	proof := groth16.NewProof(ecc.BLS12_381)
 	if _, err := proof.ReadFrom(bytes.NewReader(res.Proof)); err != nil {
 		t.Fatalf("decoding the proof: %v", err)
 	}
-	if err := groth16.Verify(proof, f.vk, f.public); err != nil {
-		t.Fatalf("proof does not verify: %v", err)
-	}
+	return groth16.Verify(proof, f.vk, f.public)
 }
 
 func TestProveVerifies(t *testing.T) {
-	f := chainFixture(t)
-	b := New(Options{Threads: 2})
-	defer b.Close()
+	f, b := loadedChain(t, Options{Threads: 2})
 	ctx := context.Background()
-	if _, err := b.LoadKey(ctx, f.keyRef("chain")); err != nil {
-		t.Fatal(err)
-	}
 	res, err := b.Prove(ctx, sdk.ProveRequest{KeyID: "chain", Partition: f.partition(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -240,36 +255,22 @@ func TestProveVerifies(t *testing.T) {
 func TestProveWrongWitnessDoesNotVerify(t *testing.T) {
 	// The check above can fail: a partition that does not satisfy the circuit gives a
 	// proof that gnark rejects.
-	f := chainFixture(t)
-	b := New(Options{})
-	defer b.Close()
+	f, b := loadedChain(t, Options{})
 	ctx := context.Background()
-	if _, err := b.LoadKey(ctx, f.keyRef("chain")); err != nil {
-		t.Fatal(err)
-	}
 	w := slices.Clone(f.solution.W)
 	w[len(w)-1].SetUint64(99)
 	res, err := b.Prove(ctx, sdk.ProveRequest{KeyID: "chain", Partition: writePartition(t, w, f.solution.A, f.solution.B)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	proof := groth16.NewProof(ecc.BLS12_381)
-	if _, err := proof.ReadFrom(bytes.NewReader(res.Proof)); err != nil {
-		t.Fatal(err)
-	}
-	if err := groth16.Verify(proof, f.vk, f.public); err == nil {
+	if err := checkProof(t, f, res); err == nil {
 		t.Fatal("a proof of a tampered witness verifies")
 	}
 }
 
 func TestProveErrors(t *testing.T) {
-	f := chainFixture(t)
-	b := New(Options{})
-	defer b.Close()
+	f, b := loadedChain(t, Options{})
 	ctx := context.Background()
-	if _, err := b.LoadKey(ctx, f.keyRef("chain")); err != nil {
-		t.Fatal(err)
-	}
 	good := f.partition(t)
 	shortW := writePartition(t, f.solution.W[:len(f.solution.W)-1], f.solution.A, f.solution.B)
 	tooMany := writePartition(t, f.solution.W, make([]fr.Element, f.domain+1), make([]fr.Element, f.domain+1))
@@ -317,12 +318,7 @@ func TestProveErrors(t *testing.T) {
 }
 
 func TestProveCancelWhileWaitingForCPU(t *testing.T) {
-	f := chainFixture(t)
-	b := New(Options{MaxInFlight: 2})
-	defer b.Close()
-	if _, err := b.LoadKey(context.Background(), f.keyRef("chain")); err != nil {
-		t.Fatal(err)
-	}
+	f, b := loadedChain(t, Options{MaxInFlight: 2})
 	b.device <- struct{}{} // another proof holds the CPU
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -334,12 +330,7 @@ func TestProveCancelWhileWaitingForCPU(t *testing.T) {
 }
 
 func TestProveMaxInFlight(t *testing.T) {
-	f := chainFixture(t)
-	b := New(Options{MaxInFlight: 1})
-	defer b.Close()
-	if _, err := b.LoadKey(context.Background(), f.keyRef("chain")); err != nil {
-		t.Fatal(err)
-	}
+	f, b := loadedChain(t, Options{MaxInFlight: 1})
 	lease, err := b.keys.Acquire("chain") // one proof in flight
 	if err != nil {
 		t.Fatal(err)
@@ -352,12 +343,8 @@ func TestProveMaxInFlight(t *testing.T) {
 }
 
 func TestUnloadWaitsForRunningProofs(t *testing.T) {
-	f := chainFixture(t)
-	b := New(Options{})
+	f, b := loadedChain(t, Options{})
 	ctx := context.Background()
-	if _, err := b.LoadKey(ctx, f.keyRef("chain")); err != nil {
-		t.Fatal(err)
-	}
 	lease, err := b.keys.Acquire("chain") // a proof is using the key
 	if err != nil {
 		t.Fatal(err)
@@ -379,13 +366,8 @@ func TestUnloadWaitsForRunningProofs(t *testing.T) {
 }
 
 func TestConcurrentProves(t *testing.T) {
-	f := chainFixture(t)
-	b := New(Options{MaxInFlight: 2})
-	defer b.Close()
+	f, b := loadedChain(t, Options{MaxInFlight: 2})
 	ctx := context.Background()
-	if _, err := b.LoadKey(ctx, f.keyRef("chain")); err != nil {
-		t.Fatal(err)
-	}
 	handles := []sdk.PartitionHandle{f.partition(t), f.partition(t)}
 	results := make([]sdk.ProveResult, len(handles))
 	errs := make([]error, len(handles))
