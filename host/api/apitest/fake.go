@@ -344,12 +344,9 @@ func (f *Fake) publish(fj *fakeJob, e api.JobEvent) error {
 func (f *Fake) Advance(jobID string, partition int, kind api.EventKind, device, reason string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fj, ok := f.jobs[jobID]
-	if !ok {
-		return fmt.Errorf("apitest: no job %q", jobID)
-	}
-	if fj.job.State.Terminal() {
-		return fmt.Errorf("apitest: job %s has ended (%s)", jobID, fj.job.State)
+	fj, err := f.liveJob(jobID)
+	if err != nil {
+		return err
 	}
 	if partition < 0 || partition >= len(fj.job.Partitions) {
 		return fmt.Errorf("apitest: job %s has no partition %d", jobID, partition)
@@ -381,6 +378,19 @@ func (f *Fake) Advance(jobID string, partition int, kind api.EventKind, device, 
 	}
 	return f.publish(fj, api.JobEvent{JobID: jobID, Kind: kind, Time: now, Partition: partition,
 		Attempt: p.Attempts, Device: p.Device, Reason: reason})
+}
+
+// liveJob returns the job that Advance or end may change: one that exists and has
+// not ended. The caller holds f.mu.
+func (f *Fake) liveJob(jobID string) (*fakeJob, error) {
+	fj, ok := f.jobs[jobID]
+	if !ok {
+		return nil, fmt.Errorf("apitest: no job %q", jobID)
+	}
+	if fj.job.State.Terminal() {
+		return nil, fmt.Errorf("apitest: job %s has ended (%s)", jobID, fj.job.State)
+	}
+	return fj, nil
 }
 
 // Finish runs every unverified partition through synthesizing, proving (on device) and
@@ -416,12 +426,9 @@ func (f *Fake) Fail(jobID, reason string) error { return f.end(jobID, api.JobFai
 func (f *Fake) end(jobID string, state api.JobState, reason string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fj, ok := f.jobs[jobID]
-	if !ok {
-		return fmt.Errorf("apitest: no job %q", jobID)
-	}
-	if fj.job.State.Terminal() {
-		return fmt.Errorf("apitest: job %s has ended (%s)", jobID, fj.job.State)
+	fj, err := f.liveJob(jobID)
+	if err != nil {
+		return err
 	}
 	fj.job.State, fj.job.Error, fj.job.FinishedAt = state, reason, time.Now()
 	j := publicView(fj.job)
