@@ -281,27 +281,7 @@ func (s *scanner) array(path string) {
 // escapes decoded (well enough for keys, which is all the text is used for).
 func (s *scanner) basicString() string {
 	if strings.HasPrefix(s.src[s.pos:], `"""`) {
-		s.pos += 3
-		start := s.pos
-		for !s.eof() {
-			if s.peek(0) == '\\' {
-				s.next()
-				s.next()
-				continue
-			}
-			if strings.HasPrefix(s.src[s.pos:], `"""`) {
-				end := s.pos
-				s.pos += 3
-				// Up to two quotes may sit right before the closing delimiter.
-				for i := 0; i < 2 && s.peek(0) == '"'; i++ {
-					s.pos++
-					end++
-				}
-				return s.src[start:end]
-			}
-			s.next()
-		}
-		return s.src[start:]
+		return s.multiline('"')
 	}
 	s.next()
 	start := s.pos
@@ -319,24 +299,11 @@ func (s *scanner) basicString() string {
 	return raw
 }
 
-// literalString reads a '...' or ”'...”' string, which has no escapes.
+// literalString reads a '...' string, or its multi-line form with three quotes
+// each side, which has no escapes.
 func (s *scanner) literalString() string {
-	if strings.HasPrefix(s.src[s.pos:], `'''`) {
-		s.pos += 3
-		start := s.pos
-		for !s.eof() {
-			if strings.HasPrefix(s.src[s.pos:], `'''`) {
-				end := s.pos
-				s.pos += 3
-				for i := 0; i < 2 && s.peek(0) == '\''; i++ {
-					s.pos++
-					end++
-				}
-				return s.src[start:end]
-			}
-			s.next()
-		}
-		return s.src[start:]
+	if strings.HasPrefix(s.src[s.pos:], "'''") {
+		return s.multiline('\'')
 	}
 	s.next()
 	start := s.pos
@@ -346,4 +313,32 @@ func (s *scanner) literalString() string {
 	text := s.src[start:s.pos]
 	s.next()
 	return text
+}
+
+// multiline reads a multi-line string, delimited by three q quotes (" or ') each
+// side, from its opening delimiter and returns its raw text. A backslash escapes
+// the next byte in a basic (") string only.
+func (s *scanner) multiline(q byte) string {
+	delim := strings.Repeat(string(q), 3)
+	s.pos += len(delim)
+	start := s.pos
+	for !s.eof() {
+		if q == '"' && s.peek(0) == '\\' {
+			s.next()
+			s.next()
+			continue
+		}
+		if strings.HasPrefix(s.src[s.pos:], delim) {
+			end := s.pos
+			s.pos += len(delim)
+			// Up to two quotes may sit right before the closing delimiter.
+			for i := 0; i < 2 && s.peek(0) == q; i++ {
+				s.pos++
+				end++
+			}
+			return s.src[start:end]
+		}
+		s.next()
+	}
+	return s.src[start:]
 }
