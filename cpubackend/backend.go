@@ -178,7 +178,8 @@ func (b *Backend) Close() error {
 // Prove maps the partition (checking its layout and digest), waits for the CPU, and
 // proves it with refprover. The proof is gnark's encoding (Proof.WriteTo). Phases:
 // map, then ntt, msm_g1, msm_g2 and finish. DeviceBusy counts the compute phases in
-// full and the map phase as one thread's share (its SHA-256 pass runs on one core).
+// full and the map phase as the share of the threads its digest pass kept busy
+// (sdk.PartitionDigest hashes one chunk per core, on up to GOMAXPROCS cores).
 func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveResult, error) {
 	start := time.Now()
 	lease, err := b.keys.Acquire(req.KeyID)
@@ -210,7 +211,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		Name:       sdk.PhaseMap,
 		Start:      mapBegin.Sub(start),
 		Wall:       mapWall,
-		DeviceBusy: mapWall / time.Duration(b.threads),
+		DeviceBusy: mapWall * time.Duration(min(digestCores(h.Size), b.threads)) / time.Duration(b.threads),
 	}}
 
 	select {
@@ -243,6 +244,13 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	wall := time.Since(start)
 	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall.String(), "busy", busy.String())
 	return sdk.ProveResult{Proof: buf.Bytes(), Wall: wall, DeviceBusy: busy, Phases: phases}, nil
+}
+
+// digestCores is how many cores sdk.PartitionDigest hashes a file of size bytes on:
+// one per sdk.DigestChunk-byte chunk, at most GOMAXPROCS.
+func digestCores(size int64) int {
+	chunks := (size + sdk.DigestChunk - 1) / sdk.DigestChunk
+	return int(max(1, min(int64(runtime.GOMAXPROCS(0)), chunks)))
 }
 
 // canceled wraps a context error as an ErrCanceled.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -382,5 +383,24 @@ func TestConcurrentProves(t *testing.T) {
 			t.Fatalf("proof %d: %v", i, errs[i])
 		}
 		verifyResult(t, f, results[i])
+	}
+}
+
+// TestDigestCores checks the cores the map phase's busy time counts: one per digest
+// chunk, at most GOMAXPROCS.
+func TestDigestCores(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	for _, c := range []struct {
+		size int64
+		want int
+	}{
+		{sdk.PartitionAlign, 1},
+		{sdk.DigestChunk, 1},
+		{2*sdk.DigestChunk + 1, min(3, procs)},
+		{1 << 40, procs},
+	} {
+		if got := digestCores(c.size); got != c.want {
+			t.Errorf("digestCores(%d) = %d, want %d", c.size, got, c.want)
+		}
 	}
 }
