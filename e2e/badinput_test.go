@@ -3,19 +3,14 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -31,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
@@ -141,9 +137,9 @@ func newBadEnv(t *testing.T) *badEnv {
 	if err := circuit.Keygen(fixtures["chain"].spec, env.otherKeys); err != nil {
 		t.Fatal(err)
 	}
-	env.certFile, env.tcpAddr = filepath.Join(dir, "cert.pem"), freeAddr(t)
-	keyFile := filepath.Join(dir, "key.pem")
-	writeCert(t, env.certFile, keyFile)
+	env.tcpAddr = freeAddr(t)
+	certFile, keyFile := apitest.WriteTLSFiles(t, dir)
+	env.certFile = certFile
 	env.token = "e2e-token-" + hex.EncodeToString(randomBytes(t, 16))
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(env.token+"\n"), 0o600); err != nil {
@@ -720,40 +716,6 @@ func randomBytes(t *testing.T, n int) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// writeCert writes a self-signed certificate for 127.0.0.1 and its key.
-func writeCert(t *testing.T, certFile, keyFile string) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "zkhost e2e"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:              []string{"localhost"},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // writeDoc writes docs/bad-inputs.md from the groups.
