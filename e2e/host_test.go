@@ -255,13 +255,19 @@ func (h *host) closeClients() {
 	}
 }
 
+// process closes the clients and returns the daemon's process and the channel
+// closed when it exits; cmd is nil when the daemon was never started.
+func (h *host) process() (cmd *exec.Cmd, exited chan struct{}) {
+	h.closeClients()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cmd, h.exited
+}
+
 // kill SIGKILLs the daemon (a host crash) and waits for it to be gone.
 func (h *host) kill() {
 	h.t.Helper()
-	h.closeClients()
-	h.mu.Lock()
-	cmd, exited := h.cmd, h.exited
-	h.mu.Unlock()
+	cmd, exited := h.process()
 	if cmd == nil {
 		return
 	}
@@ -273,10 +279,7 @@ func (h *host) kill() {
 // daemon does not stop cleanly within 30 seconds.
 func (h *host) stop() {
 	h.t.Helper()
-	h.closeClients()
-	h.mu.Lock()
-	cmd, exited := h.cmd, h.exited
-	h.mu.Unlock()
+	cmd, exited := h.process()
 	if cmd == nil {
 		return
 	}
@@ -316,10 +319,7 @@ func (h *host) running() bool {
 
 func (h *host) cleanup() {
 	if h.running() {
-		h.closeClients()
-		h.mu.Lock()
-		cmd, exited := h.cmd, h.exited
-		h.mu.Unlock()
+		cmd, exited := h.process()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
