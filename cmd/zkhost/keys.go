@@ -42,6 +42,26 @@ func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
 	}
 }
 
+// parseCircuitOut parses the flags of a command that takes no arguments, an example
+// circuit (circuitFlags' spec) and a required --out (out), and returns the circuit.
+func parseCircuitOut(fs *flag.FlagSet, args []string, spec func() (circuits.Spec, error), out *string) (circuits.Spec, error) {
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
+		return circuits.Spec{}, err
+	}
+	if err := noArgs(pos); err != nil {
+		return circuits.Spec{}, err
+	}
+	s, err := spec()
+	if err != nil {
+		return circuits.Spec{}, err
+	}
+	if *out == "" {
+		return circuits.Spec{}, fmt.Errorf("%w: --out is required", cli.ErrUsage)
+	}
+	return s, nil
+}
+
 func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("keygen", "keygen --circuit NAME [--k K] [--d D] --out KEYDIR", "", stderr)
 	spec := circuitFlags(fs)
@@ -54,19 +74,9 @@ func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	pos, err := cli.Parse(fs, args)
+	s, err := parseCircuitOut(fs, args, spec, out)
 	if err != nil {
 		return err
-	}
-	if err := noArgs(pos); err != nil {
-		return err
-	}
-	s, err := spec()
-	if err != nil {
-		return err
-	}
-	if *out == "" {
-		return fmt.Errorf("%w: --out is required", cli.ErrUsage)
 	}
 	fmt.Fprintf(stdout, "keygen %s (development setup) into %s ...\n", s.ID(), *out)
 	if err := circuit.KeygenContext(ctx, s, *out); err != nil {
@@ -88,19 +98,9 @@ func cmdWitness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	n := fs.Int("partitions", 1, "number of witnesses (partitions)")
 	seed := fs.Uint64("seed", 0, "seed: different seeds give different witnesses")
 	out := fs.String("out", "", "directory to write <i>.wtns into")
-	pos, err := cli.Parse(fs, args)
+	s, err := parseCircuitOut(fs, args, spec, out)
 	if err != nil {
 		return err
-	}
-	if err := noArgs(pos); err != nil {
-		return err
-	}
-	s, err := spec()
-	if err != nil {
-		return err
-	}
-	if *out == "" {
-		return fmt.Errorf("%w: --out is required", cli.ErrUsage)
 	}
 	if *n < 1 {
 		return fmt.Errorf("%w: --partitions must be at least 1", cli.ErrUsage)
