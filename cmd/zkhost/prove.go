@@ -20,6 +20,7 @@ import (
 
 	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/oneshot"
 )
 
@@ -27,24 +28,20 @@ func init() {
 	register("prove", "prove one job with a backend process, verify it, write the proofs", cmdProve)
 }
 
-// defaultBackend is the CPU backend binary next to this executable.
-func defaultBackend() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return "zkhost-backend-cpu"
+// daemonDefaults are the state directory and the CPU backend zkhost serve uses
+// with no config (host/config's defaults on this machine), so that prove and
+// bench agree with the daemon. Where config has no state directory (no home
+// directory), a per-user one under the temporary directory stands in.
+func daemonDefaults() (stateDir, backend string) {
+	c := config.Default()
+	stateDir, backend = c.StateDir, config.DefaultBackendName
+	if stateDir == "" {
+		stateDir = filepath.Join(os.TempDir(), fmt.Sprintf("zkhost-%d", os.Getuid()))
 	}
-	return filepath.Join(filepath.Dir(exe), "zkhost-backend-cpu")
-}
-
-// defaultStateDir is where zkhost keeps state when no config says otherwise.
-func defaultStateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "zkhost")
+	if len(c.Devices) > 0 {
+		backend = c.Devices[0].Backend
 	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "zkhost")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("zkhost-%d", os.Getuid()))
+	return stateDir, backend
 }
 
 // newLogger returns the CLI's logger on stderr.
@@ -60,10 +57,11 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var witnesses stringList
 	fs.Var(&witnesses, "witness", "gnark full witness file, one per partition (repeatable; more files may follow the flags)")
 	out := fs.String("out", "", "`DIR` for <i>.proof, <i>.public and summary.json")
-	backend := fs.String("backend", defaultBackend(), "backend binary")
+	defaultStateDir, defaultBackend := daemonDefaults()
+	backend := fs.String("backend", defaultBackend, "backend binary")
 	sha := fs.String("backend-sha256", "", "expected SHA-256 of the backend binary (hex)")
 	threads := fs.Int("threads", 0, "backend threads (0: all cores; CPU backend)")
-	stateDir := fs.String("state-dir", defaultStateDir(), "state `DIR`: names where the partition files handed to the backend go,\n/dev/shm/zkhost-UID-HASH (HASH of DIR's path), or DIR/shm when /dev/shm is not writable;\nthe files are removed when prove ends")
+	stateDir := fs.String("state-dir", defaultStateDir, "state `DIR`: names where the partition files handed to the backend go,\n/dev/shm/zkhost-UID-HASH (HASH of DIR's path), or DIR/shm when /dev/shm is not writable;\nthe files are removed when prove ends")
 	logLevel := fs.String("log-level", "warn", "log level: trace, debug, info, warn, error")
 	gnarkPeer := fs.Bool("gnark-peer", false, "prove with gnark's groth16.Prove in this process instead of a backend (the benchmark peer)")
 	pos, err := cli.Parse(fs, args)
