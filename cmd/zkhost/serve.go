@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
@@ -43,13 +41,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err
-	}
-	// The default device runs the CPU backend installed next to this executable.
-	exe, _ := os.Executable()
-	for i := range cfg.Devices {
-		if cfg.Devices[i].Backend == "" || cfg.Devices[i].Backend == config.DefaultBackendName {
-			cfg.Devices[i].Backend = filepath.Join(filepath.Dir(exe), config.DefaultBackendName)
-		}
 	}
 	log := hclog.New(&hclog.LoggerOptions{
 		Name: "zkhost", Output: stderr, Level: hclog.LevelFromString(cfg.LogLevel), JSONFormat: cfg.LogJSON,
