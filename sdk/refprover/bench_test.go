@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 )
 
@@ -67,19 +68,27 @@ func BenchmarkProve(b *testing.B) {
 	})
 }
 
+// msmInputs returns the benchmark's chain fixture with the MSMs' inputs computed:
+// H and the filtered wires.
+func msmInputs(b *testing.B) (*fixture, []fr.Element, WireScalars) {
+	b.Helper()
+	f := chainFixture(b, benchSteps(b))
+	h, err := ComputeH(context.Background(), f.solution.A, f.solution.B, f.pk.DomainSize, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, err := FilterWires(f.pk, f.solution.W)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f, h, ws
+}
+
 // BenchmarkPhases times each phase alone.
 func BenchmarkPhases(b *testing.B) {
-	f := chainFixture(b, benchSteps(b))
+	f, h, ws := msmInputs(b)
 	sol := f.solution
 	ctx := context.Background()
-	h, err := ComputeH(ctx, sol.A, sol.B, f.pk.DomainSize, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ws, err := FilterWires(f.pk, sol.W)
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.Run("ntt", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := ComputeH(ctx, sol.A, sol.B, f.pk.DomainSize, 0); err != nil {
@@ -168,17 +177,9 @@ func peakHeap(f func()) uint64 {
 // heap per constraint: the G1 MSMs all at once (gnark) or one after another, and the
 // G2 MSM after them or beside them (gnark).
 func BenchmarkMSMSchedule(b *testing.B) {
-	f := chainFixture(b, benchSteps(b))
+	f, h, ws := msmInputs(b)
 	sol := f.solution
 	ctx := context.Background()
-	h, err := ComputeH(ctx, sol.A, sol.B, f.pk.DomainSize, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ws, err := FilterWires(f.pk, sol.W)
-	if err != nil {
-		b.Fatal(err)
-	}
 	constraints := float64(len(sol.A))
 	for _, tt := range []struct {
 		name     string
