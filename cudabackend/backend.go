@@ -82,7 +82,9 @@ func New(opts Options) *Backend {
 		b.mu.Lock()
 		b.deviceKeys -= k.dev.DeviceBytes()
 		b.mu.Unlock()
-		k.file.Close()
+		if err := k.file.Close(); err != nil {
+			b.log.Warn("closing a key file", "error", err)
+		}
 	})
 	info, err := gpu.DeviceInfo(opts.Device)
 	if err != nil {
