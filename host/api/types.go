@@ -80,6 +80,21 @@ func (s JobState) String() string { return enumName(jobStateNames, s) }
 // Terminal reports whether a job in state s has ended.
 func (s JobState) Terminal() bool { return s == JobDone || s == JobFailed || s == JobCancelled }
 
+// EndEvent returns the terminal event kind of a job that ended in state s
+// (EventJobDone, EventJobFailed, EventJobCancelled), or EventUnspecified for a
+// state that is not terminal.
+func (s JobState) EndEvent() EventKind {
+	switch s {
+	case JobDone:
+		return EventJobDone
+	case JobFailed:
+		return EventJobFailed
+	case JobCancelled:
+		return EventJobCancelled
+	}
+	return EventUnspecified
+}
+
 // ParseJobState parses a job state name ("queued", "running", "done", "failed", "cancelled").
 func ParseJobState(s string) (JobState, error) {
 	return parseEnum(jobStateNames, s, "job state", JobStateUnspecified)

@@ -138,6 +138,14 @@ func TestJobHelpers(t *testing.T) {
 	if !JobDone.Terminal() || !JobCancelled.Terminal() || JobRunning.Terminal() {
 		t.Error("JobState.Terminal")
 	}
+	for s := range jobStateNames {
+		if k := s.EndEvent(); k.Terminal() != s.Terminal() || (s.Terminal() && k == EventUnspecified) {
+			t.Errorf("%s.EndEvent() = %s", s, k)
+		}
+	}
+	if JobDone.EndEvent() != EventJobDone || JobFailed.EndEvent() != EventJobFailed || JobCancelled.EndEvent() != EventJobCancelled {
+		t.Error("JobState.EndEvent")
+	}
 	if !EventJobFailed.Terminal() || EventPartitionFailed.Terminal() || !EventPartitionRetried.IsPartition() || EventSnapshot.IsPartition() {
 		t.Error("EventKind predicates")
 	}

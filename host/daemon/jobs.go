@@ -469,9 +469,8 @@ func (d *Daemon) endJob(j *liveJob, state api.JobState, reason string) {
 	for _, it := range d.readyQ.Remove(j.seq) {
 		d.releaseTask(it.Value)
 	}
-	kind := map[api.JobState]api.EventKind{api.JobDone: api.EventJobDone, api.JobFailed: api.EventJobFailed, api.JobCancelled: api.EventJobCancelled}[state]
 	final := d.jobView(j, true)
-	d.event(j, api.JobEvent{Kind: kind, Reason: reason, Job: &final})
+	d.event(j, api.JobEvent{Kind: state.EndEvent(), Reason: reason, Job: &final})
 	d.log.Info("job ended", "job", j.id, "state", state, "reason", reason)
 }
 
@@ -516,7 +515,7 @@ func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent
 	}
 	if ch == nil {
 		// Already finished: the terminal event carries the final job.
-		kind := map[api.JobState]api.EventKind{api.JobDone: api.EventJobDone, api.JobFailed: api.EventJobFailed, api.JobCancelled: api.EventJobCancelled}[snap.State]
+		kind := snap.State.EndEvent()
 		if kind == api.EventUnspecified {
 			if why := d.parkedReason(jobID); why != "" {
 				return api.Unavailablef("job %s is %s, %s", jobID, snap.State, why)

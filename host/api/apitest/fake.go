@@ -143,7 +143,7 @@ func (f *Fake) Await(ctx context.Context, jobID string, send func(api.JobEvent) 
 	ch := make(chan api.JobEvent, 256)
 	if fj.job.State.Terminal() {
 		j := publicView(fj.job)
-		final = &api.JobEvent{JobID: jobID, Kind: terminalKind(j.State), Time: j.FinishedAt, Job: &j}
+		final = &api.JobEvent{JobID: jobID, Kind: j.State.EndEvent(), Time: j.FinishedAt, Job: &j}
 	} else {
 		fj.subs[ch] = struct{}{}
 		f.changed()
@@ -181,16 +181,6 @@ func (f *Fake) Await(ctx context.Context, jobID string, send func(api.JobEvent) 
 			}
 		}
 	}
-}
-
-func terminalKind(s api.JobState) api.EventKind {
-	switch s {
-	case api.JobDone:
-		return api.EventJobDone
-	case api.JobCancelled:
-		return api.EventJobCancelled
-	}
-	return api.EventJobFailed
 }
 
 // Get implements api.Service.
@@ -432,7 +422,7 @@ func (f *Fake) end(jobID string, state api.JobState, reason string) error {
 	}
 	fj.job.State, fj.job.Error, fj.job.FinishedAt = state, reason, time.Now()
 	j := publicView(fj.job)
-	return f.publish(fj, api.JobEvent{JobID: jobID, Kind: terminalKind(state), Time: j.FinishedAt, Reason: reason, Job: &j})
+	return f.publish(fj, api.JobEvent{JobID: jobID, Kind: state.EndEvent(), Time: j.FinishedAt, Reason: reason, Job: &j})
 }
 
 // WaitSubscribers waits until the job has at least n Await calls in progress.
