@@ -125,6 +125,23 @@ func (d *daemonFlags) parseOneAndDial(fs *flag.FlagSet, args []string, what stri
 	return pos[0], c, nil
 }
 
+// parseNone parses the arguments of a command that takes no positional argument.
+// When ok is false the command returns err at once: nil after --help, else the
+// usage error.
+func parseNone(fs *flag.FlagSet, args []string) (ok bool, err error) {
+	pos, err := Parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if len(pos) != 0 {
+		return false, usageErr(fs, "unexpected argument %q", pos[0])
+	}
+	return true, nil
+}
+
 func (d *daemonFlags) dial() (*client.Client, error) {
 	addr, err := d.address()
 	if err != nil {

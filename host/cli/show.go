@@ -25,15 +25,8 @@ keys resident, restarts, health) and the host memory budget.`, stderr)
 	var d daemonFlags
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	d.register(fs)
-	pos, err := Parse(fs, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return usageErr(fs, "unexpected argument %q", pos[0])
+	if ok, err := parseNone(fs, args); !ok {
+		return err // nil after --help
 	}
 	c, err := d.dial()
 	if err != nil {
@@ -111,24 +104,19 @@ age and how long it ran, and why it failed.`, stderr)
 	limit := fs.Int("limit", 20, "at most this many jobs")
 	asJSON := fs.Bool("json", false, "print the jobs as JSON")
 	d.register(fs)
-	pos, err := Parse(fs, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return usageErr(fs, "unexpected argument %q", pos[0])
+	if ok, err := parseNone(fs, args); !ok {
+		return err // nil after --help
 	}
 	filter := api.ListFilter{Limit: *limit}
 	if *limit < 1 || *limit > api.MaxListLimit {
 		return usageErr(fs, "--limit %d: want 1..%d", *limit, api.MaxListLimit)
 	}
 	if *state != "" {
-		if filter.State, err = api.ParseJobState(*state); err != nil {
+		st, err := api.ParseJobState(*state)
+		if err != nil {
 			return usageErr(fs, "--state: %v", err)
 		}
+		filter.State = st
 	}
 	c, err := d.dial()
 	if err != nil {
