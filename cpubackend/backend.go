@@ -24,14 +24,15 @@ const (
 )
 
 // HostBytesPerConstraint is the heap one in-flight proof needs per constraint, beyond
-// the partition file the host counts and the key (LoadKey's HostBytes). Measured with
-// refprover's BenchmarkProveMemory on chain circuits (wires ≈ constraints), 16 cores:
-// a peak of about 850 bytes of live heap per constraint at 2^18 and 2^20 constraints
-// with GOGC=20, as zkhost-backend-cpu runs. That peak is mostly gnark-crypto's MSM
-// bucket tables, which stop growing near 2^20 (about 1 GB in all); above that the
-// per-constraint need falls toward 250 bytes, so this over-reserves for very large
-// circuits rather than under-reserving for the common ones.
-const HostBytesPerConstraint = 1024
+// the partition file the host counts and the key (LoadKey's HostBytes). refprover's
+// BenchmarkProveMemory measures the peak heap (live objects and garbage not yet
+// freed) at up to about 1,350 bytes per constraint with GOGC=20, as
+// zkhost-backend-cpu runs, on chain circuits of 2^16 and 2^18 constraints on 2 cores
+// (BENCHMARKS.md; gnark's own groth16.Prove peaks at 1,170-1,260 in the same run).
+// Most of it is gnark-crypto's MSM bucket tables, which stop growing near 2^20
+// points, so the figure over-reserves for very large circuits rather than
+// under-reserving for the common ones.
+const HostBytesPerConstraint = 1536
 
 // Options configures a Backend.
 type Options struct {

@@ -114,29 +114,48 @@ func BenchmarkPhases(b *testing.B) {
 	})
 }
 
-// BenchmarkProveMemory reports the heap Prove allocates per constraint: total
+// BenchmarkProveMemory reports the heap a proof allocates per constraint: total
 // allocations and the peak of live heap objects above the baseline (sampled every
-// 100µs), which is what a backend's HostBytesPerConstraint must cover.
+// 100µs), which is what a backend's HostBytesPerConstraint must cover. The peer,
+// gnark's groth16.Prove on the same key, also solves the circuit (refprover starts
+// from the solution, as a backend does), so its figures include the solver's.
 func BenchmarkProveMemory(b *testing.B) {
 	f := chainFixture(b, benchSteps(b))
 	sol := f.solution
-	constraints := float64(len(sol.A))
-	var peakSum, allocSum float64
-	for b.Loop() {
-		var before, after runtime.MemStats
-		var err error
-		peakSum += float64(peakHeap(func() {
-			runtime.ReadMemStats(&before)
-			_, _, err = Prove(context.Background(), f.pk, sol.W, sol.A, sol.B, 0)
-			runtime.ReadMemStats(&after)
-		})) / constraints
-		if err != nil {
-			b.Fatal(err)
-		}
-		allocSum += float64(after.TotalAlloc-before.TotalAlloc) / constraints
+	provers := []struct {
+		name  string
+		prove func() error
+	}{
+		{"refprover", func() error {
+			_, _, err := Prove(context.Background(), f.pk, sol.W, sol.A, sol.B, 0)
+			return err
+		}},
+		{"gnark", func() error {
+			_, err := groth16.Prove(f.ccs, f.gnarkPK, f.full)
+			return err
+		}},
 	}
-	b.ReportMetric(peakSum/float64(b.N), "peak-B/constraint")
-	b.ReportMetric(allocSum/float64(b.N), "alloc-B/constraint")
+	for _, p := range provers {
+		b.Run(p.name, func(b *testing.B) {
+			constraints := float64(len(sol.A))
+			var peakSum, allocSum float64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				var err error
+				peakSum += float64(peakHeap(func() {
+					runtime.ReadMemStats(&before)
+					err = p.prove()
+					runtime.ReadMemStats(&after)
+				})) / constraints
+				if err != nil {
+					b.Fatal(err)
+				}
+				allocSum += float64(after.TotalAlloc-before.TotalAlloc) / constraints
+			}
+			b.ReportMetric(peakSum/float64(b.N), "peak-B/constraint")
+			b.ReportMetric(allocSum/float64(b.N), "alloc-B/constraint")
+		})
+	}
 }
 
 // peakHeap runs f and returns the peak of live heap objects above the level before

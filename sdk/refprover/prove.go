@@ -85,9 +85,8 @@ var afterPhase func(name string)
 // Memory beyond the inputs, per constraint when NbWires ≈ N: 64 bytes during
 // ComputeH (two vectors of N), then H (32), the filtered wire copies (64) and
 // gnark-crypto's digit tables (about 32 per scalar of each MSM) during the MSMs, plus
-// MSM bucket tables that stop growing at about 1 GB near 2^20 constraints.
-// BenchmarkProveMemory measures the peak: about 850 bytes per constraint of live heap
-// at 2^18 and 2^20 (GOGC=20), 1100 to 1750 with Go's default GC target.
+// MSM bucket tables that stop growing near 2^20 points. BenchmarkProveMemory
+// measures the peak against gnark's groth16.Prove (figures in BENCHMARKS.md).
 //
 // Speed against gnark's groth16.Prove: `make bench-cpu`, figures in BENCHMARKS.md.
 func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, threads int) (*groth16_bls12381.Proof, Timings, error) {
