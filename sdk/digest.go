@@ -13,9 +13,9 @@ const DigestChunk = 4 << 20
 // PartitionDigest is the digest a PartitionHandle carries: SHA-256 over a domain
 // tag, the data's length and the SHA-256 of each DigestChunk-byte chunk in order
 // (the last chunk may be shorter). It is as strong as a plain SHA-256 of the
-// file, but its chunks hash in parallel on every core: a single SHA-256 stream
-// runs at about 1 GB/s, which at 2^22 constraints (384 MiB) would cost the
-// backend more time than the GPU's whole proof.
+// file, but its chunks hash in parallel on every core: one SHA-256 stream over a
+// 2^21-constraint partition cost the CUDA backend more time than the GPU's whole
+// proof (BENCHMARKS.md, full prove on the H200, runs 2 and 3).
 func PartitionDigest(data []byte) [32]byte {
 	n := (len(data) + DigestChunk - 1) / DigestChunk
 	sums := make([][32]byte, n)

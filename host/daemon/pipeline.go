@@ -233,9 +233,10 @@ func publicPart(full witness.Witness) (witness.Witness, []byte, error) {
 	return pub, b, nil
 }
 
-// proveDeadline bounds one Prove call, from the partition's size: generous for
-// the CPU (about 1 µs per constraint per core is typical), so only a hung backend
-// meets it.
+// proveDeadline bounds one Prove call, from the partition's size: two minutes
+// plus 50 µs per constraint, about twice what the CPU backend takes on the 2-core
+// dev machine (27 µs per constraint at 2^18, BENCHMARKS.md), so only a hung
+// backend meets it.
 func (d *Daemon) proveDeadline(ce *circuitEntry) time.Duration {
 	if t := d.cfg.Retry.ProveTimeout; t > 0 {
 		return t

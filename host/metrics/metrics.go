@@ -13,8 +13,8 @@ import (
 // Namespace prefixes every metric name.
 const Namespace = "zkhost"
 
-// latencyBuckets span 10 ms to about 5.5 minutes by doublings: a partition of
-// 2^10 constraints on a GPU to one of 2^27 on a CPU.
+// latencyBuckets span 10 ms to about 5.5 minutes by doublings, wide enough for
+// small partitions on a GPU and large ones on a CPU.
 var latencyBuckets = prometheus.ExponentialBuckets(0.01, 2, 16)
 
 // Metrics records the daemon's pipeline as it runs. It is a

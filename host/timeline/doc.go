@@ -7,6 +7,6 @@
 // with absolute start and end times on the host's clock. Backends report their
 // phases relative to the moment they received a request; the host places them.
 //
-// The file is JSON lines, one event per line, appended through a buffer: cheap
-// enough to leave on. Read parses a file back for the waterfall and tests.
+// The file is JSON lines, one event per line, appended through a buffer; its
+// overhead on the daemon's throughput is measured in BENCHMARKS.md. Read parses a file back for the waterfall and tests.
 package timeline
