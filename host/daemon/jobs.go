@@ -547,10 +547,6 @@ func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent
 
 // event stamps ev and delivers it to the job's subscribers.
 func (d *Daemon) event(j *liveJob, ev api.JobEvent) {
-	ev.JobID = j.id
-	if ev.Time.IsZero() {
-		ev.Time = time.Now()
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.eventLocked(j, ev)
@@ -558,6 +554,10 @@ func (d *Daemon) event(j *liveJob, ev api.JobEvent) {
 
 // eventLocked is event for a caller holding d.mu.
 func (d *Daemon) eventLocked(j *liveJob, ev api.JobEvent) {
+	ev.JobID = j.id
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
 	for ch := range j.subs {
 		select {
 		case ch <- ev:
@@ -575,7 +575,6 @@ func (d *Daemon) eventLocked(j *liveJob, ev api.JobEvent) {
 // finishing a job's last partitions at once only the last sees it complete,
 // after every partition's event went out.
 func (d *Daemon) partitionVerified(j *liveJob, idx int, at time.Time, ev api.JobEvent) (complete bool) {
-	ev.JobID = j.id
 	if ev.Time.IsZero() {
 		ev.Time = at
 	}
