@@ -43,6 +43,12 @@ type Options struct {
 	MaxInFlight int
 	// Logger receives the backend's logs; nil discards them.
 	Logger hclog.Logger
+	// WorkerPath, when set, is a binary that runs each proof in a child process
+	// (it must call ServeWorker when its first argument is WorkerArg; the
+	// backend's own executable, as zkhost-backend-cpu sets it). A cancel then
+	// kills the proof at once instead of waiting for its MSMs (see worker.go).
+	// Empty proves in this process.
+	WorkerPath string
 }
 
 // Backend is the CPU backend. It is safe for concurrent use.
@@ -50,6 +56,7 @@ type Backend struct {
 	threads     int
 	maxInFlight int
 	log         hclog.Logger
+	workerPath  string
 
 	// device is a one-slot semaphore: the proof holding it computes.
 	device chan struct{}
@@ -62,6 +69,7 @@ type loadedKey struct {
 	id     string
 	file   *keyfile.File
 	domain *fft.Domain // held so refprover's domain cache keeps it while the key is loaded
+	fd     *os.File    // the same file, open for workers to inherit (nil without workers)
 }
 
 // New returns a CPU backend configured by opts.
@@ -70,6 +78,7 @@ func New(opts Options) *Backend {
 		threads:     opts.Threads,
 		maxInFlight: opts.MaxInFlight,
 		log:         opts.Logger,
+		workerPath:  opts.WorkerPath,
 		device:      make(chan struct{}, 1),
 	}
 	if b.threads <= 0 {
@@ -137,21 +146,63 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 	}
 	return b.keys.Load(ctx, ref, func() (*loadedKey, sdk.KeyInfo, error) {
 		begin := time.Now()
-		f, err := keyreg.OpenKeyFile(ref)
+		fd, err := b.openForWorkers(ref)
 		if err != nil {
+			return nil, sdk.KeyInfo{}, err
+		}
+		f, err := keyreg.OpenKeyFile(ref)
+		if err == nil && fd != nil {
+			err = sameFile(fd, ref)
+		}
+		if err != nil {
+			closeFile(fd)
 			return nil, sdk.KeyInfo{}, err
 		}
 		pk := f.Key()
 		domain, err := refprover.Domain(pk.DomainSize)
 		if err != nil {
 			f.Close()
+			closeFile(fd)
 			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
 		}
 		info := sdk.KeyInfo{HostBytes: uint64(f.Size()) + refprover.DomainBytes(pk.DomainSize)}
 		b.log.Info("key loaded", "key", ref.ID, "path", ref.Path, "domain", pk.DomainSize, "wires", pk.NbWires,
 			"host_bytes", info.HostBytes, "took", time.Since(begin).String())
-		return &loadedKey{id: ref.ID, file: f, domain: domain}, info, nil
+		return &loadedKey{id: ref.ID, file: f, domain: domain, fd: fd}, info, nil
 	})
+}
+
+// openForWorkers opens ref's key file for workers to inherit, before it is checked,
+// so that the file checked is the file they map (nil, nil without workers).
+func (b *Backend) openForWorkers(ref sdk.KeyRef) (*os.File, error) {
+	if b.workerPath == "" {
+		return nil, nil
+	}
+	fd, err := os.Open(ref.Path)
+	if err != nil {
+		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
+	}
+	return fd, nil
+}
+
+// sameFile checks that fd, opened before the key file at ref.Path was checked, is
+// still the file there: one replaced in between is refused rather than proved with.
+func sameFile(fd *os.File, ref sdk.KeyRef) error {
+	opened, err1 := fd.Stat()
+	checked, err2 := os.Stat(ref.Path)
+	if err := errors.Join(err1, err2); err != nil {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
+	}
+	if !os.SameFile(opened, checked) {
+		return sdk.Errorf(sdk.ErrDigestMismatch, "load key %q: %s was replaced while it was being checked", ref.ID, ref.Path)
+	}
+	return nil
+}
+
+func closeFile(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
 }
 
 // close unmaps the key file.
@@ -159,6 +210,7 @@ func (k *loadedKey) close(log hclog.Logger) {
 	if err := k.file.Close(); err != nil {
 		log.Warn("closing a key file", "key", k.id, "error", err)
 	}
+	closeFile(k.fd)
 	k.domain = nil
 	log.Info("key unloaded", "key", k.id)
 }
@@ -221,7 +273,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		return sdk.ProveResult{}, canceled(ctx.Err(), "prove (waiting for the CPU)")
 	}
 	offset := time.Since(start)
-	proof, timings, err := refprover.Prove(ctx, pk, part.W(), part.A(), part.B(), b.threads)
+	proof, timings, err := b.prove(ctx, lease.Key(), part)
 	<-b.device
 	if err != nil {
 		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
@@ -233,10 +285,6 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		}
 		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInternal, "prove: %v", err)
 	}
-	var buf bytes.Buffer
-	if _, err := proof.WriteTo(&buf); err != nil {
-		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInternal, "prove: encoding the proof: %v", err)
-	}
 	phases = append(phases, timings.Phases(offset)...)
 	var busy time.Duration
 	for _, p := range phases {
@@ -244,7 +292,24 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 	wall := time.Since(start)
 	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall.String(), "busy", busy.String())
-	return sdk.ProveResult{Proof: buf.Bytes(), Wall: wall, DeviceBusy: busy, Phases: phases}, nil
+	return sdk.ProveResult{Proof: proof, Wall: wall, DeviceBusy: busy, Phases: phases}, nil
+}
+
+// prove computes the proof of a mapped partition, in a worker process when the
+// backend has one, and returns it in gnark's encoding.
+func (b *Backend) prove(ctx context.Context, k *loadedKey, part *sdk.Partition) ([]byte, refprover.Timings, error) {
+	if k.fd != nil {
+		return b.proveInWorker(ctx, k.fd, k.file.HeaderDigest(), part.Handle())
+	}
+	proof, timings, err := refprover.Prove(ctx, k.file.Key(), part.W(), part.A(), part.B(), b.threads)
+	if err != nil {
+		return nil, timings, err
+	}
+	var buf bytes.Buffer
+	if _, err := proof.WriteTo(&buf); err != nil {
+		return nil, timings, sdk.Errorf(sdk.ErrInternal, "prove: encoding the proof: %v", err)
+	}
+	return buf.Bytes(), timings, nil
 }
 
 // digestCores is how many cores sdk.PartitionDigest hashes a file of size bytes on:

@@ -42,6 +42,10 @@ var (
 const chainSteps = 900 // 901 constraints: a 1024 domain with padding
 
 func TestMain(m *testing.M) {
+	// The test binary is its own prove worker (worker_test.go).
+	if len(os.Args) > 1 && os.Args[1] == WorkerArg {
+		os.Exit(ServeWorker())
+	}
 	dir, err := os.MkdirTemp("", "cpubackend-test-")
 	if err != nil {
 		panic(err)

@@ -7,7 +7,9 @@
 //	-threads N         ZKHOST_CPU_THREADS        goroutines per proof (0 = all cores)
 //	-max-in-flight N   ZKHOST_CPU_MAX_IN_FLIGHT  Prove calls accepted at once (default 1)
 //
-// Logs go to standard error as hclog JSON (level from ZKHOST_LOG_LEVEL).
+// Logs go to standard error as hclog JSON (level from ZKHOST_LOG_LEVEL). Each proof
+// runs in a child process of the same binary (first argument cpubackend.WorkerArg),
+// which a cancel kills.
 //
 // The process runs Go's garbage collector with a 20% target (GOGC=20) unless GOGC is
 // set: a proof's large vectors hold no pointers, so the collector does not scan them, and a tight
@@ -33,8 +35,15 @@ import (
 const gcPercent = 20
 
 func main() {
-	// go-plugin owns stdout: gnark's logger (stdout by default) must stay quiet.
+	// go-plugin owns stdout (and a prove worker's answer goes there): gnark's
+	// logger (stdout by default) must stay quiet.
 	logger.Disable()
+	if len(os.Args) > 1 && os.Args[1] == cpubackend.WorkerArg {
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(gcPercent)
+		}
+		os.Exit(cpubackend.ServeWorker())
+	}
 	opts, err := parseOptions(os.Args[1:], os.Getenv, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkhost-backend-cpu:", err)
@@ -45,6 +54,12 @@ func main() {
 	}
 	log := sdk.NewLogger(cpubackend.Name)
 	opts.Logger = log
+	// Each proof runs in a child process of this binary, so that a cancel stops it
+	// at once (cpubackend's worker.go says why).
+	if opts.WorkerPath, err = os.Executable(); err != nil {
+		log.Error("finding this executable for the prove workers", "error", err)
+		os.Exit(1)
+	}
 	b := cpubackend.New(opts)
 	log.Info("starting", "pid", os.Getpid(), "threads", opts.Threads, "max_in_flight", opts.MaxInFlight)
 	err = sdk.Serve(b, sdk.WithLogger(log))

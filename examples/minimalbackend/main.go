@@ -16,8 +16,18 @@ import (
 )
 
 func main() {
+	// The CPU prover runs each proof in a child process of this binary, which a
+	// cancel kills (gnark-crypto's MSMs cannot be interrupted): serve it first.
+	if len(os.Args) > 1 && os.Args[1] == cpubackend.WorkerArg {
+		os.Exit(cpubackend.ServeWorker())
+	}
 	log := sdk.NewLogger("minimalbackend")
-	backend := cpubackend.New(cpubackend.Options{Logger: log})
+	self, err := os.Executable()
+	if err != nil {
+		log.Error("finding this executable", "error", err)
+		os.Exit(1)
+	}
+	backend := cpubackend.New(cpubackend.Options{Logger: log, WorkerPath: self})
 	if err := sdk.Serve(backend, sdk.WithLogger(log)); err != nil {
 		log.Error("serving", "error", err)
 		os.Exit(1)

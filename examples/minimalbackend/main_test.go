@@ -15,5 +15,5 @@ func TestConforms(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	sdktest.Run(t, sdktest.Config{BackendPath: bin, KeyDir: filepath.Join(t.TempDir(), "keys")})
+	sdktest.Run(t, sdktest.Config{BackendPath: bin})
 }

@@ -379,3 +379,37 @@ func TestProveCancel(t *testing.T) {
 		})
 	}
 }
+
+// cancelAfter is a context that reports itself cancelled from its checks-th Err call
+// on: it stands for a cancel that arrives while an MSM's first chunk runs.
+type cancelAfter struct {
+	context.Context
+	checks, calls int
+}
+
+func (c *cancelAfter) Err() error {
+	c.calls++
+	if c.calls >= c.checks {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestMSMStopsInsideCancel checks that a chunked MSM stops at the chunk after a
+// cancel: one that arrives during the first chunk stops it before the second.
+func TestMSMStopsInsideCancel(t *testing.T) {
+	f := chainFixture(t, 700)
+	points := f.pk.G1A
+	scalars := make([]fr.Element, len(points))
+	for i := range scalars {
+		scalars[i].SetRandom()
+	}
+	ctx := &cancelAfter{Context: context.Background(), checks: 2}
+	chunk := len(points) / 4
+	if _, err := MultiExpG1(ctx, points, scalars, 1, chunk); !errors.Is(err, context.Canceled) {
+		t.Fatalf("MSM cancelled during its first chunk: err %v, want context.Canceled", err)
+	}
+	if ctx.calls != 2 {
+		t.Errorf("the MSM checked its context %d times, want 2 (before the first chunk, and before the second, where it stops)", ctx.calls)
+	}
+}

@@ -15,9 +15,11 @@
 //     with gnark's groth16.Verify against the circuit's verifying key.
 //   - BadRequests: a wrong digest, size, offset, curve, path, key or circuit each get
 //     their typed error, and the backend proves correctly afterwards.
-//   - Cancel: a Prove of a larger chain circuit cancelled midway returns ErrCanceled,
-//     and the backend stops working on it: the next Prove is not held up by it and the
-//     process goes idle.
+//   - Cancel: a Prove of a larger chain circuit, sized from the backend's measured
+//     speed to take about Config.CancelTarget, cancelled at an eighth of its time
+//     returns ErrCanceled, and the backend stops working on it: the next Prove is not
+//     held up by the remaining work (best of three tries, since a loaded machine can
+//     stall one) and the process goes idle. It passes or fails; it never skips.
 //
 // A backend's own test calls it:
 //
@@ -26,5 +28,6 @@
 //	}
 //
 // Keys missing from KeyDir are generated with a development setup (seconds for the
-// default sizes, longer for a large CancelChainK); keep KeyDir between runs to pay that once.
+// default sizes, longer for the cancelled proof's); the default KeyDir is kept between
+// runs, so that is paid once.
 package sdktest
