@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 // chainFixture builds the fixture once per test binary.
-func chainFixture(t *testing.T) *fixture {
+func chainFixture(t testing.TB) *fixture {
 	t.Helper()
 	fixtureOnce.Do(func() { theFixture, fixtureErr = newFixture(fixtureDir) })
 	if fixtureErr != nil {
@@ -112,7 +112,7 @@ func (f *fixture) keyRef(id string) sdk.KeyRef {
 
 // writePartition writes W, A and B in the sdk partition layout to a new file under
 // t's temp dir and returns its handle.
-func writePartition(t *testing.T, w, a, b []fr.Element) sdk.PartitionHandle {
+func writePartition(t testing.TB, w, a, b []fr.Element) sdk.PartitionHandle {
 	t.Helper()
 	wOff, aOff, bOff, size := sdk.PartitionLayout(uint64(len(w)), uint64(len(a)))
 	data := make([]byte, size)
@@ -138,6 +138,6 @@ func writePartition(t *testing.T, w, a, b []fr.Element) sdk.PartitionHandle {
 }
 
 // partition writes the fixture's solution as a partition file.
-func (f *fixture) partition(t *testing.T) sdk.PartitionHandle {
+func (f *fixture) partition(t testing.TB) sdk.PartitionHandle {
 	return writePartition(t, f.solution.W, f.solution.A, f.solution.B)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // testExecutable is this test binary, which serves as a prove worker (TestMain).
-func testExecutable(t *testing.T) string {
+func testExecutable(t testing.TB) string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -150,4 +150,34 @@ func workerChildren(t *testing.T) []int {
 		}
 	}
 	return kids
+}
+
+// BenchmarkProveWorker proves the fixture's small chain circuit (about 2^10
+// constraints, where a process start weighs most) in process and in a worker, in
+// the same run: the difference is the worker's cost per proof.
+func BenchmarkProveWorker(b *testing.B) {
+	for _, mode := range []struct {
+		name   string
+		worker bool
+	}{{"in-process", false}, {"worker", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			opts := Options{}
+			if mode.worker {
+				opts.WorkerPath = testExecutable(b)
+			}
+			f := chainFixture(b)
+			be := New(opts)
+			defer be.Close()
+			if _, err := be.LoadKey(context.Background(), f.keyRef("chain")); err != nil {
+				b.Fatal(err)
+			}
+			h := f.partition(b)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := be.Prove(context.Background(), sdk.ProveRequest{KeyID: "chain", Partition: h}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
