@@ -1,0 +1,54 @@
+package circuit
+
+import (
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/frontend"
+)
+
+// fuzzCircuit has two public inputs and three secret ones; ParseWitness reads
+// nothing else of a Circuit.
+type fuzzCircuit struct {
+	P0, P1     frontend.Variable `gnark:",public"`
+	S0, S1, S2 frontend.Variable
+}
+
+func (c *fuzzCircuit) Define(api frontend.API) error { return nil }
+
+// FuzzParseWitness feeds ParseWitness mutated witnesses: it must return an error
+// or a witness with the circuit's counts of public and secret values, never panic
+// (a witness arrives from any client over the API). The seeds are a valid witness
+// from gnark's MarshalBinary and damaged copies of it; `go test -run '^$' -fuzz
+// '^FuzzParseWitness$' ./host/circuit` explores from there.
+func FuzzParseWitness(f *testing.F) {
+	c := &Circuit{Name: "fuzz", NbPublic: 3, NbSecret: 3} // NbPublic counts the constant-1 wire
+	w, err := frontend.NewWitness(&fuzzCircuit{P0: 1, P1: 2, S0: 3, S1: 4, S2: 5}, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		f.Fatal(err)
+	}
+	valid, err := w.MarshalBinary()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(valid)
+	f.Add(valid[:witnessHeader])
+	f.Add(valid[:len(valid)-1])
+	f.Add(append(append([]byte(nil), valid...), 0))
+	bad := append([]byte(nil), valid...)
+	bad[len(bad)-1] = 0xff // a value above the modulus
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ParseWitness(data, c)
+		if err != nil {
+			return
+		}
+		pub, err := got.Public()
+		if err != nil {
+			t.Fatalf("accepted a witness whose public part fails: %v", err)
+		}
+		if n := pub.Vector().(interface{ Len() int }).Len(); n != c.NbPublic-1 {
+			t.Fatalf("accepted a witness with %d public values, want %d", n, c.NbPublic-1)
+		}
+	})
+}
