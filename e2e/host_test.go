@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/zkhost/zkhost/cpubackend"
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/shm"
@@ -479,14 +480,16 @@ func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
 
 // proc is a backend process found in /proc.
 type proc struct {
-	pid int
-	exe string // argv[0]
+	pid    int
+	exe    string // argv[0]
+	worker bool   // a CPU backend's prove worker (cpubackend.WorkerArg), not a backend
 }
 
 // backendsOf lists the live backend processes started by the host with pid
-// hostPID, found by the ZKHOST_BACKEND_PARENT_PID variable plugins.Launch puts
-// in their environment (so they are found after the host died, too). Zombies
-// are not counted: they hold no device and no memory.
+// hostPID, and their prove workers, found by the ZKHOST_BACKEND_PARENT_PID
+// variable plugins.Launch puts in their environment (which workers inherit), so
+// they are found after the host died, too. Zombies are not counted: they hold no
+// device and no memory.
 func backendsOf(hostPID int) []proc {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -504,8 +507,9 @@ func backendsOf(hostPID int) []proc {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		exe, _, _ := bytes.Cut(cmdline, []byte{0})
-		out = append(out, proc{pid: pid, exe: string(exe)})
+		exe, args, _ := bytes.Cut(cmdline, []byte{0})
+		worker := bytes.HasPrefix(args, []byte(cpubackend.WorkerArg+"\x00"))
+		out = append(out, proc{pid: pid, exe: string(exe), worker: worker})
 	}
 	return out
 }
@@ -537,7 +541,7 @@ func (h *host) backendPID(exe string, timeout time.Duration) int {
 	var pid int
 	waitFor(h.t, timeout, "a backend process "+exe, func() bool {
 		for _, b := range backendsOf(h.pid()) {
-			if b.exe == exe {
+			if b.exe == exe && !b.worker {
 				pid = b.pid
 				return true
 			}
