@@ -6,12 +6,14 @@
 //
 // Both queues dispatch the highest priority class first and, within a class, in
 // strict (job sequence, partition index) order, so jobs finish one after another
-// (DESIGN.md lesson 5). A partition reserves its memory from the one budget ledger
-// before synthesis starts and releases it in two steps: the backend's working
-// memory when the device returns, the synthesized data once the proof is verified
-// and recorded (lesson 4). Each device gets as many slots as its backend declared
-// partitions in flight, so the next partition is staged while the current one
-// computes (lesson 2). A critical partition has a synthesis lane of its own and
+// instead of all of them creeping forward at once. A partition reserves its memory
+// from the one budget ledger before synthesis starts (nothing is allocated that was
+// not reserved, so overlapping work cannot run the machine out of memory) and
+// releases it in two steps: the backend's working memory when the device returns,
+// the synthesized data once the proof is verified and recorded. Each device gets as
+// many slots as its backend declared partitions in flight, so the next partition is
+// staged while the current one computes: the device never waits while the CPU
+// prepares its next work. A critical partition has a synthesis lane of its own and
 // budget held back for it. The finalizer verifies every proof with gnark before it
 // counts (a bad device costs a retry, never a wrong proof). Jobs, witnesses and
 // proofs are durable in the journal: a restarted daemon resumes unfinished jobs

@@ -5,8 +5,8 @@
 // (crash, kill -9, CUDA abort) is noticed within a poll interval: every call in
 // flight fails with ErrCrashed, which is retryable, and the process is restarted
 // with capped exponential backoff. Crashes are counted over a window so the
-// scheduler can take a device that keeps crashing out of service (lesson 6 of
-// DESIGN.md: a device crash is an event, not an outage).
+// scheduler can take a device that keeps crashing out of service: a device crash is
+// an event the host recovers from, not an outage.
 //
 // The package knows nothing of jobs or queues; the one-shot prover and the daemon
 // both drive devices through it.
