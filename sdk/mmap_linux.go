@@ -6,11 +6,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mmapFlags maps partitions shared and pre-faults them: the pages are already in
-// memory (the host wrote them), so populating the page table in one call costs
-// less than a fault per page later, inside the backend's upload or compute
-// (BENCHMARKS.md, "The partition handoff", has both).
-const mmapFlags = unix.MAP_SHARED | unix.MAP_POPULATE
+// mmapFlags maps partitions shared, without MAP_POPULATE: pre-faulting costs
+// about what faulting on first touch does (BENCHMARKS.md, "The partition
+// handoff": 12 ms either way for 96 MiB), and first touch happens where the
+// data is used, on the threads that use it (the CUDA backend's staging copy, the
+// CPU backend's prove worker, which maps the file again), not in the map phase.
+const mmapFlags = unix.MAP_SHARED
 
 // RequiredSeals are the seals OpenPartition requires of a partition file: with
 // them no process can write, shrink or grow it, so its bytes stay the ones the

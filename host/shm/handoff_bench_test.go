@@ -24,7 +24,7 @@ import (
 // circuit's shape), both sides in this process:
 //
 //   - sealed (API 2, what zkhost does): host Write (memfd, pwrite, seal), backend
-//     sdk.OpenPartition (open through /proc, fstat, F_GET_SEALS, mmap pre-faulted).
+//     sdk.OpenPartition (open through /proc, fstat, F_GET_SEALS, mmap).
 //   - hashed (API 1, the peer): host writes a file in /dev/shm and hashes it with
 //     the chunked SHA-256 on every core; the backend opens, maps pre-faulted and
 //     hashes it again. This is the code zkhost ran before (host/shm/dir.go and
