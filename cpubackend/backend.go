@@ -228,11 +228,11 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// Prove maps the partition (checking its layout and digest), waits for the CPU, and
+// Prove maps the partition (checking its layout and seals), waits for the CPU, and
 // proves it with refprover. The proof is gnark's encoding (Proof.WriteTo). Phases:
-// map, then ntt, msm_g1, msm_g2 and finish. DeviceBusy counts the compute phases in
-// full and the map phase as the share of the threads its digest pass kept busy
-// (sdk.PartitionDigest hashes one chunk per core, on up to GOMAXPROCS cores).
+// map, then ntt, msm_g1, msm_g2 and finish. DeviceBusy counts the compute phases;
+// the map phase (a few system calls and the page table, on one thread, before the
+// CPU is taken) keeps no proving thread busy.
 func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveResult, error) {
 	start := time.Now()
 	lease, err := b.keys.Acquire(req.KeyID)
@@ -260,12 +260,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		}
 	}()
 	mapWall := time.Since(mapBegin)
-	phases := []sdk.Phase{{
-		Name:       sdk.PhaseMap,
-		Start:      mapBegin.Sub(start),
-		Wall:       mapWall,
-		DeviceBusy: mapWall * time.Duration(min(digestCores(h.Size), b.threads)) / time.Duration(b.threads),
-	}}
+	phases := []sdk.Phase{{Name: sdk.PhaseMap, Start: mapBegin.Sub(start), Wall: mapWall}}
 
 	select {
 	case b.device <- struct{}{}:
@@ -310,13 +305,6 @@ func (b *Backend) prove(ctx context.Context, k *loadedKey, part *sdk.Partition) 
 		return nil, timings, sdk.Errorf(sdk.ErrInternal, "prove: encoding the proof: %v", err)
 	}
 	return buf.Bytes(), timings, nil
-}
-
-// digestCores is how many cores sdk.PartitionDigest hashes a file of size bytes on:
-// one per sdk.DigestChunk-byte chunk, at most GOMAXPROCS.
-func digestCores(size int64) int {
-	chunks := (size + sdk.DigestChunk - 1) / sdk.DigestChunk
-	return int(max(1, min(int64(runtime.GOMAXPROCS(0)), chunks)))
 }
 
 // canceled wraps a context error as an ErrCanceled.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -275,8 +274,8 @@ func TestProveErrors(t *testing.T) {
 	good := f.partition(t)
 	shortW := writePartition(t, f.solution.W[:len(f.solution.W)-1], f.solution.A, f.solution.B)
 	tooMany := writePartition(t, f.solution.W, make([]fr.Element, f.domain+1), make([]fr.Element, f.domain+1))
-	badDigest := good
-	badDigest.Digest[0] ^= 1
+	otherInode := good
+	otherInode.Inode++
 	badOffset := good
 	badOffset.AOffset += 4096
 	cancelled, cancel := context.WithCancel(ctx)
@@ -291,7 +290,7 @@ func TestProveErrors(t *testing.T) {
 		{"unknown key", ctx, sdk.ProveRequest{KeyID: "nope", Partition: good}, sdk.ErrKeyNotLoaded},
 		{"wires differ from the key", ctx, sdk.ProveRequest{KeyID: "chain", Partition: shortW}, sdk.ErrInvalidArgument},
 		{"more constraints than the domain", ctx, sdk.ProveRequest{KeyID: "chain", Partition: tooMany}, sdk.ErrInvalidArgument},
-		{"partition digest", ctx, sdk.ProveRequest{KeyID: "chain", Partition: badDigest}, sdk.ErrDigestMismatch},
+		{"partition inode", ctx, sdk.ProveRequest{KeyID: "chain", Partition: otherInode}, sdk.ErrInvalidArgument},
 		{"partition layout", ctx, sdk.ProveRequest{KeyID: "chain", Partition: badOffset}, sdk.ErrInvalidArgument},
 		{"cancelled", cancelled, sdk.ProveRequest{KeyID: "chain", Partition: good}, sdk.ErrCanceled},
 	}
@@ -383,24 +382,5 @@ func TestConcurrentProves(t *testing.T) {
 			t.Fatalf("proof %d: %v", i, errs[i])
 		}
 		verifyResult(t, f, results[i])
-	}
-}
-
-// TestDigestCores checks the cores the map phase's busy time counts: one per digest
-// chunk, at most GOMAXPROCS.
-func TestDigestCores(t *testing.T) {
-	procs := runtime.GOMAXPROCS(0)
-	for _, c := range []struct {
-		size int64
-		want int
-	}{
-		{sdk.PartitionAlign, 1},
-		{sdk.DigestChunk, 1},
-		{2*sdk.DigestChunk + 1, min(3, procs)},
-		{1 << 40, procs},
-	} {
-		if got := digestCores(c.size); got != c.want {
-			t.Errorf("digestCores(%d) = %d, want %d", c.size, got, c.want)
-		}
 	}
 }

@@ -1,7 +1,6 @@
 package cpubackend
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
+	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/internal/testcircuit"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -110,31 +110,17 @@ func (f *fixture) keyRef(id string) sdk.KeyRef {
 	return sdk.KeyRef{ID: id, Path: f.keyPath, Digest: f.keyDigest}
 }
 
-// writePartition writes W, A and B in the sdk partition layout to a new file under
-// t's temp dir and returns its handle.
+// writePartition writes W, A and B as the host does (a sealed memfd, host/shm)
+// and returns its handle; the partition is removed when the test ends.
 func writePartition(t testing.TB, w, a, b []fr.Element) sdk.PartitionHandle {
 	t.Helper()
-	wOff, aOff, bOff, size := sdk.PartitionLayout(uint64(len(w)), uint64(len(a)))
-	data := make([]byte, size)
-	put := func(off uint64, v []fr.Element) {
-		for i := range v {
-			for j, limb := range v[i] { // Montgomery limbs, little-endian: the in-memory layout
-				binary.LittleEndian.PutUint64(data[off+uint64(i)*32+uint64(j)*8:], limb)
-			}
-		}
-	}
-	put(wOff, w)
-	put(aOff, a)
-	put(bOff, b)
-	path := filepath.Join(t.TempDir(), "partition")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	store := shm.NewStore()
+	t.Cleanup(func() { store.Close() })
+	h, err := store.Write("cpubackend-test", sdk.CurveBLS12381, w, a, b)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return sdk.PartitionHandle{
-		Path: path, Size: int64(size), Digest: sdk.PartitionDigest(data), Curve: sdk.CurveBLS12381,
-		NbWires: uint64(len(w)), NbConstraints: uint64(len(a)),
-		WOffset: wOff, AOffset: aOff, BOffset: bOff,
-	}
+	return h
 }
 
 // partition writes the fixture's solution as a partition file.

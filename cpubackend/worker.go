@@ -68,11 +68,22 @@ type workerResponse struct {
 // proveInWorker proves partition h with the key in keyFile (whose header digest is
 // keyDigest) in a worker process, killing it if ctx ends first.
 func (b *Backend) proveInWorker(ctx context.Context, keyFile *os.File, keyDigest [32]byte, h sdk.PartitionHandle) ([]byte, refprover.Timings, error) {
+	// The worker inherits the partition open: the file opened here must be the
+	// one OpenPartition checked (its seals, its layout). The caller still maps
+	// that file, so its inode is not reused meanwhile: the same inode is the
+	// same sealed file, whatever the host did with its descriptor number.
 	part, err := os.Open(h.Path)
 	if err != nil {
 		return nil, refprover.Timings{}, sdk.Errorf(sdk.ErrInvalidArgument, "partition file %s: %v", h.Path, err)
 	}
 	defer part.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(part.Fd()), &st); err != nil {
+		return nil, refprover.Timings{}, sdk.Errorf(sdk.ErrInternal, "partition file %s: %v", h.Path, err)
+	}
+	if uint64(st.Ino) != h.Inode {
+		return nil, refprover.Timings{}, sdk.Errorf(sdk.ErrInvalidArgument, "partition file %s: inode %d, the handle says %d (not the partition it names)", h.Path, st.Ino, h.Inode)
+	}
 
 	var req bytes.Buffer
 	if err := gob.NewEncoder(&req).Encode(workerRequest{ParentPID: os.Getpid(), KeyDigest: keyDigest, Partition: h, Threads: b.threads}); err != nil {
@@ -176,8 +187,8 @@ func workerProve(req workerRequest) workerResponse {
 }
 
 // mapPartition maps the partition file the backend already opened and checked
-// (its layout against the handle, its contents against the digest): the worker
-// checks only that the size still matches.
+// (its layout against the handle, its inode and seals): the worker checks only
+// that the size still matches.
 func mapPartition(h sdk.PartitionHandle) ([]byte, error) {
 	f, err := os.Open(h.Path)
 	if err != nil {

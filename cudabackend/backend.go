@@ -25,9 +25,15 @@ const (
 )
 
 // HostBytesPerConstraint is the host memory one proof in flight needs beyond the
-// partition file: none of the vectors are copied on the host (they are pinned and
-// uploaded from the mapping); the assembly is constant-size.
-const HostBytesPerConstraint = 0
+// partition file: the pinned staging its slot holds, W, A and B (a wire per
+// constraint, the example circuits' shape); the assembly is constant-size. The
+// slots are allocated with the key, and LoadKey's HostBytes counts them exactly.
+const HostBytesPerConstraint = 3 * gpu.FrBytes
+
+// stageThreads is how many goroutines copy a partition into its slot's pinned
+// staging: a few reach the memory bandwidth one memcpy cannot, without taking
+// the cores synthesis needs.
+const stageThreads = 4
 
 // deviceReserve is device memory left unadmitted for the CUDA context, the NTT
 // tables and fragmentation.
@@ -43,11 +49,34 @@ type Options struct {
 	Logger      hclog.Logger
 }
 
-// key is a loaded key: its mapped file (for the assembly's small points) and
-// its bases resident on the device.
+// key is a loaded key: its mapped file (for the assembly's small points), its
+// bases resident on the device, and MaxInFlight slots, each what one proof in
+// flight needs (device buffers, streams, pinned staging), allocated here once
+// so that nothing between two proofs' device work allocates, frees or pins.
 type key struct {
-	file *keyfile.File
-	dev  *gpu.Groth16Key
+	file  *keyfile.File
+	dev   *gpu.Groth16Key
+	slots chan *gpu.Groth16Slot
+	all   []*gpu.Groth16Slot
+}
+
+// free releases the slots, then the key's device memory.
+func (k *key) free() error {
+	var errs []error
+	for _, s := range k.all {
+		errs = append(errs, s.Free())
+	}
+	errs = append(errs, k.dev.Free())
+	return errors.Join(errs...)
+}
+
+// deviceBytes is what the key and its slots hold on the device.
+func (k *key) deviceBytes() uint64 {
+	n := k.dev.DeviceBytes()
+	for _, s := range k.all {
+		n += s.DeviceBytes()
+	}
+	return n
 }
 
 // Backend is the CUDA backend. It is safe for concurrent use.
@@ -76,11 +105,12 @@ func New(opts Options) *Backend {
 	}
 	b := &Backend{opts: opts, log: opts.Logger}
 	b.reg = keyreg.New(opts.MaxInFlight, func(k *key) {
-		if err := k.dev.Free(); err != nil {
+		held := k.deviceBytes()
+		if err := k.free(); err != nil {
 			b.log.Warn("freeing a key's device memory", "error", err)
 		}
 		b.mu.Lock()
-		b.deviceKeys -= k.dev.DeviceBytes()
+		b.deviceKeys -= held
 		b.mu.Unlock()
 		if err := k.file.Close(); err != nil {
 			b.log.Warn("closing a key file", "error", err)
@@ -139,26 +169,53 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, err
 		}
 		pk := f.Key()
-		need := gpu.KeyDeviceBytes(pk)
+		logN := uint32(bits.TrailingZeros64(pk.DomainSize))
+		need := gpu.KeyDeviceBytes(pk) + uint64(b.opts.MaxInFlight)*gpu.SlotDeviceBytes(logN, int(pk.NbWires))
 		if err := b.admit(need, true); err != nil {
 			f.Close()
 			return nil, sdk.KeyInfo{}, err
 		}
-		dk, err := gpu.LoadGroth16Key(b.opts.Device, pk)
+		k, err := b.loadKey(pk)
 		b.mu.Lock()
 		b.deviceInUse -= need
 		if err == nil {
-			b.deviceKeys += dk.DeviceBytes()
+			b.deviceKeys += k.deviceBytes()
 		}
 		b.mu.Unlock()
 		if err != nil {
 			f.Close()
 			return nil, sdk.KeyInfo{}, deviceError("load key "+ref.ID, err)
 		}
-		b.log.Info("key loaded", "key", ref.ID, "domain", pk.DomainSize, "wires", pk.NbWires,
-			"device_bytes", dk.DeviceBytes(), "took", time.Since(begin).String())
-		return &key{file: f, dev: dk}, sdk.KeyInfo{HostBytes: uint64(f.Size()), DeviceBytes: dk.DeviceBytes()}, nil
+		k.file = f
+		hostBytes := uint64(f.Size())
+		for _, s := range k.all {
+			hostBytes += s.HostBytes()
+		}
+		b.log.Info("key loaded", "key", ref.ID, "domain", pk.DomainSize, "wires", pk.NbWires, "slots", len(k.all),
+			"device_bytes", k.deviceBytes(), "pinned_bytes", hostBytes-uint64(f.Size()), "took", time.Since(begin).String())
+		return k, sdk.KeyInfo{HostBytes: hostBytes, DeviceBytes: k.deviceBytes()}, nil
 	})
+}
+
+// loadKey uploads pk's bases and allocates MaxInFlight slots for its proofs.
+func (b *Backend) loadKey(pk *keyfile.ProvingKey) (*key, error) {
+	dk, err := gpu.LoadGroth16Key(b.opts.Device, pk)
+	if err != nil {
+		return nil, err
+	}
+	k := &key{dev: dk, slots: make(chan *gpu.Groth16Slot, b.opts.MaxInFlight)}
+	for range b.opts.MaxInFlight {
+		s, err := dk.NewSlot()
+		if err != nil {
+			if ferr := k.free(); ferr != nil {
+				b.log.Warn("freeing a key after a failed slot", "error", ferr)
+			}
+			return nil, err
+		}
+		k.all = append(k.all, s)
+		k.slots <- s
+	}
+	return k, nil
 }
 
 // UnloadKey frees the key's device memory (when no proof uses it any more).
@@ -226,33 +283,51 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrCanceled, "prove: %v", err)
 	}
 
+	// A slot is free whenever the host keeps at most MaxInFlight proofs here;
+	// waiting covers a host that sends more.
+	var slot *gpu.Groth16Slot
+	select {
+	case slot = <-k.slots:
+	case <-ctx.Done():
+		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrCanceled, "prove (waiting for a slot): %v", ctx.Err())
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			k.slots <- slot
+		}
+	}
+	defer release()
+
+	// Map: open the sealed partition and copy it into the slot's pinned
+	// staging, on CPU threads, while other slots keep the GPU busy. The
+	// mapping is closed right after: the device reads the staging.
 	mapBegin := time.Now()
 	part, err := sdk.OpenPartition(h)
 	if err != nil {
 		return sdk.ProveResult{}, err
 	}
-	defer part.Close()
-	// Pinned memory makes the upload a DMA at full PCIe speed instead of a copy
-	// through a staging buffer. Pinning can fail (locked-memory limits); the
-	// upload then runs from pageable memory, slower but correct.
-	raw := part.Raw()
-	pinned := gpu.HostRegister(raw) == nil
-	defer func() {
-		if pinned {
-			gpu.HostUnregister(raw)
-		}
-	}()
+	err = slot.Stage(part.W(), part.A(), part.B(), stageThreads)
+	if cerr := part.Close(); cerr != nil {
+		b.log.Warn("closing a partition", "path", h.Path, "error", cerr)
+	}
+	if err != nil {
+		return sdk.ProveResult{}, deviceError("prove", err)
+	}
 	mapWall := time.Since(mapBegin)
 	if err := ctx.Err(); err != nil {
 		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrCanceled, "prove: %v", err)
 	}
 
 	devBegin := time.Now()
-	out, timing, err := k.dev.Prove(part.W(), part.A(), part.B())
+	out, timing, err := k.dev.Prove(slot, int(h.NbConstraints))
 	if err != nil {
 		return sdk.ProveResult{}, deviceError("prove", err)
 	}
 	devWall := time.Since(devBegin)
+	// The slot is free for the next proof while this one is assembled.
+	release()
 
 	finBegin := time.Now()
 	r, s, err := refprover.RandomRS()
@@ -281,7 +356,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 	wall := time.Since(start)
 	busy := timing.Total
-	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall.String(), "device", devWall.String(), "busy", busy.String(), "pinned", pinned)
+	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall.String(), "device", devWall.String(), "busy", busy.String())
 	return sdk.ProveResult{Proof: buf.Bytes(), Wall: wall, DeviceBusy: busy, Phases: phases}, nil
 }
 

@@ -9,12 +9,20 @@
 // GPU (or with a driver too old) the backend answers Describe with no device and
 // refuses Prove with a typed ErrUnavailable; it never crashes.
 //
-// LoadKey uploads the key's point sets to device memory once. Prove maps the
-// partition from shared memory, pins it for DMA, uploads W, A and B, computes H
-// and the five MSMs on the device, and assembles the proof on the host with
-// fresh r and s (refprover.Assemble: a few scalar multiplications). Several
-// proofs run at once, each on its own stream, so one's upload overlaps
-// another's compute. Device memory is admitted before a proof starts: a proof
-// that does not fit gets a retryable ErrResourceExhausted, never an
-// out-of-memory crash. Phase times come from CUDA events.
+// LoadKey uploads the key's point sets to device memory once, and allocates
+// MaxInFlight slots for its proofs (gpu.Groth16Slot: device buffers for W, A, B
+// and C, two streams, events, and a pinned host staging buffer), so that nothing
+// between two proofs' device work allocates, frees or pins: cudaFree and
+// cudaHostUnregister synchronize the whole device, and pinning a partition's
+// mapping per proof cost time in proportion to its size. Prove takes a free
+// slot, opens the sealed partition (sdk.OpenPartition: no hashing), copies it
+// into the slot's staging on a few CPU threads while the other slots keep the
+// GPU busy, then enqueues on the slot's streams: the DMA from pinned memory, H
+// and the four G1 MSMs, the G2 MSM beside them. The slot is free again as soon
+// as the sums are on the host, so the next proof's upload and H overlap this
+// one's assembly (refprover.Assemble with fresh r and s: a few scalar
+// multiplications) and the other slot's MSMs. Device memory is admitted before a
+// key loads and before a proof starts: what does not fit gets a retryable
+// ErrResourceExhausted, never an out-of-memory crash. Phase times come from CUDA
+// events.
 package cudabackend

@@ -65,10 +65,10 @@ func TestKillMidProof(t *testing.T) {
 			if pid := h.backendPID(slow, 5*time.Second); pid == victim {
 				t.Errorf("dev0 still runs as pid %d, the killed process", pid)
 			}
-			h.stop()
 			if files := h.shmFiles(); len(files) > 0 {
-				t.Errorf("shared-memory files left after a clean stop: %v", files)
+				t.Errorf("partitions still held after the job: %v", files)
 			}
+			h.stop()
 		})
 	}
 }

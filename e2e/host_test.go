@@ -130,7 +130,6 @@ type host struct {
 	socket   string
 	cfgPath  string
 	logPath  string
-	shmDir   string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -157,12 +156,6 @@ func newHost(t testing.TB, conf hostConf) *host {
 	if err := os.MkdirAll(h.stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// The daemon's shared-memory directory is derived from its state directory.
-	dir, err := shm.DirFor(h.stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.shmDir = dir
 	h.writeConfig(conf)
 	t.Cleanup(h.cleanup)
 	return h
@@ -337,9 +330,6 @@ func (h *host) cleanup() {
 		for _, b := range backendsOf(p) {
 			_ = syscall.Kill(b.pid, syscall.SIGKILL)
 		}
-	}
-	if entries, err := os.ReadDir(h.shmDir); err == nil && len(entries) == 0 {
-		os.Remove(h.shmDir)
 	}
 	if h.t.Failed() {
 		h.t.Logf("daemon log (%s), last lines:\n%s", h.logPath, h.logTail(80))
@@ -551,17 +541,12 @@ func (h *host) backendPID(exe string, timeout time.Duration) int {
 	return pid
 }
 
-// shmFiles lists the partition files in the daemon's shared-memory directory.
+// shmFiles lists the partitions (sealed memfds) the running daemon holds; none
+// once it is gone (a memfd dies with the last process that holds or maps it).
 func (h *host) shmFiles() []string {
-	entries, err := os.ReadDir(h.shmDir)
+	names, err := shm.Held(h.pid())
 	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), shm.FileSuffix) {
-			names = append(names, e.Name())
-		}
+		h.t.Fatal(err)
 	}
 	return names
 }

@@ -157,13 +157,11 @@ func TestLaunchEndToEnd(t *testing.T) {
 		t.Errorf("LoadKey with another digest: %v", err)
 	}
 
-	dir, err := shm.OpenDir(filepath.Join(t.TempDir(), "shm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dir.Close()
+	// The backend, another process, opens the host's sealed memfd through /proc.
+	store := shm.NewStore()
+	defer store.Close()
 	W, A := vector(t, 100), vector(t, 64)
-	h, err := dir.Write("p0", sdk.CurveBLS12381, W, A, A)
+	h, err := store.Write("p0", sdk.CurveBLS12381, W, A, A)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +177,7 @@ func TestLaunchEndToEnd(t *testing.T) {
 
 	// Typed errors cross the process boundary, and the backend keeps serving.
 	bad := h
-	bad.Digest[0] ^= 0xff
+	bad.Inode++
 	short := h
 	short.Size -= 4096
 	for _, tc := range []struct {
@@ -188,7 +186,7 @@ func TestLaunchEndToEnd(t *testing.T) {
 		kind sdk.ErrorKind
 	}{
 		{"unknown key", sdk.ProveRequest{KeyID: "nope", Partition: h}, sdk.ErrKeyNotLoaded},
-		{"bad digest", sdk.ProveRequest{KeyID: "k1", Partition: bad}, sdk.ErrDigestMismatch},
+		{"another inode", sdk.ProveRequest{KeyID: "k1", Partition: bad}, sdk.ErrInvalidArgument},
 		{"bad size", sdk.ProveRequest{KeyID: "k1", Partition: short}, sdk.ErrInvalidArgument},
 	} {
 		_, err := backend.Prove(ctx, tc.req)

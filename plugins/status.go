@@ -32,6 +32,10 @@ func CodeOf(kind backendv1.ErrorKind) codes.Code {
 		return codes.Canceled
 	case backendv1.ErrorKind_ERROR_KIND_UNIMPLEMENTED:
 		return codes.Unimplemented
+	case backendv1.ErrorKind_ERROR_KIND_UNSEALED:
+		// The backend refuses, on integrity grounds, to prove from a file whose
+		// bytes could change; every other code already stands for another kind.
+		return codes.PermissionDenied
 	}
 	return codes.Internal
 }
@@ -56,6 +60,8 @@ func KindOfCode(code codes.Code) backendv1.ErrorKind {
 		return backendv1.ErrorKind_ERROR_KIND_CANCELED
 	case codes.Unimplemented:
 		return backendv1.ErrorKind_ERROR_KIND_UNIMPLEMENTED
+	case codes.PermissionDenied:
+		return backendv1.ErrorKind_ERROR_KIND_UNSEALED
 	}
 	return backendv1.ErrorKind_ERROR_KIND_INTERNAL
 }

@@ -49,7 +49,7 @@ for step in $STEPS; do
         log "keygen exit $?"
       fi
       log "prove chain-k$k: zkhost-backend-cuda, ${PARTS:-4} partitions"
-      box 90 "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PARTS:-4}" --out "/tmp/p$k" --backend "$BIN/zkhost-backend-cuda" --state-dir /tmp/zkstate --log-level info >> "$OUT/prove.txt" 2>&1
+      box 90 "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PARTS:-4}" --out "/tmp/p$k" --backend "$BIN/zkhost-backend-cuda" --log-level info >> "$OUT/prove.txt" 2>&1
       log "cuda exit $?"
       cp "/tmp/p$k/summary.json" "$OUT/summary-cuda-k$k.json" 2>/dev/null
       log "prove chain-k$k: gnark groth16.Prove peer, ${PEER_PARTS:-2} partitions"

@@ -6,8 +6,9 @@ import (
 )
 
 // APIVersion is the version of the backend contract this SDK implements. The host
-// and a backend intersect their supported versions during Describe.
-const APIVersion uint32 = 1
+// and a backend intersect their supported versions during Describe. Version 2:
+// partitions are sealed memfds (PartitionHandle), no longer files with a digest.
+const APIVersion uint32 = 2
 
 // Curve names an elliptic curve a backend can prove on.
 type Curve string
@@ -72,18 +73,27 @@ type KeyInfo struct {
 	DeviceBytes uint64
 }
 
-// PartitionHandle locates one synthesized partition in a shared-memory file.
-// All vectors are arrays of field elements of the curve's scalar field, 32 bytes
-// each, Montgomery form, little-endian limbs (gnark-crypto's in-memory layout).
+// PartitionHandle locates one synthesized partition in a sealed shared-memory
+// file. All vectors are arrays of field elements of the curve's scalar field, 32
+// bytes each, Montgomery form, little-endian limbs (gnark-crypto's in-memory
+// layout).
+//
+// The host writes the partition into a memfd and seals it (F_SEAL_WRITE,
+// F_SEAL_SHRINK, F_SEAL_GROW) before sending the handle: from then on the kernel
+// refuses every change to its bytes, by anyone, so a backend that checks the
+// seals (OpenPartition does) proves exactly the bytes the host wrote without
+// hashing them.
 type PartitionHandle struct {
-	// Path is the shared-memory file (mode 0600 in a 0700 directory).
+	// Path opens the file read-only: /proc/<host pid>/fd/<n>, the host's
+	// descriptor of the memfd (the backend is the host's child, same user).
 	Path string
+	// Inode is the file's inode number (st_ino). OpenPartition checks that the
+	// file it opened has it, so a descriptor number that the host has closed and
+	// reused for another partition is refused instead of proven.
+	Inode uint64
 	// Size is the file's size in bytes.
-	Size int64
-	// Digest is PartitionDigest of the file's whole contents (a chunked SHA-256
-	// that hashes on every core).
-	Digest [32]byte
-	Curve  Curve
+	Size  int64
+	Curve Curve
 	// NbWires is len(W); NbConstraints is len(A) == len(B).
 	NbWires       uint64
 	NbConstraints uint64
@@ -113,7 +123,7 @@ type Phase struct {
 
 // Phase names the built-in backends use. Others may add their own.
 const (
-	PhaseMap    = "map"    // map and check the partition
+	PhaseMap    = "map"    // open, check and map the partition
 	PhaseUpload = "upload" // host to device copies
 	PhaseNTT    = "ntt"    // H = (A·B − C)/Z
 	PhaseMSMG1  = "msm_g1" // G1 multi-scalar multiplications

@@ -8,8 +8,9 @@
 //
 // Bulk data never travels in messages. A partition (the wire vector W and the
 // evaluation vectors A and B, 32-byte Montgomery little-endian field elements)
-// lives in a shared-memory file that the host writes and the backend maps
-// read-only (see PartitionHandle and OpenPartition). A proving key is a file in
+// lives in a shared-memory file (a memfd) that the host writes and seals against
+// any change, and that the backend maps read-only after checking the seals (see
+// PartitionHandle and OpenPartition; docs/partitions.md). A proving key is a file in
 // zkhost's own page-aligned format (package sdk/keyfile), mapped read-only.
 //
 // A backend's main is a few lines: build a value that implements Backend and pass

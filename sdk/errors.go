@@ -19,6 +19,7 @@ const (
 	ErrUnavailable                        // no usable device (no GPU, driver too old)
 	ErrCanceled                           // the request's context was cancelled
 	ErrUnimplemented                      // the backend does not support this request
+	ErrUnsealed                           // a partition file is not sealed against change (so its bytes could differ from the host's)
 )
 
 var kindNames = map[ErrorKind]string{
@@ -30,6 +31,7 @@ var kindNames = map[ErrorKind]string{
 	ErrUnavailable:       "unavailable",
 	ErrCanceled:          "canceled",
 	ErrUnimplemented:     "unimplemented",
+	ErrUnsealed:          "unsealed",
 }
 
 // String returns the kind's wire name.

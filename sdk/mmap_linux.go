@@ -1,7 +1,59 @@
 package sdk
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
 
-// mmapFlags maps partitions shared and pre-faults them: the digest pass reads
-// every page right away, and populating in one call beats a fault per page.
-const mmapFlags = unix.MAP_SHARED | unix.MAP_POPULATE
+	"golang.org/x/sys/unix"
+)
+
+// mmapFlags maps partitions shared, without MAP_POPULATE: pre-faulting costs
+// about what faulting on first touch does (BENCHMARKS.md, "The partition
+// handoff": 12 ms either way for 96 MiB), and first touch happens where the
+// data is used, on the threads that use it (the CUDA backend's staging copy, the
+// CPU backend's prove worker, which maps the file again), not in the map phase.
+const mmapFlags = unix.MAP_SHARED
+
+// RequiredSeals are the seals OpenPartition requires of a partition file: with
+// them no process can write, shrink or grow it, so its bytes stay the ones the
+// host wrote for as long as the file exists.
+const RequiredSeals = unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW
+
+// checkSealed refuses a file that lacks one of RequiredSeals with ErrUnsealed. A
+// file that cannot carry seals at all (on disk, or a tmpfs file made with open)
+// is refused the same way.
+func checkSealed(f *os.File, path string) error {
+	seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
+	if err != nil {
+		return Errorf(ErrUnsealed, "partition file %s: cannot carry seals (%v): a partition must be a sealed memfd", path, err)
+	}
+	if missing := RequiredSeals &^ seals; missing != 0 {
+		return Errorf(ErrUnsealed, "partition file %s: seals %s, missing %s: its bytes could change while it is proven", path, sealNames(seals), sealNames(missing))
+	}
+	return nil
+}
+
+// sealNames spells a seal set as fcntl(2) names them.
+func sealNames(seals int) string {
+	var s string
+	for _, n := range []struct {
+		bit  int
+		name string
+	}{
+		{unix.F_SEAL_SEAL, "F_SEAL_SEAL"},
+		{unix.F_SEAL_SHRINK, "F_SEAL_SHRINK"},
+		{unix.F_SEAL_GROW, "F_SEAL_GROW"},
+		{unix.F_SEAL_WRITE, "F_SEAL_WRITE"},
+		{unix.F_SEAL_FUTURE_WRITE, "F_SEAL_FUTURE_WRITE"},
+	} {
+		if seals&n.bit != 0 {
+			if s != "" {
+				s += "|"
+			}
+			s += n.name
+		}
+	}
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,7 +67,7 @@ func (s Section) String() string {
 	return fmt.Sprintf("section(%d)", int(s))
 }
 
-// Partition is a partition file mapped read-only. Its slices alias the mapping:
+// Partition is a sealed partition file mapped read-only. Its slices alias the mapping:
 // never write to them (the process would fault) and never use them after Close.
 type Partition struct {
 	h    PartitionHandle
@@ -78,21 +77,26 @@ type Partition struct {
 	closed bool
 }
 
-// OpenPartition maps the partition file h names, after checking everything the
-// handle claims: a supported curve (BLS12-381), counts within bounds, offsets
-// and size equal to PartitionLayout's, an absolute path to a regular file of
-// exactly h.Size bytes, and a SHA-256 of the whole file equal to h.Digest.
-// Errors are *Error: ErrInvalidArgument naming the bad field or the file's
-// problem, ErrUnimplemented for a known curve this SDK cannot view yet, and
-// ErrDigestMismatch for contents that differ from the digest.
+// OpenPartition opens and maps, read-only, the partition h names, after checking
+// everything the handle claims: a supported curve (BLS12-381), counts within
+// bounds, offsets and size equal to PartitionLayout's, an absolute path to a
+// regular file of exactly h.Size bytes whose inode is h.Inode, and seals that
+// forbid every change to the file's bytes (F_SEAL_WRITE, F_SEAL_SHRINK and
+// F_SEAL_GROW, checked with F_GET_SEALS before mapping). Errors are *Error:
+// ErrInvalidArgument naming the bad field or the file's problem, ErrUnimplemented
+// for a known curve this SDK cannot view yet, and ErrUnsealed for a file that
+// lacks a seal (its bytes could change under the backend).
 //
-// The digest pass (PartitionDigest, on every core) reads the whole file once; it
-// is the "map" phase of a backend's Prove (BENCHMARKS.md has its cost on the H200).
+// Nothing is read or hashed: the seals are the kernel's guarantee that the bytes
+// are the host's, so opening costs a few system calls whatever the size.
 func OpenPartition(h PartitionHandle) (*Partition, error) {
 	if err := checkHandle(h); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(h.Path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	// No O_NOFOLLOW: the host's /proc/<pid>/fd/<n> is a link by design. What
+	// is opened is then checked for itself: a regular file, the handle's inode,
+	// sealed.
+	f, err := os.OpenFile(h.Path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, Errorf(ErrInvalidArgument, "partition file %s: no such file", h.Path)
@@ -100,15 +104,21 @@ func OpenPartition(h PartitionHandle) (*Partition, error) {
 		return nil, Errorf(ErrInvalidArgument, "partition file %s: %v", h.Path, err)
 	}
 	defer f.Close() // the mapping outlives the descriptor
-	fi, err := f.Stat()
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, Errorf(ErrInternal, "partition file %s: %v", h.Path, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, Errorf(ErrInvalidArgument, "partition file %s: not a regular file (mode %v)", h.Path, fi.Mode())
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, Errorf(ErrInvalidArgument, "partition file %s: not a regular file (mode %#o)", h.Path, st.Mode)
 	}
-	if fi.Size() != h.Size {
-		return nil, Errorf(ErrInvalidArgument, "partition file %s: has %d bytes, the handle says %d", h.Path, fi.Size(), h.Size)
+	if uint64(st.Ino) != h.Inode {
+		return nil, Errorf(ErrInvalidArgument, "partition file %s: inode %d, the handle says %d (not the partition it names)", h.Path, st.Ino, h.Inode)
+	}
+	if st.Size != h.Size {
+		return nil, Errorf(ErrInvalidArgument, "partition file %s: has %d bytes, the handle says %d", h.Path, st.Size, h.Size)
+	}
+	if err := checkSealed(f, h.Path); err != nil {
+		return nil, err
 	}
 	data, err := unix.Mmap(int(f.Fd()), 0, int(h.Size), unix.PROT_READ, mmapFlags)
 	if err != nil {
@@ -116,10 +126,6 @@ func OpenPartition(h PartitionHandle) (*Partition, error) {
 			return nil, Errorf(ErrResourceExhausted, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
 		}
 		return nil, Errorf(ErrInternal, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
-	}
-	if sum := PartitionDigest(data); !bytes.Equal(sum[:], h.Digest[:]) {
-		_ = unix.Munmap(data)
-		return nil, Errorf(ErrDigestMismatch, "partition file %s: its digest (chunked SHA-256) is %x, the handle says %x", h.Path, sum, h.Digest)
 	}
 	return &Partition{h: h, data: data}, nil
 }

@@ -87,8 +87,8 @@ func keyRefFromProto(k *backendv1.KeyRef) (KeyRef, error) {
 func handleToProto(h PartitionHandle) *backendv1.PartitionHandle {
 	return &backendv1.PartitionHandle{
 		Path:          h.Path,
+		Inode:         h.Inode,
 		Size:          h.Size,
-		Digest:        h.Digest[:],
 		Curve:         string(h.Curve),
 		NbWires:       h.NbWires,
 		NbConstraints: h.NbConstraints,
@@ -102,14 +102,10 @@ func handleFromProto(h *backendv1.PartitionHandle) (PartitionHandle, error) {
 	if h == nil {
 		return PartitionHandle{}, Errorf(ErrInvalidArgument, "prove: no partition handle given")
 	}
-	d, err := digestFromProto("partition digest", h.GetDigest())
-	if err != nil {
-		return PartitionHandle{}, err
-	}
 	return PartitionHandle{
 		Path:          h.GetPath(),
+		Inode:         h.GetInode(),
 		Size:          h.GetSize(),
-		Digest:        d,
 		Curve:         Curve(h.GetCurve()),
 		NbWires:       h.GetNbWires(),
 		NbConstraints: h.GetNbConstraints(),
@@ -176,6 +172,7 @@ var kindToProto = map[ErrorKind]backendv1.ErrorKind{
 	ErrUnavailable:       backendv1.ErrorKind_ERROR_KIND_UNAVAILABLE,
 	ErrCanceled:          backendv1.ErrorKind_ERROR_KIND_CANCELED,
 	ErrUnimplemented:     backendv1.ErrorKind_ERROR_KIND_UNIMPLEMENTED,
+	ErrUnsealed:          backendv1.ErrorKind_ERROR_KIND_UNSEALED,
 }
 
 func kindFromProto(k backendv1.ErrorKind) ErrorKind {

@@ -29,7 +29,7 @@ func main() {
 	logger.Disable()
 	fs := flag.NewFlagSet("zkhost-backend-cuda", flag.ContinueOnError)
 	device := fs.Int("device", envInt("ZKHOST_DEVICE_INDEX", 0), "CUDA device ordinal")
-	inFlight := fs.Int("max-in-flight", envInt("ZKHOST_CUDA_MAX_IN_FLIGHT", 2), "proofs at once, each on its own stream")
+	inFlight := fs.Int("max-in-flight", envInt("ZKHOST_CUDA_MAX_IN_FLIGHT", 2), "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}

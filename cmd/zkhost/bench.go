@@ -43,7 +43,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	caFile := fs.String("tls-ca", "", "CA of the daemon's certificate, for a host:port --api")
 	tl := fs.String("timeline", "", "standalone: the timeline to write (default zkhost-bench-<time>.jsonl here);\nwith --api: the daemon's timeline to read")
 	noTL := fs.Bool("no-timeline", false, "standalone: write no timeline (to measure its overhead)")
-	_, defaultBackend := daemonDefaults()
+	defaultBackend := daemonBackend()
 	backend := fs.String("backend", defaultBackend, "standalone: backend binary")
 	devices := fs.Int("devices", 1, "standalone: devices (backend processes, device indices 0..N-1)")
 	inFlight := fs.Int("in-flight", 0, "standalone: partitions in flight per device (0: the backend's own)")

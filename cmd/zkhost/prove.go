@@ -28,20 +28,14 @@ func init() {
 	register("prove", "prove one job with a backend process, verify it, write the proofs", cmdProve)
 }
 
-// daemonDefaults are the state directory and the CPU backend zkhost serve uses
-// with no config (host/config's defaults on this machine), so that prove and
-// bench agree with the daemon. Where config has no state directory (no home
-// directory), a per-user one under the temporary directory stands in.
-func daemonDefaults() (stateDir, backend string) {
+// daemonBackend is the backend zkhost serve uses with no config (host/config's
+// default on this machine), so that prove and bench agree with the daemon.
+func daemonBackend() string {
 	c := config.Default()
-	stateDir, backend = c.StateDir, config.DefaultBackendName
-	if stateDir == "" {
-		stateDir = filepath.Join(os.TempDir(), fmt.Sprintf("zkhost-%d", os.Getuid()))
-	}
 	if len(c.Devices) > 0 {
-		backend = c.Devices[0].Backend
+		return c.Devices[0].Backend
 	}
-	return stateDir, backend
+	return config.DefaultBackendName
 }
 
 // newLogger returns the CLI's logger on stderr.
@@ -57,11 +51,9 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var witnesses stringList
 	fs.Var(&witnesses, "witness", "gnark full witness file, one per partition (repeatable; more files may follow the flags)")
 	out := fs.String("out", "", "`DIR` for <i>.proof, <i>.public and summary.json")
-	defaultStateDir, defaultBackend := daemonDefaults()
-	backend := fs.String("backend", defaultBackend, "backend binary")
+	backend := fs.String("backend", daemonBackend(), "backend binary")
 	sha := fs.String("backend-sha256", "", "expected SHA-256 of the backend binary (hex)")
 	threads := fs.Int("threads", 0, "backend threads (0: all cores; CPU backend)")
-	stateDir := fs.String("state-dir", defaultStateDir, "state `DIR`: names where the partition files handed to the backend go,\n/dev/shm/zkhost-UID-HASH (HASH of DIR's path), or DIR/shm when /dev/shm is not writable;\nthe files are removed when prove ends")
 	logLevel := fs.String("log-level", "warn", "log level: trace, debug, info, warn, error")
 	gnarkPeer := fs.Bool("gnark-peer", false, "prove with gnark's groth16.Prove in this process instead of a backend (the benchmark peer)")
 	pos, err := cli.Parse(fs, args)
@@ -87,7 +79,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	opts := oneshot.Options{
 		KeyDir: *keys, Circuit: keyName, Partitions: *n, WitnessFiles: witnesses, OutDir: *out,
-		Backend: *backend, StateDir: *stateDir, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer,
+		Backend: *backend, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer,
 	}
 	if *sha != "" {
 		b, err := hex.DecodeString(*sha)

@@ -101,26 +101,94 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     return ZK_OK;
 }
 
-namespace {
-
-// Buffers is one proof's device memory, freed on every path.
-struct Buffers {
+// zk_g16_slot is what one proof in flight needs, allocated once (groth16.h).
+struct zk_g16_slot {
     int device = 0;
-    void *w = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
+    size_t nwires = 0, N = 0;
+    void *w = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;  // device
+    void* staging = nullptr;  // pinned host: W (nwires) then A, B (N each)
     cudaStream_t stream = nullptr, stream2 = nullptr;
     cudaEvent_t ev[6] = {};
-    ~Buffers() {
-        cudaSetDevice(device);
-        if (stream) cudaStreamSynchronize(stream);
-        if (stream2) cudaStreamSynchronize(stream2);
-        if (stream2) cudaStreamDestroy(stream2);
-        cudaFree(w);
-        cudaFree(a);
-        cudaFree(b);
-        cudaFree(c);
-        for (auto e : ev)
-            if (e) cudaEventDestroy(e);
-        if (stream) cudaStreamDestroy(stream);
+};
+
+extern "C" int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen) {
+    if (!slot) return ZK_OK;
+    int rc = ZK_OK;
+    if (zk_use_device(slot->device, err, errlen) == ZK_OK) {
+        // Only at unload: the synchronizing frees are off the proofs' path.
+        // Everything is released even after an error; the first one is told.
+        cudaError_t first = cudaSuccess;
+        auto note = [&](cudaError_t e) {
+            if (first == cudaSuccess) first = e;
+        };
+        if (slot->stream) note(cudaStreamSynchronize(slot->stream));
+        if (slot->stream2) note(cudaStreamSynchronize(slot->stream2));
+        void* bufs[] = {slot->w, slot->a, slot->b, slot->c};
+        for (void* p : bufs)
+            if (p) note(cudaFree(p));
+        if (slot->staging) note(cudaFreeHost(slot->staging));
+        for (auto ev : slot->ev)
+            if (ev) note(cudaEventDestroy(ev));
+        if (slot->stream) note(cudaStreamDestroy(slot->stream));
+        if (slot->stream2) note(cudaStreamDestroy(slot->stream2));
+        if (first != cudaSuccess) rc = zk_cuda_fail(err, errlen, first, "free slot", __FILE__, __LINE__);
+    }
+    delete slot;
+    return rc;
+}
+
+// slot_init allocates the slot's members; on failure the caller frees the slot.
+static int slot_init(zk_g16_slot* s, char* err, size_t errlen) {
+    ZK_CUDA(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+    ZK_CUDA(cudaStreamCreateWithFlags(&s->stream2, cudaStreamNonBlocking));
+    for (auto& e : s->ev) ZK_CUDA(cudaEventCreate(&e));
+    ZK_CUDA(cudaMalloc(&s->w, s->nwires * kFr));
+    ZK_CUDA(cudaMalloc(&s->a, s->N * kFr));
+    ZK_CUDA(cudaMalloc(&s->b, s->N * kFr));
+    ZK_CUDA(cudaMalloc(&s->c, s->N * kFr));
+    // Portable: the Go threads that fill it and the one that proves vary.
+    ZK_CUDA(cudaHostAlloc(&s->staging, (s->nwires + 2 * s->N) * kFr, cudaHostAllocPortable));
+    return ZK_OK;
+}
+
+extern "C" int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, void** a,
+                                  void** b, uint64_t* device_bytes, uint64_t* host_bytes,
+                                  char* err, size_t errlen) {
+    if (!key || !out || !w || !a || !b || !device_bytes || !host_bytes)
+        return zk_fail(err, errlen, ZK_EINVAL, "nil argument");
+    int rc = zk_use_device(key->device, err, errlen);
+    if (rc != ZK_OK) return rc;
+    zk_g16_slot* s = new (std::nothrow) zk_g16_slot();
+    if (!s) return zk_fail(err, errlen, ZK_ENOMEM, "host allocation");
+    s->device = key->device;
+    s->nwires = key->nwires;
+    s->N = size_t(1) << key->log_n;
+    // The domain's NTT tables too (cached per device and size): built here,
+    // at key load, not inside the key's first proof.
+    if ((rc = slot_init(s, err, errlen)) != ZK_OK ||
+        (rc = zk_ntt_prepare(key->device, key->log_n, err, errlen)) != ZK_OK) {
+        zk_g16_slot_free(s, nullptr, 0);
+        return rc;
+    }
+    *out = s;
+    *w = s->staging;
+    *a = (char*)s->staging + s->nwires * kFr;
+    *b = (char*)s->staging + (s->nwires + s->N) * kFr;
+    *device_bytes = (uint64_t)(s->nwires + 3 * s->N) * kFr;
+    *host_bytes = (uint64_t)(s->nwires + 2 * s->N) * kFr;
+    return ZK_OK;
+}
+
+namespace {
+
+// Drain waits for a slot's streams when it goes out of scope: after an error
+// midway, work still queued would otherwise read the staging buffer the next
+// proof in the slot refills. On success the streams are idle and this is free.
+struct Drain {
+    zk_g16_slot* slot;
+    ~Drain() {
+        cudaStreamSynchronize(slot->stream);
+        cudaStreamSynchronize(slot->stream2);
     }
 };
 
@@ -140,63 +208,63 @@ float elapsed(cudaEvent_t from, cudaEvent_t to) {
 
 }  // namespace
 
-extern "C" int zk_g16_prove(zk_g16_key* key, const void* w, size_t nwires, const void* a,
-                            const void* b, size_t n, void* out_g1, void* out_g2,
-                            zk_g16_timing* timing, char* err, size_t errlen) {
-    if (!key || !w || !a || !b || !out_g1 || !out_g2)
+extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1,
+                            void* out_g2, zk_g16_timing* timing, char* err, size_t errlen) {
+    if (!key || !slot || !out_g1 || !out_g2)
         return zk_fail(err, errlen, ZK_EINVAL, "nil argument");
     const size_t N = 1ull << key->log_n;
-    if (nwires != key->nwires || n > N)
+    const size_t nwires = key->nwires;
+    if (slot->nwires != nwires || slot->N != N || slot->device != key->device)
         return zk_fail(err, errlen, ZK_EINVAL,
-                       "partition has %zu wires and %zu constraints; the key wants %zu wires "
-                       "and at most %zu constraints",
-                       nwires, n, key->nwires, N);
+                       "slot made for %zu wires and domain %zu on device %d, the key has %zu "
+                       "wires and domain %zu on device %d",
+                       slot->nwires, slot->N, slot->device, nwires, N, key->device);
+    if (n == 0 || n > N)
+        return zk_fail(err, errlen, ZK_EINVAL, "%zu constraints; the key wants 1 to %zu", n, N);
     int rc = zk_use_device(key->device, err, errlen);
     if (rc != ZK_OK) return rc;
-    Buffers buf;
-    buf.device = key->device;
-    ZK_CUDA(cudaStreamCreateWithFlags(&buf.stream, cudaStreamNonBlocking));
-    for (auto& e : buf.ev) ZK_CUDA(cudaEventCreate(&e));
-    ZK_CUDA(cudaMalloc(&buf.w, nwires * kFr));
-    ZK_CUDA(cudaMalloc(&buf.a, N * kFr));
-    ZK_CUDA(cudaMalloc(&buf.b, N * kFr));
-    ZK_CUDA(cudaMalloc(&buf.c, N * kFr));
-    cudaStream_t st = buf.stream;
+    const char* hw = (const char*)slot->staging;
+    const char* ha = hw + nwires * kFr;
+    const char* hb = ha + N * kFr;
+    cudaStream_t st = slot->stream;
+    cudaEvent_t* ev = slot->ev;
+    Drain drain{slot};  // declared before g2: the G2 thread is joined first
 
-    ZK_CUDA(cudaEventRecord(buf.ev[0], st));
-    ZK_CUDA(cudaMemcpyAsync(buf.w, w, nwires * kFr, cudaMemcpyHostToDevice, st));
-    ZK_CUDA(cudaMemcpyAsync(buf.a, a, n * kFr, cudaMemcpyHostToDevice, st));
-    ZK_CUDA(cudaMemcpyAsync(buf.b, b, n * kFr, cudaMemcpyHostToDevice, st));
+    // From pinned staging: asynchronous DMAs, beside whatever other slots run.
+    ZK_CUDA(cudaEventRecord(ev[0], st));
+    ZK_CUDA(cudaMemcpyAsync(slot->w, hw, nwires * kFr, cudaMemcpyHostToDevice, st));
+    ZK_CUDA(cudaMemcpyAsync(slot->a, ha, n * kFr, cudaMemcpyHostToDevice, st));
+    ZK_CUDA(cudaMemcpyAsync(slot->b, hb, n * kFr, cudaMemcpyHostToDevice, st));
     if (n < N) {
-        ZK_CUDA(cudaMemsetAsync((char*)buf.a + n * kFr, 0, (N - n) * kFr, st));
-        ZK_CUDA(cudaMemsetAsync((char*)buf.b + n * kFr, 0, (N - n) * kFr, st));
+        ZK_CUDA(cudaMemsetAsync((char*)slot->a + n * kFr, 0, (N - n) * kFr, st));
+        ZK_CUDA(cudaMemsetAsync((char*)slot->b + n * kFr, 0, (N - n) * kFr, st));
     }
-    ZK_CUDA(cudaEventRecord(buf.ev[1], st));
+    ZK_CUDA(cudaEventRecord(ev[1], st));
 
-    // The G2 MSM needs only W: it runs on a second stream (and host thread) from the
-    // moment W is on the device, beside H and the G1 MSMs, filling the gaps they
-    // leave (sorts, reductions, small kernels). ev[4], ev[5] time it.
-    ZK_CUDA(cudaStreamCreateWithFlags(&buf.stream2, cudaStreamNonBlocking));
-    ZK_CUDA(cudaStreamWaitEvent(buf.stream2, buf.ev[1], 0));
-    ZK_CUDA(cudaEventRecord(buf.ev[4], buf.stream2));
+    // The G2 MSM needs only W: it runs on the slot's second stream (and a host
+    // thread) from the moment W is on the device, beside H and the G1 MSMs,
+    // filling the gaps they leave (sorts, reductions, small kernels). ev[4],
+    // ev[5] time it.
+    ZK_CUDA(cudaStreamWaitEvent(slot->stream2, ev[1], 0));
+    ZK_CUDA(cudaEventRecord(ev[4], slot->stream2));
     int g2rc = ZK_MSM_OK;
     char g2err[512] = {0};
-    Joiner g2;  // declared after buf: joined before buf is freed
+    Joiner g2;  // joined on every return path, before the streams are drained
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
         if (key->b2)
-            g2rc = zk_msm_run(key->b2, buf.w, nwires, 1, buf.stream2, out_g2, nullptr, g2err,
+            g2rc = zk_msm_run(key->b2, slot->w, nwires, 1, slot->stream2, out_g2, nullptr, g2err,
                               sizeof g2err);
         else
             memset(out_g2, 0, 288);
-        if (g2rc == ZK_MSM_OK) cudaEventRecord(buf.ev[5], buf.stream2);
+        if (g2rc == ZK_MSM_OK) cudaEventRecord(ev[5], slot->stream2);
     });
 
     char inner[512] = {0};
-    rc = zk_compute_h_device(key->device, buf.a, buf.b, buf.c, key->log_n, st, nullptr, inner,
-                             sizeof inner);
+    rc = zk_compute_h_device(key->device, slot->a, slot->b, slot->c, key->log_n, st, nullptr,
+                             inner, sizeof inner);
     if (rc != ZK_OK) return zk_fail(err, errlen, rc, "H: %s", inner);
-    ZK_CUDA(cudaEventRecord(buf.ev[2], st));
+    ZK_CUDA(cudaEventRecord(ev[2], st));
 
     const size_t jac1 = 144;
     struct {
@@ -206,11 +274,11 @@ extern "C" int zk_g16_prove(zk_g16_key* key, const void* w, size_t nwires, const
         void* out;
         const char* name;
     } g1[] = {
-        {key->a, buf.w, nwires, (char*)out_g1 + 0 * jac1, "MSM A"},
-        {key->b, buf.w, nwires, (char*)out_g1 + 1 * jac1, "MSM B1"},
-        {key->k, (const char*)buf.w + key->nb_public * kFr, key->nk, (char*)out_g1 + 2 * jac1,
+        {key->a, slot->w, nwires, (char*)out_g1 + 0 * jac1, "MSM A"},
+        {key->b, slot->w, nwires, (char*)out_g1 + 1 * jac1, "MSM B1"},
+        {key->k, (const char*)slot->w + key->nb_public * kFr, key->nk, (char*)out_g1 + 2 * jac1,
          "MSM K"},
-        {key->z, buf.a, key->nz, (char*)out_g1 + 3 * jac1, "MSM Z"},
+        {key->z, slot->a, key->nz, (char*)out_g1 + 3 * jac1, "MSM Z"},
     };
     for (auto& m : g1) {
         if (m.n == 0 || !m.bases) {
@@ -222,29 +290,19 @@ extern "C" int zk_g16_prove(zk_g16_key* key, const void* w, size_t nwires, const
         int mrc = zk_msm_run(m.bases, m.scalars, m.n, 1, st, m.out, nullptr, inner, sizeof inner);
         if (mrc != ZK_MSM_OK) return msm_fail(mrc, m.name, err, errlen, inner);
     }
-    ZK_CUDA(cudaEventRecord(buf.ev[3], st));
+    ZK_CUDA(cudaEventRecord(ev[3], st));
     g2.t.join();
     if (g2rc != ZK_MSM_OK) return msm_fail(g2rc, "MSM B2", err, errlen, g2err);
-    ZK_CUDA(cudaEventSynchronize(buf.ev[3]));
-    ZK_CUDA(cudaEventSynchronize(buf.ev[5]));
+    ZK_CUDA(cudaEventSynchronize(ev[3]));
+    ZK_CUDA(cudaEventSynchronize(ev[5]));
     if (timing) {
-        timing->upload_ms = elapsed(buf.ev[0], buf.ev[1]);
-        timing->ntt_ms = elapsed(buf.ev[1], buf.ev[2]);
-        timing->msm_g1_ms = elapsed(buf.ev[2], buf.ev[3]);
-        timing->msm_g2_start_ms = elapsed(buf.ev[0], buf.ev[4]);
-        timing->msm_g2_ms = elapsed(buf.ev[4], buf.ev[5]);
-        float g1_end = elapsed(buf.ev[0], buf.ev[3]), g2_end = elapsed(buf.ev[0], buf.ev[5]);
+        timing->upload_ms = elapsed(ev[0], ev[1]);
+        timing->ntt_ms = elapsed(ev[1], ev[2]);
+        timing->msm_g1_ms = elapsed(ev[2], ev[3]);
+        timing->msm_g2_start_ms = elapsed(ev[0], ev[4]);
+        timing->msm_g2_ms = elapsed(ev[4], ev[5]);
+        float g1_end = elapsed(ev[0], ev[3]), g2_end = elapsed(ev[0], ev[5]);
         timing->total_ms = g1_end > g2_end ? g1_end : g2_end;
     }
-    return ZK_OK;
-}
-
-extern "C" int zk_host_register(void* p, size_t bytes, char* err, size_t errlen) {
-    ZK_CUDA(cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly));
-    return ZK_OK;
-}
-
-extern "C" int zk_host_unregister(void* p, char* err, size_t errlen) {
-    ZK_CUDA(cudaHostUnregister(p));
     return ZK_OK;
 }

@@ -9,10 +9,17 @@
  * fresh r and s from the five sums it gets back (cheap: a few scalar
  * multiplications).
  *
- * Several proofs may run at once on one key, each on its own stream, so the
- * upload of one overlaps the compute of another. Points and scalars use
- * gnark-crypto's in-memory layout (see msm.h). Errors: ZK_OK or a code of
- * common.h, with a message in err.
+ * A proof runs in a slot (zk_g16_slot_create): everything one proof in flight
+ * needs, allocated once per key and reused by every proof, so nothing between
+ * two proofs' device work allocates, frees or pins (cudaFree and
+ * cudaHostUnregister synchronize the whole device; pinning costs time in
+ * proportion to the bytes). A slot holds device buffers for W, A, B and C sized
+ * for the key, two streams, the timing events, and a pinned host staging buffer
+ * for W, A and B: the caller copies the partition into it (on CPU threads,
+ * while other slots compute) and zk_g16_prove DMAs it from there. Several slots
+ * of one key prove at once, each on its own streams, so one's upload and H
+ * overlap another's MSMs. Points and scalars use gnark-crypto's in-memory layout
+ * (see msm.h). Errors: ZK_OK or a code of common.h, with a message in err.
  */
 #ifndef ZK_GROTH16_H
 #define ZK_GROTH16_H
@@ -55,18 +62,27 @@ typedef struct zk_g16_timing {
     float total_ms;        /* first event to the last, on either stream: the device-busy time */
 } zk_g16_timing;
 
-/* zk_g16_prove runs one proof's device work. w holds nwires scalars, a and b n
- * scalars each (n <= N; zero-padded on the device). Host memory; pinned memory
- * (cudaHostRegister) makes the upload asynchronous and fast. out_g1 receives
- * four G1Jac (Ar, Bs1, Krs, Krs2: 144 bytes each), out_g2 one G2Jac (Bs2). */
-int zk_g16_prove(zk_g16_key* key, const void* w, size_t nwires, const void* a, const void* b,
-                 size_t n, void* out_g1, void* out_g2, zk_g16_timing* timing, char* err,
-                 size_t errlen);
+typedef struct zk_g16_slot zk_g16_slot;
 
-/* zk_host_register pins host memory for DMA (read-only use), zk_host_unregister
- * undoes it. */
-int zk_host_register(void* p, size_t bytes, char* err, size_t errlen);
-int zk_host_unregister(void* p, char* err, size_t errlen);
+/* zk_g16_slot_create allocates a slot for proofs on key: device buffers for W
+ * (the key's wires) and for A, B, C (the key's domain N), two streams, the
+ * events, and pinned host staging for W (nwires scalars) then A and B (N
+ * scalars each). *w, *a and *b receive the staging addresses the caller fills.
+ * *device_bytes and *host_bytes receive what the slot holds. */
+int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, void** a, void** b,
+                       uint64_t* device_bytes, uint64_t* host_bytes, char* err, size_t errlen);
+
+/* zk_g16_slot_free releases a slot. Not while a proof runs in it. */
+int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen);
+
+/* zk_g16_prove runs one proof's device work in slot, whose staging holds the
+ * partition: the key's nwires scalars of W, n scalars each of A and B (n <= N;
+ * zero-padded on the device). It returns when the sums are on the host, and the
+ * staging may be refilled. out_g1 receives four G1Jac (Ar, Bs1, Krs, Krs2: 144
+ * bytes each), out_g2 one G2Jac (Bs2). One proof per slot at a time; proofs in
+ * different slots may run at once. */
+int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1, void* out_g2,
+                 zk_g16_timing* timing, char* err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -27,11 +27,23 @@ func KeyDeviceBytes(pk *keyfile.ProvingKey) uint64 {
 	return pk.NbWires*(96+96+192) + uint64(len(pk.G1K)+len(pk.G1Z))*96
 }
 
+// SlotDeviceBytes is the device memory one slot (Groth16Slot) holds for a
+// domain of 2^logN and nwires wires: W, A, B and C.
+func SlotDeviceBytes(logN uint32, nwires int) uint64 {
+	return (uint64(nwires) + 3*(uint64(1)<<logN)) * FrBytes
+}
+
+// SlotHostBytes is the pinned host memory one slot holds: the staging of W, A
+// and B.
+func SlotHostBytes(logN uint32, nwires int) uint64 {
+	return (uint64(nwires) + 2*(uint64(1)<<logN)) * FrBytes
+}
+
 // PartitionDeviceBytes is the device memory one proof in flight needs beyond its
-// key, for a domain of 2^logN and nwires wires: W, A, B and C scratch, plus the
-// MSM's digits, sort keys and buckets (about 64 bytes per scalar of the largest
-// MSM) and a fixed allowance. An estimate, used for admission.
+// key and its slot, for a domain of 2^logN and nwires wires: the MSM's digits,
+// sort keys and buckets (about 64 bytes per scalar of the largest MSM) and a
+// fixed allowance. An estimate, used for admission.
 func PartitionDeviceBytes(logN uint32, nwires int) uint64 {
 	n := uint64(1) << logN
-	return uint64(nwires)*FrBytes + 3*n*FrBytes + 64*max(n, uint64(nwires)) + 64<<20
+	return 64*max(n, uint64(nwires)) + 64<<20
 }

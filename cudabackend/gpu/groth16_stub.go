@@ -22,13 +22,25 @@ func (k *Groth16Key) DeviceBytes() uint64 { return 0 }
 // Free does nothing.
 func (k *Groth16Key) Free() error { return nil }
 
+// Groth16Slot is what one proof in flight needs; without CUDA there is none.
+type Groth16Slot struct{}
+
+// NewSlot reports that the package was built without CUDA.
+func (k *Groth16Key) NewSlot() (*Groth16Slot, error) { return nil, errNoCUDABuild }
+
+// DeviceBytes is zero.
+func (s *Groth16Slot) DeviceBytes() uint64 { return 0 }
+
+// HostBytes is zero.
+func (s *Groth16Slot) HostBytes() uint64 { return 0 }
+
+// Free does nothing.
+func (s *Groth16Slot) Free() error { return nil }
+
+// Stage reports that the package was built without CUDA.
+func (s *Groth16Slot) Stage(w, a, b []fr.Element, threads int) error { return errNoCUDABuild }
+
 // Prove reports that the package was built without CUDA.
-func (k *Groth16Key) Prove(w, a, b []fr.Element) (refprover.MSMResults, Groth16Timing, error) {
+func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16Timing, error) {
 	return refprover.MSMResults{}, Groth16Timing{}, errNoCUDABuild
 }
-
-// HostRegister reports that the package was built without CUDA.
-func HostRegister(b []byte) error { return errNoCUDABuild }
-
-// HostUnregister does nothing.
-func HostUnregister(b []byte) error { return nil }

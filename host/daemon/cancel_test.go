@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestCancelMidJob(t *testing.T) {
 	if want := keyBytes(t, small, big); baseline != want {
 		t.Errorf("budget used with no job: %d bytes, want the proving keys' %d", baseline, want)
 	}
-	shmPath := shmDir(t, f.stateDir)
+	self := os.Getpid() // the daemon runs in this process: its partitions are ours
 
 	job := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 3, 1))
 	// A small low job waits for the device behind the big one: it is dispatched
@@ -84,8 +85,8 @@ func TestCancelMidJob(t *testing.T) {
 	if st.Budget.UsedBytes <= baseline {
 		t.Errorf("before cancel: budget used %d, want above the keys' %d", st.Budget.UsedBytes, baseline)
 	}
-	if n := len(partitionFiles(t, shmPath)); n == 0 {
-		t.Errorf("before cancel: no partition file in %s", shmPath)
+	if n := len(partitionFiles(t, self)); n == 0 {
+		t.Errorf("before cancel: no partition held")
 	}
 
 	cancelAt := time.Now()
@@ -128,7 +129,7 @@ func TestCancelMidJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return last.Devices[0].InFlight == 0 && last.Budget.UsedBytes == baseline && len(partitionFiles(t, shmPath)) == 0
+		return last.Devices[0].InFlight == 0 && last.Budget.UsedBytes == baseline && len(partitionFiles(t, self)) == 0
 	})
 	for _, q := range last.Queues {
 		if q.Partitions != 0 {
@@ -173,7 +174,7 @@ func TestCancelMidJob(t *testing.T) {
 func TestCancelDuringSynthesis(t *testing.T) {
 	f := start(t, opts{circuits: []string{small, big}})
 	ctx := testCtx(t, 2*time.Minute)
-	shmPath := shmDir(t, f.stateDir)
+	self := os.Getpid() // the daemon runs in this process: its partitions are ours
 	// Partition 0 on the device, 1 and 2 staged, 3 to 5 waiting for synthesis:
 	// the low job's partition waits in the queue behind 3 to 5 until 4 is
 	// dispatched, three proofs from now; time enough for a Submit whose journal
@@ -223,7 +224,7 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	if n := st.Queues[queueIndex(api.ClassLow)].Partitions; n != 0 {
 		t.Errorf("%d low partitions still queued after the low job was cancelled", n)
 	}
-	for _, n := range partitionFiles(t, shmPath) {
+	for _, n := range partitionFiles(t, self) {
 		if strings.HasPrefix(n, low.ID) {
 			t.Errorf("partition file %s of the cancelled job left", n)
 		}
@@ -243,7 +244,7 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "budget back to the keys, no partition file", func() bool {
 		st, err := f.c.Status(ctx)
-		return err == nil && st.Budget.UsedBytes == keyBytes(t, small, big) && len(partitionFiles(t, shmPath)) == 0
+		return err == nil && st.Budget.UsedBytes == keyBytes(t, small, big) && len(partitionFiles(t, self)) == 0
 	})
 }
 

@@ -58,7 +58,7 @@ type Daemon struct {
 	log     hclog.Logger
 	journal *journal.Journal
 	budget  *budget.Ledger
-	shm     *shm.Dir
+	shm     *shm.Store
 	tl      *timeline.Writer
 	metrics *metrics.Metrics
 
@@ -126,14 +126,8 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 	if d.journal, err = journal.Open(cfg.Journal.Path); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", cfg.Journal.Path, err)
 	}
-	if d.shm, err = shm.NewDir(cfg.StateDir); err != nil {
-		return nil, fmt.Errorf("shared memory: %w", err)
-	}
-	if n, err := d.shm.ReapStale(); err != nil {
-		log.Warn("reaping stale shared-memory files", "error", err)
-	} else if n > 0 {
-		log.Info("removed shared-memory files left by an earlier run", "files", n)
-	}
+	// Partitions are memfds: an earlier run's died with it, nothing to reap.
+	d.shm = shm.NewStore()
 	if cfg.Timeline.Path != "" {
 		if d.tl, err = timeline.Create(cfg.Timeline.Path); err != nil {
 			return nil, fmt.Errorf("timeline: %w", err)

@@ -376,31 +376,13 @@ func (f *fixture) submit(ctx context.Context, name string, class api.Class, ws [
 	return job
 }
 
-// shmDir is the daemon's shared-memory directory (host/shm decides where).
-func shmDir(t *testing.T, stateDir string) string {
+// partitionFiles lists the partitions (sealed memfds) process pid holds: this
+// test process for an in-process daemon.
+func partitionFiles(t *testing.T, pid int) []string {
 	t.Helper()
-	dir, err := shm.DirFor(stateDir)
+	names, err := shm.Held(pid)
 	if err != nil {
 		t.Fatal(err)
-	}
-	return dir
-}
-
-// partitionFiles lists the partition files in the shared-memory directory dir.
-func partitionFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), shm.FileSuffix) {
-			names = append(names, e.Name())
-		}
 	}
 	return names
 }

@@ -269,7 +269,7 @@ func TestKillAndRestart(t *testing.T) {
 	if err != nil || again.ID != jobA.ID {
 		t.Errorf("resubmitting request %q after the restart: job %s, %v; want job %s", reqA.RequestID, again.ID, err, jobA.ID)
 	}
-	if files := partitionFiles(t, shmDir(t, stateDir)); len(files) != 0 {
+	if files := partitionFiles(t, second.cmd.Process.Pid); len(files) != 0 {
 		t.Errorf("partition files left after both jobs finished: %v", files)
 	}
 

@@ -71,7 +71,7 @@ func BenchmarkZkhostCPU(b *testing.B) {
 			out := b.TempDir()
 			b.ResetTimer()
 			res, err := Run(context.Background(), Options{
-				KeyDir: keys, Circuit: name, Partitions: b.N, OutDir: out, Backend: backend, StateDir: b.TempDir(),
+				KeyDir: keys, Circuit: name, Partitions: b.N, OutDir: out, Backend: backend,
 			})
 			if err != nil {
 				b.Fatal(err)

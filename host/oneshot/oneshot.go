@@ -43,9 +43,7 @@ type Options struct {
 	BackendSHA256 []byte
 	BackendArgs   []string
 	BackendEnv    []string
-	// StateDir holds the shared-memory directory (or names it, under /dev/shm).
-	StateDir string
-	Logger   hclog.Logger
+	Logger        hclog.Logger
 	// GnarkPeer proves with gnark's own groth16.Prove in this process instead of a
 	// backend: the peer every benchmark compares with, on the same circuit, witnesses
 	// and cores. Synthesis is inside gnark's Prove; it is reported as prove time.
@@ -133,11 +131,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return runGnark(ctx, c, witnesses, opts.OutDir, start)
 	}
 
-	dir, err := shm.NewDir(opts.StateDir)
-	if err != nil {
-		return nil, fmt.Errorf("shared memory: %w", err)
-	}
-	defer dir.Close() // removes every file left, on every path
+	store := shm.NewStore()
+	defer store.Close() // removes every partition left, on every path
 
 	dev, err := device.Start(ctx, device.Options{
 		Name: "backend",
@@ -191,7 +186,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 				return
 			}
 			t1 := time.Now()
-			h, err := dir.Write(fmt.Sprintf("p%d", i), sdk.CurveBLS12381, W, A, B)
+			h, err := store.Write(fmt.Sprintf("p%d", i), sdk.CurveBLS12381, W, A, B)
 			if err != nil {
 				fail(fmt.Errorf("partition %d: write shared memory: %w", i, err))
 				return
@@ -202,7 +197,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			select {
 			case staged <- j:
 			case <-ctx.Done():
-				dir.Remove(h)
+				store.Remove(h)
 				return
 			}
 		}
@@ -216,7 +211,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			defer wg.Done()
 			for j := range staged {
 				if ctx.Err() != nil {
-					dir.Remove(j.handle)
+					store.Remove(j.handle)
 					continue
 				}
 				if err := proveOne(ctx, dev, key, c, j, opts.OutDir); err != nil {
@@ -224,7 +219,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 				} else {
 					written.Add(1)
 				}
-				dir.Remove(j.handle)
+				store.Remove(j.handle)
 				results[j.res.Index] = j.res
 			}
 		}()

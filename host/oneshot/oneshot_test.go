@@ -57,19 +57,15 @@ func TestMain(m *testing.M) {
 }
 
 func options(t *testing.T) Options {
-	return Options{KeyDir: keyDir, Circuit: "merkle", Partitions: 3, OutDir: t.TempDir(), Backend: backendBin, StateDir: t.TempDir()}
+	return Options{KeyDir: keyDir, Circuit: "merkle", Partitions: 3, OutDir: t.TempDir(), Backend: backendBin}
 }
 
-// shmLeft lists what a run left in the shared-memory directory of stateDir.
-func shmLeft(t *testing.T, stateDir string) []string {
+// shmLeft lists the partitions (memfds) this process still holds after a run.
+func shmLeft(t *testing.T) []string {
 	t.Helper()
-	dir, err := shm.DirFor(stateDir)
+	left, err := shm.Held(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
-	}
-	left, _ := filepath.Glob(filepath.Join(dir, "*"))
-	if len(left) > 5 {
-		left = append(left[:5], "...")
 	}
 	return left
 }
@@ -122,7 +118,7 @@ func TestProveThroughBackendProcess(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(opts.OutDir, "summary.json")); err != nil {
 		t.Error(err)
 	}
-	if left := shmLeft(t, opts.StateDir); len(left) > 0 {
+	if left := shmLeft(t); len(left) > 0 {
 		t.Errorf("shared-memory files left: %v", left)
 	}
 }
@@ -198,7 +194,7 @@ func TestBadInputs(t *testing.T) {
 			if strings.HasPrefix(err.Error(), "circuit: ") {
 				t.Errorf("error %q starts with a package name", err)
 			}
-			if left := shmLeft(t, opts.StateDir); len(left) > 0 {
+			if left := shmLeft(t); len(left) > 0 {
 				t.Errorf("shared-memory files left: %v", left)
 			}
 		})
@@ -233,7 +229,7 @@ func TestCancelCleansUp(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("error %q\nwant  %q", err, want)
 	}
-	if left := shmLeft(t, opts.StateDir); len(left) > 0 {
+	if left := shmLeft(t); len(left) > 0 {
 		t.Errorf("shared-memory files left after cancel: %v", left)
 	}
 }

@@ -1,10 +1,18 @@
 // Package shm is the host's side of the shared-memory partitions: it writes each
-// synthesized partition (W, A, B) into a file a backend maps read-only with
-// sdk.OpenPartition, and hands back the sdk.PartitionHandle that names it.
+// synthesized partition (W, A, B) into a memfd, seals it, and hands back the
+// sdk.PartitionHandle that a backend opens with sdk.OpenPartition.
 //
-// The files live in one private directory (mode 0700, files 0600): preferably in
-// /dev/shm, which is tmpfs, so a partition is one copy in RAM that the backend
-// maps without any I/O; otherwise under the host's state directory. Files are
-// never fsynced: they are scratch data that a crash makes worthless, and
-// ReapStale removes what a crashed host left behind.
+// A memfd is an anonymous file in RAM (memfd_create(2)): one copy of the
+// partition that the backend maps without any I/O, with no directory to create,
+// secure or fill, and no size limit but memory (which the host's budget counts).
+// Once written it is sealed with F_SEAL_WRITE, F_SEAL_SHRINK, F_SEAL_GROW and
+// F_SEAL_SEAL: the kernel then refuses any change to its bytes, by this process
+// or any other, so the backend proves exactly what the host wrote without either
+// side hashing hundreds of megabytes. The backend reaches it through
+// /proc/<host pid>/fd/<n> (it is the host's child and runs as the same user);
+// the handle also carries the file's inode, so a descriptor number reused after
+// a Remove is never mistaken for the partition that had it.
+//
+// The memfds live as long as the host holds them, plus a backend's mapping: a
+// host that crashes leaves nothing behind to reap.
 package shm

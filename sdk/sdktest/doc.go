@@ -2,19 +2,20 @@
 // that passes Run behaves as the zkhost host expects.
 //
 // Run launches the binary the way the host does (plugins.Launch: go-plugin, gRPC,
-// automatic mutual TLS), writes partitions the way the host does (host/shm), and
-// checks, each in its own subtest:
+// automatic mutual TLS), writes partitions the way the host does (sealed memfds,
+// host/shm), and checks, each in its own subtest:
 //
-//   - Describe: a name, API version 1 among the versions, MaxInFlight ≥ 1, BLS12-381
-//     among the curves, an available device (otherwise Prove must be refused with
-//     ErrUnavailable and the proving checks are skipped).
+//   - Describe: a name, API version sdk.APIVersion among the versions, MaxInFlight ≥ 1,
+//     BLS12-381 among the curves, an available device (otherwise Prove must be refused
+//     with ErrUnavailable and the proving checks are skipped).
 //   - LoadKey: idempotent for the same ID and digest, ErrInvalidArgument for the same
 //     ID with another digest, a typed error for a missing key file.
 //   - Prove: partitions of the example circuits chain and merkle (examples/circuits,
 //     keys made by host/circuit.Keygen), up to MaxInFlight at once, every proof checked
 //     with gnark's groth16.Verify against the circuit's verifying key.
-//   - BadRequests: a wrong digest, size, offset, curve, path, key or circuit each get
-//     their typed error, and the backend proves correctly afterwards.
+//   - BadRequests: an unsealed partition file (ErrUnsealed), a wrong inode, size,
+//     offset, curve, path, key or circuit each get their typed error, and the backend
+//     proves correctly afterwards.
 //   - Cancel: a Prove of a larger chain circuit, sized from the backend's measured
 //     speed to take about Config.CancelTarget, cancelled at an eighth of its time
 //     returns ErrCanceled, and the backend stops working on it: the next Prove is not

@@ -97,7 +97,7 @@ type suite struct {
 	cfg     Config
 	proc    *plugins.Process
 	backend sdk.Backend
-	dir     *shm.Dir
+	store   *shm.Store
 	desc    sdk.Description
 
 	mu    sync.Mutex
@@ -138,12 +138,8 @@ func Run(t *testing.T, cfg Config) {
 	t.Cleanup(proc.Kill)
 	s.proc, s.backend = proc, sdk.NewGRPCClient(proc.Backend())
 
-	dir, err := shm.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dir.Close() })
-	s.dir = dir
+	s.store = shm.NewStore()
+	t.Cleanup(func() { s.store.Close() })
 
 	if !t.Run("Describe", s.testDescribe) {
 		return
@@ -231,11 +227,11 @@ func (s *suite) partition(t *testing.T, f *fixture, i int) (sdk.PartitionHandle,
 	s.names++
 	name := f.c.Name + "-" + strconv.Itoa(i) + "-" + strconv.Itoa(s.names)
 	s.mu.Unlock()
-	h, err := s.dir.Write(name, sdk.CurveBLS12381, W, A, B)
+	h, err := s.store.Write(name, sdk.CurveBLS12381, W, A, B)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.dir.Remove(h) })
+	t.Cleanup(func() { s.store.Remove(h) })
 	pub, err := w.Public()
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +309,7 @@ func (s *suite) testDescribe(t *testing.T) {
 
 // testUnavailable checks that a backend without a device refuses to prove.
 func (s *suite) testUnavailable(t *testing.T) {
-	h := sdk.PartitionHandle{Path: filepath.Join(s.dir.Path(), "none"), Curve: sdk.CurveBLS12381}
+	h := sdk.PartitionHandle{Path: "/proc/self/fd/none", Curve: sdk.CurveBLS12381}
 	_, err := s.backend.Prove(context.Background(), sdk.ProveRequest{KeyID: "none", Partition: h})
 	if sdk.KindOf(err) != sdk.ErrUnavailable {
 		t.Errorf("Prove on an unavailable device: %v, want an error of kind %v", err, sdk.ErrUnavailable)
@@ -427,10 +423,7 @@ func (s *suite) testBadRequests(t *testing.T, chain, merkle *fixture) {
 	ctx := context.Background()
 	good, pub := s.partition(t, chain, 3)
 	other, _ := s.partition(t, merkle, 0)
-	changed, _ := s.partition(t, chain, 4)
-	if err := flipByte(changed.Path, int64(changed.AOffset)); err != nil {
-		t.Fatal(err)
-	}
+	unsealed := unsealedCopy(t, good)
 	unsupported := []sdk.ErrorKind{sdk.ErrInvalidArgument, sdk.ErrUnimplemented}
 
 	tests := []struct {
@@ -439,12 +432,12 @@ func (s *suite) testBadRequests(t *testing.T, chain, merkle *fixture) {
 		h     func(h sdk.PartitionHandle) sdk.PartitionHandle
 		kinds []sdk.ErrorKind
 	}{
-		{"digest", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Digest[5] ^= 1; return h }, []sdk.ErrorKind{sdk.ErrDigestMismatch}},
-		{"contents changed", chain.key.ID, func(sdk.PartitionHandle) sdk.PartitionHandle { return changed }, []sdk.ErrorKind{sdk.ErrDigestMismatch}},
+		{"unsealed file", chain.key.ID, func(sdk.PartitionHandle) sdk.PartitionHandle { return unsealed }, []sdk.ErrorKind{sdk.ErrUnsealed}},
+		{"inode", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Inode++; return h }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
 		{"size", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Size += sdk.PartitionAlign; return h }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
 		{"offset", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.BOffset += sdk.PartitionAlign; return h }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
 		{"missing file", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle {
-			h.Path = filepath.Join(filepath.Dir(h.Path), "sdktest-missing"+shm.FileSuffix)
+			h.Path = filepath.Join(filepath.Dir(h.Path), "999999")
 			return h
 		}, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
 		{"relative path", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Path = filepath.Base(h.Path); return h }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
@@ -467,20 +460,30 @@ func (s *suite) testBadRequests(t *testing.T, chain, merkle *fixture) {
 	}
 }
 
-// flipByte flips one byte of a file in place.
-func flipByte(path string, off int64) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// unsealedCopy returns a handle to a copy of h's partition in a memfd that is
+// not sealed (its bytes could change under a backend), the same layout and
+// contents otherwise; the copy is closed when the test ends.
+func unsealedCopy(t *testing.T, h sdk.PartitionHandle) sdk.PartitionHandle {
+	t.Helper()
+	data, err := os.ReadFile(h.Path)
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		return err
+	fd, err := unix.MemfdCreate("sdktest-unsealed", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		t.Fatal(err)
 	}
-	b[0] ^= 0xff
-	_, err = f.WriteAt(b, off)
-	return err
+	f := os.NewFile(uintptr(fd), "sdktest-unsealed")
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		t.Fatal(err)
+	}
+	h.Path, h.Inode = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd), st.Ino
+	return h
 }
 
 // cancelAttempts is how many times testCancel tries a cancel before it fails: a

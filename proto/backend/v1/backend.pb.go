@@ -3,8 +3,8 @@
 // package sdk translate at the edge, so neither the host nor a backend author handles
 // these messages directly.
 //
-// Bulk data never travels in these messages: a partition lives in a shared-memory file
-// named by PartitionHandle, a proving key in a file named by KeyRef.
+// Bulk data never travels in these messages: a partition lives in a sealed shared-memory
+// file (a memfd) named by PartitionHandle, a proving key in a file named by KeyRef.
 //
 // Errors travel as gRPC statuses whose details carry one ErrorDetail.
 
@@ -45,6 +45,7 @@ const (
 	ErrorKind_ERROR_KIND_UNAVAILABLE        ErrorKind = 6
 	ErrorKind_ERROR_KIND_CANCELED           ErrorKind = 7
 	ErrorKind_ERROR_KIND_UNIMPLEMENTED      ErrorKind = 8
+	ErrorKind_ERROR_KIND_UNSEALED           ErrorKind = 9
 )
 
 // Enum value maps for ErrorKind.
@@ -59,6 +60,7 @@ var (
 		6: "ERROR_KIND_UNAVAILABLE",
 		7: "ERROR_KIND_CANCELED",
 		8: "ERROR_KIND_UNIMPLEMENTED",
+		9: "ERROR_KIND_UNSEALED",
 	}
 	ErrorKind_value = map[string]int32{
 		"ERROR_KIND_UNSPECIFIED":        0,
@@ -70,6 +72,7 @@ var (
 		"ERROR_KIND_UNAVAILABLE":        6,
 		"ERROR_KIND_CANCELED":           7,
 		"ERROR_KIND_UNIMPLEMENTED":      8,
+		"ERROR_KIND_UNSEALED":           9,
 	}
 )
 
@@ -577,24 +580,27 @@ func (*UnloadKeyResponse) Descriptor() ([]byte, []int) {
 	return file_backend_v1_backend_proto_rawDescGZIP(), []int{7}
 }
 
-// PartitionHandle locates one synthesized partition in a shared-memory file
+// PartitionHandle locates one synthesized partition in a sealed shared-memory file
 // (sdk.PartitionHandle). Vectors are 32-byte field elements, Montgomery form,
 // little-endian limbs.
 type PartitionHandle struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// path opens the partition read-only: /proc/<host pid>/fd/<n>, a memfd the host
+	// sealed against writes, shrinking and growing (sdk.OpenPartition checks the seals,
+	// so no digest is needed: the kernel guarantees the bytes cannot change).
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// size is the file's size in bytes.
-	Size int64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
-	// digest is the 32-byte partition digest of the whole file (sdk.PartitionDigest:
-	// SHA-256 over the SHA-256 of each 4 MiB chunk, so both sides hash on every core).
-	Digest        []byte `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	Size          int64  `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
 	Curve         string `protobuf:"bytes,4,opt,name=curve,proto3" json:"curve,omitempty"`
 	NbWires       uint64 `protobuf:"varint,5,opt,name=nb_wires,json=nbWires,proto3" json:"nb_wires,omitempty"`
 	NbConstraints uint64 `protobuf:"varint,6,opt,name=nb_constraints,json=nbConstraints,proto3" json:"nb_constraints,omitempty"`
 	// w_offset, a_offset and b_offset are byte offsets of the vectors W, A and B.
-	WOffset       uint64 `protobuf:"varint,7,opt,name=w_offset,json=wOffset,proto3" json:"w_offset,omitempty"`
-	AOffset       uint64 `protobuf:"varint,8,opt,name=a_offset,json=aOffset,proto3" json:"a_offset,omitempty"`
-	BOffset       uint64 `protobuf:"varint,9,opt,name=b_offset,json=bOffset,proto3" json:"b_offset,omitempty"`
+	WOffset uint64 `protobuf:"varint,7,opt,name=w_offset,json=wOffset,proto3" json:"w_offset,omitempty"`
+	AOffset uint64 `protobuf:"varint,8,opt,name=a_offset,json=aOffset,proto3" json:"a_offset,omitempty"`
+	BOffset uint64 `protobuf:"varint,9,opt,name=b_offset,json=bOffset,proto3" json:"b_offset,omitempty"`
+	// inode is the file's inode number (st_ino): the backend checks the file it opened
+	// is this one, so a descriptor number the host closed and reused is refused.
+	Inode         uint64 `protobuf:"varint,10,opt,name=inode,proto3" json:"inode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -643,13 +649,6 @@ func (x *PartitionHandle) GetSize() int64 {
 	return 0
 }
 
-func (x *PartitionHandle) GetDigest() []byte {
-	if x != nil {
-		return x.Digest
-	}
-	return nil
-}
-
 func (x *PartitionHandle) GetCurve() string {
 	if x != nil {
 		return x.Curve
@@ -688,6 +687,13 @@ func (x *PartitionHandle) GetAOffset() uint64 {
 func (x *PartitionHandle) GetBOffset() uint64 {
 	if x != nil {
 		return x.BOffset
+	}
+	return 0
+}
+
+func (x *PartitionHandle) GetInode() uint64 {
+	if x != nil {
+		return x.Inode
 	}
 	return 0
 }
@@ -984,17 +990,18 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\fdevice_bytes\x18\x02 \x01(\x04R\vdeviceBytes\")\n" +
 	"\x10UnloadKeyRequest\x12\x15\n" +
 	"\x06key_id\x18\x01 \x01(\tR\x05keyId\"\x13\n" +
-	"\x11UnloadKeyResponse\"\xfa\x01\n" +
+	"\x11UnloadKeyResponse\"\x86\x02\n" +
 	"\x0fPartitionHandle\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
-	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
-	"\x06digest\x18\x03 \x01(\fR\x06digest\x12\x14\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x14\n" +
 	"\x05curve\x18\x04 \x01(\tR\x05curve\x12\x19\n" +
 	"\bnb_wires\x18\x05 \x01(\x04R\anbWires\x12%\n" +
 	"\x0enb_constraints\x18\x06 \x01(\x04R\rnbConstraints\x12\x19\n" +
 	"\bw_offset\x18\a \x01(\x04R\awOffset\x12\x19\n" +
 	"\ba_offset\x18\b \x01(\x04R\aaOffset\x12\x19\n" +
-	"\bb_offset\x18\t \x01(\x04R\abOffset\"g\n" +
+	"\bb_offset\x18\t \x01(\x04R\abOffset\x12\x14\n" +
+	"\x05inode\x18\n" +
+	" \x01(\x04R\x05inodeJ\x04\b\x03\x10\x04R\x06digest\"g\n" +
 	"\fProveRequest\x12\x15\n" +
 	"\x06key_id\x18\x01 \x01(\tR\x05keyId\x12@\n" +
 	"\tpartition\x18\x02 \x01(\v2\".zkhost.backend.v1.PartitionHandleR\tpartition\"u\n" +
@@ -1011,7 +1018,7 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\vErrorDetail\x120\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1c.zkhost.backend.v1.ErrorKindR\x04kind\x12\x1c\n" +
 	"\tretryable\x18\x02 \x01(\bR\tretryable\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage*\x96\x02\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage*\xaf\x02\n" +
 	"\tErrorKind\x12\x1a\n" +
 	"\x16ERROR_KIND_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13ERROR_KIND_INTERNAL\x10\x01\x12\x1f\n" +
@@ -1021,7 +1028,8 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\x1dERROR_KIND_RESOURCE_EXHAUSTED\x10\x05\x12\x1a\n" +
 	"\x16ERROR_KIND_UNAVAILABLE\x10\x06\x12\x17\n" +
 	"\x13ERROR_KIND_CANCELED\x10\a\x12\x1c\n" +
-	"\x18ERROR_KIND_UNIMPLEMENTED\x10\b2\xd4\x02\n" +
+	"\x18ERROR_KIND_UNIMPLEMENTED\x10\b\x12\x17\n" +
+	"\x13ERROR_KIND_UNSEALED\x10\t2\xd4\x02\n" +
 	"\aBackend\x12S\n" +
 	"\bDescribe\x12\".zkhost.backend.v1.DescribeRequest\x1a#.zkhost.backend.v1.DescribeResponse\x12P\n" +
 	"\aLoadKey\x12!.zkhost.backend.v1.LoadKeyRequest\x1a\".zkhost.backend.v1.LoadKeyResponse\x12V\n" +

@@ -3,8 +3,8 @@
 // package sdk translate at the edge, so neither the host nor a backend author handles
 // these messages directly.
 //
-// Bulk data never travels in these messages: a partition lives in a shared-memory file
-// named by PartitionHandle, a proving key in a file named by KeyRef.
+// Bulk data never travels in these messages: a partition lives in a sealed shared-memory
+// file (a memfd) named by PartitionHandle, a proving key in a file named by KeyRef.
 //
 // Errors travel as gRPC statuses whose details carry one ErrorDetail.
 

@@ -1,0 +1,170 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/refprover"
+)
+
+// TestGroth16Slots proves partitions of a chain circuit through two slots of one
+// key at once, each slot reused for several proofs (the backend's steady state:
+// staging refilled while the other slot computes), and checks every proof with
+// gnark's groth16.Verify. Each proof has its own witness, so a slot that
+// proved from another slot's buffers, or from stale staging, fails to verify.
+func TestGroth16Slots(t *testing.T) {
+	needDevice(t)
+	const steps, slots, perSlot = 1 << 12, 2, 3
+	field := ecc.BLS12_381.ScalarField()
+	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := keyfile.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type partition struct {
+		sol    *cs.R1CSSolution
+		public witness.Witness
+	}
+	parts := make([]partition, slots*perSlot)
+	for i := range parts {
+		full, err := frontend.NewWitness(testcircuit.ChainAssignment(steps, uint64(3+i), uint64(5+2*i)), field)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts[i].public, err = full.Public(); err != nil {
+			t.Fatal(err)
+		}
+		sol, err := ccs.Solve(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts[i].sol = sol.(*cs.R1CSSolution)
+	}
+
+	key, err := LoadGroth16Key(0, pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer key.Free()
+	all := make([]*Groth16Slot, slots)
+	for s := range all {
+		if all[s], err = key.NewSlot(); err != nil {
+			t.Fatal(err)
+		}
+		defer all[s].Free()
+		logN := uint32(bits.TrailingZeros64(pk.DomainSize))
+		if got, want := all[s].DeviceBytes(), SlotDeviceBytes(logN, int(pk.NbWires)); got != want {
+			t.Errorf("slot holds %d device bytes, SlotDeviceBytes says %d", got, want)
+		}
+		if got, want := all[s].HostBytes(), SlotHostBytes(logN, int(pk.NbWires)); got != want {
+			t.Errorf("slot holds %d pinned bytes, SlotHostBytes says %d", got, want)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(parts))
+	for s, slot := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range perSlot {
+				i := s*perSlot + j
+				p := parts[i]
+				errs[i] = func() error {
+					if err := slot.Stage(p.sol.W, p.sol.A, p.sol.B, 2); err != nil {
+						return err
+					}
+					res, _, err := key.Prove(slot, len(p.sol.A))
+					if err != nil {
+						return err
+					}
+					r, s, err := refprover.RandomRS()
+					if err != nil {
+						return err
+					}
+					if err := groth16.Verify(refprover.Assemble(pk, res, r, s), vk, p.public); err != nil {
+						return fmt.Errorf("groth16.Verify: %w", err)
+					}
+					return nil
+				}()
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("partition %d (slot %d): %v", i, i/perSlot, err)
+		}
+	}
+}
+
+// TestGroth16SlotRefusals checks the slot's size checks: staging that does not
+// match the key is refused before anything reaches the device.
+func TestGroth16SlotRefusals(t *testing.T) {
+	needDevice(t)
+	field := ecc.BLS12_381.ScalarField()
+	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpk, _, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := keyfile.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := LoadGroth16Key(0, pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer key.Free()
+	slot, err := key.NewSlot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.Free()
+	w := make([]fr.Element, pk.NbWires)
+	a := make([]fr.Element, pk.DomainSize)
+	for _, tc := range []struct {
+		name    string
+		w, a, b []fr.Element
+	}{
+		{"wires", w[1:], a, a},
+		{"A and B differ", w, a, a[1:]},
+		{"no constraints", w, nil, nil},
+		{"above the domain", w, append(a, fr.Element{}), append(a, fr.Element{})},
+	} {
+		if err := slot.Stage(tc.w, tc.a, tc.b, 2); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: Stage = %v, want ErrInvalid", tc.name, err)
+		}
+	}
+	for _, n := range []int{0, int(pk.DomainSize) + 1} {
+		if _, _, err := key.Prove(slot, n); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Prove of %d constraints = %v, want ErrInvalid", n, err)
+		}
+	}
+}

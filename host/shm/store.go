@@ -1,0 +1,238 @@
+//go:build linux
+
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// chunkSize is how much of a section Write copies per system call.
+const chunkSize = 4 << 20
+
+// seals are what Write adds once the partition is written: sdk.RequiredSeals,
+// and F_SEAL_SEAL so no seal can be added or taken away later.
+const seals = sdk.RequiredSeals | unix.F_SEAL_SEAL
+
+// validName is what a partition name may look like: nothing a log would mangle.
+// The name shows in /proc as the memfd's ("/memfd:NAME (deleted)").
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Store holds the host's partitions, one sealed memfd each. Its methods may be
+// called concurrently.
+type Store struct {
+	pid int
+
+	mu     sync.Mutex
+	files  map[uint64]*os.File // by inode, which the handle carries
+	closed bool
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{pid: os.Getpid(), files: make(map[uint64]*os.File)}
+}
+
+// Write writes one BLS12-381 partition into a new memfd, laid out by
+// sdk.PartitionLayout, seals it and returns its handle. W must hold at least one
+// element; A and B the same number, at least one. The partition stays until
+// Remove or Close; on any error nothing is kept.
+func (s *Store) Write(name string, curve sdk.Curve, W, A, B []fr.Element) (sdk.PartitionHandle, error) {
+	if !validName.MatchString(name) {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write: bad partition name %q (want 1-128 of A-Z a-z 0-9 . _ -, not starting with . _ or -)", name)
+	}
+	if curve != sdk.CurveBLS12381 {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: curve %q: only %s partitions are supported", name, curve, sdk.CurveBLS12381)
+	}
+	switch {
+	case len(W) == 0:
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: W is empty (a circuit has at least the constant wire)", name)
+	case len(A) == 0:
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: A is empty (no constraints)", name)
+	case len(A) != len(B):
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: len(A) = %d but len(B) = %d", name, len(A), len(B))
+	}
+	if s.isClosed() {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: the store is closed", name)
+	}
+	wOff, aOff, bOff, size := sdk.PartitionLayout(uint64(len(W)), uint64(len(A)))
+	h := sdk.PartitionHandle{
+		Size:          int64(size),
+		Curve:         curve,
+		NbWires:       uint64(len(W)),
+		NbConstraints: uint64(len(A)),
+		WOffset:       wOff,
+		AOffset:       aOff,
+		BOffset:       bOff,
+	}
+	f, err := memfd("zkhost-" + name)
+	if err != nil {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
+	}
+	if err := fillFile(f, h, W, A, B); err != nil {
+		f.Close()
+		if errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.ENOSPC) {
+			return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %d bytes do not fit in memory (or the memory cgroup's limit): %w", name, size, err)
+		}
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
+	}
+	h.Inode = uint64(st.Ino)
+	h.Path = fmt.Sprintf("/proc/%d/fd/%d", s.pid, f.Fd())
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		f.Close()
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: the store was closed meanwhile", name)
+	}
+	s.files[h.Inode] = f
+	return h, nil
+}
+
+// memfd creates an empty memfd that can be sealed and is not inherited by the
+// processes the host starts (backends open it through /proc instead). Kernels
+// since 6.3 also take MFD_NOEXEC_SEAL (the file can never be made executable,
+// and they warn about a memfd created without saying); older ones refuse the
+// flag, and get the memfd without it.
+func memfd(name string) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
+	if errors.Is(err, unix.EINVAL) {
+		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "memfd:"+name), nil
+}
+
+// fillFile is fill; a variable so tests can make it fail.
+var fillFile = fill
+
+// fill sizes f for h, writes W, A and B at their offsets and seals f.
+func fill(f *os.File, h sdk.PartitionHandle, W, A, B []fr.Element) error {
+	// Truncate first: the padding between sections stays a hole that reads as
+	// zeros and costs no memory.
+	if err := f.Truncate(h.Size); err != nil {
+		return err
+	}
+	for _, sec := range []struct {
+		off  uint64
+		data []byte
+	}{{h.WOffset, bytesOf(W)}, {h.AOffset, bytesOf(A)}, {h.BOffset, bytesOf(B)}} {
+		for len(sec.data) > 0 {
+			n := min(len(sec.data), chunkSize)
+			if _, err := f.WriteAt(sec.data[:n], int64(sec.off)); err != nil {
+				return err
+			}
+			sec.data, sec.off = sec.data[n:], sec.off+uint64(n)
+		}
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		return fmt.Errorf("sealing: %w", err)
+	}
+	return nil
+}
+
+// bytesOf views field elements as their in-memory bytes, the partition format.
+func bytesOf(v []fr.Element) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*sdk.ElementSize)
+}
+
+// Remove closes the memfd of the partition h names; its memory is freed once no
+// backend maps it any more. A partition already removed is not an error; a
+// handle this store did not write is.
+func (s *Store) Remove(h sdk.PartitionHandle) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.files[h.Inode]
+	if !ok {
+		return nil
+	}
+	if want := fmt.Sprintf("/proc/%d/fd/%d", s.pid, f.Fd()); h.Path != want {
+		return fmt.Errorf("shm: remove: handle %s (inode %d) is not this store's partition %s", h.Path, h.Inode, want)
+	}
+	delete(s.files, h.Inode)
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("shm: remove: %w", err)
+	}
+	return nil
+}
+
+// Len returns how many partitions the store holds.
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.files)
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close removes every partition. Later writes fail; closing twice is not an
+// error.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for ino, f := range s.files {
+		if err := f.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(s.files, ino)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("shm: close: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Held returns the names of the partitions process pid holds open (its
+// descriptors of memfds this package made, as /proc shows them), for checks
+// that none leaked. A process that is gone holds none.
+func Held(pid int) ([]string, error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shm: held: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		target, err := os.Readlink(dir + "/" + e.Name())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if name, ok := strings.CutPrefix(target, "/memfd:zkhost-"); ok {
+			names = append(names, strings.TrimSuffix(name, " (deleted)"))
+		}
+	}
+	return names, nil
+}
