@@ -325,7 +325,7 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("device[%d]: %w", i, err)
 		}
-		de := &deviceEntry{dev: dev, backend: dc.Backend, busy: newBusyWindow(time.Minute)}
+		de := &deviceEntry{dev: dev, backend: dc.Backend, busy: newBusyWindow(time.Minute), util: newUtilWindow(time.Minute)}
 		d.devices = append(d.devices, de)
 		desc := dev.Description()
 		if !desc.Device.Available {
@@ -386,6 +386,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// commit), so a disk with slow syncs does not hold the devices back.
 	for range 2*slots + 2 {
 		d.goRun(d.finalizer)
+	}
+	for _, de := range d.devices {
+		d.goRun(func() { d.sampleUtilization(de) })
 	}
 	d.goRun(d.housekeeping)
 	d.log.Info("serving", "devices", len(d.devices), "circuits", strings.Join(d.circuitNames(), ","), "synthesis_workers", workers,

@@ -34,6 +34,7 @@ type deviceEntry struct {
 	dev     *device.Device
 	backend string
 	busy    *busyWindow
+	util    *utilWindow // utilization samples (utilization.go)
 }
 
 // synthesisWorker takes partitions in priority order, reserves their memory,

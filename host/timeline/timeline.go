@@ -19,6 +19,10 @@ const (
 	PhaseDispatch   = "dispatch"    // handed to a device (an instant)
 	PhaseKeyLoad    = "key_load"    // a proving key loaded on the device on demand, before its partition
 	PhaseFinalize   = "finalize"    // verification and journaling
+	// PhaseUtilization is one utilization sample of a device (Lane), not of a
+	// partition: Job is empty, the event spans the sample's period and
+	// Utilization holds its percentage, Source what measured it ("nvml").
+	PhaseUtilization = "utilization"
 )
 
 // Event is one phase of one partition attempt.
@@ -35,6 +39,10 @@ type Event struct {
 	End   time.Time `json:"end"`
 	// DeviceBusy is the time the device reported busy within the phase.
 	DeviceBusy time.Duration `json:"device_busy_ns,omitempty"`
+	// Utilization (0..100) and Source are set on PhaseUtilization events only;
+	// a pointer, because 0% is a sample too.
+	Utilization *float64 `json:"utilization,omitempty"`
+	Source      string   `json:"source,omitempty"`
 }
 
 // Writer appends events to a file. It is safe for concurrent use.
