@@ -134,3 +134,37 @@ func (d *Daemon) sampleUtilization(de *deviceEntry) {
 		}
 	}
 }
+
+// preloadKeys loads every circuit's key on de at the daemon's start ([keys]
+// preload), one after another, and records each load in the timeline as a
+// key_load on the device's lane with no job. A job that needs a key while it
+// loads waits for the same load (the device shares concurrent loads of one
+// key); a key that fails to load (no room on the device) is logged and loaded
+// on demand later, as without preloading.
+func (d *Daemon) preloadKeys(de *deviceEntry) {
+	if !de.dev.Description().Device.Available {
+		return
+	}
+	seen := map[string]bool{}
+	for _, name := range d.circuitNames() {
+		ce := d.circuits[name]
+		if seen[ce.key.ID] {
+			continue // another name for a key already loaded
+		}
+		seen[ce.key.ID] = true
+		start := time.Now()
+		_, err := de.dev.LoadKey(d.ctx, ce.key)
+		if d.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d.log.Warn("preloading a key failed; it will be loaded when a job needs it", "device", de.dev.Name(), "key", ce.key.ID, "error", err)
+			continue
+		}
+		end := time.Now()
+		d.log.Info("key preloaded", "device", de.dev.Name(), "key", ce.key.ID, "took", end.Sub(start).Round(time.Millisecond))
+		if d.tl != nil {
+			d.tl.Record(timeline.Event{Lane: de.dev.Name(), Phase: timeline.PhaseKeyLoad, Circuit: ce.name, Start: start, End: end})
+		}
+	}
+}

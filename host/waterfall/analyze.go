@@ -389,10 +389,18 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 	devices := map[string]bool{}
 
 	for _, ev := range sorted {
+		s := span{off(ev.Start), off(ev.End)}
+		if ev.Job == "" && ev.Phase == phaseKeyLoad {
+			// A key preloaded at the daemon's start: no partition's.
+			dev := ev.Lane
+			devices[dev] = true
+			keyLoad[dev] = append(keyLoad[dev], s)
+			durations[ev.Phase] = append(durations[ev.Phase], ev.End.Sub(ev.Start))
+			continue
+		}
 		jobs[ev.Job] = true
 		parts[partKey{ev.Job, ev.Partition, 0}] = true
 		k := partKey{ev.Job, ev.Partition, ev.Attempt}
-		s := span{off(ev.Start), off(ev.End)}
 		if ev.Phase != timeline.PhaseDispatch {
 			durations[ev.Phase] = append(durations[ev.Phase], ev.End.Sub(ev.Start))
 			phaseBusy[ev.Phase] += ev.DeviceBusy
@@ -570,4 +578,15 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
 	rank = min(max(rank, 1), len(sorted))
 	return sorted[rank-1]
+}
+
+// BusyWindow is the time device was busy (the union of its phases with
+// device-busy time, as Device.Busy) within [from, to).
+func (a *Analysis) BusyWindow(device string, from, to time.Time) time.Duration {
+	spans := make([]span, 0, len(a.busy[device]))
+	for _, bp := range a.busy[device] {
+		spans = append(spans, bp.s)
+	}
+	w := []span{{from.Sub(a.Start).Nanoseconds(), to.Sub(a.Start).Nanoseconds()}}
+	return time.Duration(total(intersect(union(spans), w)))
 }

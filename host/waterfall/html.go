@@ -261,6 +261,9 @@ func buildView(a *Analysis, opts Options) view {
 			lb = laneFor(kindDevice, name)
 		}
 		k := partKey{ev.Job, ev.Partition, ev.Attempt}
+		if ev.Job == "" {
+			k.attempt = -1000 - len(lb.groups) // a preload: a group of its own
+		}
 		if IsHostPhase(ev.Phase) && ev.Phase != timeline.PhaseFinalize {
 			// Synthesis phases carry the attempt count before the dispatch; one
 			// group per partition attempt either way.
