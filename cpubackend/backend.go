@@ -64,9 +64,12 @@ type Backend struct {
 
 	keys *keyreg.Registry[*loadedKey]
 
-	// clock is where the last utilization sample ended (utilization.go).
+	// clock is where the last utilization sample ended; workers are the
+	// proof workers running and the CPU time of those that ended
+	// (utilization.go).
 	clockMu sync.Mutex
 	clock   cpuClock
+	workers workerCPU
 }
 
 // loadedKey is a mapped, verified key file and the FFT domain of its size.
