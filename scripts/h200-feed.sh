@@ -50,6 +50,15 @@ CUDA=${BACKEND:-$BIN/zkhost-backend-cuda}  # BACKEND=<cpu backend> for a dry run
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
+# NVML first: zkhost's utilization figures depend on it (the kernel tests' TestOpenNVML, when
+# bin/h200 has gpu.test).
+if [ -f "$ROOT/bin/h200/gpu.test.gz" ]; then
+  gunzip -c "$ROOT/bin/h200/gpu.test.gz" > "$BIN/gpu.test" && chmod +x "$BIN/gpu.test"
+  (cd "$ROOT/cudabackend/gpu" && export ZK_REQUIRE_GPU=1 && box 30 "$BIN/gpu.test" -test.run 'TestOpenNVML|TestNVMLPlaceSamples' -test.v) > "$OUT/nvml-check.txt" 2>&1
+  log "NVML check exit $? ($(grep -E '^(ok|PASS|FAIL|--- FAIL)' "$OUT/nvml-check.txt" | tr '\n' ' '))"
+  grep -E 'nvml_test.go' "$OUT/nvml-check.txt" | tee -a "$OUT/summary.txt"
+fi
+
 # circuit NAME: sets ARGS (zkhost's circuit flags), KEY (the key set's name), the bench's shape
 # (JOBS, CONC, PARTS) and the boxes (KG keygen, BT bench) for NAME.
 circuit() {
