@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
@@ -62,6 +63,13 @@ type Backend struct {
 	device chan struct{}
 
 	keys *keyreg.Registry[*loadedKey]
+
+	// clock is where the last utilization sample ended; workers are the
+	// proof workers running and the CPU time of those that ended
+	// (utilization.go).
+	clockMu sync.Mutex
+	clock   cpuClock
+	workers workerCPU
 }
 
 // loadedKey is a mapped, verified key file and the FFT domain of its size.
@@ -91,6 +99,9 @@ func New(opts Options) *Backend {
 		b.log = hclog.NewNullLogger()
 	}
 	b.keys = keyreg.New(b.maxInFlight, func(k *loadedKey) { k.close(b.log) })
+	if cpu, err := processCPU(); err == nil {
+		b.clock = cpuClock{wall: time.Now(), cpu: cpu}
+	}
 	return b
 }
 

@@ -103,8 +103,13 @@ func (b *Backend) proveInWorker(ctx context.Context, keyFile *os.File, keyDigest
 	if err := cmd.Start(); err != nil {
 		return nil, refprover.Timings{}, sdk.Errorf(sdk.ErrInternal, "prove worker: starting %s: %v", b.workerPath, err)
 	}
+	b.workerStarted(cmd.Process.Pid)
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		b.workerEnded(cmd.Process.Pid, cmd.ProcessState) // its CPU time counts in Utilization
+		waited <- err
+	}()
 	select {
 	case err = <-waited:
 	case <-ctx.Done():

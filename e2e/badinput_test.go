@@ -148,7 +148,9 @@ func newBadEnv(t *testing.T) *badEnv {
 	circuits := fmt.Sprintf("[[circuit]]\nname = \"chain\"\nkeys = %q\n\n[[circuit]]\nname = \"merkle\"\nkeys = %q\n\n[[circuit]]\nname = \"chainswap\"\nkeys = %q\n\n",
 		keyDir, keyDir, env.swapDir)
 	api := fmt.Sprintf("tcp_address = %q\ntls_cert = %q\ntls_key = %q\ntoken_file = %q", env.tcpAddr, env.certFile, keyFile, tokenFile)
-	env.main = newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}, Circuits: circuits, API: api})
+	// The key cases check what a backend finds when it loads a key on demand
+	// (a key preloaded at start is checked before any case changes its file).
+	env.main = newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}, Circuits: circuits, API: api, NoPreload: true})
 	env.main.start()
 	return env
 }

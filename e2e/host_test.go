@@ -52,6 +52,9 @@ type hostConf struct {
 	API string
 	// Synthesis workers; 0 means 1.
 	Workers int
+	// NoPreload turns off loading keys at start ([keys] preload), for tests
+	// of what happens when a key is loaded on demand.
+	NoPreload bool
 }
 
 // cpuDevice is a CPU backend device with one proving thread.
@@ -74,6 +77,9 @@ func (c hostConf) toml(stateDir, socket string) string {
 	fmt.Fprintf(&b, "[api]\nsocket = %q\n%s\n\n", socket, c.API)
 	fmt.Fprintf(&b, "[budget]\nbytes = \"2GiB\"\n\n")
 	fmt.Fprintf(&b, "[synthesis]\nworkers = %d\nthreads = 1\n\n", max(1, c.Workers))
+	if c.NoPreload {
+		b.WriteString("[keys]\npreload = false\n\n")
+	}
 	fmt.Fprintf(&b, "[retry]\nmax_attempts = %d\nbackoff_base = \"50ms\"\nbackoff_max = \"400ms\"\nprove_timeout = %q\n\n",
 		orInt(c.MaxAttempts, 3), orDuration(c.ProveTimeout, time.Minute).String())
 	fmt.Fprintf(&b, "[health]\ncrash_limit = %d\ncrash_window = %q\n\n", orInt(c.CrashLimit, 100), orDuration(c.CrashWindow, 10*time.Minute).String())

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds, on a machine with Go and nvcc (no GPU needed), everything scripts/h200-run.sh runs on
-# the GPU machine (which has no Go): the zkhost CLI, the CUDA backend, the conformance suite and
-# the kernel tests, stripped and gzipped into bin/h200/ (git-ignored; carry it to the device).
+# Builds, on a machine with Go and nvcc (no GPU needed), everything scripts/h200-run.sh and
+# scripts/h200-feed.sh run on the GPU machine (which has no Go): the zkhost CLI, the CUDA backend,
+# the conformance suite and the kernel tests, stripped and gzipped into bin/h200/ (git-ignored;
+# carry it to the device).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=bin/h200

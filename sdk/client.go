@@ -2,11 +2,12 @@ package sdk
 
 import (
 	"context"
+	"time"
 
 	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
 )
 
-// NewGRPCClient returns a Backend that calls a backend process through c (from
+// NewGRPCClient returns a Backend, which is also a UtilizationReporter, that calls a backend process through c (from
 // plugins.Process.Backend), so the host deals only in sdk types.
 //
 // Errors come back as they left the backend: errors.As finds an *Error with
@@ -52,4 +53,18 @@ func (g *grpcClient) Prove(ctx context.Context, req ProveRequest) (ProveResult, 
 		return ProveResult{}, errorFromStatus(ctx, err)
 	}
 	return proveResultFromProto(r), nil
+}
+
+// Utilization asks the backend for its samples after since. A backend that
+// does not report utilization answers an *Error of kind ErrUnimplemented.
+func (g *grpcClient) Utilization(ctx context.Context, since time.Time) (Utilization, error) {
+	var ns int64
+	if !since.IsZero() {
+		ns = since.UnixNano()
+	}
+	r, err := g.c.Utilization(ctx, &backendv1.UtilizationRequest{SinceUnixNs: ns})
+	if err != nil {
+		return Utilization{}, errorFromStatus(ctx, err)
+	}
+	return utilizationFromProto(r), nil
 }

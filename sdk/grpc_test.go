@@ -373,3 +373,67 @@ func TestServeRefusesNil(t *testing.T) {
 		t.Fatal("Serve(nil) did not fail")
 	}
 }
+
+// utilizationBackend is a fakeBackend that also reports utilization.
+type utilizationBackend struct {
+	fakeBackend
+	utilization func(ctx context.Context, since time.Time) (Utilization, error)
+}
+
+func (u *utilizationBackend) Utilization(ctx context.Context, since time.Time) (Utilization, error) {
+	return u.utilization(ctx, since)
+}
+
+func TestUtilizationRoundTrip(t *testing.T) {
+	since := time.Unix(1700000000, 123456789)
+	want := Utilization{Source: UtilizationNVML, Samples: []UtilizationSample{
+		{Time: time.Unix(1700000001, 0), Period: 166 * time.Millisecond, Percent: 97},
+		{Time: time.Unix(1700000001, 166e6), Period: 166 * time.Millisecond, Percent: 12.5},
+	}}
+	var gotSince []time.Time
+	ub := &utilizationBackend{utilization: func(_ context.Context, s time.Time) (Utilization, error) {
+		gotSince = append(gotSince, s)
+		if s.IsZero() {
+			return Utilization{}, Errorf(ErrUnavailable, "no NVML: libnvidia-ml.so.1 not found")
+		}
+		return want, nil
+	}}
+	raw, _ := connect(t, &grpcServer{b: ub})
+	c := NewGRPCClient(raw).(UtilizationReporter)
+	got, err := c.Utilization(context.Background(), since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got.Samples {
+		if !got.Samples[i].Time.Equal(want.Samples[i].Time) {
+			t.Fatalf("sample %d time %v, want %v", i, got.Samples[i].Time, want.Samples[i].Time)
+		}
+		got.Samples[i].Time = want.Samples[i].Time
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	// The zero time crosses as zero, and a backend's error keeps its kind.
+	_, err = c.Utilization(context.Background(), time.Time{})
+	if KindOf(err) != ErrUnavailable || !strings.Contains(err.Error(), "no NVML") {
+		t.Fatalf("got %v, want kind unavailable saying no NVML", err)
+	}
+	if len(gotSince) != 2 || !gotSince[0].Equal(since) || !gotSince[1].IsZero() {
+		t.Fatalf("backend saw since %v, want [%v, zero]", gotSince, since)
+	}
+}
+
+func TestUtilizationOptional(t *testing.T) {
+	// A backend without UtilizationReporter answers unimplemented, as does
+	// an older backend built before the call existed.
+	for name, srv := range map[string]backendv1.BackendServer{
+		"without the interface": &grpcServer{b: &fakeBackend{}},
+		"older backend":         backendv1.UnimplementedBackendServer{},
+	} {
+		raw, _ := connect(t, srv)
+		_, err := NewGRPCClient(raw).(UtilizationReporter).Utilization(context.Background(), time.Now())
+		if KindOf(err) != ErrUnimplemented {
+			t.Fatalf("%s: got %v, want kind unimplemented", name, err)
+		}
+	}
+}

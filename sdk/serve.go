@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
@@ -166,4 +167,23 @@ func (s *grpcServer) Prove(ctx context.Context, req *backendv1.ProveRequest) (*b
 		return nil, errorToStatus(err)
 	}
 	return proveResultToProto(res), nil
+}
+
+// Utilization answers from the backend's UtilizationReporter, or Unimplemented
+// when it has none (an optional interface, as terraform-plugin-go adds
+// capabilities).
+func (s *grpcServer) Utilization(ctx context.Context, req *backendv1.UtilizationRequest) (*backendv1.UtilizationResponse, error) {
+	r, ok := s.b.(UtilizationReporter)
+	if !ok {
+		return nil, errorToStatus(Errorf(ErrUnimplemented, "utilization: this backend does not report it"))
+	}
+	var since time.Time
+	if ns := req.GetSinceUnixNs(); ns > 0 {
+		since = time.Unix(0, ns)
+	}
+	u, err := r.Utilization(ctx, since)
+	if err != nil {
+		return nil, errorToStatus(err)
+	}
+	return utilizationToProto(u), nil
 }

@@ -257,6 +257,22 @@ func (c *causedError) Error() string { return c.e.Error() }
 
 func (c *causedError) Unwrap() []error { return append([]error{c.e}, c.causes...) }
 
+func utilizationToProto(u Utilization) *backendv1.UtilizationResponse {
+	r := &backendv1.UtilizationResponse{Source: u.Source, Samples: make([]*backendv1.UtilizationSample, len(u.Samples))}
+	for i, s := range u.Samples {
+		r.Samples[i] = &backendv1.UtilizationSample{TimeUnixNs: s.Time.UnixNano(), PeriodNs: int64(s.Period), Percent: s.Percent}
+	}
+	return r
+}
+
+func utilizationFromProto(r *backendv1.UtilizationResponse) Utilization {
+	u := Utilization{Source: r.GetSource()}
+	for _, s := range r.GetSamples() {
+		u.Samples = append(u.Samples, UtilizationSample{Time: time.Unix(0, s.GetTimeUnixNs()), Period: time.Duration(s.GetPeriodNs()), Percent: s.GetPercent()})
+	}
+	return u
+}
+
 func clampInt32(v int) int32 {
 	switch {
 	case v > math.MaxInt32:

@@ -24,7 +24,10 @@ func init() {
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("bench", "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags]", ""+
 		"Submits J jobs of P partitions, C at a time, and reports proofs per minute, seconds per proof, the\n"+
-		"devices' busy share as they measured it (from the timeline) and p50/p99 of every phase. Without --api\n"+
+		"devices' busy share as they measured it (from the timeline) and p50/p99 of every phase, and the same\n"+
+		"figures for the steady state (from each device's first proof to the last submission: warm-up left out)\n"+
+		"beside the devices' own utilization samples (NVML on a GPU), the isolated device time per proof\n"+
+		"(--isolated single proofs after the run) and the ratio to the rate it allows. Without --api\n"+
 		"or --config it starts a daemon in this process: a temporary state directory, --devices backends\n"+
 		"(--backend, default the CPU backend next to this executable), keys generated into --keys on first use,\n"+
 		"and a timeline written to --timeline.", stderr)
@@ -49,6 +52,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	inFlight := fs.Int("in-flight", 0, "standalone: partitions in flight per device (0: the backend's own)")
 	threads := fs.Int("threads", 0, "standalone: backend threads (CPU backend; 0: all cores)")
 	workers := fs.Int("workers", 0, "standalone: synthesis workers (0: the daemon's default)")
+	synthCores := fs.Int("synth-cores", 0, "standalone: cores synthesis may use in all ([synthesis] cores; 0: the daemon's default, 3/4 of the cores)")
+	solverThreads := fs.Int("solver-threads", 0, "standalone: solver threads per synthesis worker (0: synth-cores/workers)")
+	isolated := fs.Int("isolated", 3, "single-partition jobs proved one at a time after the run for the isolated device time per proof (0: none)")
+	isolatedTime := fs.Duration("isolated-time", 0, "the isolated device time per proof, given instead of measured (e.g. 92ms)")
 	keys := fs.String("keys", bench.DefaultKeyDir(), "standalone: key cache directory")
 	logLevel := fs.String("log-level", "warn", "standalone: the daemon's log level")
 	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
@@ -69,7 +76,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	opts := bench.Options{Spec: spec, Circuit: *as, Jobs: *jobs, Concurrency: *conc, Partitions: *parts, Progress: stderr}
+	if *isolated < 0 || *isolatedTime < 0 || *synthCores < 0 || *solverThreads < 0 {
+		return fmt.Errorf("%w: --isolated, --isolated-time, --synth-cores and --solver-threads may not be negative", cli.ErrUsage)
+	}
+	opts := bench.Options{Spec: spec, Circuit: *as, Jobs: *jobs, Concurrency: *conc, Partitions: *parts, Progress: stderr,
+		Isolated: *isolated, IsolatedTime: *isolatedTime}
 	if *class != "" {
 		if opts.Class, err = api.ParseClass(*class); err != nil {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
@@ -114,7 +125,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "starting a daemon in this process (%d× %s); keys in %s\n", *devices, filepath.Base(*backend), *keys)
 		s, err := bench.StartStandalone(ctx, bench.StandaloneOptions{
 			Spec: spec, KeyDir: *keys, Backend: *backend, Devices: *devices, InFlight: *inFlight, Threads: *threads,
-			Workers: *workers, Timeline: opts.TimelinePath, LogLevel: *logLevel, Logger: newLogger(stderr, *logLevel),
+			Workers: *workers, SynthCores: *synthCores, SolverThreads: *solverThreads, Timeline: opts.TimelinePath, LogLevel: *logLevel, Logger: newLogger(stderr, *logLevel),
 		})
 		if err != nil {
 			return err

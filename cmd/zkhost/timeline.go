@@ -9,34 +9,39 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
 
+	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/host/waterfall"
 )
 
 func init() {
-	register("timeline", "render a timeline file as a waterfall page (zkhost timeline FILE -o waterfall.html)", cmdTimeline)
+	register("timeline", "render a timeline as a waterfall page (zkhost timeline [FILE] -o waterfall.html)", cmdTimeline)
 }
 
 func cmdTimeline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("timeline", "timeline FILE [-o waterfall.html] [--title T] [--width PX] [--gaps N]", ""+
-		"FILE is a timeline the daemon wrote ([timeline] path), or - for standard input. The page is one\n"+
-		"self-contained HTML file: an SVG waterfall with one lane per synthesis worker and per device, each\n"+
-		"device's utilization from the busy time its backend measured, and its largest idle gaps with what the\n"+
-		"host was doing meanwhile.", stderr)
+	fs := cli.NewFlagSet("timeline", "timeline [FILE] [-o waterfall.html] [--last D] [--title T] [--width PX] [--gaps N]", ""+
+		"FILE is a timeline the daemon wrote, or - for standard input. Without FILE it is the daemon's own: the\n"+
+		"[timeline] path of --config, else of the default config (timeline.jsonl in the state directory), with\n"+
+		"the files rotation kept of it. The page is one self-contained HTML file: an SVG waterfall with one lane\n"+
+		"per synthesis worker and per device, each device's busy share from the busy time its backend measured\n"+
+		"and its utilization samples (NVML on a GPU), and its largest idle gaps with what the host was doing.", stderr)
 	out := fs.String("o", "waterfall.html", "the HTML page to write")
 	title := fs.String("title", "", "page title (default: the timeline's file name)")
 	width := fs.Int("width", 1200, "plot width in pixels")
 	gaps := fs.Int("gaps", 10, "largest gaps listed per device")
+	last := fs.Duration("last", 0, "only the events of this long before the newest one (e.g. 10m; 0: all)")
+	cfgPath := fs.String("config", "", "without FILE: the daemon config whose [timeline] path to read")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	if len(pos) > 1 {
 		fs.Usage()
-		return fmt.Errorf("%w: want one timeline file, got %d arguments", cli.ErrUsage, len(pos))
+		return fmt.Errorf("%w: want at most one timeline file, got %d arguments", cli.ErrUsage, len(pos))
 	}
 	if *width < 200 || *width > 100000 {
 		return fmt.Errorf("%w: --width %d is outside 200..100000", cli.ErrUsage, *width)
@@ -44,21 +49,41 @@ func cmdTimeline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *gaps < 1 {
 		return fmt.Errorf("%w: --gaps must be at least 1", cli.ErrUsage)
 	}
-	src := pos[0]
-	var r io.Reader
-	if src == "-" {
-		r = os.Stdin
+	if *last < 0 {
+		return fmt.Errorf("%w: --last may not be negative", cli.ErrUsage)
+	}
+	var files []string
+	src := ""
+	if len(pos) == 1 {
+		if *cfgPath != "" {
+			return fmt.Errorf("%w: --config is for reading the daemon's timeline, without FILE", cli.ErrUsage)
+		}
+		src, files = pos[0], []string{pos[0]}
 	} else {
-		f, err := os.Open(src)
+		cfg := config.Default()
+		if *cfgPath != "" {
+			if cfg, err = config.Load(*cfgPath); err != nil {
+				return err
+			}
+		}
+		if cfg.Timeline.Path == "" {
+			return fmt.Errorf("the daemon's config turns the timeline off ([timeline] enabled = false): name a FILE")
+		}
+		src = cfg.Timeline.Path
+		if files = timeline.Files(src); len(files) == 0 {
+			return fmt.Errorf("%s: no such file: the daemon has written no timeline there yet", src)
+		}
+	}
+	var evs []timeline.Event
+	for _, f := range files {
+		part, err := readTimelineFile(f)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		r = f
+		evs = append(evs, part...)
 	}
-	evs, err := timeline.Read(r)
-	if err != nil {
-		return fmt.Errorf("%s: %w", src, err)
+	if *last > 0 {
+		evs = lastEvents(evs, *last)
 	}
 	a, err := waterfall.Analyze(evs)
 	if err != nil {
@@ -79,12 +104,48 @@ func cmdTimeline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
+// readTimelineFile reads one timeline file, or standard input for "-".
+func readTimelineFile(src string) ([]timeline.Event, error) {
+	var r io.Reader = os.Stdin
+	if src != "-" {
+		f, err := os.Open(src)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	evs, err := timeline.Read(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	return evs, nil
+}
+
+// lastEvents keeps the events that end within d before the newest end.
+func lastEvents(evs []timeline.Event, d time.Duration) []timeline.Event {
+	var newest time.Time
+	for _, e := range evs {
+		if e.End.After(newest) {
+			newest = e.End
+		}
+	}
+	from := newest.Add(-d)
+	out := evs[:0]
+	for _, e := range evs {
+		if e.End.After(from) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // printDevices prints each device's busy share and its largest gaps.
 func printDevices(w io.Writer, a *waterfall.Analysis, gaps int) {
 	t := table.NewWriter()
 	t.SetOutputMirror(w)
 	t.SetStyle(table.StyleLight)
-	t.AppendHeader(table.Row{"device", "partitions", "busy %", "idle", "largest gaps (start +length: what the host was doing)"})
+	t.AppendHeader(table.Row{"device", "partitions", "busy %", "utilization %", "idle", "largest gaps (start +length: what the host was doing)"})
 	for _, d := range a.Devices {
 		var gs []string
 		for i, g := range d.Gaps {
@@ -93,7 +154,11 @@ func printDevices(w io.Writer, a *waterfall.Analysis, gaps int) {
 			}
 			gs = append(gs, fmt.Sprintf("%.2fs +%s: %s", g.Start.Sub(a.Start).Seconds(), g.Duration().Round(1e5), g.Cause.Label()))
 		}
-		t.AppendRow(table.Row{d.Name, d.Partitions, fmt.Sprintf("%.1f", d.BusyPercent), d.Idle.Round(1e6), strings.Join(gs, "\n")})
+		util := "-"
+		if d.UtilizationCount > 0 {
+			util = fmt.Sprintf("%.1f (%s)", d.Utilization, d.UtilizationSource)
+		}
+		t.AppendRow(table.Row{d.Name, d.Partitions, fmt.Sprintf("%.1f", d.BusyPercent), util, d.Idle.Round(1e6), strings.Join(gs, "\n")})
 	}
 	t.Render()
 }

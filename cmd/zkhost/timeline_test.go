@@ -50,7 +50,9 @@ func TestTimelineCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"timeline"}, 2, "want one timeline file"},
+		{[]string{"timeline", src, src}, 2, "want at most one timeline file"},
+		{[]string{"timeline", src, "--config", src}, 2, "without FILE"},
+		{[]string{"timeline", src, "--last", "-1s"}, 2, "negative"},
 		{[]string{"timeline", filepath.Join(dir, "missing.jsonl")}, 1, "no such file"},
 		{[]string{"timeline", src, "--width", "5"}, 2, "--width 5"},
 	} {
@@ -65,5 +67,50 @@ func TestTimelineCommand(t *testing.T) {
 	stderr.Reset()
 	if code := run([]string{"timeline", bad}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "line 2") {
 		t.Errorf("bad file: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestTimelineDefaultFile: without FILE the command reads the default
+// daemon's timeline in the state directory, its rotated files first, and
+// --last keeps the newest events only.
+func TestTimelineDefaultFile(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	dir := filepath.Join(state, "zkhost")
+	os.MkdirAll(dir, 0o700)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"timeline", "-o", filepath.Join(t.TempDir(), "p.html")}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), filepath.Join(dir, "timeline.jsonl")) {
+		t.Fatalf("no timeline yet: exit %d, %q; want exit 1 naming the default file", code, stderr.String())
+	}
+	t0 := time.Unix(1_800_000_000, 0)
+	write := func(path string, job string, from int) {
+		w, err := timeline.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := t0.Add(time.Duration(from) * time.Second)
+		w.Record(timeline.Event{Job: job, Attempt: 1, Lane: "dev0", Phase: "msm_g1", Start: s, End: s.Add(time.Second), DeviceBusy: time.Second})
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(dir, "timeline.jsonl.1"), "old", 0)
+	write(filepath.Join(dir, "timeline.jsonl"), "new", 60)
+	for _, tc := range []struct {
+		args   []string
+		events string
+	}{
+		{nil, "2 events"},
+		{[]string{"--last", "10s"}, "1 events"},
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		out := filepath.Join(t.TempDir(), "p.html")
+		if code := run(append([]string{"timeline", "-o", out}, tc.args...), &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), tc.events) {
+			t.Errorf("%v: %q, want %s", tc.args, stdout.String(), tc.events)
+		}
 	}
 }

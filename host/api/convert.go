@@ -216,6 +216,10 @@ func deviceStatusProto(d DeviceStatus) *zkhostv1.DeviceStatus {
 		Restarts:     uint32(d.Restarts),
 		Healthy:      d.Healthy,
 		Error:        d.Error,
+
+		UtilizationPercent: d.UtilizationPercent,
+		UtilizationSource:  d.UtilizationSource,
+		UtilizationNote:    d.UtilizationNote,
 	}
 }
 
@@ -233,6 +237,10 @@ func DeviceStatusFromProto(d *zkhostv1.DeviceStatus) DeviceStatus {
 		Restarts:     int(d.GetRestarts()),
 		Healthy:      d.GetHealthy(),
 		Error:        d.GetError(),
+
+		UtilizationPercent: d.GetUtilizationPercent(),
+		UtilizationSource:  d.GetUtilizationSource(),
+		UtilizationNote:    d.GetUtilizationNote(),
 	}
 }
 

@@ -364,6 +364,14 @@ type DeviceStatus struct {
 	Healthy      bool
 	// Error says why the device is unhealthy.
 	Error string
+	// UtilizationPercent is the mean of the device's utilization samples over
+	// the last minute, 0..100, measured as UtilizationSource says ("nvml": the
+	// driver's share of time a kernel ran; "process-cpu": the CPU backend's CPU
+	// time over its threads). With no samples UtilizationSource is empty and
+	// UtilizationNote says why.
+	UtilizationPercent float64
+	UtilizationSource  string
+	UtilizationNote    string
 }
 
 // BudgetStatus is the host memory budget.

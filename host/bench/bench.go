@@ -107,6 +107,11 @@ type Options struct {
 	TimelinePath string
 	// Progress, when set, receives a progress bar.
 	Progress io.Writer
+	// Isolated, above 0, is how many single-partition jobs are proved one at
+	// a time after the run, on the warm daemon, to measure the isolated
+	// device time per proof; IsolatedTime, when set instead, gives it.
+	Isolated     int
+	IsolatedTime time.Duration
 }
 
 // Result is what a benchmark measured.
@@ -138,6 +143,11 @@ type Result struct {
 	TimelinePath string
 	// Analysis is the timeline analysis of this run's events, when read.
 	Analysis *waterfall.Analysis `json:"-"`
+
+	// Steady is the run's steady state (steady.go): the figures of the
+	// window from each device's first verified proof (its key loaded, its
+	// pipeline warm) to the last submission (after it the backlog drains).
+	Steady Steady
 }
 
 // Run runs the benchmark o against t.
@@ -167,10 +177,11 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 	bar := newProgress(o.Progress, total)
 	var proved atomic.Int64
 	var (
-		mu        sync.Mutex
-		jobs      []api.Job
-		errs      []string
-		submitErr error // the first Submit that failed: no more jobs are fed
+		mu         sync.Mutex
+		jobs       []api.Job
+		errs       []string
+		submitErr  error // the first Submit that failed: no more jobs are fed
+		lastSubmit time.Time
 	)
 	next := make(chan int)
 	ctx, cancel := context.WithCancel(ctx)
@@ -183,6 +194,9 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 			defer wg.Done()
 			for range next {
 				job, err := t.Submit(ctx, api.SubmitRequest{Circuit: o.Circuit, Witnesses: witnesses, Class: o.Class})
+				mu.Lock()
+				lastSubmit = time.Now()
+				mu.Unlock()
 				if err != nil {
 					mu.Lock()
 					if submitErr == nil {
@@ -287,6 +301,19 @@ feed:
 			r.DeviceBusyPercent = 100 * busy.Seconds() / (wall.Seconds() * float64(n))
 		}
 	}
+	r.Steady = steadyWindow(jobs, start, lastSubmit, time.Now())
+	if o.TimelinePath != "" && r.Analysis != nil {
+		r.Steady.fromTimeline(r.Analysis, max(1, len(st.Devices)))
+	}
+	if len(errs) == 0 {
+		r.Steady.Isolated = o.IsolatedTime
+		if o.Isolated > 0 && o.IsolatedTime == 0 {
+			if err := r.Steady.measureIsolated(ctx, t, o, witnesses[:1]); err != nil {
+				return r, fmt.Errorf("bench: isolated proofs: %w", err)
+			}
+		}
+		r.Steady.compare(max(1, len(st.Devices)))
+	}
 	if len(errs) > 0 {
 		return r, fmt.Errorf("bench: %d of %d jobs failed; first: %s", r.FailedJobs, o.Jobs, errs[0])
 	}
@@ -326,17 +353,41 @@ func readTimeline(ctx context.Context, path string, ids map[string]bool, proofs 
 // readEvents reads the events of the jobs in ids. The daemon may be writing the
 // file: a last line without its newline is still being written and is left out.
 func readEvents(path string, ids map[string]bool) ([]timeline.Event, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+	files := timeline.Files(path) // a daemon's timeline may have rotated during the run
+	if len(files) == 0 {
+		files = []string{path} // for the error
 	}
-	all, err := timeline.Read(bytes.NewReader(data[:bytes.LastIndexByte(data, '\n')+1]))
-	if err != nil {
-		return nil, err
+	var all []timeline.Event
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		evs, err := timeline.Read(bytes.NewReader(data[:bytes.LastIndexByte(data, '\n')+1]))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		all = append(all, evs...)
 	}
-	var evs []timeline.Event
+	var evs, devEvs []timeline.Event
+	var first, last time.Time
 	for _, e := range all {
-		if ids[e.Job] {
+		switch {
+		case ids[e.Job]:
+			evs = append(evs, e)
+			if first.IsZero() || e.Start.Before(first) {
+				first = e.Start
+			}
+			if e.End.After(last) {
+				last = e.End
+			}
+		case e.Job == "" && e.Lane != "":
+			devEvs = append(devEvs, e) // utilization samples and key preloads
+		}
+	}
+	// Device events count where they overlap this run's.
+	for _, e := range devEvs {
+		if len(evs) > 0 && e.End.After(first) && e.Start.Before(last) {
 			evs = append(evs, e)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/timeline"
+	"github.com/zkhost/zkhost/host/waterfall"
 )
 
 var backendBin string // built by TestMain
@@ -214,9 +215,13 @@ func TestStandaloneEndToEnd(t *testing.T) {
 			t.Errorf("phase %s: %+v", ph, p)
 		}
 	}
-	// The key is loaded once, before the first partition on the device.
-	if p, ok := r.Analysis.Phase(timeline.PhaseKeyLoad); !ok || p.Count < 1 || p.Count > 2 {
+	// The key is preloaded at the daemon's start; a partition that came
+	// during the load waited for it (its own key_load): at most two.
+	if p, ok := r.Analysis.Phase(timeline.PhaseKeyLoad); ok && p.Count > 2 {
 		t.Errorf("key_load %+v", p)
+	}
+	if !r.Steady.OK || r.Steady.Proofs+r.Steady.WarmupProofs > 6 || r.Steady.WarmupProofs < 1 || r.Steady.TimelineBusyPercent < 0 || r.Steady.TimelineBusyPercent > 100 {
+		t.Errorf("steady state %+v", r.Steady)
 	}
 	lanes := map[string]bool{}
 	for _, e := range r.Analysis.Events() {
@@ -261,16 +266,22 @@ func TestStandaloneEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	r2, err := Run(ctx, ClientTarget(c), Options{Spec: spec, Circuit: s.Circuit, Jobs: 2, Concurrency: 1, Partitions: 1, TimelinePath: tl})
+	r2, err := Run(ctx, ClientTarget(c), Options{Spec: spec, Circuit: s.Circuit, Jobs: 3, Concurrency: 1, Partitions: 1, TimelinePath: tl, Isolated: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r2.Proofs != 2 || r2.Analysis.Partitions != 2 || r2.Analysis.Jobs != 2 {
+	// Two single proofs after the run give the isolated device time: the
+	// backend-measured busy time of one proof, within its prove call.
+	if st := r2.Steady; st.IsolatedProofs != 2 || st.Isolated <= 0 || st.Isolated > st.IsolatedWall || st.IsolatedProofsPerMinute <= 0 || st.Ratio <= 0 {
+		t.Errorf("isolated figures %+v", st)
+	}
+	if r2.Proofs != 3 || r2.Analysis.Partitions != 3 || r2.Analysis.Jobs != 3 {
 		t.Errorf("API run: %d proofs, timeline %d jobs %d partitions", r2.Proofs, r2.Analysis.Jobs, r2.Analysis.Partitions)
 	}
 	var out bytes.Buffer
 	Print(&out, r2)
-	if !strings.Contains(out.String(), "phases (from timeline)") || !strings.Contains(out.String(), tl) {
+	if !strings.Contains(out.String(), "phases (from timeline)") || !strings.Contains(out.String(), tl) ||
+		!strings.Contains(out.String(), "isolated device time per proof") || !strings.Contains(out.String(), "ratio to the isolated rate") {
 		t.Errorf("report:\n%s", out.String())
 	}
 }
@@ -288,5 +299,67 @@ func TestReadEventsPartialLine(t *testing.T) {
 	os.WriteFile(path, []byte("garbage\n"), 0o600)
 	if _, err := readEvents(path, nil); err == nil {
 		t.Error("a bad complete line was accepted")
+	}
+}
+
+// TestSteadyWindow: the window opens at the latest of the devices' first
+// proofs and closes at the last submission; proofs before it are the
+// warm-up, proofs after it (the drain) count in neither.
+func TestSteadyWindow(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	part := func(dev string, ms int) api.Partition {
+		return api.Partition{State: api.PartitionVerified, Device: dev, VerifiedAt: at(ms)}
+	}
+	jobs := []api.Job{
+		// dev0 warms at 1000, dev1 (a cold key) at 3000: the window opens at 3000.
+		{Partitions: []api.Partition{part("dev0", 1000), part("dev1", 3000), part("dev0", 2000)}},
+		{Partitions: []api.Partition{part("dev0", 4000), part("dev1", 5000), part("dev0", 6000), part("dev1", 7000)}},
+		// Verified after the last submission at 7000: the drain.
+		{Partitions: []api.Partition{part("dev0", 8000), part("dev1", 9000), {State: api.PartitionFailed, Device: "dev0", VerifiedAt: at(7500)}}},
+	}
+	s := steadyWindow(jobs, t0, at(7000), at(9000))
+	if !s.OK || !s.Start.Equal(at(3000)) || s.Window != 4*time.Second || s.WarmupProofs != 3 || s.Proofs != 4 {
+		t.Fatalf("window %+v: want 3s..7s, 3 warm-up proofs, 4 proofs", s)
+	}
+	if s.ProofsPerMinute != 60 {
+		t.Errorf("%.3f proofs/min, want 60 (4 in 4 s)", s.ProofsPerMinute)
+	}
+	s.Isolated = 2 * time.Second // two devices at 2 s a proof allow 60/min
+	s.compare(2)
+	if s.IsolatedProofsPerMinute != 60 || s.Ratio != 1 {
+		t.Errorf("isolated %.3f/min ratio %.3f, want 60 and 1", s.IsolatedProofsPerMinute, s.Ratio)
+	}
+
+	// Too few jobs: the last submission before dev1's first proof.
+	s = steadyWindow(jobs, t0, at(2500), at(9000))
+	if s.OK || !strings.Contains(s.Note, "raise --jobs") || s.Proofs != 9 || s.Window != 9*time.Second {
+		t.Errorf("no steady window: %+v, want the whole run's 9 proofs over 9 s and a note", s)
+	}
+}
+
+// TestSteadyFromTimeline: busy and utilization within the window only.
+func TestSteadyFromTimeline(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	pct := func(v float64) *float64 { return &v }
+	evs := []timeline.Event{
+		// Busy 0..1000 (warm-up) and 2000..3000 (in the window 1000..4000).
+		{Job: "j", Lane: "dev0", Phase: "msm_g1", Start: at(0), End: at(1000), DeviceBusy: time.Second},
+		{Job: "j", Partition: 1, Lane: "dev0", Phase: "msm_g1", Start: at(2000), End: at(3000), DeviceBusy: time.Second},
+		{Lane: "dev0", Phase: timeline.PhaseUtilization, Start: at(0), End: at(2000), Utilization: pct(100), Source: "nvml"},
+		{Lane: "dev0", Phase: timeline.PhaseUtilization, Start: at(2000), End: at(4000), Utilization: pct(40), Source: "nvml"},
+	}
+	a, err := waterfall.Analyze(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Steady{Start: at(1000), End: at(4000), Window: 3 * time.Second}
+	s.fromTimeline(a, 1)
+	if math.Abs(s.TimelineBusyPercent-100.0/3) > 1e-9 {
+		t.Errorf("busy %.3f%%, want 33.333%% (1 s of 3)", s.TimelineBusyPercent)
+	}
+	if want := (100*1 + 40*2) / 3.0; math.Abs(s.UtilizationPercent-want) > 1e-9 || s.UtilizationSource != "nvml" || s.UtilizationSamples != 2 {
+		t.Errorf("utilization %.3f%% (%s, %d), want %.3f%% (nvml, 2)", s.UtilizationPercent, s.UtilizationSource, s.UtilizationSamples, want)
 	}
 }

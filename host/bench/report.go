@@ -56,6 +56,29 @@ func Print(w io.Writer, r *Result) {
 			t.AppendRow(table.Row{"device idle, by cause", strings.Join(gaps, "\n")})
 		}
 	}
+	st := r.Steady
+	if st.OK {
+		t.AppendRow(table.Row{"steady state (window)", fmt.Sprintf("%s from each device's first proof to the last submission; %d warm-up proofs left out", round(st.Window), st.WarmupProofs)})
+	} else {
+		t.AppendRow(table.Row{"steady state (window)", st.Note})
+	}
+	t.AppendRow(table.Row{"steady proofs per minute", fmt.Sprintf("%.2f (%d proofs)", st.ProofsPerMinute, st.Proofs)})
+	if st.Isolated > 0 {
+		how := fmt.Sprintf("median of %d single proofs on the warm daemon; prove call %s", st.IsolatedProofs, round(st.IsolatedWall))
+		if st.IsolatedProofs == 0 {
+			how = "given"
+		}
+		t.AppendRow(table.Row{"isolated device time per proof", fmt.Sprintf("%s (%s)", round(st.Isolated), how)})
+		t.AppendRow(table.Row{"ratio to the isolated rate", fmt.Sprintf("%.3f (%.2f of %.2f proofs/min the devices alone allow)", st.Ratio, st.ProofsPerMinute, st.IsolatedProofsPerMinute)})
+	}
+	if st.TimelineBusyPercent >= 0 {
+		t.AppendRow(table.Row{"steady device busy (timeline)", fmt.Sprintf("%.1f%%%s", st.TimelineBusyPercent, perDevice(st, false))})
+	}
+	if st.UtilizationSource != "" {
+		t.AppendRow(table.Row{"steady utilization (" + st.UtilizationSource + ")", fmt.Sprintf("%.1f%% over %d samples%s", st.UtilizationPercent, st.UtilizationSamples, perDevice(st, true))})
+	} else if st.TimelineBusyPercent >= 0 {
+		t.AppendRow(table.Row{"steady utilization (driver)", "n/a: the timeline has no utilization samples (the backend reports none; see zkhost status)"})
+	}
 	if r.TimelinePath != "" {
 		t.AppendRow(table.Row{"timeline", r.TimelinePath})
 	} else {
@@ -81,6 +104,28 @@ func Print(w io.Writer, r *Result) {
 	for _, e := range r.Errors {
 		fmt.Fprintln(w, "error:", e)
 	}
+}
+
+// perDevice lists each device's steady busy (or utilization) share, when
+// there are several devices.
+func perDevice(st Steady, util bool) string {
+	if len(st.PerDevice) < 2 {
+		return ""
+	}
+	names := make([]string, 0, len(st.PerDevice))
+	for n := range st.PerDevice {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		v := st.PerDevice[n].BusyPercent
+		if util {
+			v = st.PerDevice[n].UtilizationPercent
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f%%", n, v))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // round keeps three significant digits of a duration.

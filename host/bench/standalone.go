@@ -33,8 +33,12 @@ type StandaloneOptions struct {
 	InFlight int
 	// Threads, above 0, is passed to the backend as -threads.
 	Threads int
-	// Workers, above 0, sizes the synthesis pool.
-	Workers int
+	// Workers, above 0, sizes the synthesis pool; SynthCores, above 0, caps
+	// the cores synthesis may use ([synthesis] cores); SolverThreads, above
+	// 0, is each worker's solver threads.
+	Workers       int
+	SynthCores    int
+	SolverThreads int
 	// Timeline, when set, is the timeline file the daemon writes.
 	Timeline string
 	// LogLevel is the daemon's log level ("warn" when empty); Logger receives
@@ -119,11 +123,25 @@ func standaloneTOML(o StandaloneOptions, stateDir string) string {
 		level = "warn"
 	}
 	fmt.Fprintf(&b, "state_dir = %s\nlog_level = %s\n", q(stateDir), q(level))
+	// The benchmark reads one timeline file: it is never rotated. Without
+	// one the daemon writes none (its default would be in the state
+	// directory).
 	if o.Timeline != "" {
-		fmt.Fprintf(&b, "[timeline]\npath = %s\n", q(o.Timeline))
+		fmt.Fprintf(&b, "[timeline]\npath = %s\nmax_size = 0\n", q(o.Timeline))
+	} else {
+		b.WriteString("[timeline]\nenabled = false\n")
 	}
-	if o.Workers > 0 {
-		fmt.Fprintf(&b, "[synthesis]\nworkers = %d\n", o.Workers)
+	if o.Workers > 0 || o.SynthCores > 0 || o.SolverThreads > 0 {
+		b.WriteString("[synthesis]\n")
+		if o.SynthCores > 0 {
+			fmt.Fprintf(&b, "cores = %d\n", o.SynthCores)
+		}
+		if o.Workers > 0 {
+			fmt.Fprintf(&b, "workers = %d\n", o.Workers)
+		}
+		if o.SolverThreads > 0 {
+			fmt.Fprintf(&b, "threads = %d\n", o.SolverThreads)
+		}
 	}
 	fmt.Fprintf(&b, "[[circuit]]\nname = %s\nkeys = %s\n", q(o.Spec.ID()), q(o.KeyDir))
 	for i := range max(1, o.Devices) {

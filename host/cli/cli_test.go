@@ -267,6 +267,7 @@ func TestStatus(t *testing.T) {
 	d.fake.Report.Budget = api.BudgetStatus{UsedBytes: 6 << 30, TotalBytes: 24 << 30, CriticalReserveBytes: 4 << 30}
 	d.fake.Report.Devices[0].Model = "NVIDIA H100 80GB HBM3"
 	d.fake.Report.Devices[0].BusyPercent = 93.6
+	d.fake.Report.Devices[0].UtilizationPercent, d.fake.Report.Devices[0].UtilizationSource = 97.2, "nvml"
 	d.fake.Report.Devices[1].Healthy = false
 	d.fake.Report.Devices[1].Error = "restarting after exit status 134"
 	d.fake.Report.Devices[1].Restarts = 2
@@ -284,7 +285,7 @@ func TestStatus(t *testing.T) {
 	for _, want := range []string{
 		"zkhost v0.3.0 at " + d.sock + ", up 1h15m; synthesis 3/8 running",
 		"Queued work", "Devices", "Memory budget",
-		"NVIDIA H100 80GB HBM3", "94%", "merkle",
+		"NVIDIA H100 80GB HBM3", "94%", "97% nvml", "merkle",
 		"DOWN: restarting after exit status 134",
 		"6.0 GiB", "24.0 GiB", "25%", "4.0 GiB",
 	} {

@@ -57,7 +57,7 @@ keys resident, restarts, health) and the host memory budget.`, stderr)
 	fmt.Fprintln(stdout)
 
 	dev := newTable("Devices")
-	dev.AppendHeader(table.Row{"DEVICE", "BACKEND", "MODEL", "KIND", "IN FLIGHT", "BUSY (1 MIN)", "KEYS", "RESTARTS", "HEALTH"})
+	dev.AppendHeader(table.Row{"DEVICE", "BACKEND", "MODEL", "KIND", "IN FLIGHT", "BUSY (1 MIN)", "UTILIZATION (1 MIN)", "KEYS", "RESTARTS", "HEALTH"})
 	for _, x := range s.Devices {
 		health := "ok"
 		if !x.Healthy {
@@ -70,14 +70,18 @@ keys resident, restarts, health) and the host memory budget.`, stderr)
 		if keys == "" {
 			keys = "-"
 		}
+		util := "-"
+		if x.UtilizationSource != "" {
+			util = fmt.Sprintf("%.0f%% %s", x.UtilizationPercent, x.UtilizationSource)
+		}
 		dev.AppendRow(table.Row{x.Name, x.Backend, orDash(x.Model), x.Kind,
-			fmt.Sprintf("%d/%d", x.InFlight, x.MaxInFlight), fmt.Sprintf("%.0f%%", x.BusyPercent),
+			fmt.Sprintf("%d/%d", x.InFlight, x.MaxInFlight), fmt.Sprintf("%.0f%%", x.BusyPercent), util,
 			keys, x.Restarts, health})
 	}
 	if len(s.Devices) == 0 {
 		dev.AppendRow(table.Row{"(none)"})
 	}
-	alignRight(dev, 5, 6, 8)
+	alignRight(dev, 5, 6, 7, 9)
 	fmt.Fprintln(stdout, dev.Render())
 	fmt.Fprintln(stdout)
 

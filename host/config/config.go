@@ -94,6 +94,11 @@ type Budget struct {
 
 // Synthesis sizes the CPU synthesis pool.
 type Synthesis struct {
+	// Cores is how many cores synthesis may use in all: the daemon lets no
+	// more than Cores solver threads run at once, the critical lane's
+	// included, so the rest of the machine stays free for staging,
+	// verification, the backends and whatever else runs there.
+	Cores int
 	// Workers is how many partitions are synthesized at once.
 	Workers int
 	// Threads is how many threads each worker's solver uses.
@@ -157,12 +162,24 @@ type Journal struct {
 type Keys struct {
 	// IdleEviction unloads a key unused this long; 0 never unloads.
 	IdleEviction time.Duration
+	// Preload loads every circuit's key on every device when the daemon
+	// starts, in the background, so no job waits for a key load; on by
+	// default. A key a device cannot hold is loaded on demand later.
+	Preload bool
 }
 
-// Timeline is the phase event log.
+// Timeline is the phase event log. The daemon keeps it by default, so that
+// `zkhost timeline` can show where the time went after the fact.
 type Timeline struct {
-	// Path, when set, is a file the daemon appends phase events to.
+	// Path is the file the daemon appends phase events to; empty when the
+	// timeline is off (enabled = false). The default is timeline.jsonl in
+	// the state directory.
 	Path string
+	// MaxBytes is the size past which the file is rotated (renamed Path.1,
+	// older ones shifted); 0 never rotates. Keep is how many rotated files
+	// are kept.
+	MaxBytes uint64
+	Keep     int
 }
 
 // Retry governs retrying failed partitions and restarting crashed backends.

@@ -81,10 +81,11 @@ func TestDefaults(t *testing.T) {
 			CriticalReserveSetting: Size{Percent: 10},
 			RAM:                    64 << 30,
 		},
-		Synthesis: Synthesis{Workers: 4, Threads: 4},
+		Synthesis: Synthesis{Cores: 12, Workers: 4, Threads: 3},
 		Devices:   []Device{{Backend: "/opt/zkhost/bin/zkhost-backend-cpu", Index: -1}},
 		Journal:   Journal{Path: "/home/op/.local/state/zkhost/journal.db", Retention: 168 * time.Hour},
-		Keys:      Keys{IdleEviction: 30 * time.Minute},
+		Keys:      Keys{IdleEviction: 30 * time.Minute, Preload: true},
+		Timeline:  Timeline{Path: "/home/op/.local/state/zkhost/timeline.jsonl", MaxBytes: 64 << 20, Keep: 4},
 		Retry:     Retry{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Minute},
 		Health:    Health{CrashLimit: 3, CrashWindow: 10 * time.Minute},
 	}
@@ -96,7 +97,7 @@ func TestDefaults(t *testing.T) {
 func TestDefaultsFollowTheMachine(t *testing.T) {
 	for _, tc := range []struct {
 		cpus, workers, threads int
-	}{{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {8, 2, 4}, {64, 16, 4}, {96, 24, 4}} {
+	}{{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {8, 2, 3}, {16, 4, 3}, {64, 16, 3}, {96, 24, 3}} {
 		env := testEnv()
 		env.cpus = tc.cpus
 		c := mustParse(t, "", "", env)
@@ -105,10 +106,11 @@ func TestDefaultsFollowTheMachine(t *testing.T) {
 				tc.cpus, c.Synthesis.Workers, c.Synthesis.Threads, tc.workers, tc.threads)
 		}
 	}
-	// Threads follow an explicit worker count.
-	c := mustParse(t, "[synthesis]\nworkers = 8\n", "", testEnv())
-	if c.Synthesis.Threads != 2 {
-		t.Errorf("threads with 8 workers on 16 cores = %d, want 2", c.Synthesis.Threads)
+	// Threads follow an explicit worker count, within the cores synthesis
+	// may use (12 of 16).
+	c := mustParse(t, "[synthesis]\nworkers = 6\n", "", testEnv())
+	if c.Synthesis.Threads != 2 || c.Synthesis.Cores != 12 {
+		t.Errorf("threads with 6 workers on 16 cores = %d of %d cores, want 2 of 12", c.Synthesis.Threads, c.Synthesis.Cores)
 	}
 
 	env := testEnv()
@@ -307,6 +309,7 @@ web_address = "127.0.0.1:7080"
 bytes = "48GiB"
 critical_reserve = "8GiB"
 [synthesis]
+cores = 15
 workers = 3
 threads = 5
 [[circuit]]
@@ -344,7 +347,7 @@ crash_window = "1h"
 	if c.Budget.Bytes != 48<<30 || c.Budget.CriticalReserve != 8<<30 {
 		t.Errorf("budget = %+v", c.Budget)
 	}
-	if c.Synthesis != (Synthesis{Workers: 3, Threads: 5}) {
+	if c.Synthesis != (Synthesis{Cores: 15, Workers: 3, Threads: 5}) {
 		t.Errorf("synthesis = %+v", c.Synthesis)
 	}
 	if c.Circuits[0].Class != ClassHigh {
@@ -420,5 +423,22 @@ func TestClass(t *testing.T) {
 	}
 	if s := Class(9).String(); s != "class(9)" {
 		t.Errorf("Class(9) = %q", s)
+	}
+}
+
+func TestTimelineSettings(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Timeline
+	}{
+		{"", Timeline{Path: "/home/op/.local/state/zkhost/timeline.jsonl", MaxBytes: 64 << 20, Keep: 4}},
+		{"[timeline]\nenabled = false\n", Timeline{MaxBytes: 64 << 20, Keep: 4}},
+		{"[timeline]\npath = \"/var/log/zk.jsonl\"\nmax_size = \"1GiB\"\nkeep = 0\n", Timeline{Path: "/var/log/zk.jsonl", MaxBytes: 1 << 30}},
+		{"[timeline]\nmax_size = 0\n", Timeline{Path: "/home/op/.local/state/zkhost/timeline.jsonl", Keep: 4}},
+		{"state_dir = \"/srv/zk\"\n", Timeline{Path: "/srv/zk/timeline.jsonl", MaxBytes: 64 << 20, Keep: 4}},
+	} {
+		if c := mustParse(t, tc.text, "/etc/zkhost/zkhost.toml", testEnv()); c.Timeline != tc.want {
+			t.Errorf("%q: timeline %+v, want %+v", tc.text, c.Timeline, tc.want)
+		}
 	}
 }

@@ -140,16 +140,38 @@ func (ck *checker) config(doc map[string]any) *Config {
 	}
 	j.finish()
 
-	c.Keys = Keys{IdleEviction: 30 * time.Minute}
+	c.Keys = Keys{IdleEviction: 30 * time.Minute, Preload: true}
 	k := root.sub("keys")
 	if d, ok := k.duration("idle_eviction", true); ok {
 		c.Keys.IdleEviction = d
 	}
+	if v, ok := k.boolean("preload"); ok {
+		c.Keys.Preload = v
+	}
 	k.finish()
 
+	c.Timeline = Timeline{MaxBytes: 64 << 20, Keep: 4}
+	if c.StateDir != "" {
+		c.Timeline.Path = filepath.Join(c.StateDir, "timeline.jsonl")
+	}
 	tl := root.sub("timeline")
 	if p, ok := tl.optPath("path"); ok {
 		c.Timeline.Path = p
+	}
+	if sz, ok := tl.size("max_size"); ok {
+		if sz.IsPercent() {
+			ck.errorf(tl.key("max_size"), "a percentage makes no sense here: give a size like \"64MiB\", or 0 never to rotate")
+		} else if sz.Bytes > 0 && sz.Bytes < 64<<10 {
+			ck.errorf(tl.key("max_size"), "%s is below the least allowed, 64KiB (0 never rotates)", FormatBytes(sz.Bytes))
+		} else {
+			c.Timeline.MaxBytes = sz.Bytes
+		}
+	}
+	if n, ok := tl.integer("keep", 0); ok {
+		c.Timeline.Keep = n
+	}
+	if on, ok := tl.boolean("enabled"); ok && !on {
+		c.Timeline.Path = ""
 	}
 	tl.finish()
 
@@ -292,13 +314,31 @@ func (ck *checker) budget(t *table) Budget {
 
 func (ck *checker) synthesis(t *table) Synthesis {
 	cpus := max(1, ck.env.cpus)
-	s := Synthesis{Workers: max(1, cpus/4)}
-	if n, ok := t.integer("workers", 1); ok {
-		s.Workers = n
+	// Three quarters of the cores by default (12 of 16, as issue 9 asks):
+	// synthesis is not the only thing the machine does.
+	s := Synthesis{Cores: max(1, cpus-cpus/4)}
+	if n, ok := t.integer("cores", 1); ok {
+		s.Cores = n
 	}
-	s.Threads = max(1, cpus/s.Workers)
+	s.Workers = min(max(1, cpus/4), s.Cores)
+	workersSet := false
+	if n, ok := t.integer("workers", 1); ok {
+		s.Workers, workersSet = n, true
+	}
+	s.Threads = max(1, s.Cores/s.Workers)
+	threadsSet := false
 	if n, ok := t.integer("threads", 1); ok {
-		s.Threads = n
+		s.Threads, threadsSet = n, true
+	}
+	if s.Workers*s.Threads > s.Cores {
+		key := t.key("cores")
+		if threadsSet {
+			key = t.key("threads")
+		} else if workersSet {
+			key = t.key("workers")
+		}
+		ck.errorf(key, "workers (%d) × threads (%d) = %d solver threads, more than synthesis.cores (%d) allows; lower workers or threads, or raise cores",
+			s.Workers, s.Threads, s.Workers*s.Threads, s.Cores)
 	}
 	t.finish()
 	return s

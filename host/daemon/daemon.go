@@ -13,6 +13,7 @@ import (
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/zkhost/zkhost/host/budget"
 	"github.com/zkhost/zkhost/host/circuit"
@@ -81,6 +82,10 @@ type Daemon struct {
 	// serves the circuit again, unless a client cancels it.
 	parked map[string]string
 
+	// cores caps the solver threads running at once at [synthesis] cores:
+	// each synthesis holds its threads' worth while it solves (pipeline.go).
+	cores *semaphore.Weighted
+
 	// stageTokens bounds the partitions synthesized (or being synthesized) and
 	// not yet dispatched to a device: enough to keep every device slot fed, so
 	// synthesis does not run arbitrarily far ahead of the devices and fill the
@@ -112,6 +117,7 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 		parked:   map[string]string{},
 		started:  time.Now(),
 		metrics:  metrics.New(),
+		cores:    semaphore.NewWeighted(int64(max(1, cfg.Synthesis.Cores))),
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	defer func() {
@@ -129,7 +135,8 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 	// Partitions are memfds: an earlier run's died with it, nothing to reap.
 	d.shm = shm.NewStore()
 	if cfg.Timeline.Path != "" {
-		if d.tl, err = timeline.Create(cfg.Timeline.Path); err != nil {
+		rot := timeline.Rotation{MaxBytes: cfg.Timeline.MaxBytes, Keep: cfg.Timeline.Keep}
+		if d.tl, err = timeline.Open(cfg.Timeline.Path, rot); err != nil {
 			return nil, fmt.Errorf("timeline: %w", err)
 		}
 	}
@@ -319,7 +326,7 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("device[%d]: %w", i, err)
 		}
-		de := &deviceEntry{dev: dev, backend: dc.Backend, busy: newBusyWindow(time.Minute)}
+		de := &deviceEntry{dev: dev, backend: dc.Backend, busy: newBusyWindow(time.Minute), util: newUtilWindow(time.Minute)}
 		d.devices = append(d.devices, de)
 		desc := dev.Description()
 		if !desc.Device.Available {
@@ -380,6 +387,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// commit), so a disk with slow syncs does not hold the devices back.
 	for range 2*slots + 2 {
 		d.goRun(d.finalizer)
+	}
+	for _, de := range d.devices {
+		d.goRun(func() { d.sampleUtilization(de) })
+	}
+	if d.cfg.Keys.Preload {
+		for _, de := range d.devices {
+			d.goRun(func() { d.preloadKeys(de) })
+		}
 	}
 	d.goRun(d.housekeeping)
 	d.log.Info("serving", "devices", len(d.devices), "circuits", strings.Join(d.circuitNames(), ","), "synthesis_workers", workers,

@@ -34,6 +34,7 @@ type deviceEntry struct {
 	dev     *device.Device
 	backend string
 	busy    *busyWindow
+	util    *utilWindow // utilization samples (utilization.go)
 }
 
 // synthesisWorker takes partitions in priority order, reserves their memory,
@@ -80,6 +81,21 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 		return
 	}
 	t.resv = resv
+	// The solver's threads come out of [synthesis] cores; a worker waits here
+	// only while the critical lane holds some (workers × threads fit the cap).
+	threads := int64(min(max(1, d.cfg.Synthesis.Threads), max(1, d.cfg.Synthesis.Cores)))
+	if err := d.cores.Acquire(j.ctx, threads); err != nil {
+		d.releaseTask(t)
+		return
+	}
+	coresHeld := true
+	releaseCores := func() {
+		if coresHeld {
+			d.cores.Release(threads)
+			coresHeld = false
+		}
+	}
+	defer releaseCores()
 	d.mu.Lock()
 	d.synthBusy++
 	if j.started.IsZero() {
@@ -107,6 +123,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 		d.failTask(t, fmt.Sprintf("synthesis: %v", err))
 		return
 	}
+	releaseCores() // staging is not the solver's
 	// The finalizer checks the proof against the public part: take it from the
 	// witness parsed here, on a synthesis thread, so the finalizer that device
 	// slots hand their results to does not parse the witness again.

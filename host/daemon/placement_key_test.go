@@ -11,7 +11,8 @@ import (
 // TestKeyResidencePreferred: with two devices free, a partition goes to the device
 // where its key is already resident, and the other device never loads the key.
 func TestKeyResidencePreferred(t *testing.T) {
-	second := fmt.Sprintf("\n[[device]]\nbackend = %q\nin_flight = 1\n[device.options]\nthreads = \"1\"\n", backendBin)
+	// Preloading would put the key on both devices at start.
+	second := fmt.Sprintf("\n[keys]\npreload = false\n[[device]]\nbackend = %q\nin_flight = 1\n[device.options]\nthreads = \"1\"\n", backendBin)
 	f := start(t, opts{extra: second})
 	ctx := testCtx(t, 2*time.Minute)
 	if _, err := f.c.PreloadKey(ctx, small, "dev1"); err != nil {

@@ -57,6 +57,11 @@ func (d *Daemon) deviceStatus(de *deviceEntry, now time.Time) api.DeviceStatus {
 		KeysResident: info.Keys, Restarts: info.Restarts,
 		Healthy: info.State != device.StateUnhealthy && info.Description.Device.Available,
 	}
+	if pct, source, note := de.util.percent(now); source != "" {
+		ds.UtilizationPercent, ds.UtilizationSource = pct, source
+	} else {
+		ds.UtilizationNote = note
+	}
 	switch {
 	case info.State == device.StateUnhealthy:
 		ds.Error = fmt.Sprintf("unhealthy: %d crashes within the window; last: %s (zkhost enable %s puts it back)", info.Crashes, info.LastError, info.Name)

@@ -603,6 +603,22 @@ func (d *Device) Prove(ctx context.Context, key sdk.KeyRef, part sdk.PartitionHa
 	return res, nil
 }
 
+// Utilization asks the backend for its device's utilization samples after
+// since (sdk.UtilizationReporter). A backend that does not report it answers
+// an error of kind sdk.ErrUnimplemented. It waits for a backend that is
+// restarting as long as ctx allows.
+func (d *Device) Utilization(ctx context.Context, since time.Time) (sdk.Utilization, error) {
+	be, _, _, err := d.current(ctx)
+	if err != nil {
+		return sdk.Utilization{}, err
+	}
+	r, ok := be.(sdk.UtilizationReporter)
+	if !ok {
+		return sdk.Utilization{}, sdk.Errorf(sdk.ErrUnimplemented, "device %s: the backend client reports no utilization", d.opts.Name)
+	}
+	return r.Utilization(ctx, since)
+}
+
 // classify turns an error from backend generation gen into ErrCrashed when that
 // process has exited (its gRPC errors say only "unavailable").
 func (d *Device) classify(gen uint64, err error) error {

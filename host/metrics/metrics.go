@@ -26,6 +26,8 @@ type Metrics struct {
 	busy           *prometheus.CounterVec
 	retries        *prometheus.CounterVec
 	verifyFailures *prometheus.CounterVec
+	utilization    *prometheus.GaugeVec
+	utilized       *prometheus.CounterVec
 	history        *busyHistory
 }
 
@@ -55,6 +57,14 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "verification_failures_total",
 			Help: "Proofs a device returned that did not verify.",
 		}, []string{"device"}),
+		utilization: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "device_utilization_percent",
+			Help: "The device's latest utilization sample from its driver (source nvml: the share of the sample period a kernel ran) or its backend (source process-cpu), 0..100.",
+		}, []string{"device", "source"}),
+		utilized: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "device_utilized_seconds_total",
+			Help: "Sum of utilization samples times their periods: rate() of it is the device's mean utilization (0..1) over any window, where the gauge shows only the latest sample.",
+		}, []string{"device", "source"}),
 		history: newBusyHistory(HistoryStep, HistoryLength),
 	}
 }
@@ -104,6 +114,16 @@ func (m *Metrics) VerifyFailure(device string) {
 	m.verifyFailures.WithLabelValues(device).Inc()
 }
 
+// ObserveUtilization records one utilization sample of device: percent (0..100)
+// over period, measured by source.
+func (m *Metrics) ObserveUtilization(device, source string, percent float64, period time.Duration) {
+	if m == nil {
+		return
+	}
+	m.utilization.WithLabelValues(device, source).Set(percent)
+	m.utilized.WithLabelValues(device, source).Add(percent / 100 * period.Seconds())
+}
+
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.synthesis.Describe(ch)
@@ -111,6 +131,8 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.busy.Describe(ch)
 	m.retries.Describe(ch)
 	m.verifyFailures.Describe(ch)
+	m.utilization.Describe(ch)
+	m.utilized.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -120,6 +142,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.busy.Collect(ch)
 	m.retries.Collect(ch)
 	m.verifyFailures.Collect(ch)
+	m.utilization.Collect(ch)
+	m.utilized.Collect(ch)
 }
 
 // The busy history's shape: 15 minutes in steps of 5 seconds.

@@ -129,6 +129,13 @@ type Device struct {
 	Gaps []Gap
 	// Partitions counts the partition attempts dispatched to the device.
 	Partitions int
+	// Utilization is the mean of the device's utilization samples
+	// (timeline.PhaseUtilization: NVML's on a GPU) within the span, each
+	// weighted by its overlap with the span, 0..100; -1 when there are none.
+	// UtilizationSource says what measured it ("nvml").
+	Utilization       float64
+	UtilizationSource string
+	UtilizationCount  int
 }
 
 // IdleBreakdown returns the device's idle time split between causes in words.
@@ -165,6 +172,8 @@ type Analysis struct {
 	busy map[string][]busyPhase
 	// ready holds each partition attempt's wait between staging and dispatch.
 	ready []readyWait
+	// util holds each device's utilization samples, apart from the events.
+	util map[string][]timeline.Event
 }
 
 // busyPhase is a phase during which the device reported busy time.
@@ -259,6 +268,63 @@ func (a *Analysis) Utilization(device string, n int) []float64 {
 	return out
 }
 
+// meanUtilization is the mean of device's utilization samples over [from,
+// to), each weighted by how much of its period lies inside, with their source
+// and how many there were; -1 when none overlaps.
+func (a *Analysis) meanUtilization(device string, from, to time.Time) (float64, string, int) {
+	var sum, weight float64
+	source, n := "", 0
+	for _, ev := range a.util[device] {
+		lo, hi := ev.Start, ev.End
+		if !hi.After(lo) {
+			lo = hi.Add(-time.Millisecond) // a sample without a period counts a little
+		}
+		if hi.After(to) {
+			hi = to
+		}
+		if lo.Before(from) {
+			lo = from
+		}
+		if w := hi.Sub(lo).Seconds(); w > 0 {
+			sum += *ev.Utilization * w
+			weight += w
+			source = ev.Source
+			n++
+		}
+	}
+	if weight == 0 {
+		return -1, "", 0
+	}
+	return sum / weight, source, n
+}
+
+// UtilizationWindow is device's mean utilization over [from, to) (see
+// Device.Utilization), its source and the number of samples; -1 when none.
+func (a *Analysis) UtilizationWindow(device string, from, to time.Time) (float64, string, int) {
+	return a.meanUtilization(device, from, to)
+}
+
+// UtilizationSeries returns device's utilization samples in n equal buckets
+// over the span, each 0..1, or -1 for a bucket no sample covers.
+func (a *Analysis) UtilizationSeries(device string, n int) []float64 {
+	if n <= 0 {
+		return nil
+	}
+	out := make([]float64, n)
+	width := a.Span() / time.Duration(n)
+	for i := range out {
+		out[i] = -1
+		if width <= 0 {
+			continue
+		}
+		lo := a.Start.Add(time.Duration(i) * width)
+		if pct, _, _ := a.meanUtilization(device, lo, lo.Add(width)); pct >= 0 {
+			out[i] = pct / 100
+		}
+	}
+	return out
+}
+
 // Analyze checks and analyses a timeline. It returns an error naming the event
 // at fault for an event that ends before it starts or has no phase, and for an
 // empty timeline.
@@ -277,13 +343,37 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 			return nil, fmt.Errorf("event %d (job %q partition %d phase %s) has negative device-busy time", i+1, ev.Job, ev.Partition, ev.Phase)
 		}
 	}
-	sorted := append([]timeline.Event(nil), evs...)
+	// Utilization samples are kept apart: they describe devices, not
+	// partitions, and they come all the time, so they bound the span only in a
+	// timeline that has nothing else.
+	var sorted, samples []timeline.Event
+	for _, ev := range evs {
+		if ev.Phase == timeline.PhaseUtilization {
+			if ev.Utilization == nil {
+				return nil, fmt.Errorf("utilization event of %q at %s has no utilization", ev.Lane, ev.End.Format(time.RFC3339Nano))
+			}
+			samples = append(samples, ev)
+			continue
+		}
+		sorted = append(sorted, ev)
+	}
+	bounds := sorted
+	if len(bounds) == 0 {
+		bounds = samples
+	}
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Start.Before(sorted[j].Start) })
-	a := &Analysis{events: sorted, Start: sorted[0].Start, End: sorted[0].End, busy: map[string][]busyPhase{}}
-	for _, ev := range sorted {
+	a := &Analysis{events: sorted, Start: bounds[0].Start, End: bounds[0].End, busy: map[string][]busyPhase{}, util: map[string][]timeline.Event{}}
+	for _, ev := range bounds {
+		if ev.Start.Before(a.Start) {
+			a.Start = ev.Start
+		}
 		if ev.End.After(a.End) {
 			a.End = ev.End
 		}
+	}
+	sort.SliceStable(samples, func(i, j int) bool { return samples[i].End.Before(samples[j].End) })
+	for _, ev := range samples {
+		a.util[ev.Lane] = append(a.util[ev.Lane], ev)
 	}
 	off := func(t time.Time) int64 { return t.Sub(a.Start).Nanoseconds() }
 
@@ -299,10 +389,18 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 	devices := map[string]bool{}
 
 	for _, ev := range sorted {
+		s := span{off(ev.Start), off(ev.End)}
+		if ev.Job == "" && ev.Phase == phaseKeyLoad {
+			// A key preloaded at the daemon's start: no partition's.
+			dev := ev.Lane
+			devices[dev] = true
+			keyLoad[dev] = append(keyLoad[dev], s)
+			durations[ev.Phase] = append(durations[ev.Phase], ev.End.Sub(ev.Start))
+			continue
+		}
 		jobs[ev.Job] = true
 		parts[partKey{ev.Job, ev.Partition, 0}] = true
 		k := partKey{ev.Job, ev.Partition, ev.Attempt}
-		s := span{off(ev.Start), off(ev.End)}
 		if ev.Phase != timeline.PhaseDispatch {
 			durations[ev.Phase] = append(durations[ev.Phase], ev.End.Sub(ev.Start))
 			phaseBusy[ev.Phase] += ev.DeviceBusy
@@ -361,6 +459,9 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 
 	synthU, budgetU, readyU := union(synth), union(budgetWait), union(ready)
 	lo, hi := int64(0), off(a.End)
+	for d := range a.util {
+		devices[d] = true // a device with samples and no work was idle all along
+	}
 	names := make([]string, 0, len(devices))
 	for d := range devices {
 		names = append(names, d)
@@ -379,6 +480,7 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 		if sp := a.Span(); sp > 0 {
 			dev.BusyPercent = 100 * float64(dev.Busy) / float64(sp)
 		}
+		dev.Utilization, dev.UtilizationSource, dev.UtilizationCount = a.meanUtilization(name, a.Start, a.End)
 		layers := []struct {
 			c Cause
 			u []span
@@ -476,4 +578,15 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
 	rank = min(max(rank, 1), len(sorted))
 	return sorted[rank-1]
+}
+
+// BusyWindow is the time device was busy (the union of its phases with
+// device-busy time, as Device.Busy) within [from, to).
+func (a *Analysis) BusyWindow(device string, from, to time.Time) time.Duration {
+	spans := make([]span, 0, len(a.busy[device]))
+	for _, bp := range a.busy[device] {
+		spans = append(spans, bp.s)
+	}
+	w := []span{{from.Sub(a.Start).Nanoseconds(), to.Sub(a.Start).Nanoseconds()}}
+	return time.Duration(total(intersect(union(spans), w)))
 }

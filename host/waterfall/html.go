@@ -127,7 +127,10 @@ type laneView struct {
 	Ticks      []barView // dispatch instants
 	Gaps       []gapMark
 	Curve      *curveView
-	Stripe     bool
+	// Util is the device's utilization samples (NVML's on a GPU) as a
+	// curve under Curve, when the timeline has them.
+	Util   *curveView
+	Stripe bool
 }
 
 type barView struct {
@@ -156,7 +159,7 @@ type legendItem struct {
 }
 
 type deviceRow struct {
-	Name, Partitions, Busy, BusyPercent, Idle, Breakdown string
+	Name, Partitions, Busy, BusyPercent, Utilization, Idle, Breakdown string
 }
 
 type gapRow struct {
@@ -168,6 +171,27 @@ type gapRow struct {
 
 type phaseRow struct {
 	Name, Where, Count, P50, P99, Max, Total, Busy string
+}
+
+// utilizationCurve draws device's utilization samples in n buckets as a
+// filled step curve whose top edge is at y; buckets with no sample sit at
+// zero.
+func utilizationCurve(a *Analysis, name string, d Device, y, n, width int) *curveView {
+	base := float64(y + curveHeight - 4)
+	scale := float64(curveHeight - 8)
+	var b strings.Builder
+	fmt.Fprintf(&b, "M%s %s", f1(float64(labelWidth)), f1(base))
+	for i, u := range a.UtilizationSeries(name, n) {
+		x0 := float64(labelWidth) + float64(i)*float64(width)/float64(n)
+		x1 := float64(labelWidth) + float64(i+1)*float64(width)/float64(n)
+		yy := base - max(u, 0)*scale
+		fmt.Fprintf(&b, " L%s %s L%s %s", f1(x0), f1(yy), f1(x1), f1(yy))
+	}
+	fmt.Fprintf(&b, " L%s %s Z", f1(float64(labelWidth+width)), f1(base))
+	return &curveView{
+		Y: y, H: curveHeight, Path: b.String(), BaseY: int(base), MidY: int(base - scale/2),
+		LabelY: y + curveHeight/2 + 4, Label: fmt.Sprintf("%s %.0f%%", d.UtilizationSource, d.Utilization),
+	}
 }
 
 // laneGroup is one partition attempt's events in one lane: packed as a unit
@@ -237,6 +261,9 @@ func buildView(a *Analysis, opts Options) view {
 			lb = laneFor(kindDevice, name)
 		}
 		k := partKey{ev.Job, ev.Partition, ev.Attempt}
+		if ev.Job == "" {
+			k.attempt = -1000 - len(lb.groups) // a preload: a group of its own
+		}
 		if IsHostPhase(ev.Phase) && ev.Phase != timeline.PhaseFinalize {
 			// Synthesis phases carry the attempt count before the dispatch; one
 			// group per partition attempt either way.
@@ -367,6 +394,10 @@ func buildView(a *Analysis, opts Options) view {
 				LabelY: cy + curveHeight/2 + 4, Label: fmt.Sprintf("busy %.0f%%", d.BusyPercent),
 			}
 			lh += curveHeight
+			if d.UtilizationCount > 0 {
+				lv.Util = utilizationCurve(a, lb.name, d, y+lh, n, opts.Width)
+				lh += curveHeight
+			}
 		}
 		v.Lanes = append(v.Lanes, lv)
 		y += lh + 2
@@ -402,7 +433,11 @@ func buildView(a *Analysis, opts Options) view {
 		v.Devices = append(v.Devices, deviceRow{
 			Name: d.Name, Partitions: fmt.Sprint(d.Partitions), Busy: formatDuration(d.Busy),
 			BusyPercent: fmt.Sprintf("%.1f%%", d.BusyPercent), Idle: formatDuration(d.Idle), Breakdown: d.IdleBreakdown(),
+			Utilization: "n/a",
 		})
+		if d.UtilizationCount > 0 {
+			v.Devices[len(v.Devices)-1].Utilization = fmt.Sprintf("%.1f%% (%s, %d samples)", d.Utilization, d.UtilizationSource, d.UtilizationCount)
+		}
 	}
 	for _, p := range a.Phases {
 		where := "device"

@@ -285,3 +285,67 @@ func TestBusyIsAUnion(t *testing.T) {
 		t.Fatalf("idle %v, want 100ms", d.Idle)
 	}
 }
+
+// sample is a utilization event of lane ending at end ms after t0, over
+// period ms.
+func sample(lane string, end, period int, pct float64) timeline.Event {
+	return timeline.Event{Lane: lane, Phase: timeline.PhaseUtilization, Start: at(end - period), End: at(end), Utilization: &pct, Source: "nvml"}
+}
+
+func TestAnalyzeUtilizationSamples(t *testing.T) {
+	evs := fixture()
+	// dev0: 100% for the first second, 50% for the next 4.03 s, samples
+	// running on past the span (they must not stretch it). dev2 only sampled:
+	// idle all along, and listed.
+	for end := 100; end <= 6000; end += 100 {
+		pct := 50.0
+		if end <= 1000 {
+			pct = 100
+		}
+		evs = append(evs, sample("dev0", end, 100, pct), sample("dev2", end, 100, 0))
+	}
+	a, err := Analyze(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Span() != ms(5030) {
+		t.Fatalf("span %v, want 5.03s: samples must not stretch it", a.Span())
+	}
+	dev0, _ := a.Device("dev0")
+	if want := (100*1.0 + 50*4.03) / 5.03; math.Abs(dev0.Utilization-want) > 1e-9 || dev0.UtilizationSource != "nvml" || dev0.UtilizationCount != 51 {
+		t.Errorf("dev0 utilization %.4f%% (%s, %d samples), want %.4f%% (nvml, 51)", dev0.Utilization, dev0.UtilizationSource, dev0.UtilizationCount, want)
+	}
+	if dev1, _ := a.Device("dev1"); dev1.Utilization != -1 || dev1.UtilizationCount != 0 {
+		t.Errorf("dev1 has no samples, got utilization %v (%d)", dev1.Utilization, dev1.UtilizationCount)
+	}
+	dev2, ok := a.Device("dev2")
+	if !ok || dev2.Utilization != 0 || dev2.Partitions != 0 || dev2.Busy != 0 {
+		t.Errorf("dev2 (sampled, idle): %+v, present %v", dev2, ok)
+	}
+	if got, _, n := a.UtilizationWindow("dev0", at(0), at(1000)); math.Abs(got-100) > 1e-9 || n != 10 {
+		t.Errorf("dev0 over its first second: %v%% from %d samples, want 100%% from 10", got, n)
+	}
+	series := a.UtilizationSeries("dev1", 4)
+	for _, u := range series {
+		if u != -1 {
+			t.Fatalf("dev1 series %v, want -1 everywhere (no samples)", series)
+		}
+	}
+	var page bytes.Buffer
+	if err := Write(&page, a, Options{Title: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`class="nvml" data-device="dev0"`, "nvml 60%", "59.9% (nvml, 51 samples)"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Only samples: the span is theirs.
+	a, err = Analyze([]timeline.Event{sample("dev0", 100, 100, 30), sample("dev0", 200, 100, 50)})
+	if err != nil || a.Span() != ms(200) || a.Devices[0].Utilization != 40 {
+		t.Fatalf("samples only: %v, span %v, devices %+v", err, a.Span(), a.Devices)
+	}
+	if _, err := Analyze([]timeline.Event{{Lane: "dev0", Phase: timeline.PhaseUtilization, Start: at(0), End: at(1)}}); err == nil || !strings.Contains(err.Error(), "has no utilization") {
+		t.Fatalf("a sample without a value: %v, want an error", err)
+	}
+}

@@ -111,6 +111,12 @@ type Device struct {
 	Restarts    int      `json:"restarts"`
 	Healthy     bool     `json:"healthy"`
 	Error       string   `json:"error,omitempty"`
+	// Utilization is the driver's measure (NVML on a GPU) over the last
+	// minute, beside the backend-measured busy share; source empty and note
+	// saying why when the device reports none.
+	UtilizationPercent float64 `json:"utilization_percent"`
+	UtilizationSource  string  `json:"utilization_source"`
+	UtilizationNote    string  `json:"utilization_note,omitempty"`
 }
 
 // BusyHistory is every device's busy share per step, oldest first.
@@ -171,6 +177,7 @@ func StatusJSON(ctx context.Context, svc api.Service, now time.Time) (*Status, e
 		out.Devices = append(out.Devices, Device{
 			Name: d.Name, Backend: d.Backend, Model: d.Model, Kind: d.Kind, InFlight: d.InFlight, MaxInFlight: d.MaxInFlight,
 			BusyPercent: d.BusyPercent, Keys: keys, Restarts: d.Restarts, Healthy: d.Healthy, Error: d.Error,
+			UtilizationPercent: d.UtilizationPercent, UtilizationSource: d.UtilizationSource, UtilizationNote: d.UtilizationNote,
 		})
 	}
 	if mp, ok := svc.(MetricsProvider); ok && mp.Metrics() != nil {

@@ -891,6 +891,171 @@ func (x *ProveResponse) GetPhases() []*Phase {
 	return nil
 }
 
+// UtilizationRequest asks for the samples taken after since_unix_ns
+// (nanoseconds since the Unix epoch; 0: every sample the backend still holds).
+type UtilizationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SinceUnixNs   int64                  `protobuf:"varint,1,opt,name=since_unix_ns,json=sinceUnixNs,proto3" json:"since_unix_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UtilizationRequest) Reset() {
+	*x = UtilizationRequest{}
+	mi := &file_backend_v1_backend_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UtilizationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UtilizationRequest) ProtoMessage() {}
+
+func (x *UtilizationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_backend_v1_backend_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UtilizationRequest.ProtoReflect.Descriptor instead.
+func (*UtilizationRequest) Descriptor() ([]byte, []int) {
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *UtilizationRequest) GetSinceUnixNs() int64 {
+	if x != nil {
+		return x.SinceUnixNs
+	}
+	return 0
+}
+
+// UtilizationSample is the device's busy share over the period that ends at
+// time_unix_ns and lasts period_ns (sdk.UtilizationSample).
+type UtilizationSample struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	TimeUnixNs int64                  `protobuf:"varint,1,opt,name=time_unix_ns,json=timeUnixNs,proto3" json:"time_unix_ns,omitempty"`
+	PeriodNs   int64                  `protobuf:"varint,2,opt,name=period_ns,json=periodNs,proto3" json:"period_ns,omitempty"`
+	// percent is 0 to 100: for NVML's GPU utilization, the share of the period
+	// during which one or more kernels ran.
+	Percent       float64 `protobuf:"fixed64,3,opt,name=percent,proto3" json:"percent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UtilizationSample) Reset() {
+	*x = UtilizationSample{}
+	mi := &file_backend_v1_backend_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UtilizationSample) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UtilizationSample) ProtoMessage() {}
+
+func (x *UtilizationSample) ProtoReflect() protoreflect.Message {
+	mi := &file_backend_v1_backend_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UtilizationSample.ProtoReflect.Descriptor instead.
+func (*UtilizationSample) Descriptor() ([]byte, []int) {
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *UtilizationSample) GetTimeUnixNs() int64 {
+	if x != nil {
+		return x.TimeUnixNs
+	}
+	return 0
+}
+
+func (x *UtilizationSample) GetPeriodNs() int64 {
+	if x != nil {
+		return x.PeriodNs
+	}
+	return 0
+}
+
+func (x *UtilizationSample) GetPercent() float64 {
+	if x != nil {
+		return x.Percent
+	}
+	return 0
+}
+
+// UtilizationResponse is sdk.Utilization.
+type UtilizationResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// source names the measure: "nvml" (the driver's samples), "process-cpu"
+	// (the backend's CPU time over its threads), or a vendor's own word.
+	Source        string               `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Samples       []*UtilizationSample `protobuf:"bytes,2,rep,name=samples,proto3" json:"samples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UtilizationResponse) Reset() {
+	*x = UtilizationResponse{}
+	mi := &file_backend_v1_backend_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UtilizationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UtilizationResponse) ProtoMessage() {}
+
+func (x *UtilizationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_backend_v1_backend_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UtilizationResponse.ProtoReflect.Descriptor instead.
+func (*UtilizationResponse) Descriptor() ([]byte, []int) {
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *UtilizationResponse) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *UtilizationResponse) GetSamples() []*UtilizationSample {
+	if x != nil {
+		return x.Samples
+	}
+	return nil
+}
+
 // ErrorDetail is attached to every error status a backend returns, so the host
 // recovers the kind and whether the request may be retried.
 type ErrorDetail struct {
@@ -904,7 +1069,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_backend_v1_backend_proto_msgTypes[12]
+	mi := &file_backend_v1_backend_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +1081,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[12]
+	mi := &file_backend_v1_backend_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1094,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{12}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ErrorDetail) GetKind() ErrorKind {
@@ -1014,7 +1179,17 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\x05proof\x18\x01 \x01(\fR\x05proof\x12\x17\n" +
 	"\awall_ns\x18\x02 \x01(\x03R\x06wallNs\x12$\n" +
 	"\x0edevice_busy_ns\x18\x03 \x01(\x03R\fdeviceBusyNs\x120\n" +
-	"\x06phases\x18\x04 \x03(\v2\x18.zkhost.backend.v1.PhaseR\x06phases\"w\n" +
+	"\x06phases\x18\x04 \x03(\v2\x18.zkhost.backend.v1.PhaseR\x06phases\"8\n" +
+	"\x12UtilizationRequest\x12\"\n" +
+	"\rsince_unix_ns\x18\x01 \x01(\x03R\vsinceUnixNs\"l\n" +
+	"\x11UtilizationSample\x12 \n" +
+	"\ftime_unix_ns\x18\x01 \x01(\x03R\n" +
+	"timeUnixNs\x12\x1b\n" +
+	"\tperiod_ns\x18\x02 \x01(\x03R\bperiodNs\x12\x18\n" +
+	"\apercent\x18\x03 \x01(\x01R\apercent\"m\n" +
+	"\x13UtilizationResponse\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12>\n" +
+	"\asamples\x18\x02 \x03(\v2$.zkhost.backend.v1.UtilizationSampleR\asamples\"w\n" +
 	"\vErrorDetail\x120\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1c.zkhost.backend.v1.ErrorKindR\x04kind\x12\x1c\n" +
 	"\tretryable\x18\x02 \x01(\bR\tretryable\x12\x18\n" +
@@ -1029,12 +1204,13 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\x16ERROR_KIND_UNAVAILABLE\x10\x06\x12\x17\n" +
 	"\x13ERROR_KIND_CANCELED\x10\a\x12\x1c\n" +
 	"\x18ERROR_KIND_UNIMPLEMENTED\x10\b\x12\x17\n" +
-	"\x13ERROR_KIND_UNSEALED\x10\t2\xd4\x02\n" +
+	"\x13ERROR_KIND_UNSEALED\x10\t2\xb2\x03\n" +
 	"\aBackend\x12S\n" +
 	"\bDescribe\x12\".zkhost.backend.v1.DescribeRequest\x1a#.zkhost.backend.v1.DescribeResponse\x12P\n" +
 	"\aLoadKey\x12!.zkhost.backend.v1.LoadKeyRequest\x1a\".zkhost.backend.v1.LoadKeyResponse\x12V\n" +
 	"\tUnloadKey\x12#.zkhost.backend.v1.UnloadKeyRequest\x1a$.zkhost.backend.v1.UnloadKeyResponse\x12J\n" +
-	"\x05Prove\x12\x1f.zkhost.backend.v1.ProveRequest\x1a .zkhost.backend.v1.ProveResponseB5Z3github.com/zkhost/zkhost/proto/backend/v1;backendv1b\x06proto3"
+	"\x05Prove\x12\x1f.zkhost.backend.v1.ProveRequest\x1a .zkhost.backend.v1.ProveResponse\x12\\\n" +
+	"\vUtilization\x12%.zkhost.backend.v1.UtilizationRequest\x1a&.zkhost.backend.v1.UtilizationResponseB5Z3github.com/zkhost/zkhost/proto/backend/v1;backendv1b\x06proto3"
 
 var (
 	file_backend_v1_backend_proto_rawDescOnce sync.Once
@@ -1049,42 +1225,48 @@ func file_backend_v1_backend_proto_rawDescGZIP() []byte {
 }
 
 var file_backend_v1_backend_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_backend_v1_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_backend_v1_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_backend_v1_backend_proto_goTypes = []any{
-	(ErrorKind)(0),            // 0: zkhost.backend.v1.ErrorKind
-	(*DescribeRequest)(nil),   // 1: zkhost.backend.v1.DescribeRequest
-	(*DeviceInfo)(nil),        // 2: zkhost.backend.v1.DeviceInfo
-	(*DescribeResponse)(nil),  // 3: zkhost.backend.v1.DescribeResponse
-	(*KeyRef)(nil),            // 4: zkhost.backend.v1.KeyRef
-	(*LoadKeyRequest)(nil),    // 5: zkhost.backend.v1.LoadKeyRequest
-	(*LoadKeyResponse)(nil),   // 6: zkhost.backend.v1.LoadKeyResponse
-	(*UnloadKeyRequest)(nil),  // 7: zkhost.backend.v1.UnloadKeyRequest
-	(*UnloadKeyResponse)(nil), // 8: zkhost.backend.v1.UnloadKeyResponse
-	(*PartitionHandle)(nil),   // 9: zkhost.backend.v1.PartitionHandle
-	(*ProveRequest)(nil),      // 10: zkhost.backend.v1.ProveRequest
-	(*Phase)(nil),             // 11: zkhost.backend.v1.Phase
-	(*ProveResponse)(nil),     // 12: zkhost.backend.v1.ProveResponse
-	(*ErrorDetail)(nil),       // 13: zkhost.backend.v1.ErrorDetail
+	(ErrorKind)(0),              // 0: zkhost.backend.v1.ErrorKind
+	(*DescribeRequest)(nil),     // 1: zkhost.backend.v1.DescribeRequest
+	(*DeviceInfo)(nil),          // 2: zkhost.backend.v1.DeviceInfo
+	(*DescribeResponse)(nil),    // 3: zkhost.backend.v1.DescribeResponse
+	(*KeyRef)(nil),              // 4: zkhost.backend.v1.KeyRef
+	(*LoadKeyRequest)(nil),      // 5: zkhost.backend.v1.LoadKeyRequest
+	(*LoadKeyResponse)(nil),     // 6: zkhost.backend.v1.LoadKeyResponse
+	(*UnloadKeyRequest)(nil),    // 7: zkhost.backend.v1.UnloadKeyRequest
+	(*UnloadKeyResponse)(nil),   // 8: zkhost.backend.v1.UnloadKeyResponse
+	(*PartitionHandle)(nil),     // 9: zkhost.backend.v1.PartitionHandle
+	(*ProveRequest)(nil),        // 10: zkhost.backend.v1.ProveRequest
+	(*Phase)(nil),               // 11: zkhost.backend.v1.Phase
+	(*ProveResponse)(nil),       // 12: zkhost.backend.v1.ProveResponse
+	(*UtilizationRequest)(nil),  // 13: zkhost.backend.v1.UtilizationRequest
+	(*UtilizationSample)(nil),   // 14: zkhost.backend.v1.UtilizationSample
+	(*UtilizationResponse)(nil), // 15: zkhost.backend.v1.UtilizationResponse
+	(*ErrorDetail)(nil),         // 16: zkhost.backend.v1.ErrorDetail
 }
 var file_backend_v1_backend_proto_depIdxs = []int32{
 	2,  // 0: zkhost.backend.v1.DescribeResponse.device:type_name -> zkhost.backend.v1.DeviceInfo
 	4,  // 1: zkhost.backend.v1.LoadKeyRequest.key:type_name -> zkhost.backend.v1.KeyRef
 	9,  // 2: zkhost.backend.v1.ProveRequest.partition:type_name -> zkhost.backend.v1.PartitionHandle
 	11, // 3: zkhost.backend.v1.ProveResponse.phases:type_name -> zkhost.backend.v1.Phase
-	0,  // 4: zkhost.backend.v1.ErrorDetail.kind:type_name -> zkhost.backend.v1.ErrorKind
-	1,  // 5: zkhost.backend.v1.Backend.Describe:input_type -> zkhost.backend.v1.DescribeRequest
-	5,  // 6: zkhost.backend.v1.Backend.LoadKey:input_type -> zkhost.backend.v1.LoadKeyRequest
-	7,  // 7: zkhost.backend.v1.Backend.UnloadKey:input_type -> zkhost.backend.v1.UnloadKeyRequest
-	10, // 8: zkhost.backend.v1.Backend.Prove:input_type -> zkhost.backend.v1.ProveRequest
-	3,  // 9: zkhost.backend.v1.Backend.Describe:output_type -> zkhost.backend.v1.DescribeResponse
-	6,  // 10: zkhost.backend.v1.Backend.LoadKey:output_type -> zkhost.backend.v1.LoadKeyResponse
-	8,  // 11: zkhost.backend.v1.Backend.UnloadKey:output_type -> zkhost.backend.v1.UnloadKeyResponse
-	12, // 12: zkhost.backend.v1.Backend.Prove:output_type -> zkhost.backend.v1.ProveResponse
-	9,  // [9:13] is the sub-list for method output_type
-	5,  // [5:9] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	14, // 4: zkhost.backend.v1.UtilizationResponse.samples:type_name -> zkhost.backend.v1.UtilizationSample
+	0,  // 5: zkhost.backend.v1.ErrorDetail.kind:type_name -> zkhost.backend.v1.ErrorKind
+	1,  // 6: zkhost.backend.v1.Backend.Describe:input_type -> zkhost.backend.v1.DescribeRequest
+	5,  // 7: zkhost.backend.v1.Backend.LoadKey:input_type -> zkhost.backend.v1.LoadKeyRequest
+	7,  // 8: zkhost.backend.v1.Backend.UnloadKey:input_type -> zkhost.backend.v1.UnloadKeyRequest
+	10, // 9: zkhost.backend.v1.Backend.Prove:input_type -> zkhost.backend.v1.ProveRequest
+	13, // 10: zkhost.backend.v1.Backend.Utilization:input_type -> zkhost.backend.v1.UtilizationRequest
+	3,  // 11: zkhost.backend.v1.Backend.Describe:output_type -> zkhost.backend.v1.DescribeResponse
+	6,  // 12: zkhost.backend.v1.Backend.LoadKey:output_type -> zkhost.backend.v1.LoadKeyResponse
+	8,  // 13: zkhost.backend.v1.Backend.UnloadKey:output_type -> zkhost.backend.v1.UnloadKeyResponse
+	12, // 14: zkhost.backend.v1.Backend.Prove:output_type -> zkhost.backend.v1.ProveResponse
+	15, // 15: zkhost.backend.v1.Backend.Utilization:output_type -> zkhost.backend.v1.UtilizationResponse
+	11, // [11:16] is the sub-list for method output_type
+	6,  // [6:11] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_backend_v1_backend_proto_init() }
@@ -1098,7 +1280,7 @@ func file_backend_v1_backend_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_backend_v1_backend_proto_rawDesc), len(file_backend_v1_backend_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

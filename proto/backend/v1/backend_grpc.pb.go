@@ -29,10 +29,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Backend_Describe_FullMethodName  = "/zkhost.backend.v1.Backend/Describe"
-	Backend_LoadKey_FullMethodName   = "/zkhost.backend.v1.Backend/LoadKey"
-	Backend_UnloadKey_FullMethodName = "/zkhost.backend.v1.Backend/UnloadKey"
-	Backend_Prove_FullMethodName     = "/zkhost.backend.v1.Backend/Prove"
+	Backend_Describe_FullMethodName    = "/zkhost.backend.v1.Backend/Describe"
+	Backend_LoadKey_FullMethodName     = "/zkhost.backend.v1.Backend/LoadKey"
+	Backend_UnloadKey_FullMethodName   = "/zkhost.backend.v1.Backend/UnloadKey"
+	Backend_Prove_FullMethodName       = "/zkhost.backend.v1.Backend/Prove"
+	Backend_Utilization_FullMethodName = "/zkhost.backend.v1.Backend/Utilization"
 )
 
 // BackendClient is the client API for Backend service.
@@ -50,6 +51,12 @@ type BackendClient interface {
 	UnloadKey(ctx context.Context, in *UnloadKeyRequest, opts ...grpc.CallOption) (*UnloadKeyResponse, error)
 	// Prove computes one Groth16 proof of a synthesized partition.
 	Prove(ctx context.Context, in *ProveRequest, opts ...grpc.CallOption) (*ProveResponse, error)
+	// Utilization answers how busy the device was since a moment: the driver's
+	// own samples (NVML on a GPU) or the backend's measure. It is optional: a
+	// backend that does not implement it answers Unimplemented, and the host
+	// then records no utilization for the device. The host calls it about ten
+	// times a second, so it must be cheap.
+	Utilization(ctx context.Context, in *UtilizationRequest, opts ...grpc.CallOption) (*UtilizationResponse, error)
 }
 
 type backendClient struct {
@@ -100,6 +107,16 @@ func (c *backendClient) Prove(ctx context.Context, in *ProveRequest, opts ...grp
 	return out, nil
 }
 
+func (c *backendClient) Utilization(ctx context.Context, in *UtilizationRequest, opts ...grpc.CallOption) (*UtilizationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UtilizationResponse)
+	err := c.cc.Invoke(ctx, Backend_Utilization_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BackendServer is the server API for Backend service.
 // All implementations must embed UnimplementedBackendServer
 // for forward compatibility.
@@ -115,6 +132,12 @@ type BackendServer interface {
 	UnloadKey(context.Context, *UnloadKeyRequest) (*UnloadKeyResponse, error)
 	// Prove computes one Groth16 proof of a synthesized partition.
 	Prove(context.Context, *ProveRequest) (*ProveResponse, error)
+	// Utilization answers how busy the device was since a moment: the driver's
+	// own samples (NVML on a GPU) or the backend's measure. It is optional: a
+	// backend that does not implement it answers Unimplemented, and the host
+	// then records no utilization for the device. The host calls it about ten
+	// times a second, so it must be cheap.
+	Utilization(context.Context, *UtilizationRequest) (*UtilizationResponse, error)
 	mustEmbedUnimplementedBackendServer()
 }
 
@@ -136,6 +159,9 @@ func (UnimplementedBackendServer) UnloadKey(context.Context, *UnloadKeyRequest) 
 }
 func (UnimplementedBackendServer) Prove(context.Context, *ProveRequest) (*ProveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Prove not implemented")
+}
+func (UnimplementedBackendServer) Utilization(context.Context, *UtilizationRequest) (*UtilizationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Utilization not implemented")
 }
 func (UnimplementedBackendServer) mustEmbedUnimplementedBackendServer() {}
 func (UnimplementedBackendServer) testEmbeddedByValue()                 {}
@@ -230,6 +256,24 @@ func _Backend_Prove_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Backend_Utilization_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UtilizationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BackendServer).Utilization(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Backend_Utilization_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BackendServer).Utilization(ctx, req.(*UtilizationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Backend_ServiceDesc is the grpc.ServiceDesc for Backend service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -252,6 +296,10 @@ var Backend_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Prove",
 			Handler:    _Backend_Prove_Handler,
+		},
+		{
+			MethodName: "Utilization",
+			Handler:    _Backend_Utilization_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

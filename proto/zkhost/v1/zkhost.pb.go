@@ -1291,13 +1291,21 @@ type DeviceStatus struct {
 	InFlight    uint32                 `protobuf:"varint,5,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
 	MaxInFlight uint32                 `protobuf:"varint,6,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
 	// busy_percent is the share of the last minute the device reported busy, 0..100.
-	BusyPercent   float64  `protobuf:"fixed64,7,opt,name=busy_percent,json=busyPercent,proto3" json:"busy_percent,omitempty"`
-	KeysResident  []string `protobuf:"bytes,8,rep,name=keys_resident,json=keysResident,proto3" json:"keys_resident,omitempty"`
-	Restarts      uint32   `protobuf:"varint,9,opt,name=restarts,proto3" json:"restarts,omitempty"`
-	Healthy       bool     `protobuf:"varint,10,opt,name=healthy,proto3" json:"healthy,omitempty"`
-	Error         string   `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"` // why it is unhealthy
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	BusyPercent  float64  `protobuf:"fixed64,7,opt,name=busy_percent,json=busyPercent,proto3" json:"busy_percent,omitempty"`
+	KeysResident []string `protobuf:"bytes,8,rep,name=keys_resident,json=keysResident,proto3" json:"keys_resident,omitempty"`
+	Restarts     uint32   `protobuf:"varint,9,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	Healthy      bool     `protobuf:"varint,10,opt,name=healthy,proto3" json:"healthy,omitempty"`
+	Error        string   `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"` // why it is unhealthy
+	// utilization_percent is the mean of the device's utilization samples over
+	// the last minute, 0..100, as utilization_source measured it ("nvml": the
+	// driver's share of time a kernel ran; "process-cpu": the CPU backend's CPU
+	// time over its threads). With no samples the source is empty and
+	// utilization_note says why.
+	UtilizationPercent float64 `protobuf:"fixed64,12,opt,name=utilization_percent,json=utilizationPercent,proto3" json:"utilization_percent,omitempty"`
+	UtilizationSource  string  `protobuf:"bytes,13,opt,name=utilization_source,json=utilizationSource,proto3" json:"utilization_source,omitempty"`
+	UtilizationNote    string  `protobuf:"bytes,14,opt,name=utilization_note,json=utilizationNote,proto3" json:"utilization_note,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *DeviceStatus) Reset() {
@@ -1403,6 +1411,27 @@ func (x *DeviceStatus) GetHealthy() bool {
 func (x *DeviceStatus) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *DeviceStatus) GetUtilizationPercent() float64 {
+	if x != nil {
+		return x.UtilizationPercent
+	}
+	return 0
+}
+
+func (x *DeviceStatus) GetUtilizationSource() string {
+	if x != nil {
+		return x.UtilizationSource
+	}
+	return ""
+}
+
+func (x *DeviceStatus) GetUtilizationNote() string {
+	if x != nil {
+		return x.UtilizationNote
 	}
 	return ""
 }
@@ -1618,7 +1647,7 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\x04jobs\x18\x02 \x01(\rR\x04jobs\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\x03 \x01(\rR\n" +
-	"partitions\"\xbb\x02\n" +
+	"partitions\"\xc6\x03\n" +
 	"\fDeviceStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12\x14\n" +
@@ -1631,7 +1660,10 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\brestarts\x18\t \x01(\rR\brestarts\x12\x18\n" +
 	"\ahealthy\x18\n" +
 	" \x01(\bR\ahealthy\x12\x14\n" +
-	"\x05error\x18\v \x01(\tR\x05error\"\x84\x01\n" +
+	"\x05error\x18\v \x01(\tR\x05error\x12/\n" +
+	"\x13utilization_percent\x18\f \x01(\x01R\x12utilizationPercent\x12-\n" +
+	"\x12utilization_source\x18\r \x01(\tR\x11utilizationSource\x12)\n" +
+	"\x10utilization_note\x18\x0e \x01(\tR\x0futilizationNote\"\x84\x01\n" +
 	"\fBudgetStatus\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\x01 \x01(\x04R\tusedBytes\x12\x1f\n" +

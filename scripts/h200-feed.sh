@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# h200-feed.sh: issue 9's measurement ("feed the GPU"), in one command on the GPU machine (no Go
+# there), from the repository root, with bin/h200/ built here by scripts/h200-build.sh. For each
+# of chain 2^20, chain 2^22 and merkle it runs, time-boxed:
+#   1. keygen (reused when the keys are in $KEYS already),
+#   2. the isolated prove: one-shot `zkhost prove` of a few partitions with the CUDA backend,
+#   3. `zkhost bench` under a backlog with the CUDA backend: steady-state proofs/min, NVML
+#      utilization sampled by zkhost (10 Hz), timeline busy %, the isolated device time per proof
+#      (single proofs after the run) and the ratio to the rate it allows; its timeline and JSON,
+#   4. nvidia-smi sampling utilization.gpu every 100 ms beside the bench, as a cross-check,
+#   5. gnark's groth16.Prove on the same machine's cores, per proof (`zkhost prove --gnark-peer`),
+#   6. the waterfall page of the bench's timeline (`zkhost timeline`).
+# Everything goes to $OUT (default ./h200-feed-out): summary.txt (the figures, one block per
+# circuit), machine.txt, and per circuit bench-*.txt/json, timeline-*.jsonl, waterfall-*.html,
+# smi-*.csv, prove-*.txt, peer-*.txt. The whole run fits BUDGET seconds (default 530); each
+# step has its own box and a step that no longer fits is skipped and logged.
+#
+#   scripts/h200-feed.sh                       # everything
+#   CIRCUITS="chain20 chain22" scripts/h200-feed.sh
+#   WORKERS=12 SYNTH_CORES=12 BUDGET=520 OUT=/tmp/o scripts/h200-feed.sh
+set -uo pipefail
+ROOT=${ROOT:-$PWD}
+OUT=${OUT:-$ROOT/h200-feed-out}
+BUDGET=${BUDGET:-530}
+CIRCUITS=${CIRCUITS:-"chain20 chain22 merkle"}
+WORKERS=${WORKERS:-12}          # synthesis workers
+SYNTH_CORES=${SYNTH_CORES:-12}  # issue 9: synthesis gets at most 12 of the 16 cores
+ISOLATED=${ISOLATED:-3}         # single proofs after each bench run
+BIN=/tmp/zkhost-h200
+KEYS=${KEYS:-/tmp/zkhost-h200-keys}
+START=$SECONDS
+mkdir -p "$OUT" "$BIN" "$KEYS"
+log() { echo "== $(date -u +%T) +$((SECONDS-START))s $*" | tee -a "$OUT/summary.txt"; }
+left() { echo $((BUDGET - (SECONDS - START))); }
+# box SECONDS CMD...: run CMD with at most SECONDS (and never past the budget); 124 when skipped.
+box() {
+  local t=$1; shift; local l; l=$(left)
+  [ "$l" -lt "$t" ] && t=$l
+  [ "$t" -le 5 ] && { log "skipped (budget): $*"; return 124; }
+  timeout -k 5 "$t" "$@"
+}
+for f in "$ROOT"/bin/h200/zkhost.gz "$ROOT"/bin/h200/zkhost-backend-cuda.gz; do
+  [ -f "$f" ] || { echo "h200-feed: $f missing: run scripts/h200-build.sh where Go is and carry bin/h200" >&2; exit 2; }
+  gunzip -c "$f" > "$BIN/$(basename "${f%.gz}")"
+done
+chmod +x "$BIN"/*
+ZK=$BIN/zkhost
+CUDA=${BACKEND:-$BIN/zkhost-backend-cuda}  # BACKEND=<cpu backend> for a dry run without a GPU
+{ date -u; nproc; grep -m1 'model name' /proc/cpuinfo; free -g | head -2
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+# NVML first: zkhost's utilization figures depend on it (the kernel tests' TestOpenNVML, when
+# bin/h200 has gpu.test).
+if [ -f "$ROOT/bin/h200/gpu.test.gz" ]; then
+  gunzip -c "$ROOT/bin/h200/gpu.test.gz" > "$BIN/gpu.test" && chmod +x "$BIN/gpu.test"
+  (cd "$ROOT/cudabackend/gpu" && export ZK_REQUIRE_GPU=1 && box 30 "$BIN/gpu.test" -test.run 'TestOpenNVML|TestNVMLPlaceSamples' -test.v) > "$OUT/nvml-check.txt" 2>&1
+  log "NVML check exit $? ($(grep -E '^(ok|PASS|FAIL|--- FAIL)' "$OUT/nvml-check.txt" | tr '\n' ' '))"
+  grep -E 'nvml_test.go' "$OUT/nvml-check.txt" | tee -a "$OUT/summary.txt"
+fi
+
+# circuit NAME: sets ARGS (zkhost's circuit flags), KEY (the key set's name), the bench's shape
+# (JOBS, CONC, PARTS) and the boxes (KG keygen, BT bench) for NAME.
+circuit() {
+  # The shapes of issue 9's runs; another chainK (e.g. chain12, for a dry run on a small
+  # machine) takes chain20's.
+  case $1 in
+  chain22) ARGS=(--circuit chain --k 22); KEY=chain-k22; JOBS=${JOBS22:-16}; CONC=6; PARTS=3; KG=200; BT=150 ;;
+  chain[0-9]*) local k=${1#chain}
+     ARGS=(--circuit chain --k "$k"); KEY=chain-k$k; JOBS=${JOBS20:-40}; CONC=8; PARTS=4; KG=120; BT=120 ;;
+  merkle)  ARGS=(--circuit merkle);       KEY=merkle-d16-k4; JOBS=${JOBSM:-40}; CONC=8; PARTS=4; KG=90; BT=100 ;;
+  *) echo "h200-feed: unknown circuit $1 (chain20, chain22, merkle, or chainK)" >&2; return 1 ;;
+  esac
+}
+
+# 1. Keys first, so that the measurements that follow are not cut short by a slow keygen.
+for c in $CIRCUITS; do
+  circuit "$c" || exit 2
+  if [ -f "$KEYS/$KEY.pk" ] && [ -f "$KEYS/$KEY.json" ]; then
+    log "$c: keys in $KEYS (reused)"
+  else
+    log "$c: keygen"
+    box "$KG" "$ZK" keygen "${ARGS[@]}" --out "$KEYS" > "$OUT/keygen-$c.txt" 2>&1
+    log "$c: keygen exit $?"
+  fi
+done
+
+for c in $CIRCUITS; do
+  circuit "$c"
+  [ -f "$KEYS/$KEY.pk" ] || { log "$c: no keys, skipped"; continue; }
+  # 2. The isolated prove: one partition at a time through the CUDA backend.
+  log "$c: isolated prove (zkhost prove, CUDA backend, 3 partitions)"
+  rm -rf "/tmp/feed-p-$c"
+  box 60 "$ZK" prove --keys "$KEYS" --circuit "$KEY" --partitions 3 --out "/tmp/feed-p-$c" \
+    --backend "$CUDA" --state-dir "/tmp/feed-state-$c" --log-level info > "$OUT/prove-$c.txt" 2>&1
+  log "$c: isolated prove exit $?"
+  cp "/tmp/feed-p-$c/summary.json" "$OUT/prove-$c-summary.json" 2>/dev/null
+
+  # 3 and 4. The bench under a backlog, nvidia-smi beside it.
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory --format=csv,noheader,nounits -lms 100 \
+    > "$OUT/smi-$c.csv" 2>&1 &
+  SMI=$!
+  log "$c: bench, $JOBS jobs × $PARTS partitions, concurrency $CONC, workers $WORKERS, synthesis cores $SYNTH_CORES"
+  rm -f "$OUT/timeline-$c.jsonl"
+  box "$BT" "$ZK" bench "${ARGS[@]}" --jobs "$JOBS" --concurrency "$CONC" --partitions "$PARTS" \
+    --backend "$CUDA" --keys "$KEYS" --workers "$WORKERS" --synth-cores "$SYNTH_CORES" --isolated "$ISOLATED" \
+    --timeline "$OUT/timeline-$c.jsonl" --json "$OUT/bench-$c.json" --log-level info > "$OUT/bench-$c.txt" 2>&1
+  log "$c: bench exit $?"
+  kill "$SMI" 2>/dev/null; wait "$SMI" 2>/dev/null
+  grep -E "steady|isolated|ratio|device busy|utilization|proofs per minute|wall time|idle, by cause" "$OUT/bench-$c.txt" | tee -a "$OUT/summary.txt"
+  # nvidia-smi's utilization.gpu over the middle 60% of its samples (the bench's warm-up and
+  # drain left out roughly; zkhost's own figure above uses the exact steady window).
+  awk -F', *' 'NF>=2 && $2 ~ /^[0-9]+$/ { v[n++]=$2 } END {
+      if (n == 0) { print "nvidia-smi: no samples"; exit }
+      lo=int(n*0.2); hi=int(n*0.8); s=0; k=0; for (i=lo; i<hi; i++) { s+=v[i]; k++ }
+      if (k == 0) { k=1 }
+      printf "nvidia-smi utilization.gpu, 100 ms samples, middle 60%%: %.1f%% (%d of %d samples)\n", s/k, k, n }' \
+    "$OUT/smi-$c.csv" | tee -a "$OUT/summary.txt"
+
+  # 6. The waterfall of the bench's timeline.
+  if [ -s "$OUT/timeline-$c.jsonl" ]; then
+    box 60 "$ZK" timeline "$OUT/timeline-$c.jsonl" -o "$OUT/waterfall-$c.html" --title "zkhost bench $c (H200, CUDA backend)" \
+      > "$OUT/waterfall-$c.txt" 2>&1
+    log "$c: waterfall exit $?"
+  fi
+
+  # 5. The peer: gnark's groth16.Prove on this machine's cores, 2 partitions.
+  log "$c: gnark groth16.Prove peer (2 partitions)"
+  rm -rf "/tmp/feed-g-$c"
+  box 90 "$ZK" prove --keys "$KEYS" --circuit "$KEY" --partitions 2 --out "/tmp/feed-g-$c" --gnark-peer \
+    > "$OUT/peer-$c.txt" 2>&1
+  log "$c: peer exit $?"
+  cp "/tmp/feed-g-$c/summary.json" "$OUT/peer-$c-summary.json" 2>/dev/null
+  tail -5 "$OUT/peer-$c.txt" | tee -a "$OUT/summary.txt"
+done
+log "done"
