@@ -13,17 +13,17 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/devsetup"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // SetupDevelopment is NAME.json's setup field for keys made by Keygen.
-const SetupDevelopment = "development: single-party groth16.Setup, toxic waste known to its process; not for production"
+const SetupDevelopment = "development: single-party Groth16 setup (host/devsetup, the key gnark's groth16.Setup makes), toxic waste known to its process; not for production"
 
 // ErrExists is returned (wrapped) by Keygen when the circuit's files already exist.
 var ErrExists = errors.New("key files already exist")
@@ -32,8 +32,10 @@ var ErrExists = errors.New("key files already exist")
 // circuit's files into outDir (created if missing) under spec.ID(): NAME.ccs, NAME.vk,
 // NAME.pk (zkhost key file format) and NAME.json.
 //
-// The setup is a development setup: gnark's single-party groth16.Setup, whose toxic waste
-// exists, however briefly, in this process. Anyone who kept it could forge proofs.
+// The setup is a development setup: a single-party Groth16 setup (host/devsetup, which
+// makes the key gnark's groth16.Setup makes, in parallel and without its doublings), whose
+// toxic waste exists, however briefly, in this process. Anyone who kept it could forge
+// proofs.
 // Production keys come from a multi-party ceremony (gnark's mpcsetup), converted with
 // keyfile.Convert.
 //
@@ -47,9 +49,8 @@ func Keygen(spec circuits.Spec, outDir string) error {
 
 // KeygenContext is Keygen that stops when ctx ends (a Ctrl-C at the command line):
 // it returns an error wrapping ctx.Err() and leaves no file behind. gnark's compile
-// and setup take no context, so they run on in a goroutine until they finish, their
-// result unused; a command-line process exits meanwhile, a long-running one pays
-// the CPU once.
+// takes no context, so it runs on in a goroutine until it finishes, its result unused
+// (a command-line process exits meanwhile); the setup stops at its next chunk.
 func KeygenContext(ctx context.Context, spec circuits.Spec, outDir string) error {
 	meta := Metadata{
 		Version: MetadataVersion,
@@ -87,7 +88,7 @@ func keygen(ctx context.Context, outDir string, def frontend.Circuit, meta Metad
 	}
 	done := make(chan setupResult, 1)
 	go func() {
-		ccs, vk, k, err := compileAndSetup(def)
+		ccs, vk, k, err := compileAndSetup(ctx, def)
 		done <- setupResult{ccs, vk, k, err}
 	}()
 	var res setupResult
@@ -159,8 +160,8 @@ func keygen(ctx context.Context, outDir string, def frontend.Circuit, meta Metad
 	return nil
 }
 
-// compileAndSetup compiles def for BLS12-381 and runs gnark's Groth16 setup.
-func compileAndSetup(def frontend.Circuit) (*cs.R1CS, groth16.VerifyingKey, *keyfile.ProvingKey, error) {
+// compileAndSetup compiles def for BLS12-381 and runs the development Groth16 setup.
+func compileAndSetup(ctx context.Context, def frontend.Circuit) (*cs.R1CS, groth16.VerifyingKey, *keyfile.ProvingKey, error) {
 	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, def)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("compile: %w", err)
@@ -172,13 +173,9 @@ func compileAndSetup(def frontend.Circuit) (*cs.R1CS, groth16.VerifyingKey, *key
 	if err := refuseCommitments(r1csSys); err != nil {
 		return nil, nil, nil, err
 	}
-	pkAny, vk, err := groth16.Setup(ccs)
+	k, vk, err := devsetup.Setup(ctx, r1csSys)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("setup: %w", err)
-	}
-	k, err := keyfile.FromGnark(pkAny.(*groth16_bls12381.ProvingKey))
-	if err != nil {
-		return nil, nil, nil, err
 	}
 	return r1csSys, vk, k, nil
 }
