@@ -103,25 +103,81 @@ func newG1Table(ctx context.Context, w window, base *bls12381.G1Affine) (*g1Tabl
 
 // mul sets dst[i] = scalars[i]·G for every i, in parallel chunks. dst and scalars have
 // the same length.
+//
+// Each chunk adds in affine coordinates, all its points' additions of one window
+// together, with one field inversion for the lot (Montgomery's trick): about 5M + 1S per
+// addition against 7M + 4S for a mixed Jacobian one, and the results need no conversion.
+// An addition whose two x coordinates are equal (P + P or P − P: possible only for
+// contrived scalars) goes through gnark-crypto's complete G1Affine.Add instead.
 func (t *g1Table) mul(ctx context.Context, dst []bls12381.G1Affine, scalars []fr.Element) error {
 	return forChunks(ctx, len(scalars), mulChunk, func(start, end int) {
-		jac := make([]bls12381.G1Jac, end-start)
-		d := make([]int32, t.nbWindows)
-		var neg bls12381.G1Affine
-		for i := range jac {
-			t.digits(&scalars[start+i], d)
-			p := &jac[i] // the zero value, Z = 0, is the point at infinity
-			for w, digit := range d {
+		m := end - start
+		acc := dst[start:end]
+		inf := make([]bool, m) // acc[i] is still the point at infinity
+		digits := make([]int32, m*t.nbWindows)
+		for i := range m {
+			t.digits(&scalars[start+i], digits[i*t.nbWindows:(i+1)*t.nbWindows])
+			inf[i] = true
+		}
+		idx := make([]int, 0, m)          // the points added in this window's batch
+		q := make([]bls12381.G1Affine, m) // their addends, sign applied
+		den := make([]fp.Element, m)      // x2 − x1, then prefix products
+		for w := range t.nbWindows {
+			idx = idx[:0]
+			for i := range m {
+				d := digits[i*t.nbWindows+w]
+				if d == 0 {
+					continue
+				}
+				k := len(idx)
+				if d > 0 {
+					q[k] = t.pts[w][d-1]
+				} else {
+					q[k] = t.pts[w][-d-1]
+					q[k].Y.Neg(&q[k].Y)
+				}
 				switch {
-				case digit > 0:
-					p.AddMixed(&t.pts[w][digit-1])
-				case digit < 0:
-					neg.Neg(&t.pts[w][-digit-1])
-					p.AddMixed(&neg)
+				case inf[i]:
+					acc[i], inf[i] = q[k], false
+				case acc[i].X.Equal(&q[k].X):
+					acc[i].Add(&acc[i], &q[k])
+					inf[i] = acc[i].IsInfinity()
+				default:
+					idx = append(idx, i)
 				}
 			}
+			if len(idx) == 0 {
+				continue
+			}
+			// den[k] = Π_{j<k} (x2 − x1)_j, then one inversion walked back down.
+			var prod, diff fp.Element
+			prod.SetOne()
+			for k, i := range idx {
+				den[k] = prod
+				diff.Sub(&q[k].X, &acc[i].X)
+				prod.Mul(&prod, &diff)
+			}
+			prod.Inverse(&prod)
+			var lambda, x3 fp.Element
+			for k := len(idx) - 1; k >= 0; k-- {
+				i := idx[k]
+				p := &acc[i]
+				diff.Sub(&q[k].X, &p.X)
+				lambda.Mul(&den[k], &prod) // 1/(x2 − x1)
+				prod.Mul(&prod, &diff)
+				diff.Sub(&q[k].Y, &p.Y)
+				lambda.Mul(&lambda, &diff)
+				x3.Square(&lambda).Sub(&x3, &p.X).Sub(&x3, &q[k].X)
+				diff.Sub(&p.X, &x3).Mul(&diff, &lambda)
+				p.Y.Sub(&diff, &p.Y)
+				p.X = x3
+			}
 		}
-		g1ToAffine(dst[start:end], jac)
+		for i := range m {
+			if inf[i] {
+				acc[i] = bls12381.G1Affine{}
+			}
+		}
 	})
 }
 
@@ -185,26 +241,78 @@ func newG2Table(ctx context.Context, w window, base *bls12381.G2Affine) (*g2Tabl
 	return t, nil
 }
 
-// mul sets dst[i] = scalars[i]·G for every i, in parallel chunks.
+// mul sets dst[i] = scalars[i]·G for every i, in parallel chunks. dst and scalars have
+// the same length.
+// It is g1Table.mul in G2.
 func (t *g2Table) mul(ctx context.Context, dst []bls12381.G2Affine, scalars []fr.Element) error {
 	return forChunks(ctx, len(scalars), mulChunk, func(start, end int) {
-		jac := make([]bls12381.G2Jac, end-start)
-		d := make([]int32, t.nbWindows)
-		var neg bls12381.G2Affine
-		for i := range jac {
-			t.digits(&scalars[start+i], d)
-			p := &jac[i]
-			for w, digit := range d {
+		m := end - start
+		acc := dst[start:end]
+		inf := make([]bool, m) // acc[i] is still the point at infinity
+		digits := make([]int32, m*t.nbWindows)
+		for i := range m {
+			t.digits(&scalars[start+i], digits[i*t.nbWindows:(i+1)*t.nbWindows])
+			inf[i] = true
+		}
+		idx := make([]int, 0, m)          // the points added in this window's batch
+		q := make([]bls12381.G2Affine, m) // their addends, sign applied
+		den := make([]bls12381.E2, m)     // x2 − x1, then prefix products
+		for w := range t.nbWindows {
+			idx = idx[:0]
+			for i := range m {
+				d := digits[i*t.nbWindows+w]
+				if d == 0 {
+					continue
+				}
+				k := len(idx)
+				if d > 0 {
+					q[k] = t.pts[w][d-1]
+				} else {
+					q[k] = t.pts[w][-d-1]
+					q[k].Y.Neg(&q[k].Y)
+				}
 				switch {
-				case digit > 0:
-					p.AddMixed(&t.pts[w][digit-1])
-				case digit < 0:
-					neg.Neg(&t.pts[w][-digit-1])
-					p.AddMixed(&neg)
+				case inf[i]:
+					acc[i], inf[i] = q[k], false
+				case acc[i].X.Equal(&q[k].X):
+					acc[i].Add(&acc[i], &q[k])
+					inf[i] = acc[i].IsInfinity()
+				default:
+					idx = append(idx, i)
 				}
 			}
+			if len(idx) == 0 {
+				continue
+			}
+			// den[k] = Π_{j<k} (x2 − x1)_j, then one inversion walked back down.
+			var prod, diff bls12381.E2
+			prod.SetOne()
+			for k, i := range idx {
+				den[k] = prod
+				diff.Sub(&q[k].X, &acc[i].X)
+				prod.Mul(&prod, &diff)
+			}
+			prod.Inverse(&prod)
+			var lambda, x3 bls12381.E2
+			for k := len(idx) - 1; k >= 0; k-- {
+				i := idx[k]
+				p := &acc[i]
+				diff.Sub(&q[k].X, &p.X)
+				lambda.Mul(&den[k], &prod) // 1/(x2 − x1)
+				prod.Mul(&prod, &diff)
+				diff.Sub(&q[k].Y, &p.Y)
+				lambda.Mul(&lambda, &diff)
+				x3.Square(&lambda).Sub(&x3, &p.X).Sub(&x3, &q[k].X)
+				diff.Sub(&p.X, &x3).Mul(&diff, &lambda)
+				p.Y.Sub(&diff, &p.Y)
+				p.X = x3
+			}
 		}
-		g2ToAffine(dst[start:end], jac)
+		for i := range m {
+			if inf[i] {
+				acc[i] = bls12381.G2Affine{}
+			}
+		}
 	})
 }
 
