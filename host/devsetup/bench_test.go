@@ -1,0 +1,90 @@
+package devsetup
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+)
+
+// BenchmarkSetup compares Setup with gnark's groth16.Setup on chain circuits, same
+// compiled circuit, same run. Figures in BENCHMARKS.md.
+func BenchmarkSetup(b *testing.B) {
+	for _, k := range []int{12, 14, 16} {
+		s, err := circuits.Lookup("chain", map[string]int{"k": k})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, s.Circuit())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("k=%d/devsetup", k), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := Setup(context.Background(), ccs.(*cs.R1CS)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("k=%d/gnark", k), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := groth16.Setup(ccs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFixedBase times the multiplications alone at several digit widths (table
+// building included), against gnark-crypto's BatchScalarMultiplication.
+func BenchmarkFixedBase(b *testing.B) {
+	const n = 1 << 18
+	scalars := make([]fr.Element, n)
+	for i := range scalars {
+		scalars[i].SetRandom()
+	}
+	_, _, g1, g2 := bls12381.Generators()
+	ctx := context.Background()
+	for _, c := range []int{12, 16, 20} {
+		w := window{c: c, nbWindows: (scalarBits + c) / c}
+		b.Run(fmt.Sprintf("G1/c=%d", c), func(b *testing.B) {
+			dst := make([]bls12381.G1Affine, n)
+			for b.Loop() {
+				t, err := newG1Table(ctx, w, &g1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := t.mul(ctx, dst, scalars); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("G2/c=%d", c), func(b *testing.B) {
+			dst := make([]bls12381.G2Affine, n)
+			for b.Loop() {
+				t, err := newG2Table(ctx, w, &g2)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := t.mul(ctx, dst, scalars); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("G1/gnark-crypto", func(b *testing.B) {
+		for b.Loop() {
+			bls12381.BatchScalarMultiplicationG1(&g1, scalars)
+		}
+	})
+}
