@@ -13,7 +13,9 @@
 //     window needs no doubling, only one mixed addition per window;
 //   - the points are computed chunk by chunk straight into the key's slices and turned
 //     affine per chunk, never a Jacobian copy of the whole key;
-//   - the scalars (Lagrange evaluations, K, Z) are computed in parallel.
+//   - the scalars (Lagrange evaluations, K, Z) are computed in parallel;
+//   - a wire whose B scalar equals its A scalar (a squared wire: every constraint of the
+//     chain circuit) gets its [B]₁ point copied from [A]₁ instead of multiplied again.
 //
 // Like gnark's Setup, its toxic waste exists in this process: keys from it are for
 // development only. Circuits with commitments are refused.

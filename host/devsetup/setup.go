@@ -114,12 +114,16 @@ func SetupWith(ctx context.Context, r1cs *cs.R1CS, tw ToxicWaste) (*keyfile.Prov
 		InfinityA:  make([]bool, nbWires),
 		InfinityB:  make([]bool, nbWires),
 	}
+	sameAsA := sameScalars(a, b)
 	a = filterZeros(a, pk.InfinityA)
 	b = filterZeros(b, pk.InfinityB)
 
 	// Points. G1 first, then its tables are dropped before G2's are built.
 	_, _, g1, g2 := bls12381.Generators()
-	t1, err := newG1Table(ctx, chooseWindow(len(a)+len(b)+len(z)+nbWires), &g1)
+	// [B_j(τ)]₁ for the wires whose B scalar is not also their A scalar; the others are
+	// copies of pk.G1.A's points.
+	bOwn, bOwnAt := ownScalars(b, sameAsA)
+	t1, err := newG1Table(ctx, chooseWindow(len(a)+len(bOwn)+len(z)+nbWires), &g1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,17 +137,31 @@ func SetupWith(ctx context.Context, r1cs *cs.R1CS, tw ToxicWaste) (*keyfile.Prov
 	pk.G1Z = make([]bls12381.G1Affine, len(z))
 	vkK := make([]bls12381.G1Affine, nbPublic)
 	pk.G1K = make([]bls12381.G1Affine, nbWires-nbPublic)
+	bOwnPts := make([]bls12381.G1Affine, len(bOwn))
 	for _, m := range []struct {
 		dst     []bls12381.G1Affine
 		scalars []fr.Element
 	}{
-		{pk.G1A, a}, {pk.G1B, b}, {pk.G1Z, z}, {vkK, k[:nbPublic]}, {pk.G1K, k[nbPublic:]},
+		{pk.G1A, a}, {bOwnPts, bOwn}, {pk.G1Z, z}, {vkK, k[:nbPublic]}, {pk.G1K, k[nbPublic:]},
 	} {
 		if err := t1.mul(ctx, m.dst, m.scalars); err != nil {
 			return nil, nil, err
 		}
 	}
-	a, z, k, t1 = nil, nil, nil, nil
+	for i, j := range bOwnAt {
+		pk.G1B[j] = bOwnPts[i]
+	}
+	err = forChunks(ctx, len(sameAsA), scalarChunk, func(start, end int) {
+		for j := start; j < end; j++ {
+			if sameAsA[j] >= 0 {
+				pk.G1B[j] = pk.G1A[sameAsA[j]]
+			}
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	a, bOwn, bOwnPts, z, k, t1 = nil, nil, nil, nil, nil, nil
 
 	t2, err := newG2Table(ctx, chooseWindow(len(b)), &g2)
 	if err != nil {
@@ -191,6 +209,41 @@ func zScalars(ctx context.Context, n int, tau, deltaInv *fr.Element) ([]fr.Eleme
 	}
 	fft.BitReverse(z)
 	return z[:n-1], nil
+}
+
+// sameScalars returns, for each nonzero scalar of b in order (pk.G1.B's index j), the
+// index in pk.G1.A of the same wire's point when the wire's A scalar equals its B scalar,
+// or -1. A wire squared (x·x, chain's every constraint) has A = B: its [B]₁ is its [A]₁.
+func sameScalars(a, b []fr.Element) []int32 {
+	var same []int32
+	ia := int32(0)
+	for i := range b {
+		if !b[i].IsZero() {
+			if !a[i].IsZero() && a[i].Equal(&b[i]) {
+				same = append(same, ia)
+			} else {
+				same = append(same, -1)
+			}
+		}
+		if !a[i].IsZero() {
+			ia++
+		}
+	}
+	return same
+}
+
+// ownScalars returns the scalars of b (compacted, pk.G1.B's order) whose point is not a
+// copy of an A point, and their indices in b.
+func ownScalars(b []fr.Element, sameAsA []int32) ([]fr.Element, []int) {
+	var own []fr.Element
+	var at []int
+	for j, s := range sameAsA {
+		if s < 0 {
+			own = append(own, b[j])
+			at = append(at, j)
+		}
+	}
+	return own, at
 }
 
 // filterZeros marks the zero scalars of s in inf and returns the others, in order, in s's

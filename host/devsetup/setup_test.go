@@ -53,6 +53,7 @@ func TestSetupMatchesDefinition(t *testing.T) {
 	for i, e := range []*fr.Element{&tw.Tau, &tw.Alpha, &tw.Beta, &tw.Gamma, &tw.Delta} {
 		e.SetUint64(uint64(1000003 * (i + 2))) // fixed, so a failure reproduces
 	}
+	var copied, own int
 	for i := range testSpecs {
 		s, r1cs := compile(t, i)
 		t.Run(s.ID(), func(t *testing.T) {
@@ -60,12 +61,20 @@ func TestSetupMatchesDefinition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkAgainstDefinition(t, r1cs, &tw, pk, vk)
+			c, o := checkAgainstDefinition(t, r1cs, &tw, pk, vk)
+			copied, own = copied+c, own+o
 		})
+	}
+	// Both ways to a [B]₁ point are covered: copied from A (A = B) and multiplied.
+	if copied == 0 || own == 0 {
+		t.Errorf("the test circuits have %d wires with A = B and %d with their own B: both must occur", copied, own)
 	}
 }
 
-func checkAgainstDefinition(t *testing.T, r1cs *cs.R1CS, tw *ToxicWaste, pk *keyfile.ProvingKey, vk *groth16_bls12381.VerifyingKey) {
+// checkAgainstDefinition compares every point of pk and vk with its definition and
+// returns how many wires have a nonzero B scalar equal to (copied) and different from
+// (own) their A scalar.
+func checkAgainstDefinition(t *testing.T, r1cs *cs.R1CS, tw *ToxicWaste, pk *keyfile.ProvingKey, vk *groth16_bls12381.VerifyingKey) (copied, own int) {
 	t.Helper()
 	nbCons := r1cs.GetNbConstraints()
 	n := uint64(1)
@@ -151,6 +160,11 @@ func checkAgainstDefinition(t *testing.T, r1cs *cs.R1CS, tw *ToxicWaste, pk *key
 			ia++
 		}
 		if !b[w].IsZero() {
+			if a[w].Equal(&b[w]) {
+				copied++
+			} else {
+				own++
+			}
 			eq1("B", pk.G1B[ib], g1At(b[w]))
 			if pk.G2B[ib] != g2At(b[w]) {
 				t.Errorf("wire %d: [B]₂ differs from its definition", w)
@@ -184,6 +198,7 @@ func checkAgainstDefinition(t *testing.T, r1cs *cs.R1CS, tw *ToxicWaste, pk *key
 		var s fr.Element
 		eq1("Z", pk.G1Z[j], g1At(*s.Mul(&zdt, &ti)))
 	}
+	return copied, own
 }
 
 // TestSetupShapeMatchesGnark compares a key from Setup with one from gnark's
