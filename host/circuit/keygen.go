@@ -53,14 +53,8 @@ func Keygen(spec circuits.Spec, outDir string) error {
 // takes no context, so it runs on in a goroutine until it finishes, its result unused
 // (a command-line process exits meanwhile); the setup stops at its next chunk.
 func KeygenContext(ctx context.Context, spec circuits.Spec, outDir string) error {
-	meta := Metadata{
-		Version: MetadataVersion,
-		ID:      spec.ID(),
-		Circuit: spec.Name,
-		Params:  spec.Params,
-		Setup:   SetupDevelopment,
-	}
-	return keygen(ctx, outDir, spec.Circuit(), meta)
+	_, err := KeygenWithProgress(ctx, spec, outDir, nil)
+	return err
 }
 
 // KeygenWithProgress is KeygenContext that calls progress (when not nil) as each phase
@@ -105,7 +99,7 @@ func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit
 		}
 	}
 
-	// Compile and setup (minutes at 2^22) run apart, so a cancel returns at once.
+	// Compile and setup (minutes at 2^24) run apart, so a cancel returns at once.
 	type setupResult struct {
 		ccs  *cs.R1CS
 		vk   groth16.VerifyingKey
