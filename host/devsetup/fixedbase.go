@@ -12,14 +12,14 @@ import (
 // are below r < 2^255.
 const scalarBits = 255
 
-// mulChunk is how many points a worker multiplies before turning them affine with one
-// field inversion: large enough that the inversion (~100 multiplications) is noise,
-// small enough that a chunk's Jacobian points stay in cache.
+// mulChunk is how many points a worker multiplies together, sharing one field inversion
+// per window: large enough that the inversion (about 100 multiplications) is noise, small
+// enough that the chunk's points, addends and digits (about 200 KiB for G1) stay in cache.
 const mulChunk = 1024
 
 // window is a fixed-base multiplication plan: scalars are cut into nbWindows signed
 // digits of c bits, d_w in [-2^(c-1), 2^(c-1)], so that s = Σ d_w·2^(c·w); table w holds
-// m·2^(c·w)·G for m = 1..2^(c-1), and s·G is one mixed addition per nonzero digit.
+// m·2^(c·w)·G for m = 1..2^(c-1), and s·G is one addition per nonzero digit, no doubling.
 type window struct {
 	c, nbWindows int
 }
