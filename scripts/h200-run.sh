@@ -5,6 +5,9 @@
 # gnark's groth16.Prove on the same machine's cores, in one run. Each step is time-boxed so the
 # whole run fits one device call; logs go to $OUT (default ./h200-out).
 #   STEPS="kernels conformance prove" KS="20" BUDGET=520 scripts/h200-run.sh
+# Development keygen at size (issue 14), fresh keys, time per phase and peak memory, then
+# proofs with those keys through the CUDA backend, each verified by the host with gnark:
+#   STEPS="keygen prove" KGKS="22 24" KS="22 24" PARTS=2 PEER_PARTS=1 BUDGET=560 scripts/h200-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
@@ -41,6 +44,20 @@ for step in $STEPS; do
     ZKHOST_SDKTEST_BACKEND="$BIN/zkhost-backend-cuda" ZKHOST_SDKTEST_KEYDIR="$KEYS" ZKHOST_SDKTEST_CANCEL_K="${CANCEL_K:-16}" \
       box "${CT:-100}" "$BIN/sdktest.test" -test.run TestExternalBackendConforms -test.v -test.timeout 300s > "$OUT/conformance.txt" 2>&1
     log "conformance exit $?"; grep -E "^\s*(--- |ok|FAIL|PASS)" "$OUT/conformance.txt" | tail -30 ;;
+  keygen)
+    # The key file (9.7 GB at 2^24) is synced before keygen ends: the disk's speed bounds
+    # the write phase, so measure it beside keygen.
+    log "disk: 2 GiB written and synced into $KEYS"
+    dd if=/dev/zero of="$KEYS/.ddtest" bs=1M count=2048 conv=fsync 2>&1 | tail -1 | tee -a "$OUT/summary.txt"
+    rm -f "$KEYS/.ddtest"
+    for k in ${KGKS:-"22 24"}; do
+      rm -f "$KEYS/chain-k$k".{ccs,vk,pk,json}   # time a fresh keygen, not the cache
+      log "keygen chain k=$k (fresh; prints compile, setup, write, total and peak memory)"
+      box "${KGT:-300}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" > "$OUT/keygen-k$k.txt" 2>&1
+      log "keygen exit $?"
+      ls -l "$KEYS"/chain-k"$k".* >> "$OUT/keygen-k$k.txt" 2>&1
+      grep -v " INF " "$OUT/keygen-k$k.txt"
+    done ;;
   prove)
     for k in $KS; do
       if [ ! -f "$KEYS/chain-k$k.pk" ]; then

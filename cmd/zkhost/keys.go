@@ -8,6 +8,8 @@ import (
 	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/circuit"
@@ -68,7 +70,7 @@ func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fs.String("out", "", "key directory to write NAME.ccs, NAME.vk, NAME.pk and NAME.json into")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: zkhost keygen --circuit NAME [--k K] [--d D] --out KEYDIR")
-		fmt.Fprintln(stderr, "\nCompiles an example circuit and runs gnark's Groth16 setup. This is a DEVELOPMENT")
+		fmt.Fprintln(stderr, "\nCompiles an example circuit and runs a Groth16 setup. This is a DEVELOPMENT")
 		fmt.Fprintln(stderr, "setup: one process knows the toxic waste. Production keys come from a multi-party")
 		fmt.Fprintln(stderr, "ceremony; convert their gnark proving key with `zkhost key convert`.")
 		fmt.Fprintln(stderr)
@@ -79,16 +81,16 @@ func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "keygen %s (development setup) into %s ...\n", s.ID(), *out)
-	if err := circuit.KeygenContext(ctx, s, *out); err != nil {
-		return err
-	}
-	c, err := circuit.Load(*out, s.ID())
+	start := time.Now()
+	meta, err := circuit.KeygenWithProgress(ctx, s, *out, func(phase string, took time.Duration) {
+		fmt.Fprintf(stdout, "  %-8s %.1f s\n", phase, took.Seconds())
+	})
 	if err != nil {
 		return err
 	}
-	defer c.Close()
 	fmt.Fprintf(stdout, "wrote %s.{ccs,vk,pk,json}: %d constraints, %d wires, domain %d, key digest %s\n",
-		s.ID(), c.NbConstraints, c.NbWires, c.DomainSize, c.PKDigestHex())
+		s.ID(), meta.NbConstraints, meta.NbWires, meta.DomainSize, meta.PKDigest)
+	fmt.Fprintf(stdout, "keygen took %.1f s, peak memory %s\n", time.Since(start).Seconds(), peakRSS())
 	return nil
 }
 
@@ -136,4 +138,14 @@ func cmdKeyConvert(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "wrote %s (key digest %s)\n", *out, hex.EncodeToString(digest[:]))
 	return nil
+}
+
+// peakRSS returns this process's peak resident memory so far (getrusage's ru_maxrss,
+// KiB on Linux), in GiB, or "unknown" where the call fails.
+func peakRSS() string {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f GiB", float64(ru.Maxrss)/(1<<20))
 }

@@ -10,20 +10,21 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/devsetup"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // SetupDevelopment is NAME.json's setup field for keys made by Keygen.
-const SetupDevelopment = "development: single-party groth16.Setup, toxic waste known to its process; not for production"
+const SetupDevelopment = "development: single-party Groth16 setup (host/devsetup, the key gnark's groth16.Setup makes), toxic waste known to its process; not for production"
 
 // ErrExists is returned (wrapped) by Keygen when the circuit's files already exist.
 var ErrExists = errors.New("key files already exist")
@@ -32,8 +33,10 @@ var ErrExists = errors.New("key files already exist")
 // circuit's files into outDir (created if missing) under spec.ID(): NAME.ccs, NAME.vk,
 // NAME.pk (zkhost key file format) and NAME.json.
 //
-// The setup is a development setup: gnark's single-party groth16.Setup, whose toxic waste
-// exists, however briefly, in this process. Anyone who kept it could forge proofs.
+// The setup is a development setup: a single-party Groth16 setup (host/devsetup, which
+// makes the key gnark's groth16.Setup makes, in parallel and without its doublings), whose
+// toxic waste exists, however briefly, in this process. Anyone who kept it could forge
+// proofs.
 // Production keys come from a multi-party ceremony (gnark's mpcsetup), converted with
 // keyfile.Convert.
 //
@@ -47,10 +50,18 @@ func Keygen(spec circuits.Spec, outDir string) error {
 
 // KeygenContext is Keygen that stops when ctx ends (a Ctrl-C at the command line):
 // it returns an error wrapping ctx.Err() and leaves no file behind. gnark's compile
-// and setup take no context, so they run on in a goroutine until they finish, their
-// result unused; a command-line process exits meanwhile, a long-running one pays
-// the CPU once.
+// takes no context, so it runs on in a goroutine until it finishes, its result unused
+// (a command-line process exits meanwhile); the setup stops at its next chunk.
 func KeygenContext(ctx context.Context, spec circuits.Spec, outDir string) error {
+	_, err := KeygenWithProgress(ctx, spec, outDir, nil)
+	return err
+}
+
+// KeygenWithProgress is KeygenContext that calls progress (when not nil) as each phase
+// ends, with the phase's name and duration ("compile", "setup", "write"), and returns the
+// metadata it wrote to NAME.json. At 2^24 constraints a keygen takes minutes; the
+// command line prints each phase.
+func KeygenWithProgress(ctx context.Context, spec circuits.Spec, outDir string, progress func(phase string, took time.Duration)) (Metadata, error) {
 	meta := Metadata{
 		Version: MetadataVersion,
 		ID:      spec.ID(),
@@ -58,71 +69,94 @@ func KeygenContext(ctx context.Context, spec circuits.Spec, outDir string) error
 		Params:  spec.Params,
 		Setup:   SetupDevelopment,
 	}
-	return keygen(ctx, outDir, spec.Circuit(), meta)
+	return keygenWithProgress(ctx, outDir, spec.Circuit(), meta, progress)
 }
 
 // keygen compiles def and writes its key set as meta.ID into outDir, filling meta in.
-func keygen(ctx context.Context, outDir string, def frontend.Circuit, meta Metadata) (err error) {
+func keygen(ctx context.Context, outDir string, def frontend.Circuit, meta Metadata) error {
+	_, err := keygenWithProgress(ctx, outDir, def, meta, nil)
+	return err
+}
+
+// keygenWithProgress is keygen, reporting each phase to progress (when not nil) and
+// returning the metadata written.
+func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit, meta Metadata, progress func(phase string, took time.Duration)) (_ Metadata, err error) {
+	if progress == nil {
+		progress = func(string, time.Duration) {}
+	}
 	name := meta.ID
 	if name == "" || filepath.Base(name) != name {
-		return fmt.Errorf("circuit: keygen: bad circuit name %q", name)
+		return Metadata{}, fmt.Errorf("circuit: keygen: bad circuit name %q", name)
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, err)
 	}
 	final := [4]string{}
 	final[0], final[1], final[2], final[3] = Paths(outDir, name)
 	for _, p := range final {
 		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("circuit: keygen %s: %s: %w (remove the old key set first)", name, p, ErrExists)
+			return Metadata{}, fmt.Errorf("circuit: keygen %s: %s: %w (remove the old key set first)", name, p, ErrExists)
 		}
 	}
 
-	// Compile and setup (minutes at 2^22) run apart, so a cancel returns at once.
+	// Compile and setup (minutes at 2^24) run apart, so a cancel returns at once.
 	type setupResult struct {
-		ccs *cs.R1CS
-		vk  groth16.VerifyingKey
-		k   *keyfile.ProvingKey
-		err error
+		ccs  *cs.R1CS
+		vk   groth16.VerifyingKey
+		k    *keyfile.ProvingKey
+		took [2]time.Duration
+		err  error
 	}
 	done := make(chan setupResult, 1)
 	go func() {
-		ccs, vk, k, err := compileAndSetup(def)
-		done <- setupResult{ccs, vk, k, err}
+		ccs, vk, k, took, err := compileAndSetup(ctx, def)
+		done <- setupResult{ccs, vk, k, took, err}
 	}()
 	var res setupResult
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		return fmt.Errorf("circuit: keygen %s: stopped before the setup finished, nothing written: %w", name, ctx.Err())
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: stopped before the setup finished, nothing written: %w", name, ctx.Err())
 	}
 	if res.err != nil {
-		return fmt.Errorf("circuit: keygen %s: %w", name, res.err)
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, res.err)
 	}
 	ccs, vk, k := res.ccs, res.vk, res.k
+	progress("compile", res.took[0])
+	progress("setup", res.took[1])
 
+	writeStart := time.Now()
 	stage, err := os.MkdirTemp(outDir, ".keygen-"+name+"-")
 	if err != nil {
-		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, err)
 	}
 	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
 	staged := [4]string{}
 	staged[0], staged[1], staged[2], staged[3] = Paths(stage, name)
 
-	ccsSum, err := writeFileFrom(staged[0], ccs)
-	if err != nil {
-		return fmt.Errorf("circuit: keygen %s: write constraint system: %w", name, err)
+	// The proving key (9.7 GB at 2^24) is written beside the constraint system, whose
+	// serialization is CPU work on one core (seconds at 2^24) that the key's disk time hides.
+	var digest [32]byte
+	var pkErr error
+	pkDone := make(chan struct{})
+	go func() {
+		defer close(pkDone)
+		digest, pkErr = keyfile.Write(staged[2], k)
+	}()
+	ccsSum, ccsErr := writeFileFrom(staged[0], ccs)
+	<-pkDone
+	if ccsErr != nil {
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: write constraint system: %w", name, ccsErr)
+	}
+	if pkErr != nil {
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: write proving key: %w", name, pkErr)
 	}
 	vkSum, err := writeFileFrom(staged[1], vk)
 	if err != nil {
-		return fmt.Errorf("circuit: keygen %s: write verifying key: %w", name, err)
-	}
-	digest, err := keyfile.Write(staged[2], k)
-	if err != nil {
-		return fmt.Errorf("circuit: keygen %s: write proving key: %w", name, err)
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: write verifying key: %w", name, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("circuit: keygen %s: stopped before the key set was in place, nothing written: %w", name, err)
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: stopped before the key set was in place, nothing written: %w", name, err)
 	}
 
 	meta.Curve = "bls12-381"
@@ -136,10 +170,10 @@ func keygen(ctx context.Context, outDir string, def frontend.Circuit, meta Metad
 	meta.VKSHA256 = hex.EncodeToString(vkSum[:])
 	js, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
-		return fmt.Errorf("circuit: keygen %s: %w", name, err)
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, err)
 	}
 	if err := writeFile(staged[3], append(js, '\n')); err != nil {
-		return fmt.Errorf("circuit: keygen %s: write metadata: %w", name, err)
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: write metadata: %w", name, err)
 	}
 
 	// The metadata goes last: until it is in place a Load of this name finds no key set
@@ -149,38 +183,40 @@ func keygen(ctx context.Context, outDir string, def frontend.Circuit, meta Metad
 			for j := range i {
 				os.Remove(final[j])
 			}
-			return fmt.Errorf("circuit: keygen %s: %w", name, err)
+			return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, err)
 		}
 	}
 	if d, err := os.Open(outDir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
+	progress("write", time.Since(writeStart))
+	return meta, nil
 }
 
-// compileAndSetup compiles def for BLS12-381 and runs gnark's Groth16 setup.
-func compileAndSetup(def frontend.Circuit) (*cs.R1CS, groth16.VerifyingKey, *keyfile.ProvingKey, error) {
+// compileAndSetup compiles def for BLS12-381 and runs the development Groth16 setup.
+// It returns how long each took in took[0] and took[1].
+func compileAndSetup(ctx context.Context, def frontend.Circuit) (_ *cs.R1CS, _ groth16.VerifyingKey, _ *keyfile.ProvingKey, took [2]time.Duration, _ error) {
+	start := time.Now()
 	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, def)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("compile: %w", err)
+		return nil, nil, nil, took, fmt.Errorf("compile: %w", err)
 	}
 	r1csSys, ok := ccs.(*cs.R1CS)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("compiled to %T, want a BLS12-381 R1CS", ccs)
+		return nil, nil, nil, took, fmt.Errorf("compiled to %T, want a BLS12-381 R1CS", ccs)
 	}
 	if err := refuseCommitments(r1csSys); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, took, err
 	}
-	pkAny, vk, err := groth16.Setup(ccs)
+	took[0] = time.Since(start)
+	start = time.Now()
+	k, vk, err := devsetup.Setup(ctx, r1csSys)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("setup: %w", err)
+		return nil, nil, nil, took, fmt.Errorf("setup: %w", err)
 	}
-	k, err := keyfile.FromGnark(pkAny.(*groth16_bls12381.ProvingKey))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return r1csSys, vk, k, nil
+	took[1] = time.Since(start)
+	return r1csSys, vk, k, took, nil
 }
 
 // writeFileFrom writes src to path (synced, mode 0644) and returns the SHA-256 of what it
