@@ -98,7 +98,7 @@ func TestImportUserCircuit(t *testing.T) {
 
 func TestImportRefuses(t *testing.T) {
 	f := userFiles(t, userBits, 99)
-	other := userFiles(t, userBits, 99)   // the same circuit, another setup
+	other := userFiles(t, userBits, 99)    // the same circuit, another setup
 	smaller := userFiles(t, userBits/2, 9) // another circuit
 	hinted := cubeRootFiles(t)
 
