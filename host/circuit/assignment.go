@@ -3,6 +3,7 @@ package circuit
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -63,27 +64,53 @@ func MarshalAssignment(W []fr.Element, nbPublic, nbSecret int) []byte {
 // without decoding its values: what the daemon refuses at submit. Errors say what is
 // wrong and what c wants.
 func CheckAssignmentHeader(data []byte, c *Circuit) error {
-	if !IsAssignment(data) {
-		if len(data) >= witnessHeader {
+	return checkAssignment(data[:min(len(data), assignmentHeader)], int64(len(data)), c)
+}
+
+// CheckAssignmentFile is CheckAssignmentHeader for the file at path, reading only its
+// header. Errors name the file.
+func CheckAssignmentFile(path string, c *Circuit) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	head := make([]byte, assignmentHeader)
+	n, _ := io.ReadFull(f, head)
+	if err := checkAssignment(head[:n], st.Size(), c); err != nil {
+		return fmt.Errorf("wire assignment %s %w", path, err)
+	}
+	return nil
+}
+
+// checkAssignment checks an assignment's header (its first bytes, up to
+// assignmentHeader) and its total size.
+func checkAssignment(head []byte, size int64, c *Circuit) error {
+	if !IsAssignment(head) {
+		if size >= witnessHeader {
 			return fmt.Errorf("is not a wire assignment (no %q magic; a gnark witness is submitted as a witness, not an assignment)", AssignmentMagic)
 		}
 		return fmt.Errorf("is not a wire assignment (no %q magic)", AssignmentMagic)
 	}
-	if len(data) < assignmentHeader {
-		return fmt.Errorf("is truncated: %d bytes, shorter than the %d-byte header", len(data), assignmentHeader)
+	if len(head) < assignmentHeader {
+		return fmt.Errorf("is truncated: %d bytes, shorter than the %d-byte header", size, assignmentHeader)
 	}
-	if v := binary.BigEndian.Uint32(data[4:]); v != AssignmentVersion {
+	if v := binary.BigEndian.Uint32(head[4:]); v != AssignmentVersion {
 		return fmt.Errorf("has format version %d, this build reads %d", v, AssignmentVersion)
 	}
-	nbPublic := binary.BigEndian.Uint32(data[8:])
-	nbSecret := binary.BigEndian.Uint32(data[12:])
-	nbWires := binary.BigEndian.Uint32(data[16:])
+	nbPublic := binary.BigEndian.Uint32(head[8:])
+	nbSecret := binary.BigEndian.Uint32(head[12:])
+	nbWires := binary.BigEndian.Uint32(head[16:])
 	if int64(nbPublic) != int64(c.NbPublic) || int64(nbSecret) != int64(c.NbSecret) || int64(nbWires) != int64(c.NbWires) {
 		return fmt.Errorf("has %d wires (%d public, %d secret), circuit %s has %d wires (%d public including the constant one, %d secret)",
 			nbWires, nbPublic, nbSecret, c.Name, c.NbWires, c.NbPublic, c.NbSecret)
 	}
-	if want := assignmentHeader + uint64(nbWires)*fr.Bytes; uint64(len(data)) != want {
-		return fmt.Errorf("has %d bytes, want %d for %d wires of %d bytes (truncated, or trailing bytes)", len(data), want, nbWires, fr.Bytes)
+	if want := assignmentHeader + int64(nbWires)*fr.Bytes; size != want {
+		return fmt.Errorf("has %d bytes, want %d for %d wires of %d bytes (truncated, or trailing bytes)", size, want, nbWires, fr.Bytes)
 	}
 	return nil
 }
