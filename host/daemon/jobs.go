@@ -63,7 +63,7 @@ type task struct {
 	job      *liveJob
 	idx      int
 	witness  []byte // a gnark full witness, or a wire assignment (circuit.IsAssignment)
-	staged   bool // holds a staging token (see Daemon.stageTokens)
+	staged   bool   // holds a staging token (see Daemon.stageTokens)
 	attempts int
 	reasons  []string
 	failedOn map[string]bool // devices an attempt failed on (written before a requeue)
