@@ -46,12 +46,13 @@ func newLogger(stderr io.Writer, level string) hclog.Logger {
 }
 
 func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("prove", "prove --keys KEYDIR --circuit NAME (--partitions N | --witness FILE...) --out DIR", "", stderr)
+	fs := cli.NewFlagSet("prove", "prove --keys KEYDIR --circuit NAME (--partitions N | [--assignment] FILE...) --out DIR", "", stderr)
 	keys := fs.String("keys", "", "`DIR` of keys written by zkhost keygen") // backquotes name the placeholder
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	n := fs.Int("partitions", 0, "generate N example witnesses (when no --witness is given)")
 	var witnesses stringList
 	fs.Var(&witnesses, "witness", "gnark full witness file, one per partition (repeatable; more files may follow the flags)")
+	assign := fs.Bool("assignment", false, "the files are wire assignments solved elsewhere (docs/assignment.md), not gnark witnesses")
 	out := fs.String("out", "", "`DIR` for <i>.proof, <i>.public and summary.json")
 	defaultStateDir, defaultBackend := daemonDefaults()
 	backend := fs.String("backend", defaultBackend, "backend binary")
@@ -81,8 +82,15 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var assignments []string
+	if *assign && len(witnesses) == 0 {
+		return fmt.Errorf("%w: --assignment needs the wire assignment files, one per partition", cli.ErrUsage)
+	}
+	if *assign {
+		witnesses, assignments = nil, witnesses
+	}
 	opts := oneshot.Options{
-		KeyDir: *keys, Circuit: keyName, Partitions: *n, WitnessFiles: witnesses, OutDir: *out,
+		KeyDir: *keys, Circuit: keyName, Partitions: *n, WitnessFiles: witnesses, AssignmentFiles: assignments, OutDir: *out,
 		Backend: *backend, StateDir: *stateDir, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer,
 	}
 	if *sha != "" {
