@@ -210,7 +210,7 @@ func (r SubmitRequest) Validate() error {
 	}
 	inputs, noun := r.Inputs()
 	if len(inputs) == 0 {
-		return InvalidArgumentf("no witness: a job needs one witness (or wire assignment) per partition")
+		return InvalidArgumentf("no witness: a job needs one witness per partition (or one wire assignment)")
 	}
 	if len(inputs) > MaxPartitions {
 		return InvalidArgumentf("%d %ss: a job holds at most %d partitions", len(inputs), noun, MaxPartitions)

@@ -7,15 +7,21 @@ import (
 
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
-	"github.com/consensys/gnark/std"
+	_ "github.com/consensys/gnark/std/math/bits"
+	_ "github.com/consensys/gnark/std/math/bitslice"
+	_ "github.com/consensys/gnark/std/math/cmp"
+	_ "github.com/consensys/gnark/std/selector"
 )
 
 // A constraint system read from a file carries only the names of the hints its solver
-// calls; the functions must be linked into the program that solves it. gnark's std
-// registers its own hints only when its packages are imported, which a host that reads
-// serialized circuits does not do: register them all, so any circuit built from gnark's
-// standard library (comparisons, range checks, emulated fields, hashes) solves here.
-func init() { std.RegisterHints() }
+// calls; the functions must be linked into the program that solves it, and gnark's std
+// packages register theirs when they are linked in. The blank imports below link those
+// of gnark's frontend and everyday gadgets (bit decomposition, comparisons, selectors,
+// bit slicing) so circuits using them solve here. Not gnark/std as a whole: its init
+// registers every hint a second time and gnark logs each repeat on stdout, before any
+// main can silence it, and stdout belongs to the program (a plugin's handshake, a
+// command's output). Most of the rest (range checks, emulated fields, lookups) need
+// gnark's commitments, which zkhost refuses anyway.
 
 // missingHints returns the names of the hints r1cs's solver needs that are not
 // registered in this process, sorted.

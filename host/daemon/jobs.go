@@ -86,7 +86,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	ce, ok := d.circuits[req.Circuit]
 	if !ok && len(d.circuits) == 0 {
-		return api.Job{}, api.NotFoundf("unknown circuit %q: this daemon serves no circuits (add a [[circuit]] to its config, or put key sets in %s with `zkhost keygen --out`, and restart it)",
+		return api.Job{}, api.NotFoundf("unknown circuit %q: this daemon serves no circuits (add a [[circuit]] to its config, or put key sets in %s with `zkhost keygen --out` or `zkhost key import --out`, and restart it)",
 			req.Circuit, filepath.Join(d.cfg.StateDir, "keys"))
 	}
 	if !ok {
