@@ -1,8 +1,11 @@
 package daemon
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,11 +13,14 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/internal/testcircuit"
 )
 
 // assignmentsOf solves each gnark full witness of circuit c with gnark's solver and
@@ -115,5 +121,60 @@ func TestAssignments(t *testing.T) {
 			_, err := f.c.Submit(ctx, tc.req)
 			checkErr(t, err, api.ErrInvalidArgument, tc.wants...)
 		})
+	}
+}
+
+// TestHintedCircuit: a circuit whose custom hint zkhost does not have, imported for
+// assignments only, is served: witnesses are refused at submit naming the hint, and
+// wire assignments solved where the hint is prove to proofs gnark verifies with the
+// user's verifying key.
+func TestHintedCircuit(t *testing.T) {
+	f, err := testcircuit.WriteGnarkFiles(t.TempDir(), "cube", &testcircuit.CubeRoot{}, &testcircuit.CubeRoot{X: 13, Y: 2197})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := t.TempDir()
+	res, err := circuit.Import(context.Background(), circuit.ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.VK, AssignmentsOnly: true}, "cube", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Circuit
+	defer c.Close()
+	fx := start(t, opts{extra: fmt.Sprintf("[[circuit]]\nname = \"cube\"\nkeys = %q\n", keys)})
+	ctx := testCtx(t, time.Minute)
+
+	wb, err := os.ReadFile(f.Witness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fx.c.Submit(ctx, api.SubmitRequest{Circuit: "cube", Witnesses: [][]byte{wb}})
+	checkErr(t, err, api.ErrInvalidArgument, "testcircuit.CubeRootHint", "wire assignments")
+
+	w, _ := witness.New(ecc.BLS12_381.ScalarField())
+	if err := w.UnmarshalBinary(wb); err != nil {
+		t.Fatal(err)
+	}
+	sol, err := c.CCS.Solve(w, solver.WithHints(testcircuit.CubeRootHint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := circuit.MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
+	job, err := fx.c.Submit(ctx, api.SubmitRequest{Circuit: "cube", Assignments: [][]byte{a, a}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := fx.await(ctx, job.ID)
+	if done.State != api.JobDone {
+		t.Fatalf("job %s (%s), want done", done.State, done.Error)
+	}
+	pub, _ := w.Public()
+	for _, p := range done.Partitions {
+		proof := groth16.NewProof(ecc.BLS12_381)
+		if _, err := proof.ReadFrom(bytes.NewReader(p.Proof)); err != nil {
+			t.Fatal(err)
+		}
+		if err := groth16.Verify(proof, f.VerifyingKey, pub); err != nil {
+			t.Errorf("partition %d: %v", p.Index, err)
+		}
 	}
 }
