@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/consensys/gnark/backend/groth16"
 
@@ -55,8 +54,8 @@ type ImportResult struct {
 // name are refused (ErrExists). Everything is staged in outDir and renamed into
 // place, the metadata last, so an error leaves nothing behind.
 func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *ImportResult, err error) {
-	if name == "" || filepath.Base(name) != name {
-		return nil, fmt.Errorf("circuit: import: bad key set name %q (want a plain file base name)", name)
+	if err := checkImportName(name); err != nil {
+		return nil, fmt.Errorf("circuit: import: %w", err)
 	}
 	if files.CCS == "" || files.PK == "" || files.VK == "" {
 		return nil, errors.New("circuit: import: the constraint system, proving key and verifying key are all needed")
@@ -147,6 +146,21 @@ func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *I
 		return nil, err
 	}
 	return res, nil
+}
+
+// checkImportName keeps a key set's name to what a [[circuit]] name may be (host/config
+// checks the same): letters, digits, '-', '_' and '.', not first, so the set is
+// neither hidden nor unreachable from the config.
+func checkImportName(name string) error {
+	if name == "" || name[0] == '.' {
+		return fmt.Errorf("bad key set name %q: want a name such as my-circuit", name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("bad key set name %q: %q is not allowed (use letters, digits, '-', '_' and '.')", name, r)
+		}
+	}
+	return nil
 }
 
 // proveOnce proves the partition in file path (a witness or a wire assignment) with

@@ -124,27 +124,32 @@ func TestImportRefuses(t *testing.T) {
 		files ImportFiles
 		out   string
 		wants []string
+		as    string // the key set's name; empty: mine
 	}{
 		{"verifying key of another setup", ImportFiles{CCS: f.CCS, PK: f.PK, VK: other.VK}, "",
-			[]string{f.PK, other.VK, "different setups"}},
+			[]string{f.PK, other.VK, "different setups"}, ""},
 		{"constraint system of another circuit", ImportFiles{CCS: smaller.CCS, PK: f.PK, VK: f.VK}, "",
-			[]string{f.PK, smaller.CCS, "the files are not one key set"}},
+			[]string{f.PK, smaller.CCS, "the files are not one key set"}, ""},
 		{"verifying key given as the proving key", ImportFiles{CCS: f.CCS, PK: f.VK, VK: f.VK}, "",
-			[]string{f.VK, "not a gnark BLS12-381 proving key"}},
+			[]string{f.VK, "not a gnark BLS12-381 proving key"}, ""},
 		{"proving key given as the verifying key", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.PK}, "",
-			[]string{f.PK, "verifying key"}},
+			[]string{f.PK, "verifying key"}, ""},
 		{"constraint system for BN254", ImportFiles{CCS: bn254, PK: f.PK, VK: f.VK}, "",
-			[]string{bn254, "compiled for another field"}},
+			[]string{bn254, "compiled for another field"}, ""},
 		{"a custom hint", ImportFiles{CCS: hinted.CCS, PK: hinted.PK, VK: hinted.VK}, "",
-			[]string{"testcircuit.CubeRootHint", "synthesizer plugin", "wire assignments", "--assignments-only"}},
+			[]string{"testcircuit.CubeRootHint", "synthesizer plugin", "wire assignments", "--assignments-only"}, ""},
 		{"a witness that does not satisfy the circuit", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.VK, Witness: badWitness}, "",
-			[]string{badWitness, "does not satisfy"}},
+			[]string{badWitness, "does not satisfy"}, ""},
 		{"a witness of another circuit", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.VK, Witness: chainWitness}, "",
-			[]string{chainWitness, "has 2 public and 1 secret values, circuit mine wants 1 public and 1 secret"}},
+			[]string{chainWitness, "has 2 public and 1 secret values, circuit mine wants 1 public and 1 secret"}, ""},
 		{"a key set of that name exists", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.VK}, occupied,
-			[]string{"mine.vk", "already exist"}},
+			[]string{"mine.vk", "already exist"}, ""},
 		{"no verifying key", ImportFiles{CCS: f.CCS, PK: f.PK}, "",
-			[]string{"verifying key"}},
+			[]string{"verifying key"}, ""},
+		{"a name with a slash", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.VK}, "",
+			[]string{`bad key set name "a/b": '/' is not allowed`}, "a/b"},
+		{"a hidden name", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.VK}, "",
+			[]string{`bad key set name ".mine"`}, ".mine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := tc.out
@@ -152,7 +157,11 @@ func TestImportRefuses(t *testing.T) {
 				out = t.TempDir()
 			}
 			before, _ := os.ReadDir(out)
-			res, err := Import(context.Background(), tc.files, "mine", out)
+			name := tc.as
+			if name == "" {
+				name = "mine"
+			}
+			res, err := Import(context.Background(), tc.files, name, out)
 			if err == nil {
 				res.Circuit.Close()
 				t.Fatal("Import succeeded")
