@@ -64,7 +64,7 @@ func TestBadInputs(t *testing.T) {
 	groups := []badGroup{
 		{"config", "config.Parse on a zkhost.toml; the error must name the key and say what is wrong.", env.configCases()},
 		{"api", "Requests to a running daemon over its unix socket (raw gRPC, so the server's own checks answer) and over TCP with TLS.", env.apiCases()},
-		{"witness", "Witnesses submitted to a running daemon.", env.witnessCases()},
+		{"witness", "Witnesses and wire assignments submitted to a running daemon.", env.witnessCases()},
 		{"keys", "Key files: `zkhost serve` must refuse to start on a damaged key set; a key replaced under a running daemon fails its job.", env.keyCases()},
 		{"plugins", "Backends that cannot serve: `zkhost serve` must refuse to start, naming the backend and the cause.", env.pluginCases()},
 	}
@@ -403,6 +403,17 @@ func (env *badEnv) witnessCases() []badCase {
 	// A witness of the right shape whose public output is wrong: it parses, and
 	// synthesis finds it does not satisfy the circuit.
 	unsatisfied := mutate(func(b []byte) []byte { b[12+31] ^= 1; return b })
+	// Wire assignments (solved elsewhere) instead of witnesses.
+	assigned := assignments(env.t, "chain", good[:2])
+	merkleAssigned := assignments(env.t, "merkle", merkle[:1])
+	tampered := bytes.Clone(assigned[1])
+	tampered[len(tampered)-1] ^= 1 // the last wire: the chain's last step
+	submitAssignments := func(name string, as [][]byte, code codes.Code, text string) badCase {
+		return env.apiCase(name, code, text, func(ctx context.Context, c zkhostv1.ZkhostClient) error {
+			_, err := c.Submit(ctx, &zkhostv1.SubmitRequest{Circuit: "chain", Assignments: as})
+			return err
+		})
+	}
 	return []badCase{
 		submitWant("garbage bytes", [][]byte{[]byte("not a witness at all")}, codes.InvalidArgument, "witness 0 is malformed: header says"),
 		submitWant("shorter than a header", [][]byte{{0, 0, 0, 1}}, codes.InvalidArgument, "witness 0 is truncated: 4 bytes"),
@@ -424,6 +435,27 @@ func (env *badEnv) witnessCases() []badCase {
 			done, _ := env.main.await(job.ID, time.Minute)
 			if done.State != api.JobFailed || !strings.Contains(done.Error, "partition 1 failed after 1 attempt(s): synthesis:") {
 				return fmt.Errorf("job %s: %q, want failed by synthesis of partition 1", done.State, done.Error)
+			}
+			for _, p := range done.Partitions {
+				if len(p.Proof) > 0 {
+					return fmt.Errorf("a failed job returned a proof for partition %d", p.Index)
+				}
+			}
+			return nil
+		}},
+		submitAssignments("wire assignment truncated", [][]byte{assigned[0], assigned[1][:len(assigned[1])-7]}, codes.InvalidArgument, "(truncated, or trailing bytes)"),
+		submitAssignments("wire assignment of another circuit", merkleAssigned, codes.InvalidArgument, "circuit chain-k8 has"),
+		submitAssignments("a witness sent as a wire assignment", good[:1], codes.InvalidArgument, "wire assignment 0 is not a wire assignment"),
+		submitWant("a wire assignment sent as a witness", assigned[:1], codes.InvalidArgument, "witness 0 is a wire assignment, not a gnark witness"),
+		{name: "wire assignment that does not satisfy the circuit", expect: "accepted, then the job fails naming the constraint: `does not satisfy constraint`, no proof", run: func(t *testing.T) error {
+			job, err := env.main.client.Submit(ctxFor(t, 10*time.Second), api.SubmitRequest{Circuit: "chain", Assignments: [][]byte{assigned[0], tampered}})
+			if err != nil {
+				return fmt.Errorf("submit: %v", err)
+			}
+			done, _ := env.main.await(job.ID, time.Minute)
+			if done.State != api.JobFailed || !strings.Contains(done.Error, "partition 1 failed after 1 attempt(s): synthesis:") ||
+				!strings.Contains(done.Error, "does not satisfy constraint") {
+				return fmt.Errorf("job %s: %q, want failed by partition 1's assignment, naming the constraint", done.State, done.Error)
 			}
 			for _, p := range done.Partitions {
 				if len(p.Proof) > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/logger"
 
 	"github.com/zkhost/zkhost/examples/circuits"
@@ -124,6 +125,30 @@ func witnesses(t testing.TB, name string, seed uint64, n int) [][]byte {
 		if out[i], err = w.MarshalBinary(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	return out
+}
+
+// assignments solves each gnark full witness of fixture name with gnark's solver and
+// returns its wire assignment (docs/assignment.md).
+func assignments(t testing.TB, name string, ws [][]byte) [][]byte {
+	t.Helper()
+	c, err := circuit.Load(keyDir, fixtures[name].spec.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out := make([][]byte, len(ws))
+	for i, b := range ws {
+		w, err := circuit.ParseWitness(b, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sol, err := c.CCS.Solve(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = circuit.MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
 	}
 	return out
 }

@@ -74,6 +74,12 @@ for step in $STEPS; do
       log "gnark exit $?"
     done
     tail -40 "$OUT/prove.txt" ;;
+  evaluate)
+    # CPU only: A and B from a wire assignment (circuit.Evaluate) against gnark's Solve, 2^16
+    # and 2^20, one thread and every core. Not in the default STEPS: STEPS=evaluate.
+    log "wire assignment evaluation against gnark's Solve (circuit.test)"
+    box "${ET:-120}" "$BIN/circuit.test" -test.run '^$' -test.bench BenchmarkEvaluate -test.benchtime "${EVAL_BENCHTIME:-5x}" -test.benchmem > "$OUT/evaluate.txt" 2>&1
+    log "evaluate exit $?"; grep -E "^Benchmark" "$OUT/evaluate.txt" ;;
   esac
 done
 log "done"

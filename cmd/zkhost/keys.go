@@ -20,6 +20,7 @@ func init() {
 	register("keygen", "compile an example circuit and write development Groth16 keys", cmdKeygen)
 	register("witness", "write valid example witnesses, one per partition", cmdWitness)
 	register("key convert", "convert a gnark proving-key file to zkhost's key file format", cmdKeyConvert)
+	register("key import", "import your own gnark circuit (ccs, proving and verifying keys) as a key set", cmdKeyImport)
 }
 
 // circuitFlags adds --circuit, --k, --d and --param to fs and returns a function that
@@ -148,4 +149,46 @@ func peakRSS() string {
 		return "unknown"
 	}
 	return fmt.Sprintf("%.2f GiB", float64(ru.Maxrss)/(1<<20))
+}
+
+func cmdKeyImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const synopsis = "key import --ccs FILE --pk FILE --vk FILE --name NAME --out KEYDIR [--witness FILE] [--assignments-only]"
+	fs := cli.NewFlagSet("key import", synopsis, `Brings a circuit you compiled and set up with gnark into a key directory the daemon and
+`+"`zkhost prove`"+` serve. The three files are checked together (curve, sizes, one setup), and
+with --witness by proving and verifying one partition. A circuit whose solver needs hints
+zkhost does not have is refused, naming them, unless --assignments-only.`, stderr)
+	ccs := fs.String("ccs", "", "gnark constraint system (R1CS.WriteTo), BLS12-381")
+	pk := fs.String("pk", "", "gnark proving key (ProvingKey.WriteTo or WriteRawTo)")
+	vk := fs.String("vk", "", "gnark verifying key (VerifyingKey.WriteTo)")
+	name := fs.String("name", "", "key set name: the circuit's name in --circuit and in the daemon's config")
+	out := fs.String("out", "", "key directory to write NAME.ccs, NAME.vk, NAME.pk and NAME.json into")
+	wit := fs.String("witness", "", "optional: one partition's gnark full witness (witness.MarshalBinary) or wire assignment,\nproved with the key and verified with the verifying key before anything is written")
+	assignmentsOnly := fs.Bool("assignments-only", false, "import a circuit whose hints zkhost does not have; its jobs must carry wire assignments")
+	pos, err := cli.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	if *ccs == "" || *pk == "" || *vk == "" || *name == "" || *out == "" {
+		return fmt.Errorf("%w: --ccs, --pk, --vk, --name and --out are required", cli.ErrUsage)
+	}
+	files := circuit.ImportFiles{CCS: *ccs, PK: *pk, VK: *vk, Witness: *wit, AssignmentsOnly: *assignmentsOnly}
+	res, err := circuit.Import(ctx, files, *name, *out)
+	if err != nil {
+		return err
+	}
+	c := res.Circuit
+	defer c.Close()
+	checked := "sizes, curve and setup checked"
+	if res.Proved {
+		checked += "; " + *wit + " proved and verified"
+	}
+	fmt.Fprintf(stdout, "wrote %s.{ccs,vk,pk,json} in %s: %d constraints, %d wires, %d public, domain %d, key digest %s (%s)\n",
+		*name, *out, c.NbConstraints, c.NbWires, c.NbPublic-1, c.DomainSize, c.PKDigestHex(), checked)
+	if err := c.CheckSolvable(); err != nil {
+		fmt.Fprintf(stdout, "note: %v\n", err)
+	}
+	return nil
 }

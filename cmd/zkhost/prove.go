@@ -3,22 +3,17 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"github.com/zkhost/zkhost/host/cli"
 	"io"
-	"maps"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
 	"github.com/jedib0t/go-pretty/v6/table"
 
-	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/oneshot"
@@ -44,12 +39,13 @@ func newLogger(stderr io.Writer, level string) hclog.Logger {
 }
 
 func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("prove", "prove --keys KEYDIR --circuit NAME (--partitions N | --witness FILE...) --out DIR", "", stderr)
+	fs := cli.NewFlagSet("prove", "prove --keys KEYDIR --circuit NAME (--partitions N | [--assignment] FILE...) --out DIR", "", stderr)
 	keys := fs.String("keys", "", "`DIR` of keys written by zkhost keygen") // backquotes name the placeholder
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	n := fs.Int("partitions", 0, "generate N example witnesses (when no --witness is given)")
 	var witnesses stringList
 	fs.Var(&witnesses, "witness", "gnark full witness file, one per partition (repeatable; more files may follow the flags)")
+	assign := fs.Bool("assignment", false, "the files are wire assignments solved elsewhere (docs/assignment.md), not gnark witnesses")
 	out := fs.String("out", "", "`DIR` for <i>.proof, <i>.public and summary.json")
 	backend := fs.String("backend", daemonBackend(), "backend binary")
 	sha := fs.String("backend-sha256", "", "expected SHA-256 of the backend binary (hex)")
@@ -77,8 +73,15 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var assignments []string
+	if *assign && len(witnesses) == 0 {
+		return fmt.Errorf("%w: --assignment needs the wire assignment files, one per partition", cli.ErrUsage)
+	}
+	if *assign {
+		witnesses, assignments = nil, witnesses
+	}
 	opts := oneshot.Options{
-		KeyDir: *keys, Circuit: keyName, Partitions: *n, WitnessFiles: witnesses, OutDir: *out,
+		KeyDir: *keys, Circuit: keyName, Partitions: *n, WitnessFiles: witnesses, AssignmentFiles: assignments, OutDir: *out,
 		Backend: *backend, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer,
 	}
 	if *sha != "" {
@@ -100,8 +103,8 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // resolveKeys returns the key set --circuit name stands for in the --keys directory
-// dir. Its errors say what to do next: keygen only makes the example circuits' keys,
-// so it is suggested only for their names; otherwise they list the key sets there are.
+// dir. ResolveName's errors say what to do next (keygen for an example circuit, key
+// import for any other).
 func resolveKeys(dir, name string) (string, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -110,34 +113,7 @@ func resolveKeys(dir, name string) (string, error) {
 	if !fi.IsDir() {
 		return "", fmt.Errorf("--keys %s is not a directory", dir)
 	}
-	keyName, err := circuit.ResolveName(dir, name)
-	if err == nil {
-		return keyName, nil
-	}
-	if m, _ := filepath.Glob(filepath.Join(dir, name+"-*"+circuit.ExtPK)); len(m) > 0 {
-		return "", err // ambiguous: ResolveName lists the candidates
-	}
-	pks, _ := filepath.Glob(filepath.Join(dir, "*"+circuit.ExtPK))
-	var sets []string
-	for _, pk := range pks {
-		sets = append(sets, strings.TrimSuffix(filepath.Base(pk), circuit.ExtPK))
-	}
-	msg := fmt.Sprintf("no key set named %q in %s", name, dir)
-	if len(sets) == 0 {
-		msg += " (it holds none)"
-	} else {
-		msg += " (it holds " + strings.Join(sets, ", ") + ")"
-	}
-	if slices.Contains(circuits.Names(), name) {
-		msg += fmt.Sprintf("; make one with `zkhost keygen --circuit %s --out %s`", name, dir)
-	} else if spec, err := circuits.FromID(name); err == nil {
-		var params []string
-		for _, p := range slices.Sorted(maps.Keys(spec.Params)) {
-			params = append(params, fmt.Sprintf("--param %s=%d", p, spec.Params[p]))
-		}
-		msg += fmt.Sprintf("; make one with `zkhost keygen --circuit %s %s --out %s`", spec.Name, strings.Join(params, " "), dir)
-	}
-	return "", errors.New(msg)
+	return circuit.ResolveName(dir, name)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }

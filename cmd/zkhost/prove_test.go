@@ -46,9 +46,9 @@ func TestProveCommandErrors(t *testing.T) {
 		{[]string{"prove", "--keys", keys, "--circuit", "merkle", "--partitions", "0", "--out", out}, 2, "--partitions must be at least 1"},
 		{prove(keyFile, "merkle"), 1, "--keys " + keyFile + " is not a directory"},
 		{prove(filepath.Join(dir, "none"), "merkle"), 1, "key directory: stat " + filepath.Join(dir, "none") + ": no such file"},
-		// keygen is suggested only for the example circuits it knows.
-		{prove(keys, "nosuch"), 1, `no key set named "nosuch" in ` + keys + " (it holds merkle-d4-k2, mine)\n"},
-		{prove(empty, "nosuch"), 1, `no key set named "nosuch" in ` + empty + " (it holds none)\n"},
+		// keygen is suggested only for the example circuits it knows; key import for any other.
+		{prove(keys, "nosuch"), 1, `no key set named "nosuch" in ` + keys + " (it holds merkle-d4-k2, mine); bring a gnark circuit's files in with `zkhost key import --ccs FILE --pk FILE --vk FILE --name nosuch --out " + keys + "`\n"},
+		{prove(empty, "nosuch"), 1, `no key set named "nosuch" in ` + empty + " (it holds none); bring"},
 		{prove(keys, "chain"), 1, "(it holds merkle-d4-k2, mine); make one with `zkhost keygen --circuit chain --out " + keys + "`"},
 		{prove(keys, "chain-k16"), 1, "make one with `zkhost keygen --circuit chain --param k=16 --out " + keys + "`"},
 	} {

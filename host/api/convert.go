@@ -15,20 +15,22 @@ import (
 // SubmitRequestProto returns r on the wire.
 func SubmitRequestProto(r SubmitRequest) *zkhostv1.SubmitRequest {
 	return &zkhostv1.SubmitRequest{
-		Circuit:   r.Circuit,
-		Witnesses: r.Witnesses,
-		Class:     zkhostv1.PriorityClass(r.Class),
-		RequestId: r.RequestID,
+		Circuit:     r.Circuit,
+		Witnesses:   r.Witnesses,
+		Assignments: r.Assignments,
+		Class:       zkhostv1.PriorityClass(r.Class),
+		RequestId:   r.RequestID,
 	}
 }
 
 // SubmitRequestFromProto returns the request p carries.
 func SubmitRequestFromProto(p *zkhostv1.SubmitRequest) SubmitRequest {
 	return SubmitRequest{
-		Circuit:   p.GetCircuit(),
-		Witnesses: p.GetWitnesses(),
-		Class:     Class(p.GetClass()),
-		RequestID: p.GetRequestId(),
+		Circuit:     p.GetCircuit(),
+		Witnesses:   p.GetWitnesses(),
+		Assignments: p.GetAssignments(),
+		Class:       Class(p.GetClass()),
+		RequestID:   p.GetRequestId(),
 	}
 }
 

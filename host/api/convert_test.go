@@ -61,4 +61,8 @@ func TestStatusAndFilterRoundTrip(t *testing.T) {
 	if got := SubmitRequestFromProto(SubmitRequestProto(r)); !reflect.DeepEqual(got, r) {
 		t.Errorf("submit round trip = %+v", got)
 	}
+	r = SubmitRequest{Circuit: "c", Assignments: [][]byte{{1}, {2}}}
+	if got := SubmitRequestFromProto(SubmitRequestProto(r)); !reflect.DeepEqual(got, r) {
+		t.Errorf("submit round trip with assignments = %+v", got)
+	}
 }

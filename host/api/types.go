@@ -187,6 +187,10 @@ type SubmitRequest struct {
 	Circuit string
 	// Witnesses holds one gnark full witness (witness.MarshalBinary) per partition.
 	Witnesses [][]byte
+	// Assignments, instead of Witnesses, holds one wire assignment per partition:
+	// every wire's value, solved elsewhere (docs/assignment.md). A request carries
+	// one or the other.
+	Assignments [][]byte
 	// Class is the job's priority class; ClassUnspecified means ClassNormal.
 	Class Class
 	// RequestID makes Submit idempotent: the same id with the same content returns the
@@ -201,15 +205,19 @@ func (r SubmitRequest) Validate() error {
 	if err := checkName("circuit", r.Circuit); err != nil {
 		return err
 	}
-	if len(r.Witnesses) == 0 {
-		return InvalidArgumentf("no witness: a job needs one witness per partition")
+	if len(r.Witnesses) > 0 && len(r.Assignments) > 0 {
+		return InvalidArgumentf("%d witnesses and %d wire assignments: a job carries one or the other", len(r.Witnesses), len(r.Assignments))
 	}
-	if len(r.Witnesses) > MaxPartitions {
-		return InvalidArgumentf("%d witnesses: a job holds at most %d partitions", len(r.Witnesses), MaxPartitions)
+	inputs, noun := r.Inputs()
+	if len(inputs) == 0 {
+		return InvalidArgumentf("no witness: a job needs one witness per partition (or one wire assignment)")
 	}
-	for i, w := range r.Witnesses {
+	if len(inputs) > MaxPartitions {
+		return InvalidArgumentf("%d %ss: a job holds at most %d partitions", len(inputs), noun, MaxPartitions)
+	}
+	for i, w := range inputs {
 		if len(w) == 0 {
-			return InvalidArgumentf("witness %d is empty", i)
+			return InvalidArgumentf("%s %d is empty", noun, i)
 		}
 	}
 	if !r.Class.Valid() {
@@ -221,8 +229,18 @@ func (r SubmitRequest) Validate() error {
 	return nil
 }
 
+// Inputs returns the request's partition inputs, its wire assignments if it has
+// any, else its witnesses, and what they are called in errors ("witness" or "wire
+// assignment").
+func (r SubmitRequest) Inputs() ([][]byte, string) {
+	if len(r.Assignments) > 0 {
+		return r.Assignments, "wire assignment"
+	}
+	return r.Witnesses, "witness"
+}
+
 // Digest returns a SHA-256 over the request's content (circuit, class after OrNormal,
-// witnesses), so the daemon can tell a retried Submit (same request id, same digest) from
+// witnesses or assignments), so the daemon can tell a retried Submit (same request id, same digest) from
 // a reused request id (same id, other digest). The request id itself is not included.
 func (r SubmitRequest) Digest() [32]byte {
 	h := sha256.New()
@@ -238,6 +256,16 @@ func (r SubmitRequest) Digest() [32]byte {
 	h.Write(n[:])
 	for _, w := range r.Witnesses {
 		writeField(w)
+	}
+	// Only a request with assignments adds them, so the digests of requests with
+	// witnesses, which journals already hold, stay what they were.
+	if len(r.Assignments) > 0 {
+		writeField([]byte("assignments"))
+		binary.LittleEndian.PutUint64(n[:], uint64(len(r.Assignments)))
+		h.Write(n[:])
+		for _, a := range r.Assignments {
+			writeField(a)
+		}
 	}
 	var d [32]byte
 	h.Sum(d[:0])

@@ -78,6 +78,10 @@ func TestSubmitRequestValidate(t *testing.T) {
 		{"empty witness", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w, {}}}, "witness 1 is empty"},
 		{"bad class", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, Class: 7}, "unknown priority class 7"},
 		{"long request id", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, RequestID: strings.Repeat("r", MaxRequestIDBytes+1)}, "request id"},
+		{"ok assignments", SubmitRequest{Circuit: "merkle", Assignments: [][]byte{w}}, ""},
+		{"witnesses and assignments", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, Assignments: [][]byte{w}}, "1 witnesses and 1 wire assignments: a job carries one or the other"},
+		{"empty assignment", SubmitRequest{Circuit: "merkle", Assignments: [][]byte{w, w, {}}}, "wire assignment 2 is empty"},
+		{"too many assignments", SubmitRequest{Circuit: "merkle", Assignments: make([][]byte, MaxPartitions+1)}, "wire assignments: a job holds at most"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,6 +113,7 @@ func TestSubmitRequestDigest(t *testing.T) {
 		{Circuit: "merkle", Witnesses: [][]byte{{1, 2}, {4}}},
 		{Circuit: "merkle", Witnesses: base.Witnesses, Class: ClassHigh},
 		{Circuit: "merkle", Witnesses: base.Witnesses[:1]},
+		{Circuit: "merkle", Assignments: base.Witnesses}, // the same bytes as assignments
 	}
 	for i, v := range variants {
 		if v.Digest() == base.Digest() {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
@@ -68,6 +69,11 @@ type Circuit struct {
 	DomainSize    uint64 // FFT domain, the power of two ≥ NbConstraints
 
 	Meta *Metadata // NAME.json, or nil for keys without one
+
+	// MissingHints names the hints the constraint system's solver needs that this
+	// build does not have (sorted): its partitions cannot be solved from a witness,
+	// only proved from wire assignments solved elsewhere. Empty for most circuits.
+	MissingHints []string
 
 	pk *keyfile.File
 }
@@ -140,7 +146,7 @@ func Load(keyDir, name string) (*Circuit, error) {
 	}
 	c.pk = f
 	c.PKDigest = f.HeaderDigest()
-	if err := c.checkConsistent(); err != nil {
+	if err := c.checkConsistent(Paths(keyDir, name)); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -192,8 +198,10 @@ func readCCS(path string, c *Circuit) (sum [32]byte, err error) {
 	if _, err := r1cs.ReadFrom(bytes.NewReader(data)); err != nil {
 		return sum, fmt.Errorf("circuit: %s is not a gnark BLS12-381 constraint system: %w", path, err)
 	}
-	if r1cs.CurveID() != ecc.BLS12_381 {
-		return sum, fmt.Errorf("circuit: %s is for curve %s, want BLS12-381", path, r1cs.CurveID())
+	// CurveID is the decoder's type, not the file's: a constraint system compiled for
+	// another curve decodes all the same. The field it was compiled for is in its header.
+	if r1cs.CurveID() != ecc.BLS12_381 || r1cs.Field().Cmp(fr.Modulus()) != 0 {
+		return sum, fmt.Errorf("circuit: %s is compiled for another field (modulus %s), want BLS12-381's scalar field", path, r1cs.Field().Text(16))
 	}
 	if err := refuseCommitments(r1cs); err != nil {
 		return sum, fmt.Errorf("circuit: %s: %w", path, err)
@@ -204,6 +212,7 @@ func readCCS(path string, c *Circuit) (sum [32]byte, err error) {
 	c.NbSecret = r1cs.GetNbSecretVariables()
 	c.NbWires = r1cs.GetNbInternalVariables() + c.NbPublic + c.NbSecret
 	c.DomainSize = ecc.NextPowerOfTwo(uint64(c.NbConstraints))
+	c.MissingHints = missingHints(r1cs)
 	return sha256.Sum256(data), nil
 }
 
@@ -241,14 +250,13 @@ func readVK(path string, c *Circuit) (sum [32]byte, err error) {
 }
 
 // checkConsistent checks that the ccs, vk and pk (and metadata) describe one circuit and
-// one setup.
-func (c *Circuit) checkConsistent() error {
+// one setup. Its errors name the files by the paths given.
+func (c *Circuit) checkConsistent(ccsPath, vkPath, pkPath, metaPath string) error {
 	k := c.pk.Key()
 	vk := c.VK.(*groth16_bls12381.VerifyingKey)
 	mismatch := func(what string, pk, other any, otherFile string) error {
-		return fmt.Errorf("circuit %s: %s: %s is %v but %s says %v: the files are not one key set", c.Name, c.PKPath, what, pk, otherFile, other)
+		return fmt.Errorf("circuit %s: %s: %s is %v but %s says %v: the files are not one key set", c.Name, pkPath, what, pk, otherFile, other)
 	}
-	ccsPath, vkPath, _, metaPath := Paths(c.KeyDir, c.Name)
 	switch {
 	case k.NbWires != uint64(c.NbWires):
 		return mismatch("the number of wires", k.NbWires, c.NbWires, ccsPath)
@@ -260,7 +268,7 @@ func (c *Circuit) checkConsistent() error {
 		return fmt.Errorf("circuit %s: %s has %d public points but %s has %d public wires", c.Name, vkPath, len(vk.G1.K), ccsPath, c.NbPublic)
 	case !k.G1Alpha.Equal(&vk.G1.Alpha) || !k.G1Beta.Equal(&vk.G1.Beta) || !k.G1Delta.Equal(&vk.G1.Delta) ||
 		!k.G2Beta.Equal(&vk.G2.Beta) || !k.G2Delta.Equal(&vk.G2.Delta):
-		return fmt.Errorf("circuit %s: %s and %s come from different setups (alpha, beta or delta differ)", c.Name, c.PKPath, vkPath)
+		return fmt.Errorf("circuit %s: %s and %s come from different setups (alpha, beta or delta differ)", c.Name, pkPath, vkPath)
 	}
 	if m := c.Meta; m != nil {
 		if m.PKDigest != c.PKDigestHex() {

@@ -522,7 +522,9 @@ func TestResolveName(t *testing.T) {
 		{"merkle", "merkle-d16-k4", ""},
 		{"chain-k12", "chain-k12", ""},
 		{"chain", "", "ambiguous"},
-		{"nosuch", "", "zkhost keygen --circuit nosuch"},
+		// keygen is suggested for the example circuits only; any other name is imported.
+		{"nosuch", "", "(it holds chain-k10, chain-k12, merkle-d16-k4, plain); bring a gnark circuit's files in with `zkhost key import --ccs FILE --pk FILE --vk FILE --name nosuch --out " + dir + "`"},
+		{"chain-k16", "", "make one with `zkhost keygen --circuit chain --param k=16 --out " + dir + "`"},
 	} {
 		got, err := ResolveName(dir, tc.name)
 		if tc.err == "" && (err != nil || got != tc.want) {

@@ -1,6 +1,8 @@
 // Package circuit is the host's view of a circuit: the files a circuit's keys live in,
-// generating them (Keygen), loading them (Load), writing and reading witnesses, and
-// synthesis (Synthesize: solving the R1CS for one partition's witness).
+// generating them (Keygen) or importing a user's gnark files (Import), loading them
+// (Load), writing and reading witnesses and wire assignments, and synthesis (Synthesize:
+// solving the R1CS for one partition's witness; Evaluate: A and B from a wire assignment
+// solved elsewhere, every constraint checked).
 //
 // A circuit NAME in a key directory is four files:
 //
@@ -10,8 +12,9 @@
 //	NAME.json  metadata: circuit and parameters, sizes, and the digests of the other three
 //
 // NAME is the circuit's ID from examples/circuits ("chain-k16", "merkle-d16-k4") for keys
-// Keygen made. Keys converted from gnark files (keyfile.Convert) work without NAME.json;
-// Load then checks the three files against each other only.
+// Keygen made, and the name the user chose for keys Import made. Keys converted from
+// gnark files (keyfile.Convert) work without NAME.json; Load then checks the three files
+// against each other only.
 //
 // Circuits with commitments (gnark's Commit API) are refused everywhere: zkhost's proving
 // split and key format have no place for Pedersen commitments.

@@ -1,9 +1,11 @@
 package circuit
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/frontend"
 )
 
@@ -49,6 +51,37 @@ func FuzzParseWitness(f *testing.F) {
 		}
 		if n := pub.Vector().(interface{ Len() int }).Len(); n != c.NbPublic-1 {
 			t.Fatalf("accepted a witness with %d public values, want %d", n, c.NbPublic-1)
+		}
+	})
+}
+
+// FuzzParseAssignment feeds ParseAssignment mutated wire assignments: it must return
+// an error or exactly the circuit's wires with the constant one first, never panic
+// (an assignment arrives from any client over the API). The seeds are a valid
+// assignment and damaged copies of it; `go test -run '^$' -fuzz
+// '^FuzzParseAssignment$' ./host/circuit` explores from there.
+func FuzzParseAssignment(f *testing.F) {
+	c := &Circuit{Name: "fuzz", NbPublic: 3, NbSecret: 3, NbWires: 9} // three internal wires
+	W := make([]fr.Element, c.NbWires)
+	for i := range W {
+		W[i].SetUint64(uint64(i))
+	}
+	W[0].SetOne()
+	valid := MarshalAssignment(W, c.NbPublic, c.NbSecret)
+	f.Add(valid)
+	f.Add(valid[:assignmentHeader])
+	f.Add(valid[:len(valid)-1])
+	f.Add(append(slices.Clone(valid), 0))
+	bad := slices.Clone(valid)
+	bad[len(bad)-fr.Bytes] = 0xff // a value above the modulus
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ParseAssignment(data, c, 2)
+		if err != nil {
+			return
+		}
+		if len(got) != c.NbWires || !got[0].IsOne() {
+			t.Fatalf("accepted an assignment of %d wires (want %d) whose wire 0 is %s", len(got), c.NbWires, got[0].String())
 		}
 	})
 }

@@ -93,10 +93,8 @@ func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit
 	}
 	final := [4]string{}
 	final[0], final[1], final[2], final[3] = Paths(outDir, name)
-	for _, p := range final {
-		if _, err := os.Lstat(p); err == nil {
-			return Metadata{}, fmt.Errorf("circuit: keygen %s: %s: %w (remove the old key set first)", name, p, ErrExists)
-		}
+	if err := checkFree(final); err != nil {
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, err)
 	}
 
 	// Compile and setup (minutes at 2^24) run apart, so a cancel returns at once.
@@ -176,22 +174,41 @@ func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit
 		return Metadata{}, fmt.Errorf("circuit: keygen %s: write metadata: %w", name, err)
 	}
 
-	// The metadata goes last: until it is in place a Load of this name finds no key set
-	// (or, if a rename fails midway, a set whose digests do not match its metadata).
+	if err := install(staged, final); err != nil {
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, err)
+	}
+	progress("write", time.Since(writeStart))
+	return meta, nil
+}
+
+// install renames a staged key set (ccs, vk, pk, metadata, as Paths orders them) into
+// place and syncs the directory. The metadata goes last: until it is in place a Load of
+// this name finds no key set (or, if a rename fails midway, a set whose digests do not
+// match its metadata); a failed rename removes the files already moved.
+func install(staged, final [4]string) error {
 	for i := range final {
 		if err := os.Rename(staged[i], final[i]); err != nil {
 			for j := range i {
 				os.Remove(final[j])
 			}
-			return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, err)
+			return err
 		}
 	}
-	if d, err := os.Open(outDir); err == nil {
+	if d, err := os.Open(filepath.Dir(final[0])); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	progress("write", time.Since(writeStart))
-	return meta, nil
+	return nil
+}
+
+// checkFree refuses to go on when any of a key set's files exists.
+func checkFree(final [4]string) error {
+	for _, p := range final {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("%s: %w (remove the old key set first)", p, ErrExists)
+		}
+	}
+	return nil
 }
 
 // compileAndSetup compiles def for BLS12-381 and runs the development Groth16 setup.

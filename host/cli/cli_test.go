@@ -147,6 +147,21 @@ func TestSubmitPrintsJobID(t *testing.T) {
 	}
 }
 
+// TestSubmitAssignments: with --assignment the files travel as wire assignments.
+func TestSubmitAssignments(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	files, contents := writeWitnesses(t, 2)
+	stdout, stderr, err := run(ctx, cmd("submit"), append([]string{"--api", d.sock, "--circuit", "merkle", "--assignment"}, files...)...)
+	if err != nil {
+		t.Fatalf("submit --assignment: %v\n%s", err, stderr)
+	}
+	req, ok := d.fake.Request(strings.TrimSpace(stdout))
+	if !ok || len(req.Witnesses) != 0 || len(req.Assignments) != 2 || !bytes.Equal(req.Assignments[1], contents[1]) {
+		t.Errorf("request %+v, want the two files as assignments", req)
+	}
+}
+
 func TestSubmitWaitWritesProofs(t *testing.T) {
 	ctx := testCtx(t)
 	d := newDaemon(t)
@@ -676,6 +691,7 @@ func TestNameWitness(t *testing.T) {
 	}{
 		{api.InvalidArgumentf("witness 1 has 3 public and 0 secret values"), "witness dir/b.wtns has 3 public and 0 secret values"},
 		{api.InvalidArgumentf("witness 0 is empty"), "witness a.wtns is empty"},
+		{api.InvalidArgumentf("wire assignment 1 is truncated"), "wire assignment dir/b.wtns is truncated"},
 		{api.InvalidArgumentf("witness 7 is empty"), "witness 7 is empty"}, // not one of ours: left alone
 		{api.InvalidArgumentf("witnesses 10 is no match"), "witnesses 10 is no match"},
 		{plain, "witness 1 is odd"},

@@ -21,7 +21,9 @@ import (
 func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := NewFlagSet("submit", "submit --circuit NAME [flags] WITNESS...", `
 Submit a proof job: one partition per WITNESS file (a gnark full witness, as
-witness.MarshalBinary writes it). Prints the job id on stdout.
+witness.MarshalBinary writes it). Prints the job id on stdout. With --assignment
+the files are wire assignments instead: every wire's value, solved elsewhere
+(docs/assignment.md); the daemon checks every constraint before proving.
 
 With --wait, follow the job until it ends, printing each partition as it finishes
 (on stderr). With --out DIR (implies --wait), write each partition's proof to
@@ -38,6 +40,7 @@ and the same files returns the same job instead of proving twice.`, stderr)
 		wait      = fs.Bool("wait", false, "wait for the job to end")
 		out       = fs.String("out", "", "write proofs and public witnesses into this directory (implies --wait)")
 		verbose   = fs.Bool("v", false, "with --wait, print every partition event, not only finished ones")
+		assign    = fs.Bool("assignment", false, "the files are wire assignments (docs/assignment.md), not gnark witnesses")
 	)
 	d.register(fs)
 	files, err := Parse(fs, args)
@@ -64,15 +67,23 @@ and the same files returns the same job instead of proving twice.`, stderr)
 		}
 	}
 	req := api.SubmitRequest{Circuit: *circuit, Class: class, RequestID: *requestID}
+	noun := "witness"
+	if *assign {
+		noun = "wire assignment"
+	}
 	for _, f := range files {
 		w, err := os.ReadFile(f)
 		if err != nil {
-			return fmt.Errorf("witness: %w", err)
+			return fmt.Errorf("%s: %w", noun, err)
 		}
 		if len(w) == 0 {
-			return fmt.Errorf("witness file %s is empty", f)
+			return fmt.Errorf("%s file %s is empty", noun, f)
 		}
-		req.Witnesses = append(req.Witnesses, w)
+		if *assign {
+			req.Assignments = append(req.Assignments, w)
+		} else {
+			req.Witnesses = append(req.Witnesses, w)
+		}
 	}
 
 	c, err := d.dial()
@@ -160,8 +171,9 @@ func follow(ctx context.Context, c *client.Client, d *daemonFlags, jobID, out st
 	return nil
 }
 
-// witnessIndex finds the daemon's "witness N" in a submit error.
-var witnessIndex = regexp.MustCompile(`\bwitness (\d+)\b`)
+// witnessIndex finds the daemon's "witness N" (or "wire assignment N") in a submit
+// error.
+var witnessIndex = regexp.MustCompile(`\b(witness|wire assignment) (\d+)\b`)
 
 // nameWitness replaces the daemon's "witness N" in a submit error by the file the user
 // gave for it, keeping the error's kind.
@@ -171,11 +183,12 @@ func nameWitness(err error, files []string) error {
 		return err
 	}
 	msg := witnessIndex.ReplaceAllStringFunc(ae.Message, func(m string) string {
-		i, _ := strconv.Atoi(witnessIndex.FindStringSubmatch(m)[1])
+		sub := witnessIndex.FindStringSubmatch(m)
+		i, _ := strconv.Atoi(sub[2])
 		if i < 0 || i >= len(files) {
 			return m
 		}
-		return "witness " + files[i]
+		return sub[1] + " " + files[i]
 	})
 	if msg == ae.Message {
 		return err

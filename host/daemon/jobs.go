@@ -62,8 +62,8 @@ type liveJob struct {
 type task struct {
 	job      *liveJob
 	idx      int
-	witness  []byte
-	staged   bool // holds a staging token (see Daemon.stageTokens)
+	witness  []byte // a gnark full witness, or a wire assignment (circuit.IsAssignment)
+	staged   bool   // holds a staging token (see Daemon.stageTokens)
 	attempts int
 	reasons  []string
 	failedOn map[string]bool // devices an attempt failed on (written before a requeue)
@@ -86,7 +86,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	ce, ok := d.circuits[req.Circuit]
 	if !ok && len(d.circuits) == 0 {
-		return api.Job{}, api.NotFoundf("unknown circuit %q: this daemon serves no circuits (add a [[circuit]] to its config, or put key sets in %s with `zkhost keygen --out`, and restart it)",
+		return api.Job{}, api.NotFoundf("unknown circuit %q: this daemon serves no circuits (add a [[circuit]] to its config, or put key sets in %s with `zkhost keygen --out` or `zkhost key import --out`, and restart it)",
 			req.Circuit, filepath.Join(d.cfg.StateDir, "keys"))
 	}
 	if !ok {
@@ -96,9 +96,17 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	if req.Class != api.ClassUnspecified {
 		class = queue.Class(req.Class)
 	}
-	for i, w := range req.Witnesses {
-		if _, err := circuit.ParseWitness(w, ce.c); err != nil {
-			return api.Job{}, api.InvalidArgumentf("witness %d %v", i, err)
+	inputs, noun := req.Inputs()
+	assignments := len(req.Assignments) > 0
+	if !assignments {
+		// Witnesses are solved here: refuse them now, not once per partition.
+		if err := ce.c.CheckSolvable(); err != nil {
+			return api.Job{}, api.InvalidArgumentf("%v", err)
+		}
+	}
+	for i, in := range inputs {
+		if err := circuit.CheckInput(in, assignments, ce.c); err != nil {
+			return api.Job{}, api.InvalidArgumentf("%s %d %v", noun, i, err)
 		}
 	}
 	if need := ce.partitionBytes(); !d.budget.Fits(class, need) {
@@ -110,8 +118,8 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		ContentDigest: req.Digest(),
 		Circuit:       req.Circuit,
 		Class:         class.String(),
-		Partitions:    len(req.Witnesses),
-	}, req.Witnesses)
+		Partitions:    len(inputs),
+	}, inputs) // an assignment is told from a witness by its magic (circuit.IsAssignment)
 	if errors.Is(err, journal.ErrRequestIDConflict) {
 		// CreateJob returns no job with this error; find the one the id names.
 		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, d.jobForRequest(req.RequestID))
@@ -123,10 +131,10 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		return d.Get(ctx, rec.ID)
 	}
 	j := d.startJob(rec, ce, class, nil)
-	for i, w := range req.Witnesses {
-		d.enqueue(&task{job: j, idx: i, witness: w})
+	for i, in := range inputs {
+		d.enqueue(&task{job: j, idx: i, witness: in})
 	}
-	d.log.Info("job accepted", "job", rec.ID, "circuit", ce.name, "class", class, "partitions", len(req.Witnesses))
+	d.log.Info("job accepted", "job", rec.ID, "circuit", ce.name, "class", class, "partitions", len(inputs), "input", noun)
 	return d.jobView(j, false), nil
 }
 

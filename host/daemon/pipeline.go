@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -113,13 +112,10 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionSynthesizing; p.SynthStart = start })
 	d.event(j, api.JobEvent{Kind: api.EventPartitionSynthesizing, Partition: t.idx, Attempt: t.attempts})
 
-	w, err := circuit.ParseWitness(t.witness, ce.c)
-	var W, A, B []fr.Element
-	if err == nil {
-		W, A, B, err = circuit.Synthesize(ce.c, w, d.cfg.Synthesis.Threads)
-	}
+	// A witness is solved; a wire assignment is checked against every constraint.
+	W, A, B, w, err := circuit.SynthesizeInput(ce.c, t.witness, d.cfg.Synthesis.Threads)
 	if err != nil {
-		// A witness that does not satisfy the circuit fails the same way everywhere.
+		// An input that does not satisfy the circuit fails the same way everywhere.
 		d.failTask(t, fmt.Sprintf("synthesis: %v", err))
 		return
 	}

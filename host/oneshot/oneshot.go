@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
@@ -36,6 +37,10 @@ type Options struct {
 	Partitions int
 	// WitnessFiles are gnark full witnesses (MarshalBinary), one per partition.
 	WitnessFiles []string
+	// AssignmentFiles are wire assignments solved elsewhere (docs/assignment.md),
+	// one per partition, instead of WitnessFiles: each is checked against every
+	// constraint and proved without solving.
+	AssignmentFiles []string
 	// OutDir receives <i>.proof, <i>.public and summary.json.
 	OutDir string
 	// Backend is the backend binary; BackendSHA256 optionally pins it.
@@ -91,6 +96,30 @@ func (e *InterruptedError) Error() string {
 
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
+// input is one partition's input: a gnark full witness, solved here, or the path of
+// a wire assignment file, read when the partition's turn comes.
+type input struct {
+	w          witness.Witness
+	assignment string
+}
+
+// synthesize returns the partition's W, A and B, and its full witness.
+func (in input) synthesize(c *circuit.Circuit) (W, A, B []fr.Element, full witness.Witness, err error) {
+	if in.assignment == "" {
+		W, A, B, err = circuit.Synthesize(c, in.w, 0)
+		return W, A, B, in.w, err
+	}
+	data, err := os.ReadFile(in.assignment)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("wire assignment: %w", err)
+	}
+	W, A, B, full, err = circuit.SynthesizeInput(c, data, 0)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("%s: %w", in.assignment, err)
+	}
+	return W, A, B, full, nil
+}
+
 // job is one partition moving through the pipeline.
 type job struct {
 	res    PartitionResult
@@ -116,7 +145,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer c.Close()
 
-	witnesses, err := loadWitnesses(c, opts)
+	inputs, err := loadInputs(c, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +157,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 
 	if opts.GnarkPeer {
+		var witnesses []witness.Witness
+		for _, in := range inputs {
+			if in.assignment != "" {
+				return nil, errors.New("the gnark peer proves from witnesses, not wire assignments")
+			}
+			witnesses = append(witnesses, in.w)
+		}
 		return runGnark(ctx, c, witnesses, opts.OutDir, start)
 	}
 
@@ -161,7 +197,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	var written atomic.Int64
 	inFlight := dev.MaxInFlight()
 	staged := make(chan *job, inFlight)
-	results := make([]PartitionResult, len(witnesses))
+	results := make([]PartitionResult, len(inputs))
 	var firstErr error
 	var errOnce sync.Once
 	fail := func(err error) {
@@ -172,15 +208,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	// inFlight partitions ahead of the backend.
 	go func() {
 		defer close(staged)
-		for i, w := range witnesses {
+		for i, in := range inputs {
 			if ctx.Err() != nil {
 				return
 			}
-			j := &job{full: w}
+			j := &job{}
 			j.res.Index = i
 			j.res.Constraints = c.NbConstraints
 			t0 := time.Now()
-			W, A, B, err := circuit.Synthesize(c, w, 0)
+			W, A, B, full, err := in.synthesize(c)
+			j.full = full
 			if err != nil {
 				fail(fmt.Errorf("partition %d: %w", i, err))
 				return
@@ -228,7 +265,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	// An interrupt makes the partitions in flight fail with "context canceled";
 	// the caller wants to hear what was left behind instead.
 	if err := parent.Err(); err != nil {
-		return nil, &InterruptedError{Written: int(written.Load()), Total: len(witnesses), OutDir: opts.OutDir, Err: err}
+		return nil, &InterruptedError{Written: int(written.Load()), Total: len(inputs), OutDir: opts.OutDir, Err: err}
 	}
 	if firstErr != nil {
 		return nil, firstErr
@@ -314,14 +351,35 @@ func finishOne(c *circuit.Circuit, j *job, proof []byte, outDir string) error {
 	return WriteFileAtomic(j.res.PublicFile, pubBytes)
 }
 
-// loadWitnesses reads the witness files, or generates example witnesses.
-func loadWitnesses(c *circuit.Circuit, opts Options) ([]witness.Witness, error) {
-	if len(opts.WitnessFiles) > 0 {
-		if opts.Partitions > 0 && opts.Partitions != len(opts.WitnessFiles) {
-			return nil, fmt.Errorf("--partitions %d disagrees with %d witness files", opts.Partitions, len(opts.WitnessFiles))
+// loadInputs reads the witness files, checks the wire assignment files' headers (they
+// are read one at a time, when proved), or generates example witnesses.
+func loadInputs(c *circuit.Circuit, opts Options) ([]input, error) {
+	files, kind := opts.WitnessFiles, "witness"
+	if len(opts.AssignmentFiles) > 0 {
+		if len(opts.WitnessFiles) > 0 {
+			return nil, errors.New("give witness files or wire assignment files, not both")
 		}
-		var ws []witness.Witness
-		for _, p := range opts.WitnessFiles {
+		files, kind = opts.AssignmentFiles, "wire assignment"
+	}
+	if len(files) > 0 && opts.Partitions > 0 && opts.Partitions != len(files) {
+		return nil, fmt.Errorf("--partitions %d disagrees with %d %s files", opts.Partitions, len(files), kind)
+	}
+	var ins []input
+	for _, p := range opts.AssignmentFiles {
+		if err := circuit.CheckAssignmentFile(p, c); err != nil {
+			return nil, err
+		}
+		ins = append(ins, input{assignment: p})
+	}
+	if len(ins) > 0 {
+		return ins, nil
+	}
+	// Witnesses are solved here: a circuit with hints this build lacks cannot be.
+	if err := c.CheckSolvable(); err != nil {
+		return nil, err
+	}
+	if len(files) > 0 {
+		for _, p := range files {
 			// Read here rather than with circuit.ReadWitness, whose errors start with
 			// its package name: the user wants the file and what is wrong with it.
 			data, err := os.ReadFile(p)
@@ -332,26 +390,25 @@ func loadWitnesses(c *circuit.Circuit, opts Options) ([]witness.Witness, error) 
 			if err != nil {
 				return nil, fmt.Errorf("witness %s %w", p, err)
 			}
-			ws = append(ws, w)
+			ins = append(ins, input{w: w})
 		}
-		return ws, nil
+		return ins, nil
 	}
 	if opts.Partitions < 1 {
-		return nil, errors.New("nothing to prove: give --partitions N or witness files")
+		return nil, errors.New("nothing to prove: give --partitions N, witness files or wire assignment files")
 	}
 	spec, err := circuits.FromID(c.Name)
 	if err != nil {
 		return nil, fmt.Errorf("circuit %s has no example witness generator (pass witness files): %w", c.Name, err)
 	}
-	var ws []witness.Witness
 	for i := range opts.Partitions {
 		w, err := spec.Witness(i, 0)
 		if err != nil {
 			return nil, err
 		}
-		ws = append(ws, w)
+		ins = append(ins, input{w: w})
 	}
-	return ws, nil
+	return ins, nil
 }
 
 // WriteFileAtomic writes data to path through a temporary file and a rename, so

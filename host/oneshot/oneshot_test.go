@@ -170,7 +170,7 @@ func TestBadInputs(t *testing.T) {
 		edit func(*Options)
 		want string
 	}{
-		{"unknown circuit", func(o *Options) { o.Circuit = "nosuch" }, `no keys for circuit "nosuch"`},
+		{"unknown circuit", func(o *Options) { o.Circuit = "nosuch" }, `no key set named "nosuch"`},
 		{"missing key directory", func(o *Options) { o.KeyDir = "/nonexistent/keys" }, "/nonexistent/keys"},
 		{"witness of the wrong shape", func(o *Options) {
 			o.Partitions, o.WitnessFiles = 0, []string{circuit.WitnessPath(wrongShape, 0)}

@@ -38,6 +38,7 @@ type Fake struct {
 
 type fakeJob struct {
 	job    api.Job
+	req    api.SubmitRequest
 	digest [32]byte
 	subs   map[chan api.JobEvent]struct{}
 }
@@ -71,8 +72,9 @@ func (f *Fake) Submit(_ context.Context, req api.SubmitRequest) (api.Job, error)
 	if f.Circuits != nil && !f.Circuits[req.Circuit] {
 		return api.Job{}, api.InvalidArgumentf("unknown circuit %q", req.Circuit)
 	}
+	inputs, _ := req.Inputs()
 	var total uint64
-	for _, w := range req.Witnesses {
+	for _, w := range inputs {
 		total += uint64(len(w))
 	}
 	if f.BudgetLimit != 0 && total > f.BudgetLimit {
@@ -97,13 +99,13 @@ func (f *Fake) Submit(_ context.Context, req api.SubmitRequest) (api.Job, error)
 		ID: id, RequestID: req.RequestID, Circuit: req.Circuit, Class: req.Class.OrNormal(),
 		State: api.JobQueued, CreatedAt: now,
 	}
-	for i := range req.Witnesses {
+	for i := range inputs {
 		job.Partitions = append(job.Partitions, api.Partition{Index: i, State: api.PartitionQueued, QueuedAt: now})
 	}
-	fj := &fakeJob{job: job, digest: digest, subs: make(map[chan api.JobEvent]struct{})}
+	fj := &fakeJob{job: job, req: req, digest: digest, subs: make(map[chan api.JobEvent]struct{})}
 	// The fake "proof" of a partition is a digest of its witness, so a test can check
 	// that each output file holds its own partition's bytes.
-	for i, w := range req.Witnesses {
+	for i, w := range inputs {
 		sum := sha256.Sum256(w)
 		fj.job.Partitions[i].Proof = append([]byte("proof:"), sum[:]...)
 		fj.job.Partitions[i].PublicWitness = append([]byte("public:"), w[:min(len(w), 8)]...)
@@ -120,6 +122,17 @@ func (f *Fake) Submit(_ context.Context, req api.SubmitRequest) (api.Job, error)
 		go f.OnSubmit(id)
 	}
 	return out, nil
+}
+
+// Request returns the request that created job id.
+func (f *Fake) Request(id string) (api.SubmitRequest, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fj, ok := f.jobs[id]
+	if !ok {
+		return api.SubmitRequest{}, false
+	}
+	return fj.req, true
 }
 
 // publicView hides the outputs the fake prepared at Submit until the job is done.

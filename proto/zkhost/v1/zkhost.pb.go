@@ -296,7 +296,12 @@ type SubmitRequest struct {
 	Class     PriorityClass `protobuf:"varint,3,opt,name=class,proto3,enum=zkhost.v1.PriorityClass" json:"class,omitempty"`
 	// request_id makes Submit idempotent: a client that retries after a lost reply gets
 	// the same job. Empty: every call creates a job.
-	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// assignments, instead of witnesses, holds one wire assignment per partition: the
+	// value of every wire, solved elsewhere (docs/assignment.md). The daemon checks every
+	// constraint before proving; the first that fails is named in the job's error. A
+	// request carries witnesses or assignments, not both.
+	Assignments   [][]byte `protobuf:"bytes,5,rep,name=assignments,proto3" json:"assignments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -357,6 +362,13 @@ func (x *SubmitRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *SubmitRequest) GetAssignments() [][]byte {
+	if x != nil {
+		return x.Assignments
+	}
+	return nil
 }
 
 type AwaitRequest struct {
@@ -1566,13 +1578,14 @@ var File_zkhost_v1_zkhost_proto protoreflect.FileDescriptor
 
 const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\n" +
-	"\x16zkhost/v1/zkhost.proto\x12\tzkhost.v1\"\x96\x01\n" +
+	"\x16zkhost/v1/zkhost.proto\x12\tzkhost.v1\"\xb8\x01\n" +
 	"\rSubmitRequest\x12\x18\n" +
 	"\acircuit\x18\x01 \x01(\tR\acircuit\x12\x1c\n" +
 	"\twitnesses\x18\x02 \x03(\fR\twitnesses\x12.\n" +
 	"\x05class\x18\x03 \x01(\x0e2\x18.zkhost.v1.PriorityClassR\x05class\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"%\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\x12 \n" +
+	"\vassignments\x18\x05 \x03(\fR\vassignments\"%\n" +
 	"\fAwaitRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"#\n" +
 	"\n" +

@@ -1,0 +1,383 @@
+package circuit
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint"
+)
+
+// A wire assignment is a partition solved elsewhere: the value of every wire of the
+// circuit, so the host needs no solver (and none of the circuit's hints) to prove it.
+// docs/assignment.md documents the format:
+//
+//	offset  size  field
+//	0       4     magic "ZKWA"
+//	4       4     version, big-endian uint32: 1
+//	8       4     public wires, including the constant-one wire (big-endian uint32)
+//	12      4     secret wires (big-endian uint32)
+//	16      4     all wires: public + secret + internal (big-endian uint32)
+//	20      32·n  the n wire values in gnark's wire order (the constant one, public
+//	              inputs, secret inputs, internal wires), each a canonical big-endian
+//	              BLS12-381 scalar (fr.Element.Bytes)
+const (
+	AssignmentMagic   = "ZKWA"
+	AssignmentVersion = 1
+	assignmentHeader  = 20
+)
+
+// ExtAssignment is the file name extension of wire assignment files.
+const ExtAssignment = ".wires"
+
+// IsAssignment reports whether data is a wire assignment (it starts with
+// AssignmentMagic) rather than a gnark witness. The two cannot be confused: a gnark
+// witness starts with its public input count, and the magic read as one is over a
+// billion.
+func IsAssignment(data []byte) bool {
+	return len(data) >= len(AssignmentMagic) && string(data[:len(AssignmentMagic)]) == AssignmentMagic
+}
+
+// MarshalAssignment encodes the wire values W of a circuit with nbPublic public wires
+// (the constant-one wire included) and nbSecret secret wires as a wire assignment.
+func MarshalAssignment(W []fr.Element, nbPublic, nbSecret int) []byte {
+	b := make([]byte, assignmentHeader, assignmentHeader+len(W)*fr.Bytes)
+	copy(b, AssignmentMagic)
+	binary.BigEndian.PutUint32(b[4:], AssignmentVersion)
+	binary.BigEndian.PutUint32(b[8:], uint32(nbPublic))
+	binary.BigEndian.PutUint32(b[12:], uint32(nbSecret))
+	binary.BigEndian.PutUint32(b[16:], uint32(len(W)))
+	for i := range W {
+		v := W[i].Bytes()
+		b = append(b, v[:]...)
+	}
+	return b
+}
+
+// CheckAssignmentHeader checks a wire assignment's header and size against circuit c
+// without decoding its values: what the daemon refuses at submit. Errors say what is
+// wrong and what c wants.
+func CheckAssignmentHeader(data []byte, c *Circuit) error {
+	return checkAssignment(data[:min(len(data), assignmentHeader)], int64(len(data)), c)
+}
+
+// CheckAssignmentFile is CheckAssignmentHeader for the file at path, reading only its
+// header. Errors name the file.
+func CheckAssignmentFile(path string, c *Circuit) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	head := make([]byte, assignmentHeader)
+	n, _ := io.ReadFull(f, head)
+	if err := checkAssignment(head[:n], st.Size(), c); err != nil {
+		return fmt.Errorf("wire assignment %s %w", path, err)
+	}
+	return nil
+}
+
+// checkAssignment checks an assignment's header (its first bytes, up to
+// assignmentHeader) and its total size.
+func checkAssignment(head []byte, size int64, c *Circuit) error {
+	if !IsAssignment(head) {
+		if size >= witnessHeader {
+			return fmt.Errorf("is not a wire assignment (no %q magic; a gnark witness is submitted as a witness, not an assignment)", AssignmentMagic)
+		}
+		return fmt.Errorf("is not a wire assignment (no %q magic)", AssignmentMagic)
+	}
+	if len(head) < assignmentHeader {
+		return fmt.Errorf("is truncated: %d bytes, shorter than the %d-byte header", size, assignmentHeader)
+	}
+	if v := binary.BigEndian.Uint32(head[4:]); v != AssignmentVersion {
+		return fmt.Errorf("has format version %d, this build reads %d", v, AssignmentVersion)
+	}
+	nbPublic := binary.BigEndian.Uint32(head[8:])
+	nbSecret := binary.BigEndian.Uint32(head[12:])
+	nbWires := binary.BigEndian.Uint32(head[16:])
+	if int64(nbPublic) != int64(c.NbPublic) || int64(nbSecret) != int64(c.NbSecret) || int64(nbWires) != int64(c.NbWires) {
+		return fmt.Errorf("has %d wires (%d public, %d secret), circuit %s has %d wires (%d public including the constant one, %d secret)",
+			nbWires, nbPublic, nbSecret, c.Name, c.NbWires, c.NbPublic, c.NbSecret)
+	}
+	if want := assignmentHeader + int64(nbWires)*fr.Bytes; size != want {
+		return fmt.Errorf("has %d bytes, want %d for %d wires of %d bytes (truncated, or trailing bytes)", size, want, nbWires, fr.Bytes)
+	}
+	return nil
+}
+
+// ParseAssignment decodes a wire assignment for circuit c: the header checks of
+// CheckAssignmentHeader, then every value must be a canonical BLS12-381 scalar and
+// wire 0, the constant one, must be 1. It decodes on threads goroutines (0: every
+// core). The result is W, the value of every wire, ready for Evaluate.
+func ParseAssignment(data []byte, c *Circuit, threads int) ([]fr.Element, error) {
+	if err := CheckAssignmentHeader(data, c); err != nil {
+		return nil, err
+	}
+	W := make([]fr.Element, c.NbWires)
+	values := data[assignmentHeader:]
+	bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
+		for i := lo; i < hi; i++ {
+			if err := W[i].SetBytesCanonical(values[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
+				return i, err
+			}
+		}
+		return -1, nil
+	})
+	if bad.index >= 0 {
+		return nil, fmt.Errorf("wire %d is not a canonical BLS12-381 scalar: %v", bad.index, bad.err)
+	}
+	if !W[0].IsOne() {
+		return nil, fmt.Errorf("wire 0, the constant one, is %s, want 1", W[0].String())
+	}
+	return W, nil
+}
+
+// ReadAssignment reads a wire assignment file for circuit c (ParseAssignment with
+// every core); errors name the file.
+func ReadAssignment(path string, c *Circuit) ([]fr.Element, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: %w", err)
+	}
+	W, err := ParseAssignment(data, c, 0)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: wire assignment %s %w", path, err)
+	}
+	return W, nil
+}
+
+// AssignmentWitness returns the gnark full witness that wire assignment W holds:
+// its public and secret inputs, wires 1 to NbPublic+NbSecret-1. The finalizer checks
+// a proof against its public part.
+func AssignmentWitness(c *Circuit, W []fr.Element) (witness.Witness, error) {
+	if len(W) != c.NbWires {
+		return nil, fmt.Errorf("circuit %s: assignment has %d wires, want %d", c.Name, len(W), c.NbWires)
+	}
+	w, err := witness.New(ecc.BLS12_381.ScalarField())
+	if err != nil {
+		return nil, err
+	}
+	inputs := W[1 : c.NbPublic+c.NbSecret]
+	values := make(chan any, len(inputs))
+	for i := range inputs {
+		values <- inputs[i]
+	}
+	close(values)
+	if err := w.Fill(c.NbPublic-1, c.NbSecret, values); err != nil {
+		return nil, fmt.Errorf("circuit %s: assignment's inputs: %w", c.Name, err)
+	}
+	return w, nil
+}
+
+// UnsatisfiedError is Evaluate's error for an assignment that breaks a constraint.
+type UnsatisfiedError struct {
+	Circuit    string
+	Constraint int // the lowest index of a constraint that does not hold
+	A, B, C    fr.Element
+}
+
+func (e *UnsatisfiedError) Error() string {
+	return fmt.Sprintf("circuit %s: the wire assignment does not satisfy constraint %d: A·B = %s · %s, but C = %s",
+		e.Circuit, e.Constraint, e.A.String(), e.B.String(), e.C.String())
+}
+
+// Evaluate computes, from the wire values W, every constraint's left and right linear
+// combination (A and B, as Synthesize returns them) and checks that each constraint
+// holds (A·B = C). A constraint that does not hold is an *UnsatisfiedError naming the
+// lowest such index; nothing is returned with it, so no proof of a false statement can
+// be asked for.
+//
+// It reads the constraints through gnark's constraint system (its instructions,
+// blueprints and coefficient table) on threads goroutines (0: every core), each taking
+// a contiguous run of instructions: time and memory are linear in the circuit's size.
+func Evaluate(c *Circuit, W []fr.Element, threads int) (A, B []fr.Element, err error) {
+	if len(W) != c.NbWires {
+		return nil, nil, fmt.Errorf("circuit %s: assignment has %d wires, want %d", c.Name, len(W), c.NbWires)
+	}
+	sys := &c.CCS.System
+	coeffs := c.CCS.Coefficients
+	A = make([]fr.Element, c.NbConstraints)
+	B = make([]fr.Element, c.NbConstraints)
+	var (
+		mu        sync.Mutex
+		evaluated int
+		bad       *UnsatisfiedError
+	)
+	failed := firstFailure(len(sys.Instructions), threads, func(lo, hi int) (int, error) {
+		var r constraint.R1C
+		var ab, o fr.Element
+		n := 0
+		for i := lo; i < hi; i++ {
+			pi := sys.Instructions[i]
+			bp := sys.Blueprints[pi.BlueprintID]
+			bc, ok := bp.(constraint.BlueprintR1C)
+			if !ok {
+				if k := bp.NbConstraints(); k != 0 {
+					return i, fmt.Errorf("instruction %d is %d constraints of a kind zkhost cannot evaluate (%T)", i, k, bp)
+				}
+				continue // a hint: its outputs are wires of W
+			}
+			inst := pi.Unpack(sys)
+			bc.DecompressR1C(&r, inst)
+			id := int(inst.ConstraintOffset)
+			if id >= len(A) {
+				return i, fmt.Errorf("instruction %d is constraint %d, past the %d the system declares", i, id, len(A))
+			}
+			evalLinear(&A[id], r.L, W, coeffs)
+			evalLinear(&B[id], r.R, W, coeffs)
+			evalLinear(&o, r.O, W, coeffs)
+			n++
+			if !ab.Mul(&A[id], &B[id]).Equal(&o) {
+				mu.Lock()
+				if bad == nil || id < bad.Constraint {
+					bad = &UnsatisfiedError{Circuit: c.Name, Constraint: id, A: A[id], B: B[id], C: o}
+				}
+				mu.Unlock()
+				return i, errUnsatisfied
+			}
+		}
+		mu.Lock()
+		evaluated += n
+		mu.Unlock()
+		return -1, nil
+	})
+	if failed.index >= 0 {
+		if failed.err == errUnsatisfied {
+			return nil, nil, bad
+		}
+		return nil, nil, fmt.Errorf("circuit %s: %w", c.Name, failed.err)
+	}
+	if evaluated != c.NbConstraints {
+		return nil, nil, fmt.Errorf("circuit %s: evaluated %d constraints of the %d the system declares", c.Name, evaluated, c.NbConstraints)
+	}
+	return A, B, nil
+}
+
+// minChunk is the fewest items firstFailure gives a goroutine: smaller chunks cost
+// more in goroutines than they save. Tests lower it to run small circuits in many
+// chunks.
+var minChunk = 4096
+
+// errUnsatisfied marks a chunk of Evaluate that stopped at an unsatisfied constraint.
+var errUnsatisfied = fmt.Errorf("unsatisfied constraint")
+
+// evalLinear sets dst to Σ coefficient·W[wire] over the terms of l. The coefficient
+// table's first entries are 0, 1, 2, -1 and -2 (gnark's CoeffId constants), which
+// are almost every coefficient a frontend writes: they cost an addition, not a
+// multiplication.
+func evalLinear(dst *fr.Element, l constraint.LinearExpression, W, coeffs []fr.Element) {
+	dst.SetZero()
+	var t fr.Element
+	for _, term := range l {
+		v := &W[term.VID]
+		switch term.CID {
+		case constraint.CoeffIdZero:
+		case constraint.CoeffIdOne:
+			dst.Add(dst, v)
+		case constraint.CoeffIdMinusOne:
+			dst.Sub(dst, v)
+		case constraint.CoeffIdTwo:
+			t.Double(v)
+			dst.Add(dst, &t)
+		case constraint.CoeffIdMinusTwo:
+			t.Double(v)
+			dst.Sub(dst, &t)
+		default:
+			t.Mul(&coeffs[term.CID], v)
+			dst.Add(dst, &t)
+		}
+	}
+}
+
+// failure is the first failure of a firstFailure run: the lowest failing index, or
+// -1.
+type failure struct {
+	index int
+	err   error
+}
+
+// firstFailure runs work over [0, n) in contiguous chunks on threads goroutines (0:
+// GOMAXPROCS). work returns the index it failed at and why, or -1. firstFailure
+// returns the failure with the lowest index: since chunks are contiguous and each
+// stops at its first failure, that is the first failure in index order. A panic in
+// work (a malformed constraint system indexing out of range) is a failure at the
+// chunk's start.
+func firstFailure(n, threads int, work func(lo, hi int) (int, error)) failure {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	chunks := min(threads, max(1, n/minChunk))
+	size := (n + chunks - 1) / max(chunks, 1)
+	results := make([]failure, chunks)
+	var wg sync.WaitGroup
+	for k := range chunks {
+		lo, hi := k*size, min(n, (k+1)*size)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					results[k] = failure{lo, fmt.Errorf("malformed constraint system: %v", r)}
+				}
+			}()
+			i, err := work(lo, hi)
+			results[k] = failure{i, err}
+		}()
+	}
+	wg.Wait()
+	for _, f := range results {
+		if f.index >= 0 {
+			return f
+		}
+	}
+	return failure{index: -1}
+}
+
+// SynthesizeInput synthesizes one partition from its input, a gnark full witness
+// (Synthesize) or a wire assignment (ParseAssignment and Evaluate), told apart by
+// IsAssignment. Besides W, A and B it returns the full witness, whose public part a
+// proof is verified against.
+func SynthesizeInput(c *Circuit, data []byte, threads int) (W, A, B []fr.Element, full witness.Witness, err error) {
+	if !IsAssignment(data) {
+		if full, err = ParseWitness(data, c); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("witness %w", err)
+		}
+		W, A, B, err = Synthesize(c, full, threads)
+		return W, A, B, full, err
+	}
+	if W, err = ParseAssignment(data, c, threads); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("wire assignment %w", err)
+	}
+	if A, B, err = Evaluate(c, W, threads); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if full, err = AssignmentWitness(c, W); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return W, A, B, full, nil
+}
+
+// CheckInput checks one partition's input the way the daemon does at submit: a gnark
+// full witness is parsed (ParseWitness), a wire assignment's header and size are
+// checked (CheckAssignmentHeader). assignment says which the client declared; an
+// input of the other kind is refused.
+func CheckInput(data []byte, assignment bool, c *Circuit) error {
+	if assignment {
+		return CheckAssignmentHeader(data, c)
+	}
+	if IsAssignment(data) {
+		return fmt.Errorf("is a wire assignment, not a gnark witness (submit it as an assignment: --assignment)")
+	}
+	_, err := ParseWitness(data, c)
+	return err
+}
