@@ -86,7 +86,7 @@ func TestUserCircuitThroughBackend(t *testing.T) {
 	}
 	res.Circuit.Close()
 
-	opts := Options{KeyDir: keys, Circuit: "mine", WitnessFiles: []string{f.Witness}, OutDir: t.TempDir(), Backend: backendBin, StateDir: t.TempDir()}
+	opts := Options{KeyDir: keys, Circuit: "mine", WitnessFiles: []string{f.Witness}, OutDir: t.TempDir(), Backend: backendBin}
 	out, err := Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestAssignmentFiles(t *testing.T) {
 	res.Circuit.Close()
 	good := assignmentOf(t, f, testcircuit.CubeRootHint)
 	opts := func(files ...string) Options {
-		return Options{KeyDir: keys, Circuit: "cube", AssignmentFiles: files, OutDir: t.TempDir(), Backend: backendBin, StateDir: t.TempDir()}
+		return Options{KeyDir: keys, Circuit: "cube", AssignmentFiles: files, OutDir: t.TempDir(), Backend: backendBin}
 	}
 
 	out, err := Run(context.Background(), opts(good, good))
