@@ -17,5 +17,10 @@ if [ -n "${RUN_STEPS-kernels keygen conformance}" ]; then
     BUDGET="${RUN_BUDGET:-280}" bash scripts/h200-run.sh
 fi
 OUT="$WORK/feed" CIRCUITS="${CIRCUITS:-chain20 chain22}" BUDGET="${FEED_BUDGET:-290}" bash scripts/h200-feed.sh
+# Then, when asked, a larger size (issue 14): fresh keys and proofs through the CUDA backend.
+if [ -n "${LARGE_KS:-}" ]; then
+  OUT="$WORK/large" STEPS="keygen prove" KGKS="$LARGE_KS" KS="$LARGE_KS" PARTS="${LARGE_PARTS:-2}" PEER_PARTS="${LARGE_PEER_PARTS:-1}" \
+    KGT="${LARGE_KGT:-200}" BUDGET="${LARGE_BUDGET:-260}" bash scripts/h200-run.sh
+fi
 tar czf "$DEST/session.tgz" -C "$WORK" .
 ls -l "$DEST"
