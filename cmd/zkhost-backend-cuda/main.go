@@ -9,7 +9,7 @@
 // Flags, each with an environment variable the host may set instead:
 //
 //	-device N          ZKHOST_DEVICE_INDEX        CUDA device ordinal (default 0)
-//	-max-in-flight N   ZKHOST_CUDA_MAX_IN_FLIGHT  proofs at once, one stream each (default 2)
+//	-max-in-flight N   ZKHOST_CUDA_MAX_IN_FLIGHT  proofs at once, each in its own slot (default cudabackend.DefaultMaxInFlight, 3)
 package main
 
 import (
@@ -29,7 +29,7 @@ func main() {
 	logger.Disable()
 	fs := flag.NewFlagSet("zkhost-backend-cuda", flag.ContinueOnError)
 	device := fs.Int("device", envInt("ZKHOST_DEVICE_INDEX", 0), "CUDA device ordinal")
-	inFlight := fs.Int("max-in-flight", envInt("ZKHOST_CUDA_MAX_IN_FLIGHT", 2), "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
+	inFlight := fs.Int("max-in-flight", envInt("ZKHOST_CUDA_MAX_IN_FLIGHT", cudabackend.DefaultMaxInFlight), "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
