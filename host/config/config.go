@@ -17,6 +17,11 @@ const DefaultBackendName = "zkhost-backend-cpu"
 // DefaultSource is the Source of a config read from the embedded default.
 const DefaultSource = "default.toml (built in)"
 
+// DefaultJournalReserve is the space the journal keeps in reserve by default:
+// room for the proofs and state changes of thousands of partitions (a proof
+// record is under 1 KiB) after the disk fills.
+const DefaultJournalReserve = 64 << 20
+
 //go:embed default.toml
 var defaultTOML []byte
 
@@ -151,6 +156,10 @@ type Journal struct {
 	Path string
 	// Retention is how long finished jobs are kept; 0 keeps them forever.
 	Retention time.Duration
+	// ReserveBytes is space the journal holds in a file beside it, released
+	// when the disk fills so that progress on accepted jobs can still be
+	// recorded; 0 keeps no reserve.
+	ReserveBytes uint64
 }
 
 // Keys governs proving keys held in memory.

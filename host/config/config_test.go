@@ -83,7 +83,7 @@ func TestDefaults(t *testing.T) {
 		},
 		Synthesis: Synthesis{Workers: 4, Threads: 4},
 		Devices:   []Device{{Backend: "/opt/zkhost/bin/zkhost-backend-cpu", Index: -1}},
-		Journal:   Journal{Path: "/home/op/.local/state/zkhost/journal.db", Retention: 168 * time.Hour},
+		Journal:   Journal{Path: "/home/op/.local/state/zkhost/journal.db", Retention: 168 * time.Hour, ReserveBytes: DefaultJournalReserve},
 		Keys:      Keys{IdleEviction: 30 * time.Minute},
 		Retry:     Retry{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Minute},
 		Health:    Health{CrashLimit: 3, CrashWindow: 10 * time.Minute},

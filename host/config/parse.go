@@ -127,7 +127,7 @@ func (ck *checker) config(doc map[string]any) *Config {
 	}
 	ck.uniqueDevices(c.Devices)
 
-	c.Journal = Journal{Retention: 168 * time.Hour}
+	c.Journal = Journal{Retention: 168 * time.Hour, ReserveBytes: DefaultJournalReserve}
 	if c.StateDir != "" {
 		c.Journal.Path = filepath.Join(c.StateDir, "journal.db")
 	}
@@ -137,6 +137,13 @@ func (ck *checker) config(doc map[string]any) *Config {
 	}
 	if d, ok := j.duration("retention", true); ok {
 		c.Journal.Retention = d
+	}
+	if s, ok := j.size("reserve"); ok {
+		if s.Percent > 0 {
+			ck.errorf(j.key("reserve"), "want an absolute size such as \"64MiB\", not a share")
+		} else {
+			c.Journal.ReserveBytes = s.Bytes
+		}
 	}
 	j.finish()
 

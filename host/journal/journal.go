@@ -139,9 +139,10 @@ type Filter struct {
 
 // Journal is an open job journal.
 type Journal struct {
-	db   *bolt.DB
-	w    *committer // every write goes through it (groupcommit.go)
-	path string
+	db    *bolt.DB
+	w     *committer // every write goes through it (groupcommit.go)
+	space *spaceKeeper
+	path  string
 	// now is the clock for Created and Finished; tests replace it.
 	now func() time.Time
 }
@@ -167,6 +168,7 @@ var (
 	bucketSeq      = []byte("seq")
 
 	keyVersion = []byte("version")
+	keyProbe   = []byte("probe") // written by the space probe (groupcommit.go)
 	keyJob     = []byte("job")
 	keyParts   = []byte("parts")
 	keyWitness = []byte("witness")
@@ -174,14 +176,34 @@ var (
 	keyPublic  = []byte("public")
 )
 
+// Options are the settings of an open journal.
+type Options struct {
+	// LockTimeout is how long Open waits for another process's file lock (at
+	// least 1ms; DefaultLockTimeout when zero).
+	LockTimeout time.Duration
+	// ReserveBytes is the space kept in a file beside the journal and released
+	// when the disk fills (space.go); 0 keeps none.
+	ReserveBytes uint64
+}
+
 // Open opens the journal at path, creating it (and its directory, mode 0700)
-// when missing. It waits DefaultLockTimeout for another process's lock.
+// when missing. It waits DefaultLockTimeout for another process's lock and
+// keeps no reserve.
 func Open(path string) (*Journal, error) {
-	return OpenTimeout(path, DefaultLockTimeout)
+	return OpenWith(path, Options{})
 }
 
 // OpenTimeout is Open with the given wait for the file lock (at least 1ms).
 func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
+	return OpenWith(path, Options{LockTimeout: lockTimeout})
+}
+
+// OpenWith opens the journal at path with opts.
+func OpenWith(path string, opts Options) (*Journal, error) {
+	lockTimeout := opts.LockTimeout
+	if lockTimeout == 0 {
+		lockTimeout = DefaultLockTimeout
+	}
 	if path == "" {
 		return nil, errors.New("journal: empty path")
 	}
@@ -222,7 +244,8 @@ func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
 		db.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	return &Journal{db: db, w: newCommitter(db), path: path, now: time.Now}, nil
+	space := newSpaceKeeper(path, opts.ReserveBytes)
+	return &Journal{db: db, w: newCommitter(db, space), space: space, path: path, now: time.Now}, nil
 }
 
 // Path returns the journal's file.
@@ -277,7 +300,18 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 	if job.Created.IsZero() {
 		job.Created = j.now()
 	}
-	err = j.w.update(func(tx *bolt.Tx) error {
+	if job.RequestID != "" && !j.space.health().Writable {
+		// Short of space, a retried submission still finds its job: reading
+		// needs no space, and its client must not be told to come back for
+		// work that was accepted.
+		if prior, ok, err := j.jobForRequest(job.RequestID); err != nil || ok {
+			if err == nil && prior.ContentDigest != job.ContentDigest {
+				err = fmt.Errorf("journal: request %q: %w (job %s)", job.RequestID, ErrRequestIDConflict, prior.ID)
+			}
+			return prior, err == nil, err
+		}
+	}
+	err = j.w.updateRefusable(func(tx *bolt.Tx) error {
 		out, existing = Job{}, false // a group commit may run this again
 		reqs := tx.Bucket(bucketRequests)
 		if job.RequestID != "" {
@@ -359,6 +393,24 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 		return Job{}, false, err
 	}
 	return out, existing, nil
+}
+
+// jobForRequest returns the job request id reqID names, read without writing.
+func (j *Journal) jobForRequest(reqID string) (job Job, ok bool, err error) {
+	err = j.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketRequests).Get([]byte(reqID))
+		if id == nil {
+			return nil
+		}
+		jb, rec, err := openJob(tx, string(id))
+		if err != nil {
+			return err
+		}
+		job, ok = rec, true
+		job.Pending, err = pendingParts(jb)
+		return err
+	})
+	return job, ok, err
 }
 
 // MarkPartitionDone stores partition idx's proof and public witness, marks it
@@ -610,7 +662,8 @@ func (j *Journal) Proofs(jobID string) (proofs []Proof, err error) {
 // their proofs and request IDs, and returns how many it deleted. Unfinished
 // jobs are never pruned.
 func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
-	err = j.w.update(func(tx *bolt.Tx) error {
+	// Refusable: pruning is housekeeping, tried again at its next round.
+	err = j.w.updateRefusable(func(tx *bolt.Tx) error {
 		jobs, seqs, reqs := tx.Bucket(bucketJobs), tx.Bucket(bucketSeq), tx.Bucket(bucketRequests)
 		var doomed []Job
 		err := seqs.ForEach(func(_, id []byte) error {
