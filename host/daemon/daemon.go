@@ -123,7 +123,7 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	d.budget = budget.New(cfg.Budget.Bytes, cfg.Budget.CriticalReserve)
-	if d.journal, err = journal.Open(cfg.Journal.Path); err != nil {
+	if d.journal, err = journal.OpenWith(cfg.Journal.Path, journal.Options{ReserveBytes: cfg.Journal.ReserveBytes}); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", cfg.Journal.Path, err)
 	}
 	if d.shm, err = shm.NewDir(cfg.StateDir); err != nil {
@@ -410,6 +410,9 @@ func (d *Daemon) goRun(f func()) {
 // Unfinished jobs stay in the journal and resume at the next start.
 func (d *Daemon) Close() {
 	d.cancel()
+	if d.journal != nil {
+		d.journal.Interrupt() // a finalizer waiting for disk space must not hold up the stop
+	}
 	d.wg.Wait()
 	d.closeOnce.Do(d.closeResources)
 }

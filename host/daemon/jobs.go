@@ -105,6 +105,9 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		return api.Job{}, api.TooLarge(fmt.Sprintf("a partition of circuit %s (class %s)", ce.name, class), need, d.budget.Limit(class))
 	}
 	req.Class = api.Class(class)
+	if err := d.admitSpace(req); err != nil {
+		return api.Job{}, err
+	}
 	rec, existing, err := d.journal.CreateJob(journal.Job{
 		RequestID:     req.RequestID,
 		ContentDigest: req.Digest(),
@@ -117,7 +120,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, d.jobForRequest(req.RequestID))
 	}
 	if err != nil {
-		return api.Job{}, fmt.Errorf("journal: %w", err)
+		return api.Job{}, spaceRefusal(fmt.Errorf("journal: %w", err))
 	}
 	if existing {
 		return d.Get(ctx, rec.ID)
@@ -128,6 +131,32 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	d.log.Info("job accepted", "job", rec.ID, "circuit", ce.name, "class", class, "partitions", len(req.Witnesses))
 	return d.jobView(j, false), nil
+}
+
+// admitSpace refuses a new job while the journal's storage is short of space,
+// or when its directory has too little free for the job's witnesses. A retried
+// submission of a job already accepted passes: the journal finds it without
+// writing.
+func (d *Daemon) admitSpace(req api.SubmitRequest) error {
+	var size uint64
+	for _, w := range req.Witnesses {
+		size += uint64(len(w))
+	}
+	err := d.journal.Admit(size)
+	if err != nil && req.RequestID != "" && errors.Is(err, journal.ErrNoSpace) && d.jobForRequest(req.RequestID) != "?" {
+		return nil
+	}
+	return spaceRefusal(err)
+}
+
+// spaceRefusal turns the journal's NoSpaceError into ResourceExhausted; other
+// errors pass unchanged.
+func spaceRefusal(err error) error {
+	var nse *journal.NoSpaceError
+	if errors.As(err, &nse) {
+		return api.TooLittleSpace(nse.Need, nse.Free, "new jobs are refused: "+nse.Error())
+	}
+	return err
 }
 
 // jobForRequest returns the id of the job submitted with request id reqID, or "?"

@@ -40,6 +40,11 @@ type deviceEntry struct {
 // solves the circuit and stages the result in shared memory.
 func (d *Daemon) synthesisWorker(lane string, staged bool, pop func(context.Context) (queue.Item[*task], error)) {
 	for {
+		// While the journal cannot write (a full disk), take no new partition:
+		// its proof could not be recorded, and its staging may need the space.
+		if d.journal.WaitWritable(d.ctx) != nil {
+			return
+		}
 		if staged {
 			select {
 			case d.stageTokens <- struct{}{}:
@@ -116,6 +121,10 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	}
 	synthEnd := time.Now()
 	h, err := d.shm.Write(fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts), sdk.CurveBLS12381, W, A, B)
+	if err != nil && journal.IsNoSpace(err) {
+		d.stagingNoSpace(it, err)
+		return
+	}
 	if err != nil {
 		d.failTask(t, fmt.Sprintf("shared memory: %v", err))
 		return
@@ -283,6 +292,12 @@ func (d *Daemon) finalize(t *task) {
 		d.releaseTask(t)
 		return
 	}
+	if errors.Is(err, journal.ErrClosed) {
+		// The daemon stops while the disk is full: the partition is still
+		// pending in the journal, and the next start proves it again.
+		d.releaseTask(t)
+		return
+	}
 	if err != nil && !errors.Is(err, journal.ErrAlreadyProved) {
 		d.failTask(t, fmt.Sprintf("journal: %v", err))
 		return
@@ -348,6 +363,29 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 			requeue()
 		case <-j.ctx.Done():
 			d.releaseTask(t)
+		}
+	})
+}
+
+// stagingNoSpace puts back a partition whose shared-memory file could not be
+// written for lack of space: no fault of the partition, so it costs no attempt,
+// and it is synthesized again after a backoff, when space may have returned.
+func (d *Daemon) stagingNoSpace(it queue.Item[*task], err error) {
+	t, j := it.Value, it.Value.job
+	d.log.Warn("no space to stage a partition; it waits and is synthesized again", "job", j.id, "partition", t.idx, "error", err)
+	d.releaseTask(t)
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionQueued
+		p.Error = "waiting for space to stage: " + err.Error()
+	})
+	backoff := max(d.cfg.Retry.BackoffMax, time.Second)
+	d.goRun(func() {
+		select {
+		case <-time.After(backoff):
+			if err := d.synthQ.Requeue(it); err != nil {
+				d.failTask(t, fmt.Sprintf("requeue: %v", err))
+			}
+		case <-j.ctx.Done():
 		}
 	})
 }

@@ -45,6 +45,11 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 	}
 	st := d.budget.Stats()
 	rep.Budget = api.BudgetStatus{UsedBytes: st.Used, TotalBytes: st.Total, CriticalReserveBytes: st.CriticalReserve}
+	jh := d.journal.Health()
+	rep.Journal = api.JournalStatus{
+		Dir: jh.Dir, Writable: jh.Writable, ShortSince: jh.Since, LastError: jh.LastError, WriteRetries: jh.Retries,
+		FreeBytes: jh.FreeBytes, ReserveBytes: jh.ReserveBytes, ReserveHeld: jh.ReserveHeld,
+	}
 	return rep, nil
 }
 

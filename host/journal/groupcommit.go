@@ -55,8 +55,11 @@ type committer struct {
 	mu      sync.Mutex
 	pending []*writeReq
 	closed  bool
+	// giveUp: writes that wait for space fail with ErrClosed (set by interrupt
+	// and close); closing is closed with it, to end a backoff early.
+	giveUp  bool
 	kick    chan struct{} // a write was queued (buffered, 1)
-	closing chan struct{} // closed by close
+	closing chan struct{}
 	stopped chan struct{} // closed when the goroutine has committed the last group
 
 	// beforeCommit, when set (tests), runs before each transaction with its
@@ -122,13 +125,23 @@ func (c *committer) poke() {
 // close commits the writes already queued, refuses new ones and waits for the
 // goroutine to end. Writes waiting for space get ErrClosed.
 func (c *committer) close() {
+	c.interrupt()
 	c.mu.Lock()
-	if !c.closed {
-		c.closed = true
+	c.closed = true
+	c.mu.Unlock()
+	c.poke()
+	<-c.stopped
+}
+
+// interrupt makes writes that wait for space, now or later, fail with
+// ErrClosed; writes that can commit still do.
+func (c *committer) interrupt() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.giveUp {
+		c.giveUp = true
 		close(c.closing)
 	}
-	c.mu.Unlock()
-	<-c.stopped
 }
 
 func (c *committer) run() {
@@ -137,8 +150,8 @@ func (c *committer) run() {
 	for {
 		c.mu.Lock()
 		closed := c.closed
-		if closed && backoff > 0 {
-			// Closing on a full disk: what waits for space is given up. Each
+		if c.giveUp && backoff > 0 {
+			// Stopping on a full disk: what waits for space is given up. Each
 			// write is progress the journal does not have yet (a partition
 			// still pending), so a restarted daemon does that work again.
 			for _, r := range c.pending {
@@ -183,7 +196,6 @@ func (c *committer) run() {
 		}
 		select {
 		case <-c.kick:
-		case <-c.closing:
 		case <-wait:
 			c.probe()
 		}

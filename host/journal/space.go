@@ -268,6 +268,13 @@ func (s *spaceKeeper) health() Health {
 	}
 }
 
+// Interrupt makes writes that wait for space, now or later, fail with
+// ErrClosed instead of waiting; writes that can commit still do. A daemon that
+// stops calls it first, so its goroutines blocked on a full disk end; what
+// they would have recorded stays pending in the journal and is done again at
+// the next start.
+func (j *Journal) Interrupt() { j.w.interrupt() }
+
 // Health returns the state of the journal's storage.
 func (j *Journal) Health() Health { return j.space.health() }
 
