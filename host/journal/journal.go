@@ -225,7 +225,37 @@ func OpenWith(path string, opts Options) (*Journal, error) {
 			return nil, fmt.Errorf("journal %s: %w", path, err)
 		}
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	// A journal already laid out is only read here: a daemon restarted on a
+	// full disk must open it to resume its jobs, and a write would fail.
+	laidOut := false
+	err = db.View(func(tx *bolt.Tx) error {
+		laidOut = true
+		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketRequests, bucketSeq} {
+			if tx.Bucket(name) == nil {
+				laidOut = false
+			}
+		}
+		if laidOut {
+			if v := tx.Bucket(bucketMeta).Get(keyVersion); string(v) != formatVersion {
+				return fmt.Errorf("format version %q; this zkhost reads version %s", v, formatVersion)
+			}
+		}
+		return nil
+	})
+	if err == nil && !laidOut {
+		err = layOut(db)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	space := newSpaceKeeper(path, opts.ReserveBytes)
+	return &Journal{db: db, w: newCommitter(db, space), space: space, path: path, now: time.Now}, nil
+}
+
+// layOut creates the top-level buckets and the format version of a new journal.
+func layOut(db *bolt.DB) error {
+	return db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketRequests, bucketSeq} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
@@ -240,12 +270,6 @@ func OpenWith(path string, opts Options) (*Journal, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	space := newSpaceKeeper(path, opts.ReserveBytes)
-	return &Journal{db: db, w: newCommitter(db, space), space: space, path: path, now: time.Now}, nil
 }
 
 // Path returns the journal's file.

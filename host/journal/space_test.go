@@ -212,3 +212,44 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// TestOpenOnFullStorage: a daemon restarted (or killed and started again) on a
+// full disk opens its journal without writing, reads the jobs it must resume,
+// and starts short of space when its reserve cannot be made.
+func TestOpenOnFullStorage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	j, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, _, err := j.CreateJob(Job{Circuit: "c"}, [][]byte{make([]byte, 64<<10), {1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	restore := limitFileSize(t, 4<<10)
+	j, err = OpenWith(path, Options{ReserveBytes: 1 << 20})
+	if err != nil {
+		t.Fatalf("open on full storage: %v", err)
+	}
+	defer j.Close()
+	if h := j.Health(); h.Writable || h.ReserveHeld {
+		t.Errorf("opened on full storage: %+v, want short of space without its reserve", h)
+	}
+	unfinished, err := j.Unfinished()
+	if err != nil || len(unfinished) != 1 || unfinished[0].ID != job.ID {
+		t.Fatalf("unfinished jobs on full storage: %v, %v", unfinished, err)
+	}
+	if w, err := j.Witness(job.ID, 0); err != nil || len(w) != 64<<10 {
+		t.Fatalf("witness on full storage: %d bytes, %v", len(w), err)
+	}
+	restore()
+	if err := j.WaitWritable(ctxTimeout(t, 30*time.Second)); err != nil {
+		t.Fatalf("not writable 30s after space returned: %v (%+v)", err, j.Health())
+	}
+	if _, err := j.MarkPartitionDone(job.ID, 0, []byte("p"), nil); err != nil {
+		t.Fatal(err)
+	}
+}
