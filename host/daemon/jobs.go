@@ -105,6 +105,9 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		return api.Job{}, api.TooLarge(fmt.Sprintf("a partition of circuit %s (class %s)", ce.name, class), need, d.budget.Limit(class))
 	}
 	req.Class = api.Class(class)
+	if err := d.anyServing(); err != nil {
+		return api.Job{}, err
+	}
 	if err := d.admitSpace(req); err != nil {
 		return api.Job{}, err
 	}
@@ -131,6 +134,21 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	d.log.Info("job accepted", "job", rec.ID, "circuit", ce.name, "class", class, "partitions", len(req.Witnesses))
 	return d.jobView(j, false), nil
+}
+
+// anyServing refuses a new job when no device can prove now: every device is
+// down, unhealthy or without usable hardware. The error names each device and
+// why.
+func (d *Daemon) anyServing() error {
+	var why []string
+	for _, de := range d.devices {
+		if de.serving() {
+			return nil
+		}
+		ds := d.deviceStatus(de, time.Now())
+		why = append(why, fmt.Sprintf("%s: %s", ds.Name, ds.Error))
+	}
+	return api.Unavailablef("no healthy device can prove this job now, so it was not accepted (%s); submit again once a device serves (zkhost status shows them)", strings.Join(why, "; "))
 }
 
 // admitSpace refuses a new job while the journal's storage is short of space,

@@ -272,6 +272,10 @@ func (d *Daemon) finalize(t *task) {
 		return
 	}
 	out := t.result
+	if errors.Is(out.err, device.ErrNotServing) {
+		d.putBack(t, out.err)
+		return
+	}
 	if out.err != nil {
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, out.err), sdk.IsRetryable(out.err) || errors.Is(out.err, device.ErrCrashed))
 		return
@@ -365,6 +369,25 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 			d.releaseTask(t)
 		}
 	})
+}
+
+// putBack returns a staged partition to the ready queue without spending an
+// attempt: the device it was dispatched to went down before its backend had
+// it, so placement gives it to a device that serves.
+func (d *Daemon) putBack(t *task, why error) {
+	j := t.job
+	t.attempts--
+	d.log.Warn("device went down before proving a partition; it goes back to the queue", "job", j.id, "partition", t.idx, "device", t.device, "error", why)
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionQueued
+		p.Attempts = t.attempts
+		p.Device = ""
+		p.Error = why.Error()
+	})
+	d.event(j, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: why.Error()})
+	if err := d.readyQ.Requeue(queue.Item[*task]{Class: j.class, JobSeq: j.seq, Partition: t.idx, Value: t}); err != nil {
+		d.failTask(t, fmt.Sprintf("requeue: %v", err))
+	}
 }
 
 // stagingNoSpace puts back a partition whose shared-memory file could not be
