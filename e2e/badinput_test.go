@@ -192,11 +192,25 @@ func (env *badEnv) configCases() []badCase {
 		{"zero crash_limit", "[health]\ncrash_limit = 0\n", "health.crash_limit: 0 is below the least allowed, 1"},
 		{"crash_window not a duration", "[health]\ncrash_window = \"soon\"\n", `bad duration "soon"`},
 		{"retention as an integer", "[journal]\nretention = 5\n", "want a string"},
+		{"journal reserve as a share", "[journal]\nreserve = \"10%\"\n", "journal.reserve: want an absolute size"},
+		{"empty device list", "device = []\n", "device: an empty list: configure at least one [[device]]"},
 	}
 	out := make([]badCase, len(cases))
 	for i, c := range cases {
 		out[i] = env.configCase(c.name, c.toml, c.want)
 	}
+	want := "is a shared directory that other users may write in"
+	out = append(out, badCase{name: "state directory of mode 1777", expect: "`zkhost serve` refuses: `" + want + "`", run: func(t *testing.T) error {
+		dir := t.TempDir()
+		state := filepath.Join(dir, "state")
+		if err := os.Mkdir(state, 0o700); err != nil {
+			return err
+		}
+		if err := os.Chmod(state, 0o777|os.ModeSticky); err != nil {
+			return err
+		}
+		return serveFailsIn(dir, hostConf{Devices: []deviceConf{cpuDevice()}}, want)
+	}})
 	return out
 }
 
@@ -438,7 +452,12 @@ func (env *badEnv) witnessCases() []badCase {
 // serveFails runs `zkhost serve` on conf and expects it to exit with an error
 // containing want.
 func serveFails(t *testing.T, conf hostConf, want string, logWant ...string) error {
-	dir := t.TempDir()
+	return serveFailsIn(t.TempDir(), conf, want, logWant...)
+}
+
+// serveFailsIn is serveFails with the daemon's files in dir (its state
+// directory is dir/state).
+func serveFailsIn(dir string, conf hostConf, want string, logWant ...string) error {
 	state := filepath.Join(dir, "state")
 	cfg := filepath.Join(dir, "zkhost.toml")
 	if err := os.WriteFile(cfg, []byte(conf.toml(state, filepath.Join(dir, "zk.sock"))), 0o600); err != nil {

@@ -45,6 +45,11 @@ func TestNoOrphans(t *testing.T) {
 	if n := countBackends(backends); n != 2 {
 		t.Fatalf("host %d runs %d backends, want 2: %v", first, n, backends)
 	}
+	// The backends' go-plugin sockets live in the state directory, not /tmp.
+	sockDir := filepath.Join(h.stateDir, "sockets")
+	if socks := socketFiles(t, sockDir); len(socks) != 2 {
+		t.Fatalf("sockets in %s: %v, want the two backends' sockets", sockDir, socks)
+	}
 	staged := h.shmFiles()
 	h.kill()
 	killed := time.Now()
@@ -68,6 +73,7 @@ func TestNoOrphans(t *testing.T) {
 			t.Errorf("backend process %d (%s, worker %v) outlived its host", b.pid, b.exe, b.worker)
 		}
 	}
+	leftSockets := socketFiles(t, sockDir)
 	left := h.shmFiles()
 	if len(left) == 0 {
 		t.Fatalf("no shared-memory file left by the killed host (staged: %v); the reap below would test nothing", staged)
@@ -83,6 +89,18 @@ func TestNoOrphans(t *testing.T) {
 	if n, _ := strconv.Atoi(m[1]); n < len(left) {
 		t.Errorf("the restarted host reaped %d files, %d were left", n, len(left))
 	}
+	if len(leftSockets) != 2 {
+		t.Errorf("sockets left by the killed host's backends: %v, want both (killed processes remove nothing)", leftSockets)
+	}
+	m = regexp.MustCompile(`removed backend sockets left by an earlier run: sockets=(\d+)`).FindStringSubmatch(h.logText())
+	if m == nil || m[1] != strconv.Itoa(len(leftSockets)) {
+		t.Errorf("the restarted host reported reaping sockets: %v, want %d", m, len(leftSockets))
+	}
+	for _, s := range leftSockets {
+		if _, err := os.Stat(filepath.Join(sockDir, s)); err == nil {
+			t.Errorf("stale socket %s survived the restart", s)
+		}
+	}
 	if _, err := os.Stat(otherFile); err != nil {
 		t.Errorf("another state directory's file was touched: %v", err)
 	}
@@ -94,6 +112,9 @@ func TestNoOrphans(t *testing.T) {
 		if b := backendsOf(p); len(b) > 0 {
 			t.Errorf("backends of host %d still run: %v", p, b)
 		}
+	}
+	if socks := socketFiles(t, sockDir); len(socks) > 0 {
+		t.Errorf("backend sockets left after a clean stop: %v", socks)
 	}
 	if _, err := os.Stat(h.shmDir); !os.IsNotExist(err) {
 		t.Errorf("the shared-memory directory %s outlived a clean stop (files %v)", h.shmDir, h.shmFiles())
@@ -109,4 +130,20 @@ func countBackends(procs []proc) int {
 		}
 	}
 	return n
+}
+
+// socketFiles lists the unix sockets in dir.
+func socketFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSocket != 0 {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }

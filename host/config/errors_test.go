@@ -30,6 +30,7 @@ func TestBadConfigs(t *testing.T) {
 		{"bad log level", "log_level = \"loud\"\n", "log_level", 1, "unknown level"},
 		{"bad duration", "[keys]\nidle_eviction = \"30 minutes\"\n", "keys.idle_eviction", 2, "bad duration"},
 		{"negative duration", "[journal]\nretention = \"-1h\"\n", "journal.retention", 2, "negative duration"},
+		{"empty device list", "device = []\n", "device", 1, "empty list"},
 		{"journal reserve as a share", "[journal]\nreserve = \"5%\"\n", "journal.reserve", 2, "absolute size"},
 		{"zero crash window", "[health]\ncrash_window = \"0s\"\n", "health.crash_window", 2, "above zero"},
 		{"backoff max below base", "[retry]\nbackoff_base = \"10s\"\nbackoff_max = \"1s\"\n", "retry.backoff_max", 3, "below backoff_base"},

@@ -122,6 +122,11 @@ func (ck *checker) config(doc map[string]any) *Config {
 	for _, t := range devices {
 		c.Devices = append(c.Devices, ck.device(t))
 	}
+	if _, present := root.lookup("device"); present && len(devices) == 0 {
+		// An empty list is not "no [[device]] tables": someone wrote it on
+		// purpose, and a daemon without devices proves nothing.
+		ck.errorf(root.key("device"), "an empty list: configure at least one [[device]], or leave the key out for the default CPU backend")
+	}
 	if len(devices) == 0 {
 		c.Devices = []Device{{Backend: env.defaultBackend(), Index: -1}}
 	}
