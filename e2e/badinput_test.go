@@ -167,6 +167,7 @@ func (env *badEnv) configCases() []badCase {
 		{"socket mode as an integer", "[api]\nsocket_mode = 660\n", `want an octal string like "0660"`},
 		{"socket mode without owner rw", "[api]\nsocket_mode = \"0400\"\n", "leaves the daemon's own user without read and write"},
 		{"socket path too long", fmt.Sprintf("[api]\nsocket = %q\n", longSocket), "longer than a unix socket path may be"},
+		{"web off loopback without tls and token", "[api]\nweb_address = \"0.0.0.0:7080\"\n", "is not a loopback address"},
 		{"tcp without tls and token", "[api]\ntcp_address = \"127.0.0.1:7443\"\n", "TCP needs TLS and a bearer token: set api.tls_cert, api.tls_key, api.token_file"},
 		{"tls cert without tcp", "[api]\ntls_cert = \"/c.pem\"\n", "set without api.tcp_address"},
 		{"tcp address without port", "[api]\ntcp_address = \"localhost\"\ntls_cert = \"/c\"\ntls_key = \"/k\"\ntoken_file = \"/t\"\n", `bad address "localhost": want host:port`},

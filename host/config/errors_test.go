@@ -59,6 +59,7 @@ func TestBadConfigs(t *testing.T) {
 		{"tls without tcp", "[api]\ntls_cert = \"/c\"\n", "api.tls_cert", 2, "without api.tcp_address"},
 		{"bad tcp address", "[api]\ntcp_address = \"localhost\"\n", "api.tcp_address", 2, "want host:port"},
 		{"bad web port", "[api]\nweb_address = \":http\"\n", "api.web_address", 2, "port must be a number"},
+		{"web off loopback without TLS", "[api]\nweb_address = \"0.0.0.0:7080\"\n", "api.web_address", 2, "not a loopback address"},
 		{"integer socket mode", "[api]\nsocket_mode = 600\n", "api.socket_mode", 2, "octal string"},
 		{"bad socket mode", "[api]\nsocket_mode = \"0999\"\n", "api.socket_mode", 2, "bad mode"},
 		{"socket mode locks out owner", "[api]\nsocket_mode = \"0066\"\n", "api.socket_mode", 2, "without read and write"},
