@@ -58,6 +58,29 @@ type Config struct {
 	Retry Retry
 	// Health decides when a device is given up on.
 	Health Health
+	// Clients are TCP clients with tokens of their own ([[client]]); none by
+	// default (the [api] token_file is the admin's).
+	Clients []Client
+	// Limits bound the work waiting in the daemon.
+	Limits Limits
+}
+
+// Client is a TCP client with its own bearer token. It sees and cancels only
+// its own jobs unless it is an admin.
+type Client struct {
+	Name      string
+	TokenFile string
+	Admin     bool
+}
+
+// Limits bound the partitions waiting in the daemon (queued, synthesizing,
+// staged or proving: not yet verified). A submission that would pass one is
+// refused with ResourceExhausted naming it. 0 means no limit.
+type Limits struct {
+	// QueuedPartitions bounds the partitions of all clients together.
+	QueuedPartitions int
+	// QueuedPartitionsPerClient bounds each client's partitions.
+	QueuedPartitionsPerClient int
 }
 
 // API is where clients reach the daemon.

@@ -30,6 +30,8 @@ func TestBadConfigs(t *testing.T) {
 		{"bad log level", "log_level = \"loud\"\n", "log_level", 1, "unknown level"},
 		{"bad duration", "[keys]\nidle_eviction = \"30 minutes\"\n", "keys.idle_eviction", 2, "bad duration"},
 		{"negative duration", "[journal]\nretention = \"-1h\"\n", "journal.retention", 2, "negative duration"},
+		{"client named admin", "[api]\ntcp_address = \"127.0.0.1:1\"\ntls_cert = \"/c\"\ntls_key = \"/k\"\ntoken_file = \"/t\"\n[[client]]\nname = \"admin\"\ntoken_file = \"/a\"\n", "client[0].name", 7, "reserved"},
+		{"negative queue limit", "[limits]\nqueued_partitions = -1\n", "limits.queued_partitions", 2, "below the least allowed"},
 		{"empty device list", "device = []\n", "device", 1, "empty list"},
 		{"journal reserve as a share", "[journal]\nreserve = \"5%\"\n", "journal.reserve", 2, "absolute size"},
 		{"zero crash window", "[health]\ncrash_window = \"0s\"\n", "health.crash_window", 2, "above zero"},

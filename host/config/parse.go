@@ -165,6 +165,19 @@ func (ck *checker) config(doc map[string]any) *Config {
 	}
 	tl.finish()
 
+	for _, t := range root.list("client") {
+		c.Clients = append(c.Clients, ck.client(t))
+	}
+	ck.uniqueClients(c.Clients)
+	lim := root.sub("limits")
+	if n, ok := lim.integer("queued_partitions", 0); ok {
+		c.Limits.QueuedPartitions = n
+	}
+	if n, ok := lim.integer("queued_partitions_per_client", 0); ok {
+		c.Limits.QueuedPartitionsPerClient = n
+	}
+	lim.finish()
+
 	c.Retry = ck.retry(root.sub("retry"))
 	c.Health = Health{CrashLimit: 3, CrashWindow: 10 * time.Minute}
 	h := root.sub("health")
@@ -331,6 +344,44 @@ func (ck *checker) synthesis(t *table) Synthesis {
 	}
 	t.finish()
 	return s
+}
+
+// client reads one [[client]]: a name, a token file, whether it is an admin.
+// Tokens are for the TCP listener: api.Listen refuses clients without it.
+func (ck *checker) client(t *table) Client {
+	var c Client
+	if name, ok := t.str("name"); ok {
+		switch err := checkName(name); {
+		case err != nil:
+			ck.errorf(t.key("name"), "%v", err)
+		case name == "admin" || strings.HasPrefix(name, "uid"):
+			ck.errorf(t.key("name"), "%q is reserved (\"admin\" is the [api] token_file's client, \"uid:N\" a unix-socket peer's)", name)
+		}
+		c.Name = name
+	} else if _, present := t.m["name"]; !present {
+		ck.errorf(t.at, "missing name")
+	}
+	if p, ok := t.path("token_file"); ok {
+		c.TokenFile = p
+	} else if _, present := t.m["token_file"]; !present {
+		ck.errorf(t.at, "missing token_file (a file holding the client's bearer token)")
+	}
+	if v, ok := t.boolean("admin"); ok {
+		c.Admin = v
+	}
+	t.finish()
+	return c
+}
+
+// uniqueClients reports a client name used twice.
+func (ck *checker) uniqueClients(cs []Client) {
+	seen := map[string]int{}
+	for i, c := range cs {
+		if j, dup := seen[c.Name]; dup && c.Name != "" {
+			ck.errorf(joinKey(elem("client", i), "name"), "%q is already the name of client[%d]", c.Name, j)
+		}
+		seen[c.Name] = i
+	}
 }
 
 func (ck *checker) circuit(t *table) Circuit {

@@ -82,6 +82,8 @@ type Daemon struct {
 	// restart). It stays in the journal as it was and resumes when a restart
 	// serves the circuit again, unless a client cancels it.
 	parked map[string]string
+	// admitMu makes a limit check and the acceptance it allows one step (tenants.go).
+	admitMu sync.Mutex
 
 	// stageTokens bounds the partitions synthesized (or being synthesized) and
 	// not yet dispatched to a device: enough to keep every device slot fed, so

@@ -15,6 +15,7 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/sdk"
@@ -42,6 +43,7 @@ const subscriberBuffer = 4096
 type liveJob struct {
 	id      string
 	reqID   string
+	owner   string // the identity that submitted it (tenants.go)
 	seq     uint64
 	circ    *circuitEntry
 	class   queue.Class
@@ -108,10 +110,23 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	if err := d.anyServing(); err != nil {
 		return api.Job{}, err
 	}
-	if err := d.admitSpace(req); err != nil {
+	owner := api.IdentityFrom(ctx).Name
+	if err := d.admitSpace(owner, req); err != nil {
 		return api.Job{}, err
 	}
+	if d.cfg.Limits != (config.Limits{}) {
+		// Check and accept under one lock, so that concurrent submissions
+		// cannot pass a limit together.
+		d.admitMu.Lock()
+		defer d.admitMu.Unlock()
+		if req.RequestID == "" || d.jobForRequest(owner, req.RequestID) == "?" {
+			if err := d.checkLimits(owner, len(req.Witnesses)); err != nil {
+				return api.Job{}, err
+			}
+		}
+	}
 	rec, existing, err := d.journal.CreateJob(journal.Job{
+		Owner:         owner,
 		RequestID:     req.RequestID,
 		ContentDigest: req.Digest(),
 		Circuit:       req.Circuit,
@@ -120,7 +135,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}, req.Witnesses)
 	if errors.Is(err, journal.ErrRequestIDConflict) {
 		// CreateJob returns no job with this error; find the one the id names.
-		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, d.jobForRequest(req.RequestID))
+		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, d.jobForRequest(owner, req.RequestID))
 	}
 	if err != nil {
 		return api.Job{}, spaceRefusal(fmt.Errorf("journal: %w", err))
@@ -155,13 +170,13 @@ func (d *Daemon) anyServing() error {
 // or when its directory has too little free for the job's witnesses. A retried
 // submission of a job already accepted passes: the journal finds it without
 // writing.
-func (d *Daemon) admitSpace(req api.SubmitRequest) error {
+func (d *Daemon) admitSpace(owner string, req api.SubmitRequest) error {
 	var size uint64
 	for _, w := range req.Witnesses {
 		size += uint64(len(w))
 	}
 	err := d.journal.Admit(size)
-	if err != nil && req.RequestID != "" && errors.Is(err, journal.ErrNoSpace) && d.jobForRequest(req.RequestID) != "?" {
+	if err != nil && req.RequestID != "" && errors.Is(err, journal.ErrNoSpace) && d.jobForRequest(owner, req.RequestID) != "?" {
 		return nil
 	}
 	return spaceRefusal(err)
@@ -177,25 +192,11 @@ func spaceRefusal(err error) error {
 	return err
 }
 
-// jobForRequest returns the id of the job submitted with request id reqID, or "?"
-// when none is found.
-func (d *Daemon) jobForRequest(reqID string) string {
-	d.mu.Lock()
-	for _, j := range d.jobs {
-		if j.reqID == reqID {
-			d.mu.Unlock()
-			return j.id
-		}
-	}
-	d.mu.Unlock()
-	// A job finished before this daemon started is only in the journal.
-	recs, err := d.journal.ListJobs(journal.Filter{})
-	if err == nil {
-		for _, rec := range recs {
-			if rec.RequestID == reqID {
-				return rec.ID
-			}
-		}
+// jobForRequest returns the id of the job owner submitted with request id
+// reqID, or "?" when none is found.
+func (d *Daemon) jobForRequest(owner, reqID string) string {
+	if rec, ok, err := d.journal.JobForRequest(owner, reqID); err == nil && ok {
+		return rec.ID
 	}
 	return "?"
 }
@@ -204,7 +205,7 @@ func (d *Daemon) jobForRequest(reqID string) string {
 func (d *Daemon) startJob(rec journal.Job, ce *circuitEntry, class queue.Class, done map[int]bool) *liveJob {
 	ctx, cancel := context.WithCancel(d.ctx)
 	j := &liveJob{
-		id: rec.ID, reqID: rec.RequestID, seq: rec.Seq, circ: ce, class: class, created: rec.Created,
+		id: rec.ID, reqID: rec.RequestID, owner: rec.Owner, seq: rec.Seq, circ: ce, class: class, created: rec.Created,
 		ctx: ctx, cancel: cancel, state: api.JobQueued,
 		parts: make([]api.Partition, rec.Partitions),
 		subs:  map[chan api.JobEvent]struct{}{},
@@ -301,6 +302,9 @@ func (d *Daemon) recover() error {
 // Get implements api.Service.
 func (d *Daemon) Get(ctx context.Context, jobID string) (api.Job, error) {
 	if err := d.stopping(); err != nil {
+		return api.Job{}, err
+	}
+	if err := d.visible(ctx, jobID); err != nil {
 		return api.Job{}, err
 	}
 	d.mu.Lock()
@@ -422,7 +426,7 @@ func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) 
 	if limit <= 0 {
 		limit = 100
 	}
-	jf := journal.Filter{Limit: limit}
+	jf := journal.Filter{Limit: limit, Owner: listOwner(ctx)}
 	if f.State != api.JobStateUnspecified {
 		jf.States = []journal.State{journal.State(f.State.String())}
 	}
@@ -454,6 +458,9 @@ func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) 
 // cancelled in their backend, and their memory is released.
 func (d *Daemon) Cancel(ctx context.Context, jobID string) (api.Job, error) {
 	if err := d.stopping(); err != nil {
+		return api.Job{}, err
+	}
+	if err := d.visible(ctx, jobID); err != nil {
 		return api.Job{}, err
 	}
 	d.mu.Lock()
@@ -535,6 +542,9 @@ func (d *Daemon) forgetFinished(cutoff time.Time) {
 // Await implements api.Service.
 func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent) error) error {
 	if err := d.stopping(); err != nil {
+		return err
+	}
+	if err := d.visible(ctx, jobID); err != nil {
 		return err
 	}
 	d.mu.Lock()

@@ -88,8 +88,12 @@ type Job struct {
 	// ID names the job; CreateJob makes one up when it is empty.
 	ID string
 	// RequestID is the client's idempotency key; empty when the client gave
-	// none (then every submission is a new job).
+	// none (then every submission is a new job). It is scoped by Owner: two
+	// clients may use the same key for different jobs.
 	RequestID string
+	// Owner is the identity of the client that submitted the job; empty for
+	// jobs journaled before owners existed (an admin's).
+	Owner string
 	// ContentDigest identifies what was submitted (circuit and witnesses), so
 	// a retry can be told from a different submission under the same RequestID.
 	ContentDigest [32]byte
@@ -133,6 +137,8 @@ type Filter struct {
 	States []State
 	// Circuit, when set, keeps jobs of this circuit.
 	Circuit string
+	// Owner, when set, keeps the jobs of this owner.
+	Owner string
 	// Limit, when above zero, keeps only the Limit most recent matches.
 	Limit int
 }
@@ -156,7 +162,7 @@ type Journal struct {
 //	              witness  <index> -> witness bytes, until proved
 //	              proof    <index> -> proof bytes
 //	              public   <index> -> public witness bytes
-//	requests  <request id> -> job id
+//	requests  <request id>, or <owner> NUL <request id> -> job id
 //	seq       <seq> -> job id (submission order; its bucket sequence is the
 //	          counter Seq comes from)
 //
@@ -328,7 +334,7 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 		// Short of space, a retried submission still finds its job: reading
 		// needs no space, and its client must not be told to come back for
 		// work that was accepted.
-		if prior, ok, err := j.jobForRequest(job.RequestID); err != nil || ok {
+		if prior, ok, err := j.JobForRequest(job.Owner, job.RequestID); err != nil || ok {
 			if err == nil && prior.ContentDigest != job.ContentDigest {
 				err = fmt.Errorf("journal: request %q: %w (job %s)", job.RequestID, ErrRequestIDConflict, prior.ID)
 			}
@@ -339,7 +345,7 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 		out, existing = Job{}, false // a group commit may run this again
 		reqs := tx.Bucket(bucketRequests)
 		if job.RequestID != "" {
-			if id := reqs.Get([]byte(job.RequestID)); id != nil {
+			if id := reqs.Get(requestKey(job.Owner, job.RequestID)); id != nil {
 				jb := tx.Bucket(bucketJobs).Bucket(id)
 				if jb == nil {
 					return fmt.Errorf("journal: request %q points at missing job %s", job.RequestID, id)
@@ -370,7 +376,7 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 			return err
 		}
 		if job.RequestID != "" {
-			if err := reqs.Put([]byte(job.RequestID), []byte(job.ID)); err != nil {
+			if err := reqs.Put(requestKey(job.Owner, job.RequestID), []byte(job.ID)); err != nil {
 				return err
 			}
 		}
@@ -419,10 +425,11 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 	return out, existing, nil
 }
 
-// jobForRequest returns the job request id reqID names, read without writing.
-func (j *Journal) jobForRequest(reqID string) (job Job, ok bool, err error) {
+// JobForRequest returns the job owner's request id reqID names, if any, read
+// without writing.
+func (j *Journal) JobForRequest(owner, reqID string) (job Job, ok bool, err error) {
 	err = j.db.View(func(tx *bolt.Tx) error {
-		id := tx.Bucket(bucketRequests).Get([]byte(reqID))
+		id := tx.Bucket(bucketRequests).Get(requestKey(owner, reqID))
 		if id == nil {
 			return nil
 		}
@@ -618,6 +625,9 @@ func (f Filter) match(job Job) bool {
 	if f.Circuit != "" && job.Circuit != f.Circuit {
 		return false
 	}
+	if f.Owner != "" && job.Owner != f.Owner {
+		return false
+	}
 	if len(f.States) == 0 {
 		return true
 	}
@@ -715,8 +725,8 @@ func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
 			if err := seqs.Delete(u64(job.Seq)); err != nil {
 				return err
 			}
-			if job.RequestID != "" && string(reqs.Get([]byte(job.RequestID))) == job.ID {
-				if err := reqs.Delete([]byte(job.RequestID)); err != nil {
+			if key := requestKey(job.Owner, job.RequestID); job.RequestID != "" && string(reqs.Get(key)) == job.ID {
+				if err := reqs.Delete(key); err != nil {
 					return err
 				}
 			}
@@ -734,6 +744,7 @@ func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
 type jobRecord struct {
 	ID         string    `json:"id"`
 	RequestID  string    `json:"request_id,omitempty"`
+	Owner      string    `json:"owner,omitempty"`
 	Digest     string    `json:"content_digest"`
 	Circuit    string    `json:"circuit"`
 	Class      string    `json:"class,omitempty"`
@@ -752,7 +763,7 @@ type partRecord struct {
 
 func writeJob(jb *bolt.Bucket, job Job) error {
 	data, err := json.Marshal(jobRecord{
-		ID: job.ID, RequestID: job.RequestID, Digest: hex.EncodeToString(job.ContentDigest[:]),
+		ID: job.ID, RequestID: job.RequestID, Owner: job.Owner, Digest: hex.EncodeToString(job.ContentDigest[:]),
 		Circuit: job.Circuit, Class: job.Class, Seq: job.Seq, Partitions: job.Partitions,
 		Created: job.Created, Finished: job.Finished, State: job.State, Error: job.Error,
 	})
@@ -768,7 +779,7 @@ func readJob(jb *bolt.Bucket) (Job, error) {
 		return Job{}, fmt.Errorf("journal: corrupt job record: %w", err)
 	}
 	job := Job{
-		ID: rec.ID, RequestID: rec.RequestID, Circuit: rec.Circuit, Class: rec.Class, Seq: rec.Seq,
+		ID: rec.ID, RequestID: rec.RequestID, Owner: rec.Owner, Circuit: rec.Circuit, Class: rec.Class, Seq: rec.Seq,
 		Partitions: rec.Partitions, Created: rec.Created, Finished: rec.Finished, State: rec.State, Error: rec.Error,
 	}
 	d, err := hex.DecodeString(rec.Digest)
@@ -841,6 +852,16 @@ func clearBucket(jb *bolt.Bucket, name []byte) error {
 	}
 	_, err := jb.CreateBucket(name)
 	return err
+}
+
+// requestKey is a request id's key in the requests bucket: the id itself for
+// the owner "" (as journals before owners wrote it), else the owner, a NUL and
+// the id, so clients' keys never meet.
+func requestKey(owner, reqID string) []byte {
+	if owner == "" {
+		return []byte(reqID)
+	}
+	return []byte(owner + "\x00" + reqID)
 }
 
 func u32(i int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(i)) }
