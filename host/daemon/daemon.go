@@ -130,7 +130,7 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 	}
 	d.budget = budget.New(cfg.Budget.Bytes, cfg.Budget.CriticalReserve)
 	if d.journal, err = journal.OpenWith(cfg.Journal.Path, journal.Options{ReserveBytes: cfg.Journal.ReserveBytes}); err != nil {
-		return nil, fmt.Errorf("journal %s: %w", cfg.Journal.Path, err)
+		return nil, err // names the journal's path
 	}
 	if d.shm, err = shm.NewDir(cfg.StateDir); err != nil {
 		return nil, fmt.Errorf("shared memory: %w", err)

@@ -220,6 +220,11 @@ func OpenWith(path string, opts Options) (*Journal, error) {
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("journal %s: %w (is another zkhost using this state directory?)", path, ErrLocked)
 	}
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) {
+		// Both meta pages are damaged (one alone bbolt survives, losing at
+		// most the last transaction): nothing here can be trusted.
+		return nil, fmt.Errorf("journal %s: %w: the file is damaged; restore it from a backup, or move it aside to start with an empty journal (its jobs are then lost)", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
