@@ -42,13 +42,18 @@ type LaunchConfig struct {
 	// StartTimeout bounds the handshake; zero means DefaultStartTimeout. A
 	// deadline on Launch's context shortens it.
 	StartTimeout time.Duration
+	// SocketDir, when set, is where the backend creates its unix socket
+	// (SocketDir in sockets.go); empty means go-plugin's default, the
+	// temporary directory.
+	SocketDir string
 }
 
 // Process is a running backend started by Launch or Attach.
 type Process struct {
-	client  *plugin.Client
-	backend backendv1.BackendClient
-	pid     int
+	client    *plugin.Client
+	backend   backendv1.BackendClient
+	pid       int
+	socketDir string // LaunchConfig.SocketDir
 }
 
 // Backend returns the gRPC client of the backend service. Wrap it with
@@ -68,7 +73,13 @@ func (p *Process) NegotiatedVersion() int { return p.client.NegotiatedVersion() 
 // Kill ends the backend: it closes the connection, waits up to two seconds for
 // the process to exit and then kills it. It blocks until the process is gone and
 // is safe to call more than once.
-func (p *Process) Kill() { p.client.Kill() }
+func (p *Process) Kill() {
+	rc := p.client.ReattachConfig() // read before Kill, which may forget the address
+	p.client.Kill()
+	// A backend killed by a signal (by us, or before this call) leaves its
+	// socket; a clean exit has removed it already.
+	removeSocket(p.socketDir, rc)
+}
 
 // Launch starts the backend binary cfg.Path, performs go-plugin's handshake (gRPC
 // only, with automatic mutual TLS over a unix socket) and returns the running
@@ -100,6 +111,9 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	// the last of duplicate keys); go-plugin appends its own variables after.
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Env = append(cmd.Env, ParentPIDEnv+"="+strconv.Itoa(os.Getpid()))
+	if cfg.SocketDir != "" {
+		cmd.Env = append(cmd.Env, socketEnv(cfg.SocketDir))
+	}
 
 	var secure *plugin.SecureConfig
 	if cfg.SHA256 != nil {
@@ -129,6 +143,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		}
 		return nil, fmt.Errorf("starting backend %s: %w", cfg.Path, err)
 	}
+	proc.socketDir = cfg.SocketDir
 	if err := ctx.Err(); err != nil {
 		proc.Kill()
 		return nil, fmt.Errorf("launching backend %s: %w", cfg.Path, err)

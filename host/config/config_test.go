@@ -83,7 +83,7 @@ func TestDefaults(t *testing.T) {
 		},
 		Synthesis: Synthesis{Cores: 12, Workers: 4, Threads: 3},
 		Devices:   []Device{{Backend: "/opt/zkhost/bin/zkhost-backend-cpu", Index: -1}},
-		Journal:   Journal{Path: "/home/op/.local/state/zkhost/journal.db", Retention: 168 * time.Hour},
+		Journal:   Journal{Path: "/home/op/.local/state/zkhost/journal.db", Retention: 168 * time.Hour, ReserveBytes: DefaultJournalReserve},
 		Keys:      Keys{IdleEviction: 30 * time.Minute, Preload: true},
 		Timeline:  Timeline{Path: "/home/op/.local/state/zkhost/timeline.jsonl", MaxBytes: 64 << 20, Keep: 4},
 		Retry:     Retry{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Minute},

@@ -40,6 +40,11 @@ type deviceEntry struct {
 // solves the circuit and stages the result in shared memory.
 func (d *Daemon) synthesisWorker(lane string, staged bool, pop func(context.Context) (queue.Item[*task], error)) {
 	for {
+		// While the journal cannot write (a full disk), take no new partition:
+		// its proof could not be recorded, and its staging may need the space.
+		if d.journal.WaitWritable(d.ctx) != nil {
+			return
+		}
 		if staged {
 			select {
 			case d.stageTokens <- struct{}{}:
@@ -129,6 +134,10 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	}
 	synthEnd := time.Now()
 	h, err := d.shm.Write(fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts), sdk.CurveBLS12381, W, A, B)
+	if err != nil && journal.IsNoSpace(err) {
+		d.stagingNoSpace(it, err)
+		return
+	}
 	if err != nil {
 		d.failTask(t, fmt.Sprintf("shared memory: %v", err))
 		return
@@ -276,6 +285,10 @@ func (d *Daemon) finalize(t *task) {
 		return
 	}
 	out := t.result
+	if errors.Is(out.err, device.ErrNotServing) {
+		d.putBack(t, out.err)
+		return
+	}
 	if out.err != nil {
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, out.err), sdk.IsRetryable(out.err) || errors.Is(out.err, device.ErrCrashed))
 		return
@@ -293,6 +306,12 @@ func (d *Daemon) finalize(t *task) {
 	_, err := d.journal.MarkPartitionDone(j.id, t.idx, out.res.Proof, t.publicBytes)
 	if errors.Is(err, journal.ErrJobFinished) {
 		// The job ended (a cancel) while this proof was verified: it is not wanted.
+		d.releaseTask(t)
+		return
+	}
+	if errors.Is(err, journal.ErrClosed) {
+		// The daemon stops while the disk is full: the partition is still
+		// pending in the journal, and the next start proves it again.
 		d.releaseTask(t)
 		return
 	}
@@ -361,6 +380,48 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 			requeue()
 		case <-j.ctx.Done():
 			d.releaseTask(t)
+		}
+	})
+}
+
+// putBack returns a staged partition to the ready queue without spending an
+// attempt: the device it was dispatched to went down before its backend had
+// it, so placement gives it to a device that serves.
+func (d *Daemon) putBack(t *task, why error) {
+	j := t.job
+	t.attempts--
+	d.log.Warn("device went down before proving a partition; it goes back to the queue", "job", j.id, "partition", t.idx, "device", t.device, "error", why)
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionQueued
+		p.Attempts = t.attempts
+		p.Device = ""
+		p.Error = why.Error()
+	})
+	d.event(j, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: why.Error()})
+	if err := d.readyQ.Requeue(queue.Item[*task]{Class: j.class, JobSeq: j.seq, Partition: t.idx, Value: t}); err != nil {
+		d.failTask(t, fmt.Sprintf("requeue: %v", err))
+	}
+}
+
+// stagingNoSpace puts back a partition whose memfd could not be written for
+// lack of space (ENOSPC: memory, or the memory cgroup's limit): no fault of the partition, so it costs no attempt,
+// and it is synthesized again after a backoff, when space may have returned.
+func (d *Daemon) stagingNoSpace(it queue.Item[*task], err error) {
+	t, j := it.Value, it.Value.job
+	d.log.Warn("no space to stage a partition; it waits and is synthesized again", "job", j.id, "partition", t.idx, "error", err)
+	d.releaseTask(t)
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionQueued
+		p.Error = "waiting for space to stage: " + err.Error()
+	})
+	backoff := max(d.cfg.Retry.BackoffMax, time.Second)
+	d.goRun(func() {
+		select {
+		case <-time.After(backoff):
+			if err := d.synthQ.Requeue(it); err != nil {
+				d.failTask(t, fmt.Sprintf("requeue: %v", err))
+			}
+		case <-j.ctx.Done():
 		}
 	})
 }
