@@ -262,3 +262,97 @@ func (d *Dir) Close() error {
 	}
 	return nil
 }
+
+// Output returns where a synthesizer plugin writes partition name: the handle
+// of a new file name+FileSuffix in this directory with the layout of nbWires
+// wires and nbConstraints constraints, without a digest (Adopt computes it once
+// the file is written). The name must be valid and the file must not exist.
+func (d *Dir) Output(name string, curve sdk.Curve, nbWires, nbConstraints uint64) (sdk.PartitionHandle, error) {
+	if !validName.MatchString(name) {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: output: bad partition name %q (want 1-128 of A-Z a-z 0-9 . _ -, not starting with . _ or -)", name)
+	}
+	if curve != sdk.CurveBLS12381 {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: curve %q: only %s partitions are supported", name, curve, sdk.CurveBLS12381)
+	}
+	if nbWires == 0 || nbConstraints == 0 || nbWires > sdk.MaxPartitionElements || nbConstraints > sdk.MaxPartitionElements {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: %d wires and %d constraints, want 1..%d each", name, nbWires, nbConstraints, uint64(sdk.MaxPartitionElements))
+	}
+	wOff, aOff, bOff, size := sdk.PartitionLayout(nbWires, nbConstraints)
+	h := sdk.PartitionHandle{
+		Path: filepath.Join(d.path, name+FileSuffix), Size: int64(size), Curve: curve,
+		NbWires: nbWires, NbConstraints: nbConstraints, WOffset: wOff, AOffset: aOff, BOffset: bOff,
+	}
+	if _, err := os.Lstat(h.Path); err == nil {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: %s already exists", name, h.Path)
+	}
+	return h, nil
+}
+
+// Adopt takes in the partition file another process (a synthesizer plugin)
+// wrote at out (from Output): it must be a regular file in this directory, not
+// a symbolic link, owned by this user, with no permission for group or others,
+// of exactly out.Size bytes. Adopt returns out with the digest of the file's
+// contents, computed here: the host does not take a digest from the writer.
+// On error the file is left for the caller to Remove.
+func (d *Dir) Adopt(out sdk.PartitionHandle) (sdk.PartitionHandle, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt %s: directory %s is closed", out.Path, d.path)
+	}
+	p := filepath.Clean(out.Path)
+	if filepath.Dir(p) != d.path || !strings.HasSuffix(p, FileSuffix) {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: %s is not a partition file of %s", out.Path, d.path)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: no partition file at %s", p)
+		}
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: %w", err)
+	}
+	switch {
+	case !fi.Mode().IsRegular():
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: %s is not a regular file (mode %v)", p, fi.Mode())
+	case fi.Mode().Perm()&0o077 != 0:
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: %s has mode %v, want no access for group and others (0600)", p, fi.Mode().Perm())
+	case fi.Size() != out.Size:
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: %s has %d bytes, want %d for %d wires and %d constraints", p, fi.Size(), out.Size, out.NbWires, out.NbConstraints)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: %s is owned by uid %d, not by this user (uid %d)", p, st.Uid, os.Getuid())
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(out.Size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: mapping %s for its digest: %w", p, err)
+	}
+	out.Digest = sdk.PartitionDigest(data)
+	if err := unix.Munmap(data); err != nil {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: adopt: %w", err)
+	}
+	return out, nil
+}
+
+// ReadW returns the first n elements of the wire vector of the partition file h
+// names (the constant wire and the public inputs, for a check against the
+// submitted witness).
+func ReadW(h sdk.PartitionHandle, n int) ([]fr.Element, error) {
+	if n < 0 || uint64(n) > h.NbWires {
+		return nil, fmt.Errorf("shm: read W of %s: %d elements asked, it has %d", h.Path, n, h.NbWires)
+	}
+	f, err := os.OpenFile(h.Path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shm: read W: %w", err)
+	}
+	defer f.Close()
+	out := make([]fr.Element, n)
+	if _, err := f.ReadAt(bytesOf(out), int64(h.WOffset)); err != nil {
+		return nil, fmt.Errorf("shm: read W of %s: %w", h.Path, err)
+	}
+	return out, nil
+}
