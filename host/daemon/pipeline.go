@@ -98,6 +98,10 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	d.event(j, api.JobEvent{Kind: api.EventPartitionSynthesizing, Partition: t.idx, Attempt: t.attempts})
 
 	w, err := circuit.ParseWitness(t.witness, ce.c)
+	if err == nil && ce.synth != nil {
+		d.synthesizeWithPlugin(it, lane, w, queued, start) // synthplugin.go
+		return
+	}
 	var W, A, B []fr.Element
 	if err == nil {
 		W, A, B, err = circuit.Synthesize(ce.c, w, d.cfg.Synthesis.Threads)
@@ -120,8 +124,18 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 		d.failTask(t, fmt.Sprintf("shared memory: %v", err))
 		return
 	}
+	d.staged(it, lane, h, queued, start, synthEnd)
+}
+
+// staged hands a partition whose file h is written to the device slots: the
+// solver's memory goes back, the timeline and metrics get its phases, and it
+// joins the ready queue. queued, start and synthEnd are when it began waiting
+// for memory, began synthesis, and was solved.
+func (d *Daemon) staged(it queue.Item[*task], lane string, h sdk.PartitionHandle, queued, start, synthEnd time.Time) {
+	t := it.Value
+	j, ce := t.job, t.job.circ
 	// The solver's vectors are garbage now; its share of the reservation goes back.
-	if err := resv.Release(ce.solverBytes); err != nil {
+	if err := t.resv.Release(ce.solverBytes); err != nil {
 		d.log.Warn("budget release", "error", err)
 	}
 	t.handle = &h
@@ -269,6 +283,10 @@ func (d *Daemon) finalize(t *task) {
 	}
 	start := time.Now()
 	if _, err := finalize.Verify(ce.c.VK, out.res.Proof, t.public); err != nil {
+		if lie := d.checkPluginPartition(t); lie != "" { // synthplugin.go
+			d.failTask(t, lie)
+			return
+		}
 		d.log.Error("device returned a proof that does not verify", "device", t.device, "job", j.id, "partition", t.idx, "error", err)
 		d.metrics.VerifyFailure(t.device)
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, err), true)

@@ -84,6 +84,7 @@ type Synth struct {
 	restarts  int
 	crashes   []time.Time
 	lastErr   string
+	slots     chan struct{} // one token per call the first process said it takes at once
 	stopped   bool
 	stopCh    chan struct{}
 	superDone chan struct{}
@@ -120,6 +121,7 @@ func Start(ctx context.Context, opts Options) (*Synth, error) {
 	if err := s.launch(ctx); err != nil {
 		return nil, fmt.Errorf("synthesizer %s: %w", opts.Name, err)
 	}
+	s.slots = make(chan struct{}, max(1, s.desc.MaxInFlight))
 	go s.supervise()
 	return s, nil
 }
@@ -330,18 +332,21 @@ func (s *Synth) current(ctx context.Context) (sdk.Synthesizer, context.Context, 
 	}
 }
 
-// MaxInFlight is how many Synthesize calls the synthesizer takes at once.
-func (s *Synth) MaxInFlight() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return max(1, s.desc.MaxInFlight)
-}
+// MaxInFlight is how many Synthesize calls the synthesizer takes at once (as
+// its first process declared); more calls wait for a turn.
+func (s *Synth) MaxInFlight() int { return cap(s.slots) }
 
 // Synthesize asks the synthesizer to write one partition of the circuit to out.
-// It waits for a serving process (through a restart); a call in flight when
+// It waits for a turn (MaxInFlight) and for a serving process (through a restart); a call in flight when
 // the process exits returns an error wrapping ErrCrashed. The synthesizer's own
 // errors come back as *sdk.Error.
 func (s *Synth) Synthesize(ctx context.Context, witness []byte, out sdk.PartitionHandle) (sdk.SynthesizeResult, error) {
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return sdk.SynthesizeResult{}, ctx.Err()
+	}
 	client, pctx, err := s.current(ctx)
 	if err != nil {
 		return sdk.SynthesizeResult{}, err
