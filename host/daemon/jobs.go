@@ -65,11 +65,12 @@ type task struct {
 	witness  []byte
 	staged   bool // holds a staging token (see Daemon.stageTokens)
 	attempts int
+	reasons  []string
+	failedOn map[string]bool // devices an attempt failed on (written before a requeue)
+
 	// synthAttempts counts the calls to the circuit's synthesizer plugin (none
 	// for the built-in solver), which a crashing or hanging plugin retries.
 	synthAttempts int
-	reasons       []string
-	failedOn map[string]bool // devices an attempt failed on (written before a requeue)
 
 	// Set as the partition moves on.
 	resv   *budget.Reservation
