@@ -15,6 +15,8 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
+	"github.com/consensys/gnark/logger"
+	_ "github.com/consensys/gnark/std/math/bits" // registers its hints (api.ToBinary's) at init
 
 	"github.com/zkhost/zkhost/sdk"
 )
@@ -49,7 +51,21 @@ type loaded struct {
 var _ sdk.Synthesizer = (*Synthesizer)(nil)
 
 // New returns a Synthesizer with opts.
+//
+// The solver knows the hints of gnark's bit decomposition (std/math/bits,
+// behind api.ToBinary and friends) and of the std packages the synthesizer's
+// program imports (each registers its hints when initialized); other hints,
+// the circuit's own among them, go in opts.Solver. New does not call
+// std.RegisterHints: it registers hints that importing std already registered,
+// and gnark logs each duplicate.
+//
+// New silences gnark's logger (logger.Disable): it writes to standard output,
+// which go-plugin owns. A program that imports gnark/std packages whose
+// initialization logs (std.RegisterHints's duplicates, say) prints before main
+// runs, which breaks the handshake; the host then refuses the synthesizer at
+// start with "Unrecognized remote plugin message" and the printed line.
 func New(opts Options) *Synthesizer {
+	logger.Disable()
 	if opts.Name == "" {
 		opts.Name = "gnark"
 	}
