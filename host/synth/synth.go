@@ -371,6 +371,14 @@ func (s *Synth) Synthesize(ctx context.Context, witness []byte, out sdk.Partitio
 		return sdk.SynthesizeResult{}, ctx.Err()
 	}
 	if pctx.Err() != nil || errors.Is(err, plugins.ErrPluginShutdown) {
+		// The connection broke because the process is dying: wait for the
+		// supervisor to notice the exit (it ends pctx), so a caller that retries
+		// at once finds the synthesizer restarting or out of service, not the
+		// dead process.
+		select {
+		case <-pctx.Done():
+		case <-time.After(40 * s.opts.PollInterval):
+		}
 		return sdk.SynthesizeResult{}, fmt.Errorf("%s: %w (%v)", s.opts.Name, ErrCrashed, err)
 	}
 	return sdk.SynthesizeResult{}, err
