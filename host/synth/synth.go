@@ -118,7 +118,7 @@ func Start(ctx context.Context, opts Options) (*Synth, error) {
 		stopCh:    make(chan struct{}),
 		superDone: make(chan struct{}),
 	}
-	if err := s.launch(ctx); err != nil {
+	if err := s.launch(ctx, false); err != nil {
 		return nil, fmt.Errorf("synthesizer %s: %w", opts.Name, err)
 	}
 	s.slots = make(chan struct{}, max(1, s.desc.MaxInFlight))
@@ -126,8 +126,9 @@ func Start(ctx context.Context, opts Options) (*Synth, error) {
 	return s, nil
 }
 
-// launch starts one process, describes it and loads the circuit.
-func (s *Synth) launch(ctx context.Context) error {
+// launch starts one process, describes it and loads the circuit; restart says
+// it replaces one that exited, and is counted when the new one serves.
+func (s *Synth) launch(ctx context.Context, restart bool) error {
 	lc := s.opts.Launch
 	if lc.Logger == nil {
 		lc.Logger = s.log.Named("plugin")
@@ -162,6 +163,9 @@ func (s *Synth) launch(ctx context.Context) error {
 	s.mu.Lock()
 	s.proc, s.client, s.desc = proc, client, desc
 	s.procCtx, s.procStop = pctx, pstop
+	if restart {
+		s.restarts++ // before a call can see the new process
+	}
 	close(s.readyCh)
 	s.mu.Unlock()
 	s.log.Info("synthesizer ready", "name", desc.Name, "version", desc.Version, "circuit", s.opts.Circuit.ID,
@@ -227,12 +231,9 @@ func (s *Synth) supervise() {
 			case <-time.After(delay):
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			err := s.launch(ctx)
+			err := s.launch(ctx, true)
 			cancel()
 			if err == nil {
-				s.mu.Lock()
-				s.restarts++
-				s.mu.Unlock()
 				break
 			}
 			s.log.Error("synthesizer restart failed", "error", err)
