@@ -148,6 +148,17 @@ type Circuit struct {
 	// Class is the priority class of the circuit's jobs when a submission
 	// names none.
 	Class Class
+	// Synthesizer, when set, is a synthesizer plugin binary that solves the
+	// circuit's partitions (a circuit with hints the host does not know, or
+	// another stack's); empty means the host's built-in gnark solver.
+	Synthesizer string
+	// SynthesizerSHA256 is the lower-case hex digest the synthesizer binary
+	// must have; empty when it is not pinned.
+	SynthesizerSHA256 string
+	// SynthesizerTimeout bounds one partition's synthesis by the plugin: one
+	// that has not answered by then is killed and handled as crashed. Zero
+	// derives the bound from the circuit's size.
+	SynthesizerTimeout time.Duration
 }
 
 // Device is one backend process and the device it owns.

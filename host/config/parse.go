@@ -449,6 +449,7 @@ func (ck *checker) circuit(t *table) Circuit {
 			ck.errorf(t.at, "missing keys (a key directory), or else %s", strings.Join(missing, ", "))
 		}
 	}
+	ck.synthesizer(t, &c)
 	// "priority" is accepted as another name for "class"; both at once would
 	// leave the reader guessing which wins.
 	_, hasClass := t.m["class"]
@@ -467,6 +468,30 @@ func (ck *checker) circuit(t *table) Circuit {
 	}
 	t.finish()
 	return c
+}
+
+// synthesizer reads a circuit's synthesizer plugin keys: the binary, its
+// optional SHA-256 and timeout. The two others without a binary are errors: a
+// pin or a timeout for nothing is a mistake.
+func (ck *checker) synthesizer(t *table, c *Circuit) {
+	c.Synthesizer, _ = t.optPath("synthesizer")
+	if s, ok := t.str("synthesizer_sha256"); ok {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if raw, err := hex.DecodeString(s); err != nil || len(raw) != 32 {
+			ck.errorf(t.key("synthesizer_sha256"), "want 64 hex digits (a SHA-256), got %q", s)
+		} else {
+			c.SynthesizerSHA256 = s
+		}
+		if c.Synthesizer == "" {
+			ck.errorf(t.key("synthesizer_sha256"), "set without synthesizer (the binary it pins)")
+		}
+	}
+	if d, ok := t.duration("synthesizer_timeout", false); ok {
+		c.SynthesizerTimeout = d
+		if c.Synthesizer == "" {
+			ck.errorf(t.key("synthesizer_timeout"), "set without synthesizer (the plugin it bounds)")
+		}
+	}
 }
 
 // checkName keeps circuit names to what is safe in file names, metrics labels

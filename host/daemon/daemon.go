@@ -23,6 +23,7 @@ import (
 	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/shm"
+	"github.com/zkhost/zkhost/host/synth"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
@@ -47,6 +48,12 @@ type circuitEntry struct {
 	shmBytes     uint64
 	solverBytes  uint64
 	backendBytes uint64
+	// synth, when set, is the circuit's synthesizer plugin ([[circuit]]
+	// synthesizer); nil means the built-in gnark solver. synthTimeout bounds one
+	// call to it.
+	synth        *synth.Synth
+	synthPath    string
+	synthTimeout time.Duration
 }
 
 func (ce *circuitEntry) partitionBytes() uint64 {
@@ -165,6 +172,9 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 		}
 	}
 	if err := d.loadCircuits(); err != nil {
+		return nil, err
+	}
+	if err := d.startSynthesizers(ctx); err != nil { // synthplugin.go
 		return nil, err
 	}
 	if err := d.startDevices(ctx); err != nil {
@@ -449,6 +459,11 @@ func (d *Daemon) Close() {
 func (d *Daemon) closeResources() {
 	for _, de := range d.devices {
 		de.dev.Close()
+	}
+	for _, ce := range d.circuits {
+		if ce.synth != nil {
+			ce.synth.Close()
+		}
 	}
 	closed := map[*circuit.Circuit]bool{}
 	for _, ce := range d.circuits {

@@ -70,6 +70,10 @@ type task struct {
 	reasons  []string
 	failedOn map[string]bool // devices an attempt failed on (written before a requeue)
 
+	// synthAttempts counts the calls to the circuit's synthesizer plugin (none
+	// for the built-in solver), which a crashing or hanging plugin retries.
+	synthAttempts int
+
 	// Set as the partition moves on.
 	resv   *budget.Reservation
 	handle *sdk.PartitionHandle // its staged shared-memory file
@@ -100,8 +104,10 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	inputs, noun := req.Inputs()
 	assignments := len(req.Assignments) > 0
-	if !assignments {
-		// Witnesses are solved here: refuse them now, not once per partition.
+	if !assignments && ce.synth == nil {
+		// Witnesses are solved here (unless the circuit's synthesizer plugin
+		// solves them, with the hints it links): refuse them now, not once per
+		// partition.
 		if err := ce.c.CheckSolvable(); err != nil {
 			return api.Job{}, api.InvalidArgumentf("%v", err)
 		}

@@ -117,7 +117,18 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionSynthesizing; p.SynthStart = start })
 	d.event(j, api.JobEvent{Kind: api.EventPartitionSynthesizing, Partition: t.idx, Attempt: t.attempts})
 
-	// A witness is solved; a wire assignment is checked against every constraint.
+	// A witness goes to the circuit's synthesizer plugin when it has one, or is
+	// solved here; a wire assignment needs no solver (nor the plugin's hints) and
+	// is checked here against every constraint, whatever the circuit's source.
+	if ce.synth != nil && !circuit.IsAssignment(t.witness) {
+		w, err := circuit.ParseWitness(t.witness, ce.c)
+		if err != nil {
+			d.failTask(t, fmt.Sprintf("synthesis: witness %v", err))
+			return
+		}
+		d.synthesizeWithPlugin(it, lane, w, queued, start) // synthplugin.go
+		return
+	}
 	W, A, B, w, err := circuit.SynthesizeInput(ce.c, t.witness, d.cfg.Synthesis.Threads)
 	if err != nil {
 		// An input that does not satisfy the circuit fails the same way everywhere.
@@ -142,8 +153,18 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 		d.failTask(t, fmt.Sprintf("shared memory: %v", err))
 		return
 	}
+	d.staged(it, lane, h, queued, start, synthEnd)
+}
+
+// staged hands a partition whose file h is written to the device slots: the
+// solver's memory goes back, the timeline and metrics get its phases, and it
+// joins the ready queue. queued, start and synthEnd are when it began waiting
+// for memory, began synthesis, and was solved.
+func (d *Daemon) staged(it queue.Item[*task], lane string, h sdk.PartitionHandle, queued, start, synthEnd time.Time) {
+	t := it.Value
+	j, ce := t.job, t.job.circ
 	// The solver's vectors are garbage now; its share of the reservation goes back.
-	if err := resv.Release(ce.solverBytes); err != nil {
+	if err := t.resv.Release(ce.solverBytes); err != nil {
 		d.log.Warn("budget release", "error", err)
 	}
 	t.handle = &h
@@ -295,6 +316,10 @@ func (d *Daemon) finalize(t *task) {
 	}
 	start := time.Now()
 	if _, err := finalize.Verify(ce.c.VK, out.res.Proof, t.public); err != nil {
+		if lie := d.checkPluginPartition(t); lie != "" { // synthplugin.go
+			d.failTask(t, lie)
+			return
+		}
 		d.log.Error("device returned a proof that does not verify", "device", t.device, "job", j.id, "partition", t.idx, "error", err)
 		d.metrics.VerifyFailure(t.device)
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, err), true)
