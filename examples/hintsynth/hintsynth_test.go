@@ -16,6 +16,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/logger"
 
@@ -188,15 +190,47 @@ threads = "1"
 		t.Fatal(err)
 	}
 	defer c.Close()
-	for i, p := range done.Partitions {
-		proof := groth16.NewProof(ecc.BLS12_381)
-		if _, err := proof.ReadFrom(bytes.NewReader(p.Proof)); err != nil {
-			t.Fatalf("partition %d: the proof does not decode: %v", i, err)
-		}
-		if err := groth16.Verify(proof, c.VK, pub[i]); err != nil {
-			t.Fatalf("partition %d: the proof does not verify: %v", i, err)
+	verify := func(what string, done api.Job) {
+		t.Helper()
+		for i, p := range done.Partitions {
+			proof := groth16.NewProof(ecc.BLS12_381)
+			if _, err := proof.ReadFrom(bytes.NewReader(p.Proof)); err != nil {
+				t.Fatalf("%s, partition %d: the proof does not decode: %v", what, i, err)
+			}
+			if err := groth16.Verify(proof, c.VK, pub[i]); err != nil {
+				t.Fatalf("%s, partition %d: the proof does not verify: %v", what, i, err)
+			}
 		}
 	}
+	verify("witness job", done)
+
+	// Wire assignments solved here, where the hint is, need no solver: the
+	// daemon checks them against every constraint itself, for the plugin's
+	// circuit as for any other.
+	assignments := make([][]byte, 2)
+	for i := range assignments {
+		w, err := witness.New(ecc.BLS12_381.ScalarField())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.UnmarshalBinary(full[i]); err != nil {
+			t.Fatal(err)
+		}
+		sol, err := c.CCS.Solve(w, solver.WithHints(rootchain.FifthRoot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		assignments[i] = circuit.MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
+	}
+	ajob, err := d.Submit(ctx, api.SubmitRequest{Circuit: "rootchain", Assignments: assignments})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adone := await(ctx, t, d, ajob.ID)
+	if adone.State != api.JobDone || len(adone.Partitions) != len(assignments) {
+		t.Fatalf("assignment job is %s with %d partitions (error %q), want done with %d", adone.State, len(adone.Partitions), adone.Error, len(assignments))
+	}
+	verify("assignment job", adone)
 }
 
 // await waits for a job to end and returns it with its proofs.
