@@ -8,6 +8,8 @@
 //	ZKHOST_FAULT_SYNTH=lie          write the partition with one internal wire of W changed
 //	ZKHOST_FAULT_SYNTH=lie-a        write the partition with A[0] changed
 //	ZKHOST_FAULT_SYNTH=lie-public   write the partition with the first public input changed
+//	ZKHOST_FAULT_SYNTH=keep-mapped  write the partition, then keep it mapped writable (so it
+//	                                could change it under the backend: the host refuses it)
 //	ZKHOST_FAULT_SYNTH=stdout       print to standard output before serving (breaks
 //	                                go-plugin's handshake)
 //	ZKHOST_FAULT_SYNTH=stdout-late  print to standard output during every Synthesize

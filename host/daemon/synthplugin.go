@@ -28,6 +28,7 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/synth"
 	"github.com/zkhost/zkhost/plugins"
@@ -125,13 +126,17 @@ func (d *Daemon) synthesizeWithPlugin(it queue.Item[*task], lane string, w witne
 		d.failTask(t, err.Error())
 		return
 	}
-	t.synthAttempts++
-	name := fmt.Sprintf("%s-%d-%d-s%d", j.id, t.idx, t.attempts, t.synthAttempts)
+	name := fmt.Sprintf("%s-%d-%d-s%d", j.id, t.idx, t.attempts, t.synthAttempts+1)
 	out, err := d.shm.Output(name, sdk.CurveBLS12381, uint64(ce.c.NbWires), uint64(ce.c.NbConstraints))
+	if err != nil && journal.IsNoSpace(err) {
+		d.stagingNoSpace(it, err) // as for the built-in solver's partitions: no attempt spent
+		return
+	}
 	if err != nil {
 		d.failTask(t, fmt.Sprintf("shared memory: %v", err))
 		return
 	}
+	t.synthAttempts++
 	timeout := d.synthDeadline(ce)
 	ctx, cancel := context.WithTimeout(j.ctx, timeout)
 	_, err = ce.synth.Synthesize(ctx, t.witness, out)
