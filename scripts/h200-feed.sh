@@ -92,7 +92,7 @@ for c in $CIRCUITS; do
   log "$c: isolated prove (zkhost prove, CUDA backend, 3 partitions)"
   rm -rf "/tmp/feed-p-$c"
   box 60 "$ZK" prove --keys "$KEYS" --circuit "$KEY" --partitions 3 --out "/tmp/feed-p-$c" \
-    --backend "$CUDA" --state-dir "/tmp/feed-state-$c" --log-level info > "$OUT/prove-$c.txt" 2>&1
+    --backend "$CUDA" --log-level info > "$OUT/prove-$c.txt" 2>&1
   log "$c: isolated prove exit $?"
   cp "/tmp/feed-p-$c/summary.json" "$OUT/prove-$c-summary.json" 2>/dev/null
 

@@ -66,11 +66,11 @@ for step in $STEPS; do
         log "keygen exit $?"
       fi
       log "prove chain-k$k: zkhost-backend-cuda, ${PARTS:-4} partitions"
-      box 90 "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PARTS:-4}" --out "/tmp/p$k" --backend "$BIN/zkhost-backend-cuda" --log-level info >> "$OUT/prove.txt" 2>&1
+      box "${PROVE_T:-90}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PARTS:-4}" --out "/tmp/p$k" --backend "$BIN/zkhost-backend-cuda" --log-level info >> "$OUT/prove.txt" 2>&1
       log "cuda exit $?"
       cp "/tmp/p$k/summary.json" "$OUT/summary-cuda-k$k.json" 2>/dev/null
       log "prove chain-k$k: gnark groth16.Prove peer, ${PEER_PARTS:-2} partitions"
-      box 60 "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PEER_PARTS:-2}" --out "/tmp/g$k" --gnark-peer >> "$OUT/prove.txt" 2>&1
+      box "${PEER_T:-60}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PEER_PARTS:-2}" --out "/tmp/g$k" --gnark-peer >> "$OUT/prove.txt" 2>&1
       log "gnark exit $?"
     done
     tail -40 "$OUT/prove.txt" ;;

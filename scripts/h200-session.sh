@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One device call's worth of the GPU checks and measurements, on the H200 machine from the
+# repository root (bin/h200 built by scripts/h200-build.sh): the kernel and slot tests, fresh
+# development keys (issue 14's keygen timing), the conformance suite against the CUDA backend,
+# then scripts/h200-feed.sh (issue 9's measurements) for $CIRCUITS. Everything is packed into
+# $OUT/session.tgz (the device tool returns few files).
+#   CIRCUITS="chain20 chain22" KGKS="20 22" scripts/h200-session.sh
+set -uo pipefail
+ROOT=$PWD
+DEST=${OUT:-$ROOT/h200-session-out}
+WORK=/tmp/h200-session
+rm -rf "$WORK"; mkdir -p "$WORK/run" "$WORK/feed" "$DEST"
+export KEYS=${KEYS:-/tmp/zkhost-h200-keys}
+if [ -n "${RUN_STEPS-kernels keygen conformance}" ]; then
+  OUT="$WORK/run" STEPS="${RUN_STEPS-kernels keygen conformance}" KGKS="${KGKS:-20 22}" KGT="${KGT:-150}" \
+    KT="${KT:-70}" KB="${KB:-1}" GPU_RUN="${GPU_RUN:-TestGroth16|TestNVML}" CT="${CT:-90}" \
+    BUDGET="${RUN_BUDGET:-280}" bash scripts/h200-run.sh
+fi
+OUT="$WORK/feed" CIRCUITS="${CIRCUITS:-chain20 chain22}" BUDGET="${FEED_BUDGET:-290}" bash scripts/h200-feed.sh
+# Then, when asked, a larger size (issue 14): fresh keys and proofs through the CUDA backend.
+if [ -n "${LARGE_KS:-}" ]; then
+  OUT="$WORK/large" STEPS="keygen prove" KGKS="$LARGE_KS" KS="$LARGE_KS" PARTS="${LARGE_PARTS:-2}" PEER_PARTS="${LARGE_PEER_PARTS:-1}" \
+    KGT="${LARGE_KGT:-200}" BUDGET="${LARGE_BUDGET:-260}" bash scripts/h200-run.sh
+fi
+tar czf "$DEST/session.tgz" -C "$WORK" .
+ls -l "$DEST"
