@@ -4,6 +4,9 @@ BIN     := bin
 KEYS    := .keys
 DEMO    := .demo
 PKGS    := ./...
+# Example modules of their own (a user's synthesizer imports zkhost as a dependency);
+# `go ... ./...` at the root does not enter them.
+EXAMPLE_MODS := examples/hintsynth
 # Packages whose concurrency matters run under the race detector in `make test`;
 # the proving packages (gnark's MSMs) run without it, to keep the suite's time down.
 RACE_PKGS := ./host/... ./plugins/... ./sdk/ ./sdk/keyreg/ ./e2e/
@@ -34,10 +37,12 @@ cuda: cuda-lib
 
 vet:
 	$(GO) vet $(PKGS)
+	for m in $(EXAMPLE_MODS); do (cd $$m && $(GO) vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
 test: build vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	for m in $(EXAMPLE_MODS); do (cd $$m && $(GO) test -count=1 -timeout 10m ./...) || exit 1; done
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
 
 # The suite on a disk with slow syncs: strace delays every fsync and fdatasync,

@@ -169,6 +169,7 @@ func (env *badEnv) configCases() []badCase {
 		{"socket mode as an integer", "[api]\nsocket_mode = 660\n", `want an octal string like "0660"`},
 		{"socket mode without owner rw", "[api]\nsocket_mode = \"0400\"\n", "leaves the daemon's own user without read and write"},
 		{"socket path too long", fmt.Sprintf("[api]\nsocket = %q\n", longSocket), "longer than a unix socket path may be"},
+		{"web off loopback without tls and token", "[api]\nweb_address = \"0.0.0.0:7080\"\n", "is not a loopback address"},
 		{"tcp without tls and token", "[api]\ntcp_address = \"127.0.0.1:7443\"\n", "TCP needs TLS and a bearer token: set api.tls_cert, api.tls_key, api.token_file"},
 		{"tls cert without tcp", "[api]\ntls_cert = \"/c.pem\"\n", "set without api.tcp_address"},
 		{"tcp address without port", "[api]\ntcp_address = \"localhost\"\ntls_cert = \"/c\"\ntls_key = \"/k\"\ntoken_file = \"/t\"\n", `bad address "localhost": want host:port`},
@@ -194,11 +195,25 @@ func (env *badEnv) configCases() []badCase {
 		{"zero crash_limit", "[health]\ncrash_limit = 0\n", "health.crash_limit: 0 is below the least allowed, 1"},
 		{"crash_window not a duration", "[health]\ncrash_window = \"soon\"\n", `bad duration "soon"`},
 		{"retention as an integer", "[journal]\nretention = 5\n", "want a string"},
+		{"journal reserve as a share", "[journal]\nreserve = \"10%\"\n", "journal.reserve: want an absolute size"},
+		{"empty device list", "device = []\n", "device: an empty list: configure at least one [[device]]"},
 	}
 	out := make([]badCase, len(cases))
 	for i, c := range cases {
 		out[i] = env.configCase(c.name, c.toml, c.want)
 	}
+	want := "is a shared directory that other users may write in"
+	out = append(out, badCase{name: "state directory of mode 1777", expect: "`zkhost serve` refuses: `" + want + "`", run: func(t *testing.T) error {
+		dir := t.TempDir()
+		state := filepath.Join(dir, "state")
+		if err := os.Mkdir(state, 0o700); err != nil {
+			return err
+		}
+		if err := os.Chmod(state, 0o777|os.ModeSticky); err != nil {
+			return err
+		}
+		return serveFailsIn(dir, hostConf{Devices: []deviceConf{cpuDevice()}}, want)
+	}})
 	return out
 }
 
@@ -472,7 +487,12 @@ func (env *badEnv) witnessCases() []badCase {
 // serveFails runs `zkhost serve` on conf and expects it to exit with an error
 // containing want.
 func serveFails(t *testing.T, conf hostConf, want string, logWant ...string) error {
-	dir := t.TempDir()
+	return serveFailsIn(t.TempDir(), conf, want, logWant...)
+}
+
+// serveFailsIn is serveFails with the daemon's files in dir (its state
+// directory is dir/state).
+func serveFailsIn(dir string, conf hostConf, want string, logWant ...string) error {
 	state := filepath.Join(dir, "state")
 	cfg := filepath.Join(dir, "zkhost.toml")
 	if err := os.WriteFile(cfg, []byte(conf.toml(state, filepath.Join(dir, "zk.sock"))), 0o600); err != nil {

@@ -21,7 +21,7 @@ import (
 
 // The binaries and keys every test shares, made once by TestMain.
 var (
-	binDir string // zkhost, zkhost-backend-cpu, faultbackend
+	binDir string // zkhost, zkhost-backend-cpu, faultbackend, faultsynth
 	keyDir string // chain-k8 and merkle-d4-k2 key sets
 	work   string // TestMain's scratch directory
 
@@ -39,6 +39,7 @@ var (
 	zkhostBin  = func() string { return filepath.Join(binDir, "zkhost") }
 	cpuBin     = func() string { return filepath.Join(binDir, "zkhost-backend-cpu") }
 	faultBin   = func() string { return filepath.Join(binDir, "faultbackend") }
+	synthBin   = func() string { return filepath.Join(binDir, "faultsynth") }
 	keepOnFail = flag.Bool("e2e.keep", false, "keep the scratch directory of a failed run")
 )
 
@@ -92,7 +93,8 @@ func run(m *testing.M) (int, error) {
 	return code, nil
 }
 
-// buildBinaries builds the host, the CPU backend and the fault backend into dir.
+// buildBinaries builds the host, the CPU backend, the fault backend and the
+// fault synthesizer into dir.
 func buildBinaries(dir string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -102,7 +104,7 @@ func buildBinaries(dir string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(goBin, "build", "-o", dir+"/", "./cmd/zkhost", "./cmd/zkhost-backend-cpu", "./examples/faultbackend")
+	cmd := exec.Command(goBin, "build", "-o", dir+"/", "./cmd/zkhost", "./cmd/zkhost-backend-cpu", "./examples/faultbackend", "./examples/faultsynth")
 	cmd.Dir = root
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

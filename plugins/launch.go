@@ -17,15 +17,18 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 
 	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+	synthv1 "github.com/zkhost/zkhost/proto/synth/v1"
 )
 
 // DefaultStartTimeout is how long Launch waits for a backend to answer the
 // handshake when LaunchConfig.StartTimeout is zero.
 const DefaultStartTimeout = time.Minute
 
-// LaunchConfig says which backend binary Launch starts and how.
+// LaunchConfig says which plugin binary Launch starts and how.
 type LaunchConfig struct {
-	// Path is the backend executable.
+	// Kind is the kind of plugin the binary is; the zero value is a backend.
+	Kind Kind
+	// Path is the plugin's executable.
 	Path string
 	// SHA256, when set, is the executable's expected SHA-256 (32 bytes). Launch
 	// refuses a binary whose digest differs.
@@ -42,18 +45,34 @@ type LaunchConfig struct {
 	// StartTimeout bounds the handshake; zero means DefaultStartTimeout. A
 	// deadline on Launch's context shortens it.
 	StartTimeout time.Duration
+	// SocketDir, when set, is where the backend creates its unix socket
+	// (SocketDir in sockets.go); empty means go-plugin's default, the
+	// temporary directory.
+	SocketDir string
 }
 
-// Process is a running backend started by Launch or Attach.
+// Process is a running plugin (a backend or a synthesizer) started by Launch
+// or Attach.
 type Process struct {
-	client  *plugin.Client
-	backend backendv1.BackendClient
-	pid     int
+	client      *plugin.Client
+	kind        Kind
+	backend     backendv1.BackendClient
+	synthesizer synthv1.SynthesizerClient
+	pid         int
+	socketDir   string // LaunchConfig.SocketDir
 }
 
-// Backend returns the gRPC client of the backend service. Wrap it with
-// sdk.NewGRPCClient to deal in sdk types.
+// Kind returns the kind of plugin the process serves.
+func (p *Process) Kind() Kind { return p.kind }
+
+// Backend returns the gRPC client of the backend service, or nil when the
+// process is not a backend. Wrap it with sdk.NewGRPCClient to deal in sdk types.
 func (p *Process) Backend() backendv1.BackendClient { return p.backend }
+
+// Synthesizer returns the gRPC client of the synthesizer service, or nil when
+// the process is not a synthesizer. Wrap it with sdk.NewSynthesizerClient to
+// deal in sdk types.
+func (p *Process) Synthesizer() synthv1.SynthesizerClient { return p.synthesizer }
 
 // Pid returns the backend's process id (0 when attached to a backend that runs
 // inside another process in debug mode).
@@ -68,15 +87,28 @@ func (p *Process) NegotiatedVersion() int { return p.client.NegotiatedVersion() 
 // Kill ends the backend: it closes the connection, waits up to two seconds for
 // the process to exit and then kills it. It blocks until the process is gone and
 // is safe to call more than once.
-func (p *Process) Kill() { p.client.Kill() }
+func (p *Process) Kill() {
+	rc := p.client.ReattachConfig() // read before Kill, which may forget the address
+	p.client.Kill()
+	// A backend killed by a signal (by us, or before this call) leaves its
+	// socket; a clean exit has removed it already.
+	removeSocket(p.socketDir, rc)
+}
 
-// Launch starts the backend binary cfg.Path, performs go-plugin's handshake (gRPC
-// only, with automatic mutual TLS over a unix socket) and returns the running
-// process. The binary is checked first: a missing or non-executable file, or one
-// whose SHA-256 differs from cfg.SHA256, is an error naming the path and the cause.
-// The caller owns the process and must Kill it.
+// Launch starts the plugin binary cfg.Path (a backend, or the kind cfg.Kind
+// names), performs go-plugin's handshake (gRPC only, with automatic mutual TLS
+// over a unix socket) and returns the running process. The binary is checked
+// first: a missing or non-executable file, or one whose SHA-256 differs from
+// cfg.SHA256, is an error naming the kind, the path and the cause. The plugin
+// inherits the host's parent-death watch (ParentPIDEnv) and its standard error
+// goes to cfg.Logger. The caller owns the process and must Kill it.
 func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
-	if err := checkBinary(cfg.Path, cfg.SHA256); err != nil {
+	kind := cfg.Kind
+	sets, err := kind.clientPlugins()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBinary(kind, cfg.Path, cfg.SHA256); err != nil {
 		return nil, err
 	}
 	timeout := cfg.StartTimeout
@@ -87,7 +119,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		timeout = time.Until(deadline)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("launching backend %s: %w", cfg.Path, err)
+		return nil, fmt.Errorf("launching %s %s: %w", kind, cfg.Path, err)
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -100,6 +132,9 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	// the last of duplicate keys); go-plugin appends its own variables after.
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Env = append(cmd.Env, ParentPIDEnv+"="+strconv.Itoa(os.Getpid()))
+	if cfg.SocketDir != "" {
+		cmd.Env = append(cmd.Env, socketEnv(cfg.SocketDir))
+	}
 
 	var secure *plugin.SecureConfig
 	if cfg.SHA256 != nil {
@@ -110,7 +145,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	forward := logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
-		VersionedPlugins: VersionedPlugins(nil),
+		VersionedPlugins: sets,
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		SecureConfig:     secure,
@@ -122,16 +157,17 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		SyncStdout:       forward,
 		SyncStderr:       forward,
 	})
-	proc, err := dispense(client)
+	proc, err := dispense(client, kind)
 	if err != nil {
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			return nil, fmt.Errorf("backend binary %s: checksum mismatch (it changed while starting): %w", cfg.Path, err)
+			return nil, fmt.Errorf("%s binary %s: checksum mismatch (it changed while starting): %w", kind, cfg.Path, err)
 		}
-		return nil, fmt.Errorf("starting backend %s: %w", cfg.Path, err)
+		return nil, fmt.Errorf("starting %s %s: %w", kind, cfg.Path, err)
 	}
+	proc.socketDir = cfg.SocketDir
 	if err := ctx.Err(); err != nil {
 		proc.Kill()
-		return nil, fmt.Errorf("launching backend %s: %w", cfg.Path, err)
+		return nil, fmt.Errorf("launching %s %s: %w", kind, cfg.Path, err)
 	}
 	return proc, nil
 }
@@ -161,74 +197,82 @@ func Attach(reattach *plugin.ReattachConfig, logger hclog.Logger) (*Process, err
 		SyncStdout:       forward,
 		SyncStderr:       forward,
 	})
-	proc, err := dispense(client)
+	proc, err := dispense(client, KindBackend)
 	if err != nil {
 		return nil, fmt.Errorf("attaching to backend at %v: %w", reattach.Addr, err)
 	}
 	return proc, nil
 }
 
-// dispense completes the handshake of client and returns the backend service.
-// On failure the client is killed.
-func dispense(client *plugin.Client) (*Process, error) {
+// dispense completes the handshake of client and returns the service of the
+// plugin kind. On failure the client is killed.
+func dispense(client *plugin.Client, kind Kind) (*Process, error) {
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
 		return nil, err
 	}
-	raw, err := rpc.Dispense(PluginName)
+	name := kind.pluginName()
+	raw, err := rpc.Dispense(name)
 	if err != nil {
 		client.Kill()
 		return nil, err
 	}
-	backend, ok := raw.(backendv1.BackendClient)
+	proc := &Process{client: client, kind: kind}
+	ok := false
+	switch kind {
+	case KindBackend:
+		proc.backend, ok = raw.(backendv1.BackendClient)
+	case KindSynthesizer:
+		proc.synthesizer, ok = raw.(synthv1.SynthesizerClient)
+	}
 	if !ok {
 		client.Kill()
-		return nil, fmt.Errorf("plugin %q dispensed a %T, not a backend client", PluginName, raw)
+		return nil, fmt.Errorf("plugin %q dispensed a %T, not a %s client", name, raw, kind)
 	}
-	proc := &Process{client: client, backend: backend}
 	if rc := client.ReattachConfig(); rc != nil {
 		proc.pid = rc.Pid
 	}
 	return proc, nil
 }
 
-// checkBinary reports, naming path, why it cannot be started as a backend: it is
-// missing, not a regular file, not executable, or its SHA-256 is not want.
-func checkBinary(path string, want []byte) error {
+// checkBinary reports, naming the kind and path, why it cannot be started as a
+// plugin: it is missing, not a regular file, not executable, or its SHA-256 is
+// not want.
+func checkBinary(kind Kind, path string, want []byte) error {
 	if path == "" {
-		return errors.New("backend binary: no path given")
+		return fmt.Errorf("%s binary: no path given", kind)
 	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("backend binary %s: no such file", path)
+		return fmt.Errorf("%s binary %s: no such file", kind, path)
 	case err != nil:
-		return fmt.Errorf("backend binary %s: %w", path, err)
+		return fmt.Errorf("%s binary %s: %w", kind, path, err)
 	case fi.IsDir():
-		return fmt.Errorf("backend binary %s: is a directory", path)
+		return fmt.Errorf("%s binary %s: is a directory", kind, path)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("backend binary %s: not a regular file (mode %v)", path, fi.Mode())
+		return fmt.Errorf("%s binary %s: not a regular file (mode %v)", kind, path, fi.Mode())
 	case fi.Mode().Perm()&0o111 == 0:
-		return fmt.Errorf("backend binary %s: not executable (mode %v)", path, fi.Mode().Perm())
+		return fmt.Errorf("%s binary %s: not executable (mode %v)", kind, path, fi.Mode().Perm())
 	}
 	if want == nil {
 		return nil
 	}
 	if len(want) != sha256.Size {
-		return fmt.Errorf("backend binary %s: configured SHA-256 has %d bytes, want %d", path, len(want), sha256.Size)
+		return fmt.Errorf("%s binary %s: configured SHA-256 has %d bytes, want %d", kind, path, len(want), sha256.Size)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("backend binary %s: %w", path, err)
+		return fmt.Errorf("%s binary %s: %w", kind, path, err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("backend binary %s: reading it for its checksum: %w", path, err)
+		return fmt.Errorf("%s binary %s: reading it for its checksum: %w", kind, path, err)
 	}
 	if got := h.Sum(nil); !bytes.Equal(got, want) {
-		return fmt.Errorf("backend binary %s: checksum mismatch: SHA-256 is %x, configured %x", path, got, want)
+		return fmt.Errorf("%s binary %s: checksum mismatch: SHA-256 is %x, configured %x", kind, path, got, want)
 	}
 	return nil
 }

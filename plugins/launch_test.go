@@ -373,3 +373,27 @@ func TestWatchdog(t *testing.T) {
 		})
 	}
 }
+
+// TestLaunchSynthesizerKind launches a binary as a synthesizer: the same
+// checks name the kind, and a backend binary started as a synthesizer starts
+// (both kinds share the handshake) but answers "unimplemented" for the
+// synthesizer service, which the host reports.
+func TestLaunchSynthesizerKind(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nothing")
+	_, err := plugins.Launch(context.Background(), plugins.LaunchConfig{Kind: plugins.KindSynthesizer, Path: missing, Logger: hclog.NewNullLogger()})
+	if err == nil || !strings.Contains(err.Error(), "synthesizer binary "+missing+": no such file") {
+		t.Errorf("Launch of a missing synthesizer: %v", err)
+	}
+	proc, err := plugins.Launch(context.Background(), plugins.LaunchConfig{Kind: plugins.KindSynthesizer, Path: fakeBackend, Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proc.Kill()
+	if proc.Kind() != plugins.KindSynthesizer || proc.Backend() != nil || proc.Synthesizer() == nil {
+		t.Fatalf("process of kind %v with backend %v and synthesizer %v", proc.Kind(), proc.Backend(), proc.Synthesizer())
+	}
+	_, err = sdk.NewSynthesizerClient(proc.Synthesizer()).Describe(context.Background())
+	if sdk.KindOf(err) != sdk.ErrUnimplemented {
+		t.Errorf("Describe of a backend as a synthesizer: %v, want unimplemented", err)
+	}
+}

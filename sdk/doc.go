@@ -15,4 +15,12 @@
 //
 // A backend's main is a few lines: build a value that implements Backend and pass
 // it to Serve. Backends log to stderr only; go-plugin owns stdout.
+//
+// The second plugin kind is a synthesizer (Synthesizer, ServeSynthesizer): a
+// process that owns a circuit's synthesis, for circuits whose solver the host
+// does not have (a gnark circuit with its own hints, another stack's circuit).
+// It gets a partition's witness and writes the solved partition into a file the
+// host names (WritePartition); docs/synthesizer.md documents the format.
+// sdk/synthgnark serves gnark circuits with their user's hints, and
+// sdk/synthtest is the synthesizers' conformance suite.
 package sdk

@@ -57,3 +57,9 @@ func sealNames(seals int) string {
 	}
 	return s
 }
+
+// clearFile punches f's first size bytes back to a hole (zeros, no memory
+// held), for WritePartition to leave nothing of a partition it failed to write.
+func clearFile(f *os.File, size int64) {
+	_ = unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, size)
+}

@@ -77,12 +77,19 @@ func Serve(b Backend, opts ...ServeOption) error {
 	if b == nil {
 		return errors.New("sdk.Serve: nil Backend")
 	}
+	serve("backend", plugins.VersionedPlugins(&grpcServer{b: b}), opts)
+	return nil
+}
+
+// serve runs go-plugin's server for one plugin kind (named in the default
+// logger and the debug message), with the parent watchdog outside debug mode.
+func serve(kind string, sets map[int]plugin.PluginSet, opts []ServeOption) {
 	cfg := serveConfig{}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.logger == nil {
-		cfg.logger = NewLogger("backend")
+		cfg.logger = NewLogger(kind)
 	}
 	if cfg.debug == nil {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -94,20 +101,19 @@ func Serve(b Backend, opts ...ServeOption) error {
 	} else if cfg.debug.ReattachConfigCh == nil {
 		ch := make(chan *plugin.ReattachConfig, 1)
 		cfg.debug.ReattachConfigCh = ch
-		go printReattach(ch)
+		go printReattach(kind, ch)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  plugins.Handshake,
-		VersionedPlugins: plugins.VersionedPlugins(&grpcServer{b: b}),
+		VersionedPlugins: sets,
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           cfg.logger,
 		Test:             cfg.debug,
 	})
-	return nil
 }
 
 // printReattach prints the debug-mode attach configuration for a developer.
-func printReattach(ch <-chan *plugin.ReattachConfig) {
+func printReattach(kind string, ch <-chan *plugin.ReattachConfig) {
 	rc, ok := <-ch
 	if !ok || rc == nil {
 		return
@@ -119,7 +125,7 @@ func printReattach(ch <-chan *plugin.ReattachConfig) {
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(stderr, "backend serving in debug mode; attach with: %s\n", out)
+	fmt.Fprintf(stderr, "%s serving in debug mode; attach with: %s\n", kind, out)
 }
 
 // grpcServer serves a Backend as the backendv1 gRPC service, translating both

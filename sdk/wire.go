@@ -221,10 +221,10 @@ func errorFromStatus(ctx context.Context, err error) error {
 		e = &Error{Kind: kind, Retryable: defaultRetryable(kind), Message: st.Message()}
 		switch st.Code() {
 		case codes.Unavailable:
-			e.Message = "backend connection lost: " + e.Message
+			e.Message = "plugin connection lost: " + e.Message
 			return &causedError{e: e, causes: []error{plugins.ErrPluginShutdown}}
 		case codes.Unimplemented:
-			e.Message = "backend does not implement this call: " + e.Message
+			e.Message = "plugin does not implement this call: " + e.Message
 		}
 	}
 	if e.Kind == ErrCanceled {

@@ -60,7 +60,7 @@ func TestKeyImportAndProve(t *testing.T) {
 
 	for _, files := range [][]string{{f.Witness}, {"--assignment", assignment}} {
 		proofs := filepath.Join(t.TempDir(), "proofs")
-		args := append([]string{"prove", "--keys", keys, "--circuit", "mine", "--backend", backend, "--state-dir", t.TempDir(), "--out", proofs}, files...)
+		args := append([]string{"prove", "--keys", keys, "--circuit", "mine", "--backend", backend, "--out", proofs}, files...)
 		if out := zkhost(args...); !strings.Contains(out, "1 partition proven and verified") {
 			t.Errorf("prove %v printed %q", files, out)
 		}

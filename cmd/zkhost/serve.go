@@ -70,6 +70,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := api.Listen(api.Config{
 		Socket: cfg.API.Socket, SocketMode: cfg.API.SocketMode, SocketGroup: cfg.API.SocketGroup,
 		TCPAddr: cfg.API.TCPAddress, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey, TokenFile: cfg.API.TokenFile,
+		Clients: apiClients(cfg.Clients),
 	}, d, log.Named("api"))
 	if err != nil {
 		d.Close()
@@ -93,4 +94,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 	}
 	return runErr
+}
+
+// apiClients converts the config's [[client]] tables for api.Listen.
+func apiClients(cs []config.Client) []api.ClientConfig {
+	out := make([]api.ClientConfig, len(cs))
+	for i, c := range cs {
+		out[i] = api.ClientConfig{Name: c.Name, TokenFile: c.TokenFile, Admin: c.Admin}
+	}
+	return out
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 )
 
 // MinTokenBytes is the shortest bearer token accepted: a token guards a TCP port, so it
@@ -38,39 +37,9 @@ func ReadTokenFile(path string, logger hclog.Logger) ([]byte, error) {
 }
 
 // TokenInterceptors returns interceptors that admit a call only when its "authorization"
-// metadata is "Bearer <token>". The comparison is constant-time (over SHA-256 digests, so
-// the token's length does not leak either). A refusal is logged with the method and the
-// peer's address, never with what the peer sent.
+// metadata is "Bearer <token>", as the admin (IdentityInterceptors with one token).
 func TokenInterceptors(token []byte, logger hclog.Logger) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
-	if logger == nil {
-		logger = hclog.NewNullLogger()
-	}
-	want := sha256.Sum256(token)
-	check := func(ctx context.Context, method string) error {
-		reason := checkBearer(ctx, want)
-		if reason == "" {
-			return nil
-		}
-		addr := "unknown"
-		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-			addr = p.Addr.String()
-		}
-		logger.Warn("refused API call", "method", method, "peer", addr, "reason", reason)
-		return ToStatus(&Error{Kind: ErrUnauthenticated, Message: "missing or invalid bearer token"})
-	}
-	unary := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if err := check(ctx, info.FullMethod); err != nil {
-			return nil, err
-		}
-		return handler(ctx, req)
-	}
-	stream := func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if err := check(ss.Context(), info.FullMethod); err != nil {
-			return err
-		}
-		return handler(srv, ss)
-	}
-	return unary, stream
+	return IdentityInterceptors([]ClientToken{{Identity: Identity{Name: "admin", Admin: true}, Token: token}}, logger)
 }
 
 // checkBearer returns why the call's credentials are refused, or "" when they match.

@@ -165,6 +165,16 @@ func StatusReportProto(s StatusReport) *zkhostv1.StatusReport {
 		},
 		UptimeNanos: int64(s.Uptime),
 		Version:     s.Version,
+		Journal: &zkhostv1.JournalStatus{
+			Dir:                s.Journal.Dir,
+			Writable:           s.Journal.Writable,
+			ShortSinceUnixNano: unixNano(s.Journal.ShortSince),
+			LastError:          s.Journal.LastError,
+			WriteRetries:       s.Journal.WriteRetries,
+			FreeBytes:          s.Journal.FreeBytes,
+			ReserveBytes:       s.Journal.ReserveBytes,
+			ReserveHeld:        s.Journal.ReserveHeld,
+		},
 	}
 	for _, q := range s.Queues {
 		p.Queues = append(p.Queues, &zkhostv1.ClassQueue{
@@ -191,6 +201,16 @@ func StatusReportFromProto(p *zkhostv1.StatusReport) StatusReport {
 		},
 		Uptime:  time.Duration(p.GetUptimeNanos()),
 		Version: p.GetVersion(),
+		Journal: JournalStatus{
+			Dir:          p.GetJournal().GetDir(),
+			Writable:     p.GetJournal().GetWritable(),
+			ShortSince:   fromUnixNano(p.GetJournal().GetShortSinceUnixNano()),
+			LastError:    p.GetJournal().GetLastError(),
+			WriteRetries: p.GetJournal().GetWriteRetries(),
+			FreeBytes:    p.GetJournal().GetFreeBytes(),
+			ReserveBytes: p.GetJournal().GetReserveBytes(),
+			ReserveHeld:  p.GetJournal().GetReserveHeld(),
+		},
 	}
 	for _, q := range p.GetQueues() {
 		s.Queues = append(s.Queues, ClassQueue{

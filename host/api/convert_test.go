@@ -49,6 +49,8 @@ func TestStatusAndFilterRoundTrip(t *testing.T) {
 		Budget:  BudgetStatus{UsedBytes: 1 << 30, TotalBytes: 64 << 30, CriticalReserveBytes: 8 << 30},
 		Uptime:  90 * time.Minute,
 		Version: "v0.1.0",
+		Journal: JournalStatus{Dir: "/var/lib/zkhost", Writable: false, ShortSince: time.Unix(1700000000, 5),
+			LastError: "no space left on device", WriteRetries: 7, FreeBytes: 4096, ReserveBytes: 64 << 20, ReserveHeld: false},
 	}
 	if got := StatusReportFromProto(StatusReportProto(s)); !reflect.DeepEqual(got, s) {
 		t.Errorf("status round trip:\n got %+v\nwant %+v", got, s)

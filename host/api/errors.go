@@ -21,7 +21,8 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrConflict: a request id reused with different content.
 	ErrConflict = errors.New("conflict")
-	// ErrResourceExhausted: the job can never fit the memory budget.
+	// ErrResourceExhausted: the job can never fit the memory budget, or the
+	// state directory has too little space for it now.
 	ErrResourceExhausted = errors.New("resource exhausted")
 	// ErrUnavailable: the daemon is shutting down, or not running at all (client side).
 	ErrUnavailable = errors.New("unavailable")
@@ -79,10 +80,12 @@ func Unavailablef(format string, args ...any) error {
 	return newError(ErrUnavailable, format, args)
 }
 
-// ResourceExhaustedError says a job needs more memory than the budget can ever grant it.
-// It wraps ErrResourceExhausted.
+// ResourceExhaustedError says a job needs more memory than the budget can ever grant it,
+// or more disk than the state directory has free now (TooLittleSpace). It wraps
+// ErrResourceExhausted.
 type ResourceExhaustedError struct {
-	// Need is what the job needs at least, Limit the most the budget can grant it (bytes).
+	// Need is what the job needs at least, Limit the most the budget can grant it
+	// or the space free (bytes).
 	Need, Limit uint64
 	Message     string
 }
@@ -95,6 +98,12 @@ func TooLarge(what string, need, limit uint64) *ResourceExhaustedError {
 		Message: fmt.Sprintf("%s needs %s of host memory, more than the %s the budget can ever grant it",
 			what, FormatBytes(need), FormatBytes(limit)),
 	}
+}
+
+// TooLittleSpace returns a ResourceExhaustedError for a job refused because the
+// state directory is short of space; msg says where and what to do.
+func TooLittleSpace(need, free uint64, msg string) *ResourceExhaustedError {
+	return &ResourceExhaustedError{Need: need, Limit: free, Message: msg}
 }
 
 // Error returns the message.

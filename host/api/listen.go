@@ -41,10 +41,19 @@ type Config struct {
 	TCPAddr     string
 	TLSCertFile string
 	TLSKeyFile  string
-	// TokenFile holds the bearer token TCP clients must send.
+	// TokenFile holds the bearer token TCP clients must send; it is the admin's.
 	TokenFile string
+	// Clients are more TCP clients, each with its own token and identity.
+	Clients []ClientConfig
 	// MaxMessageBytes caps one message; 0 means DefaultMaxMessageBytes.
 	MaxMessageBytes int
+}
+
+// ClientConfig is a TCP client with a token of its own ([[client]] in the config).
+type ClientConfig struct {
+	Name      string
+	TokenFile string
+	Admin     bool
 }
 
 // Server serves a Service on a unix socket and, optionally, on TCP with TLS and a bearer
@@ -97,6 +106,8 @@ func Listen(cfg Config, svc Service, logger hclog.Logger) (*Server, error) {
 		}
 	} else if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" || cfg.TokenFile != "" {
 		return nil, errors.New("api: TLS certificate, key or token file set without a TCP address")
+	} else if len(cfg.Clients) > 0 {
+		return nil, fmt.Errorf("api: %d [[client]] token(s) set without a TCP address: client tokens are for the TCP listener (set api.tcp_address, tls_cert, tls_key, token_file)", len(cfg.Clients))
 	}
 
 	s := &Server{logger: logger, socketPath: path}
@@ -104,7 +115,7 @@ func Listen(cfg Config, svc Service, logger hclog.Logger) (*Server, error) {
 	if s.unixLis, err = ListenUnix(path, mode, cfg.SocketGroup); err != nil {
 		return nil, err
 	}
-	s.unix = NewGRPCServer(svc, logger.Named("unix"), msgOpts...)
+	s.unix = NewGRPCServer(svc, logger.Named("unix"), append(msgOpts, unixServerOptions()...)...)
 	if cfg.TCPAddr != "" {
 		if s.tcpLis, err = net.Listen("tcp", cfg.TCPAddr); err != nil {
 			s.unixLis.Close()
@@ -127,7 +138,20 @@ func tcpServerOptions(cfg Config, logger hclog.Logger) ([]grpc.ServerOption, err
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	unary, stream := TokenInterceptors(token, logger.Named("auth"))
+	tokens := []ClientToken{{Identity: Identity{Name: "admin", Admin: true}, Token: token}}
+	for _, c := range cfg.Clients {
+		tok, err := ReadTokenFile(c.TokenFile, logger)
+		if err != nil {
+			return nil, fmt.Errorf("api: client %s: %w", c.Name, err)
+		}
+		for _, o := range tokens {
+			if compareTokens(tok, o.Token) {
+				return nil, fmt.Errorf("api: client %s has the same token as %s; each client needs its own", c.Name, o.Identity.Name)
+			}
+		}
+		tokens = append(tokens, ClientToken{Identity: Identity{Name: c.Name, Admin: c.Admin}, Token: tok})
+	}
+	unary, stream := IdentityInterceptors(tokens, logger.Named("auth"))
 	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	return []grpc.ServerOption{grpc.Creds(creds), grpc.ChainUnaryInterceptor(unary), grpc.ChainStreamInterceptor(stream)}, nil
 }

@@ -25,7 +25,7 @@ const MaxListLimit = 10000
 // reflection, a panic guard (a panicking handler fails its call with Internal instead of
 // taking the daemon down) and debug logging of every call. opts come after the defaults
 // (a message limit of DefaultMaxMessageBytes), so they can override them; pass TLS
-// credentials and TokenInterceptors here for TCP.
+// credentials and IdentityInterceptors here for TCP.
 func NewGRPCServer(svc Service, logger hclog.Logger, opts ...grpc.ServerOption) *grpc.Server {
 	if logger == nil {
 		logger = hclog.NewNullLogger()

@@ -366,6 +366,29 @@ type StatusReport struct {
 	Budget            BudgetStatus
 	Uptime            time.Duration
 	Version           string
+	// Journal is the state of the journal's storage.
+	Journal JournalStatus
+}
+
+// JournalStatus is the state of the journal's storage. While Writable is false
+// (the disk is full) new jobs are refused with ResourceExhausted, no new
+// partitions are taken, and proofs of accepted jobs wait in memory until they
+// can be recorded; the daemon resumes by itself when space returns.
+type JournalStatus struct {
+	// Dir is the journal's directory (the state directory by default).
+	Dir      string
+	Writable bool
+	// ShortSince is when it became short of space; zero when writable.
+	ShortSince time.Time
+	// LastError is the last storage error, kept after recovery.
+	LastError string
+	// WriteRetries counts writes retried after a space error since start.
+	WriteRetries uint64
+	// FreeBytes is the space free to the daemon's user in Dir.
+	FreeBytes uint64
+	// ReserveBytes is the reserve configured; ReserveHeld whether its file holds it now.
+	ReserveBytes uint64
+	ReserveHeld  bool
 }
 
 // ClassQueue is the waiting work of one priority class.

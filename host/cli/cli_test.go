@@ -713,3 +713,49 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+// TestWitnessSizesCheckedBeforeReading: files that pass the message limit
+// together, or are not regular files, are refused naming the file and the
+// limit; the files are only stat'ed (a sparse 300 MiB file is never read).
+func TestWitnessSizesCheckedBeforeReading(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.wtns")
+	if err := os.WriteFile(small, []byte("w"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.wtns")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(300 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, tc := range []struct {
+		files []string
+		want  []string
+	}{
+		{[]string{small, small}, nil},
+		{[]string{small, huge}, []string{"300.0 MiB", huge, "256.0 MiB", "split the job"}},
+		{[]string{small, dir}, []string{dir, "not a regular file"}},
+		{[]string{filepath.Join(dir, "missing")}, []string{"missing"}},
+	} {
+		err := checkWitnessSizes(tc.files, api.DefaultMaxMessageBytes)
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%v: %v", tc.files, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%v: accepted", tc.files)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: %q does not say %q", tc.files, err, w)
+			}
+		}
+	}
+}

@@ -95,6 +95,22 @@ keys resident, restarts, health) and the host memory budget.`, stderr)
 		api.FormatBytes(s.Budget.CriticalReserveBytes)})
 	alignRight(b, 1, 2, 3, 4)
 	fmt.Fprintln(stdout, b.Render())
+	fmt.Fprintln(stdout)
+
+	jt := newTable("Journal")
+	jt.AppendHeader(table.Row{"DIRECTORY", "FREE", "RESERVE", "WRITES RETRIED", "STATE"})
+	state := "ok"
+	if !s.Journal.Writable {
+		state = fmt.Sprintf("SHORT OF SPACE since %s: new jobs refused, accepted jobs wait (%s)",
+			s.Journal.ShortSince.Format(time.RFC3339), s.Journal.LastError)
+	}
+	reserve := api.FormatBytes(s.Journal.ReserveBytes)
+	if s.Journal.ReserveBytes > 0 && !s.Journal.ReserveHeld {
+		reserve += " (released)"
+	}
+	jt.AppendRow(table.Row{orDash(s.Journal.Dir), api.FormatBytes(s.Journal.FreeBytes), reserve, s.Journal.WriteRetries, state})
+	alignRight(jt, 2, 3, 4)
+	fmt.Fprintln(stdout, jt.Render())
 	return nil
 }
 

@@ -66,6 +66,9 @@ and the same files returns the same job instead of proving twice.`, stderr)
 			return err
 		}
 	}
+	if err := checkWitnessSizes(files, api.DefaultMaxMessageBytes); err != nil {
+		return err
+	}
 	req := api.SubmitRequest{Circuit: *circuit, Class: class, RequestID: *requestID}
 	noun := "witness"
 	if *assign {
@@ -101,6 +104,34 @@ and the same files returns the same job instead of proving twice.`, stderr)
 	}
 	fmt.Fprintf(stderr, "job %s: %s of %s, class %s\n", job.ID, plural(len(job.Partitions), "partition"), job.Circuit, job.Class)
 	return follow(ctx, c, &d, job.ID, *out, *verbose, stderr)
+}
+
+// checkWitnessSizes refuses, before reading any of them, witness files that are
+// not regular files or that together pass limit, the most one submission may
+// carry (the API's message limit): reading a gigabyte only for gRPC to refuse
+// it costs the client seconds and its size in memory, and gRPC's refusal names
+// neither the file nor the limit.
+func checkWitnessSizes(files []string, limit int) error {
+	var total int64
+	largest, largestSize := "", int64(-1)
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return fmt.Errorf("witness: %w", err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("witness %s is not a regular file (%s)", f, fi.Mode().Type())
+		}
+		total += fi.Size()
+		if fi.Size() > largestSize {
+			largest, largestSize = f, fi.Size()
+		}
+	}
+	if total > int64(limit) {
+		return fmt.Errorf("the witness files take %s together (the largest, %s, %s); one submission carries at most %s (the API's message limit): split the job into several",
+			api.FormatBytes(uint64(total)), largest, api.FormatBytes(uint64(largestSize)), api.FormatBytes(uint64(limit)))
+	}
+	return nil
 }
 
 // Wait runs `zkhost wait`: it follows a job until it ends, showing partitions as they

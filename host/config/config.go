@@ -17,6 +17,11 @@ const DefaultBackendName = "zkhost-backend-cpu"
 // DefaultSource is the Source of a config read from the embedded default.
 const DefaultSource = "default.toml (built in)"
 
+// DefaultJournalReserve is the space the journal keeps in reserve by default:
+// room for the proofs and state changes of thousands of partitions (a proof
+// record is under 1 KiB) after the disk fills.
+const DefaultJournalReserve = 64 << 20
+
 //go:embed default.toml
 var defaultTOML []byte
 
@@ -53,6 +58,29 @@ type Config struct {
 	Retry Retry
 	// Health decides when a device is given up on.
 	Health Health
+	// Clients are TCP clients with tokens of their own ([[client]]); none by
+	// default (the [api] token_file is the admin's).
+	Clients []Client
+	// Limits bound the work waiting in the daemon.
+	Limits Limits
+}
+
+// Client is a TCP client with its own bearer token. It sees and cancels only
+// its own jobs unless it is an admin.
+type Client struct {
+	Name      string
+	TokenFile string
+	Admin     bool
+}
+
+// Limits bound the partitions waiting in the daemon (queued, synthesizing,
+// staged or proving: not yet verified). A submission that would pass one is
+// refused with ResourceExhausted naming it. 0 means no limit.
+type Limits struct {
+	// QueuedPartitions bounds the partitions of all clients together.
+	QueuedPartitions int
+	// QueuedPartitionsPerClient bounds each client's partitions.
+	QueuedPartitionsPerClient int
 }
 
 // API is where clients reach the daemon.
@@ -120,6 +148,17 @@ type Circuit struct {
 	// Class is the priority class of the circuit's jobs when a submission
 	// names none.
 	Class Class
+	// Synthesizer, when set, is a synthesizer plugin binary that solves the
+	// circuit's partitions (a circuit with hints the host does not know, or
+	// another stack's); empty means the host's built-in gnark solver.
+	Synthesizer string
+	// SynthesizerSHA256 is the lower-case hex digest the synthesizer binary
+	// must have; empty when it is not pinned.
+	SynthesizerSHA256 string
+	// SynthesizerTimeout bounds one partition's synthesis by the plugin: one
+	// that has not answered by then is killed and handled as crashed. Zero
+	// derives the bound from the circuit's size.
+	SynthesizerTimeout time.Duration
 }
 
 // Device is one backend process and the device it owns.
@@ -156,6 +195,10 @@ type Journal struct {
 	Path string
 	// Retention is how long finished jobs are kept; 0 keeps them forever.
 	Retention time.Duration
+	// ReserveBytes is space the journal holds in a file beside it, released
+	// when the disk fills so that progress on accepted jobs can still be
+	// recorded; 0 keeps no reserve.
+	ReserveBytes uint64
 }
 
 // Keys governs proving keys held in memory.

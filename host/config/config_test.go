@@ -83,7 +83,7 @@ func TestDefaults(t *testing.T) {
 		},
 		Synthesis: Synthesis{Cores: 12, Workers: 4, Threads: 3},
 		Devices:   []Device{{Backend: "/opt/zkhost/bin/zkhost-backend-cpu", Index: -1}},
-		Journal:   Journal{Path: "/home/op/.local/state/zkhost/journal.db", Retention: 168 * time.Hour},
+		Journal:   Journal{Path: "/home/op/.local/state/zkhost/journal.db", Retention: 168 * time.Hour, ReserveBytes: DefaultJournalReserve},
 		Keys:      Keys{IdleEviction: 30 * time.Minute, Preload: true},
 		Timeline:  Timeline{Path: "/home/op/.local/state/zkhost/timeline.jsonl", MaxBytes: 64 << 20, Keep: 4},
 		Retry:     Retry{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Minute},
@@ -210,8 +210,11 @@ func TestExampleDefaultsAreTrue(t *testing.T) {
 func TestExampleDocumentsEveryOption(t *testing.T) {
 	text := uncomment(string(defaultTOML), "")
 	c := mustParse(t, text, "/etc/zkhost/zkhost.toml", testEnv())
-	if len(c.Circuits) != 2 || len(c.Devices) != 2 {
-		t.Fatalf("samples: %d circuits, %d devices; want 2 and 2", len(c.Circuits), len(c.Devices))
+	if len(c.Circuits) != 3 || len(c.Devices) != 2 {
+		t.Fatalf("samples: %d circuits, %d devices; want 3 and 2", len(c.Circuits), len(c.Devices))
+	}
+	if s := c.Circuits[2]; s.Synthesizer != "/usr/local/lib/zkhost/hintsynth" || len(s.SynthesizerSHA256) != 64 || s.SynthesizerTimeout != 5*time.Minute {
+		t.Errorf("circuit[2] = %+v", s)
 	}
 	if c.Circuits[1].CCS != "/etc/zkhost/keys/porep/circuit.ccs" || c.Circuits[1].Class != ClassCritical {
 		t.Errorf("circuit[1] = %+v", c.Circuits[1])

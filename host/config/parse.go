@@ -122,12 +122,17 @@ func (ck *checker) config(doc map[string]any) *Config {
 	for _, t := range devices {
 		c.Devices = append(c.Devices, ck.device(t))
 	}
+	if _, present := root.lookup("device"); present && len(devices) == 0 {
+		// An empty list is not "no [[device]] tables": someone wrote it on
+		// purpose, and a daemon without devices proves nothing.
+		ck.errorf(root.key("device"), "an empty list: configure at least one [[device]], or leave the key out for the default CPU backend")
+	}
 	if len(devices) == 0 {
 		c.Devices = []Device{{Backend: env.defaultBackend(), Index: -1}}
 	}
 	ck.uniqueDevices(c.Devices)
 
-	c.Journal = Journal{Retention: 168 * time.Hour}
+	c.Journal = Journal{Retention: 168 * time.Hour, ReserveBytes: DefaultJournalReserve}
 	if c.StateDir != "" {
 		c.Journal.Path = filepath.Join(c.StateDir, "journal.db")
 	}
@@ -137,6 +142,13 @@ func (ck *checker) config(doc map[string]any) *Config {
 	}
 	if d, ok := j.duration("retention", true); ok {
 		c.Journal.Retention = d
+	}
+	if s, ok := j.size("reserve"); ok {
+		if s.Percent > 0 {
+			ck.errorf(j.key("reserve"), "want an absolute size such as \"64MiB\", not a share")
+		} else {
+			c.Journal.ReserveBytes = s.Bytes
+		}
 	}
 	j.finish()
 
@@ -174,6 +186,19 @@ func (ck *checker) config(doc map[string]any) *Config {
 		c.Timeline.Path = ""
 	}
 	tl.finish()
+
+	for _, t := range root.list("client") {
+		c.Clients = append(c.Clients, ck.client(t))
+	}
+	ck.uniqueClients(c.Clients)
+	lim := root.sub("limits")
+	if n, ok := lim.integer("queued_partitions", 0); ok {
+		c.Limits.QueuedPartitions = n
+	}
+	if n, ok := lim.integer("queued_partitions_per_client", 0); ok {
+		c.Limits.QueuedPartitionsPerClient = n
+	}
+	lim.finish()
 
 	c.Retry = ck.retry(root.sub("retry"))
 	c.Health = Health{CrashLimit: 3, CrashWindow: 10 * time.Minute}
@@ -242,11 +267,28 @@ func (ck *checker) api(t *table, stateDir string) API {
 	if addr, ok := t.str("web_address"); ok && addr != "" {
 		if err := checkHostPort(addr); err != nil {
 			ck.errorf(t.key("web_address"), "%v", err)
+		} else if !isLoopback(addr) && a.TCPAddress == "" {
+			// The rule of tcp_address: off this machine, TLS and a token.
+			ck.errorf(t.key("web_address"), "%s is not a loopback address: the status page and /metrics are served off this machine only over TLS with a bearer token; "+
+				"set api.tcp_address, api.tls_cert, api.tls_key and api.token_file (the page uses the same), or bind 127.0.0.1", addr)
 		}
 		a.WebAddress = addr
 	}
 	t.finish()
 	return a
+}
+
+// isLoopback reports whether a host:port names only this machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // parseMode reads a permission mode written as an octal string ("0660"). An
@@ -344,6 +386,44 @@ func (ck *checker) synthesis(t *table) Synthesis {
 	return s
 }
 
+// client reads one [[client]]: a name, a token file, whether it is an admin.
+// Tokens are for the TCP listener: api.Listen refuses clients without it.
+func (ck *checker) client(t *table) Client {
+	var c Client
+	if name, ok := t.str("name"); ok {
+		switch err := checkName(name); {
+		case err != nil:
+			ck.errorf(t.key("name"), "%v", err)
+		case name == "admin" || strings.HasPrefix(name, "uid"):
+			ck.errorf(t.key("name"), "%q is reserved (\"admin\" is the [api] token_file's client, \"uid:N\" a unix-socket peer's)", name)
+		}
+		c.Name = name
+	} else if _, present := t.m["name"]; !present {
+		ck.errorf(t.at, "missing name")
+	}
+	if p, ok := t.path("token_file"); ok {
+		c.TokenFile = p
+	} else if _, present := t.m["token_file"]; !present {
+		ck.errorf(t.at, "missing token_file (a file holding the client's bearer token)")
+	}
+	if v, ok := t.boolean("admin"); ok {
+		c.Admin = v
+	}
+	t.finish()
+	return c
+}
+
+// uniqueClients reports a client name used twice.
+func (ck *checker) uniqueClients(cs []Client) {
+	seen := map[string]int{}
+	for i, c := range cs {
+		if j, dup := seen[c.Name]; dup && c.Name != "" {
+			ck.errorf(joinKey(elem("client", i), "name"), "%q is already the name of client[%d]", c.Name, j)
+		}
+		seen[c.Name] = i
+	}
+}
+
 func (ck *checker) circuit(t *table) Circuit {
 	c := Circuit{Class: ClassNormal}
 	if name, ok := t.str("name"); ok {
@@ -369,6 +449,7 @@ func (ck *checker) circuit(t *table) Circuit {
 			ck.errorf(t.at, "missing keys (a key directory), or else %s", strings.Join(missing, ", "))
 		}
 	}
+	ck.synthesizer(t, &c)
 	// "priority" is accepted as another name for "class"; both at once would
 	// leave the reader guessing which wins.
 	_, hasClass := t.m["class"]
@@ -387,6 +468,30 @@ func (ck *checker) circuit(t *table) Circuit {
 	}
 	t.finish()
 	return c
+}
+
+// synthesizer reads a circuit's synthesizer plugin keys: the binary, its
+// optional SHA-256 and timeout. The two others without a binary are errors: a
+// pin or a timeout for nothing is a mistake.
+func (ck *checker) synthesizer(t *table, c *Circuit) {
+	c.Synthesizer, _ = t.optPath("synthesizer")
+	if s, ok := t.str("synthesizer_sha256"); ok {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if raw, err := hex.DecodeString(s); err != nil || len(raw) != 32 {
+			ck.errorf(t.key("synthesizer_sha256"), "want 64 hex digits (a SHA-256), got %q", s)
+		} else {
+			c.SynthesizerSHA256 = s
+		}
+		if c.Synthesizer == "" {
+			ck.errorf(t.key("synthesizer_sha256"), "set without synthesizer (the binary it pins)")
+		}
+	}
+	if d, ok := t.duration("synthesizer_timeout", false); ok {
+		c.SynthesizerTimeout = d
+		if c.Synthesizer == "" {
+			ck.errorf(t.key("synthesizer_timeout"), "set without synthesizer (the plugin it bounds)")
+		}
+	}
 }
 
 // checkName keeps circuit names to what is safe in file names, metrics labels

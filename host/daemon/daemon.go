@@ -23,6 +23,7 @@ import (
 	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/shm"
+	"github.com/zkhost/zkhost/host/synth"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
@@ -47,6 +48,12 @@ type circuitEntry struct {
 	shmBytes     uint64
 	solverBytes  uint64
 	backendBytes uint64
+	// synth, when set, is the circuit's synthesizer plugin ([[circuit]]
+	// synthesizer); nil means the built-in gnark solver. synthTimeout bounds one
+	// call to it.
+	synth        *synth.Synth
+	synthPath    string
+	synthTimeout time.Duration
 }
 
 func (ce *circuitEntry) partitionBytes() uint64 {
@@ -60,8 +67,10 @@ type Daemon struct {
 	journal *journal.Journal
 	budget  *budget.Ledger
 	shm     *shm.Store
-	tl      *timeline.Writer
-	metrics *metrics.Metrics
+	// socketDir holds the backends' unix sockets ("" for the temporary directory).
+	socketDir string
+	tl        *timeline.Writer
+	metrics   *metrics.Metrics
 
 	synthQ *queue.Queue[*task]
 	readyQ *queue.Queue[*task]
@@ -81,6 +90,8 @@ type Daemon struct {
 	// restart). It stays in the journal as it was and resumes when a restart
 	// serves the circuit again, unless a client cancels it.
 	parked map[string]string
+	// admitMu makes a limit check and the acceptance it allows one step (tenants.go).
+	admitMu sync.Mutex
 
 	// cores caps the solver threads running at once at [synthesis] cores:
 	// each synthesis holds its threads' worth while it solves (pipeline.go).
@@ -125,12 +136,14 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 			d.closeResources()
 		}
 	}()
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return nil, fmt.Errorf("state directory: %w", err)
+	if tightened, err := config.PrepareStateDir(cfg.StateDir); err != nil {
+		return nil, err
+	} else if tightened {
+		log.Warn("state directory was writable by other users; tightened to mode 0700", "dir", cfg.StateDir)
 	}
 	d.budget = budget.New(cfg.Budget.Bytes, cfg.Budget.CriticalReserve)
-	if d.journal, err = journal.Open(cfg.Journal.Path); err != nil {
-		return nil, fmt.Errorf("journal %s: %w", cfg.Journal.Path, err)
+	if d.journal, err = journal.OpenWith(cfg.Journal.Path, journal.Options{ReserveBytes: cfg.Journal.ReserveBytes}); err != nil {
+		return nil, err // names the journal's path
 	}
 	// Partitions are memfds: an earlier run's died with it, nothing to reap.
 	d.shm = shm.NewStore()
@@ -147,7 +160,21 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 	} else if len(pids) > 0 {
 		log.Warn("killed backends left running by an earlier host", "pids", pids)
 	}
+	// Their sockets too (after the reap above: those backends are dead now).
+	if dir, err := plugins.SocketDir(cfg.StateDir); err != nil {
+		log.Warn("backend sockets go to the temporary directory", "reason", err)
+	} else {
+		d.socketDir = dir
+		if n, err := plugins.ReapSockets(dir); err != nil {
+			log.Warn("reaping stale backend sockets", "error", err)
+		} else if n > 0 {
+			log.Info("removed backend sockets left by an earlier run", "sockets", n)
+		}
+	}
 	if err := d.loadCircuits(); err != nil {
+		return nil, err
+	}
+	if err := d.startSynthesizers(ctx); err != nil { // synthplugin.go
 		return nil, err
 	}
 	if err := d.startDevices(ctx); err != nil {
@@ -292,7 +319,7 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 	for i, dc := range d.cfg.Devices {
 		name := fmt.Sprintf("dev%d", i)
 		// The device field survives in JSON logs, where a backend's own @module replaces the logger's name.
-		lc := plugins.LaunchConfig{Path: dc.Backend, Logger: d.log.Named("backend."+name).With("device", name)}
+		lc := plugins.LaunchConfig{Path: dc.Backend, Logger: d.log.Named("backend."+name).With("device", name), SocketDir: d.socketDir}
 		lc.Env = append(lc.Env, sdk.LogLevelEnv+"="+d.cfg.LogLevel) // backends log at the host's level
 		if dc.SHA256 != "" {
 			sum, err := hex.DecodeString(dc.SHA256)
@@ -419,6 +446,9 @@ func (d *Daemon) goRun(f func()) {
 // Unfinished jobs stay in the journal and resume at the next start.
 func (d *Daemon) Close() {
 	d.cancel()
+	if d.journal != nil {
+		d.journal.Interrupt() // a finalizer waiting for disk space must not hold up the stop
+	}
 	d.wg.Wait()
 	d.closeOnce.Do(d.closeResources)
 }
@@ -429,6 +459,11 @@ func (d *Daemon) Close() {
 func (d *Daemon) closeResources() {
 	for _, de := range d.devices {
 		de.dev.Close()
+	}
+	for _, ce := range d.circuits {
+		if ce.synth != nil {
+			ce.synth.Close()
+		}
 	}
 	closed := map[*circuit.Circuit]bool{}
 	for _, ce := range d.circuits {

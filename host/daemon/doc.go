@@ -18,4 +18,12 @@
 // counts (a bad device costs a retry, never a wrong proof). Jobs, witnesses and
 // proofs are durable in the journal: a restarted daemon resumes unfinished jobs
 // from their unproved partitions.
+//
+// Synthesis has two sources, chosen per circuit: gnark's solver in the daemon,
+// or the circuit's synthesizer plugin ([[circuit]] synthesizer, package
+// host/synth, synthplugin.go), a process that writes the partition into a memfd
+// the daemon made and seals once it answers. The pipeline around it is the same (budget first, order,
+// verification); what the plugin writes is checked, and a proof that does not
+// verify makes the daemon check the partition against the circuit, so a
+// synthesizer that lies fails its job with an error that says so.
 package daemon

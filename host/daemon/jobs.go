@@ -15,6 +15,7 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/sdk"
@@ -42,6 +43,7 @@ const subscriberBuffer = 4096
 type liveJob struct {
 	id      string
 	reqID   string
+	owner   string // the identity that submitted it (tenants.go)
 	seq     uint64
 	circ    *circuitEntry
 	class   queue.Class
@@ -67,6 +69,10 @@ type task struct {
 	attempts int
 	reasons  []string
 	failedOn map[string]bool // devices an attempt failed on (written before a requeue)
+
+	// synthAttempts counts the calls to the circuit's synthesizer plugin (none
+	// for the built-in solver), which a crashing or hanging plugin retries.
+	synthAttempts int
 
 	// Set as the partition moves on.
 	resv   *budget.Reservation
@@ -98,8 +104,10 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	inputs, noun := req.Inputs()
 	assignments := len(req.Assignments) > 0
-	if !assignments {
-		// Witnesses are solved here: refuse them now, not once per partition.
+	if !assignments && ce.synth == nil {
+		// Witnesses are solved here (unless the circuit's synthesizer plugin
+		// solves them, with the hints it links): refuse them now, not once per
+		// partition.
 		if err := ce.c.CheckSolvable(); err != nil {
 			return api.Job{}, api.InvalidArgumentf("%v", err)
 		}
@@ -113,7 +121,26 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		return api.Job{}, api.TooLarge(fmt.Sprintf("a partition of circuit %s (class %s)", ce.name, class), need, d.budget.Limit(class))
 	}
 	req.Class = api.Class(class)
+	if err := d.anyServing(); err != nil {
+		return api.Job{}, err
+	}
+	owner := api.IdentityFrom(ctx).Name
+	if err := d.admitSpace(owner, req); err != nil {
+		return api.Job{}, err
+	}
+	if d.cfg.Limits != (config.Limits{}) {
+		// Check and accept under one lock, so that concurrent submissions
+		// cannot pass a limit together.
+		d.admitMu.Lock()
+		defer d.admitMu.Unlock()
+		if req.RequestID == "" || d.jobForRequest(owner, req.RequestID) == "?" {
+			if err := d.checkLimits(owner, len(req.Witnesses)); err != nil {
+				return api.Job{}, err
+			}
+		}
+	}
 	rec, existing, err := d.journal.CreateJob(journal.Job{
+		Owner:         owner,
 		RequestID:     req.RequestID,
 		ContentDigest: req.Digest(),
 		Circuit:       req.Circuit,
@@ -122,10 +149,10 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}, inputs) // an assignment is told from a witness by its magic (circuit.IsAssignment)
 	if errors.Is(err, journal.ErrRequestIDConflict) {
 		// CreateJob returns no job with this error; find the one the id names.
-		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, d.jobForRequest(req.RequestID))
+		return api.Job{}, api.Conflictf("request id %q already names job %s, submitted with other content", req.RequestID, d.jobForRequest(owner, req.RequestID))
 	}
 	if err != nil {
-		return api.Job{}, fmt.Errorf("journal: %w", err)
+		return api.Job{}, spaceRefusal(fmt.Errorf("journal: %w", err))
 	}
 	if existing {
 		return d.Get(ctx, rec.ID)
@@ -138,25 +165,52 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	return d.jobView(j, false), nil
 }
 
-// jobForRequest returns the id of the job submitted with request id reqID, or "?"
-// when none is found.
-func (d *Daemon) jobForRequest(reqID string) string {
-	d.mu.Lock()
-	for _, j := range d.jobs {
-		if j.reqID == reqID {
-			d.mu.Unlock()
-			return j.id
+// anyServing refuses a new job when no device can prove now: every device is
+// down, unhealthy or without usable hardware. The error names each device and
+// why.
+func (d *Daemon) anyServing() error {
+	var why []string
+	for _, de := range d.devices {
+		if de.serving() {
+			return nil
 		}
+		ds := d.deviceStatus(de, time.Now())
+		why = append(why, fmt.Sprintf("%s: %s", ds.Name, ds.Error))
 	}
-	d.mu.Unlock()
-	// A job finished before this daemon started is only in the journal.
-	recs, err := d.journal.ListJobs(journal.Filter{})
-	if err == nil {
-		for _, rec := range recs {
-			if rec.RequestID == reqID {
-				return rec.ID
-			}
-		}
+	return api.Unavailablef("no healthy device can prove this job now, so it was not accepted (%s); submit again once a device serves (zkhost status shows them)", strings.Join(why, "; "))
+}
+
+// admitSpace refuses a new job while the journal's storage is short of space,
+// or when its directory has too little free for the job's witnesses. A retried
+// submission of a job already accepted passes: the journal finds it without
+// writing.
+func (d *Daemon) admitSpace(owner string, req api.SubmitRequest) error {
+	var size uint64
+	for _, w := range req.Witnesses {
+		size += uint64(len(w))
+	}
+	err := d.journal.Admit(size)
+	if err != nil && req.RequestID != "" && errors.Is(err, journal.ErrNoSpace) && d.jobForRequest(owner, req.RequestID) != "?" {
+		return nil
+	}
+	return spaceRefusal(err)
+}
+
+// spaceRefusal turns the journal's NoSpaceError into ResourceExhausted; other
+// errors pass unchanged.
+func spaceRefusal(err error) error {
+	var nse *journal.NoSpaceError
+	if errors.As(err, &nse) {
+		return api.TooLittleSpace(nse.Need, nse.Free, "new jobs are refused: "+nse.Error())
+	}
+	return err
+}
+
+// jobForRequest returns the id of the job owner submitted with request id
+// reqID, or "?" when none is found.
+func (d *Daemon) jobForRequest(owner, reqID string) string {
+	if rec, ok, err := d.journal.JobForRequest(owner, reqID); err == nil && ok {
+		return rec.ID
 	}
 	return "?"
 }
@@ -165,7 +219,7 @@ func (d *Daemon) jobForRequest(reqID string) string {
 func (d *Daemon) startJob(rec journal.Job, ce *circuitEntry, class queue.Class, done map[int]bool) *liveJob {
 	ctx, cancel := context.WithCancel(d.ctx)
 	j := &liveJob{
-		id: rec.ID, reqID: rec.RequestID, seq: rec.Seq, circ: ce, class: class, created: rec.Created,
+		id: rec.ID, reqID: rec.RequestID, owner: rec.Owner, seq: rec.Seq, circ: ce, class: class, created: rec.Created,
 		ctx: ctx, cancel: cancel, state: api.JobQueued,
 		parts: make([]api.Partition, rec.Partitions),
 		subs:  map[chan api.JobEvent]struct{}{},
@@ -262,6 +316,9 @@ func (d *Daemon) recover() error {
 // Get implements api.Service.
 func (d *Daemon) Get(ctx context.Context, jobID string) (api.Job, error) {
 	if err := d.stopping(); err != nil {
+		return api.Job{}, err
+	}
+	if err := d.visible(ctx, jobID); err != nil {
 		return api.Job{}, err
 	}
 	d.mu.Lock()
@@ -383,7 +440,7 @@ func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) 
 	if limit <= 0 {
 		limit = 100
 	}
-	jf := journal.Filter{Limit: limit}
+	jf := journal.Filter{Limit: limit, Owner: listOwner(ctx)}
 	if f.State != api.JobStateUnspecified {
 		jf.States = []journal.State{journal.State(f.State.String())}
 	}
@@ -415,6 +472,9 @@ func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) 
 // cancelled in their backend, and their memory is released.
 func (d *Daemon) Cancel(ctx context.Context, jobID string) (api.Job, error) {
 	if err := d.stopping(); err != nil {
+		return api.Job{}, err
+	}
+	if err := d.visible(ctx, jobID); err != nil {
 		return api.Job{}, err
 	}
 	d.mu.Lock()
@@ -496,6 +556,9 @@ func (d *Daemon) forgetFinished(cutoff time.Time) {
 // Await implements api.Service.
 func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent) error) error {
 	if err := d.stopping(); err != nil {
+		return err
+	}
+	if err := d.visible(ctx, jobID); err != nil {
 		return err
 	}
 	d.mu.Lock()

@@ -40,6 +40,11 @@ type deviceEntry struct {
 // solves the circuit and stages the result in shared memory.
 func (d *Daemon) synthesisWorker(lane string, staged bool, pop func(context.Context) (queue.Item[*task], error)) {
 	for {
+		// While the journal cannot write (a full disk), take no new partition:
+		// its proof could not be recorded, and its staging may need the space.
+		if d.journal.WaitWritable(d.ctx) != nil {
+			return
+		}
 		if staged {
 			select {
 			case d.stageTokens <- struct{}{}:
@@ -112,7 +117,18 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionSynthesizing; p.SynthStart = start })
 	d.event(j, api.JobEvent{Kind: api.EventPartitionSynthesizing, Partition: t.idx, Attempt: t.attempts})
 
-	// A witness is solved; a wire assignment is checked against every constraint.
+	// A witness goes to the circuit's synthesizer plugin when it has one, or is
+	// solved here; a wire assignment needs no solver (nor the plugin's hints) and
+	// is checked here against every constraint, whatever the circuit's source.
+	if ce.synth != nil && !circuit.IsAssignment(t.witness) {
+		w, err := circuit.ParseWitness(t.witness, ce.c)
+		if err != nil {
+			d.failTask(t, fmt.Sprintf("synthesis: witness %v", err))
+			return
+		}
+		d.synthesizeWithPlugin(it, lane, w, queued, start) // synthplugin.go
+		return
+	}
 	W, A, B, w, err := circuit.SynthesizeInput(ce.c, t.witness, d.cfg.Synthesis.Threads)
 	if err != nil {
 		// An input that does not satisfy the circuit fails the same way everywhere.
@@ -129,12 +145,26 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	}
 	synthEnd := time.Now()
 	h, err := d.shm.Write(fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts), sdk.CurveBLS12381, W, A, B)
+	if err != nil && journal.IsNoSpace(err) {
+		d.stagingNoSpace(it, err)
+		return
+	}
 	if err != nil {
 		d.failTask(t, fmt.Sprintf("shared memory: %v", err))
 		return
 	}
+	d.staged(it, lane, h, queued, start, synthEnd)
+}
+
+// staged hands a partition whose file h is written to the device slots: the
+// solver's memory goes back, the timeline and metrics get its phases, and it
+// joins the ready queue. queued, start and synthEnd are when it began waiting
+// for memory, began synthesis, and was solved.
+func (d *Daemon) staged(it queue.Item[*task], lane string, h sdk.PartitionHandle, queued, start, synthEnd time.Time) {
+	t := it.Value
+	j, ce := t.job, t.job.circ
 	// The solver's vectors are garbage now; its share of the reservation goes back.
-	if err := resv.Release(ce.solverBytes); err != nil {
+	if err := t.resv.Release(ce.solverBytes); err != nil {
 		d.log.Warn("budget release", "error", err)
 	}
 	t.handle = &h
@@ -276,12 +306,20 @@ func (d *Daemon) finalize(t *task) {
 		return
 	}
 	out := t.result
+	if errors.Is(out.err, device.ErrNotServing) {
+		d.putBack(t, out.err)
+		return
+	}
 	if out.err != nil {
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, out.err), sdk.IsRetryable(out.err) || errors.Is(out.err, device.ErrCrashed))
 		return
 	}
 	start := time.Now()
 	if _, err := finalize.Verify(ce.c.VK, out.res.Proof, t.public); err != nil {
+		if lie := d.checkPluginPartition(t); lie != "" { // synthplugin.go
+			d.failTask(t, lie)
+			return
+		}
 		d.log.Error("device returned a proof that does not verify", "device", t.device, "job", j.id, "partition", t.idx, "error", err)
 		d.metrics.VerifyFailure(t.device)
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, err), true)
@@ -293,6 +331,12 @@ func (d *Daemon) finalize(t *task) {
 	_, err := d.journal.MarkPartitionDone(j.id, t.idx, out.res.Proof, t.publicBytes)
 	if errors.Is(err, journal.ErrJobFinished) {
 		// The job ended (a cancel) while this proof was verified: it is not wanted.
+		d.releaseTask(t)
+		return
+	}
+	if errors.Is(err, journal.ErrClosed) {
+		// The daemon stops while the disk is full: the partition is still
+		// pending in the journal, and the next start proves it again.
 		d.releaseTask(t)
 		return
 	}
@@ -361,6 +405,48 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 			requeue()
 		case <-j.ctx.Done():
 			d.releaseTask(t)
+		}
+	})
+}
+
+// putBack returns a staged partition to the ready queue without spending an
+// attempt: the device it was dispatched to went down before its backend had
+// it, so placement gives it to a device that serves.
+func (d *Daemon) putBack(t *task, why error) {
+	j := t.job
+	t.attempts--
+	d.log.Warn("device went down before proving a partition; it goes back to the queue", "job", j.id, "partition", t.idx, "device", t.device, "error", why)
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionQueued
+		p.Attempts = t.attempts
+		p.Device = ""
+		p.Error = why.Error()
+	})
+	d.event(j, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: why.Error()})
+	if err := d.readyQ.Requeue(queue.Item[*task]{Class: j.class, JobSeq: j.seq, Partition: t.idx, Value: t}); err != nil {
+		d.failTask(t, fmt.Sprintf("requeue: %v", err))
+	}
+}
+
+// stagingNoSpace puts back a partition whose memfd could not be written for
+// lack of space (ENOSPC: memory, or the memory cgroup's limit): no fault of the partition, so it costs no attempt,
+// and it is synthesized again after a backoff, when space may have returned.
+func (d *Daemon) stagingNoSpace(it queue.Item[*task], err error) {
+	t, j := it.Value, it.Value.job
+	d.log.Warn("no space to stage a partition; it waits and is synthesized again", "job", j.id, "partition", t.idx, "error", err)
+	d.releaseTask(t)
+	d.updatePart(j, t.idx, func(p *api.Partition) {
+		p.State = api.PartitionQueued
+		p.Error = "waiting for space to stage: " + err.Error()
+	})
+	backoff := max(d.cfg.Retry.BackoffMax, time.Second)
+	d.goRun(func() {
+		select {
+		case <-time.After(backoff):
+			if err := d.synthQ.Requeue(it); err != nil {
+				d.failTask(t, fmt.Sprintf("requeue: %v", err))
+			}
+		case <-j.ctx.Done():
 		}
 	})
 }

@@ -45,6 +45,11 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 	}
 	st := d.budget.Stats()
 	rep.Budget = api.BudgetStatus{UsedBytes: st.Used, TotalBytes: st.Total, CriticalReserveBytes: st.CriticalReserve}
+	jh := d.journal.Health()
+	rep.Journal = api.JournalStatus{
+		Dir: jh.Dir, Writable: jh.Writable, ShortSince: jh.Since, LastError: jh.LastError, WriteRetries: jh.Retries,
+		FreeBytes: jh.FreeBytes, ReserveBytes: jh.ReserveBytes, ReserveHeld: jh.ReserveHeld,
+	}
 	return rep, nil
 }
 
@@ -55,7 +60,7 @@ func (d *Daemon) deviceStatus(de *deviceEntry, now time.Time) api.DeviceStatus {
 		Name: info.Name, Backend: de.backend, Model: info.Description.Device.Model, Kind: info.Description.Device.Kind,
 		InFlight: info.InFlight, MaxInFlight: info.MaxInFlight, BusyPercent: de.busy.percent(now, d.started),
 		KeysResident: info.Keys, Restarts: info.Restarts,
-		Healthy: info.State != device.StateUnhealthy && info.Description.Device.Available,
+		Healthy: info.State != device.StateUnhealthy && info.State != device.StateDown && info.Description.Device.Available,
 	}
 	if pct, source, note := de.util.percent(now); source != "" {
 		ds.UtilizationPercent, ds.UtilizationSource = pct, source
@@ -65,6 +70,8 @@ func (d *Daemon) deviceStatus(de *deviceEntry, now time.Time) api.DeviceStatus {
 	switch {
 	case info.State == device.StateUnhealthy:
 		ds.Error = fmt.Sprintf("unhealthy: %d crashes within the window; last: %s (zkhost enable %s puts it back)", info.Crashes, info.LastError, info.Name)
+	case info.State == device.StateDown:
+		ds.Error = fmt.Sprintf("down: its backend exited and cannot be started again (%d restarts failed, retried with backoff); last: %s", info.StartFailures, info.LastError)
 	case !info.Description.Device.Available:
 		ds.Error = "no usable device: " + info.Description.Device.Reason
 	case info.State != device.StateReady:

@@ -27,6 +27,11 @@ const admissionWait = 10 * time.Second
 // ErrStopped is returned by calls on a Device after Close.
 var ErrStopped = errors.New("device stopped")
 
+// ErrNotServing is returned by calls on a device whose backend exited and could
+// not be started again (StateDown). The call never reached a backend, so the
+// work it carried is not at fault.
+var ErrNotServing = errors.New("device cannot start its backend")
+
 // State is where a device's backend process stands.
 type State int
 
@@ -37,6 +42,7 @@ const (
 	StateRestarting              // the backend exited; waiting out the backoff
 	StateUnhealthy               // crashed CrashLimit times within CrashWindow; not restarted until re-enabled or the window passes
 	StateStopped                 // Close was called
+	StateDown                    // the backend exited and a restart failed (binary gone or changed, cannot start); retried with backoff
 )
 
 func (s State) String() string {
@@ -51,6 +57,8 @@ func (s State) String() string {
 		return "unhealthy"
 	case StateStopped:
 		return "stopped"
+	case StateDown:
+		return "down"
 	}
 	return fmt.Sprintf("state(%d)", int(s))
 }
@@ -87,10 +95,12 @@ type Info struct {
 	InFlight    int // partitions being proved now
 	MaxInFlight int
 	Restarts    int
-	Crashes     int // within the crash window
-	Keys        []string
-	Pid         int
-	LastError   string
+	// StartFailures counts failed restarts since the backend last ran.
+	StartFailures int
+	Crashes       int // within the crash window
+	Keys          []string
+	Pid           int
+	LastError     string
 }
 
 type residentKey struct {
@@ -118,6 +128,7 @@ type Device struct {
 	keys      map[string]*residentKey
 	inFlight  int
 	restarts  int
+	startFail int // failed restarts since the backend last ran
 	crashes   []time.Time
 	lastErr   string
 	readyCh   chan struct{} // closed when state becomes Ready; replaced on restart
@@ -191,6 +202,7 @@ func (d *Device) launch(ctx context.Context) error {
 	d.procCtx, d.procStop = pctx, pstop
 	d.gen++
 	d.state = StateReady
+	d.startFail = 0
 	close(d.readyCh)
 	d.mu.Unlock()
 	d.log.Info("backend ready", "name", desc.Name, "version", desc.Version, "kind", desc.Device.Kind,
@@ -263,14 +275,21 @@ func (d *Device) supervise() {
 				d.mu.Unlock()
 				break
 			}
-			d.log.Error("backend restart failed", "error", err)
-			d.mu.Lock()
-			d.lastErr = err.Error()
-			d.mu.Unlock()
-			delay *= 2
+			delay = max(delay, d.opts.BackoffBase) * 2
 			if delay > d.opts.BackoffMax || delay <= 0 {
 				delay = d.opts.BackoffMax
 			}
+			d.log.Error("backend restart failed; the device takes no work until a restart succeeds", "error", err, "retry_in", delay)
+			d.mu.Lock()
+			// Down, not restarting: a backend that cannot start (its binary
+			// replaced or removed, a library missing) stays so until someone
+			// acts, and its device must neither look healthy nor take work.
+			d.lastErr = err.Error()
+			d.startFail++
+			if d.state == StateRestarting {
+				d.state = StateDown
+			}
+			d.mu.Unlock()
 		}
 	}
 }
@@ -378,7 +397,7 @@ func (d *Device) Info() Info {
 	d.pruneCrashes(time.Now())
 	info := Info{
 		Name: d.opts.Name, State: d.state, Description: d.desc, InFlight: d.inFlight,
-		Restarts: d.restarts, Crashes: len(d.crashes), LastError: d.lastErr,
+		Restarts: d.restarts, StartFailures: d.startFail, Crashes: len(d.crashes), LastError: d.lastErr,
 	}
 	info.MaxInFlight = d.opts.InFlight
 	if info.MaxInFlight <= 0 {
@@ -425,6 +444,11 @@ func (d *Device) current(ctx context.Context) (sdk.Backend, uint64, context.Cont
 			d.mu.Unlock()
 			return nil, 0, nil, fmt.Errorf("device %s is unhealthy (crashed %d times within %s): %w", d.opts.Name, d.opts.CrashLimit, d.opts.CrashWindow, ErrCrashed)
 		}
+		if d.state == StateDown {
+			err := fmt.Errorf("device %s: %w: %s", d.opts.Name, ErrNotServing, d.lastErr)
+			d.mu.Unlock()
+			return nil, 0, nil, err
+		}
 		if d.state == StateReady && d.proc != nil && d.proc.Exited() {
 			// The process died and the supervisor has not noticed yet: wait for
 			// it rather than hand a call to a dead backend (which would cost the
@@ -452,6 +476,9 @@ func (d *Device) current(ctx context.Context) (sdk.Backend, uint64, context.Cont
 		case <-d.stopCh:
 			return nil, 0, nil, ErrStopped
 		case <-ready:
+		case <-time.After(d.opts.PollInterval):
+			// Look again: a restart that fails makes the device down, and a
+			// call waiting for it must hear so rather than wait on.
 		}
 	}
 }

@@ -90,3 +90,13 @@ func runs(pid int, exe string) bool {
 	}
 	return link == want || link == exe
 }
+
+// WritePidFile records another supervised plugin process (a synthesizer, which
+// package host/synth runs) in dir under name, so the ReapStale of a later host
+// kills it too when this host dies without stopping it.
+func WritePidFile(dir, name string, pid int, exe string) error {
+	return writePidFile(dir, name, pid, exe)
+}
+
+// RemovePidFile forgets a plugin process recorded with WritePidFile.
+func RemovePidFile(dir, name string, pid int) { removePidFile(dir, name, pid) }

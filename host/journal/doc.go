@@ -9,7 +9,13 @@
 //
 // Every mutation is committed and synced before the call returns. Mutations
 // that arrive while a commit syncs share the next transaction (group commit),
-// so a disk with slow syncs costs latency, not proofs per second. A Journal is
+// so a disk with slow syncs costs latency, not proofs per second.
+//
+// A full disk is a state, not a failure (space.go): progress on accepted jobs
+// waits and is retried until it commits, a reserve file beside the journal is
+// given up to make room for it, new jobs are refused with a NoSpaceError that
+// names the directory and the space wanted, and the journal recovers by itself
+// when space returns. A Journal is
 // safe for concurrent use. The database
 // file is mode 0600 (witnesses are private inputs) and holds an exclusive lock,
 // so a second daemon on the same state directory fails with ErrLocked instead

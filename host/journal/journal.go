@@ -88,8 +88,12 @@ type Job struct {
 	// ID names the job; CreateJob makes one up when it is empty.
 	ID string
 	// RequestID is the client's idempotency key; empty when the client gave
-	// none (then every submission is a new job).
+	// none (then every submission is a new job). It is scoped by Owner: two
+	// clients may use the same key for different jobs.
 	RequestID string
+	// Owner is the identity of the client that submitted the job; empty for
+	// jobs journaled before owners existed (an admin's).
+	Owner string
 	// ContentDigest identifies what was submitted (circuit and witnesses), so
 	// a retry can be told from a different submission under the same RequestID.
 	ContentDigest [32]byte
@@ -133,15 +137,18 @@ type Filter struct {
 	States []State
 	// Circuit, when set, keeps jobs of this circuit.
 	Circuit string
+	// Owner, when set, keeps the jobs of this owner.
+	Owner string
 	// Limit, when above zero, keeps only the Limit most recent matches.
 	Limit int
 }
 
 // Journal is an open job journal.
 type Journal struct {
-	db   *bolt.DB
-	w    *committer // every write goes through it (groupcommit.go)
-	path string
+	db    *bolt.DB
+	w     *committer // every write goes through it (groupcommit.go)
+	space *spaceKeeper
+	path  string
 	// now is the clock for Created and Finished; tests replace it.
 	now func() time.Time
 }
@@ -155,7 +162,7 @@ type Journal struct {
 //	              witness  <index> -> witness bytes, until proved
 //	              proof    <index> -> proof bytes
 //	              public   <index> -> public witness bytes
-//	requests  <request id> -> job id
+//	requests  <request id>, or <owner> NUL <request id> -> job id
 //	seq       <seq> -> job id (submission order; its bucket sequence is the
 //	          counter Seq comes from)
 //
@@ -167,6 +174,7 @@ var (
 	bucketSeq      = []byte("seq")
 
 	keyVersion = []byte("version")
+	keyProbe   = []byte("probe") // written by the space probe (groupcommit.go)
 	keyJob     = []byte("job")
 	keyParts   = []byte("parts")
 	keyWitness = []byte("witness")
@@ -174,14 +182,34 @@ var (
 	keyPublic  = []byte("public")
 )
 
+// Options are the settings of an open journal.
+type Options struct {
+	// LockTimeout is how long Open waits for another process's file lock (at
+	// least 1ms; DefaultLockTimeout when zero).
+	LockTimeout time.Duration
+	// ReserveBytes is the space kept in a file beside the journal and released
+	// when the disk fills (space.go); 0 keeps none.
+	ReserveBytes uint64
+}
+
 // Open opens the journal at path, creating it (and its directory, mode 0700)
-// when missing. It waits DefaultLockTimeout for another process's lock.
+// when missing. It waits DefaultLockTimeout for another process's lock and
+// keeps no reserve.
 func Open(path string) (*Journal, error) {
-	return OpenTimeout(path, DefaultLockTimeout)
+	return OpenWith(path, Options{})
 }
 
 // OpenTimeout is Open with the given wait for the file lock (at least 1ms).
 func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
+	return OpenWith(path, Options{LockTimeout: lockTimeout})
+}
+
+// OpenWith opens the journal at path with opts.
+func OpenWith(path string, opts Options) (*Journal, error) {
+	lockTimeout := opts.LockTimeout
+	if lockTimeout == 0 {
+		lockTimeout = DefaultLockTimeout
+	}
 	if path == "" {
 		return nil, errors.New("journal: empty path")
 	}
@@ -191,6 +219,11 @@ func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: max(lockTimeout, time.Millisecond)})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("journal %s: %w (is another zkhost using this state directory?)", path, ErrLocked)
+	}
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) {
+		// Both meta pages are damaged (one alone bbolt survives, losing at
+		// most the last transaction): nothing here can be trusted.
+		return nil, fmt.Errorf("journal %s: %w: the file is damaged; restore it from a backup, or move it aside to start with an empty journal (its jobs are then lost)", path, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
@@ -203,7 +236,37 @@ func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
 			return nil, fmt.Errorf("journal %s: %w", path, err)
 		}
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	// A journal already laid out is only read here: a daemon restarted on a
+	// full disk must open it to resume its jobs, and a write would fail.
+	laidOut := false
+	err = db.View(func(tx *bolt.Tx) error {
+		laidOut = true
+		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketRequests, bucketSeq} {
+			if tx.Bucket(name) == nil {
+				laidOut = false
+			}
+		}
+		if laidOut {
+			if v := tx.Bucket(bucketMeta).Get(keyVersion); string(v) != formatVersion {
+				return fmt.Errorf("format version %q; this zkhost reads version %s", v, formatVersion)
+			}
+		}
+		return nil
+	})
+	if err == nil && !laidOut {
+		err = layOut(db)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	space := newSpaceKeeper(path, opts.ReserveBytes)
+	return &Journal{db: db, w: newCommitter(db, space), space: space, path: path, now: time.Now}, nil
+}
+
+// layOut creates the top-level buckets and the format version of a new journal.
+func layOut(db *bolt.DB) error {
+	return db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketRequests, bucketSeq} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
@@ -218,11 +281,6 @@ func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	return &Journal{db: db, w: newCommitter(db), path: path, now: time.Now}, nil
 }
 
 // Path returns the journal's file.
@@ -277,11 +335,22 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 	if job.Created.IsZero() {
 		job.Created = j.now()
 	}
-	err = j.w.update(func(tx *bolt.Tx) error {
+	if job.RequestID != "" && !j.space.health().Writable {
+		// Short of space, a retried submission still finds its job: reading
+		// needs no space, and its client must not be told to come back for
+		// work that was accepted.
+		if prior, ok, err := j.JobForRequest(job.Owner, job.RequestID); err != nil || ok {
+			if err == nil && prior.ContentDigest != job.ContentDigest {
+				err = fmt.Errorf("journal: request %q: %w (job %s)", job.RequestID, ErrRequestIDConflict, prior.ID)
+			}
+			return prior, err == nil, err
+		}
+	}
+	err = j.w.updateRefusable(func(tx *bolt.Tx) error {
 		out, existing = Job{}, false // a group commit may run this again
 		reqs := tx.Bucket(bucketRequests)
 		if job.RequestID != "" {
-			if id := reqs.Get([]byte(job.RequestID)); id != nil {
+			if id := reqs.Get(requestKey(job.Owner, job.RequestID)); id != nil {
 				jb := tx.Bucket(bucketJobs).Bucket(id)
 				if jb == nil {
 					return fmt.Errorf("journal: request %q points at missing job %s", job.RequestID, id)
@@ -312,7 +381,7 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 			return err
 		}
 		if job.RequestID != "" {
-			if err := reqs.Put([]byte(job.RequestID), []byte(job.ID)); err != nil {
+			if err := reqs.Put(requestKey(job.Owner, job.RequestID), []byte(job.ID)); err != nil {
 				return err
 			}
 		}
@@ -359,6 +428,25 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 		return Job{}, false, err
 	}
 	return out, existing, nil
+}
+
+// JobForRequest returns the job owner's request id reqID names, if any, read
+// without writing.
+func (j *Journal) JobForRequest(owner, reqID string) (job Job, ok bool, err error) {
+	err = j.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketRequests).Get(requestKey(owner, reqID))
+		if id == nil {
+			return nil
+		}
+		jb, rec, err := openJob(tx, string(id))
+		if err != nil {
+			return err
+		}
+		job, ok = rec, true
+		job.Pending, err = pendingParts(jb)
+		return err
+	})
+	return job, ok, err
 }
 
 // MarkPartitionDone stores partition idx's proof and public witness, marks it
@@ -542,6 +630,9 @@ func (f Filter) match(job Job) bool {
 	if f.Circuit != "" && job.Circuit != f.Circuit {
 		return false
 	}
+	if f.Owner != "" && job.Owner != f.Owner {
+		return false
+	}
 	if len(f.States) == 0 {
 		return true
 	}
@@ -610,7 +701,8 @@ func (j *Journal) Proofs(jobID string) (proofs []Proof, err error) {
 // their proofs and request IDs, and returns how many it deleted. Unfinished
 // jobs are never pruned.
 func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
-	err = j.w.update(func(tx *bolt.Tx) error {
+	// Refusable: pruning is housekeeping, tried again at its next round.
+	err = j.w.updateRefusable(func(tx *bolt.Tx) error {
 		jobs, seqs, reqs := tx.Bucket(bucketJobs), tx.Bucket(bucketSeq), tx.Bucket(bucketRequests)
 		var doomed []Job
 		err := seqs.ForEach(func(_, id []byte) error {
@@ -638,8 +730,8 @@ func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
 			if err := seqs.Delete(u64(job.Seq)); err != nil {
 				return err
 			}
-			if job.RequestID != "" && string(reqs.Get([]byte(job.RequestID))) == job.ID {
-				if err := reqs.Delete([]byte(job.RequestID)); err != nil {
+			if key := requestKey(job.Owner, job.RequestID); job.RequestID != "" && string(reqs.Get(key)) == job.ID {
+				if err := reqs.Delete(key); err != nil {
 					return err
 				}
 			}
@@ -657,6 +749,7 @@ func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
 type jobRecord struct {
 	ID         string    `json:"id"`
 	RequestID  string    `json:"request_id,omitempty"`
+	Owner      string    `json:"owner,omitempty"`
 	Digest     string    `json:"content_digest"`
 	Circuit    string    `json:"circuit"`
 	Class      string    `json:"class,omitempty"`
@@ -675,7 +768,7 @@ type partRecord struct {
 
 func writeJob(jb *bolt.Bucket, job Job) error {
 	data, err := json.Marshal(jobRecord{
-		ID: job.ID, RequestID: job.RequestID, Digest: hex.EncodeToString(job.ContentDigest[:]),
+		ID: job.ID, RequestID: job.RequestID, Owner: job.Owner, Digest: hex.EncodeToString(job.ContentDigest[:]),
 		Circuit: job.Circuit, Class: job.Class, Seq: job.Seq, Partitions: job.Partitions,
 		Created: job.Created, Finished: job.Finished, State: job.State, Error: job.Error,
 	})
@@ -691,7 +784,7 @@ func readJob(jb *bolt.Bucket) (Job, error) {
 		return Job{}, fmt.Errorf("journal: corrupt job record: %w", err)
 	}
 	job := Job{
-		ID: rec.ID, RequestID: rec.RequestID, Circuit: rec.Circuit, Class: rec.Class, Seq: rec.Seq,
+		ID: rec.ID, RequestID: rec.RequestID, Owner: rec.Owner, Circuit: rec.Circuit, Class: rec.Class, Seq: rec.Seq,
 		Partitions: rec.Partitions, Created: rec.Created, Finished: rec.Finished, State: rec.State, Error: rec.Error,
 	}
 	d, err := hex.DecodeString(rec.Digest)
@@ -764,6 +857,16 @@ func clearBucket(jb *bolt.Bucket, name []byte) error {
 	}
 	_, err := jb.CreateBucket(name)
 	return err
+}
+
+// requestKey is a request id's key in the requests bucket: the id itself for
+// the owner "" (as journals before owners wrote it), else the owner, a NUL and
+// the id, so clients' keys never meet.
+func requestKey(owner, reqID string) []byte {
+	if owner == "" {
+		return []byte(reqID)
+	}
+	return []byte(owner + "\x00" + reqID)
 }
 
 func u32(i int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(i)) }

@@ -597,3 +597,32 @@ func BenchmarkJob(b *testing.B) {
 		}
 	}
 }
+
+// TestOwnersScopeRequestIDs: two owners may use one request id for different
+// jobs; each retry finds its owner's job; ListJobs filters by owner.
+func TestOwnersScopeRequestIDs(t *testing.T) {
+	j, err := Open(filepath.Join(t.TempDir(), "journal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	a, _, err := j.CreateJob(Job{Circuit: "c", RequestID: "r1", Owner: "alice", ContentDigest: [32]byte{1}}, [][]byte{{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, existing, err := j.CreateJob(Job{Circuit: "c", RequestID: "r1", Owner: "bob", ContentDigest: [32]byte{2}}, [][]byte{{2}})
+	if err != nil || existing || b.ID == a.ID {
+		t.Fatalf("bob's r1: %v existing=%v id=%s (alice's %s); want a job of his own", err, existing, b.ID, a.ID)
+	}
+	again, existing, err := j.CreateJob(Job{Circuit: "c", RequestID: "r1", Owner: "alice", ContentDigest: [32]byte{1}}, [][]byte{{1}})
+	if err != nil || !existing || again.ID != a.ID || again.Owner != "alice" {
+		t.Fatalf("alice's retry: %v existing=%v %+v", err, existing, again)
+	}
+	if got, ok, err := j.JobForRequest("bob", "r1"); err != nil || !ok || got.ID != b.ID {
+		t.Errorf("JobForRequest(bob, r1) = %s %v %v", got.ID, ok, err)
+	}
+	jobs, err := j.ListJobs(Filter{Owner: "bob"})
+	if err != nil || len(jobs) != 1 || jobs[0].ID != b.ID {
+		t.Errorf("bob's jobs: %v, %v", jobs, err)
+	}
+}

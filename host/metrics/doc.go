@@ -26,6 +26,9 @@
 //	zkhost_device_healthy{device}, zkhost_device_keys_resident{device}
 //	zkhost_backend_restarts_total{device}             counter
 //	zkhost_device_info{device,backend,kind,model}, zkhost_build_info{version}
+//	zkhost_journal_writable{dir}, zkhost_journal_free_bytes{dir}  0 while the disk is full
+//	zkhost_journal_write_retries_total                counter
+//	zkhost_journal_reserve_held_bytes
 //
 // NewRegistry adds the Go runtime and process collectors (go_*, process_*).
 // Device utilization is rate(zkhost_device_busy_seconds_total[1m]).

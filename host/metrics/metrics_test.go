@@ -60,6 +60,7 @@ func sampleService() *fakeService {
 				{Name: "dev1", Backend: "zkhost-backend-cuda", Model: "NVIDIA H200", Kind: "gpu", MaxInFlight: 2, Healthy: false, Error: "unhealthy"},
 			},
 			Budget:  api.BudgetStatus{UsedBytes: 1 << 30, TotalBytes: 8 << 30, CriticalReserveBytes: 1 << 29},
+			Journal: api.JournalStatus{Dir: "/state", Writable: false, WriteRetries: 12, FreeBytes: 4096, ReserveBytes: 1 << 20},
 			Version: "0.1.0-test",
 		},
 		jobs: []api.Job{
@@ -221,8 +222,18 @@ zkhost_backend_restarts_total{device="dev1"} 0
 # TYPE zkhost_device_healthy gauge
 zkhost_device_healthy{device="dev0"} 1
 zkhost_device_healthy{device="dev1"} 0
+# HELP zkhost_journal_writable 1 when the journal records writes; 0 while its disk is full (new jobs refused, accepted ones wait).
+# TYPE zkhost_journal_writable gauge
+zkhost_journal_writable{dir="/state"} 0
+# HELP zkhost_journal_write_retries_total Journal writes retried after a space error (full disk, quota, file-size limit).
+# TYPE zkhost_journal_write_retries_total counter
+zkhost_journal_write_retries_total 12
+# HELP zkhost_journal_reserve_held_bytes Space the journal's reserve file holds now (released when the disk fills).
+# TYPE zkhost_journal_reserve_held_bytes gauge
+zkhost_journal_reserve_held_bytes 0
 `
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "zkhost_queue_partitions", "zkhost_budget_used_bytes", "zkhost_backend_restarts_total", "zkhost_device_healthy"); err != nil {
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "zkhost_queue_partitions", "zkhost_budget_used_bytes", "zkhost_backend_restarts_total", "zkhost_device_healthy",
+		"zkhost_journal_writable", "zkhost_journal_write_retries_total", "zkhost_journal_reserve_held_bytes"); err != nil {
 		t.Error(err)
 	}
 	// Partitions per phase: the running normal job's six partitions in five

@@ -105,6 +105,8 @@ type StatusCollector struct {
 	budgetUsed, budgetTotal, budgetReserve   *prometheus.Desc
 	devInFlight, devMaxInFlight, devHealthy  *prometheus.Desc
 	devKeys, devRestarts, devInfo, buildInfo *prometheus.Desc
+	journalWritable, journalRetries          *prometheus.Desc
+	journalFree, journalReserve              *prometheus.Desc
 }
 
 // NewStatusCollector returns a collector over svc. A scrape waits at most 5
@@ -127,6 +129,10 @@ func NewStatusCollector(svc api.Service) *StatusCollector {
 		devRestarts:     desc("backend_restarts_total", "Restarts of the device's backend process after it crashed.", "device"),
 		devInfo:         desc("device_info", "The device's backend and hardware; always 1.", "device", "backend", "kind", "model"),
 		buildInfo:       desc("build_info", "The daemon's version; always 1.", "version"),
+		journalWritable: desc("journal_writable", "1 when the journal records writes; 0 while its disk is full (new jobs refused, accepted ones wait).", "dir"),
+		journalRetries:  desc("journal_write_retries_total", "Journal writes retried after a space error (full disk, quota, file-size limit)."),
+		journalFree:     desc("journal_free_bytes", "Space free to the daemon's user in the journal's directory.", "dir"),
+		journalReserve:  desc("journal_reserve_held_bytes", "Space the journal's reserve file holds now (released when the disk fills)."),
 	}
 }
 
@@ -136,6 +142,7 @@ func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.queueJobs, c.queuePartitions, c.partitions, c.synthRunning, c.synthCapacity,
 		c.budgetUsed, c.budgetTotal, c.budgetReserve, c.devInFlight, c.devMaxInFlight,
 		c.devHealthy, c.devKeys, c.devRestarts, c.devInfo, c.buildInfo,
+		c.journalWritable, c.journalRetries, c.journalFree, c.journalReserve,
 	} {
 		ch <- d
 	}
@@ -176,6 +183,17 @@ func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.devInfo, 1, d.Name, d.Backend, d.Kind, d.Model)
 	}
 	gauge(c.buildInfo, 1, st.Version)
+	writable, held := 0.0, 0.0
+	if st.Journal.Writable {
+		writable = 1
+	}
+	if st.Journal.ReserveHeld {
+		held = float64(st.Journal.ReserveBytes)
+	}
+	gauge(c.journalWritable, writable, st.Journal.Dir)
+	ch <- prometheus.MustNewConstMetric(c.journalRetries, prometheus.CounterValue, float64(st.Journal.WriteRetries))
+	gauge(c.journalFree, float64(st.Journal.FreeBytes), st.Journal.Dir)
+	gauge(c.journalReserve, held)
 
 	jobs, err := ActiveJobs(ctx, c.svc)
 	if err != nil {

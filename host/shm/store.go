@@ -30,19 +30,21 @@ const seals = sdk.RequiredSeals | unix.F_SEAL_SEAL
 // The name shows in /proc as the memfd's ("/memfd:NAME (deleted)").
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// Store holds the host's partitions, one sealed memfd each. Its methods may be
-// called concurrently.
+// Store holds the host's partitions, one sealed memfd each, and the outputs
+// that synthesizer plugins are writing (output.go). Its methods may be called
+// concurrently.
 type Store struct {
 	pid int
 
-	mu     sync.Mutex
-	files  map[uint64]*os.File // by inode, which the handle carries
-	closed bool
+	mu      sync.Mutex
+	files   map[uint64]*os.File // sealed partitions, by inode, which the handle carries
+	pending map[uint64]output   // outputs not yet adopted, by inode
+	closed  bool
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{pid: os.Getpid(), files: make(map[uint64]*os.File)}
+	return &Store{pid: os.Getpid(), files: make(map[uint64]*os.File), pending: make(map[uint64]output)}
 }
 
 // Write writes one BLS12-381 partition into a new memfd, laid out by
@@ -94,7 +96,7 @@ func (s *Store) Write(name string, curve sdk.Curve, W, A, B []fr.Element) (sdk.P
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
 	}
 	h.Inode = uint64(st.Ino)
-	h.Path = fmt.Sprintf("/proc/%d/fd/%d", s.pid, f.Fd())
+	h.Path = s.path(f)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,31 +195,43 @@ func bytesOf(v []fr.Element) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*sdk.ElementSize)
 }
 
-// Remove closes the memfd of the partition h names; its memory is freed once no
-// backend maps it any more. A partition already removed is not an error; a
-// handle this store did not write is.
+// Remove closes the memfd of the partition h names, or of an output not yet
+// adopted; its memory is freed once no backend (or synthesizer) maps it any
+// more. A partition already removed is not an error; a handle this store did
+// not make is.
 func (s *Store) Remove(h sdk.PartitionHandle) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, ok := s.files[h.Inode]
 	if !ok {
-		return nil
+		o, pending := s.pending[h.Inode]
+		if !pending {
+			return nil
+		}
+		f = o.f
 	}
-	if want := fmt.Sprintf("/proc/%d/fd/%d", s.pid, f.Fd()); h.Path != want {
+	if want := s.path(f); h.Path != want {
 		return fmt.Errorf("shm: remove: handle %s (inode %d) is not this store's partition %s", h.Path, h.Inode, want)
 	}
 	delete(s.files, h.Inode)
+	delete(s.pending, h.Inode)
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("shm: remove: %w", err)
 	}
 	return nil
 }
 
-// Len returns how many partitions the store holds.
+// path is how other processes reach the memfd f: the host's descriptor in /proc.
+func (s *Store) path(f *os.File) string {
+	return fmt.Sprintf("/proc/%d/fd/%d", s.pid, f.Fd())
+}
+
+// Len returns how many partitions the store holds, outputs not yet adopted
+// included.
 func (s *Store) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.files)
+	return len(s.files) + len(s.pending)
 }
 
 func (s *Store) isClosed() bool {
@@ -226,8 +240,8 @@ func (s *Store) isClosed() bool {
 	return s.closed
 }
 
-// Close removes every partition. Later writes fail; closing twice is not an
-// error.
+// Close removes every partition and pending output. Later writes and outputs
+// fail; closing twice is not an error.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -241,6 +255,12 @@ func (s *Store) Close() error {
 			errs = append(errs, err)
 		}
 		delete(s.files, ino)
+	}
+	for ino, o := range s.pending {
+		if err := o.f.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(s.pending, ino)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("shm: close: %w", errors.Join(errs...))

@@ -11,10 +11,12 @@
 //
 // Authentication follows the API's. A daemon whose API listens on TCP has a
 // bearer token ([api] token_file) and a TLS certificate; its web server then
-// serves HTTPS with the same certificate and answers /api/status.json and
-// /metrics only to requests carrying "Authorization: Bearer <token>" (the page
-// itself holds no data: it asks for the token and keeps it in the tab's
-// sessionStorage; a Prometheus scrape config sets authorization.credentials_file).
-// A daemon whose API is on the unix socket only serves plain HTTP with no token:
-// bind web_address to a loopback address then (Listen warns otherwise).
+// serves HTTPS with the same certificate and answers every path, the page
+// included, only to requests carrying "Authorization: Bearer <token>" or the
+// session cookie a browser gets by posting the token to /login (a browser
+// without either gets a login form and nothing else; the cookie is a digest of
+// the token, HttpOnly, Secure, SameSite=Strict; a Prometheus scrape config sets
+// authorization.credentials_file). A daemon whose API is on the unix socket
+// only serves plain HTTP with no token, and only on a loopback address: Listen
+// (and the config) refuse another.
 package web

@@ -15,7 +15,9 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,7 +189,8 @@ func TestListenWithToken(t *testing.T) {
 		path, token string
 		code        int
 	}{
-		{"/", "", 200}, // the page holds no data
+		{"/", "", 401}, // the page too: a login form instead
+		{"/", token, 200},
 		{"/api/status.json", "", 401},
 		{"/api/status.json", "wrong-token-wrong-token", 401},
 		{"/api/status.json", token, 200},
@@ -196,6 +199,39 @@ func TestListenWithToken(t *testing.T) {
 	} {
 		if code, _, _ := get(t, c, base+tc.path, tc.token); code != tc.code {
 			t.Errorf("%s with token %q: %d, want %d", tc.path, tc.token, code, tc.code)
+		}
+	}
+	// Without the token, the page is a login form and nothing else.
+	if code, body, _ := get(t, c, base+"/", ""); code != 401 || !strings.Contains(body, `action="/login"`) || strings.Contains(body, "tokenbox") {
+		t.Errorf("page without a token: %d\n%s", code, body)
+	}
+	// A browser signs in once and holds a session cookie (not the token).
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Transport: c.Transport}
+	resp, err := browser.PostForm(base+"/login", url.Values{"token": {"wrong-token-wrong-token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || len(jar.Cookies(resp.Request.URL)) != 0 {
+		t.Errorf("login with a wrong token: %d, cookies %v", resp.StatusCode, jar.Cookies(resp.Request.URL))
+	}
+	resp, err = browser.PostForm(base+"/login", url.Values{"token": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "tokenbox") {
+		t.Errorf("login with the token, redirected to the page: %d\n%.300s", resp.StatusCode, page)
+	}
+	cookies := jar.Cookies(resp.Request.URL)
+	if len(cookies) != 1 || strings.Contains(cookies[0].Value, token) {
+		t.Errorf("session cookies %v: want one, not holding the token", cookies)
+	}
+	for _, path := range []string{"/api/status.json", "/metrics"} {
+		if code, _, _ := get(t, browser, base+path, ""); code != 200 {
+			t.Errorf("%s with the session cookie: %d", path, code)
 		}
 	}
 	// Plain HTTP to a TLS listener is refused.
@@ -238,6 +274,7 @@ func TestListenRefuses(t *testing.T) {
 		{"short token", Config{Address: "127.0.0.1:0", TokenFile: short, TLSCertFile: cert, TLSKeyFile: key}, "at least 16"},
 		{"bad cert", Config{Address: "127.0.0.1:0", TokenFile: filepath.Join(dir, "missing"), TLSCertFile: cert, TLSKeyFile: key}, "token file"},
 		{"address in use", Config{Address: busy.Addr().String()}, "listen on"},
+		{"plain HTTP off loopback", Config{Address: "0.0.0.0:0"}, "not a loopback address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Listen(tc.cfg, http.NotFoundHandler(), nil)

@@ -1150,6 +1150,7 @@ type StatusReport struct {
 	Budget            *BudgetStatus          `protobuf:"bytes,5,opt,name=budget,proto3" json:"budget,omitempty"`
 	UptimeNanos       int64                  `protobuf:"varint,6,opt,name=uptime_nanos,json=uptimeNanos,proto3" json:"uptime_nanos,omitempty"`
 	Version           string                 `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
+	Journal           *JournalStatus         `protobuf:"bytes,8,opt,name=journal,proto3" json:"journal,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1233,6 +1234,116 @@ func (x *StatusReport) GetVersion() string {
 	return ""
 }
 
+func (x *StatusReport) GetJournal() *JournalStatus {
+	if x != nil {
+		return x.Journal
+	}
+	return nil
+}
+
+// JournalStatus is the state of the journal's storage. While writable is false
+// (the disk is full) new jobs are refused, no new partitions are taken, and
+// proofs of accepted jobs wait in memory until they can be recorded.
+type JournalStatus struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Dir                string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"` // the journal's directory (the state directory by default)
+	Writable           bool                   `protobuf:"varint,2,opt,name=writable,proto3" json:"writable,omitempty"`
+	ShortSinceUnixNano int64                  `protobuf:"varint,3,opt,name=short_since_unix_nano,json=shortSinceUnixNano,proto3" json:"short_since_unix_nano,omitempty"` // when it became short of space; 0 when writable
+	LastError          string                 `protobuf:"bytes,4,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`                                 // the last storage error, kept after recovery
+	WriteRetries       uint64                 `protobuf:"varint,5,opt,name=write_retries,json=writeRetries,proto3" json:"write_retries,omitempty"`                       // writes retried after a space error since start
+	FreeBytes          uint64                 `protobuf:"varint,6,opt,name=free_bytes,json=freeBytes,proto3" json:"free_bytes,omitempty"`                                // space free to the daemon's user in dir
+	ReserveBytes       uint64                 `protobuf:"varint,7,opt,name=reserve_bytes,json=reserveBytes,proto3" json:"reserve_bytes,omitempty"`                       // the reserve configured
+	ReserveHeld        bool                   `protobuf:"varint,8,opt,name=reserve_held,json=reserveHeld,proto3" json:"reserve_held,omitempty"`                          // whether the reserve file holds it now
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *JournalStatus) Reset() {
+	*x = JournalStatus{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JournalStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JournalStatus) ProtoMessage() {}
+
+func (x *JournalStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JournalStatus.ProtoReflect.Descriptor instead.
+func (*JournalStatus) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *JournalStatus) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+func (x *JournalStatus) GetWritable() bool {
+	if x != nil {
+		return x.Writable
+	}
+	return false
+}
+
+func (x *JournalStatus) GetShortSinceUnixNano() int64 {
+	if x != nil {
+		return x.ShortSinceUnixNano
+	}
+	return 0
+}
+
+func (x *JournalStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *JournalStatus) GetWriteRetries() uint64 {
+	if x != nil {
+		return x.WriteRetries
+	}
+	return 0
+}
+
+func (x *JournalStatus) GetFreeBytes() uint64 {
+	if x != nil {
+		return x.FreeBytes
+	}
+	return 0
+}
+
+func (x *JournalStatus) GetReserveBytes() uint64 {
+	if x != nil {
+		return x.ReserveBytes
+	}
+	return 0
+}
+
+func (x *JournalStatus) GetReserveHeld() bool {
+	if x != nil {
+		return x.ReserveHeld
+	}
+	return false
+}
+
 // ClassQueue is the waiting work of one priority class.
 type ClassQueue struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1245,7 +1356,7 @@ type ClassQueue struct {
 
 func (x *ClassQueue) Reset() {
 	*x = ClassQueue{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1257,7 +1368,7 @@ func (x *ClassQueue) String() string {
 func (*ClassQueue) ProtoMessage() {}
 
 func (x *ClassQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1270,7 +1381,7 @@ func (x *ClassQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassQueue.ProtoReflect.Descriptor instead.
 func (*ClassQueue) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{14}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ClassQueue) GetClass() PriorityClass {
@@ -1322,7 +1433,7 @@ type DeviceStatus struct {
 
 func (x *DeviceStatus) Reset() {
 	*x = DeviceStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1445,7 @@ func (x *DeviceStatus) String() string {
 func (*DeviceStatus) ProtoMessage() {}
 
 func (x *DeviceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1458,7 @@ func (x *DeviceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceStatus.ProtoReflect.Descriptor instead.
 func (*DeviceStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{15}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeviceStatus) GetName() string {
@@ -1459,7 +1570,7 @@ type BudgetStatus struct {
 
 func (x *BudgetStatus) Reset() {
 	*x = BudgetStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1582,7 @@ func (x *BudgetStatus) String() string {
 func (*BudgetStatus) ProtoMessage() {}
 
 func (x *BudgetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1595,7 @@ func (x *BudgetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetStatus.ProtoReflect.Descriptor instead.
 func (*BudgetStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{16}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BudgetStatus) GetUsedBytes() uint64 {
@@ -1516,7 +1627,8 @@ type ErrorDetail struct {
 	// "unavailable", "unauthenticated", "canceled", "deadline_exceeded" or "internal".
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// need_bytes and limit_bytes are set on resource_exhausted: what the job needs and
-	// the most the budget can ever grant it.
+	// the most the budget can ever grant it (memory), or the space it needs and the
+	// space free in the state directory (a full disk).
 	NeedBytes     uint64 `protobuf:"varint,2,opt,name=need_bytes,json=needBytes,proto3" json:"need_bytes,omitempty"`
 	LimitBytes    uint64 `protobuf:"varint,3,opt,name=limit_bytes,json=limitBytes,proto3" json:"limit_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1525,7 +1637,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1649,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1662,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{17}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ErrorDetail) GetKind() string {
@@ -1645,7 +1757,7 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\aattempt\x18\x05 \x01(\rR\aattempt\x12\x16\n" +
 	"\x06device\x18\x06 \x01(\tR\x06device\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reason\x12 \n" +
-	"\x03job\x18\b \x01(\v2\x0e.zkhost.v1.JobR\x03job\"\xba\x02\n" +
+	"\x03job\x18\b \x01(\v2\x0e.zkhost.v1.JobR\x03job\"\xee\x02\n" +
 	"\fStatusReport\x12-\n" +
 	"\x06queues\x18\x01 \x03(\v2\x15.zkhost.v1.ClassQueueR\x06queues\x12+\n" +
 	"\x11synthesis_running\x18\x02 \x01(\rR\x10synthesisRunning\x12-\n" +
@@ -1653,7 +1765,19 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\adevices\x18\x04 \x03(\v2\x17.zkhost.v1.DeviceStatusR\adevices\x12/\n" +
 	"\x06budget\x18\x05 \x01(\v2\x17.zkhost.v1.BudgetStatusR\x06budget\x12!\n" +
 	"\fuptime_nanos\x18\x06 \x01(\x03R\vuptimeNanos\x12\x18\n" +
-	"\aversion\x18\a \x01(\tR\aversion\"p\n" +
+	"\aversion\x18\a \x01(\tR\aversion\x122\n" +
+	"\ajournal\x18\b \x01(\v2\x18.zkhost.v1.JournalStatusR\ajournal\"\x9b\x02\n" +
+	"\rJournalStatus\x12\x10\n" +
+	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1a\n" +
+	"\bwritable\x18\x02 \x01(\bR\bwritable\x121\n" +
+	"\x15short_since_unix_nano\x18\x03 \x01(\x03R\x12shortSinceUnixNano\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\x12#\n" +
+	"\rwrite_retries\x18\x05 \x01(\x04R\fwriteRetries\x12\x1d\n" +
+	"\n" +
+	"free_bytes\x18\x06 \x01(\x04R\tfreeBytes\x12#\n" +
+	"\rreserve_bytes\x18\a \x01(\x04R\freserveBytes\x12!\n" +
+	"\freserve_held\x18\b \x01(\bR\vreserveHeld\"p\n" +
 	"\n" +
 	"ClassQueue\x12.\n" +
 	"\x05class\x18\x01 \x01(\x0e2\x18.zkhost.v1.PriorityClassR\x05class\x12\x12\n" +
@@ -1748,7 +1872,7 @@ func file_zkhost_v1_zkhost_proto_rawDescGZIP() []byte {
 }
 
 var file_zkhost_v1_zkhost_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_zkhost_v1_zkhost_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_zkhost_v1_zkhost_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_zkhost_v1_zkhost_proto_goTypes = []any{
 	(PriorityClass)(0),          // 0: zkhost.v1.PriorityClass
 	(JobState)(0),               // 1: zkhost.v1.JobState
@@ -1768,10 +1892,11 @@ var file_zkhost_v1_zkhost_proto_goTypes = []any{
 	(*Partition)(nil),           // 15: zkhost.v1.Partition
 	(*JobEvent)(nil),            // 16: zkhost.v1.JobEvent
 	(*StatusReport)(nil),        // 17: zkhost.v1.StatusReport
-	(*ClassQueue)(nil),          // 18: zkhost.v1.ClassQueue
-	(*DeviceStatus)(nil),        // 19: zkhost.v1.DeviceStatus
-	(*BudgetStatus)(nil),        // 20: zkhost.v1.BudgetStatus
-	(*ErrorDetail)(nil),         // 21: zkhost.v1.ErrorDetail
+	(*JournalStatus)(nil),       // 18: zkhost.v1.JournalStatus
+	(*ClassQueue)(nil),          // 19: zkhost.v1.ClassQueue
+	(*DeviceStatus)(nil),        // 20: zkhost.v1.DeviceStatus
+	(*BudgetStatus)(nil),        // 21: zkhost.v1.BudgetStatus
+	(*ErrorDetail)(nil),         // 22: zkhost.v1.ErrorDetail
 }
 var file_zkhost_v1_zkhost_proto_depIdxs = []int32{
 	0,  // 0: zkhost.v1.SubmitRequest.class:type_name -> zkhost.v1.PriorityClass
@@ -1783,33 +1908,34 @@ var file_zkhost_v1_zkhost_proto_depIdxs = []int32{
 	2,  // 6: zkhost.v1.Partition.state:type_name -> zkhost.v1.PartitionState
 	3,  // 7: zkhost.v1.JobEvent.kind:type_name -> zkhost.v1.EventKind
 	14, // 8: zkhost.v1.JobEvent.job:type_name -> zkhost.v1.Job
-	18, // 9: zkhost.v1.StatusReport.queues:type_name -> zkhost.v1.ClassQueue
-	19, // 10: zkhost.v1.StatusReport.devices:type_name -> zkhost.v1.DeviceStatus
-	20, // 11: zkhost.v1.StatusReport.budget:type_name -> zkhost.v1.BudgetStatus
-	0,  // 12: zkhost.v1.ClassQueue.class:type_name -> zkhost.v1.PriorityClass
-	4,  // 13: zkhost.v1.Zkhost.Submit:input_type -> zkhost.v1.SubmitRequest
-	5,  // 14: zkhost.v1.Zkhost.Await:input_type -> zkhost.v1.AwaitRequest
-	6,  // 15: zkhost.v1.Zkhost.Get:input_type -> zkhost.v1.GetRequest
-	7,  // 16: zkhost.v1.Zkhost.Cancel:input_type -> zkhost.v1.CancelRequest
-	8,  // 17: zkhost.v1.Zkhost.List:input_type -> zkhost.v1.ListRequest
-	10, // 18: zkhost.v1.Zkhost.Status:input_type -> zkhost.v1.StatusRequest
-	11, // 19: zkhost.v1.Zkhost.PreloadKey:input_type -> zkhost.v1.KeyRequest
-	11, // 20: zkhost.v1.Zkhost.EvictKey:input_type -> zkhost.v1.KeyRequest
-	12, // 21: zkhost.v1.Zkhost.EnableDevice:input_type -> zkhost.v1.EnableDeviceRequest
-	14, // 22: zkhost.v1.Zkhost.Submit:output_type -> zkhost.v1.Job
-	16, // 23: zkhost.v1.Zkhost.Await:output_type -> zkhost.v1.JobEvent
-	14, // 24: zkhost.v1.Zkhost.Get:output_type -> zkhost.v1.Job
-	14, // 25: zkhost.v1.Zkhost.Cancel:output_type -> zkhost.v1.Job
-	9,  // 26: zkhost.v1.Zkhost.List:output_type -> zkhost.v1.ListResponse
-	17, // 27: zkhost.v1.Zkhost.Status:output_type -> zkhost.v1.StatusReport
-	13, // 28: zkhost.v1.Zkhost.PreloadKey:output_type -> zkhost.v1.KeyResponse
-	13, // 29: zkhost.v1.Zkhost.EvictKey:output_type -> zkhost.v1.KeyResponse
-	19, // 30: zkhost.v1.Zkhost.EnableDevice:output_type -> zkhost.v1.DeviceStatus
-	22, // [22:31] is the sub-list for method output_type
-	13, // [13:22] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	19, // 9: zkhost.v1.StatusReport.queues:type_name -> zkhost.v1.ClassQueue
+	20, // 10: zkhost.v1.StatusReport.devices:type_name -> zkhost.v1.DeviceStatus
+	21, // 11: zkhost.v1.StatusReport.budget:type_name -> zkhost.v1.BudgetStatus
+	18, // 12: zkhost.v1.StatusReport.journal:type_name -> zkhost.v1.JournalStatus
+	0,  // 13: zkhost.v1.ClassQueue.class:type_name -> zkhost.v1.PriorityClass
+	4,  // 14: zkhost.v1.Zkhost.Submit:input_type -> zkhost.v1.SubmitRequest
+	5,  // 15: zkhost.v1.Zkhost.Await:input_type -> zkhost.v1.AwaitRequest
+	6,  // 16: zkhost.v1.Zkhost.Get:input_type -> zkhost.v1.GetRequest
+	7,  // 17: zkhost.v1.Zkhost.Cancel:input_type -> zkhost.v1.CancelRequest
+	8,  // 18: zkhost.v1.Zkhost.List:input_type -> zkhost.v1.ListRequest
+	10, // 19: zkhost.v1.Zkhost.Status:input_type -> zkhost.v1.StatusRequest
+	11, // 20: zkhost.v1.Zkhost.PreloadKey:input_type -> zkhost.v1.KeyRequest
+	11, // 21: zkhost.v1.Zkhost.EvictKey:input_type -> zkhost.v1.KeyRequest
+	12, // 22: zkhost.v1.Zkhost.EnableDevice:input_type -> zkhost.v1.EnableDeviceRequest
+	14, // 23: zkhost.v1.Zkhost.Submit:output_type -> zkhost.v1.Job
+	16, // 24: zkhost.v1.Zkhost.Await:output_type -> zkhost.v1.JobEvent
+	14, // 25: zkhost.v1.Zkhost.Get:output_type -> zkhost.v1.Job
+	14, // 26: zkhost.v1.Zkhost.Cancel:output_type -> zkhost.v1.Job
+	9,  // 27: zkhost.v1.Zkhost.List:output_type -> zkhost.v1.ListResponse
+	17, // 28: zkhost.v1.Zkhost.Status:output_type -> zkhost.v1.StatusReport
+	13, // 29: zkhost.v1.Zkhost.PreloadKey:output_type -> zkhost.v1.KeyResponse
+	13, // 30: zkhost.v1.Zkhost.EvictKey:output_type -> zkhost.v1.KeyResponse
+	20, // 31: zkhost.v1.Zkhost.EnableDevice:output_type -> zkhost.v1.DeviceStatus
+	23, // [23:32] is the sub-list for method output_type
+	14, // [14:23] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_zkhost_v1_zkhost_proto_init() }
@@ -1823,7 +1949,7 @@ func file_zkhost_v1_zkhost_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkhost_v1_zkhost_proto_rawDesc), len(file_zkhost_v1_zkhost_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

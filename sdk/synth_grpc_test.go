@@ -1,0 +1,180 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	plugin "github.com/hashicorp/go-plugin"
+	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/plugins"
+	synthv1 "github.com/zkhost/zkhost/proto/synth/v1"
+)
+
+// fakeSynth records the requests it gets and answers what the test set.
+type fakeSynth struct {
+	desc    SynthDescription
+	loaded  []CircuitRef
+	reqs    []SynthesizeRequest
+	synthFn func(SynthesizeRequest) (SynthesizeResult, error)
+}
+
+func (f *fakeSynth) Describe(context.Context) (SynthDescription, error) { return f.desc, nil }
+func (f *fakeSynth) LoadCircuit(_ context.Context, r CircuitRef) error {
+	f.loaded = append(f.loaded, r)
+	return nil
+}
+func (f *fakeSynth) Synthesize(_ context.Context, r SynthesizeRequest) (SynthesizeResult, error) {
+	f.reqs = append(f.reqs, r)
+	return f.synthFn(r)
+}
+
+func connectSynth(t *testing.T, s Synthesizer) Synthesizer {
+	t.Helper()
+	client, _ := plugin.TestPluginGRPCConn(t, false, plugins.SynthesizerVersionedPlugins(&synthServer{s: s})[plugins.ProtocolVersion])
+	t.Cleanup(func() { client.Close() })
+	raw, err := client.Dispense(plugins.SynthesizerPluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewSynthesizerClient(raw.(synthv1.SynthesizerClient))
+}
+
+func TestSynthRoundTrip(t *testing.T) {
+	f := &fakeSynth{desc: SynthDescription{Name: "fake", Version: "0.1", APIVersions: []uint32{1}, Curves: []Curve{CurveBLS12381}, MaxInFlight: 3}}
+	c := connectSynth(t, f)
+	ctx := context.Background()
+	d, err := c.Describe(ctx)
+	if err != nil || !reflect.DeepEqual(d, f.desc) {
+		t.Fatalf("Describe: %+v, %v; want %+v", d, err, f.desc)
+	}
+	ref := CircuitRef{ID: "c", Curve: CurveBLS12381, CCSPath: "/k/c.ccs", CCSSHA256: [32]byte{1, 2}, NbWires: 5, NbConstraints: 7, NbPublic: 2, NbSecret: 1}
+	if err := c.LoadCircuit(ctx, ref); err != nil || !reflect.DeepEqual(f.loaded, []CircuitRef{ref}) {
+		t.Fatalf("LoadCircuit: %v; the synthesizer got %+v", err, f.loaded)
+	}
+	out := testHandle()
+	f.synthFn = func(SynthesizeRequest) (SynthesizeResult, error) { return SynthesizeResult{}, nil }
+	res, err := c.Synthesize(ctx, SynthesizeRequest{CircuitID: "c", Witness: []byte{1, 2, 3}, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Wall <= 0 {
+		t.Errorf("Synthesize: wall %v, want it filled in by the server", res.Wall)
+	}
+	want := SynthesizeRequest{CircuitID: "c", Witness: []byte{1, 2, 3}, Output: out}
+	if !reflect.DeepEqual(f.reqs, []SynthesizeRequest{want}) {
+		t.Errorf("the synthesizer got %+v, want %+v", f.reqs, want)
+	}
+	f.synthFn = func(SynthesizeRequest) (SynthesizeResult, error) {
+		return SynthesizeResult{Wall: time.Second}, Errorf(ErrInvalidArgument, "witness does not satisfy")
+	}
+	_, err = c.Synthesize(ctx, SynthesizeRequest{CircuitID: "c", Output: out})
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrInvalidArgument || e.Retryable || e.Message != "witness does not satisfy" {
+		t.Errorf("typed error: %#v", err)
+	}
+	bad := out
+	bad.AOffset++
+	n := len(f.reqs)
+	_, err = c.Synthesize(ctx, SynthesizeRequest{CircuitID: "c", Output: bad})
+	if KindOf(err) != ErrInvalidArgument || !strings.Contains(err.Error(), "a_offset") || len(f.reqs) != n {
+		t.Errorf("an output of the wrong layout: %v (the synthesizer saw %d requests, had %d)", err, len(f.reqs), n)
+	}
+	noInode := out
+	noInode.Inode = 0
+	_, err = c.Synthesize(ctx, SynthesizeRequest{CircuitID: "c", Output: noInode})
+	if KindOf(err) != ErrInvalidArgument || !strings.Contains(err.Error(), "no inode") || len(f.reqs) != n {
+		t.Errorf("an output without an inode: %v (the synthesizer saw %d requests, had %d)", err, len(f.reqs), n)
+	}
+}
+
+// testOutput makes an output as the host does (host/shm's Store.Output, which
+// this package cannot import): a zeroed memfd of the layout's size, sealed
+// against growing and shrinking.
+func testOutput(t *testing.T, nbWires, nbConstraints uint64) PartitionHandle {
+	t.Helper()
+	wOff, aOff, bOff, size := PartitionLayout(nbWires, nbConstraints)
+	path, ino := testMemfd(t, unix.F_SEAL_GROW|unix.F_SEAL_SHRINK, make([]byte, size))
+	return PartitionHandle{Path: path, Inode: ino, Size: int64(size), Curve: CurveBLS12381,
+		NbWires: nbWires, NbConstraints: nbConstraints, WOffset: wOff, AOffset: aOff, BOffset: bOff}
+}
+
+func TestWritePartition(t *testing.T) {
+	W, A, B := make([]fr.Element, 5), make([]fr.Element, 7), make([]fr.Element, 7)
+	for i := range W {
+		W[i].SetUint64(uint64(i + 1))
+	}
+	for i := range A {
+		A[i].SetUint64(uint64(100 + i))
+		B[i].SetUint64(uint64(200 + i))
+	}
+	out := testOutput(t, 5, 7)
+	if err := WritePartition(out, W, A, B); err != nil {
+		t.Fatal(err)
+	}
+	// Seal it as the host's Adopt does (adding seals takes a writable
+	// descriptor), then read it as a backend does.
+	f, err := os.OpenFile(out.Path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE); err != nil {
+		t.Fatalf("sealing against writes after WritePartition (a writable mapping left behind?): %v", err)
+	}
+	f.Close()
+	p, err := OpenPartition(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if !reflect.DeepEqual(p.W(), W) || !reflect.DeepEqual(p.A(), A) || !reflect.DeepEqual(p.B(), B) {
+		t.Error("the sections read back differ")
+	}
+	if err := WritePartition(out, W, A, B); KindOf(err) != ErrInternal {
+		t.Errorf("WritePartition into a partition sealed against writes: %v, want internal", err)
+	}
+
+	other := testOutput(t, 5, 7)
+	wrongInode := testOutput(t, 5, 7)
+	wrongInode.Inode = other.Inode
+	gone := testOutput(t, 5, 7)
+	gone.Path = filepath.Join(t.TempDir(), "gone")
+	// A handle for 200 constraints on the memfd made for 7: a larger file.
+	small := testOutput(t, 5, 7)
+	big := testOutput(t, 5, 200)
+	big.Path, big.Inode = small.Path, small.Inode
+	A200, B200 := make([]fr.Element, 200), make([]fr.Element, 200)
+	for _, tc := range []struct {
+		name    string
+		out     PartitionHandle
+		W, A, B []fr.Element
+		want    string
+	}{
+		{"another inode", wrongInode, W, A, B, "not the output it names"},
+		{"no such file", gone, W, A, B, "no such file"},
+		{"size not the file's", big, W, A200, B200, "bytes, the handle says"},
+		{"W too short", testOutput(t, 5, 7), W[:4], A, B, "W has 4 elements"},
+		{"B too long", testOutput(t, 5, 6), W, A[:6], B, "B has 7 elements"},
+		{"relative path", PartitionHandle{Path: "p.partition", Size: out.Size, Curve: CurveBLS12381, NbWires: 5, NbConstraints: 7,
+			WOffset: out.WOffset, AOffset: out.AOffset, BOffset: out.BOffset}, W, A, B, "not absolute"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := WritePartition(tc.out, tc.W, tc.A, tc.B)
+			if KindOf(err) != ErrInvalidArgument || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("WritePartition: %v, want invalid_argument saying %q", err, tc.want)
+			}
+			for _, h := range []PartitionHandle{tc.out, other} {
+				if data, err := os.ReadFile(h.Path); err == nil && strings.Trim(string(data), "\x00") != "" {
+					t.Errorf("a refused write changed %s", h.Path)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,399 @@
+package synthtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
+	hclog "github.com/hashicorp/go-hclog"
+
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/shm"
+	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/partcheck"
+	"github.com/zkhost/zkhost/sdk/refprover"
+)
+
+// Config says which synthesizer Run checks and with what.
+type Config struct {
+	// SynthesizerPath is the synthesizer binary under test.
+	SynthesizerPath string
+	// SHA256, Args and Env are passed to plugins.Launch.
+	SHA256 []byte
+	Args   []string
+	Env    []string
+	// KeyDir and Circuit name the key set of the circuit the synthesizer solves,
+	// in host/circuit's layout (KeyDir/Circuit.{ccs,vk,pk}, as `zkhost keygen`
+	// or circuit.KeygenCircuit write them).
+	KeyDir  string
+	Circuit string
+	// Witnesses are valid full witnesses of the circuit (gnark's
+	// witness.MarshalBinary, as clients submit them); at least one.
+	Witnesses [][]byte
+	// Unsatisfiable are witnesses that decode but do not satisfy the circuit;
+	// each must be refused with ErrInvalidArgument. Optional.
+	Unsatisfiable [][]byte
+	// CallTimeout bounds each call (default two minutes).
+	CallTimeout time.Duration
+	// Logger receives the synthesizer's logs. Nil keeps them and prints them
+	// when the suite fails.
+	Logger hclog.Logger
+}
+
+// suite is the state the checks share.
+type suite struct {
+	cfg   Config
+	proc  *plugins.Process
+	synth sdk.Synthesizer
+	c     *circuit.Circuit
+	ref   sdk.CircuitRef
+	store *shm.Store // makes the outputs as the host does
+	desc  sdk.SynthDescription
+
+	mu    sync.Mutex
+	names int
+}
+
+// Run launches cfg.SynthesizerPath and runs the conformance checks as subtests
+// of t.
+func Run(t *testing.T, cfg Config) {
+	if cfg.SynthesizerPath == "" {
+		t.Fatal("synthtest: Config.SynthesizerPath is empty")
+	}
+	if len(cfg.Witnesses) == 0 {
+		t.Fatal("synthtest: Config.Witnesses is empty; give at least one valid witness")
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 2 * time.Minute
+	}
+	c, err := circuit.Load(cfg.KeyDir, cfg.Circuit)
+	if err != nil {
+		t.Fatalf("synthtest: loading the key set: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ref, err := circuitRef(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &suite{cfg: cfg, c: c, ref: ref, store: shm.NewStore()}
+	t.Cleanup(func() { s.store.Close() })
+
+	logger := cfg.Logger
+	if logger == nil {
+		logs := &lockedBuffer{}
+		logger = hclog.New(&hclog.LoggerOptions{Name: "synthesizer", Output: logs, Level: hclog.Debug})
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the synthesizer's log:\n%s", logs.String())
+			}
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
+		Kind: plugins.KindSynthesizer, Path: cfg.SynthesizerPath, SHA256: cfg.SHA256,
+		Args: cfg.Args, Env: cfg.Env, Logger: logger,
+	})
+	cancel()
+	if err != nil {
+		t.Fatalf("launching the synthesizer: %v", err)
+	}
+	t.Cleanup(proc.Kill)
+	s.proc, s.synth = proc, sdk.NewSynthesizerClient(proc.Synthesizer())
+
+	if !t.Run("Describe", s.testDescribe) {
+		return
+	}
+	if !t.Run("LoadCircuit", s.testLoadCircuit) {
+		return
+	}
+	t.Run("Synthesize", s.testSynthesize)
+	t.Run("BadRequests", s.testBadRequests)
+	if proc.Exited() {
+		t.Error("the synthesizer process exited during the suite")
+	}
+}
+
+// circuitRef describes c as the host does.
+func circuitRef(c *circuit.Circuit) (sdk.CircuitRef, error) {
+	ccsPath, _, _, _ := circuit.Paths(c.KeyDir, c.Name)
+	data, err := os.ReadFile(ccsPath)
+	if err != nil {
+		return sdk.CircuitRef{}, fmt.Errorf("synthtest: %w", err)
+	}
+	return sdk.CircuitRef{
+		ID: c.Name, Curve: sdk.CurveBLS12381, CCSPath: ccsPath, CCSSHA256: sha256.Sum256(data),
+		NbWires: uint64(c.NbWires), NbConstraints: uint64(c.NbConstraints),
+		NbPublic: uint64(c.NbPublic), NbSecret: uint64(c.NbSecret),
+	}, nil
+}
+
+func (s *suite) ctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CallTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// output returns a fresh output for the suite's circuit, a memfd made as the
+// host makes it (shm.Store.Output), removed when t ends.
+func (s *suite) output(t *testing.T) sdk.PartitionHandle {
+	s.mu.Lock()
+	s.names++
+	n := s.names
+	s.mu.Unlock()
+	out, err := s.store.Output("synthtest-"+strconv.Itoa(n), sdk.CurveBLS12381, s.ref.NbWires, s.ref.NbConstraints)
+	if err != nil {
+		t.Fatalf("making an output: %v", err)
+	}
+	t.Cleanup(func() { s.store.Remove(out) })
+	return out
+}
+
+// relayout returns h (its path and inode) described for other counts.
+func relayout(h sdk.PartitionHandle, nbWires, nbConstraints uint64) sdk.PartitionHandle {
+	wOff, aOff, bOff, size := sdk.PartitionLayout(nbWires, nbConstraints)
+	return sdk.PartitionHandle{
+		Path: h.Path, Inode: h.Inode, Size: int64(size), Curve: sdk.CurveBLS12381, NbWires: nbWires, NbConstraints: nbConstraints,
+		WOffset: wOff, AOffset: aOff, BOffset: bOff,
+	}
+}
+
+// untouched returns an error unless the output h is still all zeros, as the
+// host made it.
+func untouched(h sdk.PartitionHandle) error {
+	data, err := os.ReadFile(h.Path)
+	if err != nil {
+		return fmt.Errorf("reading the output back: %w", err)
+	}
+	for i, b := range data {
+		if b != 0 {
+			return fmt.Errorf("byte %d of the output is %#x: a refused request wrote into it", i, b)
+		}
+	}
+	return nil
+}
+
+func (s *suite) testDescribe(t *testing.T) {
+	d, err := s.synth.Describe(s.ctx(t))
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	s.desc = d
+	if d.Name == "" {
+		t.Error("Describe: empty name")
+	}
+	if !contains(d.APIVersions, sdk.SynthAPIVersion) {
+		t.Errorf("Describe: API versions %v do not include %d", d.APIVersions, sdk.SynthAPIVersion)
+	}
+	if !contains(d.Curves, sdk.CurveBLS12381) {
+		t.Errorf("Describe: curves %v do not include %s", d.Curves, sdk.CurveBLS12381)
+	}
+	if d.MaxInFlight < 1 {
+		t.Errorf("Describe: max in flight %d, want at least 1", d.MaxInFlight)
+	}
+}
+
+func contains[T comparable](list []T, v T) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *suite) testLoadCircuit(t *testing.T) {
+	if err := s.synth.LoadCircuit(s.ctx(t), s.ref); err != nil {
+		t.Fatalf("LoadCircuit: %v", err)
+	}
+	if err := s.synth.LoadCircuit(s.ctx(t), s.ref); err != nil {
+		t.Fatalf("LoadCircuit again (it must be idempotent): %v", err)
+	}
+	other := s.ref
+	other.CCSSHA256[0] ^= 0xff
+	wantKind(t, "LoadCircuit of the loaded ID with another digest", s.synth.LoadCircuit(s.ctx(t), other), sdk.ErrInvalidArgument)
+	wrong := s.ref
+	wrong.ID = s.ref.ID + "-wrong-size"
+	wrong.NbConstraints++
+	wantKind(t, "LoadCircuit with a constraint count that is not the circuit's", s.synth.LoadCircuit(s.ctx(t), wrong), sdk.ErrInvalidArgument)
+}
+
+// wantKind fails t unless err is an *sdk.Error of kind want.
+func wantKind(t *testing.T, what string, err error, want sdk.ErrorKind) {
+	t.Helper()
+	var e *sdk.Error
+	switch {
+	case err == nil:
+		t.Errorf("%s: no error, want %s", what, want)
+	case !errors.As(err, &e):
+		t.Errorf("%s: %v is not a typed error, want %s", what, err, want)
+	case e.Kind != want:
+		t.Errorf("%s: %v, want kind %s", what, err, want)
+	}
+}
+
+func (s *suite) testSynthesize(t *testing.T) {
+	for i, wb := range s.cfg.Witnesses {
+		out := s.output(t)
+		if _, err := s.synth.Synthesize(s.ctx(t), sdk.SynthesizeRequest{CircuitID: s.ref.ID, Witness: wb, Output: out}); err != nil {
+			t.Fatalf("Synthesize of witness %d: %v", i, err)
+		}
+		prove := i == 0 || i == len(s.cfg.Witnesses)-1
+		if err := s.checkPartition(out, wb, prove); err != nil {
+			t.Fatalf("witness %d: %v", i, err)
+		}
+	}
+}
+
+// checkPartition adopts the output a synthesizer wrote as the host does (which
+// seals it, refused while the synthesizer still maps it writable), checks it
+// for witness wb, and proves and verifies it when prove is set.
+func (s *suite) checkPartition(out sdk.PartitionHandle, wb []byte, prove bool) error {
+	h, err := s.store.Adopt(out)
+	if err != nil {
+		return fmt.Errorf("the host cannot take the partition: %w", err)
+	}
+	p, err := sdk.OpenPartition(h)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	w, err := witness.New(ecc.BLS12_381.ScalarField())
+	if err != nil {
+		return err
+	}
+	if err := w.UnmarshalBinary(wb); err != nil {
+		return fmt.Errorf("the witness given to the suite does not decode: %w", err)
+	}
+	pub, err := w.Public()
+	if err != nil {
+		return err
+	}
+	if err := partcheck.Public(p.W(), pub.Vector().(fr.Vector)); err != nil {
+		return fmt.Errorf("the partition's public inputs: %w", err)
+	}
+	if err := partcheck.Check(s.c.CCS, p.W(), p.A(), p.B()); err != nil {
+		return fmt.Errorf("the partition does not satisfy the circuit: %w", err)
+	}
+	if !prove {
+		return nil
+	}
+	proof, _, err := refprover.Prove(context.Background(), s.c.Key(), p.W(), p.A(), p.B(), 0)
+	if err != nil {
+		return fmt.Errorf("proving the partition: %w", err)
+	}
+	if err := groth16.Verify(proof, s.c.VK, pub); err != nil {
+		return fmt.Errorf("the proof of the partition does not verify: %w", err)
+	}
+	return nil
+}
+
+func (s *suite) testBadRequests(t *testing.T) {
+	valid := s.cfg.Witnesses[0]
+	garbled := bytes.Clone(valid)
+	for i := 12; i < len(garbled); i++ {
+		garbled[i] = 0xff // every element above the modulus
+	}
+	type badCase struct {
+		name    string
+		circuit string
+		witness []byte
+		out     func(sdk.PartitionHandle) sdk.PartitionHandle
+		want    sdk.ErrorKind
+	}
+	cases := []badCase{
+		{name: "unknown circuit", circuit: s.ref.ID + "-unknown", witness: valid, want: sdk.ErrKeyNotLoaded},
+		{name: "empty witness", witness: nil, want: sdk.ErrInvalidArgument},
+		{name: "truncated witness", witness: valid[:len(valid)-7], want: sdk.ErrInvalidArgument},
+		{name: "garbled witness", witness: garbled, want: sdk.ErrInvalidArgument},
+		{name: "output one wire too many", witness: valid, want: sdk.ErrInvalidArgument, out: func(h sdk.PartitionHandle) sdk.PartitionHandle {
+			return relayout(h, h.NbWires+1, h.NbConstraints)
+		}},
+		{name: "output one constraint too few", witness: valid, want: sdk.ErrInvalidArgument, out: func(h sdk.PartitionHandle) sdk.PartitionHandle {
+			return relayout(h, h.NbWires, h.NbConstraints-1)
+		}},
+	}
+	for i, u := range s.cfg.Unsatisfiable {
+		cases = append(cases, badCase{name: fmt.Sprintf("unsatisfiable witness %d", i), witness: u, want: sdk.ErrInvalidArgument})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			made := s.output(t)
+			out := made
+			if tc.out != nil {
+				out = tc.out(made)
+			}
+			id := tc.circuit
+			if id == "" {
+				id = s.ref.ID
+			}
+			_, err := s.synth.Synthesize(s.ctx(t), sdk.SynthesizeRequest{CircuitID: id, Witness: tc.witness, Output: out})
+			wantKind(t, "Synthesize", err, tc.want)
+			if err := untouched(made); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Run("output of another inode", func(t *testing.T) {
+		// The handle names one output by path and another by inode: a
+		// descriptor number reused for another file must not be written.
+		other, out := s.output(t), s.output(t)
+		out.Inode = other.Inode
+		_, err := s.synth.Synthesize(s.ctx(t), sdk.SynthesizeRequest{CircuitID: s.ref.ID, Witness: valid, Output: out})
+		wantKind(t, "Synthesize into a file that is not the one the handle names", err, sdk.ErrInvalidArgument)
+		for _, h := range []sdk.PartitionHandle{other, out} {
+			if err := untouched(h); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	t.Run("output gone", func(t *testing.T) {
+		out := s.output(t)
+		if err := s.store.Remove(out); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.synth.Synthesize(s.ctx(t), sdk.SynthesizeRequest{CircuitID: s.ref.ID, Witness: valid, Output: out})
+		wantKind(t, "Synthesize into an output the host removed", err, sdk.ErrInvalidArgument)
+	})
+	t.Run("still serving", func(t *testing.T) {
+		out := s.output(t)
+		if _, err := s.synth.Synthesize(s.ctx(t), sdk.SynthesizeRequest{CircuitID: s.ref.ID, Witness: valid, Output: out}); err != nil {
+			t.Fatalf("Synthesize after the bad requests: %v", err)
+		}
+		if err := s.checkPartition(out, valid, false); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for the logger's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var _ io.Writer = (*lockedBuffer)(nil)

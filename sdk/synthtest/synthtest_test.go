@@ -1,0 +1,65 @@
+package synthtest_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/logger"
+
+	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/sdk/synthtest"
+)
+
+// TestFaultsynthConforms runs the suite against examples/faultsynth with no
+// fault set: sdk/synthgnark serving the chain example circuit.
+func TestFaultsynthConforms(t *testing.T) {
+	logger.Disable()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "faultsynth")
+	build := exec.Command("go", "build", "-o", bin, "../../examples/faultsynth")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	spec, err := circuits.Lookup("chain", map[string]int{"k": 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := filepath.Join(dir, "keys")
+	if err := circuit.Keygen(spec, keys); err != nil {
+		t.Fatal(err)
+	}
+	var valid [][]byte
+	for i := range 3 {
+		w, err := spec.Witness(i, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := w.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		valid = append(valid, b)
+	}
+	// Out equal to X is not the chain's output.
+	var x fr.Element
+	x.SetUint64(12345)
+	bad, err := frontend.NewWitness(&circuits.Chain{X: x, Out: x, Steps: 63}, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	badBytes, err := bad.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Unsetenv("ZKHOST_FAULT_SYNTH")
+	synthtest.Run(t, synthtest.Config{
+		SynthesizerPath: bin, KeyDir: keys, Circuit: spec.ID(),
+		Witnesses: valid, Unsatisfiable: [][]byte{badBytes},
+	})
+}
