@@ -143,10 +143,12 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		secure = &plugin.SecureConfig{Checksum: cfg.SHA256, Hash: sha256.New()}
 	}
 	forward := logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
+	tail := &stderrTail{}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: sets,
 		Cmd:              cmd,
+		Stderr:           tail,
 		SkipHostEnv:      true,
 		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -161,6 +163,9 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	if err != nil {
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			return nil, fmt.Errorf("%s binary %s: checksum mismatch (it changed while starting): %w", kind, cfg.Path, err)
+		}
+		if words := tail.String(); words != "" {
+			return nil, fmt.Errorf("starting %s %s: %w (its stderr: %s)", kind, cfg.Path, err, words)
 		}
 		return nil, fmt.Errorf("starting %s %s: %w", kind, cfg.Path, err)
 	}

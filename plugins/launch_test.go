@@ -283,6 +283,12 @@ func TestLaunchErrors(t *testing.T) {
 	if err := os.WriteFile(notPlugin, []byte("#!/bin/sh\necho hello\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A backend that cannot start says why on stderr (a missing library, a bad
+	// flag): the error quotes it.
+	failing := filepath.Join(dir, "failing")
+	if err := os.WriteFile(failing, []byte("#!/bin/sh\necho 'error while loading shared libraries: libcuda.so.1' >&2\nexit 127\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	wrong := sha256.Sum256([]byte("another binary"))
 	tests := []struct {
 		name string
@@ -296,6 +302,7 @@ func TestLaunchErrors(t *testing.T) {
 		{"checksum mismatch", plugins.LaunchConfig{Path: fakeBackend, SHA256: wrong[:]}, []string{fakeBackend, "checksum mismatch", fmt.Sprintf("%x", wrong)}},
 		{"checksum length", plugins.LaunchConfig{Path: fakeBackend, SHA256: []byte{1, 2}}, []string{"2 bytes"}},
 		{"not a plugin", plugins.LaunchConfig{Path: notPlugin, StartTimeout: 5 * time.Second}, []string{notPlugin}},
+		{"says why on stderr", plugins.LaunchConfig{Path: failing, StartTimeout: 5 * time.Second}, []string{failing, "its stderr: error while loading shared libraries: libcuda.so.1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

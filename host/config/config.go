@@ -177,8 +177,12 @@ type Device struct {
 	// InFlight overrides how many partitions the device holds at once; 0 means
 	// the number the backend declares.
 	InFlight int
-	// Options are passed to the backend as environment and arguments.
+	// Options are passed to the backend as command-line flags, -KEY=VALUE, in the
+	// order of their keys.
 	Options map[string]string
+	// Env holds environment variables set for the backend process (beside the
+	// host's own environment, which it inherits).
+	Env map[string]string
 }
 
 // Selector picks a device by model and memory.

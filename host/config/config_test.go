@@ -172,7 +172,7 @@ func TestExampleLoads(t *testing.T) {
 
 // optionLine matches a commented-out option or table header in the example:
 // "# key = value", "# [table]", "# [[table]]".
-var optionLine = regexp.MustCompile(`^# ((\[\[?[a-z_.]+\]\]?)|([A-Za-z0-9_]+ = .+))$`)
+var optionLine = regexp.MustCompile(`^# ((\[\[?[a-z_.]+\]\]?)|([A-Za-z0-9_-]+ = .+))$`)
 
 // uncomment turns the example's commented options into settings, stopping at
 // the first line that matches stop (when stop is not "").
@@ -222,8 +222,11 @@ func TestExampleDocumentsEveryOption(t *testing.T) {
 	if d := c.Devices[1]; d.Selector == nil || d.Selector.Model != "H100" || d.Selector.MinMemory != 80<<30 {
 		t.Errorf("device[1] = %+v", d)
 	}
-	if got := c.Devices[0].Options["CUDA_MODULE_LOADING"]; got != "LAZY" {
+	if got := c.Devices[0].Options["max-in-flight"]; got != "3" {
 		t.Errorf("device[0] options = %v", c.Devices[0].Options)
+	}
+	if got := c.Devices[0].Env["CUDA_MODULE_LOADING"]; got != "LAZY" {
+		t.Errorf("device[0] env = %v", c.Devices[0].Env)
 	}
 
 	var doc map[string]any
@@ -443,5 +446,28 @@ func TestTimelineSettings(t *testing.T) {
 		if c := mustParse(t, tc.text, "/etc/zkhost/zkhost.toml", testEnv()); c.Timeline != tc.want {
 			t.Errorf("%q: timeline %+v, want %+v", tc.text, c.Timeline, tc.want)
 		}
+	}
+}
+
+func TestDeviceOptionsAndEnv(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"option not a flag", "[[device]]\n[device.options]\n\"a b\" = \"1\"\n", "not a flag name"},
+		{"env bad name", "[[device]]\n[device.env]\n\"1X\" = \"1\"\n", "not an environment variable name"},
+		{"env reserved", "[[device]]\n[device.env]\nZKHOST_DEVICE_INDEX = \"3\"\n", "reserved"},
+		{"env not a string", "[[device]]\n[device.env]\nCUDA_MODULE_LOADING = 1\n", "device[0].env.CUDA_MODULE_LOADING"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse([]byte(tt.text), "/etc/zkhost/zkhost.toml", testEnv())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+	c := mustParse(t, "[[device]]\n[device.options]\nthreads = \"2\"\n[device.env]\nGOGC = \"50\"\n", "/etc/zkhost/zkhost.toml", testEnv())
+	if d := c.Devices[0]; d.Options["threads"] != "2" || d.Env["GOGC"] != "50" {
+		t.Errorf("device = %+v", d)
 	}
 }

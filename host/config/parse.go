@@ -572,15 +572,43 @@ func (ck *checker) device(t *table) Device {
 		ot := t.sub("options")
 		d.Options = map[string]string{}
 		for _, k := range ot.sortedKeys() {
+			if !optionName.MatchString(k) {
+				ck.errorf(ot.key(k), "not a flag name: the backend gets -%s=VALUE on its command line, so use letters, digits, '-' and '_' (environment variables go in [device.env])", k)
+				continue
+			}
 			if v, ok := ot.str(k); ok {
 				d.Options[k] = v
 			}
 		}
 		ot.finish()
 	}
+	if _, present := t.m["env"]; present {
+		et := t.sub("env")
+		d.Env = map[string]string{}
+		for _, k := range et.sortedKeys() {
+			switch {
+			case !envName.MatchString(k):
+				ck.errorf(et.key(k), "not an environment variable name (letters, digits and '_', not starting with a digit)")
+				continue
+			case strings.HasPrefix(k, "ZKHOST_") || strings.HasPrefix(k, "PLUGIN_"):
+				ck.errorf(et.key(k), "reserved: zkhost and go-plugin set the ZKHOST_ and PLUGIN_ variables of a backend themselves (use the device's own keys: index, in_flight, [device.options])")
+				continue
+			}
+			if v, ok := et.str(k); ok {
+				d.Env[k] = v
+			}
+		}
+		et.finish()
+	}
 	t.finish()
 	return d
 }
+
+// optionName is what a [device.options] key may be: a flag name.
+var optionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// envName is what a [device.env] key may be: a portable environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // uniqueDevices refuses two devices that would run the same backend on the
 // same device index: the two processes would fight over one GPU.

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -335,6 +337,9 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 		sort.Strings(keys)
 		for _, k := range keys {
 			lc.Args = append(lc.Args, fmt.Sprintf("-%s=%s", k, dc.Options[k]))
+		}
+		for _, k := range slices.Sorted(maps.Keys(dc.Env)) {
+			lc.Env = append(lc.Env, k+"="+dc.Env[k])
 		}
 		if dc.Index >= 0 {
 			lc.Env = append(lc.Env, fmt.Sprintf("ZKHOST_DEVICE_INDEX=%d", dc.Index))
