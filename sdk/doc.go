@@ -14,7 +14,24 @@
 // zkhost's own page-aligned format (package sdk/keyfile), mapped read-only.
 //
 // A backend's main is a few lines: build a value that implements Backend and pass
-// it to Serve. Backends log to stderr only; go-plugin owns stdout.
+// it to Serve. Backends log to stderr only; go-plugin owns stdout (a library that
+// prints to stdout, as gnark's logger does by default, breaks the handshake:
+// silence it first).
+//
+// What the host hands a backend when it starts it: the [[device]]'s
+// [device.options] as command-line flags (-KEY=VALUE, sorted by key) and its
+// [device.env] as environment variables; ZKHOST_DEVICE_INDEX, the device's index
+// when the config gives one; LogLevelEnv, the host's log level; and go-plugin's own
+// variables. Nothing else: a setting such as a thread count reaches a backend only
+// as an option it reads (zkhost-backend-cpu reads -threads and ZKHOST_CPU_THREADS).
+//
+// How the host treats errors: an *Error marked Retryable (Errorf's default for
+// ErrResourceExhausted, ErrUnavailable and ErrInternal) puts the partition back for
+// another attempt, on this device or another, up to the job's attempt limit; one
+// that is not (Errorf's default for the other kinds, or Permanentf) fails the
+// partition at once. A backend that crashes is restarted and its partitions retried.
+// Whatever the backend answers, the host verifies every proof with gnark before it
+// counts, so a wrong proof costs an attempt, never a client's trust.
 //
 // The second plugin kind is a synthesizer (Synthesizer, ServeSynthesizer): a
 // process that owns a circuit's synthesis, for circuits whose solver the host

@@ -58,6 +58,17 @@ func Errorf(kind ErrorKind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Retryable: defaultRetryable(kind), Message: fmt.Sprintf(format, args...)}
 }
 
+// Permanentf returns an *Error of the given kind that is not retryable, whatever
+// the kind's default: the host fails the partition at once instead of trying it
+// again on this or another device. Use it for a failure the same input will meet
+// everywhere (a key this backend can never prove with, a partition it can never
+// fit), not for a passing one (busy, out of memory for now, a device reset).
+func Permanentf(kind ErrorKind, format string, args ...any) *Error {
+	e := Errorf(kind, format, args...)
+	e.Retryable = false
+	return e
+}
+
 func defaultRetryable(k ErrorKind) bool {
 	switch k {
 	case ErrResourceExhausted, ErrUnavailable, ErrInternal:
