@@ -10,7 +10,7 @@
 # (libcuda.so) must be present at run time.
 #
 # Overridable: NVCC (the compiler), CUDA_LIBDIR (where libcudart_static.a
-# lives; scripts/gpu-build.sh passes it to cgo), CUDA_ARCH_FLAGS.
+# lives; the cuda target passes it to cgo), CUDA_ARCH_FLAGS.
 
 NVCC        ?= nvcc
 CUDA_LIBDIR ?= /usr/lib/x86_64-linux-gnu

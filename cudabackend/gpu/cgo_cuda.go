@@ -5,7 +5,7 @@ package gpu
 // The link line for every cgo file of the package: the kernels
 // (build/cuda/libzkcuda.a, from `make cuda-lib`) and the static CUDA
 // runtime. Where libcudart_static.a is elsewhere, add its folder with
-// CGO_LDFLAGS=-L<dir> (scripts/gpu-build.sh does so from CUDA_LIBDIR).
+// CGO_LDFLAGS=-L<dir> (cudabackend/cuda.mk does so from CUDA_LIBDIR).
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../csrc

@@ -34,7 +34,7 @@ func TestCPUBackendConforms(t *testing.T) {
 
 // TestExternalBackendConforms runs the suite against the backend binary named by
 // $ZKHOST_SDKTEST_BACKEND (for example zkhost-backend-cuda on a GPU machine, where
-// scripts/gpu-prove.sh runs this test binary); skipped when unset.
+// scripts/h200-run.sh runs this test binary); skipped when unset.
 func TestExternalBackendConforms(t *testing.T) {
 	bin := os.Getenv("ZKHOST_SDKTEST_BACKEND")
 	if bin == "" {
