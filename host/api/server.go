@@ -16,7 +16,8 @@ import (
 	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
 )
 
-// DefaultMaxMessageBytes caps one gRPC message (a Submit carries every witness of a job).
+// DefaultMaxMessageBytes caps one gRPC message (a Submit carries every witness of a job;
+// SubmitStream carries them in chunks, so this does not bound a streamed job).
 const DefaultMaxMessageBytes = 256 << 20
 
 // MaxListLimit caps ListFilter.Limit.

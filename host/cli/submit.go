@@ -15,7 +15,7 @@ import (
 	"github.com/zkhost/zkhost/host/client"
 )
 
-// Submit runs `zkhost submit`: it reads one witness file per partition, submits the job,
+// Submit runs `zkhost submit`: it streams one witness file per partition as a job,
 // and prints its id on stdout. With --wait (or --out) it then follows the job, showing
 // each partition as it finishes, and writes the proofs into --out.
 func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -29,6 +29,9 @@ With --wait, follow the job until it ends, printing each partition as it finishe
 (on stderr). With --out DIR (implies --wait), write each partition's proof to
 DIR/<i>.proof (gnark Proof.WriteTo) and public witness to DIR/<i>.public
 (witness.MarshalBinary), i counting from 0 in WITNESS order, once the job is done.
+
+The files are streamed, never held whole in memory: the daemon checks each
+file's size against what the circuit expects before any byte is sent.
 
 --request-id makes the submission idempotent: submitting again with the same id
 and the same files returns the same job instead of proving twice.`, stderr)

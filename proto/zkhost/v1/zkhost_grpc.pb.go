@@ -6,7 +6,8 @@
 //
 // Errors are gRPC status codes carrying an ErrorDetail:
 //   NOT_FOUND           no job with that id
-//   INVALID_ARGUMENT    a malformed request (no witness, unknown circuit, bad enum)
+//   INVALID_ARGUMENT    a malformed request (no witness, unknown circuit, bad enum, an input
+//                       of the wrong size)
 //   ALREADY_EXISTS      a request id reused with different content
 //   RESOURCE_EXHAUSTED  the job can never fit the daemon's memory budget (need, limit in the detail)
 //   UNAVAILABLE         the daemon is shutting down or cannot take the request now
