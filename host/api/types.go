@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -229,7 +230,10 @@ func (h SubmitHeader) Validate() error {
 		return InvalidArgumentf("%d %ss: a job holds at most %d partitions", len(h.InputSizes), h.Noun(), MaxPartitions)
 	}
 	for i, n := range h.InputSizes {
-		if n <= 0 {
+		if n < 0 {
+			return InvalidArgumentf("%s %d is declared as more than %d bytes", h.Noun(), i, int64(math.MaxInt64))
+		}
+		if n == 0 {
 			return InvalidArgumentf("%s %d is empty", h.Noun(), i)
 		}
 	}
