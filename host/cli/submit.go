@@ -158,10 +158,11 @@ func submitWhole(ctx context.Context, c *client.Client, h api.SubmitHeader, file
 }
 
 // checkWitnessSizes refuses, before reading any of them, witness files that are
-// not regular files or that together pass limit, the most one submission may
-// carry (the API's message limit, for a daemon that takes no streamed submission): reading a gigabyte only for gRPC to refuse
-// it costs the client seconds and its size in memory, and gRPC's refusal names
-// neither the file nor the limit.
+// not regular files or that together pass limit, the most one Submit message may
+// carry (the API's message limit; it applies only to a daemon that takes no
+// streamed submission): reading a gigabyte only for gRPC to refuse it costs the
+// client seconds and its size in memory, and gRPC's refusal names neither the
+// file nor the limit.
 func checkWitnessSizes(files []string, limit int) error {
 	var total int64
 	largest, largestSize := "", int64(-1)
