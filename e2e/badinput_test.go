@@ -256,6 +256,25 @@ func (env *badEnv) apiCase(name string, code codes.Code, text string, call func(
 	}}
 }
 
+// streamHeader opens a SubmitStream and sends only its header: a refusal must
+// come back to the header alone, before any byte.
+func streamHeader(h *zkhostv1.SubmitHeader) func(ctx context.Context, c zkhostv1.ZkhostClient) error {
+	return func(ctx context.Context, c zkhostv1.ZkhostClient) error {
+		stream, err := c.SubmitStream(ctx)
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&zkhostv1.SubmitStreamRequest{Header: h}); err != nil {
+			return err
+		}
+		r, err := stream.Recv()
+		if err == nil {
+			return fmt.Errorf("the header was answered %v, not refused", r)
+		}
+		return err
+	}
+}
+
 func (env *badEnv) apiCases() []badCase {
 	chainW := witnesses(env.t, "chain", 5, 1)
 	submit := func(req *zkhostv1.SubmitRequest) func(ctx context.Context, c zkhostv1.ZkhostClient) error {
@@ -285,6 +304,30 @@ func (env *badEnv) apiCases() []badCase {
 			submit(&zkhostv1.SubmitRequest{Circuit: "chain", Witnesses: chainW, Class: 99})),
 		env.apiCase("submit request id too long", codes.InvalidArgument, "request id is 300 bytes",
 			submit(&zkhostv1.SubmitRequest{Circuit: "chain", Witnesses: chainW, RequestId: strings.Repeat("r", 300)})),
+		env.apiCase("stream a witness of the wrong size", codes.InvalidArgument, "witness 1 is declared as 1073741824 bytes, circuit chain wants",
+			streamHeader(&zkhostv1.SubmitHeader{Circuit: "chain", InputSizes: []uint64{uint64(len(chainW[0])), 1 << 30}})),
+		env.apiCase("stream that ends short", codes.InvalidArgument, "the stream ended within witness 0: 10 of its",
+			func(ctx context.Context, c zkhostv1.ZkhostClient) error {
+				stream, err := c.SubmitStream(ctx)
+				if err != nil {
+					return err
+				}
+				h := &zkhostv1.SubmitHeader{Circuit: "chain", InputSizes: []uint64{uint64(len(chainW[0]))}}
+				if err := stream.Send(&zkhostv1.SubmitStreamRequest{Header: h}); err != nil {
+					return err
+				}
+				if _, err := stream.Recv(); err != nil {
+					return fmt.Errorf("header refused: %w", err)
+				}
+				if err := stream.Send(&zkhostv1.SubmitStreamRequest{Chunk: chainW[0][:10]}); err != nil {
+					return err
+				}
+				if err := stream.CloseSend(); err != nil {
+					return err
+				}
+				_, err = stream.Recv()
+				return err
+			}),
 		env.apiCase("request id reused with other content", codes.AlreadyExists, `request id "e2e-reused" already names job`,
 			func(ctx context.Context, c zkhostv1.ZkhostClient) error {
 				if _, err := c.Submit(ctx, &zkhostv1.SubmitRequest{Circuit: "chain", Witnesses: chainW, RequestId: "e2e-reused"}); err != nil {

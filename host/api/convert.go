@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"time"
 
 	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
@@ -32,6 +33,41 @@ func SubmitRequestFromProto(p *zkhostv1.SubmitRequest) SubmitRequest {
 		Class:       Class(p.GetClass()),
 		RequestID:   p.GetRequestId(),
 	}
+}
+
+// SubmitHeaderProto returns h on the wire.
+func SubmitHeaderProto(h SubmitHeader) *zkhostv1.SubmitHeader {
+	p := &zkhostv1.SubmitHeader{
+		Circuit:     h.Circuit,
+		Class:       zkhostv1.PriorityClass(h.Class),
+		RequestId:   h.RequestID,
+		Assignments: h.Assignments,
+		InputSizes:  make([]uint64, len(h.InputSizes)),
+	}
+	for i, n := range h.InputSizes {
+		p.InputSizes[i] = uint64(n)
+	}
+	return p
+}
+
+// SubmitHeaderFromProto returns the header p carries. A size beyond int64 becomes
+// -1, which Validate refuses.
+func SubmitHeaderFromProto(p *zkhostv1.SubmitHeader) SubmitHeader {
+	h := SubmitHeader{
+		Circuit:     p.GetCircuit(),
+		Class:       Class(p.GetClass()),
+		RequestID:   p.GetRequestId(),
+		Assignments: p.GetAssignments(),
+		InputSizes:  make([]int64, len(p.GetInputSizes())),
+	}
+	for i, n := range p.GetInputSizes() {
+		if n > math.MaxInt64 {
+			h.InputSizes[i] = -1
+		} else {
+			h.InputSizes[i] = int64(n)
+		}
+	}
+	return h
 }
 
 // JobProto returns j on the wire.

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
 )
 
-// DefaultMaxMessageBytes caps one gRPC message (a Submit carries every witness of a job).
+// DefaultMaxMessageBytes caps one gRPC message (a Submit carries every witness of a job;
+// SubmitStream carries them in chunks, so this does not bound a streamed job).
 const DefaultMaxMessageBytes = 256 << 20
 
 // MaxListLimit caps ListFilter.Limit.
@@ -63,6 +65,81 @@ func (g *grpcService) Submit(ctx context.Context, p *zkhostv1.SubmitRequest) (*z
 		return nil, ToStatus(err)
 	}
 	return JobProto(job), nil
+}
+
+// SubmitStream serves a streamed submission: the header is checked (shape, then
+// the service's CheckSubmit) before a READY reply invites the bytes, so a refused
+// job costs the client no upload. Each input is assembled into a buffer of its
+// declared size, which CheckSubmit held to the circuit's expected size, so the
+// memory a call can take is bounded by what the job legitimately needs; a chunk
+// past the declared sizes, or a stream that ends short, is refused. Only once
+// every byte is in does the job reach Submit, so a client that goes away
+// mid-stream leaves nothing behind.
+func (g *grpcService) SubmitStream(stream grpc.BidiStreamingServer[zkhostv1.SubmitStreamRequest, zkhostv1.SubmitStreamReply]) error {
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	ph := first.GetHeader()
+	if ph == nil || len(first.GetChunk()) > 0 {
+		return ToStatus(InvalidArgumentf("the first message of SubmitStream carries the header and no bytes"))
+	}
+	h := SubmitHeaderFromProto(ph)
+	if err := h.Validate(); err != nil {
+		return ToStatus(err)
+	}
+	if err := g.svc.CheckSubmit(ctx, h); err != nil {
+		return ToStatus(err)
+	}
+	if err := stream.Send(&zkhostv1.SubmitStreamReply{Ready: true}); err != nil {
+		return err
+	}
+	inputs := make([][]byte, len(h.InputSizes))
+	cur, filled := 0, 0 // the input being filled, and how many of its bytes are in
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err // the client went away: nothing was created
+		}
+		if msg.GetHeader() != nil {
+			return ToStatus(InvalidArgumentf("SubmitStream carries one header, first"))
+		}
+		chunk := msg.GetChunk()
+		for len(chunk) > 0 {
+			if cur == len(inputs) {
+				return ToStatus(InvalidArgumentf("more bytes than the header declared (%d %ss)", len(inputs), h.Noun()))
+			}
+			if inputs[cur] == nil {
+				inputs[cur] = make([]byte, h.InputSizes[cur])
+			}
+			n := copy(inputs[cur][filled:], chunk)
+			chunk, filled = chunk[n:], filled+n
+			if filled == len(inputs[cur]) {
+				cur, filled = cur+1, 0
+			}
+		}
+	}
+	if cur < len(inputs) {
+		return ToStatus(InvalidArgumentf("the stream ended within %s %d: %d of its %d bytes arrived", h.Noun(), cur, filled, h.InputSizes[cur]))
+	}
+	req := SubmitRequest{Circuit: h.Circuit, Class: h.Class, RequestID: h.RequestID}
+	if h.Assignments {
+		req.Assignments = inputs
+	} else {
+		req.Witnesses = inputs
+	}
+	if err := req.Validate(); err != nil {
+		return ToStatus(err)
+	}
+	job, err := g.svc.Submit(ctx, req)
+	if err != nil {
+		return ToStatus(err)
+	}
+	return stream.Send(&zkhostv1.SubmitStreamReply{Job: JobProto(job)})
 }
 
 func (g *grpcService) Await(p *zkhostv1.AwaitRequest, stream grpc.ServerStreamingServer[zkhostv1.JobEvent]) error {

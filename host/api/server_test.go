@@ -314,3 +314,68 @@ func TestServerSurvivesPanic(t *testing.T) {
 		t.Fatalf("List after a panic: %v", err)
 	}
 }
+
+// TestSubmitStreamProtocol: a SubmitStream that breaks the protocol is refused
+// with InvalidArgument saying how, and creates no job; one that keeps it
+// creates the job, chunks split across inputs as they come.
+func TestSubmitStreamProtocol(t *testing.T) {
+	header := func(sizes ...uint64) *zkhostv1.SubmitStreamRequest {
+		return &zkhostv1.SubmitStreamRequest{Header: &zkhostv1.SubmitHeader{Circuit: "c", InputSizes: sizes}}
+	}
+	chunk := func(s string) *zkhostv1.SubmitStreamRequest {
+		return &zkhostv1.SubmitStreamRequest{Chunk: []byte(s)}
+	}
+	for _, tc := range []struct {
+		name string
+		msgs []*zkhostv1.SubmitStreamRequest
+		want string // empty: a job is created
+	}{
+		{"two inputs in one chunk", []*zkhostv1.SubmitStreamRequest{header(3, 2), chunk("abcde")}, ""},
+		{"one input in two chunks", []*zkhostv1.SubmitStreamRequest{header(5), chunk("ab"), chunk("cde")}, ""},
+		{"no header", []*zkhostv1.SubmitStreamRequest{chunk("abc")}, "carries the header and no bytes"},
+		{"header with bytes", []*zkhostv1.SubmitStreamRequest{{Header: header(3).Header, Chunk: []byte("abc")}}, "carries the header and no bytes"},
+		{"no input", []*zkhostv1.SubmitStreamRequest{header()}, "no witness"},
+		{"an empty input", []*zkhostv1.SubmitStreamRequest{header(3, 0)}, "witness 1 is empty"},
+		{"an impossible size", []*zkhostv1.SubmitStreamRequest{header(1 << 63)}, "witness 0 is declared as more than"},
+		{"a second header", []*zkhostv1.SubmitStreamRequest{header(3), header(3)}, "one header, first"},
+		{"more bytes than declared", []*zkhostv1.SubmitStreamRequest{header(3), chunk("abcd")}, "more bytes than the header declared"},
+		{"fewer bytes than declared", []*zkhostv1.SubmitStreamRequest{header(3, 3), chunk("abcd")}, "within witness 1: 1 of its 3 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			fake := apitest.NewFake("gpu0")
+			c := rawClient(t, fake)
+			stream, err := c.SubmitStream(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range tc.msgs {
+				if err := stream.Send(m); err != nil {
+					break // the daemon ended the call; Recv tells why
+				}
+			}
+			stream.CloseSend()
+			var job *zkhostv1.Job
+			for err == nil && job == nil {
+				var r *zkhostv1.SubmitStreamReply
+				r, err = stream.Recv()
+				job = r.GetJob()
+			}
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("%v; want a job", err)
+				}
+				if _, ok := fake.Request(job.GetId()); !ok {
+					t.Fatalf("job %s is not the fake's", job.GetId())
+				}
+				return
+			}
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%v; want InvalidArgument saying %q", err, tc.want)
+			}
+			if jobs, _ := fake.List(ctx, api.ListFilter{}); len(jobs) != 0 {
+				t.Errorf("%d jobs created, want none", len(jobs))
+			}
+		})
+	}
+}

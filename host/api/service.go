@@ -12,6 +12,12 @@ type Service interface {
 	// created; the same RequestID with another Digest is an ErrConflict naming the job.
 	// A job that can never fit the memory budget is a *ResourceExhaustedError (TooLarge).
 	Submit(ctx context.Context, req SubmitRequest) (Job, error)
+	// CheckSubmit checks a streamed submission's header before any of its bytes
+	// arrive: the circuit exists, every declared size is the size the circuit
+	// expects (an ErrInvalidArgument naming the input and that size), and the
+	// caller's quotas and the journal's free space admit the job. Submit, once the
+	// bytes are assembled, checks everything again and decides.
+	CheckSubmit(ctx context.Context, h SubmitHeader) error
 	// Await calls send with the job's events until the job ends: first an EventSnapshot
 	// whose Job is the job as it is now (so a client that connects late, or reconnects,
 	// starts from the truth), then one event per change, and last exactly one terminal

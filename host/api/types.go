@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -197,6 +198,52 @@ type SubmitRequest struct {
 	// job already created, the same id with other content is an ErrConflict. Empty: every
 	// Submit creates a job.
 	RequestID string
+}
+
+// SubmitHeader describes a streamed submission (SubmitStream) before its bytes:
+// the request without its inputs, and the size of each input.
+type SubmitHeader struct {
+	Circuit     string
+	Class       Class
+	RequestID   string
+	Assignments bool    // the inputs are wire assignments, not witnesses
+	InputSizes  []int64 // one per partition, in the order the bytes follow
+}
+
+// Noun is what the header's inputs are called in errors.
+func (h SubmitHeader) Noun() string {
+	if h.Assignments {
+		return "wire assignment"
+	}
+	return "witness"
+}
+
+// Validate checks the header's shape as SubmitRequest.Validate checks a request's.
+func (h SubmitHeader) Validate() error {
+	if err := checkName("circuit", h.Circuit); err != nil {
+		return err
+	}
+	if len(h.InputSizes) == 0 {
+		return InvalidArgumentf("no witness: a job needs one witness per partition (or one wire assignment)")
+	}
+	if len(h.InputSizes) > MaxPartitions {
+		return InvalidArgumentf("%d %ss: a job holds at most %d partitions", len(h.InputSizes), h.Noun(), MaxPartitions)
+	}
+	for i, n := range h.InputSizes {
+		if n < 0 {
+			return InvalidArgumentf("%s %d is declared as more than %d bytes", h.Noun(), i, int64(math.MaxInt64))
+		}
+		if n == 0 {
+			return InvalidArgumentf("%s %d is empty", h.Noun(), i)
+		}
+	}
+	if !h.Class.Valid() {
+		return InvalidArgumentf("unknown priority class %d", int(h.Class))
+	}
+	if len(h.RequestID) > MaxRequestIDBytes {
+		return InvalidArgumentf("request id is %d bytes, at most %d allowed", len(h.RequestID), MaxRequestIDBytes)
+	}
+	return nil
 }
 
 // Validate checks the request's shape (not whether the circuit exists or the witnesses

@@ -381,3 +381,14 @@ func CheckInput(data []byte, assignment bool, c *Circuit) error {
 	_, err := ParseWitness(data, c)
 	return err
 }
+
+// InputSize returns the size in bytes every input of circuit c has: a wire
+// assignment's header and one scalar per wire, or a gnark full witness's header and
+// one scalar per public (less the constant one) and secret value. The daemon holds a
+// streamed input's declared size to it before accepting its bytes.
+func InputSize(c *Circuit, assignment bool) int64 {
+	if assignment {
+		return assignmentHeader + int64(c.NbWires)*fr.Bytes
+	}
+	return witnessHeader + int64(c.NbPublic-1+c.NbSecret)*fr.Bytes
+}

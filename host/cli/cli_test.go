@@ -759,3 +759,38 @@ func TestWitnessSizesCheckedBeforeReading(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitStreamsFiles: `zkhost submit` streams its files (a file of several
+// chunks arrives whole; host/client's tests show a stream passing the message
+// limit), and a file whose size is not the circuit's is refused by name before
+// its bytes are sent.
+func TestSubmitStreamsFiles(t *testing.T) {
+	ctx := testCtx(t)
+	d := newDaemon(t)
+	const size = 5<<20 + 7 // five chunks and a piece
+	d.fake.InputSize = size
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.wtns")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("end"), size-3); err != nil { // sparse, but not all zero
+		t.Fatal(err)
+	}
+	f.Close()
+	stdout, stderr, err := run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", huge)
+	if err != nil {
+		t.Fatalf("submit of a %d-byte file: %v\n%s", size, err, stderr)
+	}
+	req, ok := d.fake.Request(strings.TrimSpace(stdout))
+	if !ok || len(req.Witnesses) != 1 || len(req.Witnesses[0]) != size || !bytes.HasSuffix(req.Witnesses[0], []byte("end")) {
+		t.Fatalf("the daemon did not get the file whole")
+	}
+
+	wrong, _ := writeWitnesses(t, 1)
+	_, _, err = run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", huge, wrong[0])
+	if !errors.Is(err, api.ErrInvalidArgument) || !strings.Contains(err.Error(), "witness "+wrong[0]) || !strings.Contains(err.Error(), fmt.Sprint(size)) {
+		t.Errorf("a file of the wrong size: %v; want InvalidArgument naming %s and %d bytes", err, wrong[0], size)
+	}
+}

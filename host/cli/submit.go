@@ -15,7 +15,7 @@ import (
 	"github.com/zkhost/zkhost/host/client"
 )
 
-// Submit runs `zkhost submit`: it reads one witness file per partition, submits the job,
+// Submit runs `zkhost submit`: it streams one witness file per partition as a job,
 // and prints its id on stdout. With --wait (or --out) it then follows the job, showing
 // each partition as it finishes, and writes the proofs into --out.
 func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -29,6 +29,9 @@ With --wait, follow the job until it ends, printing each partition as it finishe
 (on stderr). With --out DIR (implies --wait), write each partition's proof to
 DIR/<i>.proof (gnark Proof.WriteTo) and public witness to DIR/<i>.public
 (witness.MarshalBinary), i counting from 0 in WITNESS order, once the job is done.
+
+The files are streamed, never held whole in memory: the daemon checks each
+file's size against what the circuit expects before any byte is sent.
 
 --request-id makes the submission idempotent: submitting again with the same id
 and the same files returns the same job instead of proving twice.`, stderr)
@@ -66,35 +69,21 @@ and the same files returns the same job instead of proving twice.`, stderr)
 			return err
 		}
 	}
-	if err := checkWitnessSizes(files, api.DefaultMaxMessageBytes); err != nil {
+	sizes, err := inputSizes(files, *assign)
+	if err != nil {
 		return err
 	}
-	req := api.SubmitRequest{Circuit: *circuit, Class: class, RequestID: *requestID}
-	noun := "witness"
-	if *assign {
-		noun = "wire assignment"
-	}
-	for _, f := range files {
-		w, err := os.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("%s: %w", noun, err)
-		}
-		if len(w) == 0 {
-			return fmt.Errorf("%s file %s is empty", noun, f)
-		}
-		if *assign {
-			req.Assignments = append(req.Assignments, w)
-		} else {
-			req.Witnesses = append(req.Witnesses, w)
-		}
-	}
-
 	c, err := d.dial()
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	job, err := c.Submit(ctx, req)
+	h := api.SubmitHeader{Circuit: *circuit, Class: class, RequestID: *requestID, Assignments: *assign, InputSizes: sizes}
+	job, err := streamFiles(ctx, c, h, files)
+	if errors.Is(err, client.ErrNoStreaming) {
+		// A daemon older than SubmitStream: one message, within its limit.
+		job, err = submitWhole(ctx, c, h, files)
+	}
 	if err != nil {
 		return nameWitness(err, files)
 	}
@@ -106,11 +95,74 @@ and the same files returns the same job instead of proving twice.`, stderr)
 	return follow(ctx, c, &d, job.ID, *out, *verbose, stderr)
 }
 
+// inputSizes returns the size of each input file, refusing one that is not a
+// regular file or is empty before anything is sent.
+func inputSizes(files []string, assign bool) ([]int64, error) {
+	noun := "witness"
+	if assign {
+		noun = "wire assignment"
+	}
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", noun, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s %s is not a regular file (%s)", noun, f, fi.Mode().Type())
+		}
+		if fi.Size() == 0 {
+			return nil, fmt.Errorf("%s file %s is empty", noun, f)
+		}
+		sizes[i] = fi.Size()
+	}
+	return sizes, nil
+}
+
+// streamFiles submits the job with SubmitStream, reading each file as it is
+// sent, so that no file is held in memory whole and no message limit applies:
+// the daemon holds each file's size to what the circuit expects before a byte
+// is sent.
+func streamFiles(ctx context.Context, c *client.Client, h api.SubmitHeader, files []string) (api.Job, error) {
+	readers := make([]io.Reader, len(files))
+	for i, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return api.Job{}, fmt.Errorf("%s: %w", h.Noun(), err)
+		}
+		defer f.Close()
+		readers[i] = f
+	}
+	return c.SubmitStream(ctx, h, readers)
+}
+
+// submitWhole submits the job in one Submit message, for a daemon that does not
+// take streamed submissions; the files must fit that message together.
+func submitWhole(ctx context.Context, c *client.Client, h api.SubmitHeader, files []string) (api.Job, error) {
+	if err := checkWitnessSizes(files, api.DefaultMaxMessageBytes); err != nil {
+		return api.Job{}, err
+	}
+	req := api.SubmitRequest{Circuit: h.Circuit, Class: h.Class, RequestID: h.RequestID}
+	for _, f := range files {
+		w, err := os.ReadFile(f)
+		if err != nil {
+			return api.Job{}, fmt.Errorf("%s: %w", h.Noun(), err)
+		}
+		if h.Assignments {
+			req.Assignments = append(req.Assignments, w)
+		} else {
+			req.Witnesses = append(req.Witnesses, w)
+		}
+	}
+	return c.Submit(ctx, req)
+}
+
 // checkWitnessSizes refuses, before reading any of them, witness files that are
-// not regular files or that together pass limit, the most one submission may
-// carry (the API's message limit): reading a gigabyte only for gRPC to refuse
-// it costs the client seconds and its size in memory, and gRPC's refusal names
-// neither the file nor the limit.
+// not regular files or that together pass limit, the most one Submit message may
+// carry (the API's message limit; it applies only to a daemon that takes no
+// streamed submission): reading a gigabyte only for gRPC to refuse it costs the
+// client seconds and its size in memory, and gRPC's refusal names neither the
+// file nor the limit.
 func checkWitnessSizes(files []string, limit int) error {
 	var total int64
 	largest, largestSize := "", int64(-1)

@@ -208,6 +208,94 @@ func (c *Client) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	return api.JobFromProto(p), nil
 }
 
+// ErrNoStreaming is what SubmitStream returns from a daemon that predates it:
+// such a daemon takes a job in one Submit message only.
+var ErrNoStreaming = errors.New("the daemon does not take streamed submissions")
+
+// StreamChunkBytes is the size of the chunks SubmitStream sends.
+const StreamChunkBytes = 1 << 20
+
+// SubmitStream queues a job whose inputs are read from inputs, one reader per
+// partition, each holding exactly h.InputSizes[i] bytes, without holding them in
+// memory: the header goes first and the daemon checks it (every declared size
+// against what the circuit expects, quotas, free space) before a byte is sent,
+// then each input follows in StreamChunkBytes chunks. A reader that fails or holds
+// another number of bytes than declared abandons the call, which leaves no job.
+func (c *Client) SubmitStream(ctx context.Context, h api.SubmitHeader, inputs []io.Reader) (api.Job, error) {
+	if err := h.Validate(); err != nil {
+		return api.Job{}, err
+	}
+	if len(inputs) != len(h.InputSizes) {
+		return api.Job{}, fmt.Errorf("%d inputs for the %d sizes the header declares", len(inputs), len(h.InputSizes))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // abandons the call on any early return: the daemon creates no job
+	stream, err := c.rpc.SubmitStream(ctx)
+	if err != nil {
+		return api.Job{}, c.convert(err)
+	}
+	if err := stream.Send(&zkhostv1.SubmitStreamRequest{Header: api.SubmitHeaderProto(h)}); err != nil {
+		return api.Job{}, c.streamError(stream, err)
+	}
+	reply, err := stream.Recv()
+	if status.Code(err) == codes.Unimplemented {
+		return api.Job{}, fmt.Errorf("%w: %w", ErrNoStreaming, c.convert(err))
+	}
+	if err != nil {
+		return api.Job{}, c.convert(err) // the daemon refused the header
+	}
+	if !reply.GetReady() {
+		return api.Job{}, fmt.Errorf("the daemon answered the header without READY")
+	}
+	buf := make([]byte, StreamChunkBytes)
+	for i, r := range inputs {
+		var sent int64
+		for {
+			n, rerr := io.ReadFull(r, buf)
+			if n > 0 {
+				if sent+int64(n) > h.InputSizes[i] {
+					return api.Job{}, fmt.Errorf("%s %d holds more than the %d bytes declared", h.Noun(), i, h.InputSizes[i])
+				}
+				if err := stream.Send(&zkhostv1.SubmitStreamRequest{Chunk: buf[:n]}); err != nil {
+					return api.Job{}, c.streamError(stream, err)
+				}
+				sent += int64(n)
+			}
+			if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+				break
+			}
+			if rerr != nil {
+				return api.Job{}, fmt.Errorf("%s %d: %w", h.Noun(), i, rerr)
+			}
+		}
+		if sent != h.InputSizes[i] {
+			return api.Job{}, fmt.Errorf("%s %d holds %d bytes, %d were declared", h.Noun(), i, sent, h.InputSizes[i])
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		return api.Job{}, c.convert(err)
+	}
+	reply, err = stream.Recv()
+	if err != nil {
+		return api.Job{}, c.convert(err)
+	}
+	if reply.GetJob() == nil {
+		return api.Job{}, fmt.Errorf("the daemon ended the submission without a job")
+	}
+	return api.JobFromProto(reply.GetJob()), nil
+}
+
+// streamError returns why a Send failed: io.EOF means the daemon ended the call,
+// and its status, read with Recv, says why.
+func (c *Client) streamError(stream grpc.BidiStreamingClient[zkhostv1.SubmitStreamRequest, zkhostv1.SubmitStreamReply], err error) error {
+	if err == io.EOF {
+		if _, rerr := stream.Recv(); rerr != nil && rerr != io.EOF {
+			return c.convert(rerr)
+		}
+	}
+	return c.convert(err)
+}
+
 // Await follows a job until it ends, calling fn (which may be nil) with every event:
 // first an api.EventSnapshot, last the terminal event. It returns the final job, with
 // its proofs when it is done, whatever the final state; an error means the job could

@@ -1,8 +1,10 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -325,5 +327,40 @@ func TestTCP(t *testing.T) {
 	}
 	if _, err := client.Dial(addr, client.Options{CAFile: tokenFile, Token: token}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Errorf("Dial with a bad CA file = %v", err)
+	}
+}
+
+// TestSubmitStreamPassesMessageLimit: with a 2 MiB message limit, a job of two
+// 3 MiB inputs cannot travel in one Submit, and travels whole, in order, with
+// SubmitStream; an input shorter than declared abandons the call, leaving no job.
+func TestSubmitStreamPassesMessageLimit(t *testing.T) {
+	ctx := testCtx(t)
+	fake := apitest.NewFake("gpu0")
+	const size = 3 << 20
+	fake.InputSize = size
+	srv := apitest.Serve(t, fake, api.Config{})
+	c := dial(t, srv.SocketPath(), client.Options{MaxMessageBytes: 2 << 20})
+	ins := [][]byte{bytes.Repeat([]byte{1}, size), bytes.Repeat([]byte{2}, size)}
+
+	if _, err := c.Submit(ctx, api.SubmitRequest{Circuit: "c", Witnesses: ins}); err == nil {
+		t.Fatal("a 6 MiB Submit passed a 2 MiB message limit")
+	}
+	h := api.SubmitHeader{Circuit: "c", InputSizes: []int64{size, size}}
+	job, err := c.SubmitStream(ctx, h, []io.Reader{bytes.NewReader(ins[0]), bytes.NewReader(ins[1])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, ok := fake.Request(job.ID)
+	if !ok || len(req.Witnesses) != 2 || !bytes.Equal(req.Witnesses[0], ins[0]) || !bytes.Equal(req.Witnesses[1], ins[1]) {
+		t.Fatal("the daemon did not get both inputs whole and in order")
+	}
+
+	_, err = c.SubmitStream(ctx, h, []io.Reader{bytes.NewReader(ins[0]), bytes.NewReader(ins[1][:size-1])})
+	if err == nil || !strings.Contains(err.Error(), "witness 1 holds 3145727 bytes") {
+		t.Errorf("a short input: %v; want an error naming witness 1 and its size", err)
+	}
+	jobs, err := c.List(ctx, api.ListFilter{})
+	if err != nil || len(jobs) != 1 {
+		t.Errorf("after an abandoned stream the daemon lists %d jobs (%v), want 1", len(jobs), err)
 	}
 }

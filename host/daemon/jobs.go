@@ -90,13 +90,9 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	if err := d.stopping(); err != nil {
 		return api.Job{}, err
 	}
-	ce, ok := d.circuits[req.Circuit]
-	if !ok && len(d.circuits) == 0 {
-		return api.Job{}, api.NotFoundf("unknown circuit %q: this daemon serves no circuits (add a [[circuit]] to its config, or put key sets in %s with `zkhost keygen --out` or `zkhost key import --out`, and restart it)",
-			req.Circuit, filepath.Join(d.cfg.StateDir, "keys"))
-	}
-	if !ok {
-		return api.Job{}, api.NotFoundf("unknown circuit %q (this daemon serves: %s)", req.Circuit, strings.Join(d.circuitNames(), ", "))
+	ce, err := d.circuitFor(req.Circuit)
+	if err != nil {
+		return api.Job{}, err
 	}
 	class := ce.class
 	if req.Class != api.ClassUnspecified {
@@ -104,13 +100,8 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	inputs, noun := req.Inputs()
 	assignments := len(req.Assignments) > 0
-	if !assignments && ce.synth == nil {
-		// Witnesses are solved here (unless the circuit's synthesizer plugin
-		// solves them, with the hints it links): refuse them now, not once per
-		// partition.
-		if err := ce.c.CheckSolvable(); err != nil {
-			return api.Job{}, api.InvalidArgumentf("%v", err)
-		}
+	if err := ce.checkSolvable(assignments); err != nil {
+		return api.Job{}, err
 	}
 	for i, in := range inputs {
 		if err := circuit.CheckInput(in, assignments, ce.c); err != nil {
@@ -134,7 +125,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		d.admitMu.Lock()
 		defer d.admitMu.Unlock()
 		if req.RequestID == "" || d.jobForRequest(owner, req.RequestID) == "?" {
-			if err := d.checkLimits(owner, len(req.Witnesses)); err != nil {
+			if err := d.checkLimits(owner, len(inputs)); err != nil {
 				return api.Job{}, err
 			}
 		}
@@ -165,6 +156,78 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	return d.jobView(j, false), nil
 }
 
+// CheckSubmit implements api.Service: the checks of Submit that need no input
+// bytes, run on a streamed submission's header before its bytes are accepted.
+func (d *Daemon) CheckSubmit(ctx context.Context, h api.SubmitHeader) error {
+	if err := d.stopping(); err != nil {
+		return err
+	}
+	ce, err := d.circuitFor(h.Circuit)
+	if err != nil {
+		return err
+	}
+	if err := ce.checkSolvable(h.Assignments); err != nil {
+		return err
+	}
+	want := circuit.InputSize(ce.c, h.Assignments)
+	var total uint64
+	for i, n := range h.InputSizes {
+		if n != want {
+			return api.InvalidArgumentf("%s %d is declared as %d bytes, circuit %s wants %d", h.Noun(), i, n, ce.name, want)
+		}
+		total += uint64(n)
+	}
+	class := ce.class
+	if h.Class != api.ClassUnspecified {
+		class = queue.Class(h.Class)
+	}
+	if need := ce.partitionBytes(); !d.budget.Fits(class, need) {
+		return api.TooLarge(fmt.Sprintf("a partition of circuit %s (class %s)", ce.name, class), need, d.budget.Limit(class))
+	}
+	if err := d.anyServing(); err != nil {
+		return err
+	}
+	owner := api.IdentityFrom(ctx).Name
+	retry := h.RequestID != "" && d.jobForRequest(owner, h.RequestID) != "?"
+	if err := d.journal.Admit(total); err != nil && !(retry && errors.Is(err, journal.ErrNoSpace)) {
+		return spaceRefusal(err)
+	}
+	if !retry {
+		if err := d.checkLimits(owner, len(h.InputSizes)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSolvable refuses witnesses for a circuit this daemon cannot solve: they are
+// solved here (unless the circuit's synthesizer plugin solves them, with the hints
+// it links), so they are refused at submit, not once per partition. Wire
+// assignments come solved.
+func (ce *circuitEntry) checkSolvable(assignments bool) error {
+	if assignments || ce.synth != nil {
+		return nil
+	}
+	if err := ce.c.CheckSolvable(); err != nil {
+		return api.InvalidArgumentf("%v", err)
+	}
+	return nil
+}
+
+// circuitFor returns the circuit named name, or an ErrNotFound that says which
+// circuits the daemon serves.
+func (d *Daemon) circuitFor(name string) (*circuitEntry, error) {
+	ce, ok := d.circuits[name]
+	if !ok && len(d.circuits) == 0 {
+		return nil, api.NotFoundf("unknown circuit %q: this daemon serves no circuits (add a [[circuit]] to its config, or put key sets in %s with `zkhost keygen --out` or `zkhost key import --out`, and restart it)",
+			name, filepath.Join(d.cfg.StateDir, "keys"))
+	}
+	if !ok {
+		return nil, api.NotFoundf("unknown circuit %q (this daemon serves: %s)", name, strings.Join(d.circuitNames(), ", "))
+	}
+	return ce, nil
+}
+
 // anyServing refuses a new job when no device can prove now: every device is
 // down, unhealthy or without usable hardware. The error names each device and
 // why.
@@ -186,8 +249,9 @@ func (d *Daemon) anyServing() error {
 // writing.
 func (d *Daemon) admitSpace(owner string, req api.SubmitRequest) error {
 	var size uint64
-	for _, w := range req.Witnesses {
-		size += uint64(len(w))
+	inputs, _ := req.Inputs()
+	for _, in := range inputs {
+		size += uint64(len(in))
 	}
 	err := d.journal.Admit(size)
 	if err != nil && req.RequestID != "" && errors.Is(err, journal.ErrNoSpace) && d.jobForRequest(owner, req.RequestID) != "?" {

@@ -21,6 +21,9 @@ type Fake struct {
 	// BudgetLimit, when non-zero, makes Submit refuse (TooLarge) a job whose witnesses
 	// total more bytes, standing in for the daemon's memory estimate.
 	BudgetLimit uint64
+	// InputSize, when non-zero, is the size CheckSubmit holds every streamed
+	// input's declared size to, standing in for the circuit's expected size.
+	InputSize int64
 	// Report is what Status returns (KeysResident filled in from PreloadKey/EvictKey).
 	Report api.StatusReport
 	// OnSubmit, when set, runs in its own goroutine after Submit creates a job, so a test
@@ -62,6 +65,20 @@ func NewFake(devices ...string) *Fake {
 func (f *Fake) changed() {
 	close(f.wake)
 	f.wake = make(chan struct{})
+}
+
+// CheckSubmit implements api.Service: the circuit must be known and every
+// declared size InputSize (when set).
+func (f *Fake) CheckSubmit(_ context.Context, h api.SubmitHeader) error {
+	if f.Circuits != nil && !f.Circuits[h.Circuit] {
+		return api.InvalidArgumentf("unknown circuit %q", h.Circuit)
+	}
+	for i, n := range h.InputSizes {
+		if f.InputSize != 0 && n != f.InputSize {
+			return api.InvalidArgumentf("%s %d is declared as %d bytes, want %d", h.Noun(), i, n, f.InputSize)
+		}
+	}
+	return nil
 }
 
 // Submit implements api.Service.

@@ -6,7 +6,8 @@
 //
 // Errors are gRPC status codes carrying an ErrorDetail:
 //   NOT_FOUND           no job with that id
-//   INVALID_ARGUMENT    a malformed request (no witness, unknown circuit, bad enum)
+//   INVALID_ARGUMENT    a malformed request (no witness, unknown circuit, bad enum, an input
+//                       of the wrong size)
 //   ALREADY_EXISTS      a request id reused with different content
 //   RESOURCE_EXHAUSTED  the job can never fit the daemon's memory budget (need, limit in the detail)
 //   UNAVAILABLE         the daemon is shutting down or cannot take the request now
@@ -371,6 +372,194 @@ func (x *SubmitRequest) GetAssignments() [][]byte {
 	return nil
 }
 
+// SubmitStreamRequest is one message of a SubmitStream call: the first carries the
+// header and nothing else, every later one a chunk of input bytes.
+type SubmitStreamRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *SubmitHeader          `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Chunk         []byte                 `protobuf:"bytes,2,opt,name=chunk,proto3" json:"chunk,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitStreamRequest) Reset() {
+	*x = SubmitStreamRequest{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitStreamRequest) ProtoMessage() {}
+
+func (x *SubmitStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitStreamRequest.ProtoReflect.Descriptor instead.
+func (*SubmitStreamRequest) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SubmitStreamRequest) GetHeader() *SubmitHeader {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *SubmitStreamRequest) GetChunk() []byte {
+	if x != nil {
+		return x.Chunk
+	}
+	return nil
+}
+
+// SubmitHeader describes a streamed job before its bytes.
+type SubmitHeader struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Circuit   string                 `protobuf:"bytes,1,opt,name=circuit,proto3" json:"circuit,omitempty"`
+	Class     PriorityClass          `protobuf:"varint,2,opt,name=class,proto3,enum=zkhost.v1.PriorityClass" json:"class,omitempty"`
+	RequestId string                 `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// assignments: the inputs are wire assignments (docs/assignment.md), not witnesses.
+	Assignments bool `protobuf:"varint,4,opt,name=assignments,proto3" json:"assignments,omitempty"`
+	// input_sizes holds each input's size in bytes, one per partition, in the order the
+	// bytes follow.
+	InputSizes    []uint64 `protobuf:"varint,5,rep,packed,name=input_sizes,json=inputSizes,proto3" json:"input_sizes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitHeader) Reset() {
+	*x = SubmitHeader{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitHeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitHeader) ProtoMessage() {}
+
+func (x *SubmitHeader) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitHeader.ProtoReflect.Descriptor instead.
+func (*SubmitHeader) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SubmitHeader) GetCircuit() string {
+	if x != nil {
+		return x.Circuit
+	}
+	return ""
+}
+
+func (x *SubmitHeader) GetClass() PriorityClass {
+	if x != nil {
+		return x.Class
+	}
+	return PriorityClass_PRIORITY_CLASS_UNSPECIFIED
+}
+
+func (x *SubmitHeader) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *SubmitHeader) GetAssignments() bool {
+	if x != nil {
+		return x.Assignments
+	}
+	return false
+}
+
+func (x *SubmitHeader) GetInputSizes() []uint64 {
+	if x != nil {
+		return x.InputSizes
+	}
+	return nil
+}
+
+// SubmitStreamReply is READY once the header is accepted, then the job once every
+// byte arrived.
+type SubmitStreamReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ready         bool                   `protobuf:"varint,1,opt,name=ready,proto3" json:"ready,omitempty"`
+	Job           *Job                   `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitStreamReply) Reset() {
+	*x = SubmitStreamReply{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitStreamReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitStreamReply) ProtoMessage() {}
+
+func (x *SubmitStreamReply) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitStreamReply.ProtoReflect.Descriptor instead.
+func (*SubmitStreamReply) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SubmitStreamReply) GetReady() bool {
+	if x != nil {
+		return x.Ready
+	}
+	return false
+}
+
+func (x *SubmitStreamReply) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
 type AwaitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -380,7 +569,7 @@ type AwaitRequest struct {
 
 func (x *AwaitRequest) Reset() {
 	*x = AwaitRequest{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[1]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +581,7 @@ func (x *AwaitRequest) String() string {
 func (*AwaitRequest) ProtoMessage() {}
 
 func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[1]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +594,7 @@ func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRequest.ProtoReflect.Descriptor instead.
 func (*AwaitRequest) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{1}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AwaitRequest) GetJobId() string {
@@ -424,7 +613,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[2]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -436,7 +625,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[2]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -449,7 +638,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{2}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetRequest) GetJobId() string {
@@ -468,7 +657,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[3]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -480,7 +669,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[3]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -493,7 +682,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{3}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CancelRequest) GetJobId() string {
@@ -513,7 +702,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[4]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +714,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[4]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +727,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{4}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListRequest) GetState() JobState {
@@ -564,7 +753,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[5]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -576,7 +765,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[5]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -589,7 +778,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{5}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListResponse) GetJobs() []*Job {
@@ -607,7 +796,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[6]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -619,7 +808,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[6]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -632,7 +821,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{6}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{9}
 }
 
 type KeyRequest struct {
@@ -645,7 +834,7 @@ type KeyRequest struct {
 
 func (x *KeyRequest) Reset() {
 	*x = KeyRequest{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[7]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -657,7 +846,7 @@ func (x *KeyRequest) String() string {
 func (*KeyRequest) ProtoMessage() {}
 
 func (x *KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[7]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -670,7 +859,7 @@ func (x *KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRequest.ProtoReflect.Descriptor instead.
 func (*KeyRequest) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{7}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *KeyRequest) GetCircuit() string {
@@ -696,7 +885,7 @@ type EnableDeviceRequest struct {
 
 func (x *EnableDeviceRequest) Reset() {
 	*x = EnableDeviceRequest{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[8]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +897,7 @@ func (x *EnableDeviceRequest) String() string {
 func (*EnableDeviceRequest) ProtoMessage() {}
 
 func (x *EnableDeviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[8]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +910,7 @@ func (x *EnableDeviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnableDeviceRequest.ProtoReflect.Descriptor instead.
 func (*EnableDeviceRequest) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{8}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EnableDeviceRequest) GetDevice() string {
@@ -741,7 +930,7 @@ type KeyResponse struct {
 
 func (x *KeyResponse) Reset() {
 	*x = KeyResponse{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[9]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +942,7 @@ func (x *KeyResponse) String() string {
 func (*KeyResponse) ProtoMessage() {}
 
 func (x *KeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[9]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +955,7 @@ func (x *KeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyResponse.ProtoReflect.Descriptor instead.
 func (*KeyResponse) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{9}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *KeyResponse) GetDevices() []string {
@@ -795,7 +984,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[10]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +996,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[10]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +1009,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{10}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Job) GetId() string {
@@ -919,7 +1108,7 @@ type Partition struct {
 
 func (x *Partition) Reset() {
 	*x = Partition{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[11]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -931,7 +1120,7 @@ func (x *Partition) String() string {
 func (*Partition) ProtoMessage() {}
 
 func (x *Partition) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[11]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -944,7 +1133,7 @@ func (x *Partition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partition.ProtoReflect.Descriptor instead.
 func (*Partition) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{11}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Partition) GetIndex() uint32 {
@@ -1057,7 +1246,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[12]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1258,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[12]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1271,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{12}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobEvent) GetJobId() string {
@@ -1157,7 +1346,7 @@ type StatusReport struct {
 
 func (x *StatusReport) Reset() {
 	*x = StatusReport{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[13]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1358,7 @@ func (x *StatusReport) String() string {
 func (*StatusReport) ProtoMessage() {}
 
 func (x *StatusReport) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[13]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1371,7 @@ func (x *StatusReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReport.ProtoReflect.Descriptor instead.
 func (*StatusReport) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{13}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StatusReport) GetQueues() []*ClassQueue {
@@ -1260,7 +1449,7 @@ type JournalStatus struct {
 
 func (x *JournalStatus) Reset() {
 	*x = JournalStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1272,7 +1461,7 @@ func (x *JournalStatus) String() string {
 func (*JournalStatus) ProtoMessage() {}
 
 func (x *JournalStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[14]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1285,7 +1474,7 @@ func (x *JournalStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalStatus.ProtoReflect.Descriptor instead.
 func (*JournalStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{14}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JournalStatus) GetDir() string {
@@ -1356,7 +1545,7 @@ type ClassQueue struct {
 
 func (x *ClassQueue) Reset() {
 	*x = ClassQueue{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1557,7 @@ func (x *ClassQueue) String() string {
 func (*ClassQueue) ProtoMessage() {}
 
 func (x *ClassQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[15]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1570,7 @@ func (x *ClassQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassQueue.ProtoReflect.Descriptor instead.
 func (*ClassQueue) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{15}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ClassQueue) GetClass() PriorityClass {
@@ -1433,7 +1622,7 @@ type DeviceStatus struct {
 
 func (x *DeviceStatus) Reset() {
 	*x = DeviceStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1634,7 @@ func (x *DeviceStatus) String() string {
 func (*DeviceStatus) ProtoMessage() {}
 
 func (x *DeviceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[16]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1647,7 @@ func (x *DeviceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceStatus.ProtoReflect.Descriptor instead.
 func (*DeviceStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{16}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeviceStatus) GetName() string {
@@ -1570,7 +1759,7 @@ type BudgetStatus struct {
 
 func (x *BudgetStatus) Reset() {
 	*x = BudgetStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1771,7 @@ func (x *BudgetStatus) String() string {
 func (*BudgetStatus) ProtoMessage() {}
 
 func (x *BudgetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1784,7 @@ func (x *BudgetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetStatus.ProtoReflect.Descriptor instead.
 func (*BudgetStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{17}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BudgetStatus) GetUsedBytes() uint64 {
@@ -1637,7 +1826,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1838,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1851,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{18}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ErrorDetail) GetKind() string {
@@ -1697,7 +1886,21 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\x05class\x18\x03 \x01(\x0e2\x18.zkhost.v1.PriorityClassR\x05class\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12 \n" +
-	"\vassignments\x18\x05 \x03(\fR\vassignments\"%\n" +
+	"\vassignments\x18\x05 \x03(\fR\vassignments\"\\\n" +
+	"\x13SubmitStreamRequest\x12/\n" +
+	"\x06header\x18\x01 \x01(\v2\x17.zkhost.v1.SubmitHeaderR\x06header\x12\x14\n" +
+	"\x05chunk\x18\x02 \x01(\fR\x05chunk\"\xba\x01\n" +
+	"\fSubmitHeader\x12\x18\n" +
+	"\acircuit\x18\x01 \x01(\tR\acircuit\x12.\n" +
+	"\x05class\x18\x02 \x01(\x0e2\x18.zkhost.v1.PriorityClassR\x05class\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\x12 \n" +
+	"\vassignments\x18\x04 \x01(\bR\vassignments\x12\x1f\n" +
+	"\vinput_sizes\x18\x05 \x03(\x04R\n" +
+	"inputSizes\"K\n" +
+	"\x11SubmitStreamReply\x12\x14\n" +
+	"\x05ready\x18\x01 \x01(\bR\x05ready\x12 \n" +
+	"\x03job\x18\x02 \x01(\v2\x0e.zkhost.v1.JobR\x03job\"%\n" +
 	"\fAwaitRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"#\n" +
 	"\n" +
@@ -1846,9 +2049,10 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\x13EVENT_KIND_JOB_DONE\x10\b\x12\x19\n" +
 	"\x15EVENT_KIND_JOB_FAILED\x10\t\x12\x1c\n" +
 	"\x18EVENT_KIND_JOB_CANCELLED\x10\n" +
-	"2\x8e\x04\n" +
+	"2\xe0\x04\n" +
 	"\x06Zkhost\x122\n" +
-	"\x06Submit\x12\x18.zkhost.v1.SubmitRequest\x1a\x0e.zkhost.v1.Job\x127\n" +
+	"\x06Submit\x12\x18.zkhost.v1.SubmitRequest\x1a\x0e.zkhost.v1.Job\x12P\n" +
+	"\fSubmitStream\x12\x1e.zkhost.v1.SubmitStreamRequest\x1a\x1c.zkhost.v1.SubmitStreamReply(\x010\x01\x127\n" +
 	"\x05Await\x12\x17.zkhost.v1.AwaitRequest\x1a\x13.zkhost.v1.JobEvent0\x01\x12,\n" +
 	"\x03Get\x12\x15.zkhost.v1.GetRequest\x1a\x0e.zkhost.v1.Job\x122\n" +
 	"\x06Cancel\x12\x18.zkhost.v1.CancelRequest\x1a\x0e.zkhost.v1.Job\x127\n" +
@@ -1872,70 +2076,78 @@ func file_zkhost_v1_zkhost_proto_rawDescGZIP() []byte {
 }
 
 var file_zkhost_v1_zkhost_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_zkhost_v1_zkhost_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_zkhost_v1_zkhost_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_zkhost_v1_zkhost_proto_goTypes = []any{
 	(PriorityClass)(0),          // 0: zkhost.v1.PriorityClass
 	(JobState)(0),               // 1: zkhost.v1.JobState
 	(PartitionState)(0),         // 2: zkhost.v1.PartitionState
 	(EventKind)(0),              // 3: zkhost.v1.EventKind
 	(*SubmitRequest)(nil),       // 4: zkhost.v1.SubmitRequest
-	(*AwaitRequest)(nil),        // 5: zkhost.v1.AwaitRequest
-	(*GetRequest)(nil),          // 6: zkhost.v1.GetRequest
-	(*CancelRequest)(nil),       // 7: zkhost.v1.CancelRequest
-	(*ListRequest)(nil),         // 8: zkhost.v1.ListRequest
-	(*ListResponse)(nil),        // 9: zkhost.v1.ListResponse
-	(*StatusRequest)(nil),       // 10: zkhost.v1.StatusRequest
-	(*KeyRequest)(nil),          // 11: zkhost.v1.KeyRequest
-	(*EnableDeviceRequest)(nil), // 12: zkhost.v1.EnableDeviceRequest
-	(*KeyResponse)(nil),         // 13: zkhost.v1.KeyResponse
-	(*Job)(nil),                 // 14: zkhost.v1.Job
-	(*Partition)(nil),           // 15: zkhost.v1.Partition
-	(*JobEvent)(nil),            // 16: zkhost.v1.JobEvent
-	(*StatusReport)(nil),        // 17: zkhost.v1.StatusReport
-	(*JournalStatus)(nil),       // 18: zkhost.v1.JournalStatus
-	(*ClassQueue)(nil),          // 19: zkhost.v1.ClassQueue
-	(*DeviceStatus)(nil),        // 20: zkhost.v1.DeviceStatus
-	(*BudgetStatus)(nil),        // 21: zkhost.v1.BudgetStatus
-	(*ErrorDetail)(nil),         // 22: zkhost.v1.ErrorDetail
+	(*SubmitStreamRequest)(nil), // 5: zkhost.v1.SubmitStreamRequest
+	(*SubmitHeader)(nil),        // 6: zkhost.v1.SubmitHeader
+	(*SubmitStreamReply)(nil),   // 7: zkhost.v1.SubmitStreamReply
+	(*AwaitRequest)(nil),        // 8: zkhost.v1.AwaitRequest
+	(*GetRequest)(nil),          // 9: zkhost.v1.GetRequest
+	(*CancelRequest)(nil),       // 10: zkhost.v1.CancelRequest
+	(*ListRequest)(nil),         // 11: zkhost.v1.ListRequest
+	(*ListResponse)(nil),        // 12: zkhost.v1.ListResponse
+	(*StatusRequest)(nil),       // 13: zkhost.v1.StatusRequest
+	(*KeyRequest)(nil),          // 14: zkhost.v1.KeyRequest
+	(*EnableDeviceRequest)(nil), // 15: zkhost.v1.EnableDeviceRequest
+	(*KeyResponse)(nil),         // 16: zkhost.v1.KeyResponse
+	(*Job)(nil),                 // 17: zkhost.v1.Job
+	(*Partition)(nil),           // 18: zkhost.v1.Partition
+	(*JobEvent)(nil),            // 19: zkhost.v1.JobEvent
+	(*StatusReport)(nil),        // 20: zkhost.v1.StatusReport
+	(*JournalStatus)(nil),       // 21: zkhost.v1.JournalStatus
+	(*ClassQueue)(nil),          // 22: zkhost.v1.ClassQueue
+	(*DeviceStatus)(nil),        // 23: zkhost.v1.DeviceStatus
+	(*BudgetStatus)(nil),        // 24: zkhost.v1.BudgetStatus
+	(*ErrorDetail)(nil),         // 25: zkhost.v1.ErrorDetail
 }
 var file_zkhost_v1_zkhost_proto_depIdxs = []int32{
 	0,  // 0: zkhost.v1.SubmitRequest.class:type_name -> zkhost.v1.PriorityClass
-	1,  // 1: zkhost.v1.ListRequest.state:type_name -> zkhost.v1.JobState
-	14, // 2: zkhost.v1.ListResponse.jobs:type_name -> zkhost.v1.Job
-	0,  // 3: zkhost.v1.Job.class:type_name -> zkhost.v1.PriorityClass
-	1,  // 4: zkhost.v1.Job.state:type_name -> zkhost.v1.JobState
-	15, // 5: zkhost.v1.Job.partitions:type_name -> zkhost.v1.Partition
-	2,  // 6: zkhost.v1.Partition.state:type_name -> zkhost.v1.PartitionState
-	3,  // 7: zkhost.v1.JobEvent.kind:type_name -> zkhost.v1.EventKind
-	14, // 8: zkhost.v1.JobEvent.job:type_name -> zkhost.v1.Job
-	19, // 9: zkhost.v1.StatusReport.queues:type_name -> zkhost.v1.ClassQueue
-	20, // 10: zkhost.v1.StatusReport.devices:type_name -> zkhost.v1.DeviceStatus
-	21, // 11: zkhost.v1.StatusReport.budget:type_name -> zkhost.v1.BudgetStatus
-	18, // 12: zkhost.v1.StatusReport.journal:type_name -> zkhost.v1.JournalStatus
-	0,  // 13: zkhost.v1.ClassQueue.class:type_name -> zkhost.v1.PriorityClass
-	4,  // 14: zkhost.v1.Zkhost.Submit:input_type -> zkhost.v1.SubmitRequest
-	5,  // 15: zkhost.v1.Zkhost.Await:input_type -> zkhost.v1.AwaitRequest
-	6,  // 16: zkhost.v1.Zkhost.Get:input_type -> zkhost.v1.GetRequest
-	7,  // 17: zkhost.v1.Zkhost.Cancel:input_type -> zkhost.v1.CancelRequest
-	8,  // 18: zkhost.v1.Zkhost.List:input_type -> zkhost.v1.ListRequest
-	10, // 19: zkhost.v1.Zkhost.Status:input_type -> zkhost.v1.StatusRequest
-	11, // 20: zkhost.v1.Zkhost.PreloadKey:input_type -> zkhost.v1.KeyRequest
-	11, // 21: zkhost.v1.Zkhost.EvictKey:input_type -> zkhost.v1.KeyRequest
-	12, // 22: zkhost.v1.Zkhost.EnableDevice:input_type -> zkhost.v1.EnableDeviceRequest
-	14, // 23: zkhost.v1.Zkhost.Submit:output_type -> zkhost.v1.Job
-	16, // 24: zkhost.v1.Zkhost.Await:output_type -> zkhost.v1.JobEvent
-	14, // 25: zkhost.v1.Zkhost.Get:output_type -> zkhost.v1.Job
-	14, // 26: zkhost.v1.Zkhost.Cancel:output_type -> zkhost.v1.Job
-	9,  // 27: zkhost.v1.Zkhost.List:output_type -> zkhost.v1.ListResponse
-	17, // 28: zkhost.v1.Zkhost.Status:output_type -> zkhost.v1.StatusReport
-	13, // 29: zkhost.v1.Zkhost.PreloadKey:output_type -> zkhost.v1.KeyResponse
-	13, // 30: zkhost.v1.Zkhost.EvictKey:output_type -> zkhost.v1.KeyResponse
-	20, // 31: zkhost.v1.Zkhost.EnableDevice:output_type -> zkhost.v1.DeviceStatus
-	23, // [23:32] is the sub-list for method output_type
-	14, // [14:23] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	6,  // 1: zkhost.v1.SubmitStreamRequest.header:type_name -> zkhost.v1.SubmitHeader
+	0,  // 2: zkhost.v1.SubmitHeader.class:type_name -> zkhost.v1.PriorityClass
+	17, // 3: zkhost.v1.SubmitStreamReply.job:type_name -> zkhost.v1.Job
+	1,  // 4: zkhost.v1.ListRequest.state:type_name -> zkhost.v1.JobState
+	17, // 5: zkhost.v1.ListResponse.jobs:type_name -> zkhost.v1.Job
+	0,  // 6: zkhost.v1.Job.class:type_name -> zkhost.v1.PriorityClass
+	1,  // 7: zkhost.v1.Job.state:type_name -> zkhost.v1.JobState
+	18, // 8: zkhost.v1.Job.partitions:type_name -> zkhost.v1.Partition
+	2,  // 9: zkhost.v1.Partition.state:type_name -> zkhost.v1.PartitionState
+	3,  // 10: zkhost.v1.JobEvent.kind:type_name -> zkhost.v1.EventKind
+	17, // 11: zkhost.v1.JobEvent.job:type_name -> zkhost.v1.Job
+	22, // 12: zkhost.v1.StatusReport.queues:type_name -> zkhost.v1.ClassQueue
+	23, // 13: zkhost.v1.StatusReport.devices:type_name -> zkhost.v1.DeviceStatus
+	24, // 14: zkhost.v1.StatusReport.budget:type_name -> zkhost.v1.BudgetStatus
+	21, // 15: zkhost.v1.StatusReport.journal:type_name -> zkhost.v1.JournalStatus
+	0,  // 16: zkhost.v1.ClassQueue.class:type_name -> zkhost.v1.PriorityClass
+	4,  // 17: zkhost.v1.Zkhost.Submit:input_type -> zkhost.v1.SubmitRequest
+	5,  // 18: zkhost.v1.Zkhost.SubmitStream:input_type -> zkhost.v1.SubmitStreamRequest
+	8,  // 19: zkhost.v1.Zkhost.Await:input_type -> zkhost.v1.AwaitRequest
+	9,  // 20: zkhost.v1.Zkhost.Get:input_type -> zkhost.v1.GetRequest
+	10, // 21: zkhost.v1.Zkhost.Cancel:input_type -> zkhost.v1.CancelRequest
+	11, // 22: zkhost.v1.Zkhost.List:input_type -> zkhost.v1.ListRequest
+	13, // 23: zkhost.v1.Zkhost.Status:input_type -> zkhost.v1.StatusRequest
+	14, // 24: zkhost.v1.Zkhost.PreloadKey:input_type -> zkhost.v1.KeyRequest
+	14, // 25: zkhost.v1.Zkhost.EvictKey:input_type -> zkhost.v1.KeyRequest
+	15, // 26: zkhost.v1.Zkhost.EnableDevice:input_type -> zkhost.v1.EnableDeviceRequest
+	17, // 27: zkhost.v1.Zkhost.Submit:output_type -> zkhost.v1.Job
+	7,  // 28: zkhost.v1.Zkhost.SubmitStream:output_type -> zkhost.v1.SubmitStreamReply
+	19, // 29: zkhost.v1.Zkhost.Await:output_type -> zkhost.v1.JobEvent
+	17, // 30: zkhost.v1.Zkhost.Get:output_type -> zkhost.v1.Job
+	17, // 31: zkhost.v1.Zkhost.Cancel:output_type -> zkhost.v1.Job
+	12, // 32: zkhost.v1.Zkhost.List:output_type -> zkhost.v1.ListResponse
+	20, // 33: zkhost.v1.Zkhost.Status:output_type -> zkhost.v1.StatusReport
+	16, // 34: zkhost.v1.Zkhost.PreloadKey:output_type -> zkhost.v1.KeyResponse
+	16, // 35: zkhost.v1.Zkhost.EvictKey:output_type -> zkhost.v1.KeyResponse
+	23, // 36: zkhost.v1.Zkhost.EnableDevice:output_type -> zkhost.v1.DeviceStatus
+	27, // [27:37] is the sub-list for method output_type
+	17, // [17:27] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_zkhost_v1_zkhost_proto_init() }
@@ -1949,7 +2161,7 @@ func file_zkhost_v1_zkhost_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkhost_v1_zkhost_proto_rawDesc), len(file_zkhost_v1_zkhost_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

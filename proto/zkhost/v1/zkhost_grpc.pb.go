@@ -6,7 +6,8 @@
 //
 // Errors are gRPC status codes carrying an ErrorDetail:
 //   NOT_FOUND           no job with that id
-//   INVALID_ARGUMENT    a malformed request (no witness, unknown circuit, bad enum)
+//   INVALID_ARGUMENT    a malformed request (no witness, unknown circuit, bad enum, an input
+//                       of the wrong size)
 //   ALREADY_EXISTS      a request id reused with different content
 //   RESOURCE_EXHAUSTED  the job can never fit the daemon's memory budget (need, limit in the detail)
 //   UNAVAILABLE         the daemon is shutting down or cannot take the request now
@@ -34,6 +35,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	Zkhost_Submit_FullMethodName       = "/zkhost.v1.Zkhost/Submit"
+	Zkhost_SubmitStream_FullMethodName = "/zkhost.v1.Zkhost/SubmitStream"
 	Zkhost_Await_FullMethodName        = "/zkhost.v1.Zkhost/Await"
 	Zkhost_Get_FullMethodName          = "/zkhost.v1.Zkhost/Get"
 	Zkhost_Cancel_FullMethodName       = "/zkhost.v1.Zkhost/Cancel"
@@ -54,6 +56,16 @@ type ZkhostClient interface {
 	// content returns the job already created; the same id with other content is refused
 	// with ALREADY_EXISTS.
 	Submit(ctx context.Context, in *SubmitRequest, opts ...grpc.CallOption) (*Job, error)
+	// SubmitStream queues a proof job whose inputs travel in pieces, so that no message
+	// holds a whole job and a client can send files larger than one message allows. The
+	// client sends a SubmitStreamRequest with the header first and waits for a READY
+	// reply: the daemon checks the header (circuit, every input's declared size against
+	// the size the circuit expects, quotas, free space) before it accepts a byte, and
+	// ends the call with the error instead when it refuses. The client then sends every
+	// input's bytes in order, in chunks (each at most a message, 1 MiB is a good size),
+	// and closes its side; the daemon answers the job, as Submit would (same request id
+	// rules). A call that ends before every byte arrived creates no job.
+	SubmitStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubmitStreamRequest, SubmitStreamReply], error)
 	// Await streams the job's events: first a SNAPSHOT of the job as it is, then one event
 	// per change, and ends after the terminal event (JOB_DONE, JOB_FAILED, JOB_CANCELLED),
 	// which carries the final job with its proofs.
@@ -95,9 +107,22 @@ func (c *zkhostClient) Submit(ctx context.Context, in *SubmitRequest, opts ...gr
 	return out, nil
 }
 
+func (c *zkhostClient) SubmitStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubmitStreamRequest, SubmitStreamReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Zkhost_ServiceDesc.Streams[0], Zkhost_SubmitStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SubmitStreamRequest, SubmitStreamReply]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Zkhost_SubmitStreamClient = grpc.BidiStreamingClient[SubmitStreamRequest, SubmitStreamReply]
+
 func (c *zkhostClient) Await(ctx context.Context, in *AwaitRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[JobEvent], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Zkhost_ServiceDesc.Streams[0], Zkhost_Await_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Zkhost_ServiceDesc.Streams[1], Zkhost_Await_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +219,16 @@ type ZkhostServer interface {
 	// content returns the job already created; the same id with other content is refused
 	// with ALREADY_EXISTS.
 	Submit(context.Context, *SubmitRequest) (*Job, error)
+	// SubmitStream queues a proof job whose inputs travel in pieces, so that no message
+	// holds a whole job and a client can send files larger than one message allows. The
+	// client sends a SubmitStreamRequest with the header first and waits for a READY
+	// reply: the daemon checks the header (circuit, every input's declared size against
+	// the size the circuit expects, quotas, free space) before it accepts a byte, and
+	// ends the call with the error instead when it refuses. The client then sends every
+	// input's bytes in order, in chunks (each at most a message, 1 MiB is a good size),
+	// and closes its side; the daemon answers the job, as Submit would (same request id
+	// rules). A call that ends before every byte arrived creates no job.
+	SubmitStream(grpc.BidiStreamingServer[SubmitStreamRequest, SubmitStreamReply]) error
 	// Await streams the job's events: first a SNAPSHOT of the job as it is, then one event
 	// per change, and ends after the terminal event (JOB_DONE, JOB_FAILED, JOB_CANCELLED),
 	// which carries the final job with its proofs.
@@ -227,6 +262,9 @@ type UnimplementedZkhostServer struct{}
 
 func (UnimplementedZkhostServer) Submit(context.Context, *SubmitRequest) (*Job, error) {
 	return nil, status.Error(codes.Unimplemented, "method Submit not implemented")
+}
+func (UnimplementedZkhostServer) SubmitStream(grpc.BidiStreamingServer[SubmitStreamRequest, SubmitStreamReply]) error {
+	return status.Error(codes.Unimplemented, "method SubmitStream not implemented")
 }
 func (UnimplementedZkhostServer) Await(*AwaitRequest, grpc.ServerStreamingServer[JobEvent]) error {
 	return status.Error(codes.Unimplemented, "method Await not implemented")
@@ -290,6 +328,13 @@ func _Zkhost_Submit_Handler(srv interface{}, ctx context.Context, dec func(inter
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _Zkhost_SubmitStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ZkhostServer).SubmitStream(&grpc.GenericServerStream[SubmitStreamRequest, SubmitStreamReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Zkhost_SubmitStreamServer = grpc.BidiStreamingServer[SubmitStreamRequest, SubmitStreamReply]
 
 func _Zkhost_Await_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(AwaitRequest)
@@ -469,6 +514,12 @@ var Zkhost_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "SubmitStream",
+			Handler:       _Zkhost_SubmitStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
 		{
 			StreamName:    "Await",
 			Handler:       _Zkhost_Await_Handler,
