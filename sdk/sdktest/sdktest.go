@@ -25,6 +25,7 @@ import (
 	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 )
 
 // Config says which backend Run checks and with what.
@@ -118,7 +119,7 @@ func Run(t *testing.T, cfg Config) {
 
 	logger := cfg.Logger
 	if logger == nil {
-		logs := &lockedBuffer{}
+		logs := &logbuf.Buffer{}
 		logger = hclog.New(&hclog.LoggerOptions{Name: "backend", Output: logs, Level: hclog.Debug})
 		t.Cleanup(func() {
 			if t.Failed() {
@@ -658,22 +659,4 @@ func cpuTicks(pid int) (uint64, bool) {
 		return 0, false
 	}
 	return utime + stime, true
-}
-
-// lockedBuffer is a bytes.Buffer safe for the logger's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

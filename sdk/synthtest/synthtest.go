@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -93,7 +93,7 @@ func Run(t *testing.T, cfg Config) {
 
 	logger := cfg.Logger
 	if logger == nil {
-		logs := &lockedBuffer{}
+		logs := &logbuf.Buffer{}
 		logger = hclog.New(&hclog.LoggerOptions{Name: "synthesizer", Output: logs, Level: hclog.Debug})
 		t.Cleanup(func() {
 			if t.Failed() {
@@ -377,23 +377,3 @@ func (s *suite) testBadRequests(t *testing.T) {
 		}
 	})
 }
-
-// lockedBuffer is a bytes.Buffer safe for the logger's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var _ io.Writer = (*lockedBuffer)(nil)
