@@ -230,56 +230,33 @@ func checkDescription(desc sdk.Description) error {
 // supervise watches the process and restarts it after a crash.
 func (d *Device) supervise() {
 	defer close(d.superDone)
-	tick := time.NewTicker(d.opts.PollInterval)
-	defer tick.Stop()
-	consecutive := 0
-	for {
-		select {
-		case <-d.stopCh:
-			return
-		case <-tick.C:
-		}
-		d.mu.Lock()
-		proc := d.proc
-		d.mu.Unlock()
-		if proc == nil || !proc.Exited() {
-			continue
-		}
-		// The backend died.
-		consecutive++
-		unhealthy := d.onCrash()
-		delay := d.opts.BackoffBase << min(consecutive-1, 16)
-		if delay > d.opts.BackoffMax || delay <= 0 {
-			delay = d.opts.BackoffMax
-		}
-		if unhealthy {
-			d.log.Error("backend crashed too often; device taken out of service", "crashes", d.opts.CrashLimit, "window", d.opts.CrashWindow)
-			if !d.waitHealthy() {
-				return
+	SuperviseLoop(Supervision{
+		Stop: d.stopCh, PollInterval: d.opts.PollInterval,
+		BackoffBase: d.opts.BackoffBase, BackoffMax: d.opts.BackoffMax,
+		Exited: func() bool {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.proc != nil && d.proc.Exited()
+		},
+		OnExit: func() bool {
+			unhealthy := d.onCrash()
+			if unhealthy {
+				d.log.Error("backend crashed too often; device taken out of service", "crashes", d.opts.CrashLimit, "window", d.opts.CrashWindow)
 			}
-			consecutive = 0
-			delay = 0
-		}
-		for {
-			select {
-			case <-d.stopCh:
-				return
-			case <-time.After(delay):
+			return unhealthy
+		},
+		WaitHealthy: d.waitHealthy,
+		Restart: func(ctx context.Context) error {
+			if err := d.launch(ctx); err != nil {
+				return err
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			err := d.launch(ctx)
-			cancel()
-			if err == nil {
-				d.mu.Lock()
-				d.restarts++
-				d.mu.Unlock()
-				break
-			}
-			delay = max(delay, d.opts.BackoffBase) * 2
-			if delay > d.opts.BackoffMax || delay <= 0 {
-				delay = d.opts.BackoffMax
-			}
-			d.log.Error("backend restart failed; the device takes no work until a restart succeeds", "error", err, "retry_in", delay)
+			d.mu.Lock()
+			d.restarts++
+			d.mu.Unlock()
+			return nil
+		},
+		RestartFailed: func(err error, retryIn time.Duration) {
+			d.log.Error("backend restart failed; the device takes no work until a restart succeeds", "error", err, "retry_in", retryIn)
 			d.mu.Lock()
 			// Down, not restarting: a backend that cannot start (its binary
 			// replaced or removed, a library missing) stays so until someone
@@ -290,8 +267,8 @@ func (d *Device) supervise() {
 				d.state = StateDown
 			}
 			d.mu.Unlock()
-		}
-	}
+		},
+	})
 }
 
 // onCrash records a crash, fails calls in flight, forgets resident keys, and

@@ -196,53 +196,30 @@ func checkDescription(desc sdk.SynthDescription, curve sdk.Curve) error {
 // supervise watches the process and restarts it after it exits.
 func (s *Synth) supervise() {
 	defer close(s.superDone)
-	tick := time.NewTicker(s.opts.PollInterval)
-	defer tick.Stop()
-	consecutive := 0
-	for {
-		select {
-		case <-s.stopCh:
-			return
-		case <-tick.C:
-		}
-		s.mu.Lock()
-		proc := s.proc
-		s.mu.Unlock()
-		if proc == nil || !proc.Exited() {
-			continue
-		}
-		consecutive++
-		unhealthy := s.onExit()
-		delay := s.opts.BackoffBase << min(consecutive-1, 16)
-		if delay > s.opts.BackoffMax || delay <= 0 {
-			delay = s.opts.BackoffMax
-		}
-		if unhealthy {
-			s.log.Error("synthesizer crashed too often; out of service until the crash window passes", "crashes", s.opts.CrashLimit, "window", s.opts.CrashWindow)
-			if !s.waitHealthy() {
-				return
+	device.SuperviseLoop(device.Supervision{
+		Stop: s.stopCh, PollInterval: s.opts.PollInterval,
+		BackoffBase: s.opts.BackoffBase, BackoffMax: s.opts.BackoffMax,
+		Exited: func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.proc != nil && s.proc.Exited()
+		},
+		OnExit: func() bool {
+			unhealthy := s.onExit()
+			if unhealthy {
+				s.log.Error("synthesizer crashed too often; out of service until the crash window passes", "crashes", s.opts.CrashLimit, "window", s.opts.CrashWindow)
 			}
-			consecutive, delay = 0, 0
-		}
-		for {
-			select {
-			case <-s.stopCh:
-				return
-			case <-time.After(delay):
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			err := s.launch(ctx, true)
-			cancel()
-			if err == nil {
-				break
-			}
-			s.log.Error("synthesizer restart failed", "error", err)
+			return unhealthy
+		},
+		WaitHealthy: s.waitHealthy,
+		Restart:     func(ctx context.Context) error { return s.launch(ctx, true) },
+		RestartFailed: func(err error, retryIn time.Duration) {
+			s.log.Error("synthesizer restart failed", "error", err, "retry_in", retryIn)
 			s.mu.Lock()
 			s.lastErr = err.Error()
 			s.mu.Unlock()
-			delay = min(max(2*delay, s.opts.BackoffBase), s.opts.BackoffMax)
-		}
-	}
+		},
+	})
 }
 
 // onExit records an exit, ends the calls in flight and reports whether the
