@@ -72,11 +72,12 @@ type Backend struct {
 	workers workerCPU
 }
 
-// loadedKey is a mapped, verified key file and the FFT domain of its size.
+// loadedKey is a mapped, verified key file and, for proofs in this process, the FFT
+// domain of its size.
 type loadedKey struct {
 	id     string
 	file   *keyfile.File
-	domain *fft.Domain // held so refprover's domain cache keeps it while the key is loaded
+	domain *fft.Domain // held so refprover's domain cache keeps it while the key is loaded; nil with workers
 	fd     *os.File    // the same file, open for workers to inherit (nil without workers)
 }
 
@@ -148,7 +149,8 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 
 // LoadKey maps the key file, checks that its header digest is key.Digest and that
 // every section matches the header (one SHA-256 pass over the file), and keeps it
-// mapped with its FFT domain. HostBytes is the file's size plus the domain's tables.
+// mapped, with its FFT domain when proofs run in this process. HostBytes is the
+// file's size, plus the domain's tables when this process holds them.
 // Loading a loaded ID with the same digest answers the same KeyInfo without touching
 // the file; with another digest it is an ErrInvalidArgument.
 func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, error) {
@@ -170,13 +172,15 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, err
 		}
 		pk := f.Key()
-		domain, err := refprover.Domain(pk.DomainSize)
-		if err != nil {
-			f.Close()
-			closeFile(fd)
-			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
+		info := sdk.KeyInfo{HostBytes: uint64(f.Size())}
+		var domain *fft.Domain
+		if fd == nil { // proofs in this process use the domain's tables; a worker builds its own
+			if domain, err = refprover.Domain(pk.DomainSize); err != nil {
+				f.Close()
+				return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
+			}
+			info.HostBytes += refprover.DomainBytes(pk.DomainSize)
 		}
-		info := sdk.KeyInfo{HostBytes: uint64(f.Size()) + refprover.DomainBytes(pk.DomainSize)}
 		b.log.Info("key loaded", "key", ref.ID, "path", ref.Path, "domain", pk.DomainSize, "wires", pk.NbWires,
 			"host_bytes", info.HostBytes, "took", time.Since(begin).String())
 		return &loadedKey{id: ref.ID, file: f, domain: domain, fd: fd}, info, nil
