@@ -16,6 +16,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
+	"github.com/zkhost/zkhost/internal/linetail"
 	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
 	synthv1 "github.com/zkhost/zkhost/proto/synth/v1"
 )
@@ -95,6 +96,10 @@ func (p *Process) Kill() {
 	removeSocket(p.socketDir, rc)
 }
 
+// stderrTailLines is how many of a plugin's last stderr lines a failed start
+// quotes.
+const stderrTailLines = 8
+
 // Launch starts the plugin binary cfg.Path (a backend, or the kind cfg.Kind
 // names), performs go-plugin's handshake (gRPC only, with automatic mutual TLS
 // over a unix socket) and returns the running process. The binary is checked
@@ -143,7 +148,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		secure = &plugin.SecureConfig{Checksum: cfg.SHA256, Hash: sha256.New()}
 	}
 	forward := logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
-	tail := &stderrTail{}
+	tail := &linetail.Tail{Keep: stderrTailLines}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: sets,

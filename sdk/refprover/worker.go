@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
-	"strings"
 	"syscall"
 	"unsafe"
 
@@ -18,6 +15,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/zkhost/zkhost/internal/linetail"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
@@ -108,7 +106,7 @@ func (w *Worker) Prove(ctx context.Context, keyFile *os.File, keyDigest [32]byte
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	stderr := &tailWriter{log: log}
+	stderr := &linetail.Tail{Keep: 5, OnLine: func(line string) { log.Warn("prove worker", "stderr", line) }}
 	cmd := exec.Command(w.Path, WorkerArg)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = &req, &out, stderr
 	cmd.ExtraFiles = []*os.File{keyFile, part}
@@ -139,9 +137,9 @@ func (w *Worker) Prove(ctx context.Context, keyFile *os.File, keyDigest [32]byte
 		<-waited
 		return nil, Timings{}, ctx.Err()
 	}
-	stderr.flush()
+	stderr.Flush()
 	if err != nil {
-		return nil, Timings{}, sdk.Errorf(sdk.ErrInternal, "prove worker: %v (its last words: %q)", err, stderr.tail())
+		return nil, Timings{}, sdk.Errorf(sdk.ErrInternal, "prove worker: %v (its last words: %q)", err, stderr.String())
 	}
 	var resp workerResponse
 	if err := gob.NewDecoder(&out).Decode(&resp); err != nil {
@@ -235,46 +233,6 @@ func mapPartition(h sdk.PartitionHandle) ([]byte, error) {
 	}
 	return data, nil
 }
-
-// tailWriter logs a worker's standard error line by line and keeps its last
-// lines for an error message.
-type tailWriter struct {
-	log   hclog.Logger
-	buf   bytes.Buffer
-	lines []string
-}
-
-const tailLines = 5
-
-func (w *tailWriter) Write(p []byte) (int, error) {
-	w.buf.Write(p)
-	for {
-		line, err := w.buf.ReadString('\n')
-		if errors.Is(err, io.EOF) {
-			w.buf.WriteString(line) // an unfinished line waits for the rest
-			return len(p), nil
-		}
-		w.add(line[:len(line)-1])
-	}
-}
-
-func (w *tailWriter) add(line string) {
-	w.log.Warn("prove worker", "stderr", line)
-	w.lines = append(w.lines, line)
-	if len(w.lines) > tailLines {
-		w.lines = w.lines[1:]
-	}
-}
-
-// flush logs an unfinished last line.
-func (w *tailWriter) flush() {
-	if w.buf.Len() > 0 {
-		w.add(w.buf.String())
-		w.buf.Reset()
-	}
-}
-
-func (w *tailWriter) tail() string { return strings.Join(w.lines, " | ") }
 
 // elementsAt views n field elements of a mapping from byte offset off, without
 // copying (sections start on page boundaries, so the view is aligned).
