@@ -24,12 +24,16 @@ const (
 	Version = "0.1.0"
 )
 
-// DefaultMaxInFlight is how many proofs the backend holds at once when not told:
-// three slots kept the H200 busy 97.3% (NVML) under the daemon at chain 2^22, against
-// 94.1% with two in the same run: with two, the moments when both slots wait on the
-// host (the staging copy of the next partition, the host round trip between MSMs)
-// left the GPU idle (BENCHMARKS.md, "Feeding the GPU").
-const DefaultMaxInFlight = 3
+// DefaultMaxInFlight is how many proofs the backend holds at once when not told.
+// Measured under the daemon at chain 2^22 (BENCHMARKS.md, "Feeding the GPU" and
+// "Several GPUs"): on one H200, two slots kept it 94.1% busy (NVML) and three
+// 97.3%, in one run; with the host feeding two H200s, three slots kept each
+// 93.6-94.9% busy and four 98.3%, in one run, where one GPU alone did as well
+// with four as with three. A slot idles its GPU while it waits on the host (the
+// copy of its next partition into pinned staging, the round trip between two
+// MSMs); the more the host is shared, the longer those waits, and a fourth slot
+// covers them. Each slot costs device and pinned host memory (docs/sizing.md).
+const DefaultMaxInFlight = 4
 
 // HostBytesPerConstraint is the host memory one proof in flight needs beyond the
 // partition file: the pinned staging its slot holds, W, A and B (a wire per

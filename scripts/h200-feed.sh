@@ -26,6 +26,11 @@ CIRCUITS=${CIRCUITS:-"chain20 chain22 merkle"}
 WORKERS=${WORKERS:-12}          # synthesis workers
 SYNTH_CORES=${SYNTH_CORES:-12}  # issue 9: synthesis gets at most 12 of the 16 cores
 ISOLATED=${ISOLATED:-3}         # single proofs after each bench run
+INFLIGHT=${INFLIGHT:-0}         # proofs in flight per device (0: the backend's default)
+DEVICES=${DEVICES:-1}           # device counts to bench in turn, e.g. "1 2" (issue 16's scaling)
+KILL_AFTER=${KILL_AFTER:-}      # seconds: also a bench on every device with the last one's backend killed
+PEER=${PEER:-1}                 # 0: no gnark peer (a scaling run compares GPU counts)
+ISOPROVE=${ISOPROVE:-1}         # 0: no one-shot isolated prove (the bench measures isolated proofs too)
 BIN=/tmp/zkhost-h200
 KEYS=${KEYS:-/tmp/zkhost-h200-keys}
 START=$SECONDS
@@ -45,6 +50,7 @@ for f in "$ROOT"/bin/h200/zkhost.gz "$ROOT"/bin/h200/zkhost-backend-cuda.gz; do
 done
 chmod +x "$BIN"/*
 ZK=$BIN/zkhost
+MAXDEV=0; for n in $DEVICES; do [ "$n" -gt "$MAXDEV" ] && MAXDEV=$n; done
 CUDA=${BACKEND:-$BIN/zkhost-backend-cuda}  # BACKEND=<cpu backend> for a dry run without a GPU
 { date -u; nproc; grep -m1 'model name' /proc/cpuinfo; free -g | head -2
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
@@ -73,6 +79,53 @@ circuit() {
   esac
 }
 
+# bench CIRCUIT DEVICES KILL_AFTER: `zkhost bench` of CIRCUIT (circuit() sets its shape) on DEVICES
+# GPUs (jobs and concurrency scaled by DEVICES, so that each GPU gets the backlog one gets), with
+# nvidia-smi sampling every GPU beside it and the waterfall of its timeline after it; when
+# KILL_AFTER is set, the backend of the last device is killed with SIGKILL that many seconds in.
+# Files: bench-TAG.{txt,json}, timeline-TAG.jsonl, smi-TAG.csv, waterfall-TAG.html, where TAG is
+# CIRCUIT, CIRCUIT-dN on N devices, and CIRCUIT-dN-kill.
+bench() {
+  local c=$1 n=$2 kill=$3 tag=$1 killer=""
+  [ "$n" -gt 1 ] && tag="$tag-d$n"
+  [ -n "$kill" ] && tag="$tag-kill"
+  nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory --format=csv,noheader,nounits -lms 100 \
+    > "$OUT/smi-$tag.csv" 2>&1 &
+  local smi=$!
+  log "$tag: bench on $n device(s), in flight ${INFLIGHT/#0/default}, $((JOBS * n)) jobs × $PARTS partitions, concurrency $((CONC * n)), workers $WORKERS, synthesis cores $SYNTH_CORES${kill:+, kill -9 of the backend of device $((n - 1)) after ${kill}s}"
+  rm -f "$OUT/timeline-$tag.jsonl"
+  if [ -n "$kill" ]; then
+    ( sleep "$kill"
+      for p in $(pgrep -f "$(basename "$CUDA")"); do
+        if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "ZKHOST_DEVICE_INDEX=$((n - 1))"; then
+          kill -9 "$p" && echo "== $(date -u +%T) killed backend pid $p (device $((n - 1)))" >> "$OUT/summary.txt"
+        fi
+      done ) &
+    killer=$!
+  fi
+  box "$BT" "$ZK" bench "${ARGS[@]}" --jobs "$((JOBS * n))" --concurrency "$((CONC * n))" --partitions "$PARTS" \
+    --devices "$n" --in-flight "$INFLIGHT" --backend "$CUDA" --keys "$KEYS" --workers "$WORKERS" --synth-cores "$SYNTH_CORES" --isolated "$ISOLATED" \
+    --timeline "$OUT/timeline-$tag.jsonl" --json "$OUT/bench-$tag.json" --log-level info > "$OUT/bench-$tag.txt" 2>&1
+  log "$tag: bench exit $?"
+  if [ -n "$killer" ]; then kill "$killer" 2>/dev/null; wait "$killer" 2>/dev/null; fi
+  kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
+  grep -E "steady|isolated|ratio|device busy|utilization|proofs per minute|wall time|idle, by cause|proofs, [0-9]+ restarts" \
+    "$OUT/bench-$tag.txt" | tee -a "$OUT/summary.txt"
+  # nvidia-smi's utilization.gpu per GPU over the middle 60% of its samples (the bench's warm-up
+  # and drain left out roughly; zkhost's own figure above uses the exact steady window).
+  awk -F', *' 'NF>=3 && $3 ~ /^[0-9]+$/ { v[$2, n[$2]++] = $3 } END {
+      if (length(n) == 0) print "nvidia-smi: no samples"
+      for (g in n) { lo=int(n[g]*0.2); hi=int(n[g]*0.8); s=0; k=0; for (i=lo; i<hi; i++) { s+=v[g, i]; k++ }
+        if (k == 0) { k=1 }
+        printf "nvidia-smi utilization.gpu, GPU %s, 100 ms samples, middle 60%%: %.1f%% (%d of %d samples)\n", g, s/k, k, n[g] } }' \
+    "$OUT/smi-$tag.csv" | tee -a "$OUT/summary.txt"
+  if [ -s "$OUT/timeline-$tag.jsonl" ]; then
+    box 60 "$ZK" timeline "$OUT/timeline-$tag.jsonl" -o "$OUT/waterfall-$tag.html" --title "zkhost bench $tag (H200 x$n, CUDA backend)" \
+      > "$OUT/waterfall-$tag.txt" 2>&1
+    log "$tag: waterfall exit $?"
+  fi
+}
+
 # 1. Keys first, so that the measurements that follow are not cut short by a slow keygen.
 for c in $CIRCUITS; do
   circuit "$c" || exit 2
@@ -89,41 +142,23 @@ for c in $CIRCUITS; do
   circuit "$c"
   [ -f "$KEYS/$KEY.pk" ] || { log "$c: no keys, skipped"; continue; }
   # 2. The isolated prove: one partition at a time through the CUDA backend.
+  if [ "$ISOPROVE" = 1 ]; then
   log "$c: isolated prove (zkhost prove, CUDA backend, 3 partitions)"
   rm -rf "/tmp/feed-p-$c"
   box 60 "$ZK" prove --keys "$KEYS" --circuit "$KEY" --partitions 3 --out "/tmp/feed-p-$c" \
     --backend "$CUDA" --log-level info > "$OUT/prove-$c.txt" 2>&1
   log "$c: isolated prove exit $?"
   cp "/tmp/feed-p-$c/summary.json" "$OUT/prove-$c-summary.json" 2>/dev/null
-
-  # 3 and 4. The bench under a backlog, nvidia-smi beside it.
-  nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory --format=csv,noheader,nounits -lms 100 \
-    > "$OUT/smi-$c.csv" 2>&1 &
-  SMI=$!
-  log "$c: bench, $JOBS jobs × $PARTS partitions, concurrency $CONC, workers $WORKERS, synthesis cores $SYNTH_CORES"
-  rm -f "$OUT/timeline-$c.jsonl"
-  box "$BT" "$ZK" bench "${ARGS[@]}" --jobs "$JOBS" --concurrency "$CONC" --partitions "$PARTS" \
-    --backend "$CUDA" --keys "$KEYS" --workers "$WORKERS" --synth-cores "$SYNTH_CORES" --isolated "$ISOLATED" \
-    --timeline "$OUT/timeline-$c.jsonl" --json "$OUT/bench-$c.json" --log-level info > "$OUT/bench-$c.txt" 2>&1
-  log "$c: bench exit $?"
-  kill "$SMI" 2>/dev/null; wait "$SMI" 2>/dev/null
-  grep -E "steady|isolated|ratio|device busy|utilization|proofs per minute|wall time|idle, by cause" "$OUT/bench-$c.txt" | tee -a "$OUT/summary.txt"
-  # nvidia-smi's utilization.gpu over the middle 60% of its samples (the bench's warm-up and
-  # drain left out roughly; zkhost's own figure above uses the exact steady window).
-  awk -F', *' 'NF>=2 && $2 ~ /^[0-9]+$/ { v[n++]=$2 } END {
-      if (n == 0) { print "nvidia-smi: no samples"; exit }
-      lo=int(n*0.2); hi=int(n*0.8); s=0; k=0; for (i=lo; i<hi; i++) { s+=v[i]; k++ }
-      if (k == 0) { k=1 }
-      printf "nvidia-smi utilization.gpu, 100 ms samples, middle 60%%: %.1f%% (%d of %d samples)\n", s/k, k, n }' \
-    "$OUT/smi-$c.csv" | tee -a "$OUT/summary.txt"
-
-  # 6. The waterfall of the bench's timeline.
-  if [ -s "$OUT/timeline-$c.jsonl" ]; then
-    box 60 "$ZK" timeline "$OUT/timeline-$c.jsonl" -o "$OUT/waterfall-$c.html" --title "zkhost bench $c (H200, CUDA backend)" \
-      > "$OUT/waterfall-$c.txt" 2>&1
-    log "$c: waterfall exit $?"
   fi
 
+  # 3, 4 and 6: the bench under a backlog for each device count, nvidia-smi beside it, its waterfall.
+  for n in $DEVICES; do bench "$c" "$n" ""; done
+  # Issue 16: a GPU lost mid-run. The last device's backend is killed (-9) KILL_AFTER seconds into a
+  # bench on every device: its partitions must move to the others, every proof verify, and the
+  # backend come back (the bench's "devices (at the end)" row: its restarts and proofs).
+  if [ -n "$KILL_AFTER" ]; then bench "$c" "$MAXDEV" "$KILL_AFTER"; fi
+
+  [ "$PEER" = 1 ] || continue
   # 5. The peer: gnark's groth16.Prove on this machine's cores, 2 partitions.
   log "$c: gnark groth16.Prove peer (2 partitions)"
   rm -rf "/tmp/feed-g-$c"

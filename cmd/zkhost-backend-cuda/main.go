@@ -9,7 +9,7 @@
 // Flags, each with an environment variable the host may set instead:
 //
 //	-device N          ZKHOST_DEVICE_INDEX        CUDA device ordinal (default 0)
-//	-max-in-flight N   ZKHOST_CUDA_MAX_IN_FLIGHT  proofs at once, each in its own slot (default cudabackend.DefaultMaxInFlight, 3)
+//	-max-in-flight N   ZKHOST_CUDA_MAX_IN_FLIGHT  proofs at once, each in its own slot (default cudabackend.DefaultMaxInFlight, 4)
 package main
 
 import (

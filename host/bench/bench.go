@@ -131,7 +131,12 @@ type Result struct {
 	SecondsPerProof float64
 	JobLatencyP50   time.Duration
 	JobLatencyP99   time.Duration
-	Devices         []api.DeviceStatus
+	// Devices is the daemon's devices at the end of the run (restarts and
+	// health say whether one was lost and came back).
+	Devices []api.DeviceStatus
+	// ProofsByDevice counts the run's verified proofs by the device that
+	// proved them.
+	ProofsByDevice map[string]int
 	// DeviceBusyPercent is the devices' measured busy time over Wall times the
 	// number of devices; negative when no timeline was read.
 	DeviceBusyPercent float64
@@ -263,10 +268,19 @@ feed:
 		Circuit: o.Circuit, Jobs: o.Jobs, Partitions: o.Partitions, Concurrency: o.Concurrency,
 		Wall: wall, Devices: st.Devices, Errors: errs, DeviceBusyPercent: -1, TimelinePath: o.TimelinePath,
 	}
+	if end, err := t.Status(ctx); err == nil {
+		r.Devices = end.Devices
+	}
 	var lat []time.Duration
 	ids := map[string]bool{}
+	r.ProofsByDevice = map[string]int{}
 	for _, j := range jobs {
 		ids[j.ID] = true
+		for _, p := range j.Partitions {
+			if p.State == api.PartitionVerified {
+				r.ProofsByDevice[p.Device]++
+			}
+		}
 		if j.State != api.JobDone {
 			r.FailedJobs++
 			continue

@@ -76,7 +76,7 @@ func (f *fakeTarget) Wait(ctx context.Context, id string, onProof func()) (api.J
 		q := time.Now()
 		time.Sleep(f.delay)
 		s := time.Now()
-		j.Partitions = append(j.Partitions, api.Partition{Index: i, State: api.PartitionVerified, QueuedAt: q, SynthStart: s, SynthEnd: s, ProveStart: s, ProveEnd: s.Add(time.Millisecond), VerifiedAt: s.Add(time.Millisecond)})
+		j.Partitions = append(j.Partitions, api.Partition{Index: i, State: api.PartitionVerified, Device: fmt.Sprintf("dev%d", i), QueuedAt: q, SynthStart: s, SynthEnd: s, ProveStart: s, ProveEnd: s.Add(time.Millisecond), VerifiedAt: s.Add(time.Millisecond)})
 		if onProof != nil {
 			onProof()
 		}
@@ -93,7 +93,7 @@ func (f *fakeTarget) Wait(ctx context.Context, id string, onProof func()) (api.J
 }
 
 func (f *fakeTarget) Status(context.Context) (api.StatusReport, error) {
-	return api.StatusReport{Devices: []api.DeviceStatus{{Name: "dev0", Model: "fake"}}}, nil
+	return api.StatusReport{Devices: []api.DeviceStatus{{Name: "dev0", Model: "fake", Healthy: true}, {Name: "dev1", Model: "fake", Restarts: 1, Healthy: true}}}, nil
 }
 
 func chainSpec(t *testing.T, k int) circuits.Spec {
@@ -135,7 +135,11 @@ func TestRunCountsAndConcurrency(t *testing.T) {
 	}
 	var out bytes.Buffer
 	Print(&out, r)
-	for _, want := range []string{"proofs per minute", "seconds per proof", "n/a: no timeline", "phases (from job timestamps)", "ready_wait"} {
+	if r.ProofsByDevice["dev0"] != 6 || r.ProofsByDevice["dev1"] != 6 || len(r.ProofsByDevice) != 2 {
+		t.Errorf("proofs by device %v, want 6 on each of dev0 and dev1", r.ProofsByDevice)
+	}
+	for _, want := range []string{"proofs per minute", "seconds per proof", "n/a: no timeline", "phases (from job timestamps)", "ready_wait",
+		"dev0: 6 proofs, 0 restarts, healthy", "dev1: 6 proofs, 1 restarts, healthy"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

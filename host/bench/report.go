@@ -45,6 +45,17 @@ func Print(w io.Writer, r *Result) {
 	} else {
 		t.AppendRow(table.Row{"device busy (device-measured)", "n/a: no timeline (pass the daemon's [timeline] path with --timeline)"})
 	}
+	if len(r.Devices) > 1 || len(r.ProofsByDevice) > 1 {
+		var per []string
+		for _, d := range r.Devices {
+			health := "healthy"
+			if !d.Healthy {
+				health = "down: " + d.Error
+			}
+			per = append(per, fmt.Sprintf("%s: %d proofs, %d restarts, %s", d.Name, r.ProofsByDevice[d.Name], d.Restarts, health))
+		}
+		t.AppendRow(table.Row{"devices (at the end)", strings.Join(per, "\n")})
+	}
 	if r.Analysis != nil {
 		var gaps []string
 		for _, d := range r.Analysis.Devices {
