@@ -73,7 +73,7 @@ circuit() {
   case $1 in
   chain22) ARGS=(--circuit chain --k 22); KEY=chain-k22; JOBS=${JOBS22:-16}; CONC=6; PARTS=3; KG=200; BT=150 ;;
   chain[0-9]*) local k=${1#chain}
-     ARGS=(--circuit chain --k "$k"); KEY=chain-k$k; JOBS=${JOBS20:-40}; CONC=8; PARTS=4; KG=120; BT=120 ;;
+     ARGS=(--circuit chain --k "$k"); KEY=chain-k$k; JOBS=${JOBS20:-40}; CONC=8; PARTS=4; KG=120; BT=${BENCH_T:-120} ;;
   merkle)  ARGS=(--circuit merkle);       KEY=merkle-d16-k4; JOBS=${JOBSM:-40}; CONC=8; PARTS=4; KG=90; BT=100 ;;
   *) echo "h200-feed: unknown circuit $1 (chain20, chain22, merkle, or chainK)" >&2; return 1 ;;
   esac
@@ -92,6 +92,12 @@ bench() {
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory --format=csv,noheader,nounits -lms 100 \
     > "$OUT/smi-$tag.csv" 2>&1 &
   local smi=$!
+  # Host memory in use and each GPU's memory in use, every second (issue 14's peaks).
+  ( while :; do
+      echo "$(date -u +%T) host_used_mib=$(free -m | awk 'NR==2 { print $3 }') gpu_used_mib=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | paste -sd/)"
+      sleep 1
+    done ) > "$OUT/mem-$tag.txt" 2>&1 &
+  local mem=$!
   log "$tag: bench on $n device(s), in flight ${INFLIGHT/#0/default}, $((JOBS * n)) jobs × $PARTS partitions, concurrency $((CONC * n)), workers $WORKERS, synthesis cores $SYNTH_CORES${kill:+, kill -9 of the backend of device $((n - 1)) after ${kill}s}"
   rm -f "$OUT/timeline-$tag.jsonl"
   if [ -n "$kill" ]; then
@@ -108,7 +114,11 @@ bench() {
     --timeline "$OUT/timeline-$tag.jsonl" --json "$OUT/bench-$tag.json" --log-level info > "$OUT/bench-$tag.txt" 2>&1
   log "$tag: bench exit $?"
   if [ -n "$killer" ]; then kill "$killer" 2>/dev/null; wait "$killer" 2>/dev/null; fi
-  kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
+  kill "$smi" "$mem" 2>/dev/null; wait "$smi" "$mem" 2>/dev/null
+  awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); n = split(kv[2], v, "/")
+           for (j = 1; j <= n; j++) { k = kv[1]; if (k ~ /^gpu/) k = k "[" j - 1 "]"; if (v[j] + 0 > peak[k]) peak[k] = v[j] + 0 } } }
+       END { printf "peak memory in use (1 s samples):"; for (k in peak) printf " %s=%d", k, peak[k]; print "" }' \
+    "$OUT/mem-$tag.txt" | tee -a "$OUT/summary.txt"
   grep -E "steady|isolated|ratio|device busy|utilization|proofs per minute|wall time|idle, by cause|proofs, [0-9]+ restarts" \
     "$OUT/bench-$tag.txt" | tee -a "$OUT/summary.txt"
   # nvidia-smi's utilization.gpu per GPU over the middle 60% of its samples (the bench's warm-up
@@ -160,9 +170,9 @@ for c in $CIRCUITS; do
 
   [ "$PEER" = 1 ] || continue
   # 5. The peer: gnark's groth16.Prove on this machine's cores, 2 partitions.
-  log "$c: gnark groth16.Prove peer (2 partitions)"
+  log "$c: gnark groth16.Prove peer (${PEER_PARTS:-2} partitions)"
   rm -rf "/tmp/feed-g-$c"
-  box 90 "$ZK" prove --keys "$KEYS" --circuit "$KEY" --partitions 2 --out "/tmp/feed-g-$c" --gnark-peer \
+  box "${PEER_T:-90}" "$ZK" prove --keys "$KEYS" --circuit "$KEY" --partitions "${PEER_PARTS:-2}" --out "/tmp/feed-g-$c" --gnark-peer \
     > "$OUT/peer-$c.txt" 2>&1
   log "$c: peer exit $?"
   cp "/tmp/feed-g-$c/summary.json" "$OUT/peer-$c-summary.json" 2>/dev/null
