@@ -23,8 +23,8 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 		Version:           Version,
 	}
 	// Waiting work: partitions not yet dispatched to a device.
-	jobsPerClass := map[queue.Class]map[uint64]bool{}
-	partsPerClass := map[queue.Class]int{}
+	jobsPerClass := map[api.Class]map[uint64]bool{}
+	partsPerClass := map[api.Class]int{}
 	for _, q := range []*queue.Queue[*task]{d.synthQ, d.readyQ} {
 		for _, it := range q.Snapshot() {
 			if jobsPerClass[it.Class] == nil {
@@ -34,8 +34,8 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 			partsPerClass[it.Class]++
 		}
 	}
-	for _, c := range queue.Classes() {
-		rep.Queues = append(rep.Queues, api.ClassQueue{Class: api.Class(c), Jobs: len(jobsPerClass[c]), Partitions: partsPerClass[c]})
+	for _, c := range api.Classes {
+		rep.Queues = append(rep.Queues, api.ClassQueue{Class: c, Jobs: len(jobsPerClass[c]), Partitions: partsPerClass[c]})
 	}
 	d.mu.Lock()
 	rep.SynthesisRunning = d.synthBusy
