@@ -89,7 +89,7 @@ func cmdProve(ctx context.Context, inv cli.Invocation) error {
 		opts.BackendSHA256 = b
 	}
 	if *threads > 0 {
-		opts.BackendEnv = append(opts.BackendEnv, fmt.Sprintf("ZKHOST_CPU_THREADS=%d", *threads))
+		opts.Threads = *threads
 	}
 	res, err := oneshot.Run(ctx, opts)
 	if err != nil {

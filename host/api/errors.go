@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -204,4 +206,30 @@ func FormatBytes(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// witnessIndex finds the daemon's "witness N" (or "wire assignment N") in a submit
+// error.
+var witnessIndex = regexp.MustCompile(`\b(witness|wire assignment) (\d+)\b`)
+
+// NameInputFiles replaces the daemon's "witness N" (or "wire assignment N") in a
+// submit error by the file the user gave for input N, keeping the error's kind: a
+// client that read its inputs from files names the file that is wrong.
+func NameInputFiles(err error, files []string) error {
+	var ae *Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg := witnessIndex.ReplaceAllStringFunc(ae.Message, func(m string) string {
+		sub := witnessIndex.FindStringSubmatch(m)
+		i, _ := strconv.Atoi(sub[2])
+		if i < 0 || i >= len(files) {
+			return m
+		}
+		return sub[1] + " " + files[i]
+	})
+	if msg == ae.Message {
+		return err
+	}
+	return &Error{Kind: ae.Kind, Message: msg}
 }

@@ -686,30 +686,6 @@ func TestShellQuote(t *testing.T) {
 	}
 }
 
-func TestNameWitness(t *testing.T) {
-	files := []string{"a.wtns", "dir/b.wtns"}
-	plain := errors.New("witness 1 is odd")
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{api.InvalidArgumentf("witness 1 has 3 public and 0 secret values"), "witness dir/b.wtns has 3 public and 0 secret values"},
-		{api.InvalidArgumentf("witness 0 is empty"), "witness a.wtns is empty"},
-		{api.InvalidArgumentf("wire assignment 1 is truncated"), "wire assignment dir/b.wtns is truncated"},
-		{api.InvalidArgumentf("witness 7 is empty"), "witness 7 is empty"}, // not one of ours: left alone
-		{api.InvalidArgumentf("witnesses 10 is no match"), "witnesses 10 is no match"},
-		{plain, "witness 1 is odd"},
-	} {
-		got := nameWitness(tc.err, files)
-		if got.Error() != tc.want {
-			t.Errorf("nameWitness(%v) = %v, want %s", tc.err, got, tc.want)
-		}
-		if errors.Is(tc.err, api.ErrInvalidArgument) && !errors.Is(got, api.ErrInvalidArgument) {
-			t.Errorf("nameWitness(%v) lost the error's kind", tc.err)
-		}
-	}
-}
-
 func TestPlural(t *testing.T) {
 	for n, want := range map[int]string{0: "0 partitions", 1: "1 partition", 2: "2 partitions"} {
 		if got := plural(n, "partition"); got != want {

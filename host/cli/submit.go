@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,7 +86,7 @@ and the same files returns the same job instead of proving twice.`)
 		job, err = submitWhole(ctx, c, h, files)
 	}
 	if err != nil {
-		return nameWitness(err, files)
+		return api.NameInputFiles(err, files)
 	}
 	fmt.Fprintln(stdout, job.ID)
 	if !*wait && *out == "" {
@@ -258,31 +256,6 @@ func follow(ctx context.Context, c *client.Client, d *daemonFlags, jobID, out st
 	}
 	fmt.Fprintf(stderr, "wrote %s to %s\n", plural(len(written), "file"), out)
 	return nil
-}
-
-// witnessIndex finds the daemon's "witness N" (or "wire assignment N") in a submit
-// error.
-var witnessIndex = regexp.MustCompile(`\b(witness|wire assignment) (\d+)\b`)
-
-// nameWitness replaces the daemon's "witness N" in a submit error by the file the user
-// gave for it, keeping the error's kind.
-func nameWitness(err error, files []string) error {
-	var ae *api.Error
-	if !errors.As(err, &ae) {
-		return err
-	}
-	msg := witnessIndex.ReplaceAllStringFunc(ae.Message, func(m string) string {
-		sub := witnessIndex.FindStringSubmatch(m)
-		i, _ := strconv.Atoi(sub[2])
-		if i < 0 || i >= len(files) {
-			return m
-		}
-		return sub[1] + " " + files[i]
-	})
-	if msg == ae.Message {
-		return err
-	}
-	return &api.Error{Kind: ae.Kind, Message: msg}
 }
 
 // progress prints a job's events as lines: every finished, retried or failed partition

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
@@ -158,3 +159,25 @@ func (d *Daemon) selectDevices(name string) []*deviceEntry {
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
 var _ api.Service = (*Daemon)(nil)
+
+// Devices returns each device's state and its backend's description, in
+// config order, for a caller that runs the daemon in its own process (zkhost
+// prove names the backend that proved in its summary).
+func (d *Daemon) Devices() []device.Info {
+	out := make([]device.Info, 0, len(d.devices))
+	for _, de := range d.devices {
+		out = append(out, de.dev.Info())
+	}
+	return out
+}
+
+// Circuit returns the loaded circuit the daemon serves under name (constraint
+// system, verifying key, proving key digest), for a caller that runs the daemon
+// in its own process and must not load the circuit a second time.
+func (d *Daemon) Circuit(name string) (*circuit.Circuit, bool) {
+	ce, ok := d.circuits[name]
+	if !ok {
+		return nil, false
+	}
+	return ce.c, true
+}

@@ -89,6 +89,21 @@ func TestProveThroughBackendProcess(t *testing.T) {
 		if !p.Verified || p.Prove <= 0 || p.DeviceBusy <= 0 || len(p.Phases) == 0 {
 			t.Errorf("partition %d: %+v", p.Index, p)
 		}
+		// The daemon's timeline gave every figure: the host's phases, and the
+		// backend's within the span they report and within the Prove call.
+		if p.Synthesis <= 0 || p.Transfer <= 0 || p.Verify <= 0 || p.BackendWall <= 0 || p.BackendWall > p.Prove || p.Constraints <= 0 {
+			t.Errorf("partition %d: figures %+v", p.Index, p)
+		}
+		var busy time.Duration
+		for _, ph := range p.Phases {
+			busy += ph.DeviceBusy
+			if ph.Name == "" || ph.Start < 0 || ph.Wall < 0 || ph.Start+ph.Wall > p.BackendWall {
+				t.Errorf("partition %d: phase %+v outside the backend's span %v", p.Index, ph, p.BackendWall)
+			}
+		}
+		if busy != p.DeviceBusy {
+			t.Errorf("partition %d: device busy %v, its phases say %v", p.Index, p.DeviceBusy, busy)
+		}
 		// Check the files independently of the host's own verification.
 		proof := groth16.NewProof(ecc.BLS12_381)
 		f, err := os.Open(p.ProofFile)
