@@ -26,7 +26,10 @@ var (
 	// ErrResourceExhausted: the job can never fit the memory budget, or the
 	// state directory has too little space for it now.
 	ErrResourceExhausted = errors.New("resource exhausted")
-	// ErrUnavailable: the daemon is shutting down, or not running at all (client side).
+	// ErrUnavailable: the daemon is shutting down, or not running at all (client side),
+	// or no device can serve the job now. It is the client API's word; a backend's
+	// is sdk.ErrUnavailable (its device is unusable), which reaches a client only as
+	// this, when the daemon finds no device serving (Submit's "no healthy device").
 	ErrUnavailable = errors.New("unavailable")
 	// ErrUnauthenticated: a TCP request without the right bearer token.
 	ErrUnauthenticated = errors.New("unauthenticated")
