@@ -181,7 +181,12 @@ func runDaemon(ctx context.Context, opts Options, name string, in inputs, start 
 	if !ok {
 		return nil, fmt.Errorf("the daemon does not serve circuit %s", name)
 	}
-	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(), Backend: d.Devices()[0].Description}
+	desc := d.Devices()[0].Description
+	if !desc.Device.Available {
+		// Said here: the daemon's refusal would advise a later submission.
+		return nil, fmt.Errorf("backend %s has no usable device: %s", desc.Name, desc.Device.Reason)
+	}
+	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(), Backend: desc}
 
 	req := api.SubmitRequest{Circuit: name}
 	if in.assignment {

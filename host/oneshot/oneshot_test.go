@@ -22,6 +22,7 @@ import (
 
 var (
 	backendBin string // zkhost-backend-cpu, built once
+	noGPUBin   string // zkhost-backend-cuda built without CUDA: a backend without a usable device
 	keyDir     string // small merkle and chain keys, generated once
 )
 
@@ -35,6 +36,11 @@ func TestMain(m *testing.M) {
 		backendBin = filepath.Join(tmp, "zkhost-backend-cpu")
 		if out, err := exec.Command("go", "build", "-o", backendBin, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu").CombinedOutput(); err != nil {
 			println("building the backend:", err.Error(), string(out))
+			return 1
+		}
+		noGPUBin = filepath.Join(tmp, "zkhost-backend-cuda")
+		if out, err := exec.Command("go", "build", "-o", noGPUBin, "github.com/zkhost/zkhost/cmd/zkhost-backend-cuda").CombinedOutput(); err != nil {
+			println("building the CUDA backend without CUDA:", err.Error(), string(out))
 			return 1
 		}
 		keyDir = filepath.Join(tmp, "keys")
@@ -197,6 +203,7 @@ func TestBadInputs(t *testing.T) {
 		{"nothing to prove", func(o *Options) { o.Partitions = 0 }, "nothing to prove"},
 		{"no output directory", func(o *Options) { o.OutDir = "" }, "--out"},
 		{"backend checksum mismatch", func(o *Options) { o.BackendSHA256 = make([]byte, 32) }, "checksum"},
+		{"backend without a device", func(o *Options) { o.Backend = noGPUBin }, "backend zkhost-backend-cuda has no usable device: gpu unavailable"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
