@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/zkhost/zkhost/host/cli"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,24 +11,22 @@ import (
 	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/bench"
+	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
 )
 
-func init() {
-	register("bench", "benchmark proving: proofs per minute, device busy %, phase p50/p99 (standalone or --api)", cmdBench)
-}
-
-func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("bench", "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags]", ""+
-		"Submits J jobs of P partitions, C at a time, and reports proofs per minute, seconds per proof, the\n"+
-		"devices' busy share as they measured it (from the timeline) and p50/p99 of every phase, and the same\n"+
-		"figures for the steady state (from each device's first proof to the last submission: warm-up left out)\n"+
-		"beside the devices' own utilization samples (NVML on a GPU), the isolated device time per proof\n"+
-		"(--isolated single proofs after the run) and the ratio to the rate it allows. Without --api\n"+
-		"or --config it starts a daemon in this process: a temporary state directory, --devices backends\n"+
-		"(--backend, default the CPU backend next to this executable), keys generated into --keys on first use,\n"+
-		"and a timeline written to --timeline.", stderr)
+func cmdBench(ctx context.Context, inv cli.Invocation) error {
+	args, stdout, stderr := inv.Args, inv.Stdout, inv.Stderr
+	fs := inv.FlagSet("" +
+		"Submits J jobs of P partitions, C at a time, and reports proofs per minute, seconds per proof, the\n" +
+		"devices' busy share as they measured it (from the timeline) and p50/p99 of every phase, and the same\n" +
+		"figures for the steady state (from each device's first proof to the last submission: warm-up left out)\n" +
+		"beside the devices' own utilization samples (NVML on a GPU), the isolated device time per proof\n" +
+		"(--isolated single proofs after the run) and the ratio to the rate it allows. Without --api\n" +
+		"or --config it starts a daemon in this process: a temporary state directory, --devices backends\n" +
+		"(--backend, default the CPU backend next to this executable), keys generated into --keys on first use,\n" +
+		"and a timeline written to --timeline.")
 	name := fs.String("circuit", "chain", "example circuit (chain, merkle)")
 	k := fs.Int("k", 0, "the circuit's k parameter (chain: 2^k constraints); 0 keeps the circuit's default")
 	params := paramFlags{}

@@ -5,23 +5,15 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"github.com/zkhost/zkhost/host/cli"
-	"io"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
-
-func init() {
-	register("keygen", "compile an example circuit and write development Groth16 keys", cmdKeygen)
-	register("witness", "write valid example witnesses, one per partition", cmdWitness)
-	register("key convert", "convert a gnark proving-key file to zkhost's key file format", cmdKeyConvert)
-	register("key import", "import your own gnark circuit (ccs, proving and verifying keys) as a key set", cmdKeyImport)
-}
 
 // circuitFlags adds --circuit, --k, --d and --param to fs and returns a function that
 // resolves them to a registry circuit.
@@ -65,8 +57,9 @@ func parseCircuitOut(fs *flag.FlagSet, args []string, spec func() (circuits.Spec
 	return s, nil
 }
 
-func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("keygen", "keygen --circuit NAME [--k K] [--d D] --out KEYDIR", "", stderr)
+func cmdKeygen(ctx context.Context, inv cli.Invocation) error {
+	args, stdout, stderr := inv.Args, inv.Stdout, inv.Stderr
+	fs := inv.FlagSet("")
 	spec := circuitFlags(fs)
 	out := fs.String("out", "", "key directory to write NAME.ccs, NAME.vk, NAME.pk and NAME.json into")
 	fs.Usage = func() {
@@ -95,8 +88,9 @@ func cmdKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-func cmdWitness(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("witness", "witness --circuit NAME [--k K] [--d D] --partitions N --out DIR", "", stderr)
+func cmdWitness(ctx context.Context, inv cli.Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet("")
 	spec := circuitFlags(fs)
 	n := fs.Int("partitions", 1, "number of witnesses (partitions)")
 	seed := fs.Uint64("seed", 0, "seed: different seeds give different witnesses")
@@ -119,8 +113,9 @@ func cmdWitness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-func cmdKeyConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("key convert", "key convert --in GNARK_PK --out ZKHOST_PK", "", stderr)
+func cmdKeyConvert(ctx context.Context, inv cli.Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet("")
 	in := fs.String("in", "", "gnark proving key file (ProvingKey.WriteTo or WriteRawTo), BLS12-381")
 	out := fs.String("out", "", "zkhost key file to write")
 	pos, err := cli.Parse(fs, args)
@@ -151,12 +146,12 @@ func peakRSS() string {
 	return fmt.Sprintf("%.2f GiB", float64(ru.Maxrss)/(1<<20))
 }
 
-func cmdKeyImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const synopsis = "key import --ccs FILE --pk FILE --vk FILE --name NAME --out KEYDIR [--witness FILE] [--assignments-only]"
-	fs := cli.NewFlagSet("key import", synopsis, `Brings a circuit you compiled and set up with gnark into a key directory the daemon and
-`+"`zkhost prove`"+` serve. The three files are checked together (curve, sizes, one setup), and
+func cmdKeyImport(ctx context.Context, inv cli.Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet(`Brings a circuit you compiled and set up with gnark into a key directory the daemon and
+` + "`zkhost prove`" + ` serve. The three files are checked together (curve, sizes, one setup), and
 with --witness by proving and verifying one partition. A circuit whose solver needs hints
-zkhost does not have is refused, naming them, unless --assignments-only.`, stderr)
+zkhost does not have is refused, naming them, unless --assignments-only.`)
 	ccs := fs.String("ccs", "", "gnark constraint system (R1CS.WriteTo), BLS12-381")
 	pk := fs.String("pk", "", "gnark proving key (ProvingKey.WriteTo or WriteRawTo)")
 	vk := fs.String("vk", "", "gnark verifying key (VerifyingKey.WriteTo)")

@@ -7,43 +7,49 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"syscall"
 
 	"github.com/consensys/gnark/logger"
+
+	"github.com/zkhost/zkhost/host/cli"
 )
 
-// command is one subcommand.
-type command struct {
-	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-}
-
-var commands = map[string]command{}
-
-func register(name, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
-	commands[name] = command{summary: summary, run: run}
-}
+// commands is zkhost's one command table: every subcommand with its one-line
+// summary and its usage, which `zkhost help` lists. The commands that talk to a
+// running daemon are host/cli's.
+var commands = cli.NewRegistry(
+	cli.Command{Name: "serve", Summary: "run the proving daemon", Usage: "serve [--config FILE]", Run: cmdServe},
+	cli.Submit, cli.Wait, cli.Status, cli.Jobs, cli.Job, cli.Cancel, cli.Preload, cli.Evict, cli.Enable,
+	cli.Command{Name: "prove", Summary: "prove one job with a backend process, verify it, write the proofs",
+		Usage: "prove --keys KEYDIR --circuit NAME (--partitions N | [--assignment] FILE...) --out DIR", Run: cmdProve},
+	cli.Command{Name: "verify", Summary: "verify proofs with gnark's groth16.Verify",
+		Usage: "verify --keys KEYDIR --circuit NAME (PROOF PUBLIC | DIR)...", Run: cmdVerify},
+	cli.Command{Name: "keygen", Summary: "compile an example circuit and write development Groth16 keys",
+		Usage: "keygen --circuit NAME [--k K] [--d D] --out KEYDIR", Run: cmdKeygen},
+	cli.Command{Name: "witness", Summary: "write valid example witnesses, one per partition",
+		Usage: "witness --circuit NAME [--k K] [--d D] --partitions N --out DIR", Run: cmdWitness},
+	cli.Command{Name: "key convert", Summary: "convert a gnark proving-key file to zkhost's key file format",
+		Usage: "key convert --in GNARK_PK --out ZKHOST_PK", Run: cmdKeyConvert},
+	cli.Command{Name: "key import", Summary: "import your own gnark circuit (ccs, proving and verifying keys) as a key set",
+		Usage: "key import --ccs FILE --pk FILE --vk FILE --name NAME --out KEYDIR [--witness FILE] [--assignments-only]", Run: cmdKeyImport},
+	cli.Command{Name: "bench", Summary: "benchmark proving: proofs per minute, device busy %, phase p50/p99 (standalone or --api)",
+		Usage: "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags]", Run: cmdBench},
+	cli.Command{Name: "timeline", Summary: "render a timeline as a waterfall page",
+		Usage: "timeline [FILE] [-o waterfall.html] [--last D] [--title T] [--width PX] [--gaps N]", Run: cmdTimeline},
+	cli.Command{Name: "version", Summary: "print zkhost's version, VCS revision and Go version", Usage: "version (or zkhost --version)", Run: cmdVersion},
+)
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "zkhost: a Groth16 (BLS12-381) proving host with out-of-process device backends")
-	fmt.Fprintln(w, "\nUsage: zkhost COMMAND [flags] (zkhost COMMAND --help for a command's flags)")
+	fmt.Fprintln(w, "\nUsage: zkhost COMMAND [flags] (zkhost help COMMAND, or zkhost COMMAND --help, for a command's flags)")
 	fmt.Fprintln(w, "\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
-	}
+	commands.Help(w)
 }
 
 func main() {
@@ -65,12 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// zkhost help CMD: CMD's own help.
 		args = append(args[1:], "--help")
 	}
-	name := args[0]
-	// "zkhost key convert" reads as one command.
-	if name == "key" && len(args) > 1 {
-		name, args = "key "+args[1], args[1:]
-	}
-	cmd, ok := commands[name]
+	cmd, rest, name, ok := commands.Find(args)
 	if !ok {
 		fmt.Fprintf(stderr, "zkhost: unknown command %q\n\n", name)
 		usage(stderr)
@@ -81,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// The first signal asks the command to stop cleanly; from then on the default
 	// action is back, so a second Ctrl-C ends a command that is slow to stop.
 	context.AfterFunc(ctx, stop)
-	return report(ctx, name, cmd.run(ctx, args[1:], stdout, stderr), stderr)
+	return report(ctx, name, cmd.Run(ctx, cli.Invocation{Command: cmd, Args: rest, Stdout: stdout, Stderr: stderr}), stderr)
 }
 
 // exitInterrupted is the exit status of a command stopped by Ctrl-C (or SIGTERM):
@@ -109,12 +110,9 @@ func report(ctx context.Context, name string, err error, stderr io.Writer) int {
 	return 1
 }
 
-func init() {
-	register("version", "print zkhost's version, VCS revision and Go version", cmdVersion)
-}
-
-func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("version", "version (or zkhost --version)", "", stderr)
+func cmdVersion(ctx context.Context, inv cli.Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet("")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err

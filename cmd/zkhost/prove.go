@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"os"
 	"strings"
@@ -15,13 +14,10 @@ import (
 	"github.com/jedib0t/go-pretty/v6/table"
 
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/oneshot"
 )
-
-func init() {
-	register("prove", "prove one job with a backend process, verify it, write the proofs", cmdProve)
-}
 
 // daemonBackend is the backend zkhost serve uses with no config (host/config's
 // default on this machine), so that prove and bench agree with the daemon.
@@ -38,8 +34,9 @@ func newLogger(stderr io.Writer, level string) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "zkhost", Output: stderr, Level: hclog.LevelFromString(level)})
 }
 
-func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("prove", "prove --keys KEYDIR --circuit NAME (--partitions N | [--assignment] FILE...) --out DIR", "", stderr)
+func cmdProve(ctx context.Context, inv cli.Invocation) error {
+	args, stdout, stderr := inv.Args, inv.Stdout, inv.Stderr
+	fs := inv.FlagSet("")
 	keys := fs.String("keys", "", "`DIR` of keys written by zkhost keygen") // backquotes name the placeholder
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	n := fs.Int("partitions", 0, "generate N example witnesses (when no --witness is given)")
@@ -92,7 +89,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opts.BackendSHA256 = b
 	}
 	if *threads > 0 {
-		opts.BackendEnv = append(opts.BackendEnv, fmt.Sprintf("ZKHOST_CPU_THREADS=%d", *threads))
+		opts.Threads = *threads
 	}
 	res, err := oneshot.Run(ctx, opts)
 	if err != nil {

@@ -140,3 +140,32 @@ func TestPrintResult(t *testing.T) {
 		t.Errorf("result:\n%s", s)
 	}
 }
+
+// TestEveryCommandInHelp checks the one command table against what users see:
+// `zkhost help` lists every command with its usage, and each command's --help
+// (through the dispatcher, as `zkhost NAME --help`) prints that same usage.
+func TestEveryCommandInHelp(t *testing.T) {
+	var help, stderr bytes.Buffer
+	if code := run([]string{"help"}, &help, &stderr); code != 0 {
+		t.Fatalf("zkhost help: exit %d, %s", code, stderr.String())
+	}
+	cmds := commands.Commands()
+	if len(cmds) < 19 {
+		t.Errorf("%d commands registered, want the daemon's, the client's and the tools' (19)", len(cmds))
+	}
+	for _, c := range cmds {
+		if !strings.Contains(help.String(), "  "+c.Name+" ") || !strings.Contains(help.String(), "zkhost "+c.Usage+"\n") {
+			t.Errorf("zkhost help does not list %q with its usage %q:\n%s", c.Name, c.Usage, help.String())
+		}
+		var stdout, stderr bytes.Buffer
+		args := append(strings.Fields(c.Name), "--help")
+		if code := run(args, &stdout, &stderr); code != 0 || !strings.HasPrefix(stderr.String(), "Usage: zkhost "+c.Usage+"\n") {
+			t.Errorf("zkhost %s --help: exit %d, stderr:\n%s", c.Name, code, stderr.String())
+		}
+	}
+	var stdout bytes.Buffer
+	stderr.Reset()
+	if code := run([]string{"key"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), `unknown command "key"`) {
+		t.Errorf("zkhost key: exit %d, %s", code, stderr.String())
+	}
+}

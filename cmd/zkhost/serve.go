@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
@@ -16,15 +15,9 @@ import (
 	"github.com/zkhost/zkhost/host/web"
 )
 
-func init() {
-	register("serve", "run the proving daemon (zkhost serve --config zkhost.toml)", cmdServe)
-	for _, c := range cli.Commands {
-		register(c.Name, c.Summary, c.Run)
-	}
-}
-
-func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("serve", "serve [--config FILE]", "", stderr)
+func cmdServe(ctx context.Context, inv cli.Invocation) error {
+	args, stdout, stderr := inv.Args, inv.Stdout, inv.Stderr
+	fs := inv.FlagSet("")
 	cfgPath := fs.String("config", "", "TOML config (default: the embedded defaults; see examples/zkhost.toml)")
 	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
 	pos, err := cli.Parse(fs, args)

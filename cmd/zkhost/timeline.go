@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zkhost/zkhost/host/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,22 +12,20 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/table"
 
+	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/host/waterfall"
 )
 
-func init() {
-	register("timeline", "render a timeline as a waterfall page (zkhost timeline [FILE] -o waterfall.html)", cmdTimeline)
-}
-
-func cmdTimeline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("timeline", "timeline [FILE] [-o waterfall.html] [--last D] [--title T] [--width PX] [--gaps N]", ""+
-		"FILE is a timeline the daemon wrote, or - for standard input. Without FILE it is the daemon's own: the\n"+
-		"[timeline] path of --config, else of the default config (timeline.jsonl in the state directory), with\n"+
-		"the files rotation kept of it. The page is one self-contained HTML file: an SVG waterfall with one lane\n"+
-		"per synthesis worker and per device, each device's busy share from the busy time its backend measured\n"+
-		"and its utilization samples (NVML on a GPU), and its largest idle gaps with what the host was doing.", stderr)
+func cmdTimeline(ctx context.Context, inv cli.Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet("" +
+		"FILE is a timeline the daemon wrote, or - for standard input. Without FILE it is the daemon's own: the\n" +
+		"[timeline] path of --config, else of the default config (timeline.jsonl in the state directory), with\n" +
+		"the files rotation kept of it. The page is one self-contained HTML file: an SVG waterfall with one lane\n" +
+		"per synthesis worker and per device, each device's busy share from the busy time its backend measured\n" +
+		"and its utilization samples (NVML on a GPU), and its largest idle gaps with what the host was doing.")
 	out := fs.String("o", "waterfall.html", "the HTML page to write")
 	title := fs.String("title", "", "page title (default: the timeline's file name)")
 	width := fs.Int("width", 1200, "plot width in pixels")

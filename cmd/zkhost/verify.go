@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zkhost/zkhost/host/cli"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,18 +15,16 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/finalize"
 )
-
-func init() {
-	register("verify", "verify proofs with gnark's groth16.Verify (zkhost verify --keys DIR --circuit NAME PROOF PUBLIC...)", cmdVerify)
-}
 
 // proofPair is one proof file and the public witness it is checked against.
 type proofPair struct{ proof, public string }
 
-func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("verify", "verify --keys KEYDIR --circuit NAME (PROOF PUBLIC | DIR)...", "", stderr)
+func cmdVerify(ctx context.Context, inv cli.Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet("")
 	keys := fs.String("keys", "", "`DIR` of keys written by zkhost keygen (NAME.vk is read)") // backquotes name the placeholder
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	quiet := fs.Bool("quiet", false, "print only the summary line")

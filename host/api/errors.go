@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -24,7 +26,10 @@ var (
 	// ErrResourceExhausted: the job can never fit the memory budget, or the
 	// state directory has too little space for it now.
 	ErrResourceExhausted = errors.New("resource exhausted")
-	// ErrUnavailable: the daemon is shutting down, or not running at all (client side).
+	// ErrUnavailable: the daemon is shutting down, or not running at all (client side),
+	// or no device can serve the job now. It is the client API's word; a backend's
+	// is sdk.ErrUnavailable (its device is unusable), which reaches a client only as
+	// this, when the daemon finds no device serving (Submit's "no healthy device").
 	ErrUnavailable = errors.New("unavailable")
 	// ErrUnauthenticated: a TCP request without the right bearer token.
 	ErrUnauthenticated = errors.New("unauthenticated")
@@ -204,4 +209,30 @@ func FormatBytes(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// witnessIndex finds the daemon's "witness N" (or "wire assignment N") in a submit
+// error.
+var witnessIndex = regexp.MustCompile(`\b(witness|wire assignment) (\d+)\b`)
+
+// NameInputFiles replaces the daemon's "witness N" (or "wire assignment N") in a
+// submit error by the file the user gave for input N, keeping the error's kind: a
+// client that read its inputs from files names the file that is wrong.
+func NameInputFiles(err error, files []string) error {
+	var ae *Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg := witnessIndex.ReplaceAllStringFunc(ae.Message, func(m string) string {
+		sub := witnessIndex.FindStringSubmatch(m)
+		i, _ := strconv.Atoi(sub[2])
+		if i < 0 || i >= len(files) {
+			return m
+		}
+		return sub[1] + " " + files[i]
+	})
+	if msg == ae.Message {
+		return err
+	}
+	return &Error{Kind: ae.Kind, Message: msg}
 }

@@ -86,3 +86,27 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestNameInputFiles(t *testing.T) {
+	files := []string{"a.wtns", "dir/b.wtns"}
+	plain := errors.New("witness 1 is odd")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{InvalidArgumentf("witness 1 has 3 public and 0 secret values"), "witness dir/b.wtns has 3 public and 0 secret values"},
+		{InvalidArgumentf("witness 0 is empty"), "witness a.wtns is empty"},
+		{InvalidArgumentf("wire assignment 1 is truncated"), "wire assignment dir/b.wtns is truncated"},
+		{InvalidArgumentf("witness 7 is empty"), "witness 7 is empty"}, // not one of ours: left alone
+		{InvalidArgumentf("witnesses 10 is no match"), "witnesses 10 is no match"},
+		{plain, "witness 1 is odd"},
+	} {
+		got := NameInputFiles(tc.err, files)
+		if got.Error() != tc.want {
+			t.Errorf("NameInputFiles(%v) = %v, want %s", tc.err, got, tc.want)
+		}
+		if errors.Is(tc.err, ErrInvalidArgument) && !errors.Is(got, ErrInvalidArgument) {
+			t.Errorf("NameInputFiles(%v) lost the error's kind", tc.err)
+		}
+	}
+}

@@ -11,7 +11,9 @@ import (
 
 // Class is a job's priority class. Every queued partition of a higher class dispatches
 // before any of a lower class. The numeric order is the priority order (ClassCritical
-// first); the zero value ClassUnspecified means ClassNormal.
+// first); the zero value ClassUnspecified means ClassNormal. It is the one type of the
+// idea: the scheduler (host/queue), the budget, the config and the journal use it, and
+// only the protobuf and journal edges turn it into another form (an enum, a name).
 type Class int
 
 // Priority classes.
@@ -26,6 +28,9 @@ const (
 // Classes lists the priority classes in priority order, highest first.
 var Classes = []Class{ClassCritical, ClassHigh, ClassNormal, ClassLow}
 
+// NumClasses is the number of priority classes (ClassUnspecified is none of them).
+const NumClasses = 4
+
 var classNames = map[Class]string{
 	ClassUnspecified: "unspecified",
 	ClassCritical:    "critical",
@@ -37,8 +42,17 @@ var classNames = map[Class]string{
 // String returns the class's lower-case name.
 func (c Class) String() string { return enumName(classNames, c) }
 
-// Valid reports whether c is one of the four classes or ClassUnspecified.
+// Valid reports whether c is one of the four classes or ClassUnspecified: what a
+// request may carry.
 func (c Class) Valid() bool { return c >= ClassUnspecified && c <= ClassLow }
+
+// Specified reports whether c is one of the four classes, neither ClassUnspecified
+// nor out of range: what the scheduler and the budget accept.
+func (c Class) Specified() bool { return c >= ClassCritical && c <= ClassLow }
+
+// Index returns c's position in priority order, 0 for ClassCritical up to
+// NumClasses-1 for ClassLow, for per-class arrays. c must be Specified.
+func (c Class) Index() int { return int(c - ClassCritical) }
 
 // OrNormal returns c, or ClassNormal when c is ClassUnspecified.
 func (c Class) OrNormal() Class {
@@ -53,7 +67,7 @@ func ParseClass(s string) (Class, error) {
 	return parseEnum(classNames, s, "priority class", ClassUnspecified)
 }
 
-// JobState is where a job stands.
+// JobState is where a job stands; the journal keeps it too (as the state's name).
 type JobState int
 
 // Job states. JobDone, JobFailed and JobCancelled are terminal.

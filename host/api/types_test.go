@@ -58,6 +58,21 @@ func TestParseClassAndState(t *testing.T) {
 	if ClassUnspecified.OrNormal() != ClassNormal || ClassLow.OrNormal() != ClassLow {
 		t.Error("OrNormal")
 	}
+	// The scheduler's order and per-class arrays: the four classes, critical first.
+	for i, c := range Classes {
+		if c.Index() != i || !c.Specified() || !c.Valid() {
+			t.Errorf("%s: Index %d, Specified %v, Valid %v", c, c.Index(), c.Specified(), c.Valid())
+		}
+	}
+	if len(Classes) != NumClasses {
+		t.Errorf("%d classes listed, NumClasses %d", len(Classes), NumClasses)
+	}
+	if ClassUnspecified.Specified() || Class(5).Specified() || Class(-1).Specified() || Class(5).Valid() {
+		t.Error("Specified or Valid accepts what is not a class")
+	}
+	if !ClassUnspecified.Valid() {
+		t.Error("a request without a class is not Valid")
+	}
 	if Class(9).String() != "9" {
 		t.Errorf("unknown class prints %q", Class(9).String())
 	}

@@ -178,19 +178,6 @@ func TestProgressLine(t *testing.T) {
 	}
 }
 
-func TestStandaloneTOML(t *testing.T) {
-	o := StandaloneOptions{Spec: chainSpec(t, 4), KeyDir: "/k", Backend: "/b/be", Devices: 2, InFlight: 2, Threads: 3, Workers: 1, Timeline: "/t/tl.jsonl"}
-	cfg, err := config.Parse([]byte(standaloneTOML(o, "/s")), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Devices) != 2 || cfg.Devices[1].Index != 1 || cfg.Devices[0].InFlight != 2 || cfg.Devices[0].Options["threads"] != "3" ||
-		cfg.Devices[0].Options["max-in-flight"] != "2" || cfg.Timeline.Path != "/t/tl.jsonl" || cfg.Synthesis.Workers != 1 ||
-		cfg.Circuits[0].Name != "chain-k4" || cfg.StateDir != "/s" || cfg.LogLevel != "warn" {
-		t.Errorf("config %+v", cfg)
-	}
-}
-
 // TestStandaloneEndToEnd runs real proofs through a daemon in this process with
 // the CPU backend, then through its API with a client, and checks what the
 // timeline says: device busy time, phases, synthesis worker lanes, one key load.

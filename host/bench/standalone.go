@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/daemon"
+	"github.com/zkhost/zkhost/host/inprocess"
 )
 
 // StandaloneOptions configure a daemon started in this process for a benchmark.
@@ -48,15 +46,13 @@ type StandaloneOptions struct {
 }
 
 // Standalone is a daemon running in this process with a temporary state
-// directory.
+// directory (host/inprocess).
 type Standalone struct {
 	// Daemon is the running daemon.
 	Daemon *daemon.Daemon
 	// Circuit is the name its circuit is served under.
-	Circuit  string
-	stateDir string
-	cancel   context.CancelFunc
-	done     chan error
+	Circuit string
+	proc    *inprocess.Daemon
 }
 
 // EnsureKeys generates spec's keys into dir unless they are there already, and
@@ -89,77 +85,15 @@ func StartStandalone(ctx context.Context, o StandaloneOptions) (*Standalone, err
 	if _, err := EnsureKeys(o.Spec, o.KeyDir); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	stateDir, err := os.MkdirTemp("", "zkhost-bench-")
+	d, err := inprocess.Start(ctx, inprocess.Options{
+		Circuit: o.Spec.ID(), KeyDir: o.KeyDir, Backend: o.Backend, Devices: o.Devices, InFlight: o.InFlight, Threads: o.Threads,
+		Workers: o.Workers, SynthCores: o.SynthCores, SolverThreads: o.SolverThreads, Timeline: o.Timeline,
+		LogLevel: o.LogLevel, Logger: o.Logger,
+	})
 	if err != nil {
-		return nil, err
-	}
-	cfg, err := config.Parse([]byte(standaloneTOML(o, stateDir)), "bench (built in)")
-	if err != nil {
-		os.RemoveAll(stateDir)
-		return nil, fmt.Errorf("bench: config: %w", err)
-	}
-	log := o.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
-	d, err := daemon.New(ctx, cfg, log)
-	if err != nil {
-		os.RemoveAll(stateDir)
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Standalone{Daemon: d, Circuit: o.Spec.ID(), stateDir: stateDir, cancel: cancel, done: make(chan error, 1)}
-	go func() { s.done <- d.Run(runCtx) }()
-	return s, nil
-}
-
-// standaloneTOML is the daemon's config: everything default but the state
-// directory, the circuit, the devices and what o sets.
-func standaloneTOML(o StandaloneOptions, stateDir string) string {
-	q := strconv.Quote
-	var b strings.Builder
-	level := o.LogLevel
-	if level == "" {
-		level = "warn"
-	}
-	fmt.Fprintf(&b, "state_dir = %s\nlog_level = %s\n", q(stateDir), q(level))
-	// The benchmark reads one timeline file: it is never rotated. Without
-	// one the daemon writes none (its default would be in the state
-	// directory).
-	if o.Timeline != "" {
-		fmt.Fprintf(&b, "[timeline]\npath = %s\nmax_size = 0\n", q(o.Timeline))
-	} else {
-		b.WriteString("[timeline]\nenabled = false\n")
-	}
-	if o.Workers > 0 || o.SynthCores > 0 || o.SolverThreads > 0 {
-		b.WriteString("[synthesis]\n")
-		if o.SynthCores > 0 {
-			fmt.Fprintf(&b, "cores = %d\n", o.SynthCores)
-		}
-		if o.Workers > 0 {
-			fmt.Fprintf(&b, "workers = %d\n", o.Workers)
-		}
-		if o.SolverThreads > 0 {
-			fmt.Fprintf(&b, "threads = %d\n", o.SolverThreads)
-		}
-	}
-	fmt.Fprintf(&b, "[[circuit]]\nname = %s\nkeys = %s\n", q(o.Spec.ID()), q(o.KeyDir))
-	for i := range max(1, o.Devices) {
-		fmt.Fprintf(&b, "[[device]]\nbackend = %s\nindex = %d\n", q(o.Backend), i)
-		if o.InFlight > 0 {
-			fmt.Fprintf(&b, "in_flight = %d\n", o.InFlight)
-		}
-		if o.InFlight > 0 || o.Threads > 0 {
-			b.WriteString("[device.options]\n")
-			if o.InFlight > 0 {
-				fmt.Fprintf(&b, "max-in-flight = %s\n", q(strconv.Itoa(o.InFlight)))
-			}
-			if o.Threads > 0 {
-				fmt.Fprintf(&b, "threads = %s\n", q(strconv.Itoa(o.Threads)))
-			}
-		}
-	}
-	return b.String()
+	return &Standalone{Daemon: d.Daemon, Circuit: o.Spec.ID(), proc: d}, nil
 }
 
 // Target returns the daemon as a benchmark target.
@@ -167,14 +101,7 @@ func (s *Standalone) Target() Target { return ServiceTarget(s.Daemon) }
 
 // Close stops the daemon (which flushes and closes its timeline) and removes
 // its state directory.
-func (s *Standalone) Close() error {
-	s.cancel()
-	err := <-s.done
-	if rerr := os.RemoveAll(s.stateDir); rerr != nil && err == nil {
-		err = rerr
-	}
-	return err
-}
+func (s *Standalone) Close() error { return s.proc.Close() }
 
 // DefaultKeyDir is where standalone benchmarks cache keys:
 // $XDG_CACHE_HOME/zkhost/keys, else ~/.cache/zkhost/keys.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/queue"
 )
 
 // ErrTooLarge is returned (wrapped, with the numbers) by Reserve and
@@ -33,18 +32,18 @@ type Ledger struct {
 	total   uint64
 	reserve uint64 // held back for Critical: other classes may use total-reserve
 	used    uint64
-	usedBy  [queue.NumClasses]uint64
+	usedBy  [api.NumClasses]uint64
 	// waiters holds each class's blocked requests in arrival order
 	// (*waiter), indexed by Class.Index().
-	waiters [queue.NumClasses]list.List
+	waiters [api.NumClasses]list.List
 	held    map[*Reservation]struct{}
-	grants  [queue.NumClasses]uint64
-	waited  [queue.NumClasses]time.Duration
+	grants  [api.NumClasses]uint64
+	waited  [api.NumClasses]time.Duration
 }
 
 // waiter is one blocked Reserve call. Its fields are guarded by Ledger.mu.
 type waiter struct {
-	class queue.Class
+	class api.Class
 	bytes uint64
 	owner string
 	since time.Time
@@ -60,7 +59,7 @@ type waiter struct {
 // Reservation.
 type Reservation struct {
 	ledger *Ledger
-	class  queue.Class
+	class  api.Class
 	owner  string
 	held   uint64 // guarded by ledger.mu
 }
@@ -81,11 +80,11 @@ func New(total, criticalReserve uint64) *Ledger {
 // Limit returns the most bytes class c may have in use together with the
 // other classes: total for Critical, total minus the critical reserve for
 // the rest, 0 for an invalid class.
-func (l *Ledger) Limit(c queue.Class) uint64 {
+func (l *Ledger) Limit(c api.Class) uint64 {
 	switch {
-	case c == queue.Critical:
+	case c == api.ClassCritical:
 		return l.total
-	case c.Valid():
+	case c.Specified():
 		return l.total - l.reserve
 	default:
 		return 0
@@ -96,13 +95,13 @@ func (l *Ledger) Limit(c queue.Class) uint64 {
 // granted, that is whether Reserve would wait for it rather than refuse it.
 // Admission at submit uses it to reject a job that can never run. It is
 // false for zero bytes and for an invalid class, which Reserve refuses too.
-func (l *Ledger) Fits(c queue.Class, bytes uint64) bool {
+func (l *Ledger) Fits(c api.Class, bytes uint64) bool {
 	return l.check(c, bytes, "") == nil
 }
 
 // check validates a request; total and reserve never change, so no lock.
-func (l *Ledger) check(c queue.Class, bytes uint64, owner string) error {
-	if !c.Valid() {
+func (l *Ledger) check(c api.Class, bytes uint64, owner string) error {
+	if !c.Specified() {
 		return fmt.Errorf("budget: %s: invalid priority class %d", ownerName(owner), int(c))
 	}
 	if bytes == 0 {
@@ -133,7 +132,7 @@ func ownerName(owner string) string {
 // If ctx ends first, Reserve returns an error wrapping ctx's error and holds
 // nothing; waiters behind it are re-examined at once. A request larger than
 // the class's Limit fails at once with ErrTooLarge.
-func (l *Ledger) Reserve(ctx context.Context, c queue.Class, bytes uint64, owner string) (*Reservation, error) {
+func (l *Ledger) Reserve(ctx context.Context, c api.Class, bytes uint64, owner string) (*Reservation, error) {
 	if err := l.check(c, bytes, owner); err != nil {
 		return nil, err
 	}
@@ -174,7 +173,7 @@ func (l *Ledger) Reserve(ctx context.Context, c queue.Class, bytes uint64, owner
 // TryReserve is Reserve without waiting: it grants the bytes now or fails
 // with ErrWouldBlock (not free, or an earlier request of the same or a more
 // urgent class is waiting) or ErrTooLarge.
-func (l *Ledger) TryReserve(c queue.Class, bytes uint64, owner string) (*Reservation, error) {
+func (l *Ledger) TryReserve(c api.Class, bytes uint64, owner string) (*Reservation, error) {
 	if err := l.check(c, bytes, owner); err != nil {
 		return nil, err
 	}
@@ -189,7 +188,7 @@ func (l *Ledger) TryReserve(c queue.Class, bytes uint64, owner string) (*Reserva
 
 // mayGrantLocked reports whether a new request may be granted right now: no
 // request of its own or a more urgent class waits ahead of it, and it fits.
-func (l *Ledger) mayGrantLocked(c queue.Class, bytes uint64) bool {
+func (l *Ledger) mayGrantLocked(c api.Class, bytes uint64) bool {
 	for i := 0; i <= c.Index(); i++ {
 		if l.waiters[i].Len() > 0 {
 			return false
@@ -199,12 +198,12 @@ func (l *Ledger) mayGrantLocked(c queue.Class, bytes uint64) bool {
 }
 
 // fitsNowLocked reports whether bytes fit in what class c may use now.
-func (l *Ledger) fitsNowLocked(c queue.Class, bytes uint64) bool {
+func (l *Ledger) fitsNowLocked(c api.Class, bytes uint64) bool {
 	limit := l.Limit(c)
 	return l.used <= limit && bytes <= limit-l.used
 }
 
-func (l *Ledger) grantLocked(c queue.Class, bytes uint64, owner string) *Reservation {
+func (l *Ledger) grantLocked(c api.Class, bytes uint64, owner string) *Reservation {
 	r := &Reservation{ledger: l, class: c, owner: owner, held: bytes}
 	l.used += bytes
 	l.usedBy[c.Index()] += bytes
@@ -304,7 +303,7 @@ func (r *Reservation) Owner() string {
 }
 
 // Class returns the class the reservation was granted to.
-func (r *Reservation) Class() queue.Class {
+func (r *Reservation) Class() api.Class {
 	if r == nil {
 		return 0
 	}
@@ -328,7 +327,7 @@ type Stats struct {
 // ClassStats describes one class in a Stats snapshot.
 type ClassStats struct {
 	// Class is the class described.
-	Class queue.Class
+	Class api.Class
 	// Limit is the most bytes the class may have in use with the others.
 	Limit uint64
 	// Available is what a request of this class could get right now if
@@ -352,7 +351,7 @@ func (l *Ledger) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := Stats{Total: l.total, CriticalReserve: l.reserve, Used: l.used, Reservations: len(l.held)}
-	for _, c := range queue.Classes() {
+	for _, c := range api.Classes {
 		i := c.Index()
 		cs := ClassStats{Class: c, Limit: l.Limit(c), Used: l.usedBy[i], Waiters: l.waiters[i].Len(), Grants: l.grants[i], WaitTime: l.waited[i]}
 		if cs.Limit > l.used {
@@ -368,7 +367,7 @@ func (l *Ledger) Stats() Stats {
 
 // Class returns the entry of s for class c (the zero ClassStats for an
 // invalid class).
-func (s Stats) Class(c queue.Class) ClassStats {
+func (s Stats) Class(c api.Class) ClassStats {
 	for _, cs := range s.Classes {
 		if cs.Class == c {
 			return cs
@@ -382,7 +381,7 @@ type Holding struct {
 	// Owner is the name given at Reserve.
 	Owner string
 	// Class is the reservation's class.
-	Class queue.Class
+	Class api.Class
 	// Bytes is what it still holds.
 	Bytes uint64
 }

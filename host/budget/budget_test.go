@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkhost/zkhost/host/queue"
+	"github.com/zkhost/zkhost/host/api"
 )
 
 const (
-	critical = queue.Critical
-	high     = queue.High
-	normal   = queue.Normal
-	low      = queue.Low
+	critical = api.ClassCritical
+	high     = api.ClassHigh
+	normal   = api.ClassNormal
+	low      = api.ClassLow
 )
 
 // checkInvariants inspects the ledger under its lock. Beyond the byte
@@ -30,7 +30,7 @@ func checkInvariants(l *Ledger) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var sum, nonCritical uint64
-	for _, c := range queue.Classes() {
+	for _, c := range api.Classes {
 		sum += l.usedBy[c.Index()]
 		if c != critical {
 			nonCritical += l.usedBy[c.Index()]
@@ -72,7 +72,7 @@ func mustInvariants(t *testing.T, l *Ledger) {
 	}
 }
 
-func mustTry(t *testing.T, l *Ledger, c queue.Class, bytes uint64, owner string) *Reservation {
+func mustTry(t *testing.T, l *Ledger, c api.Class, bytes uint64, owner string) *Reservation {
 	t.Helper()
 	r, err := l.TryReserve(c, bytes, owner)
 	if err != nil {
@@ -82,7 +82,7 @@ func mustTry(t *testing.T, l *Ledger, c queue.Class, bytes uint64, owner string)
 }
 
 // waitWaiters blocks until class c has n waiters.
-func waitWaiters(t *testing.T, l *Ledger, c queue.Class, n int) {
+func waitWaiters(t *testing.T, l *Ledger, c api.Class, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for l.Stats().Class(c).Waiters != n {
@@ -100,7 +100,7 @@ type result struct {
 }
 
 // reserveAsync starts a Reserve and reports its result on out.
-func reserveAsync(ctx context.Context, l *Ledger, c queue.Class, bytes uint64, name string, out chan<- result) {
+func reserveAsync(ctx context.Context, l *Ledger, c api.Class, bytes uint64, name string, out chan<- result) {
 	go func() {
 		r, err := l.Reserve(ctx, c, bytes, name)
 		out <- result{name, r, err}
@@ -146,7 +146,7 @@ func TestLimitsAndFits(t *testing.T) {
 			if got := l.Limit(critical); got != tc.criticalLimit {
 				t.Errorf("Limit(critical) = %d, want %d", got, tc.criticalLimit)
 			}
-			for _, c := range []queue.Class{high, normal, low} {
+			for _, c := range []api.Class{high, normal, low} {
 				if got := l.Limit(c); got != tc.otherLimit {
 					t.Errorf("Limit(%s) = %d, want %d", c, got, tc.otherLimit)
 				}
@@ -171,7 +171,7 @@ func TestRejects(t *testing.T) {
 	l := New(100, 20)
 	tests := []struct {
 		name    string
-		class   queue.Class
+		class   api.Class
 		bytes   uint64
 		tooBig  bool
 		message string
@@ -253,7 +253,7 @@ func TestCriticalReserve(t *testing.T) {
 	n := mustTry(t, l, normal, 60, "batch-1")
 	mustTry(t, l, high, 10, "batch-2")
 	// Non-critical classes are at their limit (70): the reserve is off-limits.
-	for _, c := range []queue.Class{high, normal, low} {
+	for _, c := range []api.Class{high, normal, low} {
 		if _, err := l.TryReserve(c, 1, "more"); !errors.Is(err, ErrWouldBlock) {
 			t.Fatalf("class %s took from the reserve: %v", c, err)
 		}
@@ -289,14 +289,14 @@ func TestWakeOrder(t *testing.T) {
 	l := New(100, 0)
 	all := mustTry(t, l, critical, 100, "filler")
 	arrivals := []struct {
-		class queue.Class
+		class api.Class
 		name  string
 	}{
 		{low, "low-1"}, {normal, "normal-1"}, {high, "high-1"}, {critical, "critical-1"},
 		{normal, "normal-2"}, {high, "high-2"}, {low, "low-2"}, {critical, "critical-2"},
 	}
 	out := make(chan result, len(arrivals))
-	queued := map[queue.Class]int{}
+	queued := map[api.Class]int{}
 	for _, a := range arrivals {
 		reserveAsync(context.Background(), l, a.class, 10, a.name, out)
 		queued[a.class]++
@@ -322,7 +322,7 @@ func TestWakeOrder(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("wake order %v, want %v", got, want)
 	}
-	for _, c := range queue.Classes() {
+	for _, c := range api.Classes {
 		if cs := l.Stats().Class(c); cs.Waiters != 0 || cs.Grants == 0 || cs.WaitTime <= 0 {
 			t.Fatalf("class %s stats %+v", c, cs)
 		}
@@ -338,7 +338,7 @@ func TestNoBarging(t *testing.T) {
 	reserveAsync(context.Background(), l, normal, 50, "big-normal", out)
 	waitWaiters(t, l, normal, 1)
 
-	for _, c := range []queue.Class{normal, low} {
+	for _, c := range []api.Class{normal, low} {
 		if _, err := l.TryReserve(c, 5, "small"); !errors.Is(err, ErrWouldBlock) {
 			t.Fatalf("small %s request barged: %v", c, err)
 		}
@@ -469,7 +469,7 @@ func TestStress(t *testing.T) {
 					return
 				default:
 				}
-				c := queue.Classes()[rng.IntN(queue.NumClasses)]
+				c := api.Classes[rng.IntN(api.NumClasses)]
 				limit := l.Limit(c)
 				bytes := 1 + rng.Uint64N(limit/3)
 				if rng.IntN(20) == 0 {
@@ -583,7 +583,7 @@ func BenchmarkReserveReleaseContended(b *testing.B) {
 	b.SetParallelism(4)
 	b.RunParallel(func(pb *testing.PB) {
 		g := next.Add(1)
-		c := queue.Classes()[g%queue.NumClasses]
+		c := api.Classes[g%api.NumClasses]
 		bytes := uint64(1+g%3) << 20
 		for pb.Next() {
 			r, err := l.Reserve(ctx, c, bytes, "bench")

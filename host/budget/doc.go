@@ -29,8 +29,7 @@
 // use) fails at once with the numbers instead of waiting forever; Fits lets
 // admission refuse such a job at submit.
 //
-// Dependencies: budget imports host/queue for queue.Class, the one
-// definition of the priority classes; queue imports nothing of ours, so the
-// dependency runs one way and the ledger and the dispatch queue can never
-// disagree about what "high" means.
+// Dependencies: budget imports host/api for api.Class, the one definition
+// of the priority classes, which the dispatch queue uses too, so the ledger
+// and the queue can never disagree about what "high" means.
 package budget

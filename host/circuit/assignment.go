@@ -3,7 +3,6 @@ package circuit
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -65,26 +64,6 @@ func MarshalAssignment(W []fr.Element, nbPublic, nbSecret int) []byte {
 // wrong and what c wants.
 func CheckAssignmentHeader(data []byte, c *Circuit) error {
 	return checkAssignment(data[:min(len(data), assignmentHeader)], int64(len(data)), c)
-}
-
-// CheckAssignmentFile is CheckAssignmentHeader for the file at path, reading only its
-// header. Errors name the file.
-func CheckAssignmentFile(path string, c *Circuit) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	head := make([]byte, assignmentHeader)
-	n, _ := io.ReadFull(f, head)
-	if err := checkAssignment(head[:n], st.Size(), c); err != nil {
-		return fmt.Errorf("wire assignment %s %w", path, err)
-	}
-	return nil
 }
 
 // checkAssignment checks an assignment's header (its first bytes, up to

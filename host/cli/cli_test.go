@@ -44,14 +44,18 @@ func run(ctx context.Context, cmd func(context.Context, []string, *bytes.Buffer,
 	return out.String(), errOut.String(), err
 }
 
-// cmd looks a command up in Commands, so the table itself is tested.
+// daemonCommands are the commands of this package, as cmd/zkhost registers them.
+var daemonCommands = NewRegistry(Submit, Wait, Status, Jobs, Job, Cancel, Preload, Evict, Enable)
+
+// cmd looks a command up in daemonCommands, so the registry itself is tested.
 func cmd(name string) func(context.Context, []string, *bytes.Buffer, *bytes.Buffer) error {
-	for _, c := range Commands {
-		if c.Name == name {
-			return func(ctx context.Context, args []string, o, e *bytes.Buffer) error { return c.Run(ctx, args, o, e) }
-		}
+	c, _, _, ok := daemonCommands.Find([]string{name})
+	if !ok {
+		panic("no command " + name)
 	}
-	panic("no command " + name)
+	return func(ctx context.Context, args []string, o, e *bytes.Buffer) error {
+		return c.Run(ctx, Invocation{Command: c, Args: args, Stdout: o, Stderr: e})
+	}
 }
 
 // writeWitnesses writes n witness files with distinct contents and returns their paths.
@@ -479,7 +483,7 @@ func TestUsage(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range Commands {
+	for _, c := range daemonCommands.Commands() {
 		_, stderr, err := run(ctx, cmd(c.Name), "--help")
 		if err != nil || !strings.Contains(stderr, "Usage: zkhost "+c.Name) || !strings.Contains(stderr, "-api") {
 			t.Errorf("%s --help = %v\n%s", c.Name, err, stderr)
@@ -682,30 +686,6 @@ func TestShellQuote(t *testing.T) {
 	}
 }
 
-func TestNameWitness(t *testing.T) {
-	files := []string{"a.wtns", "dir/b.wtns"}
-	plain := errors.New("witness 1 is odd")
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{api.InvalidArgumentf("witness 1 has 3 public and 0 secret values"), "witness dir/b.wtns has 3 public and 0 secret values"},
-		{api.InvalidArgumentf("witness 0 is empty"), "witness a.wtns is empty"},
-		{api.InvalidArgumentf("wire assignment 1 is truncated"), "wire assignment dir/b.wtns is truncated"},
-		{api.InvalidArgumentf("witness 7 is empty"), "witness 7 is empty"}, // not one of ours: left alone
-		{api.InvalidArgumentf("witnesses 10 is no match"), "witnesses 10 is no match"},
-		{plain, "witness 1 is odd"},
-	} {
-		got := nameWitness(tc.err, files)
-		if got.Error() != tc.want {
-			t.Errorf("nameWitness(%v) = %v, want %s", tc.err, got, tc.want)
-		}
-		if errors.Is(tc.err, api.ErrInvalidArgument) && !errors.Is(got, api.ErrInvalidArgument) {
-			t.Errorf("nameWitness(%v) lost the error's kind", tc.err)
-		}
-	}
-}
-
 func TestPlural(t *testing.T) {
 	for n, want := range map[int]string{0: "0 partitions", 1: "1 partition", 2: "2 partitions"} {
 		if got := plural(n, "partition"); got != want {
@@ -792,5 +772,63 @@ func TestSubmitStreamsFiles(t *testing.T) {
 	_, _, err = run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", huge, wrong[0])
 	if !errors.Is(err, api.ErrInvalidArgument) || !strings.Contains(err.Error(), "witness "+wrong[0]) || !strings.Contains(err.Error(), fmt.Sprint(size)) {
 		t.Errorf("a file of the wrong size: %v; want InvalidArgument naming %s and %d bytes", err, wrong[0], size)
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	noop := func(context.Context, Invocation) error { return nil }
+	r := NewRegistry(
+		Command{Name: "key convert", Summary: "convert a key", Usage: "key convert --in F", Run: noop},
+		Command{Name: "key", Summary: "a group word that is a command too", Usage: "key", Run: noop},
+		Command{Name: "bench", Summary: "measure", Usage: "bench [flags]", Run: noop},
+	)
+	for _, tc := range []struct {
+		args     []string
+		name     string
+		rest     []string
+		ok       bool
+		lookedUp string
+	}{
+		{[]string{"key", "convert", "--in", "f"}, "key convert", []string{"--in", "f"}, true, "key convert"},
+		{[]string{"key", "--help"}, "key", []string{"--help"}, true, "key"},
+		{[]string{"bench"}, "bench", []string{}, true, "bench"},
+		{[]string{"nosuch", "x"}, "", nil, false, "nosuch"},
+		{nil, "", nil, false, ""},
+	} {
+		c, rest, name, ok := r.Find(tc.args)
+		if c.Name != tc.name || ok != tc.ok || name != tc.lookedUp || len(rest) != len(tc.rest) {
+			t.Errorf("Find(%q) = %q, %q, %q, %v; want %q, %q, %q, %v", tc.args, c.Name, rest, name, ok, tc.name, tc.rest, tc.lookedUp, tc.ok)
+		}
+	}
+	var help bytes.Buffer
+	r.Help(&help)
+	want := "" +
+		"  bench        measure\n" +
+		"               zkhost bench [flags]\n" +
+		"  key          a group word that is a command too\n" +
+		"               zkhost key\n" +
+		"  key convert  convert a key\n" +
+		"               zkhost key convert --in F\n"
+	if help.String() != want {
+		t.Errorf("Help:\n%s\nwant:\n%s", help.String(), want)
+	}
+	for _, tc := range []struct {
+		name string
+		cmds []Command
+		want string
+	}{
+		{"twice", []Command{{Name: "a", Summary: "s", Usage: "a", Run: noop}, {Name: "a", Summary: "t", Usage: "a", Run: noop}}, `command "a" registered twice`},
+		{"no summary", []Command{{Name: "a", Usage: "a", Run: noop}}, `command "a" lacks`},
+		{"no run", []Command{{Name: "a", Summary: "s", Usage: "a"}}, `command "a" lacks`},
+		{"usage of another", []Command{{Name: "a", Summary: "s", Usage: "b [flags]", Run: noop}}, `usage of command "a" does not start with its name`},
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), tc.want) {
+					t.Errorf("%s: NewRegistry panicked with %v, want %q", tc.name, p, tc.want)
+				}
+			}()
+			NewRegistry(tc.cmds...)
+		}()
 	}
 }

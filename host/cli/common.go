@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,26 +19,6 @@ import (
 // ErrUsage is wrapped by every command-line mistake (unknown flag, missing argument); the
 // command has already printed its usage to stderr. A caller may exit with status 2 for it.
 var ErrUsage = errors.New("usage")
-
-// Command is one subcommand, for the dispatcher in cmd/zkhost.
-type Command struct {
-	Name    string
-	Summary string
-	Run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-}
-
-// Commands lists the daemon-facing subcommands.
-var Commands = []Command{
-	{"submit", "submit a proof job (and optionally wait for its proofs)", Submit},
-	{"wait", "follow a job until it ends and write its proofs", Wait},
-	{"status", "show queues, devices and the memory budget", Status},
-	{"jobs", "list recent jobs", Jobs},
-	{"job", "show one job and its partitions", Job},
-	{"cancel", "cancel jobs", Cancel},
-	{"preload", "load a circuit's proving key on the devices", Preload},
-	{"evict", "unload a circuit's proving key from the devices", Evict},
-	{"enable", "put a device taken out of service after repeated crashes back into service", Enable},
-}
 
 // daemonFlags are the flags every command uses to find the daemon.
 type daemonFlags struct {
@@ -150,9 +129,9 @@ func (d *daemonFlags) dial() (*client.Client, error) {
 	return client.Dial(addr, client.Options{TokenFile: d.tokenFile, CAFile: d.caFile})
 }
 
-// NewFlagSet returns a flag set whose --help prints synopsis, description and flags.
-// Every zkhost subcommand uses it.
-func NewFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns a flag set whose --help prints synopsis, description and flags
+// (Invocation.FlagSet, which every zkhost subcommand uses).
+func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {

@@ -3,16 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 )
 
 // Enable runs `zkhost enable`: it puts a device taken out of service after repeated
 // crashes back into service.
-func Enable(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := NewFlagSet("enable", "enable [flags] DEVICE", `
+var Enable = Command{Name: "enable", Summary: "put a device taken out of service after repeated crashes back into service", Usage: "enable [flags] DEVICE", Run: enableCmd}
+
+func enableCmd(ctx context.Context, inv Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet(`
 Put a device back into service after it crashed too often within the health window
 ([health] crash_limit and crash_window) and was taken out of scheduling. Its backend
-restarts; zkhost status shows it healthy again.`, stderr)
+restarts; zkhost status shows it healthy again.`)
 	var d daemonFlags
 	d.register(fs)
 	arg, c, err := d.parseOneAndDial(fs, args, "DEVICE")

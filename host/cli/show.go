@@ -17,11 +17,14 @@ import (
 
 // Status runs `zkhost status`: tables of the queues by class, the devices and the
 // memory budget (or the report as JSON).
-func Status(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := NewFlagSet("status", "status [flags]", `
+var Status = Command{Name: "status", Summary: "show queues, devices and the memory budget", Usage: "status [flags]", Run: statusCmd}
+
+func statusCmd(ctx context.Context, inv Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet(`
 Show the daemon: waiting work per priority class, synthesis threads, each device
 (backend, model, partitions in flight, how busy it was over the last minute, proving
-keys resident, restarts, health) and the host memory budget.`, stderr)
+keys resident, restarts, health) and the host memory budget.`)
 	var d daemonFlags
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	d.register(fs)
@@ -115,10 +118,13 @@ keys resident, restarts, health) and the host memory budget.`, stderr)
 }
 
 // Jobs runs `zkhost jobs`: a table of recent jobs, newest first.
-func Jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := NewFlagSet("jobs", "jobs [flags]", `
+var Jobs = Command{Name: "jobs", Summary: "list recent jobs", Usage: "jobs [flags]", Run: jobsCmd}
+
+func jobsCmd(ctx context.Context, inv Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet(`
 List recent jobs, newest first: id, class, circuit, state, partitions verified,
-age and how long it ran, and why it failed.`, stderr)
+age and how long it ran, and why it failed.`)
 	var d daemonFlags
 	state := fs.String("state", "", "only jobs in this state: queued, running, done, failed or cancelled")
 	limit := fs.Int("limit", 20, "at most this many jobs")
@@ -176,10 +182,13 @@ age and how long it ran, and why it failed.`, stderr)
 }
 
 // Job runs `zkhost job`: one job with a row per partition.
-func Job(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := NewFlagSet("job", "job [flags] JOB", `
+var Job = Command{Name: "job", Summary: "show one job and its partitions", Usage: "job [flags] JOB", Run: jobCmd}
+
+func jobCmd(ctx context.Context, inv Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet(`
 Show one job: its state and a row per partition (state, attempts, device, time
-queued, synthesizing and proving, last error).`, stderr)
+queued, synthesizing and proving, last error).`)
 	var d daemonFlags
 	asJSON := fs.Bool("json", false, "print the job as JSON (with proof bytes, base64, when done)")
 	d.register(fs)
@@ -216,10 +225,13 @@ queued, synthesizing and proving, last error).`, stderr)
 }
 
 // Cancel runs `zkhost cancel`: it cancels each job named and prints its state.
-func Cancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := NewFlagSet("cancel", "cancel [flags] JOB...", `
+var Cancel = Command{Name: "cancel", Summary: "cancel jobs", Usage: "cancel [flags] JOB...", Run: cancelCmd}
+
+func cancelCmd(ctx context.Context, inv Invocation) error {
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet(`
 Cancel jobs. Partitions in progress are abandoned and proofs already made are
-dropped. A job that has already ended is left as it is.`, stderr)
+dropped. A job that has already ended is left as it is.`)
 	var d daemonFlags
 	d.register(fs)
 	pos, err := Parse(fs, args)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,23 +16,26 @@ import (
 // Submit runs `zkhost submit`: it streams one witness file per partition as a job,
 // and prints its id on stdout. With --wait (or --out) it then follows the job, showing
 // each partition as it finishes, and writes the proofs into --out.
-func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := NewFlagSet("submit", "submit --circuit NAME [flags] WITNESS...", `
+var Submit = Command{Name: "submit", Summary: "submit a proof job (and optionally wait for its proofs)", Usage: "submit --circuit NAME [flags] WITNESS...", Run: submitCmd}
+
+func submitCmd(ctx context.Context, inv Invocation) error {
+	args, stdout, stderr := inv.Args, inv.Stdout, inv.Stderr
+	fs := inv.FlagSet(`
 Submit a proof job: one partition per WITNESS file (a gnark full witness, as
 witness.MarshalBinary writes it). Prints the job id on stdout. With --assignment
-the files are wire assignments instead: every wire's value, solved elsewhere
+the files are wire assignments instead: every wire"s value, solved elsewhere
 (docs/assignment.md); the daemon checks every constraint before proving.
 
 With --wait, follow the job until it ends, printing each partition as it finishes
-(on stderr). With --out DIR (implies --wait), write each partition's proof to
+(on stderr). With --out DIR (implies --wait), write each partition"s proof to
 DIR/<i>.proof (gnark Proof.WriteTo) and public witness to DIR/<i>.public
 (witness.MarshalBinary), i counting from 0 in WITNESS order, once the job is done.
 
 The files are streamed, never held whole in memory: the daemon checks each
-file's size against what the circuit expects before any byte is sent.
+file"s size against what the circuit expects before any byte is sent.
 
 --request-id makes the submission idempotent: submitting again with the same id
-and the same files returns the same job instead of proving twice.`, stderr)
+and the same files returns the same job instead of proving twice.`)
 	var (
 		d         daemonFlags
 		circuit   = fs.String("circuit", "", "circuit name, as the daemon's config names it (required)")
@@ -85,7 +86,7 @@ and the same files returns the same job instead of proving twice.`, stderr)
 		job, err = submitWhole(ctx, c, h, files)
 	}
 	if err != nil {
-		return nameWitness(err, files)
+		return api.NameInputFiles(err, files)
 	}
 	fmt.Fprintln(stdout, job.ID)
 	if !*wait && *out == "" {
@@ -188,12 +189,15 @@ func checkWitnessSizes(files []string, limit int) error {
 
 // Wait runs `zkhost wait`: it follows a job until it ends, showing partitions as they
 // finish, and writes its proofs into --out.
-func Wait(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := NewFlagSet("wait", "wait [flags] JOB", `
+var Wait = Command{Name: "wait", Summary: "follow a job until it ends and write its proofs", Usage: "wait [flags] JOB", Run: waitCmd}
+
+func waitCmd(ctx context.Context, inv Invocation) error {
+	args, stderr := inv.Args, inv.Stderr
+	fs := inv.FlagSet(`
 Follow a job until it ends, printing each partition as it finishes (on stderr).
-With --out DIR, write each partition's proof to DIR/<i>.proof and public witness
+With --out DIR, write each partition"s proof to DIR/<i>.proof and public witness
 to DIR/<i>.public once the job is done. A job that already ended is reported (and
-its proofs written) at once. Exits with an error if the job failed or was cancelled.`, stderr)
+its proofs written) at once. Exits with an error if the job failed or was cancelled.`)
 	var (
 		d       daemonFlags
 		out     = fs.String("out", "", "write proofs and public witnesses into this directory")
@@ -252,31 +256,6 @@ func follow(ctx context.Context, c *client.Client, d *daemonFlags, jobID, out st
 	}
 	fmt.Fprintf(stderr, "wrote %s to %s\n", plural(len(written), "file"), out)
 	return nil
-}
-
-// witnessIndex finds the daemon's "witness N" (or "wire assignment N") in a submit
-// error.
-var witnessIndex = regexp.MustCompile(`\b(witness|wire assignment) (\d+)\b`)
-
-// nameWitness replaces the daemon's "witness N" in a submit error by the file the user
-// gave for it, keeping the error's kind.
-func nameWitness(err error, files []string) error {
-	var ae *api.Error
-	if !errors.As(err, &ae) {
-		return err
-	}
-	msg := witnessIndex.ReplaceAllStringFunc(ae.Message, func(m string) string {
-		sub := witnessIndex.FindStringSubmatch(m)
-		i, _ := strconv.Atoi(sub[2])
-		if i < 0 || i >= len(files) {
-			return m
-		}
-		return sub[1] + " " + files[i]
-	})
-	if msg == ae.Message {
-		return err
-	}
-	return &api.Error{Kind: ae.Kind, Message: msg}
 }
 
 // progress prints a job's events as lines: every finished, retried or failed partition

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"github.com/zkhost/zkhost/host/queue"
+	"github.com/zkhost/zkhost/host/api"
 	"io/fs"
 	"os"
 	"time"
@@ -147,7 +147,7 @@ type Circuit struct {
 	VK  string
 	// Class is the priority class of the circuit's jobs when a submission
 	// names none.
-	Class Class
+	Class api.Class
 	// Synthesizer, when set, is a synthesizer plugin binary that solves the
 	// circuit's partitions (a circuit with hints the host does not know, or
 	// another stack's); empty means the host's built-in gnark solver.
@@ -249,21 +249,6 @@ type Health struct {
 	CrashLimit  int
 	CrashWindow time.Duration
 }
-
-// Class is a priority class: the scheduler's own type (host/queue), so a
-// configured class needs no translation. The zero value is no class.
-type Class = queue.Class
-
-// The priority classes, as the config names them.
-const (
-	ClassCritical = queue.Critical
-	ClassHigh     = queue.High
-	ClassNormal   = queue.Normal
-	ClassLow      = queue.Low
-)
-
-// ParseClass reads a class name: critical, high, normal or low (any case).
-func ParseClass(s string) (Class, error) { return queue.ParseClass(s) }
 
 // Load reads the config file at path. An empty path loads the embedded default
 // (see LoadDefault).

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/zkhost/zkhost/host/api"
 )
 
 const examplePath = "../../examples/zkhost.toml"
@@ -50,7 +52,7 @@ keys = "/path/to/keydir"
 	if c.API.Socket != "/path/to/zkhost.sock" {
 		t.Errorf("socket = %q", c.API.Socket)
 	}
-	want := []Circuit{{Name: "merkle", Keys: "/path/to/keydir", Class: ClassNormal}}
+	want := []Circuit{{Name: "merkle", Keys: "/path/to/keydir", Class: api.ClassNormal}}
 	if !reflect.DeepEqual(c.Circuits, want) {
 		t.Errorf("circuits = %+v, want %+v", c.Circuits, want)
 	}
@@ -216,7 +218,7 @@ func TestExampleDocumentsEveryOption(t *testing.T) {
 	if s := c.Circuits[2]; s.Synthesizer != "/usr/local/lib/zkhost/hintsynth" || len(s.SynthesizerSHA256) != 64 || s.SynthesizerTimeout != 5*time.Minute {
 		t.Errorf("circuit[2] = %+v", s)
 	}
-	if c.Circuits[1].CCS != "/etc/zkhost/keys/porep/circuit.ccs" || c.Circuits[1].Class != ClassCritical {
+	if c.Circuits[1].CCS != "/etc/zkhost/keys/porep/circuit.ccs" || c.Circuits[1].Class != api.ClassCritical {
 		t.Errorf("circuit[1] = %+v", c.Circuits[1])
 	}
 	if d := c.Devices[1]; d.Selector == nil || d.Selector.Model != "H100" || d.Selector.MinMemory != 80<<30 {
@@ -356,7 +358,7 @@ crash_window = "1h"
 	if c.Synthesis != (Synthesis{Cores: 15, Workers: 3, Threads: 5}) {
 		t.Errorf("synthesis = %+v", c.Synthesis)
 	}
-	if c.Circuits[0].Class != ClassHigh {
+	if c.Circuits[0].Class != api.ClassHigh {
 		t.Errorf("class = %v", c.Circuits[0].Class)
 	}
 	wantDev := Device{Backend: "/bin/be", SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
@@ -410,25 +412,6 @@ func TestMemInfo(t *testing.T) {
 	}
 	if n, err := systemMemory(); err != nil || n == 0 {
 		t.Errorf("systemMemory on this machine = %d, %v", n, err)
-	}
-}
-
-func TestClass(t *testing.T) {
-	for _, c := range []Class{ClassLow, ClassNormal, ClassHigh, ClassCritical} {
-		got, err := ParseClass(strings.ToUpper(c.String()))
-		if err != nil || got != c {
-			t.Errorf("ParseClass(%q) = %v, %v", c, got, err)
-		}
-	}
-	// The scheduler's order: critical first (the lowest value), none zero.
-	if !(ClassCritical < ClassHigh && ClassHigh < ClassNormal && ClassNormal < ClassLow && ClassCritical > 0) {
-		t.Error("classes are not in the scheduler's priority order")
-	}
-	if _, err := ParseClass("urgent"); err == nil {
-		t.Error("ParseClass(urgent): want an error")
-	}
-	if s := Class(9).String(); s != "class(9)" {
-		t.Errorf("Class(9) = %q", s)
 	}
 }
 

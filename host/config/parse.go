@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/zkhost/zkhost/host/api"
 )
 
 // maxSocketPath is the longest unix socket path Linux accepts (sun_path is 108
@@ -425,7 +426,7 @@ func (ck *checker) uniqueClients(cs []Client) {
 }
 
 func (ck *checker) circuit(t *table) Circuit {
-	c := Circuit{Class: ClassNormal}
+	c := Circuit{Class: api.ClassNormal}
 	if name, ok := t.str("name"); ok {
 		if err := checkName(name); err != nil {
 			ck.errorf(t.key("name"), "%v", err)
@@ -459,7 +460,7 @@ func (ck *checker) circuit(t *table) Circuit {
 	}
 	for _, key := range []string{"class", "priority"} {
 		if s, ok := t.str(key); ok {
-			if cl, err := ParseClass(s); err != nil {
+			if cl, err := api.ParseClass(s); err != nil {
 				ck.errorf(t.key(key), "%v", err)
 			} else {
 				c.Class = cl

@@ -17,6 +17,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
 	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/config"
@@ -42,7 +43,7 @@ const finalizeBytes = 1 << 20
 type circuitEntry struct {
 	name  string // the name clients use
 	c     *circuit.Circuit
-	class queue.Class // default class of its jobs
+	class api.Class // default class of its jobs
 	key   sdk.KeyRef
 	// Bytes one partition reserves: the shared-memory file, the solver's working
 	// vectors (released once the file is written), and the backend's host memory
@@ -247,8 +248,8 @@ func (d *Daemon) loadCircuits() error {
 				return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
 			}
 		}
-		class := queue.Normal
-		if cc.Class.Valid() {
+		class := api.ClassNormal
+		if cc.Class.Specified() {
 			class = cc.Class
 		}
 		if c, ok := loaded[filepath.Join(dir, keyName)]; ok {
@@ -277,7 +278,7 @@ func (d *Daemon) loadCircuits() error {
 		if err != nil {
 			return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
 		}
-		r, err := d.budget.TryReserve(queue.Critical, uint64(st.Size()), "key "+c.Name)
+		r, err := d.budget.TryReserve(api.ClassCritical, uint64(st.Size()), "key "+c.Name)
 		if err != nil {
 			return fmt.Errorf("circuit[%d] %q: its proving key (%s) does not fit the memory budget: %w", i, name, budget.FormatBytes(uint64(st.Size())), err)
 		}
@@ -309,7 +310,7 @@ func (d *Daemon) sizeCircuit(ce *circuitEntry) error {
 		perConstraint = max(perConstraint, de.dev.Description().HostBytesPerConstraint)
 	}
 	ce.backendBytes = perConstraint * ce.c.DomainSize
-	if !d.budget.Fits(queue.Critical, ce.partitionBytes()) {
+	if !d.budget.Fits(api.ClassCritical, ce.partitionBytes()) {
 		return fmt.Errorf("circuit %q: one partition needs %s but the whole budget is %s", ce.name,
 			budget.FormatBytes(ce.partitionBytes()), budget.FormatBytes(d.cfg.Budget.Bytes))
 	}
@@ -407,7 +408,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// A critical partition takes the next free synthesis slot: it has a lane of
 	// its own, so it never waits behind batch partitions blocked on the budget.
 	d.goRun(func() {
-		d.synthesisWorker("synth-critical", false, func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.PopClass(ctx, queue.Critical) })
+		d.synthesisWorker("synth-critical", false, func(ctx context.Context) (queue.Item[*task], error) { return d.synthQ.PopClass(ctx, api.ClassCritical) })
 	})
 	for _, de := range d.devices {
 		for range de.dev.MaxInFlight() {

@@ -46,7 +46,7 @@ type liveJob struct {
 	owner   string // the identity that submitted it (tenants.go)
 	seq     uint64
 	circ    *circuitEntry
-	class   queue.Class
+	class   api.Class
 	created time.Time
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -96,7 +96,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	}
 	class := ce.class
 	if req.Class != api.ClassUnspecified {
-		class = queue.Class(req.Class)
+		class = req.Class
 	}
 	inputs, noun := req.Inputs()
 	assignments := len(req.Assignments) > 0
@@ -111,7 +111,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	if need := ce.partitionBytes(); !d.budget.Fits(class, need) {
 		return api.Job{}, api.TooLarge(fmt.Sprintf("a partition of circuit %s (class %s)", ce.name, class), need, d.budget.Limit(class))
 	}
-	req.Class = api.Class(class)
+	req.Class = class
 	if err := d.anyServing(); err != nil {
 		return api.Job{}, err
 	}
@@ -135,7 +135,7 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 		RequestID:     req.RequestID,
 		ContentDigest: req.Digest(),
 		Circuit:       req.Circuit,
-		Class:         class.String(),
+		Class:         class,
 		Partitions:    len(inputs),
 	}, inputs) // an assignment is told from a witness by its magic (circuit.IsAssignment)
 	if errors.Is(err, journal.ErrRequestIDConflict) {
@@ -179,7 +179,7 @@ func (d *Daemon) CheckSubmit(ctx context.Context, h api.SubmitHeader) error {
 	}
 	class := ce.class
 	if h.Class != api.ClassUnspecified {
-		class = queue.Class(h.Class)
+		class = h.Class
 	}
 	if need := ce.partitionBytes(); !d.budget.Fits(class, need) {
 		return api.TooLarge(fmt.Sprintf("a partition of circuit %s (class %s)", ce.name, class), need, d.budget.Limit(class))
@@ -280,7 +280,7 @@ func (d *Daemon) jobForRequest(owner, reqID string) string {
 }
 
 // startJob registers a live job. done lists partitions already proved (on recovery).
-func (d *Daemon) startJob(rec journal.Job, ce *circuitEntry, class queue.Class, done map[int]bool) *liveJob {
+func (d *Daemon) startJob(rec journal.Job, ce *circuitEntry, class api.Class, done map[int]bool) *liveJob {
 	ctx, cancel := context.WithCancel(d.ctx)
 	j := &liveJob{
 		id: rec.ID, reqID: rec.RequestID, owner: rec.Owner, seq: rec.Seq, circ: ce, class: class, created: rec.Created,
@@ -334,8 +334,8 @@ func (d *Daemon) recover() error {
 			d.mu.Unlock()
 			continue
 		}
-		class, err := queue.ParseClass(rec.Class)
-		if err != nil {
+		class := rec.Class
+		if class == api.ClassUnspecified { // journaled before jobs had classes
 			class = ce.class
 		}
 		pending := map[int]bool{}
@@ -412,7 +412,7 @@ func (d *Daemon) parkedReason(id string) string {
 func (d *Daemon) jobView(j *liveJob, withProofs bool) api.Job {
 	d.mu.Lock()
 	out := api.Job{
-		ID: j.id, RequestID: j.reqID, Circuit: j.circ.name, Class: api.Class(j.class), State: j.state,
+		ID: j.id, RequestID: j.reqID, Circuit: j.circ.name, Class: j.class, State: j.state,
 		CreatedAt: j.created, StartedAt: j.started, FinishedAt: j.finished, Error: j.err,
 		Partitions: append([]api.Partition(nil), j.parts...),
 	}
@@ -440,12 +440,11 @@ func (d *Daemon) attachProofs(out *api.Job) {
 
 // recordView converts a journal record of a job no longer live.
 func (d *Daemon) recordView(rec journal.Job, withProofs bool) (api.Job, error) {
-	class, _ := queue.ParseClass(rec.Class)
 	out := api.Job{
-		ID: rec.ID, RequestID: rec.RequestID, Circuit: rec.Circuit, Class: api.Class(class),
-		State: stateFromJournal(rec.State), CreatedAt: rec.Created, FinishedAt: rec.Finished, Error: rec.Error,
+		ID: rec.ID, RequestID: rec.RequestID, Circuit: rec.Circuit, Class: rec.Class,
+		State: rec.State, CreatedAt: rec.Created, FinishedAt: rec.Finished, Error: rec.Error,
 	}
-	if why := d.parkedReason(rec.ID); why != "" && !rec.State.Finished() {
+	if why := d.parkedReason(rec.ID); why != "" && !rec.State.Terminal() {
 		out.Error = why
 	}
 	parts, err := d.journal.Partitions(rec.ID)
@@ -461,9 +460,9 @@ func (d *Daemon) recordView(rec journal.Job, withProofs bool) (api.Job, error) {
 		switch {
 		case p.State == journal.PartitionProved:
 			ap.State = api.PartitionVerified
-		case rec.State == journal.StateCancelled:
+		case rec.State == api.JobCancelled:
 			ap.State = api.PartitionCancelled
-		case rec.State == journal.StateFailed:
+		case rec.State == api.JobFailed:
 			ap.State = api.PartitionFailed
 		default:
 			ap.State = api.PartitionQueued
@@ -479,22 +478,6 @@ func (d *Daemon) recordView(rec journal.Job, withProofs bool) (api.Job, error) {
 	return out, nil
 }
 
-func stateFromJournal(s journal.State) api.JobState {
-	switch s {
-	case journal.StateQueued:
-		return api.JobQueued
-	case journal.StateRunning:
-		return api.JobRunning
-	case journal.StateDone:
-		return api.JobDone
-	case journal.StateFailed:
-		return api.JobFailed
-	case journal.StateCancelled:
-		return api.JobCancelled
-	}
-	return api.JobStateUnspecified
-}
-
 // List implements api.Service.
 func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) {
 	if err := d.stopping(); err != nil {
@@ -506,7 +489,7 @@ func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) 
 	}
 	jf := journal.Filter{Limit: limit, Owner: listOwner(ctx)}
 	if f.State != api.JobStateUnspecified {
-		jf.States = []journal.State{journal.State(f.State.String())}
+		jf.States = []api.JobState{f.State}
 	}
 	recs, err := d.journal.ListJobs(jf)
 	if err != nil {
@@ -546,7 +529,7 @@ func (d *Daemon) Cancel(ctx context.Context, jobID string) (api.Job, error) {
 	_, parked := d.parked[jobID]
 	d.mu.Unlock()
 	if parked {
-		if err := d.journal.SetJobState(jobID, journal.StateCancelled, "cancelled by a client"); err != nil && !errors.Is(err, journal.ErrJobFinished) {
+		if err := d.journal.SetJobState(jobID, api.JobCancelled, "cancelled by a client"); err != nil && !errors.Is(err, journal.ErrJobFinished) {
 			return api.Job{}, fmt.Errorf("journal: %w", err)
 		}
 		d.mu.Lock()
@@ -590,9 +573,8 @@ func (d *Daemon) endJob(j *liveJob, state api.JobState, reason string) {
 	// should not spend them finishing a proof nobody wants.
 	j.cancel()
 
-	jstate := map[api.JobState]journal.State{api.JobDone: journal.StateDone, api.JobFailed: journal.StateFailed, api.JobCancelled: journal.StateCancelled}[state]
-	if err := d.journal.SetJobState(j.id, jstate, reason); err != nil {
-		d.log.Error("recording job state", "job", j.id, "state", jstate, "error", err)
+	if err := d.journal.SetJobState(j.id, state, reason); err != nil {
+		d.log.Error("recording job state", "job", j.id, "state", state, "error", err)
 	}
 	// Drop queued partitions now; in-flight ones see the cancelled context.
 	for _, it := range d.synthQ.Remove(j.seq) {

@@ -29,7 +29,7 @@ func TestRecoverJobProvedBeforeCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := api.SubmitRequest{Circuit: small, Witnesses: ws, Class: api.ClassNormal}
-	rec, _, err := jr.CreateJob(journal.Job{Circuit: small, Class: "normal", ContentDigest: req.Digest(), Partitions: len(ws)}, ws)
+	rec, _, err := jr.CreateJob(journal.Job{Circuit: small, Class: api.ClassNormal, ContentDigest: req.Digest(), Partitions: len(ws)}, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestRecoverJobProvedBeforeCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := jr.SetJobState(rec.ID, journal.StateRunning, ""); err != nil {
+	if err := jr.SetJobState(rec.ID, api.JobRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	jr.Close()
@@ -123,7 +123,7 @@ func TestParkedWhileCircuitMissing(t *testing.T) {
 	var ids []string
 	for range 2 {
 		req := api.SubmitRequest{Circuit: big, Witnesses: ws, Class: api.ClassNormal}
-		rec, _, err := jr.CreateJob(journal.Job{Circuit: big, Class: "normal", ContentDigest: req.Digest(), Partitions: len(ws)}, ws)
+		rec, _, err := jr.CreateJob(journal.Job{Circuit: big, Class: api.ClassNormal, ContentDigest: req.Digest(), Partitions: len(ws)}, ws)
 		if err != nil {
 			t.Fatal(err)
 		}

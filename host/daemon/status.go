@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
@@ -23,8 +24,8 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 		Version:           Version,
 	}
 	// Waiting work: partitions not yet dispatched to a device.
-	jobsPerClass := map[queue.Class]map[uint64]bool{}
-	partsPerClass := map[queue.Class]int{}
+	jobsPerClass := map[api.Class]map[uint64]bool{}
+	partsPerClass := map[api.Class]int{}
 	for _, q := range []*queue.Queue[*task]{d.synthQ, d.readyQ} {
 		for _, it := range q.Snapshot() {
 			if jobsPerClass[it.Class] == nil {
@@ -34,8 +35,8 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 			partsPerClass[it.Class]++
 		}
 	}
-	for _, c := range queue.Classes() {
-		rep.Queues = append(rep.Queues, api.ClassQueue{Class: api.Class(c), Jobs: len(jobsPerClass[c]), Partitions: partsPerClass[c]})
+	for _, c := range api.Classes {
+		rep.Queues = append(rep.Queues, api.ClassQueue{Class: c, Jobs: len(jobsPerClass[c]), Partitions: partsPerClass[c]})
 	}
 	d.mu.Lock()
 	rep.SynthesisRunning = d.synthBusy
@@ -158,3 +159,25 @@ func (d *Daemon) selectDevices(name string) []*deviceEntry {
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
 var _ api.Service = (*Daemon)(nil)
+
+// Devices returns each device's state and its backend's description, in
+// config order, for a caller that runs the daemon in its own process (zkhost
+// prove names the backend that proved in its summary).
+func (d *Daemon) Devices() []device.Info {
+	out := make([]device.Info, 0, len(d.devices))
+	for _, de := range d.devices {
+		out = append(out, de.dev.Info())
+	}
+	return out
+}
+
+// Circuit returns the loaded circuit the daemon serves under name (constraint
+// system, verifying key, proving key digest), for a caller that runs the daemon
+// in its own process and must not load the circuit a second time.
+func (d *Daemon) Circuit(name string) (*circuit.Circuit, bool) {
+	ce, ok := d.circuits[name]
+	if !ok {
+		return nil, false
+	}
+	return ce.c, true
+}

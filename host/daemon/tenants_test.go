@@ -7,7 +7,6 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/config"
-	"github.com/zkhost/zkhost/host/queue"
 )
 
 // TestTenantsSeeOwnJobs: a client that is not an admin lists, reads, awaits
@@ -86,7 +85,7 @@ func TestTenantsSeeOwnJobs(t *testing.T) {
 // TestCheckLimits counts waiting partitions per owner and in total.
 func TestCheckLimits(t *testing.T) {
 	job := func(owner string, states ...api.PartitionState) *liveJob {
-		j := &liveJob{owner: owner, state: api.JobRunning, class: queue.Normal}
+		j := &liveJob{owner: owner, state: api.JobRunning, class: api.ClassNormal}
 		for i, s := range states {
 			j.parts = append(j.parts, api.Partition{Index: i, State: s})
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/zkhost/zkhost/host/api"
 )
 
 // gate holds a journal's first commit until released, and records the size of
@@ -171,7 +173,7 @@ func TestGroupCommitFailingWrite(t *testing.T) {
 	if _, err := j.MarkPartitionDone(job.ID, 2, []byte("p2"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.SetJobState(job.ID, StateDone, ""); err != nil {
+	if err := j.SetJobState(job.ID, api.JobDone, ""); err != nil {
 		t.Fatal(err)
 	}
 	proofs, err := j.Proofs(job.ID)

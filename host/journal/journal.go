@@ -14,6 +14,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/zkhost/zkhost/host/api"
 )
 
 // DefaultLockTimeout is how long Open waits for another process to release
@@ -51,26 +53,14 @@ var (
 	ErrNoWitness = errors.New("witness no longer kept")
 )
 
-// State is a job's state.
-type State string
+// A job's state is an api.JobState (the one type of the idea), stored as its
+// name ("queued", "running", "done", "failed", "cancelled"), as it always was.
+// Queued and running jobs are unfinished and resume after a restart; the other
+// three are final (api.JobState.Terminal).
 
-// The job states. Queued and running jobs are unfinished and resume after a
-// restart; the other three are final.
-const (
-	StateQueued    State = "queued"
-	StateRunning   State = "running"
-	StateDone      State = "done"
-	StateFailed    State = "failed"
-	StateCancelled State = "cancelled"
-)
-
-// Finished reports whether s is final (done, failed or cancelled).
-func (s State) Finished() bool {
-	return s == StateDone || s == StateFailed || s == StateCancelled
-}
-
-func (s State) valid() bool {
-	return s == StateQueued || s == StateRunning || s.Finished()
+// settable reports whether s is a state a job may be given.
+func settable(s api.JobState) bool {
+	return s == api.JobQueued || s == api.JobRunning || s.Terminal()
 }
 
 // PartitionState is a partition's state. Only what survives a restart is
@@ -98,8 +88,9 @@ type Job struct {
 	// a retry can be told from a different submission under the same RequestID.
 	ContentDigest [32]byte
 	Circuit       string
-	// Class is the job's priority class name, as the scheduler spells it.
-	Class string
+	// Class is the job's priority class, stored as its name; ClassUnspecified
+	// (stored as no name) for jobs journaled before classes existed.
+	Class api.Class
 	// Seq orders jobs by submission; the journal assigns it, strictly
 	// increasing and never reused.
 	Seq uint64
@@ -108,7 +99,7 @@ type Job struct {
 	Created    time.Time
 	// Finished is when the job reached a final state; zero until then.
 	Finished time.Time
-	State    State
+	State    api.JobState
 	// Error says why a failed job failed.
 	Error string
 	// Pending lists the partitions without a proof, ascending. Filled by every
@@ -134,7 +125,7 @@ type Proof struct {
 // Filter selects jobs for ListJobs. The zero Filter selects every job.
 type Filter struct {
 	// States, when not empty, keeps jobs in one of these states.
-	States []State
+	States []api.JobState
 	// Circuit, when set, keeps jobs of this circuit.
 	Circuit string
 	// Owner, when set, keeps the jobs of this owner.
@@ -305,6 +296,9 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 	if job.Circuit == "" {
 		return Job{}, false, errors.New("journal: job has no circuit")
 	}
+	if !job.Class.Valid() {
+		return Job{}, false, fmt.Errorf("journal: job has an unknown priority class %v", job.Class)
+	}
 	if len(witnesses) == 0 {
 		return Job{}, false, errors.New("journal: job has no witnesses")
 	}
@@ -329,7 +323,7 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 		}
 	}
 	job.Partitions = len(witnesses)
-	job.State = StateQueued
+	job.State = api.JobQueued
 	job.Finished = time.Time{}
 	job.Error = ""
 	if job.Created.IsZero() {
@@ -519,22 +513,22 @@ func (j *Journal) RecordAttempt(jobID string, idx int, reason string) (attempts 
 // Setting done needs every partition proved (ErrIncomplete otherwise); a
 // finished job refuses another state (ErrJobFinished) but takes its own state
 // again as a no-op, so a repeated cancel is harmless.
-func (j *Journal) SetJobState(jobID string, state State, errMsg string) error {
-	if !state.valid() {
-		return fmt.Errorf("journal: unknown job state %q", state)
+func (j *Journal) SetJobState(jobID string, state api.JobState, errMsg string) error {
+	if !settable(state) {
+		return fmt.Errorf("journal: unknown job state %v", state)
 	}
 	return j.w.update(func(tx *bolt.Tx) error {
 		jb, job, err := openJob(tx, jobID)
 		if err != nil {
 			return err
 		}
-		if job.State.Finished() {
+		if job.State.Terminal() {
 			if job.State == state {
 				return nil
 			}
 			return fmt.Errorf("journal: job %s is %s, cannot become %s: %w", jobID, job.State, state, ErrJobFinished)
 		}
-		if state == StateDone {
+		if state == api.JobDone {
 			pending, err := pendingParts(jb)
 			if err != nil {
 				return err
@@ -545,7 +539,7 @@ func (j *Journal) SetJobState(jobID string, state State, errMsg string) error {
 		}
 		job.State = state
 		job.Error = errMsg
-		if state.Finished() {
+		if state.Terminal() {
 			job.Finished = j.now()
 			if err := clearBucket(jb, keyWitness); err != nil {
 				return err
@@ -648,7 +642,7 @@ func (f Filter) match(job Job) bool {
 // with the indices of its partitions still to prove: what a restarted daemon
 // resumes.
 func (j *Journal) Unfinished() ([]Job, error) {
-	return j.ListJobs(Filter{States: []State{StateQueued, StateRunning}})
+	return j.ListJobs(Filter{States: []api.JobState{api.JobQueued, api.JobRunning}})
 }
 
 // Witness returns partition idx's witness. It fails with ErrNoWitness once the
@@ -714,7 +708,7 @@ func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
 			if err != nil {
 				return err
 			}
-			if job.State.Finished() && job.Finished.Before(olderThan) {
+			if job.State.Terminal() && job.Finished.Before(olderThan) {
 				doomed = append(doomed, job)
 			}
 			return nil
@@ -745,7 +739,9 @@ func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
 	return n, nil
 }
 
-// jobRecord is a Job as stored: Pending is derived, the digest is hex.
+// jobRecord is a Job as stored: Pending is derived, the digest is hex, the
+// class and the state are their names (api.Class and api.JobState are
+// converted here and in readJob, nowhere else).
 type jobRecord struct {
 	ID         string    `json:"id"`
 	RequestID  string    `json:"request_id,omitempty"`
@@ -757,7 +753,7 @@ type jobRecord struct {
 	Partitions int       `json:"partitions"`
 	Created    time.Time `json:"created"`
 	Finished   time.Time `json:"finished"`
-	State      State     `json:"state"`
+	State      string    `json:"state"`
 	Error      string    `json:"error,omitempty"`
 }
 
@@ -769,8 +765,8 @@ type partRecord struct {
 func writeJob(jb *bolt.Bucket, job Job) error {
 	data, err := json.Marshal(jobRecord{
 		ID: job.ID, RequestID: job.RequestID, Owner: job.Owner, Digest: hex.EncodeToString(job.ContentDigest[:]),
-		Circuit: job.Circuit, Class: job.Class, Seq: job.Seq, Partitions: job.Partitions,
-		Created: job.Created, Finished: job.Finished, State: job.State, Error: job.Error,
+		Circuit: job.Circuit, Class: classToDisk(job.Class), Seq: job.Seq, Partitions: job.Partitions,
+		Created: job.Created, Finished: job.Finished, State: job.State.String(), Error: job.Error,
 	})
 	if err != nil {
 		return err
@@ -784,8 +780,15 @@ func readJob(jb *bolt.Bucket) (Job, error) {
 		return Job{}, fmt.Errorf("journal: corrupt job record: %w", err)
 	}
 	job := Job{
-		ID: rec.ID, RequestID: rec.RequestID, Owner: rec.Owner, Circuit: rec.Circuit, Class: rec.Class, Seq: rec.Seq,
-		Partitions: rec.Partitions, Created: rec.Created, Finished: rec.Finished, State: rec.State, Error: rec.Error,
+		ID: rec.ID, RequestID: rec.RequestID, Owner: rec.Owner, Circuit: rec.Circuit, Seq: rec.Seq,
+		Partitions: rec.Partitions, Created: rec.Created, Finished: rec.Finished, Error: rec.Error,
+	}
+	var err error
+	if job.Class, err = classFromDisk(rec.Class); err != nil {
+		return Job{}, fmt.Errorf("journal: job %s: corrupt record: %w", rec.ID, err)
+	}
+	if job.State, err = api.ParseJobState(rec.State); err != nil {
+		return Job{}, fmt.Errorf("journal: job %s: corrupt record: %w", rec.ID, err)
 	}
 	d, err := hex.DecodeString(rec.Digest)
 	if err != nil || len(d) != len(job.ContentDigest) {
@@ -793,6 +796,23 @@ func readJob(jb *bolt.Bucket) (Job, error) {
 	}
 	copy(job.ContentDigest[:], d)
 	return job, nil
+}
+
+// classToDisk is the name a class is stored as: none for ClassUnspecified.
+func classToDisk(c api.Class) string {
+	if c == api.ClassUnspecified {
+		return ""
+	}
+	return c.String()
+}
+
+// classFromDisk reads a stored class name; none is ClassUnspecified (a job
+// journaled before classes existed).
+func classFromDisk(name string) (api.Class, error) {
+	if name == "" {
+		return api.ClassUnspecified, nil
+	}
+	return api.ParseClass(name)
 }
 
 // openJob finds a job's bucket and record.
@@ -809,7 +829,7 @@ func openJob(tx *bolt.Tx, jobID string) (*bolt.Bucket, Job, error) {
 // refuses.
 func openLiveJob(tx *bolt.Tx, jobID string) (*bolt.Bucket, Job, error) {
 	jb, job, err := openJob(tx, jobID)
-	if err == nil && job.State.Finished() {
+	if err == nil && job.State.Terminal() {
 		err = fmt.Errorf("journal: job %s is %s: %w", jobID, job.State, ErrJobFinished)
 	}
 	return jb, job, err

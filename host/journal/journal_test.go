@@ -14,6 +14,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/zkhost/zkhost/host/api"
 )
 
 func openTemp(t *testing.T) (*Journal, string) {
@@ -41,7 +43,7 @@ func digest(ws [][]byte) [32]byte { return sha256.Sum256(bytes.Join(ws, []byte{0
 func newJob(t *testing.T, j *Journal, id, req string, n int) Job {
 	t.Helper()
 	ws := witnesses(id, n)
-	job, existing, err := j.CreateJob(Job{ID: id, RequestID: req, ContentDigest: digest(ws), Circuit: "merkle", Class: "normal"}, ws)
+	job, existing, err := j.CreateJob(Job{ID: id, RequestID: req, ContentDigest: digest(ws), Circuit: "merkle", Class: api.ClassNormal}, ws)
 	if err != nil || existing {
 		t.Fatalf("CreateJob(%s): existing=%v err=%v", id, existing, err)
 	}
@@ -52,12 +54,12 @@ func TestRoundTrip(t *testing.T) {
 	j, _ := openTemp(t)
 	created := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	ws := witnesses("a", 3)
-	job, existing, err := j.CreateJob(Job{ID: "a", RequestID: "req-a", ContentDigest: digest(ws), Circuit: "merkle", Class: "high", Created: created}, ws)
+	job, existing, err := j.CreateJob(Job{ID: "a", RequestID: "req-a", ContentDigest: digest(ws), Circuit: "merkle", Class: api.ClassHigh, Created: created}, ws)
 	if err != nil || existing {
 		t.Fatalf("CreateJob: %v %v", existing, err)
 	}
-	want := Job{ID: "a", RequestID: "req-a", ContentDigest: digest(ws), Circuit: "merkle", Class: "high",
-		Seq: 1, Partitions: 3, Created: created, State: StateQueued, Pending: []int{0, 1, 2}}
+	want := Job{ID: "a", RequestID: "req-a", ContentDigest: digest(ws), Circuit: "merkle", Class: api.ClassHigh,
+		Seq: 1, Partitions: 3, Created: created, State: api.JobQueued, Pending: []int{0, 1, 2}}
 	if !reflect.DeepEqual(job, want) {
 		t.Errorf("CreateJob returned %+v, want %+v", job, want)
 	}
@@ -84,7 +86,7 @@ func TestRoundTrip(t *testing.T) {
 	if n, err := j.RecordAttempt("a", 1, "proof did not verify"); err != nil || n != 2 {
 		t.Errorf("RecordAttempt = %d, %v", n, err)
 	}
-	if err := j.SetJobState("a", StateRunning, ""); err != nil {
+	if err := j.SetJobState("a", api.JobRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
@@ -110,7 +112,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	finished := created.Add(time.Minute)
 	j.now = func() time.Time { return finished }
-	if err := j.SetJobState("a", StateDone, ""); err != nil {
+	if err := j.SetJobState("a", api.JobDone, ""); err != nil {
 		t.Fatal(err)
 	}
 	proofs, err := j.Proofs("a")
@@ -123,7 +125,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	got, _ = j.GetJob("a")
-	if got.State != StateDone || !got.Finished.Equal(finished) || len(got.Pending) != 0 {
+	if got.State != api.JobDone || !got.Finished.Equal(finished) || len(got.Pending) != 0 {
 		t.Errorf("after done: %+v", got)
 	}
 }
@@ -190,8 +192,13 @@ func TestBadInput(t *testing.T) {
 		{"negative partition", func() error { _, err := j.RecordAttempt("a", -1, "x"); return err }(), "no partition -1"},
 		{"empty proof", func() error { _, err := j.MarkPartitionDone("a", 0, nil, nil); return err }(), "empty proof"},
 		{"witness out of range", func() error { _, err := j.Witness("a", 5); return err }(), "no partition 5"},
-		{"bad state", j.SetJobState("a", "paused", ""), "unknown job state"},
-		{"done too early", j.SetJobState("a", StateDone, ""), "unproved partitions"},
+		{"bad state", j.SetJobState("a", api.JobState(42), ""), "unknown job state 42"},
+		{"unspecified state", j.SetJobState("a", api.JobStateUnspecified, ""), "unknown job state unspecified"},
+		{"bad class", func() error {
+			_, _, err := j.CreateJob(Job{Circuit: "c", Class: api.Class(9)}, witnesses("y", 1))
+			return err
+		}(), "unknown priority class 9"},
+		{"done too early", j.SetJobState("a", api.JobDone, ""), "unproved partitions"},
 		{"proofs too early", func() error { _, err := j.Proofs("a"); return err }(), "unproved partitions: 2 of 2"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
@@ -212,7 +219,7 @@ func TestFinishedJobs(t *testing.T) {
 	if _, err := j.MarkPartitionDone("a", 0, []byte("p"), nil); !errors.Is(err, ErrAlreadyProved) {
 		t.Errorf("second proof: %v, want ErrAlreadyProved", err)
 	}
-	if err := j.SetJobState("a", StateCancelled, "client cancelled"); err != nil {
+	if err := j.SetJobState("a", api.JobCancelled, "client cancelled"); err != nil {
 		t.Fatal(err)
 	}
 	// A cancelled job keeps no witnesses and takes no more partition changes,
@@ -226,10 +233,10 @@ func TestFinishedJobs(t *testing.T) {
 	if _, err := j.RecordAttempt("a", 1, "late"); !errors.Is(err, ErrJobFinished) {
 		t.Errorf("attempt after cancel: %v", err)
 	}
-	if err := j.SetJobState("a", StateCancelled, ""); err != nil {
+	if err := j.SetJobState("a", api.JobCancelled, ""); err != nil {
 		t.Errorf("repeated cancel: %v", err)
 	}
-	if err := j.SetJobState("a", StateRunning, ""); !errors.Is(err, ErrJobFinished) {
+	if err := j.SetJobState("a", api.JobRunning, ""); !errors.Is(err, ErrJobFinished) {
 		t.Errorf("reviving a cancelled job: %v", err)
 	}
 	job, _ := j.GetJob("a")
@@ -251,10 +258,10 @@ func TestReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := j.SetJobState("done", StateDone, ""); err != nil {
+	if err := j.SetJobState("done", api.JobDone, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.SetJobState("half", StateRunning, ""); err != nil {
+	if err := j.SetJobState("half", api.JobRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range []int{0, 2} {
@@ -265,7 +272,7 @@ func TestReopen(t *testing.T) {
 	if _, err := j.RecordAttempt("half", 3, "device lost"); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.SetJobState("failed", StateFailed, "out of attempts"); err != nil {
+	if err := j.SetJobState("failed", api.JobFailed, "out of attempts"); err != nil {
 		t.Fatal(err)
 	}
 	before, err := j.ListJobs(Filter{})
@@ -340,10 +347,10 @@ func TestListJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := j.SetJobState("j1", StateCancelled, ""); err != nil {
+	if err := j.SetJobState("j1", api.JobCancelled, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.SetJobState("j4", StateRunning, ""); err != nil {
+	if err := j.SetJobState("j4", api.JobRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(f Filter) string {
@@ -365,8 +372,8 @@ func TestListJobs(t *testing.T) {
 		{Filter{Limit: 2}, "j4,j5"},
 		{Filter{Circuit: "chain"}, "j1,j3,j5"},
 		{Filter{Circuit: "chain", Limit: 1}, "j5"},
-		{Filter{States: []State{StateCancelled, StateRunning}}, "j1,j4"},
-		{Filter{States: []State{StateQueued}, Circuit: "merkle"}, "j0,j2"},
+		{Filter{States: []api.JobState{api.JobCancelled, api.JobRunning}}, "j1,j4"},
+		{Filter{States: []api.JobState{api.JobQueued}, Circuit: "merkle"}, "j0,j2"},
 		{Filter{Circuit: "nope"}, ""},
 	} {
 		if got := ids(tc.f); got != tc.want {
@@ -386,15 +393,15 @@ func TestPruneFinished(t *testing.T) {
 			if _, err := j.MarkPartitionDone(id, 0, []byte("p"), nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := j.SetJobState(id, StateDone, ""); err != nil {
+			if err := j.SetJobState(id, api.JobDone, ""); err != nil {
 				t.Fatal(err)
 			}
 		case "old-failed":
-			if err := j.SetJobState(id, StateFailed, "boom"); err != nil {
+			if err := j.SetJobState(id, api.JobFailed, "boom"); err != nil {
 				t.Fatal(err)
 			}
 		case "running":
-			if err := j.SetJobState(id, StateRunning, ""); err != nil {
+			if err := j.SetJobState(id, api.JobRunning, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -457,7 +464,7 @@ func TestConcurrentUse(t *testing.T) {
 						return
 					}
 				}
-				if err := j.SetJobState(id, StateDone, ""); err != nil {
+				if err := j.SetJobState(id, api.JobDone, ""); err != nil {
 					errs <- err
 					return
 				}
@@ -491,7 +498,7 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("%d jobs, want %d", len(all), workers*jobsEach)
 	}
 	for i, job := range all {
-		if job.Seq != uint64(i+1) || job.State != StateDone {
+		if job.Seq != uint64(i+1) || job.State != api.JobDone {
 			t.Errorf("job %d: %+v", i, job)
 		}
 	}
@@ -592,7 +599,7 @@ func BenchmarkJob(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if err := j.SetJobState(job.ID, StateDone, ""); err != nil {
+		if err := j.SetJobState(job.ID, api.JobDone, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -624,5 +631,113 @@ func TestOwnersScopeRequestIDs(t *testing.T) {
 	jobs, err := j.ListJobs(Filter{Owner: "bob"})
 	if err != nil || len(jobs) != 1 || jobs[0].ID != b.ID {
 		t.Errorf("bob's jobs: %v, %v", jobs, err)
+	}
+}
+
+// TestOnDiskNames pins the stored form of a job's class and state: their
+// names, as the journal wrote them when it kept them as strings. A journal
+// written before api.Class and api.JobState became the journal's types opens
+// and reads the same, and a name the journal does not know is a corrupt
+// record, reported with the job, not a job of some default class or state.
+func TestOnDiskNames(t *testing.T) {
+	j, path := openTemp(t)
+	ws := witnesses("h", 1)
+	if _, _, err := j.CreateJob(Job{ID: "h", ContentDigest: digest(ws), Circuit: "merkle", Class: api.ClassHigh}, ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.SetJobState("h", api.JobCancelled, "by a test"); err != nil {
+		t.Fatal(err)
+	}
+	newJob(t, j, "plain", "", 1)
+	ws = witnesses("u", 1)
+	if _, _, err := j.CreateJob(Job{ID: "u", ContentDigest: digest(ws), Circuit: "merkle"}, ws); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(id string) string {
+		var out string
+		if err := j.db.View(func(tx *bolt.Tx) error {
+			out = string(tx.Bucket(bucketJobs).Bucket([]byte(id)).Get(keyJob))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		id       string
+		want     []string
+		wantNone string
+	}{
+		{"h", []string{`"class":"high"`, `"state":"cancelled"`}, ""},
+		{"plain", []string{`"class":"normal"`, `"state":"queued"`}, ""},
+		{"u", []string{`"state":"queued"`}, `"class"`},
+	} {
+		rec := raw(tc.id)
+		for _, w := range tc.want {
+			if !strings.Contains(rec, w) {
+				t.Errorf("job %s is stored as %s, without %s", tc.id, rec, w)
+			}
+		}
+		if tc.wantNone != "" && strings.Contains(rec, tc.wantNone) {
+			t.Errorf("job %s is stored as %s, with %s", tc.id, rec, tc.wantNone)
+		}
+	}
+
+	// Records as the journal wrote them before (class and state as strings,
+	// no class for jobs journaled before classes existed), then two a newer
+	// or broken writer could leave.
+	d := digest(witnesses("plain", 1))
+	put := func(id, rec string) {
+		t.Helper()
+		if err := j.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketJobs).Bucket([]byte(id)).Put(keyJob, []byte(rec))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := func(id, class, state string) string {
+		c := ""
+		if class != "" {
+			c = fmt.Sprintf(`"class":%q,`, class)
+		}
+		return fmt.Sprintf(`{"id":%q,"content_digest":"%x","circuit":"merkle",%s"seq":1,"partitions":1,`+
+			`"created":"2025-03-01T12:00:00Z","finished":"0001-01-01T00:00:00Z","state":%q}`, id, d, c, state)
+	}
+	put("plain", old("plain", "low", "running"))
+	put("u", old("u", "", "queued"))
+	j.Close()
+	j, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	for _, tc := range []struct {
+		id    string
+		class api.Class
+		state api.JobState
+	}{
+		{"h", api.ClassHigh, api.JobCancelled},
+		{"plain", api.ClassLow, api.JobRunning},
+		{"u", api.ClassUnspecified, api.JobQueued},
+	} {
+		got, err := j.GetJob(tc.id)
+		if err != nil || got.Class != tc.class || got.State != tc.state {
+			t.Errorf("GetJob(%s) = class %v state %v, %v; want %v %v", tc.id, got.Class, got.State, err, tc.class, tc.state)
+		}
+	}
+	unfinished, err := j.Unfinished()
+	if err != nil || len(unfinished) != 2 {
+		t.Errorf("Unfinished = %d jobs, %v; want plain and u", len(unfinished), err)
+	}
+
+	for _, tc := range []struct{ class, state, want string }{
+		{"urgent", "queued", `job plain: corrupt record: unknown priority class "urgent"`},
+		{"low", "paused", `job plain: corrupt record: unknown job state "paused"`},
+		{"low", "", `job plain: corrupt record: unknown job state ""`},
+	} {
+		put("plain", old("plain", tc.class, tc.state))
+		if _, err := j.GetJob("plain"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("GetJob of a record with class %q state %q: %v, want an error saying %s", tc.class, tc.state, err, tc.want)
+		}
 	}
 }

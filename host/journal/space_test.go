@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/host/api"
 )
 
 // limitFileSize sets this process's RLIMIT_FSIZE soft limit to n bytes until
@@ -158,7 +160,7 @@ func TestFullStorageHoldsProgress(t *testing.T) {
 	if h := j.Health(); !h.Writable || !h.ReserveHeld || h.LastError == "" {
 		t.Errorf("after space returned: %+v, want writable, the reserve held, the last error kept", h)
 	}
-	if err := j.SetJobState(job.ID, StateDone, ""); err != nil {
+	if err := j.SetJobState(job.ID, api.JobDone, ""); err != nil {
 		t.Fatal(err)
 	}
 	proofs, err := j.Proofs(job.ID)

@@ -1,29 +1,29 @@
 package oneshot
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/finalize"
-	"github.com/zkhost/zkhost/host/shm"
-	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/host/inprocess"
+	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/sdk"
 )
 
@@ -46,29 +46,36 @@ type Options struct {
 	// Backend is the backend binary; BackendSHA256 optionally pins it.
 	Backend       string
 	BackendSHA256 []byte
-	BackendArgs   []string
-	BackendEnv    []string
-	Logger        hclog.Logger
+	// Threads, above 0, is passed to the backend as -threads (the CPU
+	// backend's goroutines per proof), as [device.options] threads would be.
+	Threads int
+	Logger  hclog.Logger
 	// GnarkPeer proves with gnark's own groth16.Prove in this process instead of a
 	// backend: the peer every benchmark compares with, on the same circuit, witnesses
 	// and cores. Synthesis is inside gnark's Prove; it is reported as prove time.
 	GnarkPeer bool
 }
 
-// PartitionResult is one partition's outcome.
+// PartitionResult is one partition's outcome. The figures of a partition proved
+// through the daemon come from its timeline: each is the last attempt's.
 type PartitionResult struct {
 	Index       int           `json:"index"`
 	Constraints int           `json:"constraints"`
 	Synthesis   time.Duration `json:"synthesis_ns"`
 	Transfer    time.Duration `json:"transfer_ns"` // writing the shared-memory file
 	Prove       time.Duration `json:"prove_ns"`    // the Prove call, as the host saw it
+	// BackendWall spans the backend's phases, from the first one's start to the
+	// last one's end.
 	BackendWall time.Duration `json:"backend_wall_ns"`
 	DeviceBusy  time.Duration `json:"device_busy_ns"`
-	Verify      time.Duration `json:"verify_ns"`
-	Verified    bool          `json:"verified"`
-	Phases      []sdk.Phase   `json:"phases"`
-	ProofFile   string        `json:"proof_file"`
-	PublicFile  string        `json:"public_file"`
+	// Verify is the daemon's finalize phase: gnark's groth16.Verify of the proof,
+	// and (through the daemon) its journal write.
+	Verify   time.Duration `json:"verify_ns"`
+	Verified bool          `json:"verified"`
+	// Phases are the backend's phases, Start counted from the first one's start.
+	Phases     []sdk.Phase `json:"phases"`
+	ProofFile  string      `json:"proof_file"`
+	PublicFile string      `json:"public_file"`
 }
 
 // Result is the job's outcome, also written as summary.json.
@@ -80,9 +87,10 @@ type Result struct {
 	Total      time.Duration     `json:"total_ns"`
 }
 
-// InterruptedError is Run's error when its context ends while partitions are being
-// proven (Ctrl-C): the proofs written so far are in OutDir, but summary.json is not,
-// so the directory does not pass for a complete run.
+// InterruptedError is Run's error when its context ends before the job is done
+// (Ctrl-C): Written proofs are in OutDir, but summary.json is not, so the directory
+// does not pass for a complete run. The daemon hands proofs over when the whole job
+// is done, so an interrupted run through it writes none.
 type InterruptedError struct {
 	Written, Total int
 	OutDir         string
@@ -96,56 +104,42 @@ func (e *InterruptedError) Error() string {
 
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
-// input is one partition's input: a gnark full witness, solved here, or the path of
-// a wire assignment file, read when the partition's turn comes.
-type input struct {
-	w          witness.Witness
-	assignment string
+// inputs are a job's inputs, one per partition, as the daemon takes them.
+type inputs struct {
+	data       [][]byte
+	assignment bool     // wire assignments, not gnark witnesses
+	files      []string // where each came from; empty for generated witnesses
 }
 
-// synthesize returns the partition's W, A and B, and its full witness.
-func (in input) synthesize(c *circuit.Circuit) (W, A, B []fr.Element, full witness.Witness, err error) {
-	if in.assignment == "" {
-		W, A, B, err = circuit.Synthesize(c, in.w, 0)
-		return W, A, B, in.w, err
+// partitionIndex finds "partition N" in the daemon's account of a failed job.
+var partitionIndex = regexp.MustCompile(`\bpartition (\d+)\b`)
+
+// namePartitions adds to each "partition N" in msg the file partition N came
+// from, when it came from one.
+func (in inputs) namePartitions(msg string) string {
+	kind := "witness"
+	if in.assignment {
+		kind = "wire assignment"
 	}
-	data, err := os.ReadFile(in.assignment)
-	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("wire assignment: %w", err)
-	}
-	W, A, B, full, err = circuit.SynthesizeInput(c, data, 0)
-	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("%s: %w", in.assignment, err)
-	}
-	return W, A, B, full, nil
+	return partitionIndex.ReplaceAllStringFunc(msg, func(m string) string {
+		i, _ := strconv.Atoi(partitionIndex.FindStringSubmatch(m)[1])
+		if i < 0 || i >= len(in.files) {
+			return m
+		}
+		return fmt.Sprintf("%s (%s %s)", m, kind, in.files[i])
+	})
 }
 
-// job is one partition moving through the pipeline.
-type job struct {
-	res    PartitionResult
-	full   witness.Witness
-	handle sdk.PartitionHandle
-	err    error
-}
-
-// Run proves the job described by opts.
+// Run proves the job described by opts: through a daemon started in this process
+// (host/inprocess) with one device running opts.Backend, or with gnark's
+// groth16.Prove when opts.GnarkPeer is set.
 func Run(ctx context.Context, opts Options) (*Result, error) {
-	log := opts.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
 	start := time.Now()
 	name, err := circuit.ResolveName(opts.KeyDir, opts.Circuit)
 	if err != nil {
 		return nil, err
 	}
-	c, err := circuit.Load(opts.KeyDir, name)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-
-	inputs, err := loadInputs(c, opts)
+	in, err := readInputs(name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -155,260 +149,314 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
-
 	if opts.GnarkPeer {
-		var witnesses []witness.Witness
-		for _, in := range inputs {
-			if in.assignment != "" {
-				return nil, errors.New("the gnark peer proves from witnesses, not wire assignments")
-			}
-			witnesses = append(witnesses, in.w)
-		}
-		return runGnark(ctx, c, witnesses, opts.OutDir, start)
+		return runGnark(ctx, opts, name, in, start)
 	}
+	return runDaemon(ctx, opts, name, in, start)
+}
 
-	store := shm.NewStore()
-	defer store.Close() // removes every partition left, on every path
-
-	dev, err := device.Start(ctx, device.Options{
-		Name: "backend",
-		Launch: plugins.LaunchConfig{
-			Path: opts.Backend, SHA256: opts.BackendSHA256, Args: opts.BackendArgs, Env: opts.BackendEnv,
-			Logger: log.Named("backend"),
-		},
-		Logger: log.Named("device"),
+// runDaemon proves through the daemon's pipeline: a daemon in this process serves
+// the one circuit on one device, takes the job, and hands back its verified proofs;
+// its timeline gives each partition's figures.
+func runDaemon(ctx context.Context, opts Options, name string, in inputs, start time.Time) (*Result, error) {
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	tl, err := os.CreateTemp("", "zkhost-prove-timeline-*.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	tl.Close()
+	defer os.Remove(tl.Name())
+	d, err := inprocess.Start(ctx, inprocess.Options{
+		Circuit: name, KeyDir: opts.KeyDir, Backend: opts.Backend, BackendSHA256: hex.EncodeToString(opts.BackendSHA256),
+		Devices: 1, Threads: opts.Threads, Timeline: tl.Name(), LogLevel: logLevel(log), Logger: log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer dev.Close()
-	desc := dev.Description()
+	defer d.Close() // stops the backend and removes every partition file, on every path
+	c, ok := d.Circuit(name)
+	if !ok {
+		return nil, fmt.Errorf("the daemon does not serve circuit %s", name)
+	}
+	desc := d.Devices()[0].Description
 	if !desc.Device.Available {
+		// Said here: the daemon's refusal would advise a later submission.
 		return nil, fmt.Errorf("backend %s has no usable device: %s", desc.Name, desc.Device.Reason)
 	}
-	key := sdk.KeyRef{ID: c.Name, Path: c.PKPath, Digest: c.PKDigest}
-	if _, err := dev.LoadKey(ctx, key); err != nil {
-		return nil, fmt.Errorf("load key %s into backend %s: %w", c.PKPath, desc.Name, err)
-	}
+	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(), Backend: desc}
 
-	parent := ctx // ended by the caller (an interrupt), not by a failing partition
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var written atomic.Int64
-	inFlight := dev.MaxInFlight()
-	staged := make(chan *job, inFlight)
-	results := make([]PartitionResult, len(inputs))
-	var firstErr error
-	var errOnce sync.Once
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err; cancel() })
+	req := api.SubmitRequest{Circuit: name}
+	if in.assignment {
+		req.Assignments = in.data
+	} else {
+		req.Witnesses = in.data
 	}
-
-	// Synthesis: one partition at a time with all cores, staying at most
-	// inFlight partitions ahead of the backend.
-	go func() {
-		defer close(staged)
-		for i, in := range inputs {
-			if ctx.Err() != nil {
-				return
-			}
-			j := &job{}
-			j.res.Index = i
-			j.res.Constraints = c.NbConstraints
-			t0 := time.Now()
-			W, A, B, full, err := in.synthesize(c)
-			j.full = full
-			if err != nil {
-				fail(fmt.Errorf("partition %d: %w", i, err))
-				return
-			}
-			t1 := time.Now()
-			h, err := store.Write(fmt.Sprintf("p%d", i), sdk.CurveBLS12381, W, A, B)
-			if err != nil {
-				fail(fmt.Errorf("partition %d: write shared memory: %w", i, err))
-				return
-			}
-			j.res.Synthesis, j.res.Transfer = t1.Sub(t0), time.Since(t1)
-			j.handle = h
-			log.Debug("partition synthesized", "partition", i, "synthesis", j.res.Synthesis, "transfer", j.res.Transfer)
-			select {
-			case staged <- j:
-			case <-ctx.Done():
-				store.Remove(h)
-				return
-			}
+	job, err := d.Submit(ctx, req)
+	if err != nil {
+		return nil, api.NameInputFiles(err, in.files)
+	}
+	if err := await(ctx, d, job.ID); err != nil {
+		if ctx.Err() != nil {
+			return nil, &InterruptedError{Total: len(job.Partitions), OutDir: opts.OutDir, Err: ctx.Err()}
 		}
-	}()
-
-	// Proving: inFlight workers keep the backend busy; each verifies its proof.
-	var wg sync.WaitGroup
-	for range inFlight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range staged {
-				if ctx.Err() != nil {
-					store.Remove(j.handle)
-					continue
-				}
-				if err := proveOne(ctx, dev, key, c, j, opts.OutDir); err != nil {
-					fail(fmt.Errorf("partition %d: %w", j.res.Index, err))
-				} else {
-					written.Add(1)
-				}
-				store.Remove(j.handle)
-				results[j.res.Index] = j.res
-			}
-		}()
-	}
-	wg.Wait()
-	// An interrupt makes the partitions in flight fail with "context canceled";
-	// the caller wants to hear what was left behind instead.
-	if err := parent.Err(); err != nil {
-		return nil, &InterruptedError{Written: int(written.Load()), Total: len(inputs), OutDir: opts.OutDir, Err: err}
-	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(), Backend: desc, Partitions: results, Total: time.Since(start)}
+	done, err := d.Get(ctx, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	if done.State != api.JobDone {
+		return nil, fmt.Errorf("job %s: %s", done.State, in.namePartitions(done.Error))
+	}
+	for _, p := range done.Partitions {
+		pr := PartitionResult{Index: p.Index, Constraints: c.NbConstraints, Verified: p.State == api.PartitionVerified,
+			Prove: p.ProveEnd.Sub(p.ProveStart), Phases: []sdk.Phase{}}
+		if err := writeProof(&pr, p.Proof, p.PublicWitness, opts.OutDir); err != nil {
+			return nil, err
+		}
+		res.Partitions = append(res.Partitions, pr)
+	}
+	// Stopping the daemon flushes its timeline.
+	if err := d.Close(); err != nil {
+		return nil, err
+	}
+	if err := fromTimeline(tl.Name(), job.ID, res.Partitions); err != nil {
+		return nil, fmt.Errorf("timeline: %w", err)
+	}
+	res.Total = time.Since(start)
 	if err := writeJSON(filepath.Join(opts.OutDir, "summary.json"), res); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// runGnark proves every partition with gnark's groth16.Prove, the peer.
-func runGnark(ctx context.Context, c *circuit.Circuit, witnesses []witness.Witness, outDir string, start time.Time) (*Result, error) {
+// await follows job id until it ends or ctx does.
+func await(ctx context.Context, d *inprocess.Daemon, id string) error {
+	for {
+		err := d.Await(ctx, id, func(api.JobEvent) error { return nil })
+		if errors.Is(err, api.ErrUnavailable) && ctx.Err() == nil {
+			// Its events fell behind (a job of many partitions): follow it again
+			// from a new snapshot.
+			if job, gerr := d.Get(ctx, id); gerr == nil && !job.State.Terminal() {
+				continue
+			}
+		}
+		return err
+	}
+}
+
+// logLevel is the level log logs at, for the daemon and its backend.
+func logLevel(log hclog.Logger) string {
+	if l := log.GetLevel(); l != hclog.NoLevel && l != hclog.Off {
+		return l.String()
+	}
+	return "warn"
+}
+
+// fromTimeline fills each partition's synthesis, transfer, backend and verify
+// figures from the events the daemon wrote for job jobID: of each phase, the
+// last attempt's.
+func fromTimeline(path, jobID string, parts []PartitionResult) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	byPart := map[int][]timeline.Event{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev timeline.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return err
+		}
+		if ev.Job == jobID {
+			byPart[ev.Partition] = append(byPart[ev.Partition], ev)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	for i := range parts {
+		p := &parts[i]
+		evs := byPart[p.Index]
+		last := -1 // the attempt the backend phases are taken from: the last one
+		for _, ev := range evs {
+			if isBackendPhase(ev) {
+				last = max(last, ev.Attempt)
+			}
+		}
+		var first, end time.Time
+		for _, ev := range evs {
+			if isBackendPhase(ev) && ev.Attempt == last {
+				if first.IsZero() || ev.Start.Before(first) {
+					first = ev.Start
+				}
+				if ev.End.After(end) {
+					end = ev.End
+				}
+			}
+		}
+		for _, ev := range evs {
+			switch {
+			case ev.Phase == timeline.PhaseSynthesis:
+				p.Synthesis = ev.End.Sub(ev.Start)
+			case ev.Phase == timeline.PhaseStage:
+				p.Transfer = ev.End.Sub(ev.Start)
+			case ev.Phase == timeline.PhaseFinalize:
+				p.Verify = ev.End.Sub(ev.Start)
+			case isBackendPhase(ev) && ev.Attempt == last:
+				p.DeviceBusy += ev.DeviceBusy
+				p.Phases = append(p.Phases, sdk.Phase{Name: ev.Phase, Start: ev.Start.Sub(first), Wall: ev.End.Sub(ev.Start), DeviceBusy: ev.DeviceBusy})
+			}
+		}
+		p.BackendWall = end.Sub(first)
+	}
+	return nil
+}
+
+// isBackendPhase reports whether ev is a phase a backend reported (on a device's
+// lane, not one of the host's).
+func isBackendPhase(ev timeline.Event) bool {
+	if ev.Lane == "" {
+		return false
+	}
+	switch ev.Phase {
+	case timeline.PhaseBudgetWait, timeline.PhaseSynthesis, timeline.PhaseStage, timeline.PhaseDispatch,
+		timeline.PhaseKeyLoad, timeline.PhaseFinalize, timeline.PhaseUtilization:
+		return false
+	}
+	return true
+}
+
+// runGnark proves every partition with gnark's groth16.Prove, the peer: no daemon,
+// no backend, gnark's solver inside its Prove.
+func runGnark(ctx context.Context, opts Options, name string, in inputs, start time.Time) (*Result, error) {
+	if in.assignment {
+		return nil, errors.New("the gnark peer proves from witnesses, not wire assignments")
+	}
+	c, err := circuit.Load(opts.KeyDir, name)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if err := c.CheckSolvable(); err != nil {
+		return nil, err
+	}
+	var witnesses []witness.Witness
+	for i, data := range in.data {
+		w, err := circuit.ParseWitness(data, c)
+		if err != nil {
+			return nil, api.NameInputFiles(api.InvalidArgumentf("witness %d %v", i, err), in.files)
+		}
+		witnesses = append(witnesses, w)
+	}
 	pk := c.Key().ToGnark()
 	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(),
 		Backend: sdk.Description{Name: "gnark groth16.Prove (in process)", Device: sdk.DeviceInfo{Kind: "cpu", Model: "this machine"},
 			APIVersions: []uint32{}, Curves: []sdk.Curve{}}} // [] in summary.json, not null
 	for i, w := range witnesses {
 		if err := ctx.Err(); err != nil {
-			return nil, &InterruptedError{Written: len(res.Partitions), Total: len(witnesses), OutDir: outDir, Err: err}
+			return nil, &InterruptedError{Written: len(res.Partitions), Total: len(witnesses), OutDir: opts.OutDir, Err: err}
 		}
-		j := &job{full: w}
-		j.res.Index, j.res.Constraints = i, c.NbConstraints
+		pr := PartitionResult{Index: i, Constraints: c.NbConstraints}
 		t0 := time.Now()
 		proof, err := groth16.Prove(c.CCS, pk, w)
 		if err != nil {
 			return nil, fmt.Errorf("partition %d: gnark prove: %w", i, err)
 		}
-		j.res.Prove = time.Since(t0)
-		j.res.DeviceBusy = j.res.Prove
-		j.res.Phases = []sdk.Phase{} // gnark reports none: [] in summary.json, not null
+		pr.Prove = time.Since(t0)
+		pr.DeviceBusy = pr.Prove
+		pr.Phases = []sdk.Phase{} // gnark reports none: [] in summary.json, not null
 		var buf bytes.Buffer
 		if _, err := proof.WriteTo(&buf); err != nil {
 			return nil, err
 		}
-		if err := finishOne(c, j, buf.Bytes(), outDir); err != nil {
-			return nil, fmt.Errorf("partition %d: %w", i, err)
-		}
-		res.Partitions = append(res.Partitions, j.res)
-	}
-	res.Total = time.Since(start)
-	return res, writeJSON(filepath.Join(outDir, "summary.json"), res)
-}
-
-// proveOne proves, verifies and writes one partition.
-func proveOne(ctx context.Context, dev *device.Device, key sdk.KeyRef, c *circuit.Circuit, j *job, outDir string) error {
-	t0 := time.Now()
-	pr, err := dev.Prove(ctx, key, j.handle)
-	if err != nil {
-		return fmt.Errorf("prove: %w", err)
-	}
-	j.res.Prove = time.Since(t0)
-	j.res.BackendWall, j.res.DeviceBusy, j.res.Phases = pr.Wall, pr.DeviceBusy, pr.Phases
-	return finishOne(c, j, pr.Proof, outDir)
-}
-
-// finishOne verifies a partition's proof and writes it with its public witness.
-func finishOne(c *circuit.Circuit, j *job, proof []byte, outDir string) error {
-	pub, err := finalize.PublicWitness(j.full)
-	if err != nil {
-		return err
-	}
-	t1 := time.Now()
-	if _, err := finalize.Verify(c.VK, proof, pub); err != nil {
-		return fmt.Errorf("backend returned a proof that does not verify: %w", err)
-	}
-	j.res.Verify = time.Since(t1)
-	j.res.Verified = true
-
-	pubBytes, err := pub.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("encode public witness: %w", err)
-	}
-	idx := strconv.Itoa(j.res.Index)
-	j.res.ProofFile = filepath.Join(outDir, idx+".proof")
-	j.res.PublicFile = filepath.Join(outDir, idx+".public")
-	if err := WriteFileAtomic(j.res.ProofFile, proof); err != nil {
-		return err
-	}
-	return WriteFileAtomic(j.res.PublicFile, pubBytes)
-}
-
-// loadInputs reads the witness files, checks the wire assignment files' headers (they
-// are read one at a time, when proved), or generates example witnesses.
-func loadInputs(c *circuit.Circuit, opts Options) ([]input, error) {
-	files, kind := opts.WitnessFiles, "witness"
-	if len(opts.AssignmentFiles) > 0 {
-		if len(opts.WitnessFiles) > 0 {
-			return nil, errors.New("give witness files or wire assignment files, not both")
-		}
-		files, kind = opts.AssignmentFiles, "wire assignment"
-	}
-	if len(files) > 0 && opts.Partitions > 0 && opts.Partitions != len(files) {
-		return nil, fmt.Errorf("--partitions %d disagrees with %d %s files", opts.Partitions, len(files), kind)
-	}
-	var ins []input
-	for _, p := range opts.AssignmentFiles {
-		if err := circuit.CheckAssignmentFile(p, c); err != nil {
+		pub, err := finalize.PublicWitness(w)
+		if err != nil {
 			return nil, err
 		}
-		ins = append(ins, input{assignment: p})
+		t1 := time.Now()
+		if _, err := finalize.Verify(c.VK, buf.Bytes(), pub); err != nil {
+			return nil, fmt.Errorf("partition %d: gnark returned a proof that does not verify: %w", i, err)
+		}
+		pr.Verify, pr.Verified = time.Since(t1), true
+		pubBytes, err := pub.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("encode public witness: %w", err)
+		}
+		if err := writeProof(&pr, buf.Bytes(), pubBytes, opts.OutDir); err != nil {
+			return nil, fmt.Errorf("partition %d: %w", i, err)
+		}
+		res.Partitions = append(res.Partitions, pr)
 	}
-	if len(ins) > 0 {
-		return ins, nil
+	res.Total = time.Since(start)
+	return res, writeJSON(filepath.Join(opts.OutDir, "summary.json"), res)
+}
+
+// writeProof writes a partition's proof and public witness to outDir/<i>.proof and
+// outDir/<i>.public and records their paths.
+func writeProof(pr *PartitionResult, proof, public []byte, outDir string) error {
+	if len(proof) == 0 || len(public) == 0 {
+		return fmt.Errorf("no proof or public witness for partition %d", pr.Index)
 	}
-	// Witnesses are solved here: a circuit with hints this build lacks cannot be.
-	if err := c.CheckSolvable(); err != nil {
-		return nil, err
+	idx := strconv.Itoa(pr.Index)
+	pr.ProofFile = filepath.Join(outDir, idx+".proof")
+	pr.PublicFile = filepath.Join(outDir, idx+".public")
+	if err := WriteFileAtomic(pr.ProofFile, proof); err != nil {
+		return err
+	}
+	return WriteFileAtomic(pr.PublicFile, public)
+}
+
+// readInputs reads the witness files or wire assignment files, or generates
+// example witnesses for key set name. The daemon checks each against the circuit
+// when the job is submitted.
+func readInputs(name string, opts Options) (inputs, error) {
+	files, kind := opts.WitnessFiles, "witness"
+	in := inputs{}
+	if len(opts.AssignmentFiles) > 0 {
+		if len(opts.WitnessFiles) > 0 {
+			return in, errors.New("give witness files or wire assignment files, not both")
+		}
+		files, kind, in.assignment = opts.AssignmentFiles, "wire assignment", true
+	}
+	if len(files) > 0 && opts.Partitions > 0 && opts.Partitions != len(files) {
+		return in, fmt.Errorf("--partitions %d disagrees with %d %s files", opts.Partitions, len(files), kind)
 	}
 	if len(files) > 0 {
 		for _, p := range files {
-			// Read here rather than with circuit.ReadWitness, whose errors start with
-			// its package name: the user wants the file and what is wrong with it.
 			data, err := os.ReadFile(p)
 			if err != nil {
-				return nil, fmt.Errorf("witness: %w", err)
+				return in, fmt.Errorf("%s: %w", kind, err)
 			}
-			w, err := circuit.ParseWitness(data, c)
-			if err != nil {
-				return nil, fmt.Errorf("witness %s %w", p, err)
-			}
-			ins = append(ins, input{w: w})
+			in.data = append(in.data, data)
 		}
-		return ins, nil
+		in.files = files
+		return in, nil
 	}
 	if opts.Partitions < 1 {
-		return nil, errors.New("nothing to prove: give --partitions N, witness files or wire assignment files")
+		return in, errors.New("nothing to prove: give --partitions N, witness files or wire assignment files")
 	}
-	spec, err := circuits.FromID(c.Name)
+	spec, err := circuits.FromID(name)
 	if err != nil {
-		return nil, fmt.Errorf("circuit %s has no example witness generator (pass witness files): %w", c.Name, err)
+		return in, fmt.Errorf("circuit %s has no example witness generator (pass witness files): %w", name, err)
 	}
 	for i := range opts.Partitions {
 		w, err := spec.Witness(i, 0)
 		if err != nil {
-			return nil, err
+			return in, err
 		}
-		ins = append(ins, input{w: w})
+		data, err := w.MarshalBinary()
+		if err != nil {
+			return in, fmt.Errorf("example witness %d: %w", i, err)
+		}
+		in.data = append(in.data, data)
 	}
-	return ins, nil
+	return in, nil
 }
 
 // WriteFileAtomic writes data to path through a temporary file and a rename, so

@@ -22,6 +22,7 @@ import (
 
 var (
 	backendBin string // zkhost-backend-cpu, built once
+	noGPUBin   string // zkhost-backend-cuda built without CUDA: a backend without a usable device
 	keyDir     string // small merkle and chain keys, generated once
 )
 
@@ -35,6 +36,11 @@ func TestMain(m *testing.M) {
 		backendBin = filepath.Join(tmp, "zkhost-backend-cpu")
 		if out, err := exec.Command("go", "build", "-o", backendBin, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu").CombinedOutput(); err != nil {
 			println("building the backend:", err.Error(), string(out))
+			return 1
+		}
+		noGPUBin = filepath.Join(tmp, "zkhost-backend-cuda")
+		if out, err := exec.Command("go", "build", "-o", noGPUBin, "github.com/zkhost/zkhost/cmd/zkhost-backend-cuda").CombinedOutput(); err != nil {
+			println("building the CUDA backend without CUDA:", err.Error(), string(out))
 			return 1
 		}
 		keyDir = filepath.Join(tmp, "keys")
@@ -88,6 +94,21 @@ func TestProveThroughBackendProcess(t *testing.T) {
 	for _, p := range res.Partitions {
 		if !p.Verified || p.Prove <= 0 || p.DeviceBusy <= 0 || len(p.Phases) == 0 {
 			t.Errorf("partition %d: %+v", p.Index, p)
+		}
+		// The daemon's timeline gave every figure: the host's phases, and the
+		// backend's within the span they report and within the Prove call.
+		if p.Synthesis <= 0 || p.Transfer <= 0 || p.Verify <= 0 || p.BackendWall <= 0 || p.BackendWall > p.Prove || p.Constraints <= 0 {
+			t.Errorf("partition %d: figures %+v", p.Index, p)
+		}
+		var busy time.Duration
+		for _, ph := range p.Phases {
+			busy += ph.DeviceBusy
+			if ph.Name == "" || ph.Start < 0 || ph.Wall < 0 || ph.Start+ph.Wall > p.BackendWall {
+				t.Errorf("partition %d: phase %+v outside the backend's span %v", p.Index, ph, p.BackendWall)
+			}
+		}
+		if busy != p.DeviceBusy {
+			t.Errorf("partition %d: device busy %v, its phases say %v", p.Index, p.DeviceBusy, busy)
 		}
 		// Check the files independently of the host's own verification.
 		proof := groth16.NewProof(ecc.BLS12_381)
@@ -182,6 +203,7 @@ func TestBadInputs(t *testing.T) {
 		{"nothing to prove", func(o *Options) { o.Partitions = 0 }, "nothing to prove"},
 		{"no output directory", func(o *Options) { o.OutDir = "" }, "--out"},
 		{"backend checksum mismatch", func(o *Options) { o.BackendSHA256 = make([]byte, 32) }, "checksum"},
+		{"backend without a device", func(o *Options) { o.Backend = noGPUBin }, "backend zkhost-backend-cuda has no usable device: gpu unavailable"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

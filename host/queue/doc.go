@@ -1,5 +1,6 @@
-// Package queue is zkhost's ordered dispatch queue of partitions, and the
-// home of the priority Class shared by the scheduler and the memory budget.
+// Package queue is zkhost's ordered dispatch queue of partitions, ordered by
+// the job's priority class (api.Class, the one type of the idea, shared with
+// the memory budget, the config and the client API).
 //
 // Every partition of every job waits here until a dispatcher takes it to
 // reserve memory and synthesize it. The order is the lesson of the
@@ -24,6 +25,5 @@
 // host/budget) then wakes waiters in class order. PopIf serves consumers
 // that can take only some items.
 //
-// Dependencies: queue imports only the standard library. host/budget imports
-// queue for Class, so there is one definition of the classes and no cycle.
+// Dependencies: queue imports the standard library and host/api, for Class.
 package queue

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/zkhost/zkhost/host/api"
 )
 
 // ErrDuplicate is returned (wrapped) by Push and Requeue when a partition with
@@ -17,7 +19,7 @@ var ErrDuplicate = errors.New("partition already queued")
 // and what it carries (Value, opaque to the queue).
 type Item[T any] struct {
 	// Class is the priority class of the item's job.
-	Class Class
+	Class api.Class
 	// JobSeq is the job's sequence number, assigned at submit in increasing
 	// order; a lower JobSeq dispatches first within a class.
 	JobSeq uint64
@@ -51,8 +53,8 @@ type Queue[T any] struct {
 	// indexed by Class.Index(). A sorted slice keeps Pop, PopIf and Snapshot
 	// in dispatch order with no extra sorting; inserts cost a memmove, which
 	// is nothing next to a partition's seconds of synthesis.
-	byClass [NumClasses][]Item[T]
-	queued  map[key]Class
+	byClass [api.NumClasses][]Item[T]
+	queued  map[key]api.Class
 	// changed is closed (and set to nil) whenever an item is added, waking
 	// every blocked consumer to look again. It is created lazily by a
 	// consumer that finds nothing to take, so producers pay nothing when no
@@ -63,7 +65,7 @@ type Queue[T any] struct {
 
 // New returns an empty queue.
 func New[T any]() *Queue[T] {
-	return &Queue[T]{queued: make(map[key]Class)}
+	return &Queue[T]{queued: make(map[key]api.Class)}
 }
 
 // Push adds a new partition in its place: after every queued item of a more
@@ -85,7 +87,7 @@ func (q *Queue[T]) Requeue(item Item[T]) error {
 }
 
 func (q *Queue[T]) insert(item Item[T], op string) error {
-	if !item.Class.Valid() {
+	if !item.Class.Specified() {
 		return fmt.Errorf("queue %s job %d partition %d: invalid priority class %d", op, item.JobSeq, item.Partition, int(item.Class))
 	}
 	if item.Partition < 0 {
@@ -124,8 +126,8 @@ func (q *Queue[T]) Pop(ctx context.Context) (Item[T], error) {
 // class c and ignores the others. A dispatcher per class uses it so that a
 // Normal partition blocked waiting for budget never holds back a Critical
 // one behind it; the budget then decides, by class, who gets memory first.
-func (q *Queue[T]) PopClass(ctx context.Context, c Class) (Item[T], error) {
-	if !c.Valid() {
+func (q *Queue[T]) PopClass(ctx context.Context, c api.Class) (Item[T], error) {
+	if !c.Specified() {
 		var zero Item[T]
 		return zero, fmt.Errorf("queue pop: invalid priority class %d", int(c))
 	}
@@ -255,8 +257,8 @@ func (q *Queue[T]) Len() int {
 }
 
 // ClassLen returns the number of queued items of class c (0 for an invalid class).
-func (q *Queue[T]) ClassLen(c Class) int {
-	if !c.Valid() {
+func (q *Queue[T]) ClassLen(c api.Class) int {
+	if !c.Specified() {
 		return 0
 	}
 	q.mu.Lock()

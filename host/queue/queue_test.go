@@ -9,11 +9,21 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// The classes, short for the tables below.
+const (
+	Critical = api.ClassCritical
+	High     = api.ClassHigh
+	Normal   = api.ClassNormal
+	Low      = api.ClassLow
 )
 
 // id is a compact description of an item for comparisons in tests.
 type id struct {
-	c Class
+	c api.Class
 	j uint64
 	p int
 }
@@ -22,7 +32,7 @@ func (i id) String() string { return fmt.Sprintf("%s/%d/%d", i.c, i.j, i.p) }
 
 func idOf(it Item[string]) id { return id{it.Class, it.JobSeq, it.Partition} }
 
-func mustPush(t *testing.T, q *Queue[string], c Class, j uint64, p int) {
+func mustPush(t *testing.T, q *Queue[string], c api.Class, j uint64, p int) {
 	t.Helper()
 	if err := q.Push(Item[string]{Class: c, JobSeq: j, Partition: p, Value: id{c, j, p}.String()}); err != nil {
 		t.Fatalf("push %v: %v", id{c, j, p}, err)
@@ -103,7 +113,7 @@ func TestOrderRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var all []id
 	for j := uint64(0); j < 40; j++ {
-		c := Classes()[rng.IntN(NumClasses)]
+		c := api.Classes[rng.IntN(api.NumClasses)]
 		for p := range rng.IntN(6) + 1 {
 			all = append(all, id{c, j, p})
 		}
@@ -126,7 +136,7 @@ func TestOrderRandom(t *testing.T) {
 	for _, p := range all {
 		mustPush(t, q, p.c, p.j, p.p)
 	}
-	for _, c := range Classes() {
+	for _, c := range api.Classes {
 		n := 0
 		for _, w := range want {
 			if w.c == c {
@@ -355,7 +365,7 @@ func TestConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for j := range jobsEach {
 				seq := uint64(pr*jobsEach + j)
-				c := Classes()[int(seq)%NumClasses]
+				c := api.Classes[int(seq)%api.NumClasses]
 				for p := range parts {
 					mustPush(t, q, c, seq, p)
 				}
@@ -411,56 +421,16 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
-func TestClassParse(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Class
-		ok   bool
-	}{
-		{"critical", Critical, true},
-		{"High", High, true},
-		{" normal ", Normal, true},
-		{"low", Low, true},
-		{"urgent", 0, false},
-		{"", 0, false},
-	}
-	for _, tc := range tests {
-		got, err := ParseClass(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseClass(%q) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-	for i, c := range Classes() {
-		if c.Index() != i || !c.Valid() {
-			t.Errorf("%s: Index %d, Valid %v", c, c.Index(), c.Valid())
-		}
-		text, err := c.MarshalText()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back Class
-		if err := back.UnmarshalText(text); err != nil || back != c {
-			t.Errorf("round trip of %s: %v, %v", c, back, err)
-		}
-	}
-	if _, err := Class(0).MarshalText(); err == nil {
-		t.Error("MarshalText accepted class 0")
-	}
-	if s := Class(7).String(); s != "class(7)" {
-		t.Errorf("String of invalid class = %q", s)
-	}
-}
-
 func BenchmarkPushPop(b *testing.B) {
 	q := New[int]()
 	ctx := context.Background()
 	// Keep a realistic backlog so inserts and pops work on a populated queue.
 	for j := range 1000 {
-		_ = q.Push(Item[int]{Class: Classes()[j%NumClasses], JobSeq: uint64(j)})
+		_ = q.Push(Item[int]{Class: api.Classes[j%api.NumClasses], JobSeq: uint64(j)})
 	}
 	seq := uint64(1000)
 	for b.Loop() {
-		_ = q.Push(Item[int]{Class: Classes()[seq%NumClasses], JobSeq: seq})
+		_ = q.Push(Item[int]{Class: api.Classes[seq%api.NumClasses], JobSeq: seq})
 		seq++
 		if _, err := q.Pop(ctx); err != nil {
 			b.Fatal(err)
