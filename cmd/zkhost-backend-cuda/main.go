@@ -10,6 +10,8 @@
 //
 //	-device N          ZKHOST_DEVICE_INDEX        CUDA device ordinal (default 0)
 //	-max-in-flight N   ZKHOST_CUDA_MAX_IN_FLIGHT  proofs at once, each in its own slot (default cudabackend.DefaultMaxInFlight, 3)
+//	-device-memory-cap SIZE  ZKHOST_CUDA_DEVICE_MEMORY_CAP  device memory to use at most, as if the card had no more
+//	                   ("24GiB", "16GB"; default: all of it); keys that do not fit are streamed from host memory
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"github.com/consensys/gnark/logger"
 
 	"github.com/zkhost/zkhost/cudabackend"
+	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/sdk"
 )
 
@@ -30,15 +33,25 @@ func main() {
 	fs := flag.NewFlagSet("zkhost-backend-cuda", flag.ContinueOnError)
 	device := fs.Int("device", envInt("ZKHOST_DEVICE_INDEX", 0), "CUDA device ordinal")
 	inFlight := fs.Int("max-in-flight", envInt("ZKHOST_CUDA_MAX_IN_FLIGHT", cudabackend.DefaultMaxInFlight), "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
+	capText := fs.String("device-memory-cap", os.Getenv("ZKHOST_CUDA_DEVICE_MEMORY_CAP"), "device memory to use at most, as if the card had no more (\"24GiB\", \"16GB\"; empty: all of it); a key whose points, slots and proofs do not fit under it is streamed from pinned host memory chunk by chunk")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
+	}
+	var memCap uint64
+	if *capText != "" {
+		sz, err := config.ParseSize(*capText)
+		if err != nil || sz.IsPercent() || sz.Bytes == 0 {
+			fmt.Fprintf(os.Stderr, "zkhost-backend-cuda: -device-memory-cap %q: want a size in bytes such as \"24GiB\"\n", *capText)
+			os.Exit(2)
+		}
+		memCap = sz.Bytes
 	}
 	if *device < 0 || *inFlight < 1 {
 		fmt.Fprintln(os.Stderr, "zkhost-backend-cuda: -device must be >= 0 and -max-in-flight >= 1")
 		os.Exit(2)
 	}
 	log := sdk.NewLogger(cudabackend.Name)
-	b := cudabackend.New(cudabackend.Options{Device: *device, MaxInFlight: *inFlight, Logger: log})
+	b := cudabackend.New(cudabackend.Options{Device: *device, MaxInFlight: *inFlight, DeviceMemoryCap: memCap, Logger: log})
 	err := sdk.Serve(b, sdk.WithLogger(log))
 	b.Close()
 	if err != nil {
