@@ -390,8 +390,8 @@ int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream
     CU(wk.alloc(&keys1, ws.keys));
     CU(wk.alloc(&vals0, ws.vals));
     CU(wk.alloc(&vals1, ws.vals));
-    size_t sort_bytes = ws.sort_tmp;
-    CU(wk.alloc(&sort_tmp, sort_bytes));
+    size_t sort_len = ws.sort_tmp;
+    CU(wk.alloc(&sort_tmp, sort_len));
     const size_t nbuckets = (size_t)p.nwin * p.m;
     CU(wk.alloc(&buckets, ws.buckets));
     CU(wk.alloc(&pa, ws.part_a));
@@ -413,7 +413,7 @@ int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream
         LAUNCHED("k_digits");
         cub::DoubleBuffer<uint32_t> dk((uint32_t*)keys0, (uint32_t*)keys1);
         cub::DoubleBuffer<uint32_t> dv((uint32_t*)vals0, (uint32_t*)vals1);
-        CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_bytes, dk, dv, (int)Mk, 0, p.keybits, st));
+        CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_len, dk, dv, (int)Mk, 0, p.keybits, st));
         CU(cudaEventRecord(ev_sort[k], st));
 
         CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));

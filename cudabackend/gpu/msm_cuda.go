@@ -264,3 +264,11 @@ func msmWindowBits(g2 bool, n int) int {
 	}
 	return int(C.zk_msm_window_bits(group, C.size_t(n)))
 }
+
+// TrimMSMPool returns the MSM pool's memory not in use on device dev to the
+// device (the pool otherwise keeps what MSMs freed, for the next ones).
+// Synchronizes the device.
+func TrimMSMPool(dev int) error {
+	var e errBuf
+	return check("gpu: trim the MSM pool", C.zk_msm_trim(C.int(dev), e.ptr(), e.size()), &e)
+}
