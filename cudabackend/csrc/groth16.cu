@@ -13,6 +13,7 @@
 #include "common.cuh"
 #include "groth16.h"
 #include "msm.h"
+#include "msm_plan.h"
 #include "ntt.h"
 
 // streamer is one group's chunk pipeline of a streamed key: two MSM handles
@@ -276,6 +277,9 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
         return zk_fail(err, errlen, ZK_EINVAL,
                        "bad key shape: log_n %u, %zu wires, %zu public, %zu K points, %zu Z points",
                        log_n, nwires, nb_public, nk, nz);
+    if (chunk > ZK_MSM_MAX_CHUNK)
+        return zk_fail(err, errlen, ZK_EINVAL, "streamed chunk of %zu points: at most %zu", chunk,
+                       (size_t)ZK_MSM_MAX_CHUNK);
     int rc = zk_use_device(device, err, errlen);
     if (rc != ZK_OK) return rc;
     zk_g16_key* key = new (std::nothrow) zk_g16_key();
