@@ -104,11 +104,11 @@ type Backend struct {
 	reg  *keyreg.Registry[*key]
 
 	mu           sync.Mutex
-	deviceInUse  uint64 // admitted by proofs in flight
-	deviceKeys   uint64 // held by loaded keys
-	deviceTotal  uint64 // the device's memory, or the cap when lower
-	sms          int
-	unavailable  error // non-nil when there is no usable device
+	deviceInUse  uint64        // admitted by proofs in flight
+	deviceKeys   uint64        // held by loaded keys
+	deviceTotal  uint64        // the device's memory, or the cap when lower
+	res          gpu.Residency // the MSM kernels' resident threads, for the estimates
+	unavailable  error         // non-nil when there is no usable device
 	model        string
 	cudaVersions string
 }
@@ -122,7 +122,7 @@ func New(opts Options) *Backend {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	b := &Backend{opts: opts, log: opts.Logger}
+	b := &Backend{opts: opts, log: opts.Logger, res: gpu.BoundResidency(0)}
 	b.reg = keyreg.New(opts.MaxInFlight, func(k *key) {
 		held := k.deviceBytes()
 		if err := k.free(); err != nil {
@@ -140,7 +140,13 @@ func New(opts Options) *Backend {
 		b.unavailable = err
 		b.log.Warn("no usable GPU; Prove will be refused", "device", opts.Device, "reason", err)
 	} else {
-		b.model, b.deviceTotal, b.sms = info.Model, info.TotalBytes, info.SMCount
+		b.model, b.deviceTotal = info.Model, info.TotalBytes
+		b.res = gpu.BoundResidency(info.SMCount)
+		if res, err := gpu.DeviceResidency(opts.Device); err == nil {
+			b.res = res
+		} else {
+			b.log.Warn("MSM residency unknown; device-memory estimates assume every SM full", "error", err)
+		}
 		if opts.DeviceMemoryCap > 0 && opts.DeviceMemoryCap < b.deviceTotal {
 			b.deviceTotal = opts.DeviceMemoryCap
 		}
@@ -159,7 +165,7 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 		Curves:                   []sdk.Curve{sdk.CurveBLS12381},
 		MaxInFlight:              b.opts.MaxInFlight,
 		HostBytesPerConstraint:   HostBytesPerConstraint,
-		DeviceBytesPerConstraint: perConstraint(b.sms),
+		DeviceBytesPerConstraint: perConstraint(b.res),
 		Device:                   sdk.DeviceInfo{Kind: "cuda", Index: b.opts.Device},
 	}
 	if b.unavailable != nil {
@@ -182,10 +188,10 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 // beyond its key and slot (which LoadKey's DeviceBytes counts): the MSM
 // working memory of a resident key at 2^24 constraints (one wire each),
 // rounded up.
-func perConstraint(sms int) uint64 {
+func perConstraint(r gpu.Residency) uint64 {
 	const logN = 24
 	n := uint64(1) << logN
-	return (gpu.PartitionDeviceBytes(logN, int(n), sms) + n - 1) / n
+	return (gpu.PartitionDeviceBytes(logN, int(n), r) + n - 1) / n
 }
 
 func (b *Backend) refuse() error {
@@ -254,7 +260,7 @@ func (b *Backend) planKey(pk *keyfile.ProvingKey) (gpu.DevicePlan, error) {
 	b.mu.Lock()
 	room := b.limit() - min(b.limit(), b.deviceInUse+b.deviceKeys)
 	b.mu.Unlock()
-	return gpu.PlanDevice(gpu.ShapeOf(pk), b.opts.MaxInFlight, room, b.sms)
+	return gpu.PlanDevice(gpu.ShapeOf(pk), b.opts.MaxInFlight, room, b.res)
 }
 
 // loadKey uploads pk's bases (or sets up their streaming) and allocates

@@ -76,7 +76,7 @@ func TestCapLimitsAdmission(t *testing.T) {
 // memory of one proof at 2^24, about 690 bytes (the G1 and G2 MSMs at once),
 // not the 64 the first estimate said.
 func TestPerConstraint(t *testing.T) {
-	got := perConstraint(132)
+	got := perConstraint(gpu.BoundResidency(132))
 	if got < 600 || got > 800 {
 		t.Fatalf("perConstraint = %d bytes, want about 690", got)
 	}

@@ -254,6 +254,21 @@ int sort_bytes(const plan_t& p, cudaStream_t st, size_t* out, char* err, size_t 
     return ZK_MSM_OK;
 }
 
+// residency is how many threads of k_accum0 and k_reduce device dev holds at
+// once: the plan's thread counts, and so its partial-sum buffers, follow them.
+template <class F>
+int residency(int dev, uint32_t* accum, uint32_t* reduce, char* err, size_t errlen) {
+    int sms = 0, blocks = 0;
+    CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_accum0<F>, ACC_THREADS, 0));
+    if (blocks < 1) blocks = 1;
+    *accum = (uint32_t)(blocks * sms * ACC_THREADS);
+    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_reduce<F>, ACC_THREADS, 0));
+    if (blocks < 1) blocks = 1;
+    *reduce = (uint32_t)(blocks * sms * ACC_THREADS);
+    return ZK_MSM_OK;
+}
+
 template <class F>
 int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
                 void** handle, char* err, size_t errlen) {
@@ -277,13 +292,8 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     } guard{h};
     CU(cudaGetDevice(&h->dev));
     CU(cudaDeviceGetAttribute(&h->sms, cudaDevAttrMultiProcessorCount, h->dev));
-    int blocks = 0;
-    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_accum0<F>, ACC_THREADS, 0));
-    if (blocks < 1) blocks = 1;
-    h->resident_accum = (uint32_t)(blocks * h->sms * ACC_THREADS);
-    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_reduce<F>, ACC_THREADS, 0));
-    if (blocks < 1) blocks = 1;
-    h->resident_reduce = (uint32_t)(blocks * h->sms * ACC_THREADS);
+    if (int rc = residency<F>(h->dev, &h->resident_accum, &h->resident_reduce, err, errlen))
+        return rc;
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
     CU(cudaMalloc(&h->bases, total * sizeof(A) + 16));
     if (!skip) {
@@ -580,6 +590,20 @@ extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, 
     if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
     *out = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb).total;
     return ZK_MSM_OK;
+}
+
+extern "C" int zk_msm_residency(int device, int group, uint32_t* accum, uint32_t* reduce,
+                                char* err, size_t errlen) {
+    if (!accum || !reduce) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil argument");
+    CU(cudaSetDevice(device));
+    switch (group) {
+    case ZK_MSM_G1:
+        return residency<fq_t>(device, accum, reduce, err, errlen);
+    case ZK_MSM_G2:
+        return residency<fq2_t>(device, accum, reduce, err, errlen);
+    default:
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: unknown group %d", group);
+    }
 }
 
 extern "C" void* zk_msm_bases(void* handle) {

@@ -87,6 +87,12 @@ int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_devic
 int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, uint64_t* out, char* err,
                       size_t errlen);
 
+/* zk_msm_residency writes how many threads of the MSM's accumulation and
+ * reduction kernels for group device holds at once: msm_plan.h's inputs,
+ * for an estimate equal to what zk_msm_run allocates there. */
+int zk_msm_residency(int device, int group, uint32_t* accum, uint32_t* reduce, char* err,
+                     size_t errlen);
+
 /* zk_msm_bases returns the device address of a handle's resident points,
  * for callers that refill them (groth16.cu's streamed keys). */
 void* zk_msm_bases(void* handle);

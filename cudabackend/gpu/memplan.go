@@ -23,6 +23,25 @@ const maxThreadsPerSM = 2048
 // known (an H200 has 132).
 const DefaultSMCount = 132
 
+// Residency is how many threads of the MSM's accumulation (k_accum0) and
+// reduction (k_reduce) kernels a device keeps at once, for G1 (index 0) and
+// G2 (index 1): the MSM's thread counts, and so its partial-sum buffers,
+// follow them. DeviceResidency asks the device; BoundResidency bounds it.
+type Residency struct {
+	Accum, Reduce [2]uint32
+}
+
+// BoundResidency is an upper bound of any device's Residency with sms
+// multiprocessors (0: DefaultSMCount): every SM full. Estimates made with it
+// are upper bounds: every size grows with the residency.
+func BoundResidency(sms int) Residency {
+	if sms <= 0 {
+		sms = DefaultSMCount
+	}
+	t := uint32(sms * maxThreadsPerSM)
+	return Residency{Accum: [2]uint32{t, t}, Reduce: [2]uint32{t, t}}
+}
+
 // Constants of msm_plan.h.
 const (
 	msmMaxChunk  = 1 << 25
@@ -160,19 +179,20 @@ func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes u
 	return w
 }
 
-// MSMWorkBytes is an upper bound of the device working memory one MSM of n
-// scalars already on the device takes from the MSM pool (group 1: G1, 2:
-// G2) on a device of sms multiprocessors: the sizes of msm_plan.h with every
-// SM full and the radix sort's bound.
-func MSMWorkBytes(group int, n uint64, sms int) uint64 {
+// MSMWorkBytes is the device working memory one MSM of n scalars already on
+// the device takes from the MSM pool (group 1: G1, 2: G2) on a device of
+// residency r: the sizes of msm_plan.h with the radix sort's bound, each
+// rounded up to the pool's granularity. With the device's own residency it is
+// what msm.cu allocates; with BoundResidency an upper bound.
+func MSMWorkBytes(group int, n uint64, r Residency) uint64 {
 	if n == 0 {
 		return 0
 	}
-	if sms <= 0 {
-		sms = DefaultSMCount
+	g := 0
+	if group == groupG2 {
+		g = 1
 	}
-	resident := uint32(sms * maxThreadsPerSM)
-	p := makeMSMPlan(n, resident, resident)
+	p := makeMSMPlan(n, r.Accum[g], r.Reduce[g])
 	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits)).total
 }
 
@@ -199,7 +219,7 @@ func ShapeOf(pk *keyfile.ProvingKey) KeyShape {
 // longest first) while the G2 MSM runs on the second stream with its own.
 // chunk > 0 is a streamed key's chunk length: every MSM then runs over at
 // most chunk points.
-func ProofWorkBytes(s KeyShape, chunk uint64, sms int) uint64 {
+func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
 	lim := func(n uint64) uint64 {
 		if chunk > 0 {
 			return min(n, chunk)
@@ -212,9 +232,9 @@ func ProofWorkBytes(s KeyShape, chunk uint64, sms int) uint64 {
 		nA, nB = s.NbA, s.NbB // streamed ones are not
 	}
 	for _, n := range []uint64{nA, nB, s.NbK, s.NbZ} {
-		g1 = max(g1, MSMWorkBytes(groupG1, lim(n), sms))
+		g1 = max(g1, MSMWorkBytes(groupG1, lim(n), r))
 	}
-	return g1 + MSMWorkBytes(groupG2, lim(nB), sms)
+	return g1 + MSMWorkBytes(groupG2, lim(nB), r)
 }
 
 // KeyDeviceBytes is the device memory a proving key takes once uploaded: G1 A
@@ -249,10 +269,10 @@ func SlotHostBytes(logN uint32, nwires int) uint64 {
 // PartitionDeviceBytes is ProofWorkBytes for a key with a domain of 2^logN
 // and nwires wires, every A and B point present and the key resident: what
 // Describe reports per constraint before any key is loaded.
-func PartitionDeviceBytes(logN uint32, nwires int, sms int) uint64 {
+func PartitionDeviceBytes(logN uint32, nwires int, r Residency) uint64 {
 	n := uint64(1) << logN
 	w := uint64(nwires)
-	return ProofWorkBytes(KeyShape{LogN: logN, NbWires: w, NbA: w, NbB: w, NbK: w, NbZ: n - 1}, 0, sms)
+	return ProofWorkBytes(KeyShape{LogN: logN, NbWires: w, NbA: w, NbB: w, NbK: w, NbZ: n - 1}, 0, r)
 }
 
 // Smallest and largest streamed chunk (points).
@@ -292,14 +312,14 @@ func (p DevicePlan) String() string {
 // PlanDevice decides how a key of shape s with slots slots uses room bytes of
 // device memory: resident when the key, its slots and every slot's proof fit;
 // otherwise streamed from host memory in the largest power-of-two chunk that
-// fits; an error when not even the smallest chunk does. sms is the device's
-// SM count (0: DefaultSMCount).
-func PlanDevice(s KeyShape, slots int, room uint64, sms int) (DevicePlan, error) {
+// fits; an error when not even the smallest chunk does. r is the device's
+// residency (DeviceResidency, or BoundResidency).
+func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, error) {
 	tables := DomainBytes(int(s.LogN))
 	p := DevicePlan{
 		KeyBytes:   KeyShapeDeviceBytes(s) + tables,
 		SlotBytes:  SlotDeviceBytes(s.LogN, int(s.NbWires)),
-		ProofBytes: ProofWorkBytes(s, 0, sms),
+		ProofBytes: ProofWorkBytes(s, 0, r),
 		Slots:      slots,
 	}
 	if p.Total() <= room {
@@ -311,7 +331,7 @@ func PlanDevice(s KeyShape, slots int, room uint64, sms int) (DevicePlan, error)
 		q := p
 		q.Chunk = chunk
 		q.KeyBytes = StreamKeyDeviceBytes(s, chunk) + tables
-		q.ProofBytes = ProofWorkBytes(s, chunk, sms)
+		q.ProofBytes = ProofWorkBytes(s, chunk, r)
 		if q.Total() <= room {
 			return q, nil
 		}

@@ -27,12 +27,12 @@ func TestMSMWorkAt2To24(t *testing.T) {
 		if w.total < base || w.total > base+512<<20 {
 			t.Errorf("group %d: total %d, want the sort buffers and buckets (%d) plus at most 512 MiB (partial sums and reduction, every SM full)", tc.group, w.total, base)
 		}
-		if got := MSMWorkBytes(tc.group, n, 132); got != w.total {
+		if got := MSMWorkBytes(tc.group, n, BoundResidency(132)); got != w.total {
 			t.Errorf("MSMWorkBytes(%d, 2^24, 132) = %d, want %d", tc.group, got, w.total)
 		}
 	}
 	// A chunk beyond 2^25 scalars does not grow the workspace.
-	if a, b := MSMWorkBytes(groupG1, 1<<25, 132), MSMWorkBytes(groupG1, 1<<27, 132); a != b {
+	if a, b := MSMWorkBytes(groupG1, 1<<25, BoundResidency(0)), MSMWorkBytes(groupG1, 1<<27, BoundResidency(0)); a != b {
 		t.Errorf("MSM workspace at 2^25 %d, at 2^27 %d: want equal (chunked)", a, b)
 	}
 }
@@ -44,17 +44,17 @@ func TestMSMWorkAt2To24(t *testing.T) {
 func TestProofWorkAt2To24(t *testing.T) {
 	const logN = 24
 	nwires := 1<<24 + 3 // chain 2^24: 2^24 constraints, one wire each, plus 1, X, Y, S
-	got := PartitionDeviceBytes(logN, nwires, 132)
+	got := PartitionDeviceBytes(logN, nwires, BoundResidency(132))
 	if got < 7_000_000_000 {
 		t.Errorf("PartitionDeviceBytes(2^24) = %d, below the 7 GB measured", got)
 	}
 	// Two MSMs at once: G1 about 4.9 GB, G2 about 6.2 GB.
-	if want := MSMWorkBytes(groupG1, uint64(nwires), 132) + MSMWorkBytes(groupG2, uint64(nwires), 132); got != want {
+	if want := MSMWorkBytes(groupG1, uint64(nwires), BoundResidency(132)) + MSMWorkBytes(groupG2, uint64(nwires), BoundResidency(132)); got != want {
 		t.Errorf("PartitionDeviceBytes(2^24) = %d, want the G1 and G2 MSMs' %d", got, want)
 	}
 	// Streamed in chunks of 2^22, every MSM is over at most 2^22 points.
 	s := KeyShape{LogN: logN, NbWires: uint64(nwires), NbPublic: 3, NbA: uint64(nwires), NbB: uint64(nwires), NbK: uint64(nwires - 3), NbZ: 1<<24 - 1}
-	if got, want := ProofWorkBytes(s, 1<<22, 132), MSMWorkBytes(groupG1, 1<<22, 132)+MSMWorkBytes(groupG2, 1<<22, 132); got != want {
+	if got, want := ProofWorkBytes(s, 1<<22, BoundResidency(132)), MSMWorkBytes(groupG1, 1<<22, BoundResidency(132))+MSMWorkBytes(groupG2, 1<<22, BoundResidency(132)); got != want {
 		t.Errorf("ProofWorkBytes(2^24, chunk 2^22) = %d, want %d", got, want)
 	}
 }
@@ -76,7 +76,7 @@ func TestPlanDevice(t *testing.T) {
 	}
 	prev := uint64(1 << 62)
 	for _, tc := range cases {
-		p, err := PlanDevice(s, 2, tc.room, 132)
+		p, err := PlanDevice(s, 2, tc.room, BoundResidency(132))
 		if err != nil {
 			t.Fatalf("room %d GiB: %v", tc.room>>30, err)
 		}
@@ -96,14 +96,29 @@ func TestPlanDevice(t *testing.T) {
 				q := p
 				q.Chunk *= 2
 				q.KeyBytes = StreamKeyDeviceBytes(s, q.Chunk) + DomainBytes(24)
-				q.ProofBytes = ProofWorkBytes(s, q.Chunk, 132)
+				q.ProofBytes = ProofWorkBytes(s, q.Chunk, BoundResidency(132))
 				if q.Total() <= tc.room {
 					t.Errorf("room %d GiB: chunk %d chosen but %d fits", tc.room>>30, p.Chunk, q.Chunk)
 				}
 			}
 		}
 	}
-	if _, err := PlanDevice(s, 2, 4<<30, 132); !errors.Is(err, ErrOutOfMemory) {
+	if _, err := PlanDevice(s, 2, 4<<30, BoundResidency(132)); !errors.Is(err, ErrOutOfMemory) {
 		t.Errorf("room 4 GiB: err = %v, want ErrOutOfMemory", err)
+	}
+}
+
+// TestResidencyBound checks that the estimate with every SM full bounds the
+// estimate with a device's own residency (an H200's MSM kernels hold 256
+// threads per SM, 2 blocks of 128: 255 and 180 registers a thread), at every
+// size the backend plans for.
+func TestResidencyBound(t *testing.T) {
+	h200 := Residency{Accum: [2]uint32{132 * 256, 132 * 256}, Reduce: [2]uint32{132 * 256, 132 * 256}}
+	for logN := uint32(10); logN <= 27; logN++ {
+		n := 1 << logN
+		dev, bound := PartitionDeviceBytes(logN, n+3, h200), PartitionDeviceBytes(logN, n+3, BoundResidency(132))
+		if dev > bound {
+			t.Errorf("2^%d: %d bytes with the H200's residency, above the bound %d", logN, dev, bound)
+		}
 	}
 }

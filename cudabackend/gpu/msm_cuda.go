@@ -272,3 +272,19 @@ func TrimMSMPool(dev int) error {
 	var e errBuf
 	return check("gpu: trim the MSM pool", C.zk_msm_trim(C.int(dev), e.ptr(), e.size()), &e)
 }
+
+// DeviceResidency asks device dev how many threads of the MSM's
+// accumulation and reduction kernels it keeps at once, for G1 and G2: with it
+// MSMWorkBytes is what msm.cu allocates on that device.
+func DeviceResidency(dev int) (Residency, error) {
+	var r Residency
+	for g, group := range []C.int{C.ZK_MSM_G1, C.ZK_MSM_G2} {
+		var acc, red C.uint32_t
+		var e errBuf
+		if err := check("gpu: MSM residency", C.zk_msm_residency(C.int(dev), group, &acc, &red, e.ptr(), e.size()), &e); err != nil {
+			return Residency{}, err
+		}
+		r.Accum[g], r.Reduce[g] = uint32(acc), uint32(red)
+	}
+	return r, nil
+}

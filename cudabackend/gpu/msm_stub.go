@@ -55,3 +55,6 @@ func (b *G2Bases) Free() error { return nil }
 
 // TrimMSMPool reports that the package was built without CUDA.
 func TrimMSMPool(dev int) error { return errNoCUDABuild }
+
+// DeviceResidency reports that the package was built without CUDA.
+func DeviceResidency(dev int) (Residency, error) { return Residency{}, errNoCUDABuild }
