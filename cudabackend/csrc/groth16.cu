@@ -294,6 +294,13 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     key->nb = nb;
     key->chunk = chunk;
     char inner[512] = {0};
+    // The MSM pool keeps what earlier proofs freed, for the next ones; the
+    // admission counted it free when they ended, so hand it back before this
+    // key's cudaMallocs need it.
+    if (int mrc = zk_msm_trim(device, inner, sizeof inner)) {
+        zk_g16_key_free(key, nullptr, 0);
+        return msm_fail(mrc, "trim", err, errlen, inner);
+    }
     if (chunk) {
         rc = key_stream_init(key, g1a, inf_a, g1b, inf_b, g1k, g1z, g2b, err, errlen);
         if (rc == ZK_OK) rc = key_work_init(key, err, errlen);
