@@ -61,6 +61,15 @@ extern "C" uint64_t zk_g16_key_device_bytes(const zk_g16_key* key) {
     return key ? key->bytes : 0;
 }
 
+extern "C" int zk_g16_host_register_read_only(int device) {
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrHostRegisterReadOnlySupported, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return v;
+}
+
 static size_t chunks_of(size_t n, size_t S) { return S ? (n + S - 1) / S : (n ? 1 : 0); }
 
 extern "C" void zk_g16_key_info(const zk_g16_key* key, zk_g16_key_info_t* info) {

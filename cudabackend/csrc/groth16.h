@@ -68,6 +68,11 @@ typedef struct zk_g16_key_info_t {
     uint64_t registered;        /* host ranges registered in place */
 } zk_g16_key_info_t;
 
+/* zk_g16_host_register_read_only is 1 when device can read host memory
+ * registered read-only (cudaDevAttrHostRegisterReadOnlySupported): a streamed
+ * key then pins its file's mapping in place instead of copying it. */
+int zk_g16_host_register_read_only(int device);
+
 /* zk_g16_key_info fills info for key. */
 void zk_g16_key_info(const zk_g16_key* key, zk_g16_key_info_t* info);
 

@@ -242,3 +242,9 @@ func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16
 		MSMG2Start: msDuration(t.msm_g2_start_ms), MSMG2: msDuration(t.msm_g2_ms), Total: msDuration(t.total_ms),
 	}, nil
 }
+
+// HostRegisterReadOnly reports whether device dev reads host memory
+// registered read-only: a streamed key then pins its file's shared mapping in
+// place (one copy in the page cache for every backend of the machine) instead
+// of copying its points into pinned memory of its own.
+func HostRegisterReadOnly(dev int) bool { return C.zk_g16_host_register_read_only(C.int(dev)) == 1 }

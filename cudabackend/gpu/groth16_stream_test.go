@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -95,6 +96,55 @@ func TestGroth16Streamed(t *testing.T) {
 	if _, err := wantAr.MultiExp(pk.G1A, wA, ecc.MultiExpConfig{}); err != nil {
 		t.Fatal(err)
 	}
+
+	// Two backends of a machine map the same key file: each registers its own
+	// mapping of the same page-cache pages in place (no pinned copy), where the
+	// device reads read-only registered memory; else each copies.
+	t.Run("file mapped twice", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "chain.pk")
+		if _, err := keyfile.Write(path, pk); err != nil {
+			t.Fatal(err)
+		}
+		var keys [2]*Groth16Key
+		for i := range keys {
+			f, err := keyfile.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if keys[i], err = LoadGroth16Key(0, f.Key(), 1<<11); err != nil {
+				t.Fatal(err)
+			}
+			defer keys[i].Free()
+		}
+		points := uint64(len(pk.G1A)+len(pk.G1B)+len(pk.G1K)+len(pk.G1Z))*96 + uint64(len(pk.G2B))*192
+		inPlace := HostRegisterReadOnly(0)
+		t.Logf("device reads read-only registered host memory: %v", inPlace)
+		for i, k := range keys {
+			info := k.Info()
+			if inPlace && (info.Registered != 5 || info.PinnedCopyBytes != 0) {
+				t.Errorf("mapping %d: %d ranges registered, %d bytes copied; want the 5 point sets registered in place", i, info.Registered, info.PinnedCopyBytes)
+			}
+			if !inPlace && info.PinnedCopyBytes != points {
+				t.Errorf("mapping %d: %d bytes copied into pinned memory, want the points' %d", i, info.PinnedCopyBytes, points)
+			}
+		}
+		slot, err := keys[1].NewSlot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slot.Free()
+		if err := slot.Stage(sol.W, sol.A, sol.B, 2); err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := keys[1].Prove(slot, len(sol.A))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Ar.Equal(&resident.Ar) || !res.Krs2.Equal(&resident.Krs2) || !res.Bs2.Equal(&resident.Bs2) {
+			t.Errorf("sums from the registered file mapping differ from the resident key's")
+		}
+	})
 
 	for _, chunk := range []uint64{1000, 1 << 14} {
 		t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {

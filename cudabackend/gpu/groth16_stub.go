@@ -49,3 +49,6 @@ func (s *Groth16Slot) Stage(w, a, b []fr.Element, threads int) error { return er
 func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16Timing, error) {
 	return refprover.MSMResults{}, Groth16Timing{}, errNoCUDABuild
 }
+
+// HostRegisterReadOnly is false without CUDA.
+func HostRegisterReadOnly(dev int) bool { return false }
