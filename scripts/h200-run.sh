@@ -91,7 +91,7 @@ for step in $STEPS; do
       log "prove chain-k$k, device memory cap: $cap, ${STREAM_PARTS:-2} partitions"
       nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "$OUT/stream-mem-$cap.txt" 2>/dev/null &
       smi=$!
-      ZKHOST_CUDA_DEVICE_MEMORY_CAP="$c" box "${STREAM_T:-70}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" \
+      ZKHOST_CUDA_DEVICE_MEMORY_CAP="$c" box "${STREAM_T:-80}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" \
         --partitions "${STREAM_PARTS:-2}" --out "/tmp/s$k-$cap" --backend "$BIN/zkhost-backend-cuda" --log-level info > "$OUT/stream-$cap.txt" 2>&1
       log "cuda exit $? (cap $cap)"
       kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
