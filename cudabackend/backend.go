@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync"
 	"time"
 
@@ -54,21 +53,33 @@ const deviceReserve = 1 << 30
 type Options struct {
 	// Device is the CUDA device ordinal.
 	Device int
-	// MaxInFlight is how many proofs run at once, each on its own stream
-	// (default 2: one uploads while the other computes).
+	// MaxInFlight is how many proofs run at once, each in its own slot on its
+	// own stream (default DefaultMaxInFlight; a key gets fewer slots when that
+	// keeps it resident, see planKey).
 	MaxInFlight int
-	Logger      hclog.Logger
+	// DeviceMemoryCap, when above zero and below the device's memory, is the
+	// device memory the backend uses, as if the card had no more: a key whose
+	// point sets, slots and proofs do not fit under it is streamed from pinned
+	// host memory (gpu.PlanDevice) instead of refused. For smaller cards'
+	// rehearsal on a large one, and to leave room to other users of the GPU.
+	DeviceMemoryCap uint64
+	Logger          hclog.Logger
 }
 
 // key is a loaded key: its mapped file (for the assembly's small points), its
-// bases resident on the device, and MaxInFlight slots, each what one proof in
+// bases resident on the device (or streamed), and its plan's slots, each what one proof in
 // flight needs (device buffers, streams, pinned staging), allocated here once
 // so that nothing between two proofs' device work allocates, frees or pins.
 type key struct {
 	file  *keyfile.File
 	dev   *gpu.Groth16Key
+	plan  gpu.DevicePlan
+	logN  uint32
 	slots chan *gpu.Groth16Slot
 	all   []*gpu.Groth16Slot
+	// proofBytes is the device working memory one proof takes (its MSMs on
+	// both streams), as msm.cu sizes it on this device; admitted per proof.
+	proofBytes uint64
 }
 
 // free releases the slots, then the key's device memory.
@@ -81,9 +92,10 @@ func (k *key) free() error {
 	return errors.Join(errs...)
 }
 
-// deviceBytes is what the key and its slots hold on the device.
+// deviceBytes is what the key and its slots hold on the device, with the NTT
+// tables of its domain (built at its first slot).
 func (k *key) deviceBytes() uint64 {
-	n := k.dev.DeviceBytes()
+	n := k.dev.DeviceBytes() + gpu.DomainBytes(int(k.logN))
 	for _, s := range k.all {
 		n += s.DeviceBytes()
 	}
@@ -97,10 +109,11 @@ type Backend struct {
 	reg  *keyreg.Registry[*key]
 
 	mu           sync.Mutex
-	deviceInUse  uint64 // admitted by proofs in flight
-	deviceKeys   uint64 // held by loaded keys
-	deviceTotal  uint64
-	unavailable  error // non-nil when there is no usable device
+	deviceInUse  uint64        // admitted by proofs in flight
+	deviceKeys   uint64        // held by loaded keys
+	deviceTotal  uint64        // the device's memory, or the cap when lower
+	res          gpu.Residency // the MSM kernels' resident threads, for the estimates
+	unavailable  error         // non-nil when there is no usable device
 	model        string
 	cudaVersions string
 }
@@ -114,7 +127,7 @@ func New(opts Options) *Backend {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	b := &Backend{opts: opts, log: opts.Logger}
+	b := &Backend{opts: opts, log: opts.Logger, res: gpu.BoundResidency(0)}
 	b.reg = keyreg.New(opts.MaxInFlight, func(k *key) {
 		held := k.deviceBytes()
 		if err := k.free(); err != nil {
@@ -133,8 +146,17 @@ func New(opts Options) *Backend {
 		b.log.Warn("no usable GPU; Prove will be refused", "device", opts.Device, "reason", err)
 	} else {
 		b.model, b.deviceTotal = info.Model, info.TotalBytes
+		b.res = gpu.BoundResidency(info.SMCount)
+		if res, err := gpu.DeviceResidency(opts.Device); err == nil {
+			b.res = res
+		} else {
+			b.log.Warn("MSM residency unknown; device-memory estimates assume every SM full", "error", err)
+		}
+		if opts.DeviceMemoryCap > 0 && opts.DeviceMemoryCap < b.deviceTotal {
+			b.deviceTotal = opts.DeviceMemoryCap
+		}
 		b.cudaVersions = fmt.Sprintf("cc %d.%d, driver CUDA %d, runtime %d", info.CCMajor, info.CCMinor, info.DriverVersion, info.RuntimeVersion)
-		b.log.Info("GPU", "device", opts.Device, "model", info.Model, "memory", info.TotalBytes, "versions", b.cudaVersions)
+		b.log.Info("GPU", "device", opts.Device, "model", info.Model, "memory", info.TotalBytes, "memory_used_at_most", b.deviceTotal, "versions", b.cudaVersions)
 	}
 	return b
 }
@@ -148,7 +170,7 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 		Curves:                   []sdk.Curve{sdk.CurveBLS12381},
 		MaxInFlight:              b.opts.MaxInFlight,
 		HostBytesPerConstraint:   HostBytesPerConstraint,
-		DeviceBytesPerConstraint: gpu.PartitionDeviceBytes(20, 1<<20) >> 20,
+		DeviceBytesPerConstraint: perConstraint(b.res),
 		Device:                   sdk.DeviceInfo{Kind: "cuda", Index: b.opts.Device},
 	}
 	if b.unavailable != nil {
@@ -159,9 +181,22 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 	d.Device.Model = b.model
 	d.Device.MemoryTotal = b.deviceTotal
 	if info, err := gpu.DeviceInfo(b.opts.Device); err == nil {
-		d.Device.MemoryFree = info.FreeBytes
+		b.mu.Lock()
+		ours := b.deviceTotal - min(b.deviceTotal, b.deviceInUse+b.deviceKeys)
+		b.mu.Unlock()
+		d.Device.MemoryFree = min(info.FreeBytes, ours)
 	}
 	return d, nil
+}
+
+// perConstraint is the device memory per constraint one proof in flight needs
+// beyond its key and slot (which LoadKey's DeviceBytes counts): the MSM
+// working memory of a resident key at 2^24 constraints (one wire each),
+// rounded up.
+func perConstraint(r gpu.Residency) uint64 {
+	const logN = 24
+	n := uint64(1) << logN
+	return (gpu.PartitionDeviceBytes(logN, int(n), r) + n - 1) / n
 }
 
 func (b *Backend) refuse() error {
@@ -180,13 +215,17 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, err
 		}
 		pk := f.Key()
-		logN := uint32(bits.TrailingZeros64(pk.DomainSize))
-		need := gpu.KeyDeviceBytes(pk) + uint64(b.opts.MaxInFlight)*gpu.SlotDeviceBytes(logN, int(pk.NbWires))
+		plan, err := b.planKey(pk)
+		if err != nil {
+			f.Close()
+			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrResourceExhausted, "load key %s: %v", ref.ID, err)
+		}
+		need := plan.LoadBytes()
 		if err := b.admit(need, true); err != nil {
 			f.Close()
 			return nil, sdk.KeyInfo{}, err
 		}
-		k, err := b.loadKey(pk)
+		k, err := b.loadKey(pk, plan)
 		b.mu.Lock()
 		b.deviceInUse -= need
 		if err == nil {
@@ -198,24 +237,63 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, deviceError("load key "+ref.ID, err)
 		}
 		k.file = f
-		hostBytes := uint64(f.Size())
+		// The key file is mapped (page cache: one copy for every backend of
+		// the machine, which the host's budget counts once, at circuit load);
+		// a streamed key's points are registered in place, or copied into
+		// pinned memory of this process's own where the device cannot.
+		info := k.dev.Info()
+		hostBytes := uint64(f.Size()) + info.PinnedCopyBytes
 		for _, s := range k.all {
 			hostBytes += s.HostBytes()
 		}
+		if plan.Streamed() && info.PinnedCopyBytes > 0 {
+			b.log.Warn("the device cannot read the key file's mapping in place (cudaHostRegister read-only); its points were copied into pinned memory",
+				"key", ref.ID, "pinned_copy_bytes", info.PinnedCopyBytes)
+		}
 		b.log.Info("key loaded", "key", ref.ID, "domain", pk.DomainSize, "wires", pk.NbWires, "slots", len(k.all),
-			"device_bytes", k.deviceBytes(), "pinned_bytes", hostBytes-uint64(f.Size()), "took", time.Since(begin).String())
+			"plan", plan.String(), "streamed", plan.Streamed(), "chunk", info.Chunk, "registered_ranges", info.Registered,
+			"device_bytes", k.deviceBytes(), "proof_device_bytes", k.proofBytes, "proof_device_bytes_estimate", plan.ProofBytes,
+			"pinned_bytes", hostBytes-uint64(f.Size()), "took", time.Since(begin).String())
 		return k, sdk.KeyInfo{HostBytes: hostBytes, DeviceBytes: k.deviceBytes()}, nil
 	})
 }
 
-// loadKey uploads pk's bases and allocates MaxInFlight slots for its proofs.
-func (b *Backend) loadKey(pk *keyfile.ProvingKey) (*key, error) {
-	dk, err := gpu.LoadGroth16Key(b.opts.Device, pk)
+// planKey decides whether pk's points stay on the device or stream from the
+// host, in the device memory not yet admitted: resident with MaxInFlight slots
+// when the key, its slots and a proof in every slot fit; else resident with
+// fewer slots, down to minResidentSlots; else streamed in the largest chunks
+// that fit with MaxInFlight slots. A slot less costs a few points of
+// utilization (BENCHMARKS.md: 94.1% with two against 97.3% with three on one
+// H200), while a streamed key copies all its points over PCIe for every proof:
+// an H200 keeps a 2^26 key resident with three slots rather than streaming it
+// with four.
+func (b *Backend) planKey(pk *keyfile.ProvingKey) (gpu.DevicePlan, error) {
+	b.mu.Lock()
+	room := b.limit() - min(b.limit(), b.deviceInUse+b.deviceKeys)
+	b.mu.Unlock()
+	shape := gpu.ShapeOf(pk)
+	for slots := b.opts.MaxInFlight; slots >= min(minResidentSlots, b.opts.MaxInFlight); slots-- {
+		if p, err := gpu.PlanDevice(shape, slots, room, b.res); err == nil && !p.Streamed() {
+			return p, nil
+		}
+	}
+	return gpu.PlanDevice(shape, b.opts.MaxInFlight, room, b.res)
+}
+
+// minResidentSlots is the fewest slots planKey gives a key to keep it
+// resident: with one, the GPU idles through every host round trip.
+const minResidentSlots = 2
+
+// loadKey uploads pk's bases (or sets up their streaming) and allocates the
+// plan's slots for its proofs.
+func (b *Backend) loadKey(pk *keyfile.ProvingKey, plan gpu.DevicePlan) (*key, error) {
+	dk, err := gpu.LoadGroth16Key(b.opts.Device, pk, plan.Chunk)
 	if err != nil {
 		return nil, err
 	}
-	k := &key{dev: dk, slots: make(chan *gpu.Groth16Slot, b.opts.MaxInFlight)}
-	for range b.opts.MaxInFlight {
+	info := dk.Info()
+	k := &key{dev: dk, plan: plan, logN: gpu.ShapeOf(pk).LogN, proofBytes: info.WorkG1 + info.WorkG2, slots: make(chan *gpu.Groth16Slot, plan.Slots)}
+	for range plan.Slots {
 		s, err := dk.NewSlot()
 		if err != nil {
 			if ferr := k.free(); ferr != nil {
@@ -241,15 +319,21 @@ func (b *Backend) Close() error {
 	return nil
 }
 
+// limit is the device memory admission hands out: the device's (or the cap)
+// less deviceReserve. Called with mu held or before any concurrency.
+func (b *Backend) limit() uint64 {
+	if b.deviceTotal > deviceReserve {
+		return b.deviceTotal - deviceReserve
+	}
+	return b.deviceTotal
+}
+
 // admit reserves device bytes for a proof (or a key upload) or refuses with a
 // retryable ErrResourceExhausted: admission never over-commits the device.
 func (b *Backend) admit(need uint64, forKey bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	limit := b.deviceTotal
-	if limit > deviceReserve {
-		limit -= deviceReserve
-	}
+	limit := b.limit()
 	used := b.deviceInUse + b.deviceKeys
 	if used+need > limit {
 		what := "this proof"
@@ -280,22 +364,14 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	if err := keyreg.CheckPartition(pk, h, req.KeyID); err != nil {
 		return sdk.ProveResult{}, err
 	}
-	logN := uint32(bits.TrailingZeros64(pk.DomainSize))
-	need := gpu.PartitionDeviceBytes(logN, int(pk.NbWires))
-	if err := b.admit(need, false); err != nil {
-		return sdk.ProveResult{}, err
-	}
-	defer func() {
-		b.mu.Lock()
-		b.deviceInUse -= need
-		b.mu.Unlock()
-	}()
 	if err := ctx.Err(); err != nil {
 		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrCanceled, "prove: %v", err)
 	}
 
-	// A slot is free whenever the host keeps at most MaxInFlight proofs here;
-	// waiting covers a host that sends more.
+	// A slot is free whenever the host keeps at most the key's slots here
+	// (MaxInFlight, or fewer when planKey kept the key resident with fewer);
+	// waiting covers a host that sends more. The proof's working memory is
+	// admitted once it holds a slot: the key's plan fits a proof in every slot.
 	var slot *gpu.Groth16Slot
 	select {
 	case slot = <-k.slots:
@@ -310,6 +386,15 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		}
 	}
 	defer release()
+	need := k.proofBytes
+	if err := b.admit(need, false); err != nil {
+		return sdk.ProveResult{}, err
+	}
+	defer func() {
+		b.mu.Lock()
+		b.deviceInUse -= need
+		b.mu.Unlock()
+	}()
 
 	// Map: open the sealed partition and copy it into the slot's pinned
 	// staging, on CPU threads, while other slots keep the GPU busy. The

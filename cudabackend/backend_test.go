@@ -58,3 +58,26 @@ func TestAdmission(t *testing.T) {
 		t.Fatalf("what fits was refused: %v", err)
 	}
 }
+
+// TestCapLimitsAdmission checks that the device memory cap is what admission
+// hands out (less the reserve), as if the card had no more.
+func TestCapLimitsAdmission(t *testing.T) {
+	b := New(Options{DeviceMemoryCap: 16 << 30})
+	b.deviceTotal = min(141<<30, b.opts.DeviceMemoryCap) // what New does with a GPU
+	if got, want := b.limit(), uint64(15<<30); got != want {
+		t.Fatalf("limit under a 16 GiB cap = %d, want %d", got, want)
+	}
+	if err := b.admit(16<<30, true); sdk.KindOf(err) != sdk.ErrResourceExhausted {
+		t.Fatalf("16 GiB under a 16 GiB cap: %v, want resource_exhausted", err)
+	}
+}
+
+// TestPerConstraint checks what Describe declares per constraint: the working
+// memory of one proof at 2^24, about 690 bytes (the G1 and G2 MSMs at once),
+// not the 64 the first estimate said.
+func TestPerConstraint(t *testing.T) {
+	got := perConstraint(gpu.BoundResidency(132))
+	if got < 600 || got > 800 {
+		t.Fatalf("perConstraint = %d bytes, want about 690", got)
+	}
+}

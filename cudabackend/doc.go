@@ -23,6 +23,18 @@
 // one's assembly (refprover.Assemble with fresh r and s: a few scalar
 // multiplications) and the other slot's MSMs. Device memory is admitted before a
 // key loads and before a proof starts: what does not fit gets a retryable
-// ErrResourceExhausted, never an out-of-memory crash. Phase times come from CUDA
-// events.
+// ErrResourceExhausted, never an out-of-memory crash. A proof's share is its
+// MSMs' working memory (the G1 and the G2 MSM run at once, each with its own),
+// as msm.cu sizes it (csrc/msm_plan.h, mirrored by gpu.ProofWorkBytes). Phase
+// times come from CUDA events.
+//
+// A key whose point sets, slots and proofs do not fit in the device memory
+// left (or under Options.DeviceMemoryCap, which the backend treats as the
+// card's size) is not refused but streamed (gpu.PlanDevice): its points stay
+// in host memory, registered in place read-only (the key file's shared
+// mapping: one copy in the page cache for every backend of the machine, which
+// the host's budget counts once) or, where the device cannot read it there,
+// copied into pinned memory; each proof copies them to the device chunk by
+// chunk, double-buffered, every copy beside the MSM of the chunk before, and
+// adds up the chunks' sums.
 package cudabackend

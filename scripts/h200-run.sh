@@ -8,6 +8,11 @@
 # Development keygen at size (issue 14), fresh keys, time per phase and peak memory, then
 # proofs with those keys through the CUDA backend, each verified by the host with gnark:
 #   STEPS="keygen prove" KGKS="22 24" KS="22 24" PARTS=2 PEER_PARTS=1 BUDGET=560 scripts/h200-run.sh
+# Keys larger than device memory (issue 14): chain 2^$STREAM_K proved one-shot through the CUDA
+# backend resident, then with its device memory capped at each of $STREAM_CAPS (the backend
+# streams the key's points from pinned host memory); each proof verified; peak device memory
+# sampled by nvidia-smi beside each run:
+#   STEPS=stream STREAM_K=24 STREAM_CAPS="24GiB 16GiB" scripts/h200-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
@@ -74,6 +79,28 @@ for step in $STEPS; do
       log "gnark exit $?"
     done
     tail -40 "$OUT/prove.txt" ;;
+  stream)
+    k=${STREAM_K:-24}
+    if [ ! -f "$KEYS/chain-k$k.pk" ]; then
+      log "keygen chain k=$k"
+      box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" > "$OUT/stream-keygen.txt" 2>&1
+      log "keygen exit $?"
+    fi
+    for cap in resident ${STREAM_CAPS:-24GiB 16GiB}; do
+      c=$cap; [ "$cap" = resident ] && c=
+      log "prove chain-k$k, device memory cap: $cap, ${STREAM_PARTS:-2} partitions"
+      nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "$OUT/stream-mem-$cap.txt" 2>/dev/null &
+      smi=$!
+      ZKHOST_CUDA_DEVICE_MEMORY_CAP="$c" box "${STREAM_T:-80}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" \
+        --partitions "${STREAM_PARTS:-2}" --out "/tmp/s$k-$cap" --backend "$BIN/zkhost-backend-cuda" --log-level info > "$OUT/stream-$cap.txt" 2>&1
+      log "cuda exit $? (cap $cap)"
+      kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
+      cp "/tmp/s$k-$cap/summary.json" "$OUT/stream-summary-$cap.json" 2>/dev/null
+      grep -o '"key loaded".*\|key loaded.*' "$OUT/stream-$cap.txt" | head -2 | tee -a "$OUT/summary.txt"
+      grep -E "^\s*\|?\s*[0-9]+ |verified|proven" "$OUT/stream-$cap.txt" | tail -4 | tee -a "$OUT/summary.txt"
+      echo "peak device memory used (MiB, nvidia-smi): $(sort -n "$OUT/stream-mem-$cap.txt" | tail -1)" | tee -a "$OUT/summary.txt"
+      rm -rf "/tmp/s$k-$cap"
+    done ;;
   evaluate)
     # CPU only: A and B from a wire assignment (circuit.Evaluate) against gnark's Solve, 2^16
     # and 2^20, one thread and every core. Not in the default STEPS: STEPS=evaluate.

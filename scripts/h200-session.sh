@@ -5,6 +5,9 @@
 # then scripts/h200-feed.sh (issue 9's measurements) for $CIRCUITS. Everything is packed into
 # $OUT/session.tgz (the device tool returns few files).
 #   CIRCUITS="chain20 chain22" KGKS="20 22" scripts/h200-session.sh
+# RUN_STEPS picks h200-run.sh's steps (kernels keygen conformance prove stream evaluate);
+# CIRCUITS="" skips the daemon feed. Issue 14's keys larger than device memory, in one call:
+#   RUN_STEPS="kernels stream" GPU_RUN=TestGroth16 CIRCUITS= STREAM_K=24 STREAM_CAPS="24GiB 16GiB" scripts/h200-session.sh
 set -uo pipefail
 ROOT=$PWD
 DEST=${OUT:-$ROOT/h200-session-out}
@@ -16,7 +19,9 @@ if [ -n "${RUN_STEPS-kernels keygen conformance}" ]; then
     KT="${KT:-70}" KB="${KB:-1}" GPU_RUN="${GPU_RUN:-TestGroth16|TestNVML}" CT="${CT:-90}" \
     BUDGET="${RUN_BUDGET:-280}" bash scripts/h200-run.sh
 fi
-OUT="$WORK/feed" CIRCUITS="${CIRCUITS:-chain20 chain22}" BUDGET="${FEED_BUDGET:-290}" bash scripts/h200-feed.sh
+if [ -n "${CIRCUITS-chain20 chain22}" ]; then
+  OUT="$WORK/feed" CIRCUITS="${CIRCUITS-chain20 chain22}" BUDGET="${FEED_BUDGET:-290}" bash scripts/h200-feed.sh
+fi
 # Then, when asked, a larger size (issue 14): fresh keys and proofs through the CUDA backend.
 if [ -n "${LARGE_KS:-}" ]; then
   OUT="$WORK/large" STEPS="keygen prove" KGKS="$LARGE_KS" KS="$LARGE_KS" PARTS="${LARGE_PARTS:-2}" PEER_PARTS="${LARGE_PEER_PARTS:-1}" \

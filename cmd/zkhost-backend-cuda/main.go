@@ -10,36 +10,36 @@
 //
 //	-device N          ZKHOST_DEVICE_INDEX        CUDA device ordinal (default 0)
 //	-max-in-flight N   ZKHOST_CUDA_MAX_IN_FLIGHT  proofs at once, each in its own slot (default cudabackend.DefaultMaxInFlight, 4)
+//	-device-memory-cap SIZE  ZKHOST_CUDA_DEVICE_MEMORY_CAP  device memory to use at most, as if the card had no more
+//	                   ("24GiB", "16GB"; default: all of it); keys that do not fit are streamed from host memory
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
 	"github.com/consensys/gnark/logger"
 
 	"github.com/zkhost/zkhost/cudabackend"
+	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/sdk"
 )
 
 func main() {
 	// go-plugin owns stdout: nothing may print there before the handshake.
 	logger.Disable()
-	fs := flag.NewFlagSet("zkhost-backend-cuda", flag.ContinueOnError)
-	device := fs.Int("device", envInt("ZKHOST_DEVICE_INDEX", 0), "CUDA device ordinal")
-	inFlight := fs.Int("max-in-flight", envInt("ZKHOST_CUDA_MAX_IN_FLIGHT", cudabackend.DefaultMaxInFlight), "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		os.Exit(2)
-	}
-	if *device < 0 || *inFlight < 1 {
-		fmt.Fprintln(os.Stderr, "zkhost-backend-cuda: -device must be >= 0 and -max-in-flight >= 1")
+	opts, err := parseOptions(os.Args[1:], os.Getenv, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkhost-backend-cuda:", err)
 		os.Exit(2)
 	}
 	log := sdk.NewLogger(cudabackend.Name)
-	b := cudabackend.New(cudabackend.Options{Device: *device, MaxInFlight: *inFlight, Logger: log})
-	err := sdk.Serve(b, sdk.WithLogger(log))
+	opts.Logger = log
+	b := cudabackend.New(opts)
+	err = sdk.Serve(b, sdk.WithLogger(log))
 	b.Close()
 	if err != nil {
 		log.Error("serving", "error", err)
@@ -47,9 +47,53 @@ func main() {
 	}
 }
 
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return v
+// parseOptions reads the flags, each defaulting to its environment variable.
+func parseOptions(args []string, getenv func(string) string, usage io.Writer) (cudabackend.Options, error) {
+	var opts cudabackend.Options
+	device, err := envInt(getenv, "ZKHOST_DEVICE_INDEX", 0)
+	if err != nil {
+		return opts, err
 	}
-	return def
+	inFlight, err := envInt(getenv, "ZKHOST_CUDA_MAX_IN_FLIGHT", cudabackend.DefaultMaxInFlight)
+	if err != nil {
+		return opts, err
+	}
+	fs := flag.NewFlagSet("zkhost-backend-cuda", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.IntVar(&opts.Device, "device", device, "CUDA device ordinal")
+	fs.IntVar(&opts.MaxInFlight, "max-in-flight", inFlight, "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
+	capText := fs.String("device-memory-cap", getenv("ZKHOST_CUDA_DEVICE_MEMORY_CAP"), "device memory to use at most, as if the card had no more (\"24GiB\", \"16GB\"; empty: all of it); a key whose points, slots and proofs do not fit under it is streamed from pinned host memory chunk by chunk")
+	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	if fs.NArg() > 0 {
+		return opts, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if opts.Device < 0 || opts.MaxInFlight < 1 {
+		return opts, fmt.Errorf("-device is %d and -max-in-flight %d: want -device >= 0 and -max-in-flight >= 1", opts.Device, opts.MaxInFlight)
+	}
+	if *capText != "" {
+		sz, err := config.ParseSize(*capText)
+		if err != nil {
+			return opts, fmt.Errorf("-device-memory-cap: %v", err)
+		}
+		if sz.IsPercent() || sz.Bytes == 0 {
+			return opts, fmt.Errorf("-device-memory-cap %q: want a size in bytes above zero, such as \"24GiB\"", *capText)
+		}
+		opts.DeviceMemoryCap = sz.Bytes
+	}
+	return opts, nil
+}
+
+// envInt reads an integer environment variable, def when unset.
+func envInt(getenv func(string) string, name string, def int) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: want an integer", name, v)
+	}
+	return n, nil
 }

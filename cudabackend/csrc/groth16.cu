@@ -4,30 +4,93 @@
 #include <cuda_runtime.h>
 #include <string.h>
 
+#include <algorithm>
+#include <mutex>
 #include <new>
 #include <thread>
+#include <vector>
 
 #include "common.cuh"
 #include "groth16.h"
 #include "msm.h"
+#include "msm_plan.h"
 #include "ntt.h"
+
+// streamer is one group's chunk pipeline of a streamed key: two MSM handles
+// whose chunk points are refilled from pinned host memory (one buffer loads on
+// the copy stream while the MSM of the other runs), the gathered scalars of
+// each, and the lock that lets one proof at a time use them.
+struct streamer {
+    size_t S = 0;      // points per chunk
+    size_t elem = 0;   // bytes per point
+    void* h[2] = {};   // MSM handles of S points each
+    void* sc[2] = {};  // device: S scalars each, gathered for masked sets
+    cudaStream_t copy = nullptr;
+    cudaEvent_t loaded[2] = {};
+    std::mutex mu;
+};
 
 struct zk_g16_key {
     int device;
     uint32_t log_n;
     size_t nwires, nb_public, nk, nz;
+    // Resident (chunk == 0): the point sets on the device.
     void* a;  // G1, nwires points (infinity where InfinityA)
     void* b;  // G1, nwires points (infinity where InfinityB)
     void* k;  // G1, nk points
     void* z;  // G1, nz points
     void* b2; // G2, nwires points
     uint64_t bytes;
+    // Streamed (chunk > 0): the point sets stay in pinned host memory, as the
+    // key file stores them (A and B without their infinity points), and go to
+    // the device chunk by chunk at every proof.
+    size_t chunk;
+    size_t na, nb;
+    const char *h_a, *h_b, *h_k, *h_z, *h_b2;  // pinned host
+    uint32_t *idx_a, *idx_b;  // device: the wire of each A (B) point
+    streamer *s1, *s2;        // G1, G2
+    std::vector<void*> registered;  // host ranges registered in place
+    std::vector<void*> copies;      // pinned copies where registration failed
+    uint64_t pinned_copy_bytes;
+    uint64_t work_g1, work_g2;      // MSM working memory of one proof, per stream
 };
 
-static const size_t kFr = 32, kG1 = 96, kG2 = 192;
+static const size_t kFr = 32, kG1 = 96, kG2 = 192, kJac1 = 144, kJac2 = 288;
 
 extern "C" uint64_t zk_g16_key_device_bytes(const zk_g16_key* key) {
     return key ? key->bytes : 0;
+}
+
+extern "C" int zk_g16_host_register_read_only(int device) {
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrHostRegisterReadOnlySupported, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return v;
+}
+
+static size_t chunks_of(size_t n, size_t S) { return S ? (n + S - 1) / S : (n ? 1 : 0); }
+
+extern "C" void zk_g16_key_info(const zk_g16_key* key, zk_g16_key_info_t* info) {
+    memset(info, 0, sizeof *info);
+    if (!key) return;
+    info->device_bytes = key->bytes;
+    info->chunk = key->chunk;
+    info->work_g1 = key->work_g1;
+    info->work_g2 = key->work_g2;
+    info->pinned_copy_bytes = key->pinned_copy_bytes;
+    info->registered = key->registered.size();
+    const size_t S = key->chunk;
+    if (S) {
+        info->partials[0] = chunks_of(key->na, S);
+        info->partials[1] = chunks_of(key->nb, S);
+        info->partials[2] = chunks_of(key->nk, S);
+        info->partials[3] = chunks_of(key->nz, S);
+        info->partials[4] = chunks_of(key->nb, S);
+    } else {
+        for (int i = 0; i < 5; i++) info->partials[i] = 1;
+    }
 }
 
 static int msm_fail(int rc, const char* what, char* err, size_t errlen, const char* inner) {
@@ -41,25 +104,191 @@ extern "C" int zk_g16_key_free(zk_g16_key* key, char* err, size_t errlen) {
     void* sets[] = {key->a, key->b, key->k, key->z, key->b2};
     int rc = ZK_OK;
     if (zk_use_device(key->device, err, errlen) == ZK_OK) {
-        for (void* s : sets) {
-            if (s && zk_msm_free(s, inner, sizeof inner) != ZK_MSM_OK && rc == ZK_OK)
+        auto msm_free = [&](void* h) {
+            if (h && zk_msm_free(h, inner, sizeof inner) != ZK_MSM_OK && rc == ZK_OK)
                 rc = zk_fail(err, errlen, ZK_ECUDA, "free key bases: %s", inner);
+        };
+        auto note = [&](cudaError_t e, const char* what) {
+            if (e != cudaSuccess && rc == ZK_OK)
+                rc = zk_cuda_fail(err, errlen, e, what, __FILE__, __LINE__);
+        };
+        for (void* s : sets) msm_free(s);
+        for (streamer* st : {key->s1, key->s2}) {
+            if (!st) continue;
+            if (st->copy) note(cudaStreamSynchronize(st->copy), "free key: sync");
+            for (int i = 0; i < 2; i++) {
+                msm_free(st->h[i]);
+                if (st->sc[i]) note(cudaFree(st->sc[i]), "free key: scalars");
+                if (st->loaded[i]) note(cudaEventDestroy(st->loaded[i]), "free key: event");
+            }
+            if (st->copy) note(cudaStreamDestroy(st->copy), "free key: stream");
         }
+        if (key->idx_a) note(cudaFree(key->idx_a), "free key: index");
+        if (key->idx_b) note(cudaFree(key->idx_b), "free key: index");
+        for (void* p : key->registered) note(cudaHostUnregister(p), "free key: unregister");
+        for (void* p : key->copies) note(cudaFreeHost(p), "free key: pinned copy");
     }
+    delete key->s1;
+    delete key->s2;
     delete key;
     return rc;
+}
+
+// pin makes bytes at p readable by the device's DMA engines without a copy
+// where it can: the range, rounded out to whole pages, is registered in place
+// (read-only, as a key file's shared mapping is: every backend of the machine
+// then pins the same page-cache pages, one copy in host memory). Where the
+// device cannot register read-only memory, or registration fails (a range
+// sharing a page with one already registered), the bytes are copied into a
+// pinned buffer of the key's own. *out receives the address to copy from.
+static int pin(zk_g16_key* key, const void* p, size_t bytes, const char** out, char* err,
+               size_t errlen) {
+    *out = (const char*)p;
+    if (!p || bytes == 0) return ZK_OK;
+    int ro = 0;
+    if (cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, key->device) !=
+        cudaSuccess)
+        ro = 0;
+    cudaGetLastError();
+    if (ro) {
+        const uintptr_t page = 4096;
+        uintptr_t lo = (uintptr_t)p & ~(page - 1);
+        uintptr_t hi = ((uintptr_t)p + bytes + page - 1) & ~(page - 1);
+        if (cudaHostRegister((void*)lo, hi - lo, cudaHostRegisterPortable | cudaHostRegisterReadOnly) ==
+            cudaSuccess) {
+            key->registered.push_back((void*)lo);
+            return ZK_OK;
+        }
+        cudaGetLastError();  // not sticky; fall back to a copy
+    }
+    void* copy = nullptr;
+    ZK_CUDA(cudaHostAlloc(&copy, bytes, cudaHostAllocPortable));
+    key->copies.push_back(copy);
+    memcpy(copy, p, bytes);
+    key->pinned_copy_bytes += bytes;
+    *out = (const char*)copy;
+    return ZK_OK;
+}
+
+// index_of uploads the wire index of every point a mask keeps (skip[i] == 0).
+static int index_of(const uint8_t* skip, size_t nwires, size_t n, uint32_t** out, char* err,
+                    size_t errlen) {
+    *out = nullptr;
+    std::vector<uint32_t> idx;
+    idx.reserve(n);
+    for (size_t i = 0; i < nwires; i++)
+        if (!skip || !skip[i]) idx.push_back((uint32_t)i);
+    if (idx.size() != n)
+        return zk_fail(err, errlen, ZK_EINVAL, "mask keeps %zu of %zu wires but %zu points were given",
+                       idx.size(), nwires, n);
+    ZK_CUDA(cudaMalloc((void**)out, (n ? n : 1) * sizeof(uint32_t)));
+    if (n) ZK_CUDA(cudaMemcpy(*out, idx.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    return ZK_OK;
+}
+
+// streamer_init allocates a group's chunk buffers for chunks of S points.
+static int streamer_init(streamer* s, int group, size_t S, char* err, size_t errlen) {
+    s->S = S;
+    s->elem = group == ZK_MSM_G2 ? kG2 : kG1;
+    // A handle of S points at infinity (all skipped): its bases are refilled.
+    std::vector<uint8_t> skip(S, 1);
+    char inner[512] = {0};
+    for (int i = 0; i < 2; i++) {
+        int mrc = zk_msm_upload(group, nullptr, 0, skip.data(), S, &s->h[i], inner, sizeof inner);
+        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "chunk buffer", err, errlen, inner);
+        ZK_CUDA(cudaMalloc(&s->sc[i], S * kFr));
+        ZK_CUDA(cudaEventCreateWithFlags(&s->loaded[i], cudaEventDisableTiming));
+    }
+    ZK_CUDA(cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking));
+    return ZK_OK;
+}
+
+// g1_order lists a key's G1 MSMs, the longest first: they run one after
+// another on the proof's stream and each takes its working memory from the
+// MSM pool that the one before returned, so the first is the largest and the
+// pool never grows past it (gpu.ProofWorkBytes counts the largest).
+struct g1_msm {
+    int which;  // 0 A, 1 B, 2 K, 3 Z: the output's position
+    size_t n;   // points (resident: A and B expanded to every wire)
+};
+static std::vector<g1_msm> g1_order(const zk_g16_key* key) {
+    size_t na = key->chunk ? key->na : key->nwires, nb = key->chunk ? key->nb : key->nwires;
+    std::vector<g1_msm> v = {{0, na}, {1, nb}, {2, key->nk}, {3, key->nz}};
+    std::stable_sort(v.begin(), v.end(), [](const g1_msm& x, const g1_msm& y) { return x.n > y.n; });
+    return v;
+}
+
+// key_work_init records the MSM working memory one proof on key takes, per
+// stream, from msm.cu's own sizing (zk_msm_work_bytes), and returns the
+// upload's scratch to the device.
+static int key_work_init(zk_g16_key* key, char* err, size_t errlen) {
+    char inner[512] = {0};
+    int mrc = zk_msm_trim(key->device, inner, sizeof inner);
+    if (mrc != ZK_MSM_OK) return msm_fail(mrc, "trim", err, errlen, inner);
+    void* g1[] = {key->a, key->b, key->k, key->z};
+    uint64_t w = 0;
+    key->work_g1 = key->work_g2 = 0;
+    for (const g1_msm& m : g1_order(key)) {
+        void* h = key->chunk ? key->s1->h[0] : g1[m.which];
+        size_t n = key->chunk ? std::min(m.n, key->chunk) : m.n;
+        if (!h || n == 0) continue;
+        if ((mrc = zk_msm_work_bytes(h, n, 1, &w, inner, sizeof inner)) != ZK_MSM_OK)
+            return msm_fail(mrc, "work bytes", err, errlen, inner);
+        key->work_g1 = std::max(key->work_g1, w);
+    }
+    void* h2 = key->chunk ? key->s2->h[0] : key->b2;
+    size_t n2 = key->chunk ? std::min(key->nb, key->chunk) : key->nwires;
+    if (h2 && n2) {
+        if ((mrc = zk_msm_work_bytes(h2, n2, 1, &w, inner, sizeof inner)) != ZK_MSM_OK)
+            return msm_fail(mrc, "work bytes", err, errlen, inner);
+        key->work_g2 = w;
+    }
+    return ZK_OK;
+}
+
+// key_stream_init sets a streamed key up: its point sets pinned where they
+// are (or copied into pinned memory), the wire index of the A and B points,
+// and the two groups' chunk buffers.
+static int key_stream_init(zk_g16_key* key, const void* g1a, const uint8_t* inf_a,
+                           const void* g1b, const uint8_t* inf_b, const void* g1k,
+                           const void* g1z, const void* g2b, char* err, size_t errlen) {
+    int rc;
+    struct {
+        const void* p;
+        size_t bytes;
+        const char** out;
+    } sets[] = {
+        {g1a, key->na * kG1, &key->h_a}, {g1b, key->nb * kG1, &key->h_b},
+        {g1k, key->nk * kG1, &key->h_k}, {g1z, key->nz * kG1, &key->h_z},
+        {g2b, key->nb * kG2, &key->h_b2},
+    };
+    for (auto& st : sets)
+        if ((rc = pin(key, st.p, st.bytes, st.out, err, errlen)) != ZK_OK) return rc;
+    if ((rc = index_of(inf_a, key->nwires, key->na, &key->idx_a, err, errlen)) != ZK_OK) return rc;
+    if ((rc = index_of(inf_b, key->nwires, key->nb, &key->idx_b, err, errlen)) != ZK_OK) return rc;
+    key->s1 = new (std::nothrow) streamer();
+    key->s2 = new (std::nothrow) streamer();
+    if (!key->s1 || !key->s2) return zk_fail(err, errlen, ZK_ENOMEM, "host allocation");
+    if ((rc = streamer_init(key->s1, ZK_MSM_G1, key->chunk, err, errlen)) != ZK_OK) return rc;
+    if ((rc = streamer_init(key->s2, ZK_MSM_G2, key->chunk, err, errlen)) != ZK_OK) return rc;
+    const uint64_t S = key->chunk;
+    key->bytes = 2 * (S * kG1 + 16) + 2 * (S * kG2 + 16) + 4 * S * kFr + (key->na + key->nb) * 4;
+    return ZK_OK;
 }
 
 extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t nb_public,
                                const void* g1a, size_t na, const uint8_t* inf_a, const void* g1b,
                                size_t nb, const uint8_t* inf_b, const void* g1k, size_t nk,
-                               const void* g1z, size_t nz, const void* g2b, zk_g16_key** out,
-                               char* err, size_t errlen) {
+                               const void* g1z, size_t nz, const void* g2b, size_t chunk,
+                               zk_g16_key** out, char* err, size_t errlen) {
     if (!out || log_n > ZK_NTT_MAX_LOG || nb_public > nwires || nk != nwires - nb_public ||
         nz + 1 != (1ull << log_n))
         return zk_fail(err, errlen, ZK_EINVAL,
                        "bad key shape: log_n %u, %zu wires, %zu public, %zu K points, %zu Z points",
                        log_n, nwires, nb_public, nk, nz);
+    if (chunk > ZK_MSM_MAX_CHUNK)
+        return zk_fail(err, errlen, ZK_EINVAL, "streamed chunk of %zu points: at most %zu", chunk,
+                       (size_t)ZK_MSM_MAX_CHUNK);
     int rc = zk_use_device(device, err, errlen);
     if (rc != ZK_OK) return rc;
     zk_g16_key* key = new (std::nothrow) zk_g16_key();
@@ -70,7 +299,27 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     key->nb_public = nb_public;
     key->nk = nk;
     key->nz = nz;
+    key->na = na;
+    key->nb = nb;
+    key->chunk = chunk;
     char inner[512] = {0};
+    // The MSM pool keeps what earlier proofs freed, for the next ones; the
+    // admission counted it free when they ended, so hand it back before this
+    // key's cudaMallocs need it.
+    if (int mrc = zk_msm_trim(device, inner, sizeof inner)) {
+        zk_g16_key_free(key, nullptr, 0);
+        return msm_fail(mrc, "trim", err, errlen, inner);
+    }
+    if (chunk) {
+        rc = key_stream_init(key, g1a, inf_a, g1b, inf_b, g1k, g1z, g2b, err, errlen);
+        if (rc == ZK_OK) rc = key_work_init(key, err, errlen);
+        if (rc != ZK_OK) {
+            zk_g16_key_free(key, nullptr, 0);
+            return rc;
+        }
+        *out = key;
+        return ZK_OK;
+    }
     struct {
         int group;
         const void* pts;
@@ -96,6 +345,10 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
             return code;
         }
         key->bytes += (uint64_t)(s.skip ? nwires : s.n) * s.size;
+    }
+    if ((rc = key_work_init(key, err, errlen)) != ZK_OK) {
+        zk_g16_key_free(key, nullptr, 0);
+        return rc;
     }
     *out = key;
     return ZK_OK;
@@ -208,6 +461,64 @@ float elapsed(cudaEvent_t from, cudaEvent_t to) {
 
 }  // namespace
 
+// k_gather: out[j] = scalars[idx[j]], the wire scalars of a chunk of a
+// streamed A or B set (which leaves out the wires whose point is infinity).
+__global__ void k_gather(const uint32_t* __restrict__ idx, const uint4* __restrict__ scalars,
+                         uint32_t n, uint4* __restrict__ out) {
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < n) {
+        const uint4* s = scalars + 2 * (size_t)idx[j];
+        out[2 * (size_t)j] = s[0];
+        out[2 * (size_t)j + 1] = s[1];
+    }
+}
+
+// stream_msm runs one MSM of a streamed key over npts points at host (pinned):
+// chunk k+1 is copied into one buffer on the copy stream while the MSM of
+// chunk k runs on st from the other, and each chunk's sum goes to out[k] (the
+// caller adds them: an MSM is the sum of its chunks' MSMs). scalars is the
+// device scalar vector: with idx, point j's scalar is scalars[idx[j]];
+// without, scalars[j]. The caller holds s->mu.
+static int stream_msm(streamer* s, const char* host, size_t npts, const uint32_t* idx,
+                      const void* scalars, cudaStream_t st, char* out, size_t jac, char* err,
+                      size_t errlen) {
+    const size_t S = s->S, nch = chunks_of(npts, S);
+    // On every return the copy stream is idle: after an error midway no copy
+    // may still write a buffer the next proof fills.
+    struct Idle {
+        cudaStream_t c;
+        ~Idle() { cudaStreamSynchronize(c); }
+    } idle{s->copy};
+    auto enqueue = [&](size_t k) -> int {
+        const size_t b = k % 2, off = k * S, cnt = std::min(S, npts - off);
+        ZK_CUDA(cudaMemcpyAsync(zk_msm_bases(s->h[b]), host + off * s->elem, cnt * s->elem,
+                                cudaMemcpyHostToDevice, s->copy));
+        ZK_CUDA(cudaEventRecord(s->loaded[b], s->copy));
+        return ZK_OK;
+    };
+    int rc;
+    for (size_t k = 0; k < nch && k < 2; k++)
+        if ((rc = enqueue(k)) != ZK_OK) return rc;
+    char inner[512] = {0};
+    for (size_t k = 0; k < nch; k++) {
+        const size_t b = k % 2, off = k * S, cnt = std::min(S, npts - off);
+        ZK_CUDA(cudaStreamWaitEvent(st, s->loaded[b], 0));
+        const void* sc = (const char*)scalars + off * kFr;
+        if (idx) {
+            k_gather<<<(unsigned)((cnt + 255) / 256), 256, 0, st>>>(
+                idx + off, (const uint4*)scalars, (uint32_t)cnt, (uint4*)s->sc[b]);
+            ZK_LAUNCHED();
+            sc = s->sc[b];
+        }
+        // Returns when the chunk's sum is on the host: buffer b is free again.
+        int mrc = zk_msm_run(s->h[b], sc, cnt, 1, st, out + k * jac, nullptr, inner, sizeof inner);
+        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "streamed chunk", err, errlen, inner);
+        if (k + 2 < nch && (rc = enqueue(k + 2)) != ZK_OK) return rc;
+    }
+    // The copies are done too (each was waited for); nothing is left queued.
+    return ZK_OK;
+}
+
 extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1,
                             void* out_g2, zk_g16_timing* timing, char* err, size_t errlen) {
     if (!key || !slot || !out_g1 || !out_g2)
@@ -252,11 +563,16 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     Joiner g2;  // joined on every return path, before the streams are drained
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
-        if (key->b2)
+        if (key->chunk) {
+            std::lock_guard<std::mutex> lk(key->s2->mu);
+            g2rc = stream_msm(key->s2, key->h_b2, key->nb, key->idx_b, slot->w, slot->stream2,
+                              (char*)out_g2, kJac2, g2err, sizeof g2err);
+        } else if (key->b2) {
             g2rc = zk_msm_run(key->b2, slot->w, nwires, 1, slot->stream2, out_g2, nullptr, g2err,
                               sizeof g2err);
-        else
-            memset(out_g2, 0, 288);
+        } else {
+            memset(out_g2, 0, kJac2);
+        }
         if (g2rc == ZK_MSM_OK) cudaEventRecord(ev[5], slot->stream2);
     });
 
@@ -266,30 +582,46 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     if (rc != ZK_OK) return zk_fail(err, errlen, rc, "H: %s", inner);
     ZK_CUDA(cudaEventRecord(ev[2], st));
 
-    const size_t jac1 = 144;
+    // The four G1 MSMs, the longest first (g1_order). Resident: one sum each
+    // at out_g1[which]. Streamed: one sum per chunk, the sets' partials one
+    // after another in the order A, B, K, Z (zk_g16_key_info's counts).
     struct {
         void* bases;
-        const void* scalars;
+        const char* host;
         size_t n;
-        void* out;
+        const uint32_t* idx;
+        const void* scalars;
         const char* name;
     } g1[] = {
-        {key->a, slot->w, nwires, (char*)out_g1 + 0 * jac1, "MSM A"},
-        {key->b, slot->w, nwires, (char*)out_g1 + 1 * jac1, "MSM B1"},
-        {key->k, (const char*)slot->w + key->nb_public * kFr, key->nk, (char*)out_g1 + 2 * jac1,
-         "MSM K"},
-        {key->z, slot->a, key->nz, (char*)out_g1 + 3 * jac1, "MSM Z"},
+        {key->a, key->h_a, key->chunk ? key->na : nwires, key->idx_a, slot->w, "MSM A"},
+        {key->b, key->h_b, key->chunk ? key->nb : nwires, key->idx_b, slot->w, "MSM B1"},
+        {key->k, key->h_k, key->nk, nullptr, (const char*)slot->w + key->nb_public * kFr, "MSM K"},
+        {key->z, key->h_z, key->nz, nullptr, slot->a, "MSM Z"},
     };
-    for (auto& m : g1) {
+    size_t first[4] = {0, 0, 0, 0};  // each set's first partial
+    for (int i = 1; i < 4; i++)
+        first[i] = first[i - 1] + (key->chunk ? chunks_of(g1[i - 1].n, key->chunk) : 1);
+    std::unique_lock<std::mutex> g1lock;
+    if (key->chunk) g1lock = std::unique_lock<std::mutex>(key->s1->mu);
+    for (const g1_msm& o : g1_order(key)) {
+        auto& m = g1[o.which];
+        char* out = (char*)out_g1 + first[o.which] * kJac1;
+        if (key->chunk) {
+            rc = stream_msm(key->s1, m.host, m.n, m.idx, m.scalars, st, out, kJac1, inner,
+                            sizeof inner);
+            if (rc != ZK_OK) return zk_fail(err, errlen, rc, "%s: %s", m.name, inner);
+            continue;
+        }
         if (m.n == 0 || !m.bases) {
             // The empty sum: infinity in Jacobian coordinates is (1, 1, 0); a
             // zeroed output is turned into that on the Go side.
-            memset(m.out, 0, jac1);
+            memset(out, 0, kJac1);
             continue;
         }
-        int mrc = zk_msm_run(m.bases, m.scalars, m.n, 1, st, m.out, nullptr, inner, sizeof inner);
+        int mrc = zk_msm_run(m.bases, m.scalars, m.n, 1, st, out, nullptr, inner, sizeof inner);
         if (mrc != ZK_MSM_OK) return msm_fail(mrc, m.name, err, errlen, inner);
     }
+    if (g1lock.owns_lock()) g1lock.unlock();
     ZK_CUDA(cudaEventRecord(ev[3], st));
     g2.t.join();
     if (g2rc != ZK_MSM_OK) return msm_fail(g2rc, "MSM B2", err, errlen, g2err);

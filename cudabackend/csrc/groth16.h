@@ -38,15 +38,43 @@ typedef struct zk_g16_key zk_g16_key;
 /* zk_g16_key_load uploads a proving key's point sets to device. g1a holds na
  * points for the wires where inf_a[i] == 0 (nwires mask bytes); likewise g1b,
  * g2b with inf_b. g1k holds nk points (wires nb_public..nwires-1), g1z nz points
- * (N-1 for a domain of N = 2^log_n). */
+ * (N-1 for a domain of N = 2^log_n).
+ *
+ * With chunk > 0 the key is streamed instead, for a device too small to hold
+ * it: the point sets stay in host memory, registered in place where the device
+ * can read them there (cudaHostRegister, read-only: a key file's shared
+ * mapping, one copy in the page cache for every backend of the machine) or
+ * else copied into pinned buffers; every proof copies them to the device chunk
+ * by chunk (chunk points), double-buffered, each chunk's copy overlapping the
+ * MSM of the one before, and returns one sum per chunk. The caller keeps the
+ * host memory mapped until zk_g16_key_free. */
 int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t nb_public,
                     const void* g1a, size_t na, const uint8_t* inf_a,
                     const void* g1b, size_t nb, const uint8_t* inf_b,
                     const void* g1k, size_t nk, const void* g1z, size_t nz,
-                    const void* g2b, zk_g16_key** out, char* err, size_t errlen);
+                    const void* g2b, size_t chunk, zk_g16_key** out, char* err, size_t errlen);
 
-/* zk_g16_key_device_bytes is the device memory the key holds. */
+/* zk_g16_key_device_bytes is the device memory the key holds: its point sets,
+ * or, streamed, its chunk buffers and the wire index of the A and B points. */
 uint64_t zk_g16_key_device_bytes(const zk_g16_key* key);
+
+/* zk_g16_key_info_t describes a loaded key. */
+typedef struct zk_g16_key_info_t {
+    uint64_t device_bytes;      /* as zk_g16_key_device_bytes */
+    uint64_t chunk;             /* points per streamed chunk; 0: resident */
+    uint64_t partials[5];       /* sums zk_g16_prove returns for A, B, K, Z (G1) and B (G2) */
+    uint64_t work_g1, work_g2;  /* MSM working memory of one proof on each of its streams */
+    uint64_t pinned_copy_bytes; /* host memory pinned in copies (0 when registered in place) */
+    uint64_t registered;        /* host ranges registered in place */
+} zk_g16_key_info_t;
+
+/* zk_g16_host_register_read_only is 1 when device can read host memory
+ * registered read-only (cudaDevAttrHostRegisterReadOnlySupported): a streamed
+ * key then pins its file's mapping in place instead of copying it. */
+int zk_g16_host_register_read_only(int device);
+
+/* zk_g16_key_info fills info for key. */
+void zk_g16_key_info(const zk_g16_key* key, zk_g16_key_info_t* info);
 
 /* zk_g16_key_free releases a key. Not while proofs on it are running. */
 int zk_g16_key_free(zk_g16_key* key, char* err, size_t errlen);
@@ -78,9 +106,12 @@ int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen);
 /* zk_g16_prove runs one proof's device work in slot, whose staging holds the
  * partition: the key's nwires scalars of W, n scalars each of A and B (n <= N;
  * zero-padded on the device). It returns when the sums are on the host, and the
- * staging may be refilled. out_g1 receives four G1Jac (Ar, Bs1, Krs, Krs2: 144
- * bytes each), out_g2 one G2Jac (Bs2). One proof per slot at a time; proofs in
- * different slots may run at once. */
+ * staging may be refilled. out_g1 receives G1Jac sums (144 bytes each): for A
+ * (Ar), B (Bs1), K (Krs) and Z (Krs2) in that order, partials[i] of each
+ * (zk_g16_key_info: one each for a resident key, one per chunk for a streamed
+ * one, to be added up), out_g2 partials[4] G2Jac (Bs2). One proof per slot at
+ * a time; proofs in different slots may run at once (a streamed key's chunk
+ * buffers serve one proof's G1 and one proof's G2 MSMs at a time). */
 int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1, void* out_g2,
                  zk_g16_timing* timing, char* err, size_t errlen);
 

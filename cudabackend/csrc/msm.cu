@@ -36,13 +36,15 @@
 
 #include "msm.h"
 #include "msm_core.cuh"
+#include "msm_plan.h"
 
 namespace {
 
 constexpr uint32_t ACC_THREADS = 128;  // block size of the EC kernels
-constexpr uint32_t K_MERGE = 32;       // entries per thread in the later levels
-constexpr uint32_t MIN_SEG = 32;       // fewest pairs per level-0 thread
-constexpr size_t MAX_CHUNK = size_t(1) << 25;
+constexpr uint32_t K_MERGE = ZK_MSM_K_MERGE;  // entries per thread in the later levels
+constexpr uint32_t MIN_SEG = ZK_MSM_MIN_SEG;  // fewest pairs per level-0 thread
+constexpr size_t MAX_CHUNK = ZK_MSM_MAX_CHUNK;
+static_assert(ZK_MSM_TREE_G == zk_msm::TREE_G, "msm_plan.h sizes the tree for msm_core.cuh's TREE_G");
 
 using namespace zk_msm;
 
@@ -232,57 +234,39 @@ struct work_t {
     }
 };
 
-int ceil_log2(uint64_t v) {
-    int b = 0;
-    while ((uint64_t(1) << b) < v) b++;
-    return b;
-}
-
-// choose_c minimises a field-product count: nwin*n mixed additions (~10
-// products) plus nwin*2^(c-1)*2 full additions (~14) in the reduction, plus
-// a per-window cost standing for the serial tail.
-int choose_c(size_t n) {
-    int best = 4;
-    double bestcost = 1e300;
-    for (int c = 4; c <= 21; c++) {
-        double nwin = (256 + c - 1) / c;
-        double cost = nwin * ((double)n * 10.0 + (double)(1u << (c - 1)) * 28.0 + 20000.0);
-        if (cost < bestcost) {
-            bestcost = cost;
-            best = c;
-        }
-    }
-    return best;
-}
-
-struct plan_t {
-    int c, nwin;
-    uint32_t m, sentinel;
-    int keybits;
-    size_t M;          // pairs of a full chunk
-    uint32_t T0;       // k_accum0 threads of a full chunk
-    uint32_t Tred, L;  // reduction segments per window and their length
-    int logL;
-};
+// The plan (window size, thread counts) and the workspace sizes come from
+// msm_plan.h, which the Go admission estimate shares.
+using plan_t = zk_msm_plan;
 
 plan_t make_plan(const handle_t* h, size_t chunk) {
-    plan_t p;
-    p.c = choose_c(chunk);
-    p.nwin = (256 + p.c - 1) / p.c;
-    p.m = 1u << (p.c - 1);
-    p.sentinel = (uint32_t)p.nwin * p.m;
-    p.keybits = ceil_log2((uint64_t)p.sentinel + 1);
-    p.M = (size_t)p.nwin * chunk;
-    size_t want = (p.M + MIN_SEG - 1) / MIN_SEG;
-    p.T0 = (uint32_t)(want < h->resident_accum ? want : h->resident_accum);
-    if (p.T0 == 0) p.T0 = 1;
-    uint32_t per_win = h->resident_reduce / p.nwin;
-    uint32_t T = 1;
-    while (T * 2 <= per_win && T * 2 <= p.m / 8) T *= 2;
-    p.Tred = T;
-    p.L = p.m / T;
-    p.logL = ceil_log2(p.L);
-    return p;
+    return zk_msm_make_plan(chunk, h->resident_accum, h->resident_reduce);
+}
+
+// sort_bytes is the radix sort's temporary storage for plan p: what CUB asks,
+// or msm_plan.h's bound of it when larger, so that the allocation is what the
+// estimate counts.
+int sort_bytes(const plan_t& p, cudaStream_t st, size_t* out, char* err, size_t errlen) {
+    size_t b = 0;
+    cub::DoubleBuffer<uint32_t> dk(nullptr, nullptr), dv(nullptr, nullptr);
+    CU(cub::DeviceRadixSort::SortPairs(nullptr, b, dk, dv, (int)p.M, 0, p.keybits, st));
+    size_t bound = (size_t)zk_msm_sort_bytes_bound(p.M, p.keybits);
+    *out = b > bound ? b : bound;
+    return ZK_MSM_OK;
+}
+
+// residency is how many threads of k_accum0 and k_reduce device dev holds at
+// once: the plan's thread counts, and so its partial-sum buffers, follow them.
+template <class F>
+int residency(int dev, uint32_t* accum, uint32_t* reduce, char* err, size_t errlen) {
+    int sms = 0, blocks = 0;
+    CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_accum0<F>, ACC_THREADS, 0));
+    if (blocks < 1) blocks = 1;
+    *accum = (uint32_t)(blocks * sms * ACC_THREADS);
+    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_reduce<F>, ACC_THREADS, 0));
+    if (blocks < 1) blocks = 1;
+    *reduce = (uint32_t)(blocks * sms * ACC_THREADS);
+    return ZK_MSM_OK;
 }
 
 template <class F>
@@ -308,13 +292,8 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     } guard{h};
     CU(cudaGetDevice(&h->dev));
     CU(cudaDeviceGetAttribute(&h->sms, cudaDevAttrMultiProcessorCount, h->dev));
-    int blocks = 0;
-    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_accum0<F>, ACC_THREADS, 0));
-    if (blocks < 1) blocks = 1;
-    h->resident_accum = (uint32_t)(blocks * h->sms * ACC_THREADS);
-    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_reduce<F>, ACC_THREADS, 0));
-    if (blocks < 1) blocks = 1;
-    h->resident_reduce = (uint32_t)(blocks * h->sms * ACC_THREADS);
+    if (int rc = residency<F>(h->dev, &h->resident_accum, &h->resident_reduce, err, errlen))
+        return rc;
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
     CU(cudaMalloc(&h->bases, total * sizeof(A) + 16));
     if (!skip) {
@@ -378,6 +357,12 @@ int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream
     const size_t chunk = n < MAX_CHUNK ? n : MAX_CHUNK;
     const size_t nchunks = (n + chunk - 1) / chunk;
     const plan_t p = make_plan(h, chunk);
+    // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports their sum).
+    size_t sort_tmp_bytes = 0;
+    if (int rc = sort_bytes(p, st, &sort_tmp_bytes, err, errlen)) return rc;
+    static_assert(sizeof(P) == 4 * sizeof(F) && sizeof(J) == 3 * sizeof(F),
+                  "msm_plan.h counts 4 coordinates per bucket and 3 per result");
+    const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, on_dev, sort_tmp_bytes);
     t.window_bits = p.c;
     t.chunks = (int)nchunks;
 
@@ -399,7 +384,7 @@ int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream
     const fr_t* d_scalars = (const fr_t*)scalars;
     if (!on_dev) {
         void* d;
-        CU(wk.alloc(&d, n * sizeof(fr_t)));
+        CU(wk.alloc(&d, ws.scalars));
         CU(cudaMemcpyAsync(d, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
         d_scalars = (const fr_t*)d;
     }
@@ -411,29 +396,23 @@ int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream
     const size_t M = p.M;
     if (M >= ((size_t)1 << 31))
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu digit pairs exceed the sort's range", M);
-    CU(wk.alloc(&keys0, M * 4));
-    CU(wk.alloc(&keys1, M * 4));
-    CU(wk.alloc(&vals0, M * 4));
-    CU(wk.alloc(&vals1, M * 4));
-    size_t sort_bytes = 0;
-    {
-        cub::DoubleBuffer<uint32_t> dk((uint32_t*)keys0, (uint32_t*)keys1);
-        cub::DoubleBuffer<uint32_t> dv((uint32_t*)vals0, (uint32_t*)vals1);
-        CU(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, dk, dv, (int)M, 0, p.keybits, st));
-    }
-    CU(wk.alloc(&sort_tmp, sort_bytes));
+    CU(wk.alloc(&keys0, ws.keys));
+    CU(wk.alloc(&keys1, ws.keys));
+    CU(wk.alloc(&vals0, ws.vals));
+    CU(wk.alloc(&vals1, ws.vals));
+    size_t sort_len = ws.sort_tmp;
+    CU(wk.alloc(&sort_tmp, sort_len));
     const size_t nbuckets = (size_t)p.nwin * p.m;
-    CU(wk.alloc(&buckets, nbuckets * sizeof(P)));
-    const uint32_t T1max = (2 * p.T0 + K_MERGE - 1) / K_MERGE;
-    CU(wk.alloc(&pa, 2 * (size_t)p.T0 * sizeof(P)));
-    CU(wk.alloc(&pka, 2 * (size_t)p.T0 * 4));
-    CU(wk.alloc(&pb, 2 * (size_t)T1max * sizeof(P)));
-    CU(wk.alloc(&pkb, 2 * (size_t)T1max * 4));
+    CU(wk.alloc(&buckets, ws.buckets));
+    CU(wk.alloc(&pa, ws.part_a));
+    CU(wk.alloc(&pka, ws.part_ka));
+    CU(wk.alloc(&pb, ws.part_b));
+    CU(wk.alloc(&pkb, ws.part_kb));
     const size_t groups = 2 * (size_t)p.nwin;
-    CU(wk.alloc(&red, groups * p.Tred * sizeof(P)));
-    CU(wk.alloc(&tree, groups * ((p.Tred + TREE_G - 1) / TREE_G) * sizeof(P)));
-    CU(wk.alloc(&wacc, p.nwin * sizeof(P)));
-    CU(wk.alloc(&d_out, sizeof(J)));
+    CU(wk.alloc(&red, ws.red));
+    CU(wk.alloc(&tree, ws.tree));
+    CU(wk.alloc(&wacc, ws.wacc));
+    CU(wk.alloc(&d_out, ws.out));
 
     for (size_t k = 0; k < nchunks; k++) {
         const size_t off = k * chunk;
@@ -444,7 +423,7 @@ int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream
         LAUNCHED("k_digits");
         cub::DoubleBuffer<uint32_t> dk((uint32_t*)keys0, (uint32_t*)keys1);
         cub::DoubleBuffer<uint32_t> dv((uint32_t*)vals0, (uint32_t*)vals1);
-        CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_bytes, dk, dv, (int)Mk, 0, p.keybits, st));
+        CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_len, dk, dv, (int)Mk, 0, p.keybits, st));
         CU(cudaEventRecord(ev_sort[k], st));
 
         CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
@@ -599,8 +578,49 @@ extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scala
     }
 }
 
+extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, uint64_t* out,
+                                 char* err, size_t errlen) {
+    if (!handle || !out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil argument");
+    handle_t* h = (handle_t*)handle;
+    *out = 0;
+    if (n == 0) return ZK_MSM_OK;
+    CU(cudaSetDevice(h->dev));
+    const plan_t p = make_plan(h, n < MAX_CHUNK ? n : MAX_CHUNK);
+    size_t sb = 0;
+    if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
+    *out = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb).total;
+    return ZK_MSM_OK;
+}
+
+extern "C" int zk_msm_residency(int device, int group, uint32_t* accum, uint32_t* reduce,
+                                char* err, size_t errlen) {
+    if (!accum || !reduce) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil argument");
+    CU(cudaSetDevice(device));
+    switch (group) {
+    case ZK_MSM_G1:
+        return residency<fq_t>(device, accum, reduce, err, errlen);
+    case ZK_MSM_G2:
+        return residency<fq2_t>(device, accum, reduce, err, errlen);
+    default:
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: unknown group %d", group);
+    }
+}
+
+extern "C" void* zk_msm_bases(void* handle) {
+    return handle ? ((handle_t*)handle)->bases : nullptr;
+}
+
+extern "C" int zk_msm_trim(int device, char* err, size_t errlen) {
+    CU(cudaSetDevice(device));
+    cudaMemPool_t pool;
+    CU(get_pool(device, &pool));
+    CU(cudaDeviceSynchronize());
+    CU(cudaMemPoolTrimTo(pool, 0));
+    return ZK_MSM_OK;
+}
+
 extern "C" int zk_msm_window_bits(int group, size_t n) {
     (void)group;
     size_t chunk = n < MAX_CHUNK ? n : MAX_CHUNK;
-    return choose_c(chunk);
+    return zk_msm_choose_c(chunk);
 }

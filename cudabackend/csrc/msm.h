@@ -80,6 +80,28 @@ int zk_msm_free(void* handle, char* err, size_t errlen);
 int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_device, void* stream,
                void* out, zk_msm_timing* timing, char* err, size_t errlen);
 
+/* zk_msm_work_bytes writes to *out the device working memory zk_msm_run
+ * allocates (from the device's stream-ordered pool, which keeps it for the
+ * next MSM) for n scalars on handle: the sizes come from msm_plan.h, as the
+ * allocations do, each rounded up to the pool's granularity. */
+int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, uint64_t* out, char* err,
+                      size_t errlen);
+
+/* zk_msm_residency writes how many threads of the MSM's accumulation and
+ * reduction kernels for group device holds at once: msm_plan.h's inputs,
+ * for an estimate equal to what zk_msm_run allocates there. */
+int zk_msm_residency(int device, int group, uint32_t* accum, uint32_t* reduce, char* err,
+                     size_t errlen);
+
+/* zk_msm_bases returns the device address of a handle's resident points,
+ * for callers that refill them (groth16.cu's streamed keys). */
+void* zk_msm_bases(void* handle);
+
+/* zk_msm_trim returns the device's MSM pool memory not in use to the device
+ * (after a key upload's scratch, before a measurement). Synchronizes the
+ * device. */
+int zk_msm_trim(int device, char* err, size_t errlen);
+
 /* zk_msm_window_bits returns the window size zk_msm_run picks for n
  * scalars of the group (for tests and benchmarks). */
 int zk_msm_window_bits(int group, size_t n);

@@ -2,8 +2,6 @@ package gpu
 
 import (
 	"time"
-
-	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // Groth16Timing is the device-busy time of one proof's phases, from CUDA events
@@ -21,29 +19,25 @@ type Groth16Timing struct {
 	Total      time.Duration // first event to last
 }
 
-// KeyDeviceBytes is the device memory a proving key takes once uploaded: G1 A
-// and B and G2 B expanded to every wire, G1 K and Z as they are.
-func KeyDeviceBytes(pk *keyfile.ProvingKey) uint64 {
-	return pk.NbWires*(96+96+192) + uint64(len(pk.G1K)+len(pk.G1Z))*96
-}
-
-// SlotDeviceBytes is the device memory one slot (Groth16Slot) holds for a
-// domain of 2^logN and nwires wires: W, A, B and C.
-func SlotDeviceBytes(logN uint32, nwires int) uint64 {
-	return (uint64(nwires) + 3*(uint64(1)<<logN)) * FrBytes
-}
-
-// SlotHostBytes is the pinned host memory one slot holds: the staging of W, A
-// and B.
-func SlotHostBytes(logN uint32, nwires int) uint64 {
-	return (uint64(nwires) + 2*(uint64(1)<<logN)) * FrBytes
-}
-
-// PartitionDeviceBytes is the device memory one proof in flight needs beyond its
-// key and its slot, for a domain of 2^logN and nwires wires: the MSM's digits,
-// sort keys and buckets (about 64 bytes per scalar of the largest MSM) and a
-// fixed allowance. An estimate, used for admission.
-func PartitionDeviceBytes(logN uint32, nwires int) uint64 {
-	n := uint64(1) << logN
-	return 64*max(n, uint64(nwires)) + 64<<20
+// KeyInfo describes a proving key loaded on a GPU (LoadGroth16Key).
+type KeyInfo struct {
+	// DeviceBytes is the device memory the key holds: its point sets, or,
+	// streamed, its chunk buffers and the wire index of its A and B points.
+	DeviceBytes uint64
+	// Chunk is the points per chunk of a streamed key (0: resident). A
+	// streamed key's points stay in host memory, pinned, and every proof
+	// copies them to the device chunk by chunk, each copy overlapping the MSM
+	// of the chunk before.
+	Chunk uint64
+	// Partials is how many sums a proof returns for A, B, K, Z (G1) and B
+	// (G2): one each resident, one per chunk streamed.
+	Partials [5]int
+	// WorkG1 and WorkG2 are the MSM working memory one proof takes on its G1
+	// and its G2 stream, as msm.cu sizes it on this device.
+	WorkG1, WorkG2 uint64
+	// PinnedCopyBytes is the host memory a streamed key pinned in copies of
+	// its points: 0 when the device reads them in place (registered).
+	PinnedCopyBytes uint64
+	// Registered is how many host ranges a streamed key registered in place.
+	Registered int
 }

@@ -22,12 +22,14 @@ import (
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
-// Groth16Key is a proving key's point sets resident on one GPU.
+// Groth16Key is a proving key on one GPU: its point sets resident, or
+// streamed from pinned host memory (LoadGroth16Key's chunk).
 type Groth16Key struct {
 	ptr    *C.zk_g16_key
-	bytes  uint64
+	info   KeyInfo
 	nwires int // for the slots' staging views
 	domain int
+	pk     *keyfile.ProvingKey // a streamed key reads its points from here
 }
 
 func ptrOf[T any](s []T) unsafe.Pointer {
@@ -45,8 +47,10 @@ func boolBytes(b []bool) *C.uint8_t {
 	return (*C.uint8_t)(unsafe.Pointer(&b[0]))
 }
 
-// LoadGroth16Key uploads pk's point sets to device dev.
-func LoadGroth16Key(dev int, pk *keyfile.ProvingKey) (*Groth16Key, error) {
+// LoadGroth16Key uploads pk's point sets to device dev; with chunk > 0 it
+// streams them instead (see KeyInfo.Chunk): pk's point slices (a key file's
+// mapping) must then stay mapped until Free.
+func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key, error) {
 	if pk.DomainSize == 0 || pk.DomainSize&(pk.DomainSize-1) != 0 {
 		return nil, fmt.Errorf("gpu: domain size %d is not a power of two: %w", pk.DomainSize, ErrInvalid)
 	}
@@ -57,16 +61,29 @@ func LoadGroth16Key(dev int, pk *keyfile.ProvingKey) (*Groth16Key, error) {
 		ptrOf(pk.G1A), C.size_t(len(pk.G1A)), boolBytes(pk.InfinityA),
 		ptrOf(pk.G1B), C.size_t(len(pk.G1B)), boolBytes(pk.InfinityB),
 		ptrOf(pk.G1K), C.size_t(len(pk.G1K)), ptrOf(pk.G1Z), C.size_t(len(pk.G1Z)),
-		ptrOf(pk.G2B), &k, e.ptr(), e.size())
+		ptrOf(pk.G2B), C.size_t(chunk), &k, e.ptr(), e.size())
 	runtime.KeepAlive(pk)
 	if err := check("gpu: load key", rc, &e); err != nil {
 		return nil, err
 	}
-	return &Groth16Key{ptr: k, bytes: uint64(C.zk_g16_key_device_bytes(k)), nwires: int(pk.NbWires), domain: int(pk.DomainSize)}, nil
+	var ci C.zk_g16_key_info_t
+	C.zk_g16_key_info(k, &ci)
+	info := KeyInfo{
+		DeviceBytes: uint64(ci.device_bytes), Chunk: uint64(ci.chunk),
+		WorkG1: uint64(ci.work_g1), WorkG2: uint64(ci.work_g2),
+		PinnedCopyBytes: uint64(ci.pinned_copy_bytes), Registered: int(ci.registered),
+	}
+	for i := range info.Partials {
+		info.Partials[i] = int(ci.partials[i])
+	}
+	return &Groth16Key{ptr: k, info: info, nwires: int(pk.NbWires), domain: int(pk.DomainSize), pk: pk}, nil
 }
 
 // DeviceBytes is the device memory the key holds.
-func (k *Groth16Key) DeviceBytes() uint64 { return k.bytes }
+func (k *Groth16Key) DeviceBytes() uint64 { return k.info.DeviceBytes }
+
+// Info describes the loaded key.
+func (k *Groth16Key) Info() KeyInfo { return k.info }
 
 // Free releases the key's device memory. Not while proofs on it run.
 func (k *Groth16Key) Free() error {
@@ -138,6 +155,35 @@ func (s *Groth16Slot) Stage(w, a, b []fr.Element, threads int) error {
 	return nil
 }
 
+// sumG1 adds MSM sums (an MSM over chunks is the sum of the chunks' MSMs). An
+// empty sum comes back all zero from C; gnark's Jacobian infinity is (1, 1, 0).
+func sumG1(parts []bls12381.G1Jac) bls12381.G1Jac {
+	var acc bls12381.G1Jac
+	acc.X.SetOne()
+	acc.Y.SetOne()
+	for i := range parts {
+		if parts[i].X.IsZero() && parts[i].Y.IsZero() && parts[i].Z.IsZero() {
+			continue
+		}
+		acc.AddAssign(&parts[i])
+	}
+	return acc
+}
+
+// sumG2 is sumG1 for G2.
+func sumG2(parts []bls12381.G2Jac) bls12381.G2Jac {
+	var acc bls12381.G2Jac
+	acc.X.SetOne()
+	acc.Y.SetOne()
+	for i := range parts {
+		if parts[i].X.IsZero() && parts[i].Y.IsZero() && parts[i].Z.IsZero() {
+			continue
+		}
+		acc.AddAssign(&parts[i])
+	}
+	return acc
+}
+
 // stageChunk is how many elements one goroutine copies at a time (4 MiB).
 const stageChunk = 1 << 17
 
@@ -170,28 +216,35 @@ func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16
 	if s == nil || s.ptr == nil {
 		return res, Groth16Timing{}, fmt.Errorf("gpu: prove: nil or freed slot: %w", ErrInvalid)
 	}
-	var g1 [4]bls12381.G1Jac
-	var g2 bls12381.G2Jac
+	// One sum per set, or per chunk of a streamed key's sets: C memory, so
+	// that the C side may write them from its threads.
+	p := k.info.Partials
+	n1 := p[0] + p[1] + p[2] + p[3]
+	buf := C.calloc(C.size_t(max(1, n1*144+p[4]*288)), 1)
+	defer C.free(buf)
+	g1 := unsafe.Slice((*bls12381.G1Jac)(buf), n1)
+	g2 := unsafe.Slice((*bls12381.G2Jac)(unsafe.Add(buf, n1*144)), p[4])
 	var t C.zk_g16_timing
 	var e errBuf
-	rc := C.zk_g16_prove(k.ptr, s.ptr, C.size_t(n), unsafe.Pointer(&g1[0]), unsafe.Pointer(&g2), &t, e.ptr(), e.size())
+	rc := C.zk_g16_prove(k.ptr, s.ptr, C.size_t(n), unsafe.Pointer(unsafe.SliceData(g1)), unsafe.Add(buf, n1*144), &t, e.ptr(), e.size())
 	if err := check("gpu: prove", rc, &e); err != nil {
 		return res, Groth16Timing{}, err
 	}
-	// An empty sum comes back all zero; gnark's Jacobian infinity is (1, 1, 0).
-	for i := range g1 {
-		if g1[i].X.IsZero() && g1[i].Y.IsZero() && g1[i].Z.IsZero() {
-			g1[i].X.SetOne()
-			g1[i].Y.SetOne()
-		}
+	var sums [4]bls12381.G1Jac
+	at := 0
+	for i := range sums {
+		sums[i] = sumG1(g1[at : at+p[i]])
+		at += p[i]
 	}
-	if g2.X.IsZero() && g2.Y.IsZero() && g2.Z.IsZero() {
-		g2.X.SetOne()
-		g2.Y.SetOne()
-	}
-	res.Ar, res.Bs1, res.Krs, res.Krs2, res.Bs2 = g1[0], g1[1], g1[2], g1[3], g2
+	res.Ar, res.Bs1, res.Krs, res.Krs2, res.Bs2 = sums[0], sums[1], sums[2], sums[3], sumG2(g2)
 	return res, Groth16Timing{
 		Upload: msDuration(t.upload_ms), NTT: msDuration(t.ntt_ms), MSMG1: msDuration(t.msm_g1_ms),
 		MSMG2Start: msDuration(t.msm_g2_start_ms), MSMG2: msDuration(t.msm_g2_ms), Total: msDuration(t.total_ms),
 	}, nil
 }
+
+// HostRegisterReadOnly reports whether device dev reads host memory
+// registered read-only: a streamed key then pins its file's shared mapping in
+// place (one copy in the page cache for every backend of the machine) instead
+// of copying its points into pinned memory of its own.
+func HostRegisterReadOnly(dev int) bool { return C.zk_g16_host_register_read_only(C.int(dev)) == 1 }

@@ -14,10 +14,15 @@ import (
 type Groth16Key struct{}
 
 // LoadGroth16Key reports that the package was built without CUDA.
-func LoadGroth16Key(dev int, pk *keyfile.ProvingKey) (*Groth16Key, error) { return nil, errNoCUDABuild }
+func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key, error) {
+	return nil, errNoCUDABuild
+}
 
 // DeviceBytes is zero.
 func (k *Groth16Key) DeviceBytes() uint64 { return 0 }
+
+// Info is empty.
+func (k *Groth16Key) Info() KeyInfo { return KeyInfo{} }
 
 // Free does nothing.
 func (k *Groth16Key) Free() error { return nil }
@@ -44,3 +49,6 @@ func (s *Groth16Slot) Stage(w, a, b []fr.Element, threads int) error { return er
 func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16Timing, error) {
 	return refprover.MSMResults{}, Groth16Timing{}, errNoCUDABuild
 }
+
+// HostRegisterReadOnly is false without CUDA.
+func HostRegisterReadOnly(dev int) bool { return false }

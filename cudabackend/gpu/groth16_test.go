@@ -64,7 +64,7 @@ func TestGroth16Slots(t *testing.T) {
 		parts[i].sol = sol.(*cs.R1CSSolution)
 	}
 
-	key, err := LoadGroth16Key(0, pk)
+	key, err := LoadGroth16Key(0, pk, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestGroth16SlotRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := LoadGroth16Key(0, pk)
+	key, err := LoadGroth16Key(0, pk, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -264,3 +264,27 @@ func msmWindowBits(g2 bool, n int) int {
 	}
 	return int(C.zk_msm_window_bits(group, C.size_t(n)))
 }
+
+// TrimMSMPool returns the MSM pool's memory not in use on device dev to the
+// device (the pool otherwise keeps what MSMs freed, for the next ones).
+// Synchronizes the device.
+func TrimMSMPool(dev int) error {
+	var e errBuf
+	return check("gpu: trim the MSM pool", C.zk_msm_trim(C.int(dev), e.ptr(), e.size()), &e)
+}
+
+// DeviceResidency asks device dev how many threads of the MSM's
+// accumulation and reduction kernels it keeps at once, for G1 and G2: with it
+// MSMWorkBytes is what msm.cu allocates on that device.
+func DeviceResidency(dev int) (Residency, error) {
+	var r Residency
+	for g, group := range []C.int{C.ZK_MSM_G1, C.ZK_MSM_G2} {
+		var acc, red C.uint32_t
+		var e errBuf
+		if err := check("gpu: MSM residency", C.zk_msm_residency(C.int(dev), group, &acc, &red, e.ptr(), e.size()), &e); err != nil {
+			return Residency{}, err
+		}
+		r.Accum[g], r.Reduce[g] = uint32(acc), uint32(red)
+	}
+	return r, nil
+}

@@ -52,3 +52,9 @@ func (b *G2Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G2
 
 // Free releases the points; without CUDA there is nothing to release.
 func (b *G2Bases) Free() error { return nil }
+
+// TrimMSMPool reports that the package was built without CUDA.
+func TrimMSMPool(dev int) error { return errNoCUDABuild }
+
+// DeviceResidency reports that the package was built without CUDA.
+func DeviceResidency(dev int) (Residency, error) { return Residency{}, errNoCUDABuild }

@@ -1,0 +1,299 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/refprover"
+)
+
+// TestGroth16Streamed proves one partition of a chain circuit with its key
+// resident and with its key streamed from host memory in chunks (one size
+// that divides no set evenly, one larger than every set), and checks that the
+// streamed MSM sums equal the resident ones and gnark-crypto's MultiExp, and
+// that the streamed proof verifies with gnark's groth16.Verify.
+func TestGroth16Streamed(t *testing.T) {
+	needDevice(t)
+	const steps = 1 << 12
+	field := ecc.BLS12_381.ScalarField()
+	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := keyfile.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := frontend.NewWitness(testcircuit.ChainAssignment(steps, 7, 11), field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, err := full.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
+	solved, err := ccs.Solve(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol := solved.(*cs.R1CSSolution)
+
+	prove := func(chunk uint64) (refprover.MSMResults, KeyInfo) {
+		t.Helper()
+		key, err := LoadGroth16Key(0, pk, chunk)
+		if err != nil {
+			t.Fatalf("chunk %d: %v", chunk, err)
+		}
+		defer key.Free()
+		slot, err := key.NewSlot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slot.Free()
+		if err := slot.Stage(sol.W, sol.A, sol.B, 2); err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := key.Prove(slot, len(sol.A))
+		if err != nil {
+			t.Fatalf("chunk %d: prove: %v", chunk, err)
+		}
+		return res, key.Info()
+	}
+	resident, info := prove(0)
+	if info.Chunk != 0 || info.Partials != [5]int{1, 1, 1, 1, 1} {
+		t.Errorf("resident key info %+v", info)
+	}
+
+	// gnark-crypto's MSM of A over the wires whose point is not infinity.
+	var wA []fr.Element
+	for i, inf := range pk.InfinityA {
+		if !inf {
+			wA = append(wA, sol.W[i])
+		}
+	}
+	var wantAr bls12381.G1Jac
+	if _, err := wantAr.MultiExp(pk.G1A, wA, ecc.MultiExpConfig{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two backends of a machine map the same key file: each registers its own
+	// mapping of the same page-cache pages in place (no pinned copy), where the
+	// device reads read-only registered memory; else each copies.
+	t.Run("file mapped twice", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "chain.pk")
+		if _, err := keyfile.Write(path, pk); err != nil {
+			t.Fatal(err)
+		}
+		var keys [2]*Groth16Key
+		for i := range keys {
+			f, err := keyfile.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if keys[i], err = LoadGroth16Key(0, f.Key(), 1<<11); err != nil {
+				t.Fatal(err)
+			}
+			defer keys[i].Free()
+		}
+		points := uint64(len(pk.G1A)+len(pk.G1B)+len(pk.G1K)+len(pk.G1Z))*96 + uint64(len(pk.G2B))*192
+		inPlace := HostRegisterReadOnly(0)
+		t.Logf("device reads read-only registered host memory: %v", inPlace)
+		for i, k := range keys {
+			info := k.Info()
+			if inPlace && (info.Registered != 5 || info.PinnedCopyBytes != 0) {
+				t.Errorf("mapping %d: %d ranges registered, %d bytes copied; want the 5 point sets registered in place", i, info.Registered, info.PinnedCopyBytes)
+			}
+			if !inPlace && info.PinnedCopyBytes != points {
+				t.Errorf("mapping %d: %d bytes copied into pinned memory, want the points' %d", i, info.PinnedCopyBytes, points)
+			}
+		}
+		slot, err := keys[1].NewSlot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slot.Free()
+		if err := slot.Stage(sol.W, sol.A, sol.B, 2); err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := keys[1].Prove(slot, len(sol.A))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Ar.Equal(&resident.Ar) || !res.Krs2.Equal(&resident.Krs2) || !res.Bs2.Equal(&resident.Bs2) {
+			t.Errorf("sums from the registered file mapping differ from the resident key's")
+		}
+	})
+
+	for _, chunk := range []uint64{1000, 1 << 14} {
+		t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {
+			streamed, info := prove(chunk)
+			if info.Chunk != chunk {
+				t.Errorf("info.Chunk %d, want %d", info.Chunk, chunk)
+			}
+			nA := int((uint64(len(pk.G1A)) + chunk - 1) / chunk)
+			if info.Partials[0] != nA {
+				t.Errorf("A in %d chunks, want %d", info.Partials[0], nA)
+			}
+			t.Logf("chunk %d: partials %v, %d host ranges registered in place, %d bytes copied into pinned memory",
+				chunk, info.Partials, info.Registered, info.PinnedCopyBytes)
+			for _, c := range []struct {
+				name      string
+				got, want bls12381.G1Jac
+			}{
+				{"Ar", streamed.Ar, resident.Ar}, {"Bs1", streamed.Bs1, resident.Bs1},
+				{"Krs", streamed.Krs, resident.Krs}, {"Krs2", streamed.Krs2, resident.Krs2},
+				{"Ar (gnark-crypto)", streamed.Ar, wantAr},
+			} {
+				if !c.got.Equal(&c.want) {
+					t.Errorf("%s: streamed sum differs", c.name)
+				}
+			}
+			if !streamed.Bs2.Equal(&resident.Bs2) {
+				t.Errorf("Bs2: streamed sum differs")
+			}
+			r, s, err := refprover.RandomRS()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := groth16.Verify(refprover.Assemble(pk, streamed, r, s), vk, public); err != nil {
+				t.Errorf("groth16.Verify of the streamed proof: %v", err)
+			}
+		})
+	}
+}
+
+// syntheticKey is a key of the shape of chain 2^logN (one wire per
+// constraint, every A and B point present) whose points are all the
+// generators: the device memory a proof takes depends on the shape only.
+func syntheticKey(logN int) *keyfile.ProvingKey {
+	n := uint64(1) << logN
+	nwires := n + 3
+	_, _, g1, g2 := bls12381.Generators()
+	fill1 := func(k uint64) []bls12381.G1Affine {
+		s := make([]bls12381.G1Affine, k)
+		for i := range s {
+			s[i] = g1
+		}
+		return s
+	}
+	g2b := make([]bls12381.G2Affine, nwires)
+	for i := range g2b {
+		g2b[i] = g2
+	}
+	return &keyfile.ProvingKey{
+		DomainSize: n, NbWires: nwires, NbPublic: 3,
+		G1A: fill1(nwires), G1B: fill1(nwires), G1K: fill1(nwires - 3), G1Z: fill1(n - 1), G2B: g2b,
+		InfinityA: make([]bool, nwires), InfinityB: make([]bool, nwires),
+	}
+}
+
+// TestGroth16ProofDeviceMemory measures the device memory one proof's working
+// allocations take (free device memory before and after the second proof, the
+// MSM pool emptied before, and keeping what the proof took after) at chain 2^22 (or
+// 2^ZK_MEMTEST_LOGN), resident and streamed, and checks it against the
+// admission estimate (ProofWorkBytes with the device's residency): never
+// below, at most 25% above. It also checks that what msm.cu reports for the
+// key (KeyInfo.WorkG1 + WorkG2, with the radix sort's storage as CUB asks it)
+// is the estimate: CUB never asks more than msm_plan.h's bound.
+func TestGroth16ProofDeviceMemory(t *testing.T) {
+	needDevice(t)
+	logN := 22
+	if v, err := strconv.Atoi(os.Getenv("ZK_MEMTEST_LOGN")); err == nil {
+		logN = v
+	}
+	props, err := DeviceInfo(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := DeviceResidency(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("MSM residency: %+v", res)
+	pk := syntheticKey(logN)
+	shape := ShapeOf(pk)
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := int(pk.DomainSize)
+	w, a, b := randFr(rng, int(pk.NbWires)), randFr(rng, n), randFr(rng, n)
+	for _, chunk := range []uint64{0, 1 << (logN - 1)} {
+		t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {
+			key, err := LoadGroth16Key(0, pk, chunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer key.Free()
+			slot, err := key.NewSlot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer slot.Free()
+			if err := slot.Stage(w, a, b, 4); err != nil {
+				t.Fatal(err)
+			}
+			// A first proof, not measured: the first launch of a kernel may
+			// reserve device memory of the context's own (local memory for
+			// its threads) that no later proof takes again.
+			if _, _, err := key.Prove(slot, n); err != nil {
+				t.Fatal(err)
+			}
+			if err := TrimMSMPool(0); err != nil {
+				t.Fatal(err)
+			}
+			before, err := DeviceInfo(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := key.Prove(slot, n); err != nil {
+				t.Fatal(err)
+			}
+			after, err := DeviceInfo(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			measured := int64(before.FreeBytes) - int64(after.FreeBytes)
+			estimate := ProofWorkBytes(shape, chunk, res)
+			info := key.Info()
+			exact := info.WorkG1 + info.WorkG2
+			t.Logf("proof device memory at 2^%d, chunk %d: measured %d MiB, msm.cu's sizes %d MiB (G1 %d, G2 %d), estimate %d MiB (%.3f of measured); key %d MiB",
+				logN, chunk, measured>>20, exact>>20, info.WorkG1>>20, info.WorkG2>>20, estimate>>20,
+				float64(estimate)/float64(measured), key.DeviceBytes()>>20)
+			if exact != estimate {
+				t.Errorf("msm.cu allocates %d bytes per proof, the estimate says %d (CUB's sort storage above msm_plan.h's bound?)", exact, estimate)
+			}
+			if bound := ProofWorkBytes(shape, chunk, BoundResidency(props.SMCount)); bound < estimate {
+				t.Errorf("the estimate with every SM full, %d, is below the device's %d", bound, estimate)
+			}
+			if measured <= 0 || uint64(measured) > estimate {
+				t.Errorf("measured %d bytes, above the estimate %d", measured, estimate)
+			}
+			if float64(estimate) > 1.25*float64(measured) {
+				t.Errorf("estimate %d is more than 25%% above the measured %d", estimate, measured)
+			}
+		})
+	}
+	if err := TrimMSMPool(0); err != nil {
+		t.Fatal(err)
+	}
+}

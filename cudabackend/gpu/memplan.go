@@ -1,0 +1,346 @@
+package gpu
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// This file is the device-memory accounting of a Groth16 key and its proofs:
+// what LoadGroth16Key, NewSlot and Prove allocate, for admission. The MSM
+// working memory follows csrc/msm_plan.h, the header msm.cu sizes its
+// allocations from, line for line; TestMSMWorkMatchesPlanHeader compares the
+// two through cgo on any machine, and the GPU tests compare the estimate with
+// cudaMemGetInfo.
+
+// maxThreadsPerSM bounds the threads an SM keeps resident (2048 on every
+// architecture from sm_80 to sm_90): the MSM's partial-sum and reduction
+// buffers grow with the resident threads, so the bound gives an upper bound.
+const maxThreadsPerSM = 2048
+
+// DefaultSMCount is the SM count estimates assume when the device's is not
+// known (an H200 has 132).
+const DefaultSMCount = 132
+
+// Residency is how many threads of the MSM's accumulation (k_accum0) and
+// reduction (k_reduce) kernels a device keeps at once, for G1 (index 0) and
+// G2 (index 1): the MSM's thread counts, and so its partial-sum buffers,
+// follow them. DeviceResidency asks the device; BoundResidency bounds it.
+type Residency struct {
+	Accum, Reduce [2]uint32
+}
+
+// BoundResidency is an upper bound of any device's Residency with sms
+// multiprocessors (0: DefaultSMCount): every SM full. Estimates made with it
+// are upper bounds: every size grows with the residency.
+func BoundResidency(sms int) Residency {
+	if sms <= 0 {
+		sms = DefaultSMCount
+	}
+	t := uint32(sms * maxThreadsPerSM)
+	return Residency{Accum: [2]uint32{t, t}, Reduce: [2]uint32{t, t}}
+}
+
+// Constants of msm_plan.h.
+const (
+	msmMaxChunk  = 1 << 25
+	msmMinSeg    = 32
+	msmKMerge    = 32
+	msmTreeG     = 16
+	msmPoolRound = 2 << 20
+)
+
+// msmPlan mirrors zk_msm_plan.
+type msmPlan struct {
+	c, nwin       int
+	m, sentinel   uint32
+	keybits       int
+	chunk, pairs  uint64
+	t0, t1max     uint32
+	tred, l, logL uint32
+}
+
+func ceilLog2(v uint64) int {
+	if v <= 1 {
+		return 0
+	}
+	return bits.Len64(v - 1)
+}
+
+// msmChooseC mirrors zk_msm_choose_c.
+func msmChooseC(n uint64) int {
+	best, bestCost := 4, 1e300
+	for c := 4; c <= 21; c++ {
+		nwin := float64((256 + c - 1) / c)
+		cost := nwin * (float64(n)*10.0 + float64(uint32(1)<<(c-1))*28.0 + 20000.0)
+		if cost < bestCost {
+			best, bestCost = c, cost
+		}
+	}
+	return best
+}
+
+// makeMSMPlan mirrors zk_msm_make_plan.
+func makeMSMPlan(n uint64, residentAccum, residentReduce uint32) msmPlan {
+	var p msmPlan
+	p.chunk = min(n, msmMaxChunk)
+	if p.chunk == 0 {
+		p.chunk = 1
+	}
+	p.c = msmChooseC(p.chunk)
+	p.nwin = (256 + p.c - 1) / p.c
+	p.m = 1 << (p.c - 1)
+	p.sentinel = uint32(p.nwin) * p.m
+	p.keybits = ceilLog2(uint64(p.sentinel) + 1)
+	p.pairs = uint64(p.nwin) * p.chunk
+	want := (p.pairs + msmMinSeg - 1) / msmMinSeg
+	p.t0 = uint32(min(want, uint64(residentAccum)))
+	if p.t0 == 0 {
+		p.t0 = 1
+	}
+	p.t1max = (2*p.t0 + msmKMerge - 1) / msmKMerge
+	perWin := residentReduce / uint32(p.nwin)
+	t := uint32(1)
+	for t*2 <= perWin && t*2 <= p.m/8 {
+		t *= 2
+	}
+	p.tred = t
+	p.l = p.m / t
+	p.logL = uint32(ceilLog2(uint64(p.l)))
+	return p
+}
+
+// msmSortBytesBound mirrors zk_msm_sort_bytes_bound.
+func msmSortBytesBound(pairs uint64, keybits int) uint64 {
+	const tile, digits, align = 384 * 21, 256, 256
+	const portion = ((1 << 28) - 1) / tile * tile
+	passes := uint64(keybits+7) / 8
+	portions := (pairs + portion - 1) / portion
+	blocks := (min(pairs, portion) + tile - 1) / tile
+	total := uint64(align - 1)
+	for _, s := range []uint64{portions * passes * digits * 4, blocks * digits * 4, portions * passes * 4} {
+		total += (s + align - 1) / align * align
+	}
+	return total
+}
+
+// msmWork mirrors zk_msm_work: one MSM's allocations.
+type msmWork struct {
+	scalars, keys, vals, sortTmp, buckets uint64
+	partA, partKA, partB, partKB          uint64
+	red, tree, wacc, out                  uint64
+	allocs                                int
+	total                                 uint64
+}
+
+// Groups of an MSM, as msm.h numbers them.
+const (
+	groupG1 = 1
+	groupG2 = 2
+)
+
+// msmWorkOf mirrors zk_msm_work_of.
+func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes uint64) msmWork {
+	fp := uint64(48)
+	if group == groupG2 {
+		fp = 96
+	}
+	xyzz, jac := 4*fp, 3*fp
+	groups := 2 * uint64(p.nwin)
+	var w msmWork
+	if !scalarsOnDevice {
+		w.scalars = n * FrBytes
+	}
+	w.keys = p.pairs * 4
+	w.vals = p.pairs * 4
+	w.sortTmp = sortBytes
+	w.buckets = uint64(p.nwin) * uint64(p.m) * xyzz
+	w.partA = 2 * uint64(p.t0) * xyzz
+	w.partKA = 2 * uint64(p.t0) * 4
+	w.partB = 2 * uint64(p.t1max) * xyzz
+	w.partKB = 2 * uint64(p.t1max) * 4
+	w.red = groups * uint64(p.tred) * xyzz
+	w.tree = groups * ((uint64(p.tred) + msmTreeG - 1) / msmTreeG) * xyzz
+	w.wacc = uint64(p.nwin) * xyzz
+	w.out = jac
+	sizes := []uint64{w.scalars, w.keys, w.keys, w.vals, w.vals, w.sortTmp, w.buckets,
+		w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc, w.out}
+	for i, b := range sizes {
+		if i == 0 && scalarsOnDevice {
+			continue
+		}
+		if b == 0 {
+			b = 16
+		}
+		w.total += (b + msmPoolRound - 1) / msmPoolRound * msmPoolRound
+		w.allocs++
+	}
+	return w
+}
+
+// MSMWorkBytes is the device working memory one MSM of n scalars already on
+// the device takes from the MSM pool (group 1: G1, 2: G2) on a device of
+// residency r: the sizes of msm_plan.h with the radix sort's bound, each
+// rounded up to the pool's granularity. With the device's own residency it is
+// what msm.cu allocates; with BoundResidency an upper bound.
+func MSMWorkBytes(group int, n uint64, r Residency) uint64 {
+	if n == 0 {
+		return 0
+	}
+	g := 0
+	if group == groupG2 {
+		g = 1
+	}
+	p := makeMSMPlan(n, r.Accum[g], r.Reduce[g])
+	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits)).total
+}
+
+// KeyShape is what the device accounting needs of a proving key.
+type KeyShape struct {
+	LogN     uint32 // the domain is 2^LogN
+	NbWires  uint64
+	NbPublic uint64
+	NbA, NbB uint64 // points of G1 A and of G1 B (and G2 B), infinity left out
+	NbK, NbZ uint64
+}
+
+// ShapeOf returns pk's shape.
+func ShapeOf(pk *keyfile.ProvingKey) KeyShape {
+	return KeyShape{
+		LogN: uint32(bits.TrailingZeros64(pk.DomainSize)), NbWires: pk.NbWires, NbPublic: pk.NbPublic,
+		NbA: uint64(len(pk.G1A)), NbB: uint64(len(pk.G1B)), NbK: uint64(len(pk.G1K)), NbZ: uint64(len(pk.G1Z)),
+	}
+}
+
+// ProofWorkBytes is the device working memory one proof in flight takes
+// beyond its key and slot: the four G1 MSMs run one after another on the
+// proof's stream (each reuses what the one before freed; groth16.cu runs the
+// longest first) while the G2 MSM runs on the second stream with its own.
+// chunk > 0 is a streamed key's chunk length: every MSM then runs over at
+// most chunk points.
+func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
+	lim := func(n uint64) uint64 {
+		if chunk > 0 {
+			return min(n, chunk)
+		}
+		return n
+	}
+	var g1 uint64
+	nA, nB := s.NbWires, s.NbWires // resident A and B are expanded to every wire
+	if chunk > 0 {
+		nA, nB = s.NbA, s.NbB // streamed ones are not
+	}
+	for _, n := range []uint64{nA, nB, s.NbK, s.NbZ} {
+		g1 = max(g1, MSMWorkBytes(groupG1, lim(n), r))
+	}
+	return g1 + MSMWorkBytes(groupG2, lim(nB), r)
+}
+
+// KeyDeviceBytes is the device memory a proving key takes once uploaded: G1 A
+// and B and G2 B expanded to every wire, G1 K and Z as they are.
+func KeyDeviceBytes(pk *keyfile.ProvingKey) uint64 {
+	return pk.NbWires*(96+96+192) + uint64(len(pk.G1K)+len(pk.G1Z))*96
+}
+
+// StreamKeyDeviceBytes is the device memory a streamed key holds for chunks
+// of chunk points: two chunk buffers of G1 points and two of G2 points (each
+// an MSM handle: 16 bytes beyond its points), two buffers of gathered scalars
+// for each group, and the wire index of every A and B point.
+func StreamKeyDeviceBytes(s KeyShape, chunk uint64) uint64 {
+	g1 := 2 * (chunk*96 + 16)
+	g2 := 2 * (chunk*192 + 16)
+	scalars := 2 * 2 * chunk * FrBytes
+	return g1 + g2 + scalars + (s.NbA+s.NbB)*4
+}
+
+// SlotDeviceBytes is the device memory one slot (Groth16Slot) holds for a
+// domain of 2^logN and nwires wires: W, A, B and C.
+func SlotDeviceBytes(logN uint32, nwires int) uint64 {
+	return (uint64(nwires) + 3*(uint64(1)<<logN)) * FrBytes
+}
+
+// SlotHostBytes is the pinned host memory one slot holds: the staging of W, A
+// and B.
+func SlotHostBytes(logN uint32, nwires int) uint64 {
+	return (uint64(nwires) + 2*(uint64(1)<<logN)) * FrBytes
+}
+
+// PartitionDeviceBytes is ProofWorkBytes for a key with a domain of 2^logN
+// and nwires wires, every A and B point present and the key resident: what
+// Describe reports per constraint before any key is loaded.
+func PartitionDeviceBytes(logN uint32, nwires int, r Residency) uint64 {
+	n := uint64(1) << logN
+	w := uint64(nwires)
+	return ProofWorkBytes(KeyShape{LogN: logN, NbWires: w, NbA: w, NbB: w, NbK: w, NbZ: n - 1}, 0, r)
+}
+
+// Smallest and largest streamed chunk (points).
+const (
+	MinStreamChunk = 1 << 16
+	MaxStreamChunk = msmMaxChunk
+)
+
+// DevicePlan is how a key and its slots use the device: resident, or
+// streamed in chunks.
+type DevicePlan struct {
+	Chunk      uint64 // points per streamed chunk; 0: the key is resident
+	KeyBytes   uint64 // the key's point sets (or its streaming buffers) and the NTT tables
+	SlotBytes  uint64 // one slot's buffers
+	ProofBytes uint64 // one proof's working memory
+	Slots      int
+}
+
+// Streamed reports whether the key's points stay on the host.
+func (p DevicePlan) Streamed() bool { return p.Chunk > 0 }
+
+// LoadBytes is what loading the key reserves: the key and its slots.
+func (p DevicePlan) LoadBytes() uint64 { return p.KeyBytes + uint64(p.Slots)*p.SlotBytes }
+
+// Total is the key, its slots and every slot's proof at once.
+func (p DevicePlan) Total() uint64 { return p.LoadBytes() + uint64(p.Slots)*p.ProofBytes }
+
+func (p DevicePlan) String() string {
+	mode := "resident"
+	if p.Streamed() {
+		mode = fmt.Sprintf("streamed in chunks of %d points", p.Chunk)
+	}
+	return fmt.Sprintf("%s: key %d MiB, %d slots of %d MiB, %d MiB per proof in flight", mode,
+		p.KeyBytes>>20, p.Slots, p.SlotBytes>>20, p.ProofBytes>>20)
+}
+
+// PlanDevice decides how a key of shape s with slots slots uses room bytes of
+// device memory: resident when the key, its slots and every slot's proof fit;
+// otherwise streamed from host memory in the largest power-of-two chunk that
+// fits; an error when not even the smallest chunk does. r is the device's
+// residency (DeviceResidency, or BoundResidency).
+func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, error) {
+	tables := DomainBytes(int(s.LogN))
+	p := DevicePlan{
+		KeyBytes:   KeyShapeDeviceBytes(s) + tables,
+		SlotBytes:  SlotDeviceBytes(s.LogN, int(s.NbWires)),
+		ProofBytes: ProofWorkBytes(s, 0, r),
+		Slots:      slots,
+	}
+	if p.Total() <= room {
+		return p, nil
+	}
+	longest := max(s.NbA, s.NbB, s.NbK, s.NbZ, 1)
+	top := min(uint64(1)<<ceilLog2(longest), MaxStreamChunk)
+	for chunk := top; chunk >= MinStreamChunk; chunk /= 2 {
+		q := p
+		q.Chunk = chunk
+		q.KeyBytes = StreamKeyDeviceBytes(s, chunk) + tables
+		q.ProofBytes = ProofWorkBytes(s, chunk, r)
+		if q.Total() <= room {
+			return q, nil
+		}
+	}
+	return p, fmt.Errorf("gpu: the key needs %d MiB resident and %d slots need %d MiB even with its points streamed in chunks of %d; %d MiB are available: %w",
+		p.KeyBytes>>20, slots, uint64(slots)*p.SlotBytes>>20, MinStreamChunk, room>>20, ErrOutOfMemory)
+}
+
+// KeyShapeDeviceBytes is KeyDeviceBytes from a key's shape.
+func KeyShapeDeviceBytes(s KeyShape) uint64 {
+	return s.NbWires*(96+96+192) + (s.NbK+s.NbZ)*96
+}

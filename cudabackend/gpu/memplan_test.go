@@ -1,0 +1,124 @@
+package gpu
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestMSMWorkAt2To24 checks the MSM working memory against a hand count at
+// 2^24 scalars: window 20 bits, 13 windows, 13·2^24 digit pairs, four sort
+// buffers of 4 bytes per pair (keys and values, double-buffered), 13·2^19
+// buckets of 192 bytes (G1) or 384 (G2), and small parts beside them.
+func TestMSMWorkAt2To24(t *testing.T) {
+	const n = 1 << 24
+	p := makeMSMPlan(n, 132*2048, 132*2048)
+	if p.c != 20 || p.nwin != 13 || p.pairs != 13<<24 {
+		t.Fatalf("plan at 2^24: c %d, %d windows, %d pairs; want 20, 13, 13·2^24", p.c, p.nwin, p.pairs)
+	}
+	for _, tc := range []struct {
+		group   int
+		buckets uint64
+	}{{groupG1, 13 << 19 * 192}, {groupG2, 13 << 19 * 384}} {
+		w := msmWorkOf(tc.group, p, n, true, msmSortBytesBound(p.pairs, p.keybits))
+		if w.keys != 13<<26 || w.vals != 13<<26 || w.buckets != tc.buckets || w.scalars != 0 {
+			t.Errorf("group %d: keys %d, vals %d, buckets %d, scalars %d", tc.group, w.keys, w.vals, w.buckets, w.scalars)
+		}
+		base := 4*13<<26 + tc.buckets
+		if w.total < base || w.total > base+512<<20 {
+			t.Errorf("group %d: total %d, want the sort buffers and buckets (%d) plus at most 512 MiB (partial sums and reduction, every SM full)", tc.group, w.total, base)
+		}
+		if got := MSMWorkBytes(tc.group, n, BoundResidency(132)); got != w.total {
+			t.Errorf("MSMWorkBytes(%d, 2^24, 132) = %d, want %d", tc.group, got, w.total)
+		}
+	}
+	// A chunk beyond 2^25 scalars does not grow the workspace.
+	if a, b := MSMWorkBytes(groupG1, 1<<25, BoundResidency(0)), MSMWorkBytes(groupG1, 1<<27, BoundResidency(0)); a != b {
+		t.Errorf("MSM workspace at 2^25 %d, at 2^27 %d: want equal (chunked)", a, b)
+	}
+}
+
+// TestProofWorkAt2To24 checks the per-proof estimate against the H200 run of
+// 2026-12-01 (BENCHMARKS.md, "Larger sizes"): chain 2^24 under the daemon took
+// about 7 GB of device memory per proof in flight beyond the key and slots,
+// where the old estimate (64 bytes per constraint and 64 MiB) said 1.1 GB.
+func TestProofWorkAt2To24(t *testing.T) {
+	const logN = 24
+	nwires := 1<<24 + 3 // chain 2^24: 2^24 constraints, one wire each, plus 1, X, Y, S
+	got := PartitionDeviceBytes(logN, nwires, BoundResidency(132))
+	if got < 7_000_000_000 {
+		t.Errorf("PartitionDeviceBytes(2^24) = %d, below the 7 GB measured", got)
+	}
+	// Two MSMs at once: G1 about 4.9 GB, G2 about 6.2 GB.
+	if want := MSMWorkBytes(groupG1, uint64(nwires), BoundResidency(132)) + MSMWorkBytes(groupG2, uint64(nwires), BoundResidency(132)); got != want {
+		t.Errorf("PartitionDeviceBytes(2^24) = %d, want the G1 and G2 MSMs' %d", got, want)
+	}
+	// Streamed in chunks of 2^22, every MSM is over at most 2^22 points.
+	s := KeyShape{LogN: logN, NbWires: uint64(nwires), NbPublic: 3, NbA: uint64(nwires), NbB: uint64(nwires), NbK: uint64(nwires - 3), NbZ: 1<<24 - 1}
+	if got, want := ProofWorkBytes(s, 1<<22, BoundResidency(132)), MSMWorkBytes(groupG1, 1<<22, BoundResidency(132))+MSMWorkBytes(groupG2, 1<<22, BoundResidency(132)); got != want {
+		t.Errorf("ProofWorkBytes(2^24, chunk 2^22) = %d, want %d", got, want)
+	}
+}
+
+// TestPlanDevice checks the choice between a resident and a streamed key at
+// chain 2^24 with two slots: resident on an H200, streamed under 24 and 16 GB
+// caps in chunks that fit, refused under 4 GB, and never a plan above the room.
+func TestPlanDevice(t *testing.T) {
+	const nwires = 1<<24 + 3
+	s := KeyShape{LogN: 24, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<24 - 1}
+	cases := []struct {
+		room     uint64
+		streamed bool
+	}{
+		{140 << 30, false},
+		{23 << 30, true},
+		{15 << 30, true},
+		{8 << 30, true},
+	}
+	prev := uint64(1 << 62)
+	for _, tc := range cases {
+		p, err := PlanDevice(s, 2, tc.room, BoundResidency(132))
+		if err != nil {
+			t.Fatalf("room %d GiB: %v", tc.room>>30, err)
+		}
+		if p.Streamed() != tc.streamed {
+			t.Errorf("room %d GiB: %v, want streamed %v", tc.room>>30, p, tc.streamed)
+		}
+		if p.Total() > tc.room {
+			t.Errorf("room %d GiB: plan %v totals %d, above the room", tc.room>>30, p, p.Total())
+		}
+		if p.Streamed() {
+			if p.Chunk&(p.Chunk-1) != 0 || p.Chunk < MinStreamChunk || p.Chunk > prev {
+				t.Errorf("room %d GiB: chunk %d (previous %d)", tc.room>>30, p.Chunk, prev)
+			}
+			prev = p.Chunk
+			// The next larger chunk would not have fitted.
+			if p.Chunk < MaxStreamChunk {
+				q := p
+				q.Chunk *= 2
+				q.KeyBytes = StreamKeyDeviceBytes(s, q.Chunk) + DomainBytes(24)
+				q.ProofBytes = ProofWorkBytes(s, q.Chunk, BoundResidency(132))
+				if q.Total() <= tc.room {
+					t.Errorf("room %d GiB: chunk %d chosen but %d fits", tc.room>>30, p.Chunk, q.Chunk)
+				}
+			}
+		}
+	}
+	if _, err := PlanDevice(s, 2, 4<<30, BoundResidency(132)); !errors.Is(err, ErrOutOfMemory) {
+		t.Errorf("room 4 GiB: err = %v, want ErrOutOfMemory", err)
+	}
+}
+
+// TestResidencyBound checks that the estimate with every SM full bounds the
+// estimate with a device's own residency (an H200's MSM kernels hold 256
+// threads per SM, 2 blocks of 128: 255 and 180 registers a thread), at every
+// size the backend plans for.
+func TestResidencyBound(t *testing.T) {
+	h200 := Residency{Accum: [2]uint32{132 * 256, 132 * 256}, Reduce: [2]uint32{132 * 256, 132 * 256}}
+	for logN := uint32(10); logN <= 27; logN++ {
+		n := 1 << logN
+		dev, bound := PartitionDeviceBytes(logN, n+3, h200), PartitionDeviceBytes(logN, n+3, BoundResidency(132))
+		if dev > bound {
+			t.Errorf("2^%d: %d bytes with the H200's residency, above the bound %d", logN, dev, bound)
+		}
+	}
+}
