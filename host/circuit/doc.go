@@ -11,7 +11,7 @@
 //	NAME.pk    proving key in zkhost's key file format (sdk/keyfile, docs/keyfile.md)
 //	NAME.json  metadata: circuit and parameters, sizes, and the digests of the other three
 //
-// NAME is the circuit's ID from examples/circuits ("chain-k16", "merkle-d16-k4") for keys
+// NAME is the circuit's ID from sdk/circuits ("chain-k16", "merkle-d16-k4") for keys
 // Keygen made, and the name the user chose for keys Import made. Keys converted from
 // gnark files (keyfile.Convert) work without NAME.json; Load then checks the three files
 // against each other only.

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // ResolveName finds the key set for circuit name in keyDir: KEYDIR/NAME.pk, or

@@ -11,7 +11,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 
-	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // ExtWitness is the file name extension of witness files.

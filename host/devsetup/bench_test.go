@@ -16,7 +16,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // cpuSeconds returns the CPU time (user and system) this process has used so far.

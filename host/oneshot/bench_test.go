@@ -10,8 +10,8 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
-	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // The CPU-path benchmarks compare gnark's own groth16.Prove with zkhost's path

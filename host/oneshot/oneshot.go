@@ -18,13 +18,13 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/finalize"
 	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // Options says what to prove and where.
@@ -33,7 +33,7 @@ type Options struct {
 	KeyDir  string
 	Circuit string
 	// Partitions, when WitnessFiles is empty, is how many example witnesses to
-	// generate with the circuit's own generator (examples/circuits).
+	// generate with the circuit's own generator (sdk/circuits).
 	Partitions int
 	// WitnessFiles are gnark full witnesses (MarshalBinary), one per partition.
 	WitnessFiles []string

@@ -10,7 +10,7 @@
 //     with ErrUnavailable and the proving checks are skipped).
 //   - LoadKey: idempotent for the same ID and digest, ErrInvalidArgument for the same
 //     ID with another digest, a typed error for a missing key file.
-//   - Prove: partitions of the example circuits chain and merkle (examples/circuits,
+//   - Prove: partitions of the example circuits chain and merkle (sdk/circuits,
 //     keys made by host/circuit.Keygen), up to MaxInFlight at once, every proof checked
 //     with gnark's groth16.Verify against the circuit's verifying key.
 //   - BadRequests: an unsealed partition file (ErrUnsealed), a wrong inode, size,

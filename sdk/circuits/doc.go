@@ -10,4 +10,8 @@
 // A Spec couples a circuit definition (for compiling and key generation) with a
 // deterministic witness generator: Spec.Witness(partition, seed) returns a different
 // valid witness for every partition index, the same one every time.
+//
+// The registry is part of the SDK, not of examples/, because the SDK's conformance
+// suites (sdktest, synthtest) prove these circuits; the host (keygen, demo, benchmarks)
+// imports them from here too.
 package circuits

@@ -74,6 +74,7 @@ func (s Spec) Witness(partition int, seed uint64) (witness.Witness, error) {
 // the partition index and the seed, so that witnesses never depend on call order.
 func (s Spec) rng(partition int, seed uint64) *rand.Rand {
 	h := sha256.New()
+	// The domain string keeps the package's old path: witnesses stay the same as before the move.
 	h.Write([]byte("zkhost/examples/circuits witness\x00"))
 	h.Write([]byte(s.ID()))
 	var buf [16]byte
