@@ -15,7 +15,7 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/logger"
 
-	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 )
 

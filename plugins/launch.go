@@ -16,9 +16,9 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
-	"github.com/zkhost/zkhost/internal/linetail"
 	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
 	synthv1 "github.com/zkhost/zkhost/proto/synth/v1"
+	"github.com/zkhost/zkhost/sdk/linetail"
 )
 
 // DefaultStartTimeout is how long Launch waits for a backend to answer the

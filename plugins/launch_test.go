@@ -21,9 +21,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // fakeBackend is the path of testdata/fakebackend, built once by TestMain.

@@ -14,6 +14,6 @@ go build -ldflags "$LD" -o "$OUTDIR/zkhost" ./cmd/zkhost
 go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost-backend-cuda
 go test -c -ldflags "$LD" -o "$OUTDIR/sdktest.test" ./sdk/sdktest
 go test -c -ldflags "$LD" -tags cuda -o "$OUTDIR/gpu.test" ./cudabackend/gpu
-go test -c -ldflags "$LD" -o "$OUTDIR/circuit.test" ./host/circuit   # BenchmarkEvaluate (CPU only)
+go test -c -ldflags "$LD" -o "$OUTDIR/circuit.test" ./sdk/circuit   # BenchmarkEvaluate (CPU only)
 gzip -9 "$OUTDIR"/zkhost "$OUTDIR"/zkhost-backend-cuda "$OUTDIR"/*.test
 du -sh "$OUTDIR"

@@ -95,7 +95,7 @@ func TestSynthRoundTrip(t *testing.T) {
 	}
 }
 
-// testOutput makes an output as the host does (host/shm's Store.Output, which
+// testOutput makes an output as the host does (sdk/shm's Store.Output, which
 // this package cannot import): a zeroed memfd of the layout's size, sealed
 // against growing and shrinking.
 func testOutput(t *testing.T, nbWires, nbConstraints uint64) PartitionHandle {

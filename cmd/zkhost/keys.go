@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )

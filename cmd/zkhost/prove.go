@@ -14,9 +14,9 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"github.com/jedib0t/go-pretty/v6/table"
 
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/oneshot"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 func init() {

@@ -16,8 +16,8 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/finalize"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 func init() {

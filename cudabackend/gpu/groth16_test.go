@@ -18,9 +18,9 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/internal/testcircuit"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // TestGroth16Slots proves partitions of a chain circuit through two slots of one

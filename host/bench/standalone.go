@@ -11,9 +11,9 @@ import (
 
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/daemon"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 )
 

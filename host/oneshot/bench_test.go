@@ -10,7 +10,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
-	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 )
 

@@ -18,13 +18,13 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/finalize"
-	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // Options says what to prove and where.

@@ -14,8 +14,8 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/internal/testcircuit"
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // fixture is a compiled chain circuit with its keys and one solved witness.

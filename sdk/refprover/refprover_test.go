@@ -12,8 +12,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/consensys/gnark/backend/groth16"
 
-	"github.com/zkhost/zkhost/internal/gnarkref"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/refprover/gnarkref"
 )
 
 func TestComputeHMatchesGnark(t *testing.T) {

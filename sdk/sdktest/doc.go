@@ -3,7 +3,7 @@
 //
 // Run launches the binary the way the host does (plugins.Launch: go-plugin, gRPC,
 // automatic mutual TLS), writes partitions the way the host does (sealed memfds,
-// host/shm), and checks, each in its own subtest:
+// sdk/shm), and checks, each in its own subtest:
 //
 //   - Describe: a name, API version sdk.APIVersion among the versions, MaxInFlight ≥ 1,
 //     BLS12-381 among the curves, an available device (otherwise Prove must be refused
@@ -11,7 +11,7 @@
 //   - LoadKey: idempotent for the same ID and digest, ErrInvalidArgument for the same
 //     ID with another digest, a typed error for a missing key file.
 //   - Prove: partitions of the example circuits chain and merkle (sdk/circuits,
-//     keys made by host/circuit.Keygen), up to MaxInFlight at once, every proof checked
+//     keys made by sdk/circuit.Keygen), up to MaxInFlight at once, every proof checked
 //     with gnark's groth16.Verify against the circuit's verifying key.
 //   - BadRequests: an unsealed partition file (ErrUnsealed), a wrong inode, size,
 //     offset, curve, path, key or circuit each get their typed error, and the backend

@@ -20,12 +20,12 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // Config says which backend Run checks and with what.
@@ -36,7 +36,7 @@ type Config struct {
 	SHA256 []byte
 	Args   []string
 	Env    []string
-	// KeyDir holds the example circuits' keys in host/circuit's layout; missing keys
+	// KeyDir holds the example circuits' keys in sdk/circuit's layout; missing keys
 	// are generated into it (test binaries sharing it take turns). Empty means a
 	// per-user folder in the system's temporary directory, kept between runs.
 	KeyDir string

@@ -8,7 +8,7 @@
 //   - LoadCircuit is idempotent, and refuses the same circuit ID with another
 //     constraint system digest, and a circuit whose sizes are not its own;
 //   - every valid witness gives a partition, written into a memfd made as the
-//     host makes it (host/shm's Store.Output) and sealed as the host seals it
+//     host makes it (sdk/shm's Store.Output) and sealed as the host seals it
 //     (Store.Adopt, refused while the synthesizer still maps it writable),
 //     whose W carries the submitted public inputs and which satisfies
 //     every constraint with A and B equal to the constraints' sides evaluated on

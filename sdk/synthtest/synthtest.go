@@ -18,13 +18,13 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // Config says which synthesizer Run checks and with what.
@@ -36,7 +36,7 @@ type Config struct {
 	Args   []string
 	Env    []string
 	// KeyDir and Circuit name the key set of the circuit the synthesizer solves,
-	// in host/circuit's layout (KeyDir/Circuit.{ccs,vk,pk}, as `zkhost keygen`
+	// in sdk/circuit's layout (KeyDir/Circuit.{ccs,vk,pk}, as `zkhost keygen`
 	// or circuit.KeygenCircuit write them).
 	KeyDir  string
 	Circuit string

@@ -1,6 +1,8 @@
 // Package shm is the host's side of the shared-memory partitions: it writes each
 // synthesized partition (W, A, B) into a memfd, seals it, and hands back the
-// sdk.PartitionHandle that a backend opens with sdk.OpenPartition.
+// sdk.PartitionHandle that a backend opens with sdk.OpenPartition. It is in the SDK
+// so that the conformance suites (sdktest, synthtest) hand a plugin its partitions
+// exactly as the host does.
 //
 // A memfd is an anonymous file in RAM (memfd_create(2)): one copy of the
 // partition that the backend maps without any I/O, with no directory to create,

@@ -27,7 +27,7 @@ import (
 //     sdk.OpenPartition (open through /proc, fstat, F_GET_SEALS, mmap).
 //   - hashed (API 1, the peer): host writes a file in /dev/shm and hashes it with
 //     the chunked SHA-256 on every core; the backend opens, maps pre-faulted and
-//     hashes it again. This is the code zkhost ran before (host/shm/dir.go and
+//     hashes it again. This is the code zkhost ran before (sdk/shm/dir.go and
 //     sdk/digest.go at 0f02992), kept here only as the benchmark's peer.
 //
 // host_ms and backend_ms split each iteration; the backend's share is what the

@@ -1,8 +1,11 @@
-// Package circuit is the host's view of a circuit: the files a circuit's keys live in,
-// generating them (Keygen) or importing a user's gnark files (Import), loading them
-// (Load), writing and reading witnesses and wire assignments, and synthesis (Synthesize:
-// solving the R1CS for one partition's witness; Evaluate: A and B from a wire assignment
-// solved elsewhere, every constraint checked).
+// Package circuit is a circuit's key set as the host, synthesizers and the SDK's
+// conformance suites see it: the files a circuit's keys live in, generating them
+// (Keygen) or importing a user's gnark files (Import), loading them (Load), writing and
+// reading witnesses and wire assignments, and synthesis (Synthesize: solving the R1CS for
+// one partition's witness; Evaluate: A and B from a wire assignment solved elsewhere,
+// every constraint checked). It is in the SDK because sdktest and synthtest make and
+// load keys the way the host does; a backend does not import it (it reads NAME.pk with
+// sdk/keyfile), so a backend binary does not link gnark.
 //
 // A circuit NAME in a key directory is four files:
 //

@@ -11,7 +11,7 @@ import (
 
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
-	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // BenchmarkEvaluate measures what the host does with a wire assignment (Evaluate: A

@@ -18,13 +18,13 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/host/devsetup"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/internal/devsetup"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // SetupDevelopment is NAME.json's setup field for keys made by Keygen.
-const SetupDevelopment = "development: single-party Groth16 setup (host/devsetup, the key gnark's groth16.Setup makes), toxic waste known to its process; not for production"
+const SetupDevelopment = "development: single-party Groth16 setup (sdk/internal/devsetup, the key gnark's groth16.Setup makes), toxic waste known to its process; not for production"
 
 // ErrExists is returned (wrapped) by Keygen when the circuit's files already exist.
 var ErrExists = errors.New("key files already exist")
@@ -33,7 +33,7 @@ var ErrExists = errors.New("key files already exist")
 // circuit's files into outDir (created if missing) under spec.ID(): NAME.ccs, NAME.vk,
 // NAME.pk (zkhost key file format) and NAME.json.
 //
-// The setup is a development setup: a single-party Groth16 setup (host/devsetup, which
+// The setup is a development setup: a single-party Groth16 setup (sdk/internal/devsetup, which
 // makes the key gnark's groth16.Setup makes, in parallel and without its doublings), whose
 // toxic waste exists, however briefly, in this process. Anyone who kept it could forge
 // proofs.

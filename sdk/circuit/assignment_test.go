@@ -19,8 +19,8 @@ import (
 
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
-	"github.com/zkhost/zkhost/internal/testcircuit"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // writeWitness writes assignment's full witness (witness.MarshalBinary) to path.

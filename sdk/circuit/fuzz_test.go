@@ -22,7 +22,7 @@ func (c *fuzzCircuit) Define(api frontend.API) error { return nil }
 // or a witness with the circuit's counts of public and secret values, never panic
 // (a witness arrives from any client over the API). The seeds are a valid witness
 // from gnark's MarshalBinary and damaged copies of it; `go test -run '^$' -fuzz
-// '^FuzzParseWitness$' ./host/circuit` explores from there.
+// '^FuzzParseWitness$' ./sdk/circuit` explores from there.
 func FuzzParseWitness(f *testing.F) {
 	c := &Circuit{Name: "fuzz", NbPublic: 3, NbSecret: 3} // NbPublic counts the constant-1 wire
 	w, err := frontend.NewWitness(&fuzzCircuit{P0: 1, P1: 2, S0: 3, S1: 4, S2: 5}, ecc.BLS12_381.ScalarField())
@@ -59,7 +59,7 @@ func FuzzParseWitness(f *testing.F) {
 // an error or exactly the circuit's wires with the constant one first, never panic
 // (an assignment arrives from any client over the API). The seeds are a valid
 // assignment and damaged copies of it; `go test -run '^$' -fuzz
-// '^FuzzParseAssignment$' ./host/circuit` explores from there.
+// '^FuzzParseAssignment$' ./sdk/circuit` explores from there.
 func FuzzParseAssignment(f *testing.F) {
 	c := &Circuit{Name: "fuzz", NbPublic: 3, NbSecret: 3, NbWires: 9} // three internal wires
 	W := make([]fr.Element, c.NbWires)

@@ -15,7 +15,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 const userBits = 16
