@@ -98,7 +98,7 @@ func launch(t *testing.T, env ...string) (*plugins.Process, sdk.Backend, *syncBu
 		t.Fatal(err)
 	}
 	t.Cleanup(proc.Kill)
-	return proc, sdk.NewGRPCClient(proc.Backend()), logs
+	return proc, proc.Backend(), logs
 }
 
 func vector(t *testing.T, n int) []fr.Element {
@@ -139,7 +139,7 @@ func TestLaunchEndToEnd(t *testing.T) {
 	if proc.Pid() <= 0 || proc.Exited() {
 		t.Fatalf("pid %d, exited %v", proc.Pid(), proc.Exited())
 	}
-	if v := proc.NegotiatedVersion(); v != plugins.ProtocolVersion {
+	if v := proc.NegotiatedVersion(); v != sdk.ProtocolVersion {
 		t.Errorf("negotiated version %d", v)
 	}
 	d, err := backend.Describe(ctx)
@@ -246,7 +246,7 @@ func TestLaunchCancelReachesBackend(t *testing.T) {
 func TestLaunchCrashIsPluginShutdown(t *testing.T) {
 	proc, backend, _ := launch(t)
 	_, err := backend.Prove(context.Background(), sdk.ProveRequest{KeyID: "crash"})
-	if !errors.Is(err, plugins.ErrPluginShutdown) || !sdk.IsRetryable(err) {
+	if !errors.Is(err, sdk.ErrPluginShutdown) || !sdk.IsRetryable(err) {
 		t.Fatalf("got %v, want a retryable error matching ErrPluginShutdown", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -399,7 +399,7 @@ func TestLaunchSynthesizerKind(t *testing.T) {
 	if proc.Kind() != plugins.KindSynthesizer || proc.Backend() != nil || proc.Synthesizer() == nil {
 		t.Fatalf("process of kind %v with backend %v and synthesizer %v", proc.Kind(), proc.Backend(), proc.Synthesizer())
 	}
-	_, err = sdk.NewSynthesizerClient(proc.Synthesizer()).Describe(context.Background())
+	_, err = proc.Synthesizer().Describe(context.Background())
 	if sdk.KindOf(err) != sdk.ErrUnimplemented {
 		t.Errorf("Describe of a backend as a synthesizer: %v, want unimplemented", err)
 	}

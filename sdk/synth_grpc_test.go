@@ -14,8 +14,6 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
 
-	"github.com/zkhost/zkhost/plugins"
-	synthv1 "github.com/zkhost/zkhost/proto/synth/v1"
 )
 
 // fakeSynth records the requests it gets and answers what the test set.
@@ -38,13 +36,14 @@ func (f *fakeSynth) Synthesize(_ context.Context, r SynthesizeRequest) (Synthesi
 
 func connectSynth(t *testing.T, s Synthesizer) Synthesizer {
 	t.Helper()
-	client, _ := plugin.TestPluginGRPCConn(t, false, plugins.SynthesizerVersionedPlugins(&synthServer{s: s})[plugins.ProtocolVersion])
+	// The plugin set the host and Serve use: the client is what GRPCClient dispenses.
+	client, _ := plugin.TestPluginGRPCConn(t, false, SynthesizerPlugins(s)[ProtocolVersion])
 	t.Cleanup(func() { client.Close() })
-	raw, err := client.Dispense(plugins.SynthesizerPluginName)
+	raw, err := client.Dispense(SynthesizerPluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewSynthesizerClient(raw.(synthv1.SynthesizerClient))
+	return raw.(Synthesizer)
 }
 
 func TestSynthRoundTrip(t *testing.T) {

@@ -137,7 +137,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("launching the backend: %v", err)
 	}
 	t.Cleanup(proc.Kill)
-	s.proc, s.backend = proc, sdk.NewGRPCClient(proc.Backend())
+	s.proc, s.backend = proc, proc.Backend()
 
 	s.store = shm.NewStore()
 	t.Cleanup(func() { s.store.Close() })

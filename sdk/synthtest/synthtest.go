@@ -111,7 +111,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("launching the synthesizer: %v", err)
 	}
 	t.Cleanup(proc.Kill)
-	s.proc, s.synth = proc, sdk.NewSynthesizerClient(proc.Synthesizer())
+	s.proc, s.synth = proc, proc.Synthesizer()
 
 	if !t.Run("Describe", s.testDescribe) {
 		return

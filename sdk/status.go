@@ -1,4 +1,4 @@
-package plugins
+package sdk
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+	backendv1 "github.com/zkhost/zkhost/sdk/internal/proto/backendv1"
 )
 
 // ErrPluginShutdown is wrapped into the error of a call that failed because the
@@ -14,9 +14,9 @@ import (
 // The host's supervisor restarts the backend and requeues its work.
 var ErrPluginShutdown = errors.New("backend plugin shut down")
 
-// CodeOf returns the gRPC status code that carries an error of the given kind.
+// codeOf returns the gRPC status code that carries an error of the given kind.
 // Unknown kinds, and the unspecified kind, are Internal.
-func CodeOf(kind backendv1.ErrorKind) codes.Code {
+func codeOf(kind backendv1.ErrorKind) codes.Code {
 	switch kind {
 	case backendv1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT:
 		return codes.InvalidArgument
@@ -40,11 +40,11 @@ func CodeOf(kind backendv1.ErrorKind) codes.Code {
 	return codes.Internal
 }
 
-// KindOfCode returns the error kind a status code stands for when the status
+// kindOfCode returns the error kind a status code stands for when the status
 // carries no ErrorDetail (it came from gRPC itself, not from a backend): the
-// inverse of CodeOf, with DeadlineExceeded read as a cancellation and every code
-// CodeOf never produces read as internal.
-func KindOfCode(code codes.Code) backendv1.ErrorKind {
+// inverse of codeOf, with DeadlineExceeded read as a cancellation and every code
+// codeOf never produces read as internal.
+func kindOfCode(code codes.Code) backendv1.ErrorKind {
 	switch code {
 	case codes.InvalidArgument:
 		return backendv1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
@@ -66,11 +66,11 @@ func KindOfCode(code codes.Code) backendv1.ErrorKind {
 	return backendv1.ErrorKind_ERROR_KIND_INTERNAL
 }
 
-// StatusError returns a gRPC status error whose code follows detail's kind and
+// statusError returns a gRPC status error whose code follows detail's kind and
 // whose details hold detail, so the other end recovers the kind and the
 // retryable flag exactly.
-func StatusError(detail *backendv1.ErrorDetail) error {
-	st := status.New(CodeOf(detail.GetKind()), detail.GetMessage())
+func statusError(detail *backendv1.ErrorDetail) error {
+	st := status.New(codeOf(detail.GetKind()), detail.GetMessage())
 	withDetail, err := st.WithDetails(detail)
 	if err != nil {
 		// Only a message that cannot be marshalled fails here; the code and the
@@ -80,11 +80,11 @@ func StatusError(detail *backendv1.ErrorDetail) error {
 	return withDetail.Err()
 }
 
-// DetailOf returns the gRPC status of err and the ErrorDetail it carries, or a
+// detailOf returns the gRPC status of err and the ErrorDetail it carries, or a
 // nil detail when the status has none (the failure came from gRPC or the
 // transport, not from the backend). An err that is not a status error yields a
 // status of code Unknown.
-func DetailOf(err error) (*status.Status, *backendv1.ErrorDetail) {
+func detailOf(err error) (*status.Status, *backendv1.ErrorDetail) {
 	st, _ := status.FromError(err)
 	for _, d := range st.Details() {
 		if detail, ok := d.(*backendv1.ErrorDetail); ok {

@@ -2061,7 +2061,7 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\n" +
 	"PreloadKey\x12\x15.zkhost.v1.KeyRequest\x1a\x16.zkhost.v1.KeyResponse\x129\n" +
 	"\bEvictKey\x12\x15.zkhost.v1.KeyRequest\x1a\x16.zkhost.v1.KeyResponse\x12G\n" +
-	"\fEnableDevice\x12\x1e.zkhost.v1.EnableDeviceRequest\x1a\x17.zkhost.v1.DeviceStatusB3Z1github.com/zkhost/zkhost/proto/zkhost/v1;zkhostv1b\x06proto3"
+	"\fEnableDevice\x12\x1e.zkhost.v1.EnableDeviceRequest\x1a\x17.zkhost.v1.DeviceStatusB;Z9github.com/zkhost/zkhost/internal/proto/zkhostv1;zkhostv1b\x06proto3"
 
 var (
 	file_zkhost_v1_zkhost_proto_rawDescOnce sync.Once

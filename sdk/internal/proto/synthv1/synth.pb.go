@@ -22,7 +22,7 @@
 package synthv1
 
 import (
-	v1 "github.com/zkhost/zkhost/proto/backend/v1"
+	backendv1 "github.com/zkhost/zkhost/sdk/internal/proto/backendv1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -354,7 +354,7 @@ type SynthesizeRequest struct {
 	// against growing and shrinking), and the exact layout (size, offsets). Open
 	// it for writing (never create), check the inode and size, write, and keep no
 	// writable mapping: the host seals it against writes once this call answers.
-	Output        *v1.PartitionHandle `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
+	Output        *backendv1.PartitionHandle `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -403,7 +403,7 @@ func (x *SynthesizeRequest) GetWitness() []byte {
 	return nil
 }
 
-func (x *SynthesizeRequest) GetOutput() *v1.PartitionHandle {
+func (x *SynthesizeRequest) GetOutput() *backendv1.PartitionHandle {
 	if x != nil {
 		return x.Output
 	}
@@ -494,7 +494,7 @@ const file_synth_v1_synth_proto_rawDesc = "" +
 	"\bDescribe\x12 .zkhost.synth.v1.DescribeRequest\x1a!.zkhost.synth.v1.DescribeResponse\x12X\n" +
 	"\vLoadCircuit\x12#.zkhost.synth.v1.LoadCircuitRequest\x1a$.zkhost.synth.v1.LoadCircuitResponse\x12U\n" +
 	"\n" +
-	"Synthesize\x12\".zkhost.synth.v1.SynthesizeRequest\x1a#.zkhost.synth.v1.SynthesizeResponseB1Z/github.com/zkhost/zkhost/proto/synth/v1;synthv1b\x06proto3"
+	"Synthesize\x12\".zkhost.synth.v1.SynthesizeRequest\x1a#.zkhost.synth.v1.SynthesizeResponseB=Z;github.com/zkhost/zkhost/sdk/internal/proto/synthv1;synthv1b\x06proto3"
 
 var (
 	file_synth_v1_synth_proto_rawDescOnce sync.Once
@@ -510,14 +510,14 @@ func file_synth_v1_synth_proto_rawDescGZIP() []byte {
 
 var file_synth_v1_synth_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_synth_v1_synth_proto_goTypes = []any{
-	(*DescribeRequest)(nil),     // 0: zkhost.synth.v1.DescribeRequest
-	(*DescribeResponse)(nil),    // 1: zkhost.synth.v1.DescribeResponse
-	(*CircuitRef)(nil),          // 2: zkhost.synth.v1.CircuitRef
-	(*LoadCircuitRequest)(nil),  // 3: zkhost.synth.v1.LoadCircuitRequest
-	(*LoadCircuitResponse)(nil), // 4: zkhost.synth.v1.LoadCircuitResponse
-	(*SynthesizeRequest)(nil),   // 5: zkhost.synth.v1.SynthesizeRequest
-	(*SynthesizeResponse)(nil),  // 6: zkhost.synth.v1.SynthesizeResponse
-	(*v1.PartitionHandle)(nil),  // 7: zkhost.backend.v1.PartitionHandle
+	(*DescribeRequest)(nil),           // 0: zkhost.synth.v1.DescribeRequest
+	(*DescribeResponse)(nil),          // 1: zkhost.synth.v1.DescribeResponse
+	(*CircuitRef)(nil),                // 2: zkhost.synth.v1.CircuitRef
+	(*LoadCircuitRequest)(nil),        // 3: zkhost.synth.v1.LoadCircuitRequest
+	(*LoadCircuitResponse)(nil),       // 4: zkhost.synth.v1.LoadCircuitResponse
+	(*SynthesizeRequest)(nil),         // 5: zkhost.synth.v1.SynthesizeRequest
+	(*SynthesizeResponse)(nil),        // 6: zkhost.synth.v1.SynthesizeResponse
+	(*backendv1.PartitionHandle)(nil), // 7: zkhost.backend.v1.PartitionHandle
 }
 var file_synth_v1_synth_proto_depIdxs = []int32{
 	2, // 0: zkhost.synth.v1.LoadCircuitRequest.circuit:type_name -> zkhost.synth.v1.CircuitRef

@@ -1,4 +1,4 @@
-package plugins
+package sdk
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// ParentPIDEnv is the environment variable through which Launch tells a backend
+// ParentPIDEnv is the environment variable through which the host's launcher
+// (plugins.Launch) tells a plugin
 // the host's process id, so WatchParent also notices a host that died before the
 // watch began.
 const ParentPIDEnv = "ZKHOST_BACKEND_PARENT_PID"

@@ -1210,7 +1210,7 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\aLoadKey\x12!.zkhost.backend.v1.LoadKeyRequest\x1a\".zkhost.backend.v1.LoadKeyResponse\x12V\n" +
 	"\tUnloadKey\x12#.zkhost.backend.v1.UnloadKeyRequest\x1a$.zkhost.backend.v1.UnloadKeyResponse\x12J\n" +
 	"\x05Prove\x12\x1f.zkhost.backend.v1.ProveRequest\x1a .zkhost.backend.v1.ProveResponse\x12\\\n" +
-	"\vUtilization\x12%.zkhost.backend.v1.UtilizationRequest\x1a&.zkhost.backend.v1.UtilizationResponseB5Z3github.com/zkhost/zkhost/proto/backend/v1;backendv1b\x06proto3"
+	"\vUtilization\x12%.zkhost.backend.v1.UtilizationRequest\x1a&.zkhost.backend.v1.UtilizationResponseBAZ?github.com/zkhost/zkhost/sdk/internal/proto/backendv1;backendv1b\x06proto3"
 
 var (
 	file_backend_v1_backend_proto_rawDescOnce sync.Once

@@ -1,4 +1,4 @@
-package plugins
+package sdk
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+	backendv1 "github.com/zkhost/zkhost/sdk/internal/proto/backendv1"
 )
 
 func TestParentWatch(t *testing.T) {
@@ -75,19 +75,19 @@ func TestCodesRoundTrip(t *testing.T) {
 		if kind == backendv1.ErrorKind_ERROR_KIND_UNSPECIFIED {
 			want = backendv1.ErrorKind_ERROR_KIND_INTERNAL
 		}
-		if got := KindOfCode(CodeOf(kind)); got != want {
-			t.Errorf("KindOfCode(CodeOf(%v)) = %v, want %v", kind, got, want)
+		if got := kindOfCode(codeOf(kind)); got != want {
+			t.Errorf("kindOfCode(codeOf(%v)) = %v, want %v", kind, got, want)
 		}
-		err := StatusError(&backendv1.ErrorDetail{Kind: kind, Retryable: true, Message: "m"})
-		st, detail := DetailOf(err)
-		if st.Code() != CodeOf(kind) || detail.GetKind() != kind || !detail.GetRetryable() || detail.GetMessage() != "m" {
+		err := statusError(&backendv1.ErrorDetail{Kind: kind, Retryable: true, Message: "m"})
+		st, detail := detailOf(err)
+		if st.Code() != codeOf(kind) || detail.GetKind() != kind || !detail.GetRetryable() || detail.GetMessage() != "m" {
 			t.Errorf("%v: status %v detail %v", kind, st, detail)
 		}
 	}
-	if got := KindOfCode(codes.DeadlineExceeded); got != backendv1.ErrorKind_ERROR_KIND_CANCELED {
+	if got := kindOfCode(codes.DeadlineExceeded); got != backendv1.ErrorKind_ERROR_KIND_CANCELED {
 		t.Errorf("DeadlineExceeded reads as %v", got)
 	}
-	if _, detail := DetailOf(status.Error(codes.Unavailable, "eof")); detail != nil {
+	if _, detail := detailOf(status.Error(codes.Unavailable, "eof")); detail != nil {
 		t.Errorf("a bare status has detail %v", detail)
 	}
 }
