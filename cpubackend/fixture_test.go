@@ -16,6 +16,7 @@ import (
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/shm"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
@@ -76,7 +77,7 @@ func newFixture(dir string) (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := keyfile.FromGnark(pk.(*groth16_bls12381.ProvingKey))
+	key, err := keyconv.FromGnark(pk.(*groth16_bls12381.ProvingKey))
 	if err != nil {
 		return nil, err
 	}

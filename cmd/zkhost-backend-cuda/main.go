@@ -18,15 +18,13 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/consensys/gnark/logger"
-
 	"github.com/zkhost/zkhost/cudabackend"
 	"github.com/zkhost/zkhost/sdk"
 )
 
 func main() {
-	// go-plugin owns stdout: nothing may print there before the handshake.
-	logger.Disable()
+	// go-plugin owns stdout: nothing may print there before the handshake (this
+	// binary links gnark-crypto, not gnark, whose logger prints there by default).
 	fs := flag.NewFlagSet("zkhost-backend-cuda", flag.ContinueOnError)
 	device := fs.Int("device", envInt("ZKHOST_DEVICE_INDEX", 0), "CUDA device ordinal")
 	inFlight := fs.Int("max-in-flight", envInt("ZKHOST_CUDA_MAX_IN_FLIGHT", cudabackend.DefaultMaxInFlight), "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
-	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 )
 
 func init() {
@@ -133,7 +133,7 @@ func cmdKeyConvert(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *in == "" || *out == "" {
 		return fmt.Errorf("%w: --in and --out are required", cli.ErrUsage)
 	}
-	digest, err := keyfile.Convert(*in, *out)
+	digest, err := keyconv.Convert(*in, *out)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 )
 
 // The CPU-path benchmarks compare gnark's own groth16.Prove with zkhost's path
@@ -43,7 +44,7 @@ func BenchmarkGnarkProve(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			pk := c.Key().ToGnark()
+			pk := keyconv.ToGnark(c.Key())
 			spec, err := circuits.FromID(name)
 			if err != nil {
 				b.Fatal(err)

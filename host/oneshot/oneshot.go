@@ -24,6 +24,7 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -282,7 +283,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 // runGnark proves every partition with gnark's groth16.Prove, the peer.
 func runGnark(ctx context.Context, c *circuit.Circuit, witnesses []witness.Witness, outDir string, start time.Time) (*Result, error) {
-	pk := c.Key().ToGnark()
+	pk := keyconv.ToGnark(c.Key())
 	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(),
 		Backend: sdk.Description{Name: "gnark groth16.Prove (in process)", Device: sdk.DeviceInfo{Kind: "cpu", Model: "this machine"},
 			APIVersions: []uint32{}, Curves: []sdk.Curve{}}} // [] in summary.json, not null

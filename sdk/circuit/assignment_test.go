@@ -19,6 +19,7 @@ import (
 
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
@@ -111,7 +112,7 @@ func TestAssignmentProves(t *testing.T) {
 			if !slices.Equal(pub.Vector().(fr.Vector), want.Vector().(fr.Vector)) {
 				t.Errorf("%s: the assignment's public inputs differ from the witness's", s.ID())
 			}
-			if err := groth16.Verify(proof, c.VK, pub); err != nil {
+			if err := groth16.Verify(keyconv.ProofToGnark(proof), c.VK, pub); err != nil {
 				t.Errorf("%s, %d threads: %v", s.ID(), threads, err)
 			}
 		}
@@ -138,7 +139,7 @@ func TestAssignmentProves(t *testing.T) {
 	}
 	full, _ := AssignmentWitness(res.Circuit, W)
 	pub, _ := full.Public()
-	if err := groth16.Verify(proof, f.VerifyingKey, pub); err != nil {
+	if err := groth16.Verify(keyconv.ProofToGnark(proof), f.VerifyingKey, pub); err != nil {
 		t.Errorf("cube root: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -392,7 +393,7 @@ func TestWitnessesSynthesizeAndProve(t *testing.T) {
 				}
 
 				// A full gnark proof with the proving key read back from our key file.
-				proof, err := groth16.Prove(c.CCS, c.Key().ToGnark(), w)
+				proof, err := groth16.Prove(c.CCS, keyconv.ToGnark(c.Key()), w)
 				if err != nil {
 					t.Fatalf("partition %d: prove: %v", p, err)
 				}

@@ -16,7 +16,7 @@
 //
 // NAME is the circuit's ID from sdk/circuits ("chain-k16", "merkle-d16-k4") for keys
 // Keygen made, and the name the user chose for keys Import made. Keys converted from
-// gnark files (keyfile.Convert) work without NAME.json; Load then checks the three files
+// gnark files (keyconv.Convert) work without NAME.json; Load then checks the three files
 // against each other only.
 //
 // Circuits with commitments (gnark's Commit API) are refused everywhere: zkhost's proving

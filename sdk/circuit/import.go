@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -42,7 +43,7 @@ type ImportResult struct {
 
 // Import brings a circuit compiled and set up with gnark into outDir as key set name:
 // NAME.ccs and NAME.vk copied as they are, NAME.pk converted to zkhost's key file
-// format (keyfile.Convert) and NAME.json written. Before anything is installed it checks
+// format (keyconv.Convert) and NAME.json written. Before anything is installed it checks
 // that the three files belong together: each decodes as BLS12-381, the proving key's
 // wire, public-wire and domain sizes are the constraint system's, the verifying key has
 // a point per public wire, and the two keys share alpha, beta and delta (one setup).
@@ -97,7 +98,7 @@ func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *I
 	if err := copyFile(files.VK, staged[1]); err != nil {
 		return nil, wrap(err)
 	}
-	digest, err := keyfile.Convert(files.PK, staged[2])
+	digest, err := keyconv.Convert(files.PK, staged[2])
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -187,7 +188,7 @@ func proveOnce(ctx context.Context, c *Circuit, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: public part: %w", path, err)
 	}
-	if err := groth16.Verify(proof, c.VK, pub); err != nil {
+	if err := groth16.Verify(keyconv.ProofToGnark(proof), c.VK, pub); err != nil {
 		return fmt.Errorf("a proof of %s with the proving key does not verify with the verifying key: the keys are not one setup for this circuit (%v)", path, err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
@@ -86,7 +87,7 @@ func TestImportUserCircuit(t *testing.T) {
 	if _, _, _, err := Synthesize(loaded, w, 0); err != nil {
 		t.Fatal(err)
 	}
-	proof, err := groth16.Prove(loaded.CCS, loaded.Key().ToGnark(), w)
+	proof, err := groth16.Prove(loaded.CCS, keyconv.ToGnark(loaded.Key()), w)
 	if err != nil {
 		t.Fatal(err)
 	}

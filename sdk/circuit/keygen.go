@@ -38,7 +38,7 @@ var ErrExists = errors.New("key files already exist")
 // toxic waste exists, however briefly, in this process. Anyone who kept it could forge
 // proofs.
 // Production keys come from a multi-party ceremony (gnark's mpcsetup), converted with
-// keyfile.Convert.
+// keyconv.Convert.
 //
 // Keygen refuses a circuit that uses commitments, and refuses to overwrite existing files
 // of the same name (ErrExists): keys in use must not change under a running host. All

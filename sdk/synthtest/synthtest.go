@@ -22,6 +22,7 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 	"github.com/zkhost/zkhost/sdk/refprover"
 	"github.com/zkhost/zkhost/sdk/shm"
@@ -294,7 +295,7 @@ func (s *suite) checkPartition(out sdk.PartitionHandle, wb []byte, prove bool) e
 	if err != nil {
 		return fmt.Errorf("proving the partition: %w", err)
 	}
-	if err := groth16.Verify(proof, s.c.VK, pub); err != nil {
+	if err := groth16.Verify(keyconv.ProofToGnark(proof), s.c.VK, pub); err != nil {
 		return fmt.Errorf("the proof of the partition does not verify: %w", err)
 	}
 	return nil

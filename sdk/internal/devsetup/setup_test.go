@@ -18,6 +18,7 @@ import (
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -215,7 +216,7 @@ func TestSetupShapeMatchesGnark(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gpk, err := keyfile.FromGnark(gpkAny.(*groth16_bls12381.ProvingKey))
+			gpk, err := keyconv.FromGnark(gpkAny.(*groth16_bls12381.ProvingKey))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +269,7 @@ func TestSetupProves(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			proof, err := groth16.Prove(r1cs, pk.ToGnark(), w)
+			proof, err := groth16.Prove(r1cs, keyconv.ToGnark(pk), w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +286,7 @@ func TestSetupProves(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := groth16.Verify(proof2, vk, pub); err != nil {
+			if err := groth16.Verify(keyconv.ProofToGnark(proof2), vk, pub); err != nil {
 				t.Fatalf("refprover's proof with the key from Setup: %v", err)
 			}
 
@@ -295,7 +296,7 @@ func TestSetupProves(t *testing.T) {
 				t.Fatal(err)
 			}
 			pub2, _ := w2.Public()
-			if err := groth16.Verify(proof2, vk, pub2); err == nil {
+			if err := groth16.Verify(keyconv.ProofToGnark(proof2), vk, pub2); err == nil {
 				t.Error("a proof verified against another witness's public input")
 			}
 		})
