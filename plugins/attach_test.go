@@ -70,4 +70,3 @@ func TestServeDebugAndAttach(t *testing.T) {
 	}
 	proc.Kill()
 }
-

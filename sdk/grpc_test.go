@@ -224,19 +224,20 @@ func TestErrorTranslation(t *testing.T) {
 
 func TestBadRequestsNeverReachTheBackend(t *testing.T) {
 	fb := &fakeBackend{} // every method panics if called
-	raw, _ := connect(t, &grpcServer{b: fb})
+	conn, _ := connect(t, &grpcServer{b: fb})
+	raw := backendv1.NewBackendClient(conn) // the wire, below the adapters
 	ctx := context.Background()
 	tests := []struct {
 		name string
 		call func() error
 		want string
 	}{
-		{"no key", func() error { _, err := backendv1.NewBackendClient(raw).LoadKey(ctx, &backendv1.LoadKeyRequest{}); return err }, "no key"},
+		{"no key", func() error { _, err := raw.LoadKey(ctx, &backendv1.LoadKeyRequest{}); return err }, "no key"},
 		{"short key digest", func() error {
-			_, err := backendv1.NewBackendClient(raw).LoadKey(ctx, &backendv1.LoadKeyRequest{Key: &backendv1.KeyRef{Id: "k", Digest: make([]byte, 5)}})
+			_, err := raw.LoadKey(ctx, &backendv1.LoadKeyRequest{Key: &backendv1.KeyRef{Id: "k", Digest: make([]byte, 5)}})
 			return err
 		}, "key digest has 5 bytes"},
-		{"no partition", func() error { _, err := backendv1.NewBackendClient(raw).Prove(ctx, &backendv1.ProveRequest{KeyId: "k"}); return err }, "no partition"},
+		{"no partition", func() error { _, err := raw.Prove(ctx, &backendv1.ProveRequest{KeyId: "k"}); return err }, "no partition"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

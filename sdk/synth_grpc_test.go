@@ -13,7 +13,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	plugin "github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
-
 )
 
 // fakeSynth records the requests it gets and answers what the test set.
