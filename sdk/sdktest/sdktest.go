@@ -20,10 +20,10 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/internal/launch"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
@@ -32,7 +32,7 @@ import (
 type Config struct {
 	// BackendPath is the backend binary under test.
 	BackendPath string
-	// SHA256, Args and Env are passed to plugins.Launch.
+	// SHA256, Args and Env are used as the host's plugins.Launch uses them.
 	SHA256 []byte
 	Args   []string
 	Env    []string
@@ -96,7 +96,7 @@ type fixture struct {
 // suite is the state the checks share.
 type suite struct {
 	cfg     Config
-	proc    *plugins.Process
+	proc    *launch.Process
 	backend sdk.Backend
 	store   *shm.Store
 	desc    sdk.Description
@@ -128,7 +128,7 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
-	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
+	proc, backend, err := launch.Backend(ctx, launch.Config{
 		Path: cfg.BackendPath, SHA256: cfg.SHA256, Args: cfg.Args, Env: cfg.Env,
 		Logger: logger, StartTimeout: cfg.StartTimeout,
 	})
@@ -137,7 +137,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("launching the backend: %v", err)
 	}
 	t.Cleanup(proc.Kill)
-	s.proc, s.backend = proc, proc.Backend()
+	s.proc, s.backend = proc, backend
 
 	s.store = shm.NewStore()
 	t.Cleanup(func() { s.store.Close() })

@@ -18,9 +18,9 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/internal/launch"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/partcheck"
@@ -32,7 +32,7 @@ import (
 type Config struct {
 	// SynthesizerPath is the synthesizer binary under test.
 	SynthesizerPath string
-	// SHA256, Args and Env are passed to plugins.Launch.
+	// SHA256, Args and Env are used as the host's plugins.Launch uses them.
 	SHA256 []byte
 	Args   []string
 	Env    []string
@@ -57,7 +57,7 @@ type Config struct {
 // suite is the state the checks share.
 type suite struct {
 	cfg   Config
-	proc  *plugins.Process
+	proc  *launch.Process
 	synth sdk.Synthesizer
 	c     *circuit.Circuit
 	ref   sdk.CircuitRef
@@ -103,8 +103,8 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
-		Kind: plugins.KindSynthesizer, Path: cfg.SynthesizerPath, SHA256: cfg.SHA256,
+	proc, synth, err := launch.Synthesizer(ctx, launch.Config{
+		Path: cfg.SynthesizerPath, SHA256: cfg.SHA256,
 		Args: cfg.Args, Env: cfg.Env, Logger: logger,
 	})
 	cancel()
@@ -112,7 +112,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("launching the synthesizer: %v", err)
 	}
 	t.Cleanup(proc.Kill)
-	s.proc, s.synth = proc, proc.Synthesizer()
+	s.proc, s.synth = proc, synth
 
 	if !t.Run("Describe", s.testDescribe) {
 		return
