@@ -26,7 +26,8 @@ import (
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
-// fakeBackend is the path of testdata/fakebackend, built once by TestMain.
+// fakeBackend is the path of the SDK's fake backend (sdk/sdktest/testdata/fakebackend,
+// which sdktest's own test also uses), built once by TestMain.
 var fakeBackend string
 
 const helperEnv = "PLUGINS_TEST_HELPER_PARENT"
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fakeBackend = filepath.Join(dir, "fakebackend")
-	build := exec.Command("go", "build", "-o", fakeBackend, "./testdata/fakebackend")
+	build := exec.Command("go", "build", "-o", fakeBackend, "github.com/zkhost/zkhost/sdk/sdktest/testdata/fakebackend")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the fake backend:", err)

@@ -1,6 +1,7 @@
-// Command fakebackend is a tiny backend for the tests of package plugins: it
-// serves a fake sdk.Backend through sdk.Serve, so Launch, Serve, the gRPC
-// adapters and the watchdog are tested across a real process boundary.
+// Command fakebackend is a tiny backend for the tests of the host's package plugins
+// and of sdktest (which must fail it): it serves a fake sdk.Backend through
+// sdk.Serve, so Launch, Serve, the gRPC adapters and the watchdog are tested across
+// a real process boundary.
 //
 // Its Prove maps the partition with sdk.OpenPartition and answers the SHA-256 of
 // W as the "proof". Two key ids do something else: "block" waits for the
