@@ -1,9 +1,10 @@
 // Package sdktest is the conformance suite of the backend contract: a backend binary
 // that passes Run behaves as the zkhost host expects.
 //
-// Run launches the binary the way the host does (plugins.Launch: go-plugin, gRPC,
-// automatic mutual TLS), writes partitions the way the host does (sealed memfds,
-// sdk/shm), and checks, each in its own subtest:
+// Run launches the binary over the host's transport (go-plugin with sdk.Handshake,
+// gRPC, automatic mutual TLS, as the host's plugins.Launch does), writes partitions
+// the way the host does (sealed memfds, sdk/shm), makes keys the way the host does
+// (sdk/circuit), and checks, each in its own subtest:
 //
 //   - Describe: a name, API version sdk.APIVersion among the versions, MaxInFlight ≥ 1,
 //     BLS12-381 among the curves, an available device (otherwise Prove must be refused
