@@ -4,12 +4,15 @@ BIN     := bin
 KEYS    := .keys
 DEMO    := .demo
 PKGS    := ./...
-# Example modules of their own (a user's synthesizer imports zkhost as a dependency);
-# `go ... ./...` at the root does not enter them.
+# The SDK is a module of its own (sdk/go.mod, replaced into the root module), and so
+# are the example modules (a user's synthesizer imports zkhost as a dependency);
+# `go ... ./...` at the root enters none of them.
+SDK_MOD := sdk
 EXAMPLE_MODS := examples/hintsynth
 # Packages whose concurrency matters run under the race detector in `make test`;
 # the proving packages (gnark's MSMs) run without it, to keep the suite's time down.
-RACE_PKGS := ./host/... ./plugins/... ./sdk/ ./sdk/keyreg/ ./e2e/
+RACE_PKGS := ./host/... ./plugins/... ./e2e/
+SDK_RACE_PKGS := ./ ./keyreg/
 
 .PHONY: all build cuda test test-slowdisk test-race vet demo bench-cpu proto clean help soak
 
@@ -17,7 +20,7 @@ all: build
 
 help:
 	@echo "make build      build bin/zkhost and bin/zkhost-backend-cpu"
-	@echo "make test       vet + the whole test suite (race detector on the host and plugin packages)"
+	@echo "make test       vet (with scripts/check-sdk-deps.sh) + the whole test suite, the SDK's module included (race detector on the host, plugin and SDK packages)"
 	@echo "make demo       keygen (cached), then prove a 4-partition merkle job and print the verified result"
 	@echo "make cuda       build bin/zkhost-backend-cuda (needs nvcc)"
 	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuit, same cores"
@@ -37,13 +40,16 @@ cuda: cuda-lib
 
 vet:
 	$(GO) vet $(PKGS)
-	for m in $(EXAMPLE_MODS); do (cd $$m && $(GO) vet ./...) || exit 1; done
+	for m in $(SDK_MOD) $(EXAMPLE_MODS); do (cd $$m && $(GO) vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+	GO=$(GO) ./scripts/check-sdk-deps.sh
 
 test: build vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	cd $(SDK_MOD) && $(GO) test -count=1 -timeout 20m ./...
 	for m in $(EXAMPLE_MODS); do (cd $$m && $(GO) test -count=1 -timeout 10m ./...) || exit 1; done
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
+	cd $(SDK_MOD) && $(GO) test -count=1 -race -timeout 20m $(SDK_RACE_PKGS)
 
 # The suite on a disk with slow syncs: strace delays every fsync and fdatasync,
 # which is how timing assumptions in tests get caught here. The default delay is

@@ -15,10 +15,11 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/host/shm"
-	"github.com/zkhost/zkhost/internal/testcircuit"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/shm"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // fixture is a chain circuit's key file, verifying key, and one solved witness.
@@ -76,7 +77,7 @@ func newFixture(dir string) (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := keyfile.FromGnark(pk.(*groth16_bls12381.ProvingKey))
+	key, err := keyconv.FromGnark(pk.(*groth16_bls12381.ProvingKey))
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func (f *fixture) keyRef(id string) sdk.KeyRef {
 	return sdk.KeyRef{ID: id, Path: f.keyPath, Digest: f.keyDigest}
 }
 
-// writePartition writes W, A and B as the host does (a sealed memfd, host/shm)
+// writePartition writes W, A and B as the host does (a sealed memfd, sdk/shm)
 // and returns its handle; the partition is removed when the test ends.
 func writePartition(t testing.TB, w, a, b []fr.Element) sdk.PartitionHandle {
 	t.Helper()

@@ -24,8 +24,8 @@ import (
 	"github.com/zkhost/zkhost/cpubackend"
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/client"
-	"github.com/zkhost/zkhost/host/shm"
-	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // deviceConf is one [[device]] of a test config.

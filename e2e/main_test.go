@@ -15,8 +15,8 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/logger"
 
-	"github.com/zkhost/zkhost/examples/circuits"
-	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // The binaries and keys every test shares, made once by TestMain.

@@ -1,18 +1,18 @@
-// Package plugins is the go-plugin glue the zkhost host and its plugins share.
+// Package plugins is the host's side of go-plugin: it launches plugin binaries
+// and hands back the sdk.Backend or sdk.Synthesizer they serve.
 //
-// There are two kinds of plugin (Kind): backends, which own a device and serve
-// proto/backend/v1, and synthesizers, which own a circuit's synthesis and serve
-// proto/synth/v1. This package holds what both ends of either contract must
-// agree on and nothing host-specific: the handshake (Handshake, ProtocolVersion,
-// shared by both kinds), the versioned plugin sets (VersionedPlugins,
-// SynthesizerVersionedPlugins), the go-plugin wrappers (BackendPlugin,
-// SynthesizerPlugin) that register or dial the gRPC services, the mapping
-// between error kinds and gRPC status codes (StatusError, DetailOf), the
-// parent-death watchdog a plugin runs (WatchParent), and Launch, which starts a
-// plugin binary of either kind for the host with the same checks (SHA-256
-// pinning, gRPC only, AutoMTLS, stderr into the host's log).
+// There are two kinds of plugin (Kind): backends, which own a device, and
+// synthesizers, which own a circuit's synthesis. Launch starts a binary of either
+// kind with the same checks: the binary must exist and be executable, its SHA-256
+// is pinned when configured (checked before the start and again by go-plugin just
+// before exec), gRPC only, automatic mutual TLS over a unix socket in a directory
+// of the host's (SocketDir, ReapSockets), the host's pid for the plugin's parent
+// watchdog (sdk.ParentPIDEnv), the plugin's stderr into the host's log with its
+// levels (and its last lines quoted when it fails to start). Attach connects to a
+// plugin served in debug mode (sdk.WithDebug).
 //
-// The layering follows Nomad's plugins/device: the Go interface and types live in
-// package sdk, the wire types in proto/backend/v1, and this package sits between
-// them without importing sdk, so sdk can import it.
+// The layering follows Nomad's plugins/device: everything both ends must agree on
+// (the Go interfaces, the handshake, the go-plugin wrappers, the wire code and its
+// translation) is in package sdk; this package imports sdk and adds only what a
+// host needs. Process.Backend returns an sdk.Backend, never a protobuf client.
 package plugins

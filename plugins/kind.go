@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	plugin "github.com/hashicorp/go-plugin"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // Kind is a kind of plugin the host launches: a backend owns a device, a
@@ -32,9 +34,9 @@ func (k Kind) String() string {
 // pluginName is the name the kind's plugin is dispensed under.
 func (k Kind) pluginName() string {
 	if k == KindSynthesizer {
-		return SynthesizerPluginName
+		return sdk.SynthesizerPluginName
 	}
-	return PluginName
+	return sdk.BackendPluginName
 }
 
 // clientPlugins returns the host's plugin sets of the kind, keyed by protocol
@@ -42,9 +44,9 @@ func (k Kind) pluginName() string {
 func (k Kind) clientPlugins() (map[int]plugin.PluginSet, error) {
 	switch k {
 	case KindBackend:
-		return VersionedPlugins(nil), nil
+		return sdk.BackendPlugins(nil), nil
 	case KindSynthesizer:
-		return SynthesizerVersionedPlugins(nil), nil
+		return sdk.SynthesizerPlugins(nil), nil
 	}
 	return nil, fmt.Errorf("plugins: unknown plugin kind %d", int(k))
 }

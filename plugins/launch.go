@@ -16,9 +16,8 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
-	"github.com/zkhost/zkhost/internal/linetail"
-	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
-	synthv1 "github.com/zkhost/zkhost/proto/synth/v1"
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/linetail"
 )
 
 // DefaultStartTimeout is how long Launch waits for a backend to answer the
@@ -57,8 +56,8 @@ type LaunchConfig struct {
 type Process struct {
 	client      *plugin.Client
 	kind        Kind
-	backend     backendv1.BackendClient
-	synthesizer synthv1.SynthesizerClient
+	backend     sdk.Backend
+	synthesizer sdk.Synthesizer
 	pid         int
 	socketDir   string // LaunchConfig.SocketDir
 }
@@ -66,14 +65,15 @@ type Process struct {
 // Kind returns the kind of plugin the process serves.
 func (p *Process) Kind() Kind { return p.kind }
 
-// Backend returns the gRPC client of the backend service, or nil when the
-// process is not a backend. Wrap it with sdk.NewGRPCClient to deal in sdk types.
-func (p *Process) Backend() backendv1.BackendClient { return p.backend }
+// Backend returns the backend the process serves (sdk.NewBackendClient on its
+// connection: calls cross gRPC, errors come back as *sdk.Error), or nil when
+// the process is not a backend. It is also an sdk.UtilizationReporter.
+func (p *Process) Backend() sdk.Backend { return p.backend }
 
-// Synthesizer returns the gRPC client of the synthesizer service, or nil when
-// the process is not a synthesizer. Wrap it with sdk.NewSynthesizerClient to
-// deal in sdk types.
-func (p *Process) Synthesizer() synthv1.SynthesizerClient { return p.synthesizer }
+// Synthesizer returns the synthesizer the process serves
+// (sdk.NewSynthesizerClient on its connection), or nil when the process is not
+// a synthesizer.
+func (p *Process) Synthesizer() sdk.Synthesizer { return p.synthesizer }
 
 // Pid returns the backend's process id (0 when attached to a backend that runs
 // inside another process in debug mode).
@@ -105,7 +105,7 @@ const stderrTailLines = 8
 // over a unix socket) and returns the running process. The binary is checked
 // first: a missing or non-executable file, or one whose SHA-256 differs from
 // cfg.SHA256, is an error naming the kind, the path and the cause. The plugin
-// inherits the host's parent-death watch (ParentPIDEnv) and its standard error
+// inherits the host's parent-death watch (sdk.ParentPIDEnv) and its standard error
 // goes to cfg.Logger. The caller owns the process and must Kill it.
 func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	kind := cfg.Kind
@@ -136,7 +136,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	// The host's environment first, then cfg.Env, so cfg.Env wins (exec keeps
 	// the last of duplicate keys); go-plugin appends its own variables after.
 	cmd.Env = append(os.Environ(), cfg.Env...)
-	cmd.Env = append(cmd.Env, ParentPIDEnv+"="+strconv.Itoa(os.Getpid()))
+	cmd.Env = append(cmd.Env, sdk.ParentPIDEnv+"="+strconv.Itoa(os.Getpid()))
 	if cfg.SocketDir != "" {
 		cmd.Env = append(cmd.Env, socketEnv(cfg.SocketDir))
 	}
@@ -150,7 +150,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	forward := logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
 	tail := &linetail.Tail{Keep: stderrTailLines}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  Handshake,
+		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sets,
 		Cmd:              cmd,
 		Stderr:           tail,
@@ -197,10 +197,10 @@ func Attach(reattach *plugin.ReattachConfig, logger hclog.Logger) (*Process, err
 	logger = backendLogger(logger)
 	forward := logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: Handshake,
+		HandshakeConfig: sdk.Handshake,
 		// A reattached client skips version negotiation, so it needs the
 		// plugin set of the version the backend serves.
-		Plugins:          VersionedPlugins(nil)[reattach.ProtocolVersion],
+		Plugins:          sdk.BackendPlugins(nil)[reattach.ProtocolVersion],
 		Reattach:         reattach,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           logger,
@@ -232,9 +232,9 @@ func dispense(client *plugin.Client, kind Kind) (*Process, error) {
 	ok := false
 	switch kind {
 	case KindBackend:
-		proc.backend, ok = raw.(backendv1.BackendClient)
+		proc.backend, ok = raw.(sdk.Backend)
 	case KindSynthesizer:
-		proc.synthesizer, ok = raw.(synthv1.SynthesizerClient)
+		proc.synthesizer, ok = raw.(sdk.Synthesizer)
 	}
 	if !ok {
 		client.Kill()

@@ -21,12 +21,13 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
-// fakeBackend is the path of testdata/fakebackend, built once by TestMain.
+// fakeBackend is the path of the SDK's fake backend (sdk/sdktest/testdata/fakebackend,
+// which sdktest's own test also uses), built once by TestMain.
 var fakeBackend string
 
 const helperEnv = "PLUGINS_TEST_HELPER_PARENT"
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fakeBackend = filepath.Join(dir, "fakebackend")
-	build := exec.Command("go", "build", "-o", fakeBackend, "./testdata/fakebackend")
+	build := exec.Command("go", "build", "-o", fakeBackend, "github.com/zkhost/zkhost/sdk/sdktest/testdata/fakebackend")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the fake backend:", err)
@@ -98,7 +99,7 @@ func launch(t *testing.T, env ...string) (*plugins.Process, sdk.Backend, *syncBu
 		t.Fatal(err)
 	}
 	t.Cleanup(proc.Kill)
-	return proc, sdk.NewGRPCClient(proc.Backend()), logs
+	return proc, proc.Backend(), logs
 }
 
 func vector(t *testing.T, n int) []fr.Element {
@@ -139,7 +140,7 @@ func TestLaunchEndToEnd(t *testing.T) {
 	if proc.Pid() <= 0 || proc.Exited() {
 		t.Fatalf("pid %d, exited %v", proc.Pid(), proc.Exited())
 	}
-	if v := proc.NegotiatedVersion(); v != plugins.ProtocolVersion {
+	if v := proc.NegotiatedVersion(); v != sdk.ProtocolVersion {
 		t.Errorf("negotiated version %d", v)
 	}
 	d, err := backend.Describe(ctx)
@@ -246,7 +247,7 @@ func TestLaunchCancelReachesBackend(t *testing.T) {
 func TestLaunchCrashIsPluginShutdown(t *testing.T) {
 	proc, backend, _ := launch(t)
 	_, err := backend.Prove(context.Background(), sdk.ProveRequest{KeyID: "crash"})
-	if !errors.Is(err, plugins.ErrPluginShutdown) || !sdk.IsRetryable(err) {
+	if !errors.Is(err, sdk.ErrPluginShutdown) || !sdk.IsRetryable(err) {
 		t.Fatalf("got %v, want a retryable error matching ErrPluginShutdown", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -399,7 +400,7 @@ func TestLaunchSynthesizerKind(t *testing.T) {
 	if proc.Kind() != plugins.KindSynthesizer || proc.Backend() != nil || proc.Synthesizer() == nil {
 		t.Fatalf("process of kind %v with backend %v and synthesizer %v", proc.Kind(), proc.Backend(), proc.Synthesizer())
 	}
-	_, err = sdk.NewSynthesizerClient(proc.Synthesizer()).Describe(context.Background())
+	_, err = proc.Synthesizer().Describe(context.Background())
 	if sdk.KindOf(err) != sdk.ErrUnimplemented {
 		t.Errorf("Describe of a backend as a synthesizer: %v, want unimplemented", err)
 	}

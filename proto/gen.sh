@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # gen.sh regenerates the Go code of every .proto file under proto/.
 #
+# proto/ holds only the sources: the Go code goes where each file's go_package
+# says, relative to the repository root (the module prefix is stripped), so the
+# backend and synthesizer contracts land in sdk/internal/proto (internal to the
+# SDK, whose adapters translate at the edge) and the host's API in
+# internal/proto.
+#
 # It installs pinned versions of protoc-gen-go and protoc-gen-go-grpc into
 # build/protoc-bin (so the result does not depend on what is on PATH) and runs
 # protoc once per directory. The generated files are committed; run this (or
@@ -15,6 +21,9 @@ bin="$root/build/protoc-bin"
 cd "$root"
 
 protoc="${PROTOC:-protoc}"
+# go_package paths are under the root module; the generated files go to the
+# same path relative to the repository root.
+module=github.com/zkhost/zkhost
 if ! command -v "$protoc" >/dev/null 2>&1; then
 	echo "gen.sh: protoc not found (install protobuf-compiler, or set PROTOC)" >&2
 	exit 1
@@ -49,7 +58,7 @@ for dir in "${dirs[@]}"; do
 		--plugin=protoc-gen-go="$bin/protoc-gen-go" \
 		--plugin=protoc-gen-go-grpc="$bin/protoc-gen-go-grpc" \
 		-I proto \
-		--go_out=proto --go_opt=paths=source_relative \
-		--go-grpc_out=proto --go-grpc_opt=paths=source_relative \
+		--go_out=. --go_opt=module="$module" \
+		--go-grpc_out=. --go-grpc_opt=module="$module" \
 		"${rel[@]}"
 done

@@ -12,8 +12,9 @@ make cuda-lib CUDA_ARCH_FLAGS="-gencode arch=compute_90,code=[sm_90,compute_90]"
 LD='-s -w'
 go build -ldflags "$LD" -o "$OUTDIR/zkhost" ./cmd/zkhost
 go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost-backend-cuda
-go test -c -ldflags "$LD" -o "$OUTDIR/sdktest.test" ./sdk/sdktest
+# The SDK is a module of its own: its tests build from inside it.
+(cd sdk && go test -c -ldflags "$LD" -o "../$OUTDIR/sdktest.test" ./sdktest)
 go test -c -ldflags "$LD" -tags cuda -o "$OUTDIR/gpu.test" ./cudabackend/gpu
-go test -c -ldflags "$LD" -o "$OUTDIR/circuit.test" ./host/circuit   # BenchmarkEvaluate (CPU only)
+(cd sdk && go test -c -ldflags "$LD" -o "../$OUTDIR/circuit.test" ./circuit)   # BenchmarkEvaluate (CPU only)
 gzip -9 "$OUTDIR"/zkhost "$OUTDIR"/zkhost-backend-cuda "$OUTDIR"/*.test
 du -sh "$OUTDIR"

@@ -4,20 +4,25 @@ import (
 	"context"
 	"time"
 
-	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+	"google.golang.org/grpc"
+
+	backendv1 "github.com/zkhost/zkhost/sdk/internal/proto/backendv1"
 )
 
-// NewGRPCClient returns a Backend, which is also a UtilizationReporter, that calls a backend process through c (from
-// plugins.Process.Backend), so the host deals only in sdk types.
+// NewBackendClient returns a Backend, which is also a UtilizationReporter, that
+// calls the backend served on conn (BackendPlugin.GRPCClient calls it on the
+// connection go-plugin made; the host's plugins.Process.Backend returns its
+// result), so the host deals only in sdk types, as Nomad's device plugin
+// client returns a DevicePlugin.
 //
 // Errors come back as they left the backend: errors.As finds an *Error with
 // the backend's Kind, Retryable and Message. A call cancelled through its
 // context returns an *Error of kind ErrCanceled that also matches ctx.Err()
 // with errors.Is, and the backend's context is cancelled too. A call that
 // fails because the backend process went away returns an *Error of kind
-// ErrUnavailable that also matches plugins.ErrPluginShutdown.
-func NewGRPCClient(c backendv1.BackendClient) Backend {
-	return &grpcClient{c: c}
+// ErrUnavailable that also matches ErrPluginShutdown.
+func NewBackendClient(conn grpc.ClientConnInterface) Backend {
+	return &grpcClient{c: backendv1.NewBackendClient(conn)}
 }
 
 type grpcClient struct {

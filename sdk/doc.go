@@ -4,7 +4,19 @@
 // vendor accelerator). The host launches it with hashicorp/go-plugin, asks it to
 // Describe itself, loads proving keys into it and sends it synthesized partitions
 // to prove. The Backend interface and its types are plain Go: protobuf types never
-// cross this package's API; the gRPC adapters in package plugins translate at the edge.
+// cross this package's API. The contract's layers follow Nomad's plugins/device and
+// terraform-plugin-go: the Go interfaces and types here; the go-plugin wrappers
+// (BackendPlugin, SynthesizerPlugin), the handshake and the gRPC adapters here too,
+// with the generated wire code internal to the SDK (the .proto sources are in the
+// repository's proto/); a host dials a plugin with go-plugin and gets a Backend back
+// (NewBackendClient), as zkhost's host does in package plugins. Serve serves a
+// Backend and watches the host process (WatchParent): a backend whose host died
+// exits rather than hold its device.
+//
+// The SDK is its own Go module (github.com/zkhost/zkhost/sdk), with none of the
+// host's dependencies, and a backend built on it links gnark-crypto but not gnark:
+// the packages that need gnark (sdk/keyconv, sdk/circuit, sdk/synthgnark and the
+// conformance suites sdktest and synthtest) are for tests, synthesizers and the host.
 //
 // Bulk data never travels in messages. A partition (the wire vector W and the
 // evaluation vectors A and B, 32-byte Montgomery little-endian field elements)

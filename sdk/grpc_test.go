@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	hclog "github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/zkhost/zkhost/plugins"
-	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+	backendv1 "github.com/zkhost/zkhost/sdk/internal/proto/backendv1"
 )
 
 // fakeBackend is a Backend whose methods the test sets; an unset method panics,
@@ -37,18 +36,35 @@ func (f *fakeBackend) Prove(ctx context.Context, r ProveRequest) (ProveResult, e
 	return f.prove(ctx, r)
 }
 
+// rawPlugin serves a backendv1 server as it is (an older backend's, or the
+// real adapter) and dispenses the connection itself, so a test can call the
+// wire directly or wrap it with NewBackendClient.
+type rawPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	srv backendv1.BackendServer
+}
+
+func (p *rawPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	backendv1.RegisterBackendServer(s, p.srv)
+	return nil
+}
+
+func (p *rawPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	return conn, nil
+}
+
 // connect serves srv through go-plugin's gRPC server on a local socket and
-// returns the raw client and a function that stops the server.
-func connect(t *testing.T, srv backendv1.BackendServer) (backendv1.BackendClient, func()) {
+// returns the client's connection and a function that stops the server.
+func connect(t *testing.T, srv backendv1.BackendServer) (*grpc.ClientConn, func()) {
 	t.Helper()
-	client, server := plugin.TestPluginGRPCConn(t, false, plugins.VersionedPlugins(srv)[plugins.ProtocolVersion])
+	client, server := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{BackendPluginName: &rawPlugin{srv: srv}})
 	// Closing the client shuts the server down through go-plugin's controller.
 	t.Cleanup(func() { client.Close() })
-	raw, err := client.Dispense(plugins.PluginName)
+	raw, err := client.Dispense(BackendPluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return raw.(backendv1.BackendClient), server.Stop
+	return raw.(*grpc.ClientConn), server.Stop
 }
 
 func testDescription() Description {
@@ -105,7 +121,7 @@ func TestRoundTrip(t *testing.T) {
 		},
 	}
 	raw, _ := connect(t, &grpcServer{b: fb})
-	c := NewGRPCClient(raw)
+	c := NewBackendClient(raw)
 	ctx := context.Background()
 
 	d, err := c.Describe(ctx)
@@ -177,11 +193,11 @@ func TestErrorTranslation(t *testing.T) {
 				prove:     func(context.Context, ProveRequest) (ProveResult, error) { return ProveResult{}, tc.err },
 			}
 			raw, _ := connect(t, &grpcServer{b: fb})
-			c := NewGRPCClient(raw)
+			c := NewBackendClient(raw)
 			ctx := context.Background()
 
 			// The status code on the wire.
-			_, rawErr := raw.Describe(ctx, &backendv1.DescribeRequest{})
+			_, rawErr := backendv1.NewBackendClient(raw).Describe(ctx, &backendv1.DescribeRequest{})
 			if got := status.Code(rawErr); got != tc.code {
 				t.Errorf("status code %v, want %v", got, tc.code)
 			}
@@ -208,7 +224,8 @@ func TestErrorTranslation(t *testing.T) {
 
 func TestBadRequestsNeverReachTheBackend(t *testing.T) {
 	fb := &fakeBackend{} // every method panics if called
-	raw, _ := connect(t, &grpcServer{b: fb})
+	conn, _ := connect(t, &grpcServer{b: fb})
+	raw := backendv1.NewBackendClient(conn) // the wire, below the adapters
 	ctx := context.Background()
 	tests := []struct {
 		name string
@@ -225,7 +242,7 @@ func TestBadRequestsNeverReachTheBackend(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
-			st, detail := plugins.DetailOf(err)
+			st, detail := detailOf(err)
 			if st.Code() != codes.InvalidArgument || detail.GetKind() != backendv1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT {
 				t.Fatalf("got %v (detail %v), want InvalidArgument", err, detail)
 			}
@@ -253,7 +270,7 @@ func TestCancellationCrosses(t *testing.T) {
 		},
 	}
 	raw, _ := connect(t, &grpcServer{b: fb})
-	c := NewGRPCClient(raw)
+	c := NewBackendClient(raw)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -294,7 +311,7 @@ func TestDeadlineCrossesAsCanceled(t *testing.T) {
 	raw, _ := connect(t, &grpcServer{b: fb})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := NewGRPCClient(raw).Describe(ctx)
+	_, err := NewBackendClient(raw).Describe(ctx)
 	if KindOf(err) != ErrCanceled || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want kind canceled matching DeadlineExceeded", err)
 	}
@@ -304,7 +321,7 @@ func TestUnimplementedMethod(t *testing.T) {
 	// A server that implements nothing stands for an older backend that lacks a
 	// method added later.
 	raw, _ := connect(t, backendv1.UnimplementedBackendServer{})
-	_, err := NewGRPCClient(raw).Describe(context.Background())
+	_, err := NewBackendClient(raw).Describe(context.Background())
 	if KindOf(err) != ErrUnimplemented {
 		t.Fatalf("got %v, want kind unimplemented", err)
 	}
@@ -313,59 +330,18 @@ func TestUnimplementedMethod(t *testing.T) {
 func TestServerGoneIsPluginShutdown(t *testing.T) {
 	fb := &fakeBackend{describe: func(context.Context) (Description, error) { return testDescription(), nil }}
 	raw, stop := connect(t, &grpcServer{b: fb})
-	c := NewGRPCClient(raw)
+	c := NewBackendClient(raw)
 	if _, err := c.Describe(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	stop()
 	_, err := c.Describe(context.Background())
-	if !errors.Is(err, plugins.ErrPluginShutdown) {
-		t.Fatalf("got %v, want it to match plugins.ErrPluginShutdown", err)
+	if !errors.Is(err, ErrPluginShutdown) {
+		t.Fatalf("got %v, want it to match ErrPluginShutdown", err)
 	}
 	if KindOf(err) != ErrUnavailable || !IsRetryable(err) {
 		t.Errorf("got kind %v retryable %v, want unavailable and retryable", KindOf(err), IsRetryable(err))
 	}
-}
-
-func TestServeDebugAndAttach(t *testing.T) {
-	fb := &fakeBackend{describe: func(context.Context) (Description, error) { return testDescription(), nil }}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	reattach := make(chan *plugin.ReattachConfig, 1)
-	closed := make(chan struct{})
-	serveErr := make(chan error, 1)
-	logger := hclog.New(&hclog.LoggerOptions{Output: hclog.DefaultOutput, Level: hclog.Warn})
-	go func() { serveErr <- Serve(fb, WithDebug(ctx, reattach, closed), WithLogger(logger)) }()
-
-	var rc *plugin.ReattachConfig
-	select {
-	case rc = <-reattach:
-	case err := <-serveErr:
-		t.Fatalf("Serve returned early: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no reattach config from Serve")
-	}
-	proc, err := plugins.Attach(rc, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := NewGRPCClient(proc.Backend()).Describe(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Name != "fake" {
-		t.Errorf("Describe.Name = %q", d.Name)
-	}
-	cancel()
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not stop after its context ended")
-	}
-	if err := <-serveErr; err != nil {
-		t.Errorf("Serve: %v", err)
-	}
-	proc.Kill()
 }
 
 func TestServeRefusesNil(t *testing.T) {
@@ -399,7 +375,7 @@ func TestUtilizationRoundTrip(t *testing.T) {
 		return want, nil
 	}}
 	raw, _ := connect(t, &grpcServer{b: ub})
-	c := NewGRPCClient(raw).(UtilizationReporter)
+	c := NewBackendClient(raw).(UtilizationReporter)
 	got, err := c.Utilization(context.Background(), since)
 	if err != nil {
 		t.Fatal(err)
@@ -431,7 +407,7 @@ func TestUtilizationOptional(t *testing.T) {
 		"older backend":         backendv1.UnimplementedBackendServer{},
 	} {
 		raw, _ := connect(t, srv)
-		_, err := NewGRPCClient(raw).(UtilizationReporter).Utilization(context.Background(), time.Now())
+		_, err := NewBackendClient(raw).(UtilizationReporter).Utilization(context.Background(), time.Now())
 		if KindOf(err) != ErrUnimplemented {
 			t.Fatalf("%s: got %v, want kind unimplemented", name, err)
 		}

@@ -53,7 +53,7 @@ func randomVector(t testing.TB, n int) []fr.Element {
 }
 
 // writeTestPartition writes a partition by the layout into a memfd sealed with
-// seals, independently of package host/shm, and returns its handle. The memfd
+// seals, independently of package sdk/shm, and returns its handle. The memfd
 // is closed when the test ends.
 func writeTestPartition(t testing.TB, seals int, W, A, B []fr.Element) PartitionHandle {
 	t.Helper()

@@ -11,8 +11,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
-	"github.com/zkhost/zkhost/plugins"
-	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+	backendv1 "github.com/zkhost/zkhost/sdk/internal/proto/backendv1"
 )
 
 // LogLevelEnv is the environment variable that sets the level of NewLogger's
@@ -71,13 +70,13 @@ func WithDebug(ctx context.Context, reattach chan<- *plugin.ReattachConfig, clos
 // backend; outside debug mode, go-plugin ends the process itself when the
 // binary is run by hand rather than by a host.
 //
-// Serve also starts the parent watchdog (plugins.WatchParent): if the host dies,
+// Serve also starts the parent watchdog (WatchParent): if the host dies,
 // the backend exits rather than hold its device.
 func Serve(b Backend, opts ...ServeOption) error {
 	if b == nil {
 		return errors.New("sdk.Serve: nil Backend")
 	}
-	serve("backend", plugins.VersionedPlugins(&grpcServer{b: b}), opts)
+	serve("backend", BackendPlugins(b), opts)
 	return nil
 }
 
@@ -94,7 +93,7 @@ func serve(kind string, sets map[int]plugin.PluginSet, opts []ServeOption) {
 	if cfg.debug == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		plugins.WatchParent(ctx, func() {
+		WatchParent(ctx, func() {
 			cfg.logger.Error("the host process died; exiting")
 			os.Exit(1)
 		})
@@ -104,7 +103,7 @@ func serve(kind string, sets map[int]plugin.PluginSet, opts []ServeOption) {
 		go printReattach(kind, ch)
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  plugins.Handshake,
+		HandshakeConfig:  Handshake,
 		VersionedPlugins: sets,
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           cfg.logger,

@@ -10,9 +10,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/zkhost/zkhost/plugins"
-	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
-	synthv1 "github.com/zkhost/zkhost/proto/synth/v1"
+	"google.golang.org/grpc"
+
+	backendv1 "github.com/zkhost/zkhost/sdk/internal/proto/backendv1"
+	synthv1 "github.com/zkhost/zkhost/sdk/internal/proto/synthv1"
 )
 
 // ServeSynthesizer serves s to the host through go-plugin and returns when the
@@ -26,7 +27,7 @@ func ServeSynthesizer(s Synthesizer, opts ...ServeOption) error {
 	if s == nil {
 		return errors.New("sdk.ServeSynthesizer: nil Synthesizer")
 	}
-	serve("synthesizer", plugins.SynthesizerVersionedPlugins(&synthServer{s: s}), opts)
+	serve("synthesizer", SynthesizerPlugins(s), opts)
 	return nil
 }
 
@@ -82,13 +83,14 @@ func (g *synthServer) Synthesize(ctx context.Context, req *synthv1.SynthesizeReq
 	return &synthv1.SynthesizeResponse{WallNs: int64(res.Wall)}, nil
 }
 
-// NewSynthesizerClient returns a Synthesizer that calls a synthesizer process
-// through c (from plugins.Process.Synthesizer), so the host deals only in sdk
-// types. Errors come back as NewGRPCClient's do: an *Error with the
+// NewSynthesizerClient returns a Synthesizer that calls the synthesizer served
+// on conn (SynthesizerPlugin.GRPCClient calls it; the host's
+// plugins.Process.Synthesizer returns its result), so the host deals only in
+// sdk types. Errors come back as NewBackendClient's do: an *Error with the
 // synthesizer's kind, retryable flag and message; a lost connection also
-// matches plugins.ErrPluginShutdown, a cancellation ctx.Err().
-func NewSynthesizerClient(c synthv1.SynthesizerClient) Synthesizer {
-	return &synthClient{c: c}
+// matches ErrPluginShutdown, a cancellation ctx.Err().
+func NewSynthesizerClient(conn grpc.ClientConnInterface) Synthesizer {
+	return &synthClient{c: synthv1.NewSynthesizerClient(conn)}
 }
 
 type synthClient struct {

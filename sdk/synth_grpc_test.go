@@ -13,9 +13,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	plugin "github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
-
-	"github.com/zkhost/zkhost/plugins"
-	synthv1 "github.com/zkhost/zkhost/proto/synth/v1"
 )
 
 // fakeSynth records the requests it gets and answers what the test set.
@@ -38,13 +35,14 @@ func (f *fakeSynth) Synthesize(_ context.Context, r SynthesizeRequest) (Synthesi
 
 func connectSynth(t *testing.T, s Synthesizer) Synthesizer {
 	t.Helper()
-	client, _ := plugin.TestPluginGRPCConn(t, false, plugins.SynthesizerVersionedPlugins(&synthServer{s: s})[plugins.ProtocolVersion])
+	// The plugin set the host and Serve use: the client is what GRPCClient dispenses.
+	client, _ := plugin.TestPluginGRPCConn(t, false, SynthesizerPlugins(s)[ProtocolVersion])
 	t.Cleanup(func() { client.Close() })
-	raw, err := client.Dispense(plugins.SynthesizerPluginName)
+	raw, err := client.Dispense(SynthesizerPluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewSynthesizerClient(raw.(synthv1.SynthesizerClient))
+	return raw.(Synthesizer)
 }
 
 func TestSynthRoundTrip(t *testing.T) {
@@ -95,7 +93,7 @@ func TestSynthRoundTrip(t *testing.T) {
 	}
 }
 
-// testOutput makes an output as the host does (host/shm's Store.Output, which
+// testOutput makes an output as the host does (sdk/shm's Store.Output, which
 // this package cannot import): a zeroed memfd of the layout's size, sealed
 // against growing and shrinking.
 func testOutput(t *testing.T, nbWires, nbConstraints uint64) PartitionHandle {

@@ -1,10 +1,12 @@
 package sdk
 
-// This file translates between the sdk types and the wire types of
-// proto/backend/v1, both ways, errors included. It lives in package sdk rather
-// than in an internal package because Serve and NewGRPCClient, which use it, are
-// in package sdk, and a translation package would have to import sdk's types
-// back (an import cycle).
+// This file translates between the sdk types and the wire types of the
+// backend contract (proto/backend/v1, generated into sdk/internal/proto),
+// both ways, errors included. As in Nomad's plugins/device (util.go beside
+// client.go and server.go), the translation is unexported code of the package
+// that defines the Go types: an internal translation package would have to
+// import package sdk for the types while sdk imports it for the adapters.
+// Neither the host nor an author sees a protobuf type.
 
 import (
 	"context"
@@ -14,8 +16,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/zkhost/zkhost/plugins"
-	backendv1 "github.com/zkhost/zkhost/proto/backend/v1"
+	backendv1 "github.com/zkhost/zkhost/sdk/internal/proto/backendv1"
 )
 
 func describeToProto(d Description) *backendv1.DescribeResponse {
@@ -202,27 +203,27 @@ func errorToStatus(err error) error {
 	default:
 		detail.Kind, detail.Retryable, detail.Message = backendv1.ErrorKind_ERROR_KIND_INTERNAL, defaultRetryable(ErrInternal), err.Error()
 	}
-	return plugins.StatusError(detail)
+	return statusError(detail)
 }
 
 // errorFromStatus turns the error of a gRPC call back into an *Error. With an
 // ErrorDetail the backend's error is rebuilt exactly. Without one the failure
 // came from gRPC itself: a cancellation of ctx, a lost connection (the error
-// then also matches plugins.ErrPluginShutdown with errors.Is), or a method the
+// then also matches ErrPluginShutdown with errors.Is), or a method the
 // backend does not implement. A cancellation, from either side, also matches
 // ctx.Err() when ctx is done.
 func errorFromStatus(ctx context.Context, err error) error {
-	st, detail := plugins.DetailOf(err)
+	st, detail := detailOf(err)
 	var e *Error
 	if detail != nil {
 		e = &Error{Kind: kindFromProto(detail.GetKind()), Retryable: detail.GetRetryable(), Message: detail.GetMessage()}
 	} else {
-		kind := kindFromProto(plugins.KindOfCode(st.Code()))
+		kind := kindFromProto(kindOfCode(st.Code()))
 		e = &Error{Kind: kind, Retryable: defaultRetryable(kind), Message: st.Message()}
 		switch st.Code() {
 		case codes.Unavailable:
 			e.Message = "plugin connection lost: " + e.Message
-			return &causedError{e: e, causes: []error{plugins.ErrPluginShutdown}}
+			return &causedError{e: e, causes: []error{ErrPluginShutdown}}
 		case codes.Unimplemented:
 			e.Message = "plugin does not implement this call: " + e.Message
 		}
@@ -247,7 +248,7 @@ func errorFromStatus(ctx context.Context, err error) error {
 const deadlineSlack = 50 * time.Millisecond
 
 // causedError is an *Error that also matches its causes with errors.Is, such as
-// context.Canceled or plugins.ErrPluginShutdown.
+// context.Canceled or ErrPluginShutdown.
 type causedError struct {
 	e      *Error
 	causes []error

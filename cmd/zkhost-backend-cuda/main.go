@@ -21,16 +21,14 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/consensys/gnark/logger"
-
 	"github.com/zkhost/zkhost/cudabackend"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/sdk"
 )
 
 func main() {
-	// go-plugin owns stdout: nothing may print there before the handshake.
-	logger.Disable()
+	// go-plugin owns stdout: nothing may print there before the handshake (this
+	// binary links gnark-crypto, not gnark, whose logger prints there by default).
 	opts, err := parseOptions(os.Args[1:], os.Getenv, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkhost-backend-cuda:", err)

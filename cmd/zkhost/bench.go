@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/bench"
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 func cmdBench(ctx context.Context, inv cli.Invocation) error {

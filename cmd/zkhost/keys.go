@@ -9,10 +9,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkhost/zkhost/examples/circuits"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/cli"
-	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 )
 
 // circuitFlags adds --circuit, --k, --d and --param to fs and returns a function that
@@ -128,7 +128,7 @@ func cmdKeyConvert(ctx context.Context, inv cli.Invocation) error {
 	if *in == "" || *out == "" {
 		return fmt.Errorf("%w: --in and --out are required", cli.ErrUsage)
 	}
-	digest, err := keyfile.Convert(*in, *out)
+	digest, err := keyconv.Convert(*in, *out)
 	if err != nil {
 		return err
 	}

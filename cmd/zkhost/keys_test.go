@@ -12,8 +12,8 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
-	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // TestKeyImportAndProve is the README's "Your own circuit" as a user types it: a

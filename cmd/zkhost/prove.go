@@ -13,10 +13,10 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"github.com/jedib0t/go-pretty/v6/table"
 
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/oneshot"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // daemonBackend is the backend zkhost serve uses with no config (host/config's

@@ -14,9 +14,9 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/finalize"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // proofPair is one proof file and the public witness it is checked against.

@@ -19,9 +19,10 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // TestGroth16Streamed proves one partition of a chain circuit with its key
@@ -41,7 +42,7 @@ func TestGroth16Streamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := keyfile.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestGroth16Streamed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := groth16.Verify(refprover.Assemble(pk, streamed, r, s), vk, public); err != nil {
+			if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, streamed, r, s)), vk, public); err != nil {
 				t.Errorf("groth16.Verify of the streamed proof: %v", err)
 			}
 		})

@@ -18,9 +18,9 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/internal/testcircuit"
-	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // TestGroth16Slots proves partitions of a chain circuit through two slots of one
@@ -40,7 +40,7 @@ func TestGroth16Slots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := keyfile.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestGroth16Slots(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if err := groth16.Verify(refprover.Assemble(pk, res, r, s), vk, p.public); err != nil {
+					if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, res, r, s)), vk, p.public); err != nil {
 						return fmt.Errorf("groth16.Verify: %w", err)
 					}
 					return nil
@@ -133,7 +133,7 @@ func TestGroth16SlotRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := keyfile.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
 	if err != nil {
 		t.Fatal(err)
 	}

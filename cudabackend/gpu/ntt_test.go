@@ -16,7 +16,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 
-	"github.com/zkhost/zkhost/internal/gnarkref"
+	"github.com/zkhost/zkhost/sdk/refprover/gnarkref"
 )
 
 // needDevice skips the test when no GPU is usable, unless ZK_REQUIRE_GPU=1

@@ -6,6 +6,7 @@ require (
 	github.com/consensys/gnark v0.14.0
 	github.com/consensys/gnark-crypto v0.19.0
 	github.com/zkhost/zkhost v0.0.0
+	github.com/zkhost/zkhost/sdk v0.0.0
 )
 
 require (
@@ -44,4 +45,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace github.com/zkhost/zkhost => ../..
+replace (
+	github.com/zkhost/zkhost => ../..
+	github.com/zkhost/zkhost/sdk => ../../sdk
+)

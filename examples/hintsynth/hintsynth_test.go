@@ -23,9 +23,9 @@ import (
 
 	"github.com/zkhost/zkhost/examples/hintsynth/rootchain"
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/daemon"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/synthtest"
 )
 

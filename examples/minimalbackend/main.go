@@ -16,9 +16,10 @@
 //     BenchmarkProveMemory does this for the reference prover); round up.
 //   - Garbage collection. A proof's vectors hold no pointers, so a tight GOGC keeps
 //     the heap near the live data without costing scan time; this example sets 20.
-//   - Standard output belongs to go-plugin's handshake. gnark's logger writes to
-//     stdout by default: a backend that links gnark's backend packages silences it
-//     before anything else (logger.Disable).
+//   - Standard output belongs to go-plugin's handshake: log to standard error
+//     (sdk.NewLogger). The SDK's backend packages link gnark-crypto, not gnark; a
+//     backend that links gnark itself silences gnark's logger, which writes to
+//     stdout by default, before anything else (logger.Disable).
 //   - Cancellation. gnark-crypto's MSMs cannot be interrupted, so each proof runs in
 //     a child process of this binary (refprover.Worker) that a cancel kills; Prove
 //     then returns sdk.ErrCanceled.
@@ -31,8 +32,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/consensys/gnark/logger"
-
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/keyreg"
@@ -44,7 +43,6 @@ import (
 const hostBytesPerConstraint = 1536
 
 func main() {
-	logger.Disable() // stdout is go-plugin's
 	debug.SetGCPercent(20)
 	if len(os.Args) > 1 && os.Args[1] == refprover.WorkerArg {
 		os.Exit(refprover.ServeWorker()) // one proof, in a process of its own

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
 )
 
 // The conversions below translate between the plain Go types and the wire types of

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
 )
 
 // Sentinel errors. The daemon returns errors that wrap one of them (build them with

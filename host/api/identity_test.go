@@ -15,7 +15,7 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/api/apitest"
-	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
 )
 
 // identityRecorder is the fake service, telling which identity each Status

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
-	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
 )
 
 // DefaultMaxMessageBytes caps one gRPC message (a Submit carries every witness of a job;

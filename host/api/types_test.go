@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	zkhostv1 "github.com/zkhost/zkhost/proto/zkhost/v1"
+	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
 )
 
 // The Go enums convert to the proto enums by value; this holds the two lists together.

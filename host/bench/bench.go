@@ -12,10 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/host/waterfall"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // Target is the daemon a benchmark drives.

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/host/waterfall"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 var backendBin string // built by TestMain

@@ -9,10 +9,10 @@ import (
 
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/examples/circuits"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/daemon"
 	"github.com/zkhost/zkhost/host/inprocess"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // StandaloneOptions configure a daemon started in this process for a benchmark.

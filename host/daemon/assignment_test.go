@@ -19,8 +19,8 @@ import (
 	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // assignmentsOf solves each gnark full witness of circuit c with gnark's solver and

@@ -19,17 +19,17 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
-	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/host/synth"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // Version is the daemon's version string, reported by Status.

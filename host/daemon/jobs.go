@@ -14,11 +14,11 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // errStopping answers calls that reach a daemon that is stopping or stopped.

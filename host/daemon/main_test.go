@@ -22,12 +22,12 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
-	"github.com/zkhost/zkhost/host/shm"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // The circuits of the tests, by key name (what [[circuit]] name says).

@@ -11,13 +11,13 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/finalize"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // proveOutcome is what a device slot hands the finalizer.

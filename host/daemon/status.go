@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/device"
 	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // Status implements api.Service.

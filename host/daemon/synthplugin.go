@@ -27,12 +27,12 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/synth"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 )
 

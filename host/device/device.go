@@ -181,7 +181,7 @@ func (d *Device) launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	be := sdk.NewGRPCClient(proc.Backend())
+	be := proc.Backend()
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	desc, err := be.Describe(dctx)
 	cancel()
@@ -638,16 +638,16 @@ func (d *Device) classify(gen uint64, err error) error {
 		if noticed {
 			return fmt.Errorf("device %s: %w (%v)", d.opts.Name, ErrCrashed, err)
 		}
-		// A lost connection (plugins.ErrPluginShutdown, also a typed
+		// A lost connection (sdk.ErrPluginShutdown, also a typed
 		// unavailable error) usually means the process is dying: wait for the
 		// exit to show.
 		var se *sdk.Error
-		if !exited && errors.As(err, &se) && !errors.Is(err, plugins.ErrPluginShutdown) {
+		if !exited && errors.As(err, &se) && !errors.Is(err, sdk.ErrPluginShutdown) {
 			return err
 		}
 		time.Sleep(d.opts.PollInterval)
 	}
-	if exited || errors.Is(err, plugins.ErrPluginShutdown) {
+	if exited || errors.Is(err, sdk.ErrPluginShutdown) {
 		return fmt.Errorf("device %s: %w (connection lost: %v)", d.opts.Name, ErrCrashed, err)
 	}
 	return err

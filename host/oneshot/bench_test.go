@@ -10,8 +10,9 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
-	"github.com/zkhost/zkhost/examples/circuits"
-	"github.com/zkhost/zkhost/host/circuit"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 )
 
 // The CPU-path benchmarks compare gnark's own groth16.Prove with zkhost's path
@@ -43,7 +44,7 @@ func BenchmarkGnarkProve(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			pk := c.Key().ToGnark()
+			pk := keyconv.ToGnark(c.Key())
 			spec, err := circuits.FromID(name)
 			if err != nil {
 				b.Fatal(err)

@@ -14,8 +14,8 @@ import (
 
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
-	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // verifyWritten checks the proof and public witness Run wrote for partition p with

@@ -18,13 +18,14 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/examples/circuits"
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/circuit"
 	"github.com/zkhost/zkhost/host/finalize"
 	"github.com/zkhost/zkhost/host/inprocess"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 )
 
 // Options says what to prove and where.
@@ -33,7 +34,7 @@ type Options struct {
 	KeyDir  string
 	Circuit string
 	// Partitions, when WitnessFiles is empty, is how many example witnesses to
-	// generate with the circuit's own generator (examples/circuits).
+	// generate with the circuit's own generator (sdk/circuits).
 	Partitions int
 	// WitnessFiles are gnark full witnesses (MarshalBinary), one per partition.
 	WitnessFiles []string
@@ -354,7 +355,7 @@ func runGnark(ctx context.Context, opts Options, name string, in inputs, start t
 		}
 		witnesses = append(witnesses, w)
 	}
-	pk := c.Key().ToGnark()
+	pk := keyconv.ToGnark(c.Key())
 	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(),
 		Backend: sdk.Description{Name: "gnark groth16.Prove (in process)", Device: sdk.DeviceInfo{Kind: "cpu", Model: "this machine"},
 			APIVersions: []uint32{}, Curves: []sdk.Curve{}}} // [] in summary.json, not null

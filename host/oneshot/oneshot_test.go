@@ -15,9 +15,9 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 
-	"github.com/zkhost/zkhost/examples/circuits"
-	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/host/shm"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 var (

@@ -137,7 +137,7 @@ func (s *Synth) launch(ctx context.Context, restart bool) error {
 	if err != nil {
 		return err
 	}
-	client := sdk.NewSynthesizerClient(proc.Synthesizer())
+	client := proc.Synthesizer()
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	desc, err := client.Describe(cctx)
@@ -348,7 +348,7 @@ func (s *Synth) Synthesize(ctx context.Context, witness []byte, out sdk.Partitio
 	if ctx.Err() != nil {
 		return sdk.SynthesizeResult{}, ctx.Err()
 	}
-	if pctx.Err() != nil || errors.Is(err, plugins.ErrPluginShutdown) {
+	if pctx.Err() != nil || errors.Is(err, sdk.ErrPluginShutdown) {
 		// The connection broke because the process is dying: wait for the
 		// supervisor to notice the exit (it ends pctx), so a caller that retries
 		// at once finds the synthesizer restarting or out of service, not the

@@ -156,7 +156,7 @@ func Write(path string, k *ProvingKey) (headerDigest [32]byte, err error) {
 	if k == nil {
 		return headerDigest, errors.New("keyfile: nil proving key")
 	}
-	if err := k.check(); err != nil {
+	if err := k.Check(); err != nil {
 		return headerDigest, err
 	}
 
@@ -452,7 +452,7 @@ func (f *File) parse() error {
 	k.G1K = viewAs[bls12381.G1Affine](sec(SectionG1K), f.sections[SectionG1K-1].Count)
 	k.G1Z = viewAs[bls12381.G1Affine](sec(SectionG1Z), f.sections[SectionG1Z-1].Count)
 	k.G2B = viewAs[bls12381.G2Affine](sec(SectionG2B), f.sections[SectionG2B-1].Count)
-	if err := k.check(); err != nil {
+	if err := k.Check(); err != nil {
 		return err
 	}
 	f.key = k

@@ -65,7 +65,7 @@ func tinyKeyBytes(tb testing.TB) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	k, err := FromGnark(pk.(*groth16_bls12381.ProvingKey))
+	k, err := fromGnark(pk.(*groth16_bls12381.ProvingKey))
 	if err != nil {
 		tb.Fatal(err)
 	}

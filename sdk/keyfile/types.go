@@ -1,16 +1,14 @@
 package keyfile
 
 import (
-	"errors"
 	"fmt"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
-	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 )
 
-// ProvingKey is a BLS12-381 Groth16 proving key as backends use it. Slices may alias a
-// read-only memory mapping: never write to them.
+// ProvingKey is a BLS12-381 Groth16 proving key as backends use it (sdk/keyconv
+// converts gnark's to and from it). Slices may alias a read-only memory mapping:
+// never write to them.
 type ProvingKey struct {
 	DomainSize uint64 // N, a power of two ≥ nbConstraints (gnark's pk.Domain.Cardinality)
 	NbWires    uint64 // len(W)
@@ -28,64 +26,9 @@ type ProvingKey struct {
 	InfinityA, InfinityB []bool // len NbWires; true where the wire's A (B) point is infinity
 }
 
-// ErrCommitments is returned by FromGnark for a proving key with Pedersen commitment keys,
-// which the zkhost proving split does not support.
-var ErrCommitments = errors.New("keyfile: proving keys with commitments (Pedersen commitment keys) are not supported")
-
-// FromGnark copies the parts of a gnark BLS12-381 proving key that backends need into a
-// ProvingKey. The result shares the slices of pk (no deep copy). It refuses a key with
-// commitment keys and checks that the lengths are consistent with each other.
-func FromGnark(pk *groth16_bls12381.ProvingKey) (*ProvingKey, error) {
-	if pk == nil {
-		return nil, errors.New("keyfile: nil proving key")
-	}
-	if len(pk.CommitmentKeys) != 0 {
-		return nil, fmt.Errorf("%w (the key has %d)", ErrCommitments, len(pk.CommitmentKeys))
-	}
-	nbWires := uint64(len(pk.InfinityA))
-	k := &ProvingKey{
-		DomainSize: pk.Domain.Cardinality,
-		NbWires:    nbWires,
-		G1Alpha:    pk.G1.Alpha,
-		G1Beta:     pk.G1.Beta,
-		G1Delta:    pk.G1.Delta,
-		G1A:        pk.G1.A,
-		G1B:        pk.G1.B,
-		G1K:        pk.G1.K,
-		G1Z:        pk.G1.Z,
-		G2Beta:     pk.G2.Beta,
-		G2Delta:    pk.G2.Delta,
-		G2B:        pk.G2.B,
-		InfinityA:  pk.InfinityA,
-		InfinityB:  pk.InfinityB,
-	}
-	if uint64(len(pk.G1.K)) > nbWires {
-		return nil, fmt.Errorf("keyfile: gnark key has %d K points but only %d wires", len(pk.G1.K), nbWires)
-	}
-	k.NbPublic = nbWires - uint64(len(pk.G1.K))
-	if err := k.check(); err != nil {
-		return nil, err
-	}
-	return k, nil
-}
-
-// ToGnark builds a gnark BLS12-381 proving key from k, for tests and the converter. The
-// result shares k's slices, so when k aliases a mapping the gnark key must not outlive the
-// File and must not be written to.
-func (k *ProvingKey) ToGnark() *groth16_bls12381.ProvingKey {
-	pk := &groth16_bls12381.ProvingKey{}
-	pk.Domain = *fft.NewDomain(k.DomainSize)
-	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = k.G1Alpha, k.G1Beta, k.G1Delta
-	pk.G1.A, pk.G1.B, pk.G1.K, pk.G1.Z = k.G1A, k.G1B, k.G1K, k.G1Z
-	pk.G2.Beta, pk.G2.Delta, pk.G2.B = k.G2Beta, k.G2Delta, k.G2B
-	pk.InfinityA, pk.InfinityB = k.InfinityA, k.InfinityB
-	pk.NbInfinityA = countTrue(k.InfinityA)
-	pk.NbInfinityB = countTrue(k.InfinityB)
-	return pk
-}
-
-// check verifies that the lengths of k's slices agree with its sizes.
-func (k *ProvingKey) check() error {
+// Check verifies that the lengths of k's slices agree with its sizes. Write checks
+// the key it writes, and Open the key it reads.
+func (k *ProvingKey) Check() error {
 	if k.DomainSize == 0 || k.DomainSize&(k.DomainSize-1) != 0 {
 		return fmt.Errorf("keyfile: domain size %d is not a power of two", k.DomainSize)
 	}

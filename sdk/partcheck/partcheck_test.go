@@ -13,7 +13,7 @@ import (
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/consensys/gnark/logger"
 
-	"github.com/zkhost/zkhost/examples/circuits"
+	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
 // solved compiles the chain circuit with 2^4 constraints and solves it.

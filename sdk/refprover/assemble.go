@@ -5,8 +5,8 @@ import (
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -34,7 +34,7 @@ func RandomRS() (r, s fr.Element, err error) {
 // The proof has no commitments (zkhost keys have none). Cost: five scalar
 // multiplications (one in G2) and a few additions, well under a millisecond per
 // proof on one core; it does not depend on the circuit size.
-func Assemble(pk *keyfile.ProvingKey, res MSMResults, r, s fr.Element) *groth16_bls12381.Proof {
+func Assemble(pk *keyfile.ProvingKey, res MSMResults, r, s fr.Element) *sdk.Proof {
 	var rBig, sBig, krBig big.Int
 	var kr fr.Element
 	kr.Mul(&r, &s).Neg(&kr)
@@ -72,7 +72,7 @@ func Assemble(pk *keyfile.ProvingKey, res MSMResults, r, s fr.Element) *groth16_
 	bs.AddAssign(&delta2)
 	bs.AddMixed(&pk.G2Beta)
 
-	proof := &groth16_bls12381.Proof{Commitments: []bls12381.G1Affine{}}
+	proof := &sdk.Proof{}
 	proof.Ar.FromJacobian(&ar)
 	proof.Krs.FromJacobian(&krs)
 	proof.Bs.FromJacobian(&bs)

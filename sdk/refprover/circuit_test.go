@@ -14,8 +14,9 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/internal/testcircuit"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // fixture is a compiled chain circuit with its keys and one solved witness.
@@ -61,7 +62,7 @@ func newChainFixture(n int) (*fixture, error) {
 		return nil, fmt.Errorf("setup: %w", err)
 	}
 	gnarkPK := pk.(*groth16_bls12381.ProvingKey)
-	key, err := keyfile.FromGnark(gnarkPK)
+	key, err := keyconv.FromGnark(gnarkPK)
 	if err != nil {
 		return nil, fmt.Errorf("keyfile.FromGnark: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -89,7 +88,7 @@ var afterPhase func(name string)
 // measures the peak against gnark's groth16.Prove (figures in BENCHMARKS.md).
 //
 // Speed against gnark's groth16.Prove: `make bench-cpu`, figures in BENCHMARKS.md.
-func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, threads int) (*groth16_bls12381.Proof, Timings, error) {
+func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, threads int) (*sdk.Proof, Timings, error) {
 	start := time.Now()
 	var t Timings
 	if err := checkKey(pk); err != nil {
@@ -163,7 +162,7 @@ func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, th
 		return nil, t, fmt.Errorf("refprover: after the MSMs: %w", err)
 	}
 
-	var proof *groth16_bls12381.Proof
+	var proof *sdk.Proof
 	if err := phase(sdk.PhaseFinish, &t.Finish, func() error {
 		r, s, err := RandomRS()
 		if err != nil {

@@ -12,8 +12,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/consensys/gnark/backend/groth16"
 
-	"github.com/zkhost/zkhost/internal/gnarkref"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/refprover/gnarkref"
 )
 
 func TestComputeHMatchesGnark(t *testing.T) {
@@ -212,7 +213,7 @@ func TestProveVerifies(t *testing.T) {
 		if err != nil {
 			t.Fatalf("threads %d: Prove: %v", threads, err)
 		}
-		if err := groth16.Verify(proof, f.vk, f.public); err != nil {
+		if err := groth16.Verify(keyconv.ProofToGnark(proof), f.vk, f.public); err != nil {
 			t.Fatalf("threads %d: proof does not verify: %v", threads, err)
 		}
 		phases := timings.Phases(time.Second)
@@ -278,7 +279,7 @@ func TestProveWrongWitnessDoesNotVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := groth16.Verify(proof, f.vk, f.public); err == nil {
+	if err := groth16.Verify(keyconv.ProofToGnark(proof), f.vk, f.public); err == nil {
 		t.Fatal("a proof over a tampered wire vector verifies")
 	}
 }
@@ -300,12 +301,12 @@ func TestAssembleMatchesComputedMSMs(t *testing.T) {
 	var r, s fr.Element
 	r.SetUint64(7)
 	s.SetUint64(11)
-	if err := groth16.Verify(Assemble(f.pk, res, r, s), f.vk, f.public); err != nil {
+	if err := groth16.Verify(keyconv.ProofToGnark(Assemble(f.pk, res, r, s)), f.vk, f.public); err != nil {
 		t.Fatalf("assembled proof does not verify: %v", err)
 	}
 	bad := res
 	bad.Krs2.AddMixed(&f.pk.G1Alpha)
-	if err := groth16.Verify(Assemble(f.pk, bad, r, s), f.vk, f.public); err == nil {
+	if err := groth16.Verify(keyconv.ProofToGnark(Assemble(f.pk, bad, r, s)), f.vk, f.public); err == nil {
 		t.Fatal("proof with a wrong Krs2 verifies")
 	}
 }

@@ -15,9 +15,9 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/zkhost/zkhost/internal/linetail"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/linetail"
 )
 
 // A proof computed in a worker process.

@@ -1,17 +1,18 @@
 // Package sdktest is the conformance suite of the backend contract: a backend binary
 // that passes Run behaves as the zkhost host expects.
 //
-// Run launches the binary the way the host does (plugins.Launch: go-plugin, gRPC,
-// automatic mutual TLS), writes partitions the way the host does (sealed memfds,
-// host/shm), and checks, each in its own subtest:
+// Run launches the binary over the host's transport (go-plugin with sdk.Handshake,
+// gRPC, automatic mutual TLS, as the host's plugins.Launch does), writes partitions
+// the way the host does (sealed memfds, sdk/shm), makes keys the way the host does
+// (sdk/circuit), and checks, each in its own subtest:
 //
 //   - Describe: a name, API version sdk.APIVersion among the versions, MaxInFlight ≥ 1,
 //     BLS12-381 among the curves, an available device (otherwise Prove must be refused
 //     with ErrUnavailable and the proving checks are skipped).
 //   - LoadKey: idempotent for the same ID and digest, ErrInvalidArgument for the same
 //     ID with another digest, a typed error for a missing key file.
-//   - Prove: partitions of the example circuits chain and merkle (examples/circuits,
-//     keys made by host/circuit.Keygen), up to MaxInFlight at once, every proof checked
+//   - Prove: partitions of the example circuits chain and merkle (sdk/circuits,
+//     keys made by sdk/circuit.Keygen), up to MaxInFlight at once, every proof checked
 //     with gnark's groth16.Verify against the circuit's verifying key.
 //   - BadRequests: an unsealed partition file (ErrUnsealed), a wrong inode, size,
 //     offset, curve, path, key or circuit each get their typed error, and the backend

@@ -20,23 +20,23 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/zkhost/zkhost/examples/circuits"
-	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/host/shm"
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/internal/launch"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // Config says which backend Run checks and with what.
 type Config struct {
 	// BackendPath is the backend binary under test.
 	BackendPath string
-	// SHA256, Args and Env are passed to plugins.Launch.
+	// SHA256, Args and Env are used as the host's plugins.Launch uses them.
 	SHA256 []byte
 	Args   []string
 	Env    []string
-	// KeyDir holds the example circuits' keys in host/circuit's layout; missing keys
+	// KeyDir holds the example circuits' keys in sdk/circuit's layout; missing keys
 	// are generated into it (test binaries sharing it take turns). Empty means a
 	// per-user folder in the system's temporary directory, kept between runs.
 	KeyDir string
@@ -96,7 +96,7 @@ type fixture struct {
 // suite is the state the checks share.
 type suite struct {
 	cfg     Config
-	proc    *plugins.Process
+	proc    *launch.Process
 	backend sdk.Backend
 	store   *shm.Store
 	desc    sdk.Description
@@ -128,7 +128,7 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
-	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
+	proc, backend, err := launch.Backend(ctx, launch.Config{
 		Path: cfg.BackendPath, SHA256: cfg.SHA256, Args: cfg.Args, Env: cfg.Env,
 		Logger: logger, StartTimeout: cfg.StartTimeout,
 	})
@@ -137,7 +137,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("launching the backend: %v", err)
 	}
 	t.Cleanup(proc.Kill)
-	s.proc, s.backend = proc, sdk.NewGRPCClient(proc.Backend())
+	s.proc, s.backend = proc, backend
 
 	s.store = shm.NewStore()
 	t.Cleanup(func() { s.store.Close() })

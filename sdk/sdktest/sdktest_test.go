@@ -22,16 +22,6 @@ func keyDir() string {
 	return filepath.Join(os.TempDir(), "zkhost-sdktest-keys-"+strconv.Itoa(os.Getuid()))
 }
 
-// TestCPUBackendConforms runs the suite against zkhost-backend-cpu, built here.
-func TestCPUBackendConforms(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "zkhost-backend-cpu")
-	build := exec.Command("go", "build", "-o", bin, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building zkhost-backend-cpu: %v\n%s", err, out)
-	}
-	sdktest.Run(t, sdktest.Config{BackendPath: bin, KeyDir: keyDir()})
-}
-
 // TestExternalBackendConforms runs the suite against the backend binary named by
 // $ZKHOST_SDKTEST_BACKEND (for example zkhost-backend-cuda on a GPU machine, where
 // scripts/h200-run.sh runs this test binary); skipped when unset.
@@ -47,12 +37,12 @@ func TestExternalBackendConforms(t *testing.T) {
 	sdktest.Run(t, cfg)
 }
 
-// TestSuiteFailsAFakeBackend checks that the suite can fail: plugins' test
+// TestSuiteFailsAFakeBackend checks that the suite can fail: the fake
 // backend answers every Prove with a hash instead of a proof, and the suite, run
 // in a child test process, must reject it.
 func TestSuiteFailsAFakeBackend(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "fakebackend")
-	build := exec.Command("go", "build", "-o", bin, "../../plugins/testdata/fakebackend")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/fakebackend")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the fake backend: %v\n%s", err, out)
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/examples/circuits"
-	"github.com/zkhost/zkhost/host/shm"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/partcheck"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // chain compiles the chain circuit with 2^4 constraints, writes its constraint

@@ -1,14 +1,14 @@
 // Package synthtest is the conformance suite for synthesizer plugins (the second
 // plugin kind beside backends; see sdk.Synthesizer). Run launches a synthesizer
-// binary the way the host does (plugins.Launch, gRPC, AutoMTLS) and checks it
-// against a key set of the circuit it solves:
+// binary over the host's transport (go-plugin, gRPC, AutoMTLS, as the host's
+// plugins.Launch does) and checks it against a key set of the circuit it solves:
 //
 //   - Describe names it, speaks sdk.SynthAPIVersion and BLS12-381, and takes at
 //     least one partition at a time;
 //   - LoadCircuit is idempotent, and refuses the same circuit ID with another
 //     constraint system digest, and a circuit whose sizes are not its own;
 //   - every valid witness gives a partition, written into a memfd made as the
-//     host makes it (host/shm's Store.Output) and sealed as the host seals it
+//     host makes it (sdk/shm's Store.Output) and sealed as the host seals it
 //     (Store.Adopt, refused while the synthesizer still maps it writable),
 //     whose W carries the submitted public inputs and which satisfies
 //     every constraint with A and B equal to the constraints' sides evaluated on

@@ -18,25 +18,26 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/host/circuit"
-	"github.com/zkhost/zkhost/host/shm"
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/internal/launch"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // Config says which synthesizer Run checks and with what.
 type Config struct {
 	// SynthesizerPath is the synthesizer binary under test.
 	SynthesizerPath string
-	// SHA256, Args and Env are passed to plugins.Launch.
+	// SHA256, Args and Env are used as the host's plugins.Launch uses them.
 	SHA256 []byte
 	Args   []string
 	Env    []string
 	// KeyDir and Circuit name the key set of the circuit the synthesizer solves,
-	// in host/circuit's layout (KeyDir/Circuit.{ccs,vk,pk}, as `zkhost keygen`
+	// in sdk/circuit's layout (KeyDir/Circuit.{ccs,vk,pk}, as `zkhost keygen`
 	// or circuit.KeygenCircuit write them).
 	KeyDir  string
 	Circuit string
@@ -56,7 +57,7 @@ type Config struct {
 // suite is the state the checks share.
 type suite struct {
 	cfg   Config
-	proc  *plugins.Process
+	proc  *launch.Process
 	synth sdk.Synthesizer
 	c     *circuit.Circuit
 	ref   sdk.CircuitRef
@@ -102,8 +103,8 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
-		Kind: plugins.KindSynthesizer, Path: cfg.SynthesizerPath, SHA256: cfg.SHA256,
+	proc, synth, err := launch.Synthesizer(ctx, launch.Config{
+		Path: cfg.SynthesizerPath, SHA256: cfg.SHA256,
 		Args: cfg.Args, Env: cfg.Env, Logger: logger,
 	})
 	cancel()
@@ -111,7 +112,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("launching the synthesizer: %v", err)
 	}
 	t.Cleanup(proc.Kill)
-	s.proc, s.synth = proc, sdk.NewSynthesizerClient(proc.Synthesizer())
+	s.proc, s.synth = proc, synth
 
 	if !t.Run("Describe", s.testDescribe) {
 		return
@@ -294,7 +295,7 @@ func (s *suite) checkPartition(out sdk.PartitionHandle, wb []byte, prove bool) e
 	if err != nil {
 		return fmt.Errorf("proving the partition: %w", err)
 	}
-	if err := groth16.Verify(proof, s.c.VK, pub); err != nil {
+	if err := groth16.Verify(keyconv.ProofToGnark(proof), s.c.VK, pub); err != nil {
 		return fmt.Errorf("the proof of the partition does not verify: %w", err)
 	}
 	return nil

@@ -1,4 +1,0 @@
-// Package testcircuit holds the small circuits the proving packages' tests share.
-// Unlike examples/circuits (whose chain has exactly 2^k constraints), Chain can have
-// any number of constraints, so tests exercise the padding to the FFT domain.
-package testcircuit

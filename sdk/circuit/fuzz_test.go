@@ -1,0 +1,87 @@
+package circuit
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/frontend"
+)
+
+// fuzzCircuit has two public inputs and three secret ones; ParseWitness reads
+// nothing else of a Circuit.
+type fuzzCircuit struct {
+	P0, P1     frontend.Variable `gnark:",public"`
+	S0, S1, S2 frontend.Variable
+}
+
+func (c *fuzzCircuit) Define(api frontend.API) error { return nil }
+
+// FuzzParseWitness feeds ParseWitness mutated witnesses: it must return an error
+// or a witness with the circuit's counts of public and secret values, never panic
+// (a witness arrives from any client over the API). The seeds are a valid witness
+// from gnark's MarshalBinary and damaged copies of it; `go test -run '^$' -fuzz
+// '^FuzzParseWitness$' ./sdk/circuit` explores from there.
+func FuzzParseWitness(f *testing.F) {
+	c := &Circuit{Name: "fuzz", NbPublic: 3, NbSecret: 3} // NbPublic counts the constant-1 wire
+	w, err := frontend.NewWitness(&fuzzCircuit{P0: 1, P1: 2, S0: 3, S1: 4, S2: 5}, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		f.Fatal(err)
+	}
+	valid, err := w.MarshalBinary()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(valid)
+	f.Add(valid[:witnessHeader])
+	f.Add(valid[:len(valid)-1])
+	f.Add(append(append([]byte(nil), valid...), 0))
+	bad := append([]byte(nil), valid...)
+	bad[len(bad)-1] = 0xff // a value above the modulus
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ParseWitness(data, c)
+		if err != nil {
+			return
+		}
+		pub, err := got.Public()
+		if err != nil {
+			t.Fatalf("accepted a witness whose public part fails: %v", err)
+		}
+		if n := pub.Vector().(interface{ Len() int }).Len(); n != c.NbPublic-1 {
+			t.Fatalf("accepted a witness with %d public values, want %d", n, c.NbPublic-1)
+		}
+	})
+}
+
+// FuzzParseAssignment feeds ParseAssignment mutated wire assignments: it must return
+// an error or exactly the circuit's wires with the constant one first, never panic
+// (an assignment arrives from any client over the API). The seeds are a valid
+// assignment and damaged copies of it; `go test -run '^$' -fuzz
+// '^FuzzParseAssignment$' ./sdk/circuit` explores from there.
+func FuzzParseAssignment(f *testing.F) {
+	c := &Circuit{Name: "fuzz", NbPublic: 3, NbSecret: 3, NbWires: 9} // three internal wires
+	W := make([]fr.Element, c.NbWires)
+	for i := range W {
+		W[i].SetUint64(uint64(i))
+	}
+	W[0].SetOne()
+	valid := MarshalAssignment(W, c.NbPublic, c.NbSecret)
+	f.Add(valid)
+	f.Add(valid[:assignmentHeader])
+	f.Add(valid[:len(valid)-1])
+	f.Add(append(slices.Clone(valid), 0))
+	bad := slices.Clone(valid)
+	bad[len(bad)-fr.Bytes] = 0xff // a value above the modulus
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ParseAssignment(data, c, 2)
+		if err != nil {
+			return
+		}
+		if len(got) != c.NbWires || !got[0].IsOne() {
+			t.Fatalf("accepted an assignment of %d wires (want %d) whose wire 0 is %s", len(got), c.NbWires, got[0].String())
+		}
+	})
+}

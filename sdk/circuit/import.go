@@ -1,0 +1,204 @@
+package circuit
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/consensys/gnark/backend/groth16"
+
+	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/refprover"
+)
+
+// SetupImported is NAME.json's setup field for keys Import brought in.
+const SetupImported = "imported: gnark Groth16 keys made outside zkhost (the setup and its trust are the key owner's)"
+
+// ImportFiles are what a gnark user has for a circuit: the files Import reads.
+type ImportFiles struct {
+	CCS string // constraint system, R1CS.WriteTo, BLS12-381
+	PK  string // proving key, ProvingKey.WriteTo or WriteRawTo
+	VK  string // verifying key, VerifyingKey.WriteTo
+	// Witness, optional: a gnark full witness (witness.MarshalBinary) or a wire
+	// assignment (docs/assignment.md) of one partition, proved with the imported
+	// key and verified with the imported verifying key before the set is written.
+	Witness string
+	// AssignmentsOnly imports a circuit whose solver needs hints zkhost does not
+	// have (MissingHints): its jobs must then carry wire assignments. Without it
+	// such a circuit is refused with a *MissingHintsError.
+	AssignmentsOnly bool
+}
+
+// ImportResult says what Import wrote and checked.
+type ImportResult struct {
+	Circuit *Circuit // the installed key set, loaded; Close it
+	// Proved is true when the witness was proved with the imported proving key and
+	// the proof verified with the imported verifying key.
+	Proved bool
+}
+
+// Import brings a circuit compiled and set up with gnark into outDir as key set name:
+// NAME.ccs and NAME.vk copied as they are, NAME.pk converted to zkhost's key file
+// format (keyconv.Convert) and NAME.json written. Before anything is installed it checks
+// that the three files belong together: each decodes as BLS12-381, the proving key's
+// wire, public-wire and domain sizes are the constraint system's, the verifying key has
+// a point per public wire, and the two keys share alpha, beta and delta (one setup).
+// With files.Witness it also proves that partition with the key and verifies the proof
+// with gnark's groth16.Verify and the verifying key, which no mismatched set passes.
+//
+// A circuit whose solver needs hints this build lacks is refused (a
+// *MissingHintsError naming them) unless files.AssignmentsOnly. Existing files of the
+// name are refused (ErrExists). Everything is staged in outDir and renamed into
+// place, the metadata last, so an error leaves nothing behind.
+func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *ImportResult, err error) {
+	if err := checkImportName(name); err != nil {
+		return nil, fmt.Errorf("circuit: import: %w", err)
+	}
+	if files.CCS == "" || files.PK == "" || files.VK == "" {
+		return nil, errors.New("circuit: import: the constraint system, proving key and verifying key are all needed")
+	}
+	wrap := func(err error) error { return fmt.Errorf("circuit: import %s: %w", name, err) }
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, wrap(err)
+	}
+	var final [4]string
+	final[0], final[1], final[2], final[3] = Paths(outDir, name)
+	if err := checkFree(final); err != nil {
+		return nil, wrap(err)
+	}
+
+	// The user's files are read where they are, so errors name them.
+	c := &Circuit{Name: name}
+	ccsSum, err := readCCS(files.CCS, c)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := c.CheckSolvable(); err != nil && !files.AssignmentsOnly {
+		return nil, fmt.Errorf("circuit: import %s: %w (to import it for wire assignments only, pass --assignments-only)", name, err)
+	}
+	vkSum, err := readVK(files.VK, c)
+	if err != nil {
+		return nil, wrap(err)
+	}
+
+	stage, err := os.MkdirTemp(outDir, ".import-"+name+"-")
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
+	var staged [4]string
+	staged[0], staged[1], staged[2], staged[3] = Paths(stage, name)
+	if err := copyFile(files.CCS, staged[0]); err != nil {
+		return nil, wrap(err)
+	}
+	if err := copyFile(files.VK, staged[1]); err != nil {
+		return nil, wrap(err)
+	}
+	digest, err := keyconv.Convert(files.PK, staged[2])
+	if err != nil {
+		return nil, wrap(err)
+	}
+	pk, err := keyfile.Open(staged[2])
+	if err != nil {
+		return nil, wrap(err)
+	}
+	c.pk = pk
+	defer c.Close() // the staged key; the result loads the installed one
+	c.KeyDir, c.PKPath, c.PKDigest = stage, staged[2], digest
+	if err := c.checkConsistent(files.CCS, files.VK, files.PK, ""); err != nil {
+		return nil, err
+	}
+
+	res = &ImportResult{}
+	if files.Witness != "" {
+		if err := proveOnce(ctx, c, files.Witness); err != nil {
+			return nil, wrap(err)
+		}
+		res.Proved = true
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("circuit: import %s: stopped before the key set was in place, nothing written: %w", name, err)
+	}
+
+	meta := Metadata{
+		Version: MetadataVersion, ID: name, Circuit: name, Params: map[string]int{}, Curve: "bls12-381",
+		NbConstraints: c.NbConstraints, NbWires: c.NbWires, NbPublic: c.NbPublic, NbSecret: c.NbSecret,
+		DomainSize: c.DomainSize, Setup: SetupImported,
+		PKDigest:  hex.EncodeToString(digest[:]),
+		CCSSHA256: hex.EncodeToString(ccsSum[:]),
+		VKSHA256:  hex.EncodeToString(vkSum[:]),
+	}
+	js, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := writeFile(staged[3], append(js, '\n')); err != nil {
+		return nil, wrap(fmt.Errorf("write metadata: %w", err))
+	}
+	if err := install(staged, final); err != nil {
+		return nil, wrap(err)
+	}
+	// Load again from the installed files: what the daemon will read is what was checked.
+	if res.Circuit, err = Load(outDir, name); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkImportName keeps a key set's name to what a [[circuit]] name may be (host/config
+// checks the same): letters, digits, '-', '_' and '.', not first, so the set is
+// neither hidden nor unreachable from the config.
+func checkImportName(name string) error {
+	if name == "" || name[0] == '.' {
+		return fmt.Errorf("bad key set name %q: want a name such as my-circuit", name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("bad key set name %q: %q is not allowed (use letters, digits, '-', '_' and '.')", name, r)
+		}
+	}
+	return nil
+}
+
+// proveOnce proves the partition in file path (a witness or a wire assignment) with
+// c's key, as the CPU backend does (refprover), and verifies the proof with gnark.
+func proveOnce(ctx context.Context, c *Circuit, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !IsAssignment(data) {
+		if err := c.CheckSolvable(); err != nil {
+			return fmt.Errorf("%s is a witness, but %w; check with a wire assignment instead", path, err)
+		}
+	}
+	W, A, B, full, err := SynthesizeInput(c, data, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	proof, _, err := refprover.Prove(ctx, c.Key(), W, A, B, 0)
+	if err != nil {
+		return fmt.Errorf("proving %s: %w", path, err)
+	}
+	pub, err := full.Public()
+	if err != nil {
+		return fmt.Errorf("%s: public part: %w", path, err)
+	}
+	if err := groth16.Verify(keyconv.ProofToGnark(proof), c.VK, pub); err != nil {
+		return fmt.Errorf("a proof of %s with the proving key does not verify with the verifying key: the keys are not one setup for this circuit (%v)", path, err)
+	}
+	return nil
+}
+
+// copyFile copies src to a new file dst, synced, mode 0644.
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return writeFile(dst, data)
+}

@@ -1,0 +1,85 @@
+package keyconv
+
+import (
+	"errors"
+	"fmt"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// ErrCommitments is returned by FromGnark for a proving key with Pedersen commitment keys,
+// which the zkhost proving split does not support.
+var ErrCommitments = errors.New("keyconv: proving keys with commitments (Pedersen commitment keys) are not supported")
+
+// FromGnark copies the parts of a gnark BLS12-381 proving key that backends need into a
+// keyfile.ProvingKey. The result shares the slices of pk (no deep copy). It refuses a key
+// with commitment keys and checks that the lengths are consistent with each other.
+func FromGnark(pk *groth16_bls12381.ProvingKey) (*keyfile.ProvingKey, error) {
+	if pk == nil {
+		return nil, errors.New("keyconv: nil proving key")
+	}
+	if len(pk.CommitmentKeys) != 0 {
+		return nil, fmt.Errorf("%w (the key has %d)", ErrCommitments, len(pk.CommitmentKeys))
+	}
+	nbWires := uint64(len(pk.InfinityA))
+	k := &keyfile.ProvingKey{
+		DomainSize: pk.Domain.Cardinality,
+		NbWires:    nbWires,
+		G1Alpha:    pk.G1.Alpha,
+		G1Beta:     pk.G1.Beta,
+		G1Delta:    pk.G1.Delta,
+		G1A:        pk.G1.A,
+		G1B:        pk.G1.B,
+		G1K:        pk.G1.K,
+		G1Z:        pk.G1.Z,
+		G2Beta:     pk.G2.Beta,
+		G2Delta:    pk.G2.Delta,
+		G2B:        pk.G2.B,
+		InfinityA:  pk.InfinityA,
+		InfinityB:  pk.InfinityB,
+	}
+	if uint64(len(pk.G1.K)) > nbWires {
+		return nil, fmt.Errorf("keyconv: gnark key has %d K points but only %d wires", len(pk.G1.K), nbWires)
+	}
+	k.NbPublic = nbWires - uint64(len(pk.G1.K))
+	if err := k.Check(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// ToGnark builds a gnark BLS12-381 proving key from k, for gnark's own prover (tests,
+// the host's comparisons). The result shares k's slices, so when k aliases a mapping
+// the gnark key must not outlive the keyfile.File and must not be written to.
+func ToGnark(k *keyfile.ProvingKey) *groth16_bls12381.ProvingKey {
+	pk := &groth16_bls12381.ProvingKey{}
+	pk.Domain = *fft.NewDomain(k.DomainSize)
+	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = k.G1Alpha, k.G1Beta, k.G1Delta
+	pk.G1.A, pk.G1.B, pk.G1.K, pk.G1.Z = k.G1A, k.G1B, k.G1K, k.G1Z
+	pk.G2.Beta, pk.G2.Delta, pk.G2.B = k.G2Beta, k.G2Delta, k.G2B
+	pk.InfinityA, pk.InfinityB = k.InfinityA, k.InfinityB
+	pk.NbInfinityA = countTrue(k.InfinityA)
+	pk.NbInfinityB = countTrue(k.InfinityB)
+	return pk
+}
+
+// ProofToGnark returns p as gnark's proof, for groth16.Verify. Its encoding
+// (WriteTo) is the same bytes as p's.
+func ProofToGnark(p *sdk.Proof) *groth16_bls12381.Proof {
+	return &groth16_bls12381.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs, Commitments: []bls12381.G1Affine{}}
+}
+
+func countTrue(b []bool) uint64 {
+	var n uint64
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
+}

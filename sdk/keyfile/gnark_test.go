@@ -1,0 +1,21 @@
+package keyfile
+
+import (
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+)
+
+// fromGnark copies a gnark proving key's points into a ProvingKey, for the test
+// fixtures. sdk/keyconv.FromGnark is the real conversion (and its tests check it
+// against gnark); it imports this package, so this package's tests cannot use it.
+func fromGnark(pk *groth16_bls12381.ProvingKey) (*ProvingKey, error) {
+	k := &ProvingKey{
+		DomainSize: pk.Domain.Cardinality,
+		NbWires:    uint64(len(pk.InfinityA)),
+		NbPublic:   uint64(len(pk.InfinityA) - len(pk.G1.K)),
+		G1Alpha:    pk.G1.Alpha, G1Beta: pk.G1.Beta, G1Delta: pk.G1.Delta,
+		G1A: pk.G1.A, G1B: pk.G1.B, G1K: pk.G1.K, G1Z: pk.G1.Z,
+		G2Beta: pk.G2.Beta, G2Delta: pk.G2.Delta, G2B: pk.G2.B,
+		InfinityA: pk.InfinityA, InfinityB: pk.InfinityB,
+	}
+	return k, k.Check()
+}

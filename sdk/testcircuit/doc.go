@@ -1,0 +1,5 @@
+// Package testcircuit holds the small circuits the proving packages' tests share (the
+// SDK's and the host's; a backend author's tests may use them too).
+// Unlike sdk/circuits (whose chain has exactly 2^k constraints), Chain can have
+// any number of constraints, so tests exercise the padding to the FFT domain.
+package testcircuit
