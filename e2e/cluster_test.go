@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// clusterAckWait is the tests' [cluster] ack_wait: how soon the partitions of
+// a killed host go to another. Hosts extend it every third while they prove,
+// so a loaded machine costs at worst a duplicate proof, which is recorded once.
+const clusterAckWait = "4s"
+
+// startCluster runs n `zkhost serve` hosts, each embedding one NATS server of
+// one JetStream cluster (routes on loopback, replicas 3), and waits until
+// every API answers. The hosts start together: JetStream elects its leader
+// once a majority of the servers is up.
+func startCluster(t *testing.T, n int) []*host {
+	t.Helper()
+	clients := make([]string, n)
+	routes := make([]string, n)
+	for i := range n {
+		clients[i], routes[i] = freeAddr(t), freeAddr(t)
+	}
+	hosts := make([]*host, n)
+	for i := range n {
+		var others []string
+		for j := range n {
+			if j != i {
+				others = append(others, fmt.Sprintf("%q", "nats-route://"+routes[j]))
+			}
+		}
+		extra := fmt.Sprintf("[cluster]\nname = \"h%d\"\nembedded = true\nlisten = %q\ncluster_name = \"e2e\"\ncluster_listen = %q\nroutes = [%s]\nreplicas = 3\nack_wait = %q\n",
+			i, clients[i], routes[i], strings.Join(others, ", "), clusterAckWait)
+		hosts[i] = newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}, Extra: extra})
+	}
+	startAll(t, hosts)
+	return hosts
+}
+
+// startAll starts hosts concurrently and waits for every API.
+func startAll(t *testing.T, hosts []*host) {
+	t.Helper()
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() { errs[i] = h.tryStart(3 * time.Minute) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("host %d: %v\n%s", i, err, hosts[i].logTail(60))
+		}
+	}
+}
+
+// TestClusterThreeHosts: jobs submitted to any of three hosts complete with
+// proofs that verify, and every host serves every job (Get and Await).
+func TestClusterThreeHosts(t *testing.T) {
+	hosts := startCluster(t, 3)
+	const parts = 4
+	type sub struct {
+		job  api.Job
+		seed uint64
+		name string
+	}
+	var subs []sub
+	for i, h := range hosts {
+		name := []string{"chain", "merkle", "chain"}[i]
+		seed := uint64(100 + i)
+		subs = append(subs, sub{h.submit(name, seed, parts, api.ClassNormal), seed, name})
+	}
+	for i, s := range subs {
+		// Await on another host than the one that took the job.
+		job, events := hosts[(i+1)%3].await(s.job.ID, 3*time.Minute)
+		checkDone(t, job, s.name, s.seed, parts)
+		if k := events[len(events)-1].Kind; k != api.EventJobDone {
+			t.Errorf("job %s: last event %s, want job_done", s.job.ID, k)
+		}
+		provers := map[string]bool{}
+		for _, p := range job.Partitions {
+			provers[strings.Split(p.Device, "/")[0]] = true
+		}
+		t.Logf("job %s (%s, taken by h%d) proved on %v", s.job.ID, s.name, i, provers)
+		for _, h := range hosts {
+			got, err := h.client.Get(ctxFor(t, 30*time.Second), s.job.ID)
+			if err != nil {
+				t.Fatalf("get job %s: %v", s.job.ID, err)
+			}
+			checkDone(t, got, s.name, s.seed, parts)
+		}
+	}
+	// Every host lists the three jobs.
+	for i, h := range hosts {
+		jobs, err := h.client.List(ctxFor(t, 30*time.Second), api.ListFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) != 3 {
+			t.Errorf("host %d lists %d jobs, want 3", i, len(jobs))
+		}
+	}
+	// A retried submission (same request id, same content) is the same job,
+	// on whichever host it lands; other content under that id is refused.
+	req := api.SubmitRequest{Circuit: "chain", Witnesses: witnesses(t, "chain", 7, 2), RequestID: "retry-1"}
+	a, err := hosts[0].client.Submit(ctxFor(t, 30*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hosts[2].client.Submit(ctxFor(t, 30*time.Second), req)
+	if err != nil || b.ID != a.ID {
+		t.Fatalf("retried submit on another host: job %s, err %v; want job %s", b.ID, err, a.ID)
+	}
+	req.Witnesses = witnesses(t, "chain", 8, 2)
+	if _, err := hosts[1].client.Submit(ctxFor(t, 30*time.Second), req); err == nil || !strings.Contains(err.Error(), "already names job "+a.ID) {
+		t.Errorf("request id reused with other content: err %v, want a conflict naming job %s", err, a.ID)
+	}
+	job, _ := hosts[1].await(a.ID, 3*time.Minute)
+	checkDone(t, job, "chain", 7, 2)
+	for _, h := range hosts {
+		h.stop()
+	}
+}
+
+// TestClusterHostKilled: kill -9 of a host while it proves loses nothing. The
+// host held partitions (its device was busy) and embedded one of the three
+// NATS servers: JetStream keeps the queue and the jobs on the other two, gives
+// the dead host's partitions to the others after the ack wait, and the job
+// completes with every proof verified, readable from the survivors and from
+// the host once it is back.
+func TestClusterHostKilled(t *testing.T) {
+	hosts := startCluster(t, 3)
+	victim := hosts[1]
+	const parts = 24
+	var job api.Job
+	var seed uint64
+	killed := false
+	for try := 0; try < 5 && !killed; try++ {
+		seed = uint64(200 + try)
+		job = hosts[0].submit("chain", seed, parts, api.ClassNormal)
+		// Wait until the victim holds a partition of the job: a local job
+		// in its daemon, which it acks only once the proof is recorded.
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			st := victim.status()
+			busy := st.SynthesisRunning > 0
+			for _, d := range st.Devices {
+				busy = busy || d.InFlight > 0
+			}
+			if busy {
+				victim.kill()
+				killed = true
+				break
+			}
+			got, err := hosts[2].client.Get(ctxFor(t, 30*time.Second), job.ID)
+			if err == nil && got.State.Terminal() {
+				break // finished before the victim was seen at work: again
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if !killed {
+		t.Fatalf("the victim host was never seen proving in 5 jobs")
+	}
+	got, _ := hosts[2].await(job.ID, 4*time.Minute)
+	checkDone(t, got, "chain", seed, parts)
+	got, err := hosts[0].client.Get(ctxFor(t, 30*time.Second), job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDone(t, got, "chain", seed, parts)
+	// New work still flows with one host (and one NATS server) gone.
+	j2 := hosts[2].submit("merkle", 9, 3, api.ClassCritical)
+	got, _ = hosts[0].await(j2.ID, 3*time.Minute)
+	checkDone(t, got, "merkle", 9, 3)
+	// The victim comes back, rejoins, and serves the job.
+	if err := victim.tryStart(3 * time.Minute); err != nil {
+		t.Fatalf("restart: %v\n%s", err, victim.logTail(60))
+	}
+	got, err = victim.client.Get(ctxFor(t, 30*time.Second), job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDone(t, got, "chain", seed, parts)
+	for _, h := range hosts {
+		h.stop()
+	}
+}
