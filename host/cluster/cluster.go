@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/config"
@@ -234,34 +235,40 @@ func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, rea
 	return ended, err
 }
 
-// proofs reads a job's stored proofs into job's partitions.
+// proofs reads a job's stored proofs into job's partitions, a few at a time.
 func (c *Cluster) proofs(ctx context.Context, job *api.Job) error {
-	w, err := c.kv.Watch(ctx, proofPrefix(job.ID))
-	if err != nil {
-		return fmt.Errorf("reading proofs of job %s: %w", job.ID, err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return fmt.Errorf("reading proofs of job %s: the watch ended", job.ID)
-			}
-			if e == nil {
-				return nil // every stored proof was read
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range job.Partitions {
+		g.Go(func() error {
+			b, err := c.get(ctx, proofKey(job.ID, i))
+			if err != nil {
+				return fmt.Errorf("reading the proof of job %s partition %d: %w", job.ID, i, err)
 			}
 			var pr proofRecord
-			idx := -1
-			fmt.Sscanf(e.Key(), "proof."+job.ID+".%d", &idx)
-			if idx < 0 || idx >= len(job.Partitions) || json.Unmarshal(e.Value(), &pr) != nil {
-				continue
+			if err := json.Unmarshal(b, &pr); err != nil {
+				return fmt.Errorf("proof of job %s partition %d: %w", job.ID, i, err)
 			}
-			p := &job.Partitions[idx]
+			p := &job.Partitions[i]
 			p.Proof, p.PublicWitness, p.Device, p.Attempts, p.VerifiedAt = pr.Proof, pr.Public, pr.Host+"/"+pr.Device, pr.Attempts, pr.At
-		}
+			return nil
+		})
 	}
+	return g.Wait()
+}
+
+// get reads key: from any replica, and from the leader when a replica does
+// not have it (yet).
+func (c *Cluster) get(ctx context.Context, key string) ([]byte, error) {
+	e, err := c.kv.Get(ctx, key)
+	if err == nil {
+		return e.Value(), nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, err
+	}
+	b, _, err := c.leaderGet(ctx, key)
+	return b, err
 }
 
 // leaderGet reads key's latest value from the bucket stream's leader (the

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -164,57 +163,91 @@ func (c *Cluster) final(ctx context.Context, r *jobRecord) (api.Job, error) {
 	return j, nil
 }
 
-// Await implements api.Service from a watch of the job's record: a snapshot,
-// one EventPartitionVerified per partition recorded, and the terminal event.
+// awaitPoll is how often Await reads the job when no update woke it: updates
+// wake it at once, this only bounds a missed one.
+const awaitPoll = 2 * time.Second
+
+// Await implements api.Service: a snapshot, one EventPartitionVerified per
+// partition recorded, and the terminal event. It reads the job record on
+// every write to it (a plain NATS subscription to the record's subject wakes
+// it) and every awaitPoll; it does not hold a JetStream consumer, so the loss
+// of a NATS server (a leader elected again) costs a few retried reads, not
+// the stream.
 func (c *Cluster) Await(ctx context.Context, id string, send func(api.JobEvent) error) error {
-	if _, err := c.visibleJob(ctx, id); err != nil {
+	r, err := c.visibleJob(ctx, id)
+	if err != nil {
 		return err
 	}
-	w, err := c.kv.Watch(ctx, jobKey(id))
+	woken := make(chan struct{}, 1)
+	sub, err := c.nc.Subscribe("$KV."+bucketName+"."+jobKey(id), func(*nats.Msg) {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	})
 	if err != nil {
 		return api.Unavailablef("cluster: watching job %s: %v", id, err)
 	}
-	defer w.Stop()
-	var last *jobRecord
+	defer sub.Unsubscribe()
+	// Read again now that the subscription is in place: no write is missed.
+	if again, _, err := c.getJob(ctx, id); err == nil && again.countVerified() >= r.countVerified() {
+		r = again
+	}
+	snap := r.view()
+	if err := send(api.JobEvent{JobID: id, Kind: api.EventSnapshot, Time: time.Now(), Job: &snap}); err != nil {
+		return err
+	}
+	last := r
 	for {
-		var e jetstream.KeyValueEntry
+		if last.state().Terminal() {
+			final, err := c.finalPatiently(ctx, last)
+			if err != nil {
+				return err
+			}
+			return send(api.JobEvent{JobID: id, Kind: final.State.EndEvent(), Time: time.Now(), Reason: last.Error, Job: &final})
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case e = <-w.Updates():
+		case <-woken:
+		case <-time.After(awaitPoll):
 		}
-		if e == nil {
-			continue // the end of the initial values
-		}
-		if e.Operation() != jetstream.KeyValuePut {
-			return api.NotFoundf("job %s was removed (past retention)", id)
-		}
-		r, err := decodeJob(e.Value())
+		r, _, err := c.getJob(ctx, id)
 		if err != nil {
-			return err
+			if errors.Is(err, errNotFound) {
+				return api.NotFoundf("job %s was removed (past retention)", id)
+			}
+			c.log.Debug("reading an awaited job; trying again", "job", id, "error", err)
+			continue
+		}
+		// A lagging replica may answer with an older record: only forward.
+		if r.countVerified() < last.countVerified() || (last.state().Terminal() && !r.state().Terminal()) {
+			continue
 		}
 		now := time.Now()
-		if last == nil {
-			snap := r.view()
-			if err := send(api.JobEvent{JobID: id, Kind: api.EventSnapshot, Time: now, Job: &snap}); err != nil {
-				return err
-			}
-		} else {
-			for i := range r.Partitions {
-				if r.verified(i) && !last.verified(i) {
-					if err := send(api.JobEvent{JobID: id, Kind: api.EventPartitionVerified, Time: now, Partition: i}); err != nil {
-						return err
-					}
+		for i := range r.Partitions {
+			if r.verified(i) && !last.verified(i) {
+				if err := send(api.JobEvent{JobID: id, Kind: api.EventPartitionVerified, Time: now, Partition: i}); err != nil {
+					return err
 				}
 			}
 		}
 		last = r
-		if r.state().Terminal() {
-			final, err := c.final(ctx, r)
-			if err != nil {
-				return err
-			}
-			return send(api.JobEvent{JobID: id, Kind: final.State.EndEvent(), Time: now, Reason: r.Error, Job: &final})
+	}
+}
+
+// finalPatiently is final, retried while NATS recovers.
+func (c *Cluster) finalPatiently(ctx context.Context, r *jobRecord) (api.Job, error) {
+	for {
+		j, err := c.final(ctx, r)
+		if err == nil || ctx.Err() != nil {
+			return j, err
+		}
+		c.log.Debug("reading a job's proofs; trying again", "job", r.ID, "error", err)
+		select {
+		case <-ctx.Done():
+			return api.Job{}, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }
@@ -230,8 +263,15 @@ func (c *Cluster) Cancel(ctx context.Context, id string) (api.Job, error) {
 	return c.Get(ctx, id)
 }
 
+// listTimeout bounds one List.
+const listTimeout = 30 * time.Second
+
 // List implements api.Service over every job record in the bucket.
 func (c *Cluster) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) {
+	// The watch is a JetStream consumer: bound it, so a NATS server lost
+	// meanwhile makes this an error to retry, not a hang.
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	w, err := c.kv.Watch(ctx, jobKey("*"), jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, api.Unavailablef("cluster: listing jobs: %v", err)
@@ -242,6 +282,9 @@ func (c *Cluster) List(ctx context.Context, f api.ListFilter) ([]api.Job, error)
 	for e := range w.Updates() {
 		if e == nil {
 			break
+		}
+		if ctx.Err() != nil {
+			return nil, api.Unavailablef("cluster: listing jobs: %v", ctx.Err())
 		}
 		r, err := decodeJob(e.Value())
 		if err != nil || (!who.Admin && r.Owner != who.Name) {
@@ -281,5 +324,3 @@ func (c *Cluster) EvictKey(ctx context.Context, circuit, device string) ([]strin
 func (c *Cluster) EnableDevice(ctx context.Context, device string) (api.DeviceStatus, error) {
 	return c.local.EnableDevice(ctx, device)
 }
-
-var _ = fmt.Sprintf
