@@ -804,7 +804,7 @@ func fileSHA256(t *testing.T, path string) string {
 // ---- helpers ----
 
 // freeAddr returns a free TCP address on the loopback interface.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ const clusterAckWait = "4s"
 // one JetStream cluster (routes on loopback, replicas 3), and waits until
 // every API answers. The hosts start together: JetStream elects its leader
 // once a majority of the servers is up.
-func startCluster(t *testing.T, n int) []*host {
+func startCluster(t testing.TB, n int) []*host {
 	t.Helper()
 	clients := make([]string, n)
 	routes := make([]string, n)
@@ -50,7 +50,7 @@ func startCluster(t *testing.T, n int) []*host {
 }
 
 // startAll starts hosts concurrently and waits for every API.
-func startAll(t *testing.T, hosts []*host) {
+func startAll(t testing.TB, hosts []*host) {
 	t.Helper()
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
@@ -314,5 +314,49 @@ func TestClusterNATSServerKilled(t *testing.T) {
 	checkDone(t, got, "merkle", 11, 3)
 	for _, h := range hosts {
 		h.stop()
+	}
+}
+
+// BenchmarkClusterThroughput proves jobs of 24 chain-k8 partitions on CPU
+// backends (one proving thread each): one host alone (no NATS), one host with
+// an embedded NATS server (the one-machine cluster), and three hosts sharing
+// three embedded servers (replicas 3), all on this machine. Every proof is
+// verified in the test. Reports partitions per second.
+func BenchmarkClusterThroughput(b *testing.B) {
+	const parts = 24
+	for _, tc := range []struct {
+		name  string
+		hosts func(b *testing.B) []*host
+	}{
+		{"alone", func(b *testing.B) []*host {
+			h := newHost(b, hostConf{Devices: []deviceConf{cpuDevice()}})
+			startAll(b, []*host{h})
+			return []*host{h}
+		}},
+		{"embedded-1", func(b *testing.B) []*host {
+			extra := fmt.Sprintf("[cluster]\nname = \"h0\"\nembedded = true\nlisten = %q\n", freeAddr(b))
+			h := newHost(b, hostConf{Devices: []deviceConf{cpuDevice()}, Extra: extra})
+			startAll(b, []*host{h})
+			return []*host{h}
+		}},
+		{"hosts-3", func(b *testing.B) []*host { return startCluster(b, 3) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			hosts := tc.hosts(b)
+			ws := witnesses(b, "chain", 1, parts)
+			b.ResetTimer()
+			start := time.Now()
+			for i := range b.N {
+				job, err := hosts[i%len(hosts)].client.Submit(ctxFor(b, time.Minute), api.SubmitRequest{Circuit: "chain", Witnesses: ws})
+				if err != nil {
+					b.Fatal(err)
+				}
+				got, _ := hosts[(i+1)%len(hosts)].await(job.ID, 5*time.Minute)
+				b.StopTimer()
+				checkDone(b, got, "chain", 1, parts)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.N*parts)/time.Since(start).Seconds(), "partitions/s")
+		})
 	}
 }
