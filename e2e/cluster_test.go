@@ -128,6 +128,7 @@ func TestClusterThreeHosts(t *testing.T) {
 	}
 	job, _ := hosts[1].await(a.ID, 3*time.Minute)
 	checkDone(t, job, "chain", 7, 2)
+	clusterBadInputs(t, hosts)
 	for _, h := range hosts {
 		h.stop()
 	}
@@ -359,4 +360,48 @@ func BenchmarkClusterThroughput(b *testing.B) {
 			b.ReportMetric(float64(b.N*parts)/time.Since(start).Seconds(), "partitions/s")
 		})
 	}
+}
+
+// clusterBadInputs: a cluster host refuses what a lone host refuses, with the
+// same clear errors, and a witness that does not satisfy the circuit fails its
+// job (after the cluster's deliveries) with the solver's reason, readable from
+// every host, while the cluster goes on proving.
+func clusterBadInputs(t *testing.T, hosts []*host) {
+	t.Helper()
+	c := hosts[0].client
+	ctx := ctxFor(t, time.Minute)
+	good := witnesses(t, "chain", 20, 1)[0]
+	for _, tc := range []struct {
+		name string
+		req  api.SubmitRequest
+		want string
+	}{
+		{"unknown circuit", api.SubmitRequest{Circuit: "nope", Witnesses: [][]byte{good}}, `unknown circuit "nope"`},
+		{"witness of the wrong size", api.SubmitRequest{Circuit: "chain", Witnesses: [][]byte{good[:len(good)-1]}}, "witness 0"},
+		{"witness of another circuit", api.SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{good}}, "witness 0"},
+	} {
+		if _, err := c.Submit(ctx, tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := hosts[1].client.Get(ctx, "0123456789abcdef0123456789abcdef"); err == nil || !strings.Contains(err.Error(), "no job") {
+		t.Errorf("get of an unknown job: %v", err)
+	}
+	// A well-formed witness the circuit does not accept: chain's public
+	// output changed.
+	bad := witnesses(t, "chain", 21, 1)[0]
+	bad = append([]byte(nil), bad...)
+	bad[len(bad)-1] ^= 1
+	job, err := c.Submit(ctx, api.SubmitRequest{Circuit: "chain", Witnesses: [][]byte{bad, good}})
+	if err != nil {
+		t.Fatalf("submit of an unsatisfied witness: %v (it is refused only when solved)", err)
+	}
+	got, _ := hosts[2].await(job.ID, 3*time.Minute)
+	if got.State != api.JobFailed || !strings.Contains(got.Error, "partition 0") {
+		t.Errorf("job with an unsatisfied witness: %s (%s), want failed naming partition 0", got.State, got.Error)
+	}
+	t.Logf("unsatisfied witness: %s", got.Error)
+	j := hosts[2].submit("merkle", 22, 2, api.ClassLow)
+	got, _ = hosts[0].await(j.ID, 3*time.Minute)
+	checkDone(t, got, "merkle", 22, 2)
 }
