@@ -258,3 +258,55 @@ func TestRecords(t *testing.T) {
 		t.Error("a client's request id was taken for a cluster partition")
 	}
 }
+
+// TestCancel: cancelling a job ends it once, on every host's view, and drops
+// its waiting partitions from the queue at once; an Await on another host
+// ends with the cancel.
+func TestCancel(t *testing.T) {
+	urls := startServers(t, 1)
+	a, b := member(t, urls, "h0", 1), member(t, urls, "h1", 1)
+	rec := createJob(t, a, 5, api.ClassHigh)
+	if err := a.publish(context.Background(), rec, make([][]byte, 5), false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	awaited := make(chan []api.JobEvent, 1)
+	go func() {
+		var evs []api.JobEvent
+		err := b.Await(ctx, rec.ID, func(ev api.JobEvent) error { evs = append(evs, ev); return nil })
+		if err != nil {
+			t.Errorf("await: %v", err)
+		}
+		awaited <- evs
+	}()
+	got, err := a.Cancel(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != api.JobCancelled || got.Count(api.PartitionCancelled) != 5 {
+		t.Errorf("cancelled job: %s with %d partitions cancelled", got.State, got.Count(api.PartitionCancelled))
+	}
+	// A second cancel changes nothing.
+	if ended, err := b.endJob(ctx, rec.ID, api.JobCancelled, "again"); err != nil || ended {
+		t.Errorf("second cancel: ended %v, err %v", ended, err)
+	}
+	evs := <-awaited
+	if last := evs[len(evs)-1]; last.Kind != api.EventJobCancelled || last.Job == nil || last.Job.Error != "cancelled by a client" {
+		t.Errorf("await ended with %+v", last)
+	}
+	batch, err := b.cons[1].FetchNoWait(5) // high
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for range batch.Messages() {
+		n++
+	}
+	if n != 0 {
+		t.Errorf("%d partitions of the cancelled job are still queued", n)
+	}
+	if _, err := b.Get(ctx, "ffff"); err == nil || !strings.Contains(err.Error(), `no job "ffff"`) {
+		t.Errorf("get of an unknown job: %v", err)
+	}
+}
