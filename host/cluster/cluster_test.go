@@ -142,8 +142,10 @@ func TestRecordedOnce(t *testing.T) {
 			if err == nil && r.state() == api.JobDone {
 				mu.Lock()
 				dones++
+				if dones == 1 {
+					close(seen)
+				}
 				mu.Unlock()
-				close(seen)
 			}
 		}
 	}()
