@@ -14,7 +14,7 @@ EXAMPLE_MODS := examples/hintsynth
 RACE_PKGS := ./host/... ./plugins/... ./e2e/
 SDK_RACE_PKGS := ./ ./keyreg/
 
-.PHONY: all build cuda test test-slowdisk test-race vet demo bench-cpu proto clean help soak
+.PHONY: all build cuda test test-slowdisk test-race vet demo bench-cpu proto clean help soak soak-cluster
 
 all: build
 
@@ -27,6 +27,7 @@ help:
 	@echo "make proto      regenerate the committed protobuf code"
 	@echo "make test-slowdisk  make test with every fsync delayed (SYNC_DELAY_US, default 120000; needs strace)"
 	@echo "make soak       long soak: 1,000 partitions under random kill -9 of backends and host restarts (not part of make test)"
+	@echo "make soak-cluster  cluster soak: 600 partitions on three hosts sharing NATS JetStream, under kill -9 of hosts (not part of make test)"
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/zkhost ./cmd/zkhost-backend-cpu
@@ -70,6 +71,14 @@ proto:
 
 soak:
 	./scripts/soak.sh
+
+# The cluster's soak (docs/cluster.md): knobs SOAK_PARTITIONS (600), SOAK_HOST_KILLS (4), SEED (1).
+SOAK_PARTITIONS ?= 600
+SOAK_HOST_KILLS ?= 4
+SEED ?= 1
+soak-cluster:
+	$(GO) test ./e2e/ -run '^TestClusterSoak$$' -count=1 -v -timeout 60m -args -soak.cluster \
+		-soak.cluster.partitions=$(SOAK_PARTITIONS) -soak.cluster.host-kills=$(SOAK_HOST_KILLS) -soak.seed=$(SEED)
 
 clean:
 	rm -rf $(BIN) build $(DEMO)

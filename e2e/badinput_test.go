@@ -197,6 +197,12 @@ func (env *badEnv) configCases() []badCase {
 		{"retention as an integer", "[journal]\nretention = 5\n", "want a string"},
 		{"journal reserve as a share", "[journal]\nreserve = \"10%\"\n", "journal.reserve: want an absolute size"},
 		{"empty device list", "device = []\n", "device: an empty list: configure at least one [[device]]"},
+		{"cluster without a NATS server", "[cluster]\n", "no NATS server: set cluster.urls"},
+		{"cluster url off loopback without tls and credentials", "[cluster]\nurls = [\"nats://10.0.0.2:4222\"]\n", "NATS off this machine needs TLS and credentials; set cluster.tls_ca, credentials"},
+		{"embedded cluster listening off loopback without tls", "[cluster]\nembedded = true\nlisten = \"0.0.0.0:4222\"\nuser = \"zk\"\npassword_file = \"/p\"\n", "set cluster.tls_cert and cluster.tls_key"},
+		{"cluster routes off loopback without a CA", "[cluster]\nembedded = true\ncluster_listen = \"10.0.0.1:6222\"\nroutes = [\"nats-route://10.0.0.2:6222\"]\ntls_cert = \"/c\"\ntls_key = \"/k\"\nuser = \"zk\"\npassword_file = \"/p\"\n", "routes verify each other's certificates"},
+		{"cluster user without password", "[cluster]\nembedded = true\nuser = \"zk\"\n", "cluster.user and cluster.password_file go together"},
+		{"cluster url with another scheme", "[cluster]\nurls = [\"http://127.0.0.1:4222\"]\n", "the scheme must be one of nats, tls"},
 	}
 	out := make([]badCase, len(cases))
 	for i, c := range cases {
@@ -798,7 +804,7 @@ func fileSHA256(t *testing.T, path string) string {
 // ---- helpers ----
 
 // freeAddr returns a free TCP address on the loopback interface.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,8 @@ type hostConf struct {
 	// NoPreload turns off loading keys at start ([keys] preload), for tests
 	// of what happens when a key is loaded on demand.
 	NoPreload bool
+	// Extra is appended to the config (a [cluster] table).
+	Extra string
 }
 
 // cpuDevice is a CPU backend device with one proving thread.
@@ -110,6 +112,9 @@ func (c hostConf) toml(stateDir, socket string) string {
 				fmt.Fprintf(&b, "%q = %q\n", k, d.Options[k])
 			}
 		}
+	}
+	if c.Extra != "" {
+		b.WriteString("\n" + c.Extra + "\n")
 	}
 	return b.String()
 }

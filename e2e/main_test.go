@@ -40,6 +40,7 @@ var (
 	cpuBin     = func() string { return filepath.Join(binDir, "zkhost-backend-cpu") }
 	faultBin   = func() string { return filepath.Join(binDir, "faultbackend") }
 	synthBin   = func() string { return filepath.Join(binDir, "faultsynth") }
+	natsBin    = func() string { return filepath.Join(binDir, "nats-server") }
 	keepOnFail = flag.Bool("e2e.keep", false, "keep the scratch directory of a failed run")
 )
 
@@ -93,8 +94,8 @@ func run(m *testing.M) (int, error) {
 	return code, nil
 }
 
-// buildBinaries builds the host, the CPU backend, the fault backend and the
-// fault synthesizer into dir.
+// buildBinaries builds the host, the CPU backend, the fault backend, the
+// fault synthesizer and nats-server into dir.
 func buildBinaries(dir string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -104,7 +105,8 @@ func buildBinaries(dir string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(goBin, "build", "-o", dir+"/", "./cmd/zkhost", "./cmd/zkhost-backend-cpu", "./examples/faultbackend", "./examples/faultsynth")
+	// nats-server, from the module zkhost embeds, is a NATS cluster of its own for the cluster tests.
+	cmd := exec.Command(goBin, "build", "-o", dir+"/", "./cmd/zkhost", "./cmd/zkhost-backend-cpu", "./examples/faultbackend", "./examples/faultsynth", "github.com/nats-io/nats-server/v2")
 	cmd.Dir = root
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -60,13 +60,19 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 			fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
 		}
 	}
+	svc, stopCluster, err := serveCluster(ctx, cfg, d, log) // cluster.go: d alone without [cluster]
+	if err != nil {
+		d.Close()
+		return err
+	}
 	srv, err := api.Listen(api.Config{
 		Socket: cfg.API.Socket, SocketMode: cfg.API.SocketMode, SocketGroup: cfg.API.SocketGroup,
 		TCPAddr: cfg.API.TCPAddress, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey, TokenFile: cfg.API.TokenFile,
 		Clients: apiClients(cfg.Clients),
-	}, d, log.Named("api"))
+	}, svc, log.Named("api"))
 	if err != nil {
 		d.Close()
+		stopCluster()
 		return err
 	}
 	errCh := make(chan error, 1)
@@ -76,6 +82,7 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 		fmt.Fprintf(stderr, "zkhost serving on %s\n", cfg.API.Socket)
 	}
 	runErr := d.Run(ctx)
+	stopCluster()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	srv.Stop(stopCtx)
 	cancel()

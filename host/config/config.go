@@ -63,6 +63,8 @@ type Config struct {
 	Clients []Client
 	// Limits bound the work waiting in the daemon.
 	Limits Limits
+	// Cluster, when set, shares the work queue with other hosts (cluster.go).
+	Cluster *Cluster
 }
 
 // Client is a TCP client with its own bearer token. It sees and cancels only

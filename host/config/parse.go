@@ -211,6 +211,7 @@ func (ck *checker) config(doc map[string]any) *Config {
 		c.Health.CrashWindow = d
 	}
 	h.finish()
+	c.Cluster = ck.cluster(root, c.StateDir)
 
 	root.finish()
 	return c

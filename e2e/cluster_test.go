@@ -1,0 +1,407 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// clusterAckWait is the tests' [cluster] ack_wait: how soon the partitions of
+// a killed host go to another. Hosts extend it every third while they prove,
+// so a loaded machine costs at worst a duplicate proof, which is recorded once.
+const clusterAckWait = "4s"
+
+// startCluster runs n `zkhost serve` hosts, each embedding one NATS server of
+// one JetStream cluster (routes on loopback, replicas 3), and waits until
+// every API answers. The hosts start together: JetStream elects its leader
+// once a majority of the servers is up.
+func startCluster(t testing.TB, n int) []*host {
+	t.Helper()
+	clients := make([]string, n)
+	routes := make([]string, n)
+	for i := range n {
+		clients[i], routes[i] = freeAddr(t), freeAddr(t)
+	}
+	hosts := make([]*host, n)
+	for i := range n {
+		var others []string
+		for j := range n {
+			if j != i {
+				others = append(others, fmt.Sprintf("%q", "nats-route://"+routes[j]))
+			}
+		}
+		extra := fmt.Sprintf("[cluster]\nname = \"h%d\"\nembedded = true\nlisten = %q\ncluster_name = \"e2e\"\ncluster_listen = %q\nroutes = [%s]\nreplicas = 3\nack_wait = %q\n",
+			i, clients[i], routes[i], strings.Join(others, ", "), clusterAckWait)
+		hosts[i] = newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}, Extra: extra})
+	}
+	startAll(t, hosts)
+	return hosts
+}
+
+// startAll starts hosts concurrently and waits for every API.
+func startAll(t testing.TB, hosts []*host) {
+	t.Helper()
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() { errs[i] = h.tryStart(3 * time.Minute) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("host %d: %v\n%s", i, err, hosts[i].logTail(60))
+		}
+	}
+}
+
+// TestClusterThreeHosts: jobs submitted to any of three hosts complete with
+// proofs that verify, and every host serves every job (Get and Await).
+func TestClusterThreeHosts(t *testing.T) {
+	hosts := startCluster(t, 3)
+	const parts = 4
+	type sub struct {
+		job  api.Job
+		seed uint64
+		name string
+	}
+	var subs []sub
+	for i, h := range hosts {
+		name := []string{"chain", "merkle", "chain"}[i]
+		seed := uint64(100 + i)
+		subs = append(subs, sub{h.submit(name, seed, parts, api.ClassNormal), seed, name})
+	}
+	for i, s := range subs {
+		// Await on another host than the one that took the job.
+		job, events := hosts[(i+1)%3].await(s.job.ID, 3*time.Minute)
+		checkDone(t, job, s.name, s.seed, parts)
+		if k := events[len(events)-1].Kind; k != api.EventJobDone {
+			t.Errorf("job %s: last event %s, want job_done", s.job.ID, k)
+		}
+		provers := map[string]bool{}
+		for _, p := range job.Partitions {
+			provers[strings.Split(p.Device, "/")[0]] = true
+		}
+		t.Logf("job %s (%s, taken by h%d) proved on %v", s.job.ID, s.name, i, provers)
+		for _, h := range hosts {
+			got, err := h.client.Get(ctxFor(t, 30*time.Second), s.job.ID)
+			if err != nil {
+				t.Fatalf("get job %s: %v", s.job.ID, err)
+			}
+			checkDone(t, got, s.name, s.seed, parts)
+		}
+	}
+	// Every host lists the three jobs.
+	for i, h := range hosts {
+		jobs, err := h.client.List(ctxFor(t, 30*time.Second), api.ListFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) != 3 {
+			t.Errorf("host %d lists %d jobs, want 3", i, len(jobs))
+		}
+	}
+	// A retried submission (same request id, same content) is the same job,
+	// on whichever host it lands; other content under that id is refused.
+	req := api.SubmitRequest{Circuit: "chain", Witnesses: witnesses(t, "chain", 7, 2), RequestID: "retry-1"}
+	a, err := hosts[0].client.Submit(ctxFor(t, 30*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hosts[2].client.Submit(ctxFor(t, 30*time.Second), req)
+	if err != nil || b.ID != a.ID {
+		t.Fatalf("retried submit on another host: job %s, err %v; want job %s", b.ID, err, a.ID)
+	}
+	req.Witnesses = witnesses(t, "chain", 8, 2)
+	if _, err := hosts[1].client.Submit(ctxFor(t, 30*time.Second), req); err == nil || !strings.Contains(err.Error(), "already names job "+a.ID) {
+		t.Errorf("request id reused with other content: err %v, want a conflict naming job %s", err, a.ID)
+	}
+	job, _ := hosts[1].await(a.ID, 3*time.Minute)
+	checkDone(t, job, "chain", 7, 2)
+	clusterBadInputs(t, hosts)
+	for _, h := range hosts {
+		h.stop()
+	}
+}
+
+// TestClusterHostKilled: kill -9 of a host while it proves loses nothing. The
+// host held partitions (its device was busy) and embedded one of the three
+// NATS servers: JetStream keeps the queue and the jobs on the other two, gives
+// the dead host's partitions to the others after the ack wait, and the job
+// completes with every proof verified, readable from the survivors and from
+// the host once it is back.
+func TestClusterHostKilled(t *testing.T) {
+	hosts := startCluster(t, 3)
+	victim := hosts[1]
+	const parts = 24
+	var job api.Job
+	var seed uint64
+	killed := false
+	for try := 0; try < 5 && !killed; try++ {
+		seed = uint64(200 + try)
+		job = hosts[0].submit("chain", seed, parts, api.ClassNormal)
+		// Wait until the victim holds a partition of the job: a local job
+		// in its daemon, which it acks only once the proof is recorded.
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			st := victim.status()
+			busy := st.SynthesisRunning > 0
+			for _, d := range st.Devices {
+				busy = busy || d.InFlight > 0
+			}
+			if busy {
+				victim.kill()
+				killed = true
+				break
+			}
+			got, err := hosts[2].client.Get(ctxFor(t, 30*time.Second), job.ID)
+			if err == nil && got.State.Terminal() {
+				break // finished before the victim was seen at work: again
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if !killed {
+		t.Fatalf("the victim host was never seen proving in 5 jobs")
+	}
+	got, _ := hosts[2].await(job.ID, 4*time.Minute)
+	checkDone(t, got, "chain", seed, parts)
+	got, err := hosts[0].client.Get(ctxFor(t, 30*time.Second), job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDone(t, got, "chain", seed, parts)
+	// New work still flows with one host (and one NATS server) gone.
+	j2 := hosts[2].submit("merkle", 9, 3, api.ClassCritical)
+	got, _ = hosts[0].await(j2.ID, 3*time.Minute)
+	checkDone(t, got, "merkle", 9, 3)
+	// The victim comes back, rejoins, and serves the job.
+	if err := victim.tryStart(3 * time.Minute); err != nil {
+		t.Fatalf("restart: %v\n%s", err, victim.logTail(60))
+	}
+	got, err = victim.client.Get(ctxFor(t, 30*time.Second), job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDone(t, got, "chain", seed, parts)
+	for _, h := range hosts {
+		h.stop()
+	}
+}
+
+// natsCluster is three nats-server processes forming one JetStream cluster.
+type natsCluster struct {
+	t       *testing.T
+	urls    []string
+	names   []string
+	cmds    []*exec.Cmd
+	exited  []chan struct{}
+	logPath []string
+}
+
+func startNATS(t *testing.T, n int) *natsCluster {
+	t.Helper()
+	nc := &natsCluster{t: t}
+	clients, routes := make([]string, n), make([]string, n)
+	for i := range n {
+		clients[i], routes[i] = freeAddr(t), freeAddr(t)
+	}
+	dir := t.TempDir()
+	for i := range n {
+		var others []string
+		for j := range n {
+			if j != i {
+				others = append(others, "nats://"+routes[j])
+			}
+		}
+		host, port, _ := net.SplitHostPort(clients[i])
+		name := fmt.Sprintf("n%d", i)
+		logPath := filepath.Join(dir, name+".log")
+		cmd := exec.Command(natsBin(), "-a", host, "-p", port, "-js", "-sd", filepath.Join(dir, name), "--server_name", name,
+			"--cluster_name", "e2e-nats", "--cluster", "nats://"+routes[i], "--routes", strings.Join(others, ","), "-l", logPath)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		nc.urls = append(nc.urls, "nats://"+clients[i])
+		nc.names = append(nc.names, name)
+		nc.cmds = append(nc.cmds, cmd)
+		nc.exited = append(nc.exited, exited)
+		nc.logPath = append(nc.logPath, logPath)
+	}
+	t.Cleanup(func() {
+		for i, cmd := range nc.cmds {
+			cmd.Process.Kill()
+			<-nc.exited[i]
+			if t.Failed() {
+				b, _ := os.ReadFile(nc.logPath[i])
+				lines := strings.Split(string(b), "\n")
+				t.Logf("nats-server %s log, last lines:\n%s", nc.names[i], strings.Join(lines[max(0, len(lines)-30):], "\n"))
+			}
+		}
+	})
+	return nc
+}
+
+// leaderOf returns the index of the server leading stream.
+func (nc *natsCluster) leaderOf(stream string) int {
+	nc.t.Helper()
+	conn, err := nats.Connect(strings.Join(nc.urls, ","))
+	if err != nil {
+		nc.t.Fatal(err)
+	}
+	defer conn.Close()
+	js, err := jetstream.New(conn)
+	if err != nil {
+		nc.t.Fatal(err)
+	}
+	s, err := js.Stream(ctxFor(nc.t, 30*time.Second), stream)
+	if err != nil {
+		nc.t.Fatalf("stream %s: %v", stream, err)
+	}
+	info, err := s.Info(ctxFor(nc.t, 30*time.Second))
+	if err != nil || info.Cluster == nil {
+		nc.t.Fatalf("stream %s info: %v", stream, err)
+	}
+	for i, n := range nc.names {
+		if n == info.Cluster.Leader {
+			return i
+		}
+	}
+	nc.t.Fatalf("stream %s leader %q is none of %v", stream, info.Cluster.Leader, nc.names)
+	return -1
+}
+
+// TestClusterNATSServerKilled: kill -9 of a NATS server (the one leading the
+// jobs bucket, the most disruptive) in the middle of a job loses nothing: the
+// hosts reconnect to the other two, JetStream elects new leaders from its
+// replicas, and the job completes with every proof verified.
+func TestClusterNATSServerKilled(t *testing.T) {
+	nc := startNATS(t, 3)
+	var quoted []string
+	for _, u := range nc.urls {
+		quoted = append(quoted, fmt.Sprintf("%q", u))
+	}
+	var hosts []*host
+	for i := range 2 {
+		extra := fmt.Sprintf("[cluster]\nname = \"h%d\"\nurls = [%s]\nreplicas = 3\nack_wait = %q\n", i, strings.Join(quoted, ", "), clusterAckWait)
+		hosts = append(hosts, newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}, Extra: extra}))
+	}
+	startAll(t, hosts)
+	const parts = 24
+	job := hosts[0].submit("chain", 300, parts, api.ClassNormal)
+	waitFor(t, 3*time.Minute, "a verified partition", func() bool {
+		got, err := hosts[1].client.Get(ctxFor(t, 30*time.Second), job.ID)
+		return err == nil && got.Count(api.PartitionVerified) > 0
+	})
+	victim := nc.leaderOf("KV_zkhost_jobs")
+	nc.cmds[victim].Process.Kill()
+	<-nc.exited[victim]
+	got, _ := hosts[1].await(job.ID, 4*time.Minute)
+	checkDone(t, got, "chain", 300, parts)
+	j2 := hosts[1].submit("merkle", 11, 3, api.ClassHigh)
+	got, _ = hosts[0].await(j2.ID, 3*time.Minute)
+	checkDone(t, got, "merkle", 11, 3)
+	for _, h := range hosts {
+		h.stop()
+	}
+}
+
+// BenchmarkClusterThroughput proves jobs of 24 chain-k8 partitions on CPU
+// backends (one proving thread each): one host alone (no NATS), one host with
+// an embedded NATS server (the one-machine cluster), and three hosts sharing
+// three embedded servers (replicas 3), all on this machine. Every proof is
+// verified in the test. Reports partitions per second.
+func BenchmarkClusterThroughput(b *testing.B) {
+	const parts = 24
+	for _, tc := range []struct {
+		name  string
+		hosts func(b *testing.B) []*host
+	}{
+		{"alone", func(b *testing.B) []*host {
+			h := newHost(b, hostConf{Devices: []deviceConf{cpuDevice()}})
+			startAll(b, []*host{h})
+			return []*host{h}
+		}},
+		{"embedded-1", func(b *testing.B) []*host {
+			extra := fmt.Sprintf("[cluster]\nname = \"h0\"\nembedded = true\nlisten = %q\n", freeAddr(b))
+			h := newHost(b, hostConf{Devices: []deviceConf{cpuDevice()}, Extra: extra})
+			startAll(b, []*host{h})
+			return []*host{h}
+		}},
+		{"hosts-3", func(b *testing.B) []*host { return startCluster(b, 3) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			hosts := tc.hosts(b)
+			ws := witnesses(b, "chain", 1, parts)
+			b.ResetTimer()
+			start := time.Now()
+			for i := range b.N {
+				job, err := hosts[i%len(hosts)].client.Submit(ctxFor(b, time.Minute), api.SubmitRequest{Circuit: "chain", Witnesses: ws})
+				if err != nil {
+					b.Fatal(err)
+				}
+				got, _ := hosts[(i+1)%len(hosts)].await(job.ID, 5*time.Minute)
+				b.StopTimer()
+				checkDone(b, got, "chain", 1, parts)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.N*parts)/time.Since(start).Seconds(), "partitions/s")
+		})
+	}
+}
+
+// clusterBadInputs: a cluster host refuses what a lone host refuses, with the
+// same clear errors, and a witness that does not satisfy the circuit fails its
+// job (after the cluster's deliveries) with the solver's reason, readable from
+// every host, while the cluster goes on proving.
+func clusterBadInputs(t *testing.T, hosts []*host) {
+	t.Helper()
+	c := hosts[0].client
+	ctx := ctxFor(t, time.Minute)
+	good := witnesses(t, "chain", 20, 1)[0]
+	for _, tc := range []struct {
+		name string
+		req  api.SubmitRequest
+		want string
+	}{
+		{"unknown circuit", api.SubmitRequest{Circuit: "nope", Witnesses: [][]byte{good}}, `unknown circuit "nope"`},
+		{"witness of the wrong size", api.SubmitRequest{Circuit: "chain", Witnesses: [][]byte{good[:len(good)-1]}}, "witness 0"},
+		{"witness of another circuit", api.SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{good}}, "witness 0"},
+	} {
+		if _, err := c.Submit(ctx, tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := hosts[1].client.Get(ctx, "0123456789abcdef0123456789abcdef"); err == nil || !strings.Contains(err.Error(), "no job") {
+		t.Errorf("get of an unknown job: %v", err)
+	}
+	// A well-formed witness the circuit does not accept: chain's public
+	// output changed.
+	bad := witnesses(t, "chain", 21, 1)[0]
+	bad = append([]byte(nil), bad...)
+	bad[len(bad)-1] ^= 1
+	job, err := c.Submit(ctx, api.SubmitRequest{Circuit: "chain", Witnesses: [][]byte{bad, good}})
+	if err != nil {
+		t.Fatalf("submit of an unsatisfied witness: %v (it is refused only when solved)", err)
+	}
+	got, _ := hosts[2].await(job.ID, 3*time.Minute)
+	if got.State != api.JobFailed || !strings.Contains(got.Error, "partition 0") {
+		t.Errorf("job with an unsatisfied witness: %s (%s), want failed naming partition 0", got.State, got.Error)
+	}
+	t.Logf("unsatisfied witness: %s", got.Error)
+	j := hosts[2].submit("merkle", 22, 2, api.ClassLow)
+	got, _ = hosts[0].await(j.ID, 3*time.Minute)
+	checkDone(t, got, "merkle", 22, 2)
+}

@@ -1,0 +1,307 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/config"
+)
+
+// Cluster is one host's member of a proving cluster. It serves the API
+// (api.Service) from the shared bucket and, in Run, pulls partitions for its
+// local daemon to prove.
+type Cluster struct {
+	cfg   *config.Cluster
+	log   hclog.Logger
+	local api.Service // this host's daemon
+
+	srv  *server.Server // the embedded server, or nil
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	kv   jetstream.KeyValue
+	cons [4]jetstream.Consumer // by api.Classes order
+
+	// wake is signalled when a partition is published anywhere, so an idle
+	// puller asks at once instead of at its next poll.
+	wake    chan struct{}
+	wakeSub *nats.Subscription
+
+	closeOnce sync.Once
+}
+
+// Start joins the cluster of cfg.Cluster: it starts the embedded NATS server
+// when configured, connects, and creates the stream, consumers and bucket if
+// they do not exist yet (waiting, within ctx, for JetStream to elect a leader).
+// local is this host's daemon, which proves what the host pulls.
+func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog.Logger) (_ *Cluster, err error) {
+	cc := cfg.Cluster
+	if cc == nil {
+		return nil, errors.New("cluster: no [cluster] in the config")
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	c := &Cluster{cfg: cc, log: log, local: local, wake: make(chan struct{}, 1)}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	if cc.Embedded {
+		if c.srv, err = startServer(cc, log.Named("nats")); err != nil {
+			return nil, err
+		}
+	}
+	if c.nc, err = connect(cc, c.srv, log); err != nil {
+		return nil, err
+	}
+	if c.js, err = jetstream.New(c.nc); err != nil {
+		return nil, err
+	}
+	if c.kv, c.cons, err = setup(ctx, c.js, cc, cfg.Journal.Retention, log); err != nil {
+		return nil, err
+	}
+	if c.wakeSub, err = c.nc.Subscribe(subjectPrefix+">", func(*nats.Msg) { c.signal() }); err != nil {
+		return nil, err
+	}
+	log.Info("joined the proving cluster", "host", cc.Name, "replicas", cc.Replicas, "embedded", cc.Embedded,
+		"servers", c.nc.Servers())
+	return c, nil
+}
+
+func (c *Cluster) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close leaves the cluster: it drains the connection (acks in flight reach the
+// server) and stops the embedded server.
+func (c *Cluster) Close() {
+	c.closeOnce.Do(func() {
+		if c.wakeSub != nil {
+			c.wakeSub.Unsubscribe()
+		}
+		if c.nc != nil {
+			c.nc.Drain()
+			for i := 0; i < 100 && !c.nc.IsClosed(); i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+			c.nc.Close()
+		}
+		if c.srv != nil {
+			c.srv.Shutdown()
+			c.srv.WaitForShutdown()
+		}
+	})
+}
+
+// newJobID returns 16 random bytes in hex, as the journal's job ids are.
+func newJobID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("making a job ID: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// getJob reads a job record and its revision. A key not found by a direct
+// get, which a lagging replica may answer, is read again from the stream's
+// leader before the job is declared unknown: a job accepted a moment ago on
+// another host must be found here.
+func (c *Cluster) getJob(ctx context.Context, id string) (*jobRecord, uint64, error) {
+	e, err := c.kv.Get(ctx, jobKey(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		data, seq, lerr := c.leaderGet(ctx, jobKey(id))
+		if lerr != nil {
+			return nil, 0, lerr
+		}
+		r, err := decodeJob(data)
+		return r, seq, err
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading job %s: %w", id, err)
+	}
+	r, err := decodeJob(e.Value())
+	return r, e.Revision(), err
+}
+
+// updateJob changes a job record by compare-and-set: change is applied to the
+// latest record until an update on its revision succeeds, so concurrent
+// writers on any host never lose each other's changes. change returns false
+// to leave the record as it is. It returns the record as written (or as
+// found).
+func (c *Cluster) updateJob(ctx context.Context, id string, change func(r *jobRecord) bool) (*jobRecord, error) {
+	for attempt := 0; ; attempt++ {
+		r, rev, err := c.getJob(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !change(r) {
+			return r, nil
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		_, err = c.kv.Update(ctx, jobKey(id), b, rev)
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) && attempt > 20 {
+			return nil, fmt.Errorf("updating job %s: %w", id, err)
+		}
+		// Another writer won, or a replica lagged: read again.
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(min(attempt, 20)) * 5 * time.Millisecond):
+		}
+	}
+}
+
+// recordProof stores partition idx's verified proof, once, and marks it in
+// the job record; the update that marks the last partition ends the job. A
+// partition proved twice (a redelivery race) finds its proof stored and
+// changes nothing.
+func (c *Cluster) recordProof(ctx context.Context, id string, idx int, pr proofRecord) error {
+	b, err := json.Marshal(pr)
+	if err != nil {
+		return err
+	}
+	if _, err := c.kv.Create(ctx, proofKey(id, idx), b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("storing proof of job %s partition %d: %w", id, idx, err)
+	}
+	return c.markVerified(ctx, id, idx)
+}
+
+// markVerified sets partition idx's bit in the job record, and ends the job
+// when it was the last.
+func (c *Cluster) markVerified(ctx context.Context, id string, idx int) error {
+	_, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+		if r.state().Terminal() || r.verified(idx) || idx >= r.Partitions {
+			return false
+		}
+		r.setVerified(idx)
+		now := time.Now()
+		if r.Started.IsZero() {
+			r.Started = now
+		}
+		r.State = api.JobRunning.String()
+		if r.countVerified() == r.Partitions {
+			r.State, r.Finished = api.JobDone.String(), now
+		}
+		return true
+	})
+	return err
+}
+
+// endJob moves a job that has not ended to state with reason; it reports
+// whether this call ended it.
+func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, reason string) (bool, error) {
+	ended := false
+	_, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+		if r.state().Terminal() {
+			return false
+		}
+		r.State, r.Error, r.Finished = state.String(), reason, time.Now()
+		ended = true
+		return true
+	})
+	if err == nil && ended && state != api.JobDone {
+		// Its waiting partitions go at once; those held by hosts see the
+		// ended job and drop theirs.
+		if s, serr := c.js.Stream(ctx, streamName); serr == nil {
+			for _, class := range api.Classes {
+				s.Purge(ctx, jetstream.WithPurgeSubject(partSubject(class, id)))
+			}
+		}
+	}
+	return ended, err
+}
+
+// proofs reads a job's stored proofs into job's partitions, a few at a time.
+func (c *Cluster) proofs(ctx context.Context, job *api.Job) error {
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range job.Partitions {
+		g.Go(func() error {
+			b, err := c.get(ctx, proofKey(job.ID, i))
+			if err != nil {
+				return fmt.Errorf("reading the proof of job %s partition %d: %w", job.ID, i, err)
+			}
+			var pr proofRecord
+			if err := json.Unmarshal(b, &pr); err != nil {
+				return fmt.Errorf("proof of job %s partition %d: %w", job.ID, i, err)
+			}
+			p := &job.Partitions[i]
+			p.Proof, p.PublicWitness, p.Device, p.Attempts, p.VerifiedAt = pr.Proof, pr.Public, pr.Host+"/"+pr.Device, pr.Attempts, pr.At
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// get reads key: from any replica, and from the leader when a replica does
+// not have it (yet).
+func (c *Cluster) get(ctx context.Context, key string) ([]byte, error) {
+	e, err := c.kv.Get(ctx, key)
+	if err == nil {
+		return e.Value(), nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, err
+	}
+	b, _, err := c.leaderGet(ctx, key)
+	return b, err
+}
+
+// leaderGet reads key's latest value from the bucket stream's leader (the
+// STREAM.MSG.GET API, which only the leader answers), never from a replica.
+// A deleted or absent key is errNotFound.
+func (c *Cluster) leaderGet(ctx context.Context, key string) ([]byte, uint64, error) {
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucketName + "." + key})
+	m, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucketName, req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading %s: %w", key, err)
+	}
+	var resp struct {
+		Error *struct {
+			Code        int    `json:"code"`
+			Description string `json:"description"`
+		} `json:"error"`
+		Message *struct {
+			Seq  uint64 `json:"seq"`
+			Hdrs []byte `json:"hdrs"`
+			Data []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return nil, 0, fmt.Errorf("reading %s: %w", key, err)
+	}
+	if resp.Error != nil {
+		if resp.Error.Code == 404 {
+			return nil, 0, errNotFound
+		}
+		return nil, 0, fmt.Errorf("reading %s: %s", key, resp.Error.Description)
+	}
+	if resp.Message == nil || bytes.Contains(resp.Message.Hdrs, []byte("KV-Operation")) {
+		return nil, 0, errNotFound // deleted or purged
+	}
+	return resp.Message.Data, resp.Message.Seq, nil
+}

@@ -1,0 +1,171 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// Names in NATS. The stream and the bucket are shared by every host of a
+// cluster; changing a name splits a running cluster in two.
+const (
+	streamName    = "ZKHOST_PARTITIONS"
+	subjectPrefix = "zkhost.part."
+	bucketName    = "zkhost_jobs"
+	// headers of a partition message
+	hdrPartition = "Zkhost-Partition"
+	hdrInput     = "Zkhost-Input" // "witness" or "assignment"
+	inputAssign  = "assignment"
+	// localPrefix starts the request id of the one-partition jobs a host runs
+	// for the cluster on its own daemon.
+	localPrefix = "cluster-"
+)
+
+// partSubject is the subject of job's partitions in class: per class, so
+// each class has its own consumer; per job, so a cancel purges the job's
+// partitions at once.
+func partSubject(class api.Class, job string) string {
+	return subjectPrefix + class.OrNormal().String() + "." + job
+}
+
+func consumerName(class api.Class) string { return "zkhost-" + class.String() }
+
+func jobKey(id string) string            { return "job." + id }
+func proofKey(id string, idx int) string { return "proof." + id + "." + strconv.Itoa(idx) }
+func proofPrefix(id string) string       { return "proof." + id + ".*" }
+
+// reqKey is the key of a request id, scoped by owner as the journal scopes it.
+func reqKey(owner, reqID string) string {
+	sum := sha256.Sum256([]byte(owner + "\x00" + reqID))
+	return "req." + hex.EncodeToString(sum[:])
+}
+
+// jobRecord is a job as the bucket holds it: the cluster's truth about it.
+type jobRecord struct {
+	ID         string    `json:"id"`
+	RequestID  string    `json:"request_id,omitempty"`
+	Owner      string    `json:"owner,omitempty"`
+	Digest     string    `json:"digest"`
+	Circuit    string    `json:"circuit"`
+	Class      api.Class `json:"class"`
+	Partitions int       `json:"partitions"`
+	State      string    `json:"state"`
+	Error      string    `json:"error,omitempty"`
+	// Verified has bit i set once partition i's proof is recorded.
+	Verified []byte    `json:"verified"`
+	Host     string    `json:"host"` // the host that accepted it
+	Created  time.Time `json:"created"`
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+}
+
+func newJobRecord(id string, req api.SubmitRequest, owner, host string) *jobRecord {
+	inputs, _ := req.Inputs()
+	d := req.Digest()
+	return &jobRecord{
+		ID: id, RequestID: req.RequestID, Owner: owner, Digest: hex.EncodeToString(d[:]),
+		Circuit: req.Circuit, Class: req.Class.OrNormal(), Partitions: len(inputs),
+		State: api.JobQueued.String(), Verified: make([]byte, (len(inputs)+7)/8), Host: host,
+		Created: time.Now(),
+	}
+}
+
+func (r *jobRecord) state() api.JobState {
+	s, err := api.ParseJobState(r.State)
+	if err != nil {
+		return api.JobStateUnspecified
+	}
+	return s
+}
+
+func (r *jobRecord) verified(i int) bool {
+	return i >= 0 && i/8 < len(r.Verified) && r.Verified[i/8]&(1<<(i%8)) != 0
+}
+
+func (r *jobRecord) setVerified(i int) { r.Verified[i/8] |= 1 << (i % 8) }
+
+func (r *jobRecord) countVerified() int {
+	n := 0
+	for i := range r.Partitions {
+		if r.verified(i) {
+			n++
+		}
+	}
+	return n
+}
+
+func decodeJob(b []byte) (*jobRecord, error) {
+	var r jobRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("job record: %w", err)
+	}
+	if r.Partitions <= 0 || len(r.Verified) != (r.Partitions+7)/8 {
+		return nil, fmt.Errorf("job record %s: %d partitions but %d bytes of verified bits", r.ID, r.Partitions, len(r.Verified))
+	}
+	return &r, nil
+}
+
+// view is the job as the API shows it, without proofs.
+func (r *jobRecord) view() api.Job {
+	j := api.Job{
+		ID: r.ID, RequestID: r.RequestID, Circuit: r.Circuit, Class: r.Class, State: r.state(),
+		CreatedAt: r.Created, StartedAt: r.Started, FinishedAt: r.Finished, Error: r.Error,
+		Partitions: make([]api.Partition, r.Partitions),
+	}
+	for i := range j.Partitions {
+		p := &j.Partitions[i]
+		p.Index = i
+		switch {
+		case r.verified(i):
+			p.State = api.PartitionVerified
+		case j.State == api.JobCancelled:
+			p.State = api.PartitionCancelled
+		case j.State == api.JobFailed:
+			p.State = api.PartitionFailed
+		default:
+			p.State = api.PartitionQueued
+		}
+	}
+	return j
+}
+
+// proofRecord is one partition's verified proof.
+type proofRecord struct {
+	Proof    []byte    `json:"proof"`
+	Public   []byte    `json:"public"`
+	Host     string    `json:"host"`
+	Device   string    `json:"device"`
+	Attempts int       `json:"attempts"`
+	At       time.Time `json:"at"`
+}
+
+// reqRecord ties a request id to its job.
+type reqRecord struct {
+	JobID  string `json:"job"`
+	Digest string `json:"digest"`
+}
+
+// parseLocalID reads the cluster job and partition from the request id of a
+// host's one-partition job; ok is false for a job of the host's own.
+func parseLocalID(reqID string) (job string, idx int, ok bool) {
+	rest, found := strings.CutPrefix(reqID, localPrefix)
+	if !found {
+		return "", 0, false
+	}
+	parts := strings.Split(rest, "-")
+	if len(parts) != 3 {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(parts[1])
+	return parts[0], idx, err == nil
+}
+
+func localRequestID(job string, idx int, delivery uint64) string {
+	return fmt.Sprintf("%s%s-%d-%d", localPrefix, job, idx, delivery)
+}

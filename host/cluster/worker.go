@@ -1,0 +1,296 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// pollInterval is how often an idle puller asks the consumers without being
+// woken: redeliveries (a dead host's partitions) wake nobody.
+const pollInterval = time.Second
+
+// Run pulls partitions for this host's daemon until ctx ends. The host holds
+// at most Pull partitions (by default its device slots plus its synthesis
+// workers: enough to keep every device fed, no more), and asks the consumers
+// in priority order whenever one of them is free.
+func (c *Cluster) Run(ctx context.Context) error {
+	c.cancelLeftovers(ctx)
+	slots := c.cfg.Pull
+	if slots <= 0 {
+		slots = 1
+		if st, err := c.local.Status(ctx); err == nil {
+			n := st.SynthesisCapacity
+			for _, d := range st.Devices {
+				n += d.MaxInFlight
+			}
+			slots = max(1, n)
+		}
+	}
+	c.log.Info("pulling partitions", "host", c.cfg.Name, "at_once", slots)
+	free := make(chan struct{}, slots)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case free <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		msg := c.next(ctx)
+		if msg == nil {
+			return nil
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-free }()
+			c.handle(ctx, msg)
+		}()
+	}
+}
+
+// next waits for the next partition, critical first: each consumer is asked
+// in priority order, and the first that has a partition gives it.
+func (c *Cluster) next(ctx context.Context) jetstream.Msg {
+	for {
+		for _, cons := range c.cons {
+			b, err := cons.FetchNoWait(1)
+			if err != nil {
+				if ctx.Err() == nil {
+					c.log.Debug("fetching a partition", "error", err)
+				}
+				continue
+			}
+			var got jetstream.Msg
+			for m := range b.Messages() {
+				got = m
+			}
+			if got != nil {
+				return got
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.wake:
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// handle proves one partition on this host's daemon and records its proof;
+// the message is acked only once the proof is stored in the bucket.
+func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
+	subj := msg.Subject()
+	jobID := subj[strings.LastIndexByte(subj, '.')+1:]
+	idx, err := strconv.Atoi(msg.Headers().Get(hdrPartition))
+	md, merr := msg.Metadata()
+	if err != nil || merr != nil {
+		c.log.Error("a partition message without its partition number; dropped", "subject", subj)
+		msg.TermWithReason("no partition number")
+		return
+	}
+	log := c.log.With("job", jobID, "partition", idx, "delivery", md.NumDelivered)
+	rec, _, err := c.getJob(ctx, jobID)
+	switch {
+	case errors.Is(err, errNotFound):
+		log.Warn("a partition of a job the cluster does not know (pruned past retention?); dropped")
+		msg.TermWithReason("job not found")
+		return
+	case err != nil:
+		log.Warn("reading the job; the partition goes back to the queue", "error", err)
+		msg.NakWithDelay(time.Second)
+		return
+	case rec.state().Terminal() || rec.verified(idx):
+		msg.Ack()
+		return
+	}
+	if _, err := c.kv.Get(ctx, proofKey(jobID, idx)); err == nil {
+		// Proved already by a host that died before it marked the job.
+		if err := c.markVerified(ctx, jobID, idx); err != nil {
+			msg.NakWithDelay(time.Second)
+			return
+		}
+		msg.Ack()
+		return
+	}
+
+	stop := c.keepAlive(msg)
+	defer stop()
+	req := api.SubmitRequest{Circuit: rec.Circuit, Class: rec.Class, RequestID: localRequestID(jobID, idx, md.NumDelivered)}
+	if msg.Headers().Get(hdrInput) == inputAssign {
+		req.Assignments = [][]byte{msg.Data()}
+	} else {
+		req.Witnesses = [][]byte{msg.Data()}
+	}
+	lj, err := c.local.Submit(ctx, req)
+	if err != nil {
+		c.localRefused(ctx, msg, md, rec, idx, err)
+		return
+	}
+	final, err := c.awaitLocal(ctx, lj.ID, jobID)
+	if err != nil {
+		if ctx.Err() != nil {
+			msg.Nak() // this host stops: another takes it now
+			return
+		}
+		log.Warn("awaiting the partition's local job; it goes back to the queue", "local_job", lj.ID, "error", err)
+		msg.NakWithDelay(time.Second)
+		return
+	}
+	switch final.State {
+	case api.JobDone:
+		p := final.Partitions[0]
+		pr := proofRecord{Proof: p.Proof, Public: p.PublicWitness, Host: c.cfg.Name, Device: p.Device, Attempts: p.Attempts, At: p.VerifiedAt}
+		if err := c.recordProofPatiently(ctx, jobID, idx, pr); err != nil {
+			log.Error("could not record a verified proof; the partition goes back to the queue", "error", err)
+			msg.Nak()
+			return
+		}
+		if err := msg.DoubleAck(ctx); err != nil {
+			// Recorded: a redelivery finds the proof and only acks.
+			log.Debug("ack not confirmed", "error", err)
+		}
+		log.Debug("partition proved and recorded", "local_job", lj.ID)
+	case api.JobCancelled:
+		msg.Ack() // the cluster's job ended (awaitLocal cancelled it)
+	default:
+		c.failedHere(ctx, msg, md, idx, jobID, final.Error)
+	}
+}
+
+// localRefused handles the local daemon's refusal of a partition: an input it
+// calls invalid fails the same on every host and fails the job; anything else
+// (a circuit this host does not serve, no healthy device, a full disk) leaves
+// the partition to another host, or to this one later.
+func (c *Cluster) localRefused(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, rec *jobRecord, idx int, err error) {
+	if errors.Is(err, api.ErrInvalidArgument) {
+		reason := fmt.Sprintf("partition %d: %v", idx, err)
+		c.endJob(ctx, rec.ID, api.JobFailed, reason)
+		msg.TermWithReason("invalid input")
+		return
+	}
+	if md.NumDelivered%20 == 1 {
+		c.log.Warn("this host cannot take a partition now; it is left to others", "job", rec.ID, "partition", idx, "reason", err)
+	}
+	msg.NakWithDelay(time.Second)
+}
+
+// failedHere handles a partition that failed on this host beyond the local
+// retries: another delivery (another host, likely) tries again, until
+// MaxDeliver deliveries have failed, which fails the job.
+func (c *Cluster) failedHere(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, idx int, jobID, why string) {
+	if int(md.NumDelivered) >= c.cfg.MaxDeliver {
+		reason := fmt.Sprintf("partition %d failed on %d deliveries, the last on host %s: %s", idx, md.NumDelivered, c.cfg.Name, why)
+		if _, err := c.endJob(ctx, jobID, api.JobFailed, reason); err != nil {
+			msg.NakWithDelay(time.Second)
+			return
+		}
+		msg.TermWithReason("failed")
+		return
+	}
+	c.log.Warn("partition failed on this host; it goes back to the queue", "job", jobID, "partition", idx, "delivery", md.NumDelivered, "reason", why)
+	msg.NakWithDelay(time.Second)
+}
+
+// recordProofPatiently retries recordProof while NATS recovers (a server
+// lost, a leader elected), for up to two ack waits.
+func (c *Cluster) recordProofPatiently(ctx context.Context, jobID string, idx int, pr proofRecord) error {
+	deadline := time.Now().Add(2 * c.cfg.AckWait)
+	for {
+		err := c.recordProof(ctx, jobID, idx, pr)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		c.log.Warn("recording a proof; retrying", "job", jobID, "partition", idx, "error", err)
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// keepAlive tells JetStream the partition is still being worked on, every
+// third of the ack wait, until stop is called.
+func (c *Cluster) keepAlive(msg jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(c.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				msg.InProgress()
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// awaitLocal waits for the local one-partition job id to end and returns it
+// with its proof. While it waits it watches the cluster's job: when that
+// ends (a cancel, another partition's failure) the local job is cancelled.
+func (c *Cluster) awaitLocal(ctx context.Context, id, clusterJob string) (api.Job, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		t := time.NewTicker(max(time.Second, c.cfg.AckWait/3))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if r, _, err := c.getJob(ctx, clusterJob); err == nil && r.state().Terminal() {
+					c.local.Cancel(ctx, id)
+					return
+				}
+			}
+		}
+	}()
+	var final *api.Job
+	err := c.local.Await(ctx, id, func(ev api.JobEvent) error {
+		if ev.Kind.Terminal() {
+			final = ev.Job
+		}
+		return nil
+	})
+	if err == nil && final == nil {
+		err = fmt.Errorf("local job %s: Await ended without a final job", id)
+	}
+	if err != nil {
+		return api.Job{}, err
+	}
+	if final.State == api.JobDone && (len(final.Partitions) != 1 || len(final.Partitions[0].Proof) == 0) {
+		return api.Job{}, fmt.Errorf("local job %s is done without its proof", id)
+	}
+	return *final, nil
+}
+
+// cancelLeftovers cancels the one-partition jobs an earlier run of this host
+// left unfinished: it held their messages when it stopped, and JetStream has
+// given them (or will) to whichever host asks next, with a new delivery.
+func (c *Cluster) cancelLeftovers(ctx context.Context) {
+	for _, st := range []api.JobState{api.JobQueued, api.JobRunning} {
+		jobs, err := c.local.List(ctx, api.ListFilter{State: st, Limit: api.MaxPartitions})
+		if err != nil {
+			c.log.Warn("listing local jobs", "error", err)
+			continue
+		}
+		for _, j := range jobs {
+			if _, _, ok := parseLocalID(j.RequestID); ok {
+				if _, err := c.local.Cancel(ctx, j.ID); err == nil {
+					c.log.Info("cancelled a partition left by an earlier run; the cluster redelivers it", "local_job", j.ID, "request", j.RequestID)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Cluster is the [cluster] table: this host shares one work queue with other
+// hosts through NATS JetStream (host/cluster). Nil when the table is absent:
+// the daemon then runs alone, with no NATS, as it always has.
+type Cluster struct {
+	// Name is this host's name in the cluster (logs, the proof records' host);
+	// the machine's host name by default.
+	Name string
+	// URLs are the NATS servers to connect to ("nats://host:4222"). Empty with
+	// Embedded: the host connects to its own embedded server.
+	URLs []string
+	// Embedded runs a NATS server inside this zkhost serve.
+	Embedded bool
+	// Listen is the embedded server's client address (host:port).
+	Listen string
+	// ClusterName names the NATS cluster the embedded servers form.
+	ClusterName string
+	// ClusterListen is the embedded server's route address (host:port); empty
+	// for a single embedded server.
+	ClusterListen string
+	// Routes are the other embedded servers' route URLs ("nats-route://host:6222").
+	Routes []string
+	// StoreDir holds the embedded server's JetStream files; <state_dir>/nats by default.
+	StoreDir string
+	// Replicas is how many servers keep each JetStream stream: 3 by default
+	// with routes or external URLs, 1 for a lone embedded server.
+	Replicas int
+	// AckWait is how long a host may hold a partition without word before
+	// JetStream gives it to another host (a host extends it while it proves).
+	AckWait time.Duration
+	// MaxDeliver is how many deliveries of a partition may fail before its job fails.
+	MaxDeliver int
+	// Pull is how many partitions this host holds at once; 0 means its device
+	// slots plus its synthesis workers.
+	Pull int
+	// User and PasswordFile, or NkeySeedFile, are the NATS credentials (the
+	// embedded server requires the same).
+	User         string
+	PasswordFile string
+	NkeySeedFile string
+	// TLSCA, TLSCert and TLSKey secure client connections (and, for the
+	// embedded server, its listeners and routes).
+	TLSCA   string
+	TLSCert string
+	TLSKey  string
+}
+
+// cluster reads [cluster]; nil when the table is absent.
+func (ck *checker) cluster(root *table, stateDir string) *Cluster {
+	_, present := root.lookup("cluster")
+	t := root.sub("cluster")
+	if !present {
+		t.finish()
+		return nil
+	}
+	c := &Cluster{ClusterName: "zkhost", AckWait: 30 * time.Second, MaxDeliver: 3, Listen: "127.0.0.1:4222"}
+	if host, err := os.Hostname(); err == nil {
+		c.Name = host
+	}
+	if s, ok := t.str("name"); ok && strings.TrimSpace(s) != "" {
+		c.Name = s
+	}
+	if err := checkName(c.Name); err != nil || strings.ContainsAny(c.Name, " .*>") {
+		ck.errorf(t.key("name"), "bad host name %q: want letters, digits, - and _", c.Name)
+	}
+	c.URLs = t.strList("urls")
+	if v, ok := t.boolean("embedded"); ok {
+		c.Embedded = v
+	}
+	if s, ok := t.str("listen"); ok {
+		c.Listen = s
+	}
+	if s, ok := t.str("cluster_name"); ok {
+		c.ClusterName = s
+	}
+	if s, ok := t.str("cluster_listen"); ok {
+		c.ClusterListen = s
+	}
+	c.Routes = t.strList("routes")
+	if stateDir != "" {
+		c.StoreDir = filepath.Join(stateDir, "nats")
+	}
+	if p, ok := t.path("store_dir"); ok {
+		c.StoreDir = p
+	}
+	if n, ok := t.integer("replicas", 1); ok {
+		c.Replicas = n
+	}
+	if d, ok := t.duration("ack_wait", false); ok {
+		c.AckWait = d
+	}
+	if n, ok := t.integer("max_deliver", 1); ok {
+		c.MaxDeliver = n
+	}
+	if n, ok := t.integer("pull", 0); ok {
+		c.Pull = n
+	}
+	c.User, _ = t.str("user")
+	c.PasswordFile, _ = t.optPath("password_file")
+	c.NkeySeedFile, _ = t.optPath("nkey_seed_file")
+	c.TLSCA, _ = t.optPath("tls_ca")
+	c.TLSCert, _ = t.optPath("tls_cert")
+	c.TLSKey, _ = t.optPath("tls_key")
+	t.finish()
+	ck.checkCluster(t, c)
+	return c
+}
+
+// checkCluster checks [cluster]'s settings together. The rule of [api]
+// tcp_address holds here: whatever reaches beyond this machine is TLS with
+// credentials, or refused.
+func (ck *checker) checkCluster(t *table, c *Cluster) {
+	if !c.Embedded && len(c.URLs) == 0 {
+		ck.errorf(t.key("urls"), "no NATS server: set cluster.urls to the NATS servers, or cluster.embedded = true to run one in this host")
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 3
+		if c.Embedded && len(c.Routes) == 0 && len(c.URLs) == 0 {
+			c.Replicas = 1
+		}
+	}
+	if c.Replicas > 5 {
+		ck.errorf(t.key("replicas"), "%d: JetStream keeps at most 5 replicas", c.Replicas)
+	}
+	if (c.User == "") != (c.PasswordFile == "") {
+		ck.errorf(t.key("user"), "cluster.user and cluster.password_file go together: set both, or neither")
+	}
+	if c.User != "" && c.NkeySeedFile != "" {
+		ck.errorf(t.key("nkey_seed_file"), "set either cluster.user with cluster.password_file or cluster.nkey_seed_file, not both")
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		ck.errorf(t.key("tls_cert"), "cluster.tls_cert and cluster.tls_key go together: set both, or neither")
+	}
+	creds := c.User != "" || c.NkeySeedFile != ""
+	// secure refuses an address beyond this machine that lacks what it needs:
+	// a listener its certificate, a client the CA to check the server's, both
+	// credentials, routes mutual TLS.
+	secure := func(key, addr string, needCert bool) {
+		if isLoopback(addr) {
+			return
+		}
+		var missing []string
+		if needCert && c.TLSCert == "" {
+			missing = append(missing, "cluster.tls_cert and cluster.tls_key")
+		}
+		if !needCert && c.TLSCA == "" {
+			missing = append(missing, "cluster.tls_ca")
+		}
+		if !creds {
+			missing = append(missing, "credentials (cluster.user with cluster.password_file, or cluster.nkey_seed_file)")
+		}
+		if key == "routes" || key == "cluster_listen" {
+			if c.TLSCA == "" {
+				missing = append(missing, "cluster.tls_ca (routes verify each other's certificates)")
+			}
+		}
+		if len(missing) > 0 {
+			ck.errorf(t.key(key), "%s is not a loopback address: NATS off this machine needs TLS and credentials; set %s, or use 127.0.0.1",
+				addr, strings.Join(missing, ", "))
+		}
+	}
+	for _, u := range c.URLs {
+		hp, err := urlHostPort(u, "nats", "tls")
+		if err != nil {
+			ck.errorf(t.key("urls"), "%v", err)
+			continue
+		}
+		secure("urls", hp, false)
+	}
+	if c.Embedded {
+		if err := checkHostPort(c.Listen); err != nil {
+			ck.errorf(t.key("listen"), "%v", err)
+		} else {
+			secure("listen", c.Listen, true)
+		}
+		if c.ClusterListen != "" {
+			if err := checkHostPort(c.ClusterListen); err != nil {
+				ck.errorf(t.key("cluster_listen"), "%v", err)
+			} else {
+				secure("cluster_listen", c.ClusterListen, true)
+			}
+		}
+		if len(c.Routes) > 0 && c.ClusterListen == "" {
+			ck.errorf(t.key("routes"), "routes need cluster.cluster_listen, the address the other servers reach this one at")
+		}
+		for _, r := range c.Routes {
+			hp, err := urlHostPort(r, "nats-route", "nats", "tls")
+			if err != nil {
+				ck.errorf(t.key("routes"), "%v", err)
+				continue
+			}
+			secure("routes", hp, true)
+		}
+		if c.StoreDir == "" {
+			ck.errorf(t.key("store_dir"), "no store directory: set cluster.store_dir or state_dir")
+		}
+	} else {
+		for _, k := range []string{"cluster_listen", "routes"} {
+			if _, set := t.m[k]; set {
+				ck.errorf(t.key(k), "set without cluster.embedded = true, the only server it configures")
+			}
+		}
+	}
+}
+
+// urlHostPort returns the host:port of a URL with one of schemes.
+func urlHostPort(s string, schemes ...string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("bad URL %q: want %s://host:port", s, schemes[0])
+	}
+	ok := false
+	for _, sc := range schemes {
+		ok = ok || u.Scheme == sc
+	}
+	if !ok {
+		return "", fmt.Errorf("bad URL %q: the scheme must be one of %s", s, strings.Join(schemes, ", "))
+	}
+	if u.Port() == "" {
+		return "", fmt.Errorf("bad URL %q: no port", s)
+	}
+	return net.JoinHostPort(u.Hostname(), u.Port()), nil
+}
+
+// strList reads a list of strings; absent is nil.
+func (t *table) strList(k string) []string {
+	v, ok := t.lookup(k)
+	if !ok {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		t.ck.errorf(t.key(k), "want a list of strings, got %s", describe(v))
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			t.ck.errorf(t.key(k), "element %d: want a string, got %s", i, describe(e))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
