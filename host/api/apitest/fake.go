@@ -185,8 +185,24 @@ func (f *Fake) Await(ctx context.Context, jobID string, send func(api.JobEvent) 
 		f.mu.Unlock()
 	}()
 
+	// cancelled ends an Await whose client went away: unsubscribe and count
+	// under one lock, so a test that saw the count never sees this Await as
+	// still subscribed. A client may go away before a send as well as during
+	// the wait (a cancel right after subscribing can beat the snapshot), and
+	// both count.
+	cancelled := func(err error) error {
+		if ctx.Err() == nil {
+			return err
+		}
+		f.mu.Lock()
+		delete(fj.subs, ch)
+		f.cancel++
+		f.changed()
+		f.mu.Unlock()
+		return ctx.Err()
+	}
 	if err := send(api.JobEvent{JobID: jobID, Kind: api.EventSnapshot, Time: time.Now(), Job: &snap}); err != nil {
-		return err
+		return cancelled(err)
 	}
 	if final != nil {
 		return send(*final)
@@ -194,17 +210,10 @@ func (f *Fake) Await(ctx context.Context, jobID string, send func(api.JobEvent) 
 	for {
 		select {
 		case <-ctx.Done():
-			// Unsubscribe and count under one lock, so a test that saw the count
-			// never sees this Await as still subscribed.
-			f.mu.Lock()
-			delete(fj.subs, ch)
-			f.cancel++
-			f.changed()
-			f.mu.Unlock()
-			return ctx.Err()
+			return cancelled(ctx.Err())
 		case e := <-ch:
 			if err := send(e); err != nil {
-				return err
+				return cancelled(err)
 			}
 			if e.Kind.Terminal() {
 				return nil
