@@ -4,7 +4,9 @@
 #include <cuda_runtime.h>
 #include <string.h>
 
+#include <atomic>
 #include <new>
+#include <stdlib.h>
 #include <thread>
 
 #include "common.cuh"
@@ -179,7 +181,37 @@ extern "C" int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, 
     return ZK_OK;
 }
 
+// The witness-aware MSM (msm.h, zk_msm_split): -1 follows the environment
+// (on unless ZKHOST_CUDA_BINARY_SPLIT=0, for with/without comparisons), 0 or
+// 1 as zk_g16_set_binary_split set it.
+static std::atomic<int> binary_split_mode{-1};
+
+extern "C" void zk_g16_set_binary_split(int on) { binary_split_mode.store(on < 0 ? -1 : on != 0); }
+
+static bool binary_split_on() {
+    int m = binary_split_mode.load();
+    if (m >= 0) return m != 0;
+    static const bool env_on = [] {
+        const char* v = getenv("ZKHOST_CUDA_BINARY_SPLIT");
+        return !(v && strcmp(v, "0") == 0);
+    }();
+    return env_on;
+}
+
 namespace {
+
+// SplitGuard frees W's classification on every return path, once the G2
+// MSM's stream is idle (after an error the G2 thread may have left work on
+// it that reads the lists).
+struct SplitGuard {
+    zk_g16_slot* slot;
+    zk_msm_split* split = nullptr;
+    ~SplitGuard() {
+        if (!split) return;
+        cudaStreamSynchronize(slot->stream2);
+        zk_msm_split_free(split, nullptr, 0);
+    }
+};
 
 // Drain waits for a slot's streams when it goes out of scope: after an error
 // midway, work still queued would otherwise read the staging buffer the next
@@ -241,6 +273,17 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     }
     ZK_CUDA(cudaEventRecord(ev[1], st));
 
+    // W's 0s and 1s (most of a witness) get no Pippenger work in the MSMs
+    // over W: classified once here, on the proof's stream, for all four (it
+    // waits for the upload; its ~0.1 ms count in the H phase's time).
+    SplitGuard wsplit{slot};  // declared before g2: freed after the G2 thread is joined
+    if (binary_split_on()) {
+        char cerr[512] = {0};
+        int crc = zk_msm_split_classify(key->device, slot->w, nwires, st, &wsplit.split, cerr,
+                                        sizeof cerr);
+        if (crc != ZK_MSM_OK) return msm_fail(crc, "classify W", err, errlen, cerr);
+    }
+
     // The G2 MSM needs only W: it runs on the slot's second stream (and a host
     // thread) from the moment W is on the device, beside H and the G1 MSMs,
     // filling the gaps they leave (sorts, reductions, small kernels). ev[4],
@@ -252,7 +295,10 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     Joiner g2;  // joined on every return path, before the streams are drained
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
-        if (key->b2)
+        if (key->b2 && wsplit.split)
+            g2rc = zk_msm_run_split(key->b2, wsplit.split, 0, nwires, slot->stream2, out_g2,
+                                    nullptr, g2err, sizeof g2err);
+        else if (key->b2)
             g2rc = zk_msm_run(key->b2, slot->w, nwires, 1, slot->stream2, out_g2, nullptr, g2err,
                               sizeof g2err);
         else
@@ -273,12 +319,14 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
         size_t n;
         void* out;
         const char* name;
+        size_t w_lo;  // over W from this wire (split runs); Z's are over H
+        bool over_w;
     } g1[] = {
-        {key->a, slot->w, nwires, (char*)out_g1 + 0 * jac1, "MSM A"},
-        {key->b, slot->w, nwires, (char*)out_g1 + 1 * jac1, "MSM B1"},
+        {key->a, slot->w, nwires, (char*)out_g1 + 0 * jac1, "MSM A", 0, true},
+        {key->b, slot->w, nwires, (char*)out_g1 + 1 * jac1, "MSM B1", 0, true},
         {key->k, (const char*)slot->w + key->nb_public * kFr, key->nk, (char*)out_g1 + 2 * jac1,
-         "MSM K"},
-        {key->z, slot->a, key->nz, (char*)out_g1 + 3 * jac1, "MSM Z"},
+         "MSM K", key->nb_public, true},
+        {key->z, slot->a, key->nz, (char*)out_g1 + 3 * jac1, "MSM Z", 0, false},
     };
     for (auto& m : g1) {
         if (m.n == 0 || !m.bases) {
@@ -287,7 +335,11 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
             memset(m.out, 0, jac1);
             continue;
         }
-        int mrc = zk_msm_run(m.bases, m.scalars, m.n, 1, st, m.out, nullptr, inner, sizeof inner);
+        int mrc = m.over_w && wsplit.split
+                      ? zk_msm_run_split(m.bases, wsplit.split, m.w_lo, m.n, st, m.out, nullptr,
+                                         inner, sizeof inner)
+                      : zk_msm_run(m.bases, m.scalars, m.n, 1, st, m.out, nullptr, inner,
+                                   sizeof inner);
         if (mrc != ZK_MSM_OK) return msm_fail(mrc, m.name, err, errlen, inner);
     }
     ZK_CUDA(cudaEventRecord(ev[3], st));

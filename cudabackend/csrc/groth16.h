@@ -84,6 +84,12 @@ int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen);
 int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1, void* out_g2,
                  zk_g16_timing* timing, char* err, size_t errlen);
 
+/* zk_g16_set_binary_split turns the witness-aware MSM (msm.h's zk_msm_split:
+ * W's 0 and 1 scalars get no Pippenger work) on (1) or off (0) for every
+ * later proof, or back to the environment's choice (-1, the default: on
+ * unless ZKHOST_CUDA_BINARY_SPLIT=0). */
+void zk_g16_set_binary_split(int on);
+
 #ifdef __cplusplus
 }
 #endif

@@ -158,6 +158,11 @@ func (b *msmBases) run(op string, ptr unsafe.Pointer, n int, onDevice bool, s *S
 	if err := check(op, rc, &e); err != nil {
 		return MSMTiming{}, err
 	}
+	return timingOf(&t, wall), nil
+}
+
+// timingOf converts the C side's timing of one MSM.
+func timingOf(t *C.zk_msm_timing, wall time.Duration) MSMTiming {
 	return MSMTiming{
 		Upload:     msDuration(t.upload_ms),
 		Sort:       msDuration(t.sort_ms),
@@ -167,7 +172,9 @@ func (b *msmBases) run(op string, ptr unsafe.Pointer, n int, onDevice bool, s *S
 		Wall:       wall,
 		WindowBits: int(t.window_bits),
 		Chunks:     int(t.chunks),
-	}, nil
+		Ones:       msDuration(t.ones_ms),
+		Pippenger:  int(t.pippenger_n),
+	}
 }
 
 // deviceScalars checks that elements [off, off+n) lie in buf on the bases'
