@@ -8,6 +8,8 @@
 # Development keygen at size (issue 14), fresh keys, time per phase and peak memory, then
 # proofs with those keys through the CUDA backend, each verified by the host with gnark:
 #   STEPS="keygen prove" KGKS="22 24" KS="22 24" PARTS=2 PEER_PARTS=1 BUDGET=560 scripts/h200-run.sh
+# The witness-aware MSM with and without (issue 10; sha256 b=BS_B, chain 2^BS_K, ~3 minutes):
+#   STEPS=binsplit BUDGET=200 scripts/h200-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
@@ -74,6 +76,41 @@ for step in $STEPS; do
       log "gnark exit $?"
     done
     tail -40 "$OUT/prove.txt" ;;
+  binsplit)
+    # Issue 10's witness-aware MSM (W's 0s and 1s kept out of Pippenger), in ~3 minutes: its GPU
+    # tests, then one-shot proofs of sha256 (bit-heavy: 99.7% of W is 0 or 1) and chain 2^22
+    # (0%: the split's overhead) with the split on and off (ZKHOST_CUDA_BINARY_SPLIT=0),
+    # alternating, then BenchmarkMSMSplitG1 (90%-binary scalars, split against dense).
+    BS_B=${BS_B:-33}; BS_K=${BS_K:-22}; BS_PARTS=${BS_PARTS:-3}
+    log "binsplit: split MSM and Groth16 tests (gpu.test -run Split)"
+    (cd "$ROOT/cudabackend/gpu" && box "${BS_TT:-60}" "$BIN/gpu.test" -test.v -test.run 'Split' -test.timeout 300s) > "$OUT/binsplit-tests.txt" 2>&1
+    log "binsplit tests exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|^\s+.*(differs|want)" "$OUT/binsplit-tests.txt" | head -30
+    # Keys: reused when there (chain 2^22 from a keygen step, KGKS=22), else made here.
+    for c in "sha256 --param b=$BS_B sha256-b$BS_B" "chain --k $BS_K chain-k$BS_K"; do
+      read -r name flag val id <<< "$c"
+      if [ ! -f "$KEYS/$id.pk" ]; then
+        log "binsplit: keygen $id"
+        box "${BS_KGT:-120}" "$BIN/zkhost" keygen --circuit "$name" "$flag" "$val" --out "$KEYS" >> "$OUT/binsplit.txt" 2>&1
+        log "keygen exit $?"; grep -E "^wrote|took" "$OUT/binsplit.txt" | tail -2
+      fi
+    done
+    for round in 1 2; do
+      modes="1 0"; [ "$round" = 2 ] && modes="0 1"
+      for id in "sha256-b$BS_B" "chain-k$BS_K"; do
+        for split in $modes; do
+          log "binsplit round $round: prove $id, ZKHOST_CUDA_BINARY_SPLIT=$split, $BS_PARTS partitions"
+          rm -rf "/tmp/bs-$id-$split-$round"
+          box "${BS_PT:-40}" env ZKHOST_CUDA_BINARY_SPLIT="$split" "$BIN/zkhost" prove --keys "$KEYS" --circuit "$id" \
+            --partitions "$BS_PARTS" --out "/tmp/bs-$id-$split-$round" --backend "$BIN/zkhost-backend-cuda" > "$OUT/binsplit-$id-split$split-r$round.txt" 2>&1
+          log "exit $?"
+          grep -E "^│ +[0-9]+ │|proven" "$OUT/binsplit-$id-split$split-r$round.txt" | tee -a "$OUT/summary.txt"
+          cp "/tmp/bs-$id-$split-$round/summary.json" "$OUT/binsplit-$id-split$split-r$round.json" 2>/dev/null
+        done
+      done
+    done
+    log "binsplit: BenchmarkMSMSplitG1 (2^20, 2^22; 90% binary; dense against split)"
+    (cd "$ROOT/cudabackend/gpu" && box "${BS_BT:-45}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMSplitG1' -test.benchtime "${BS_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/binsplit-bench.txt" 2>&1
+    log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/binsplit-bench.txt" | tee -a "$OUT/summary.txt" ;;
   evaluate)
     # CPU only: A and B from a wire assignment (circuit.Evaluate) against gnark's Solve, 2^16
     # and 2^20, one thread and every core. Not in the default STEPS: STEPS=evaluate.

@@ -5,6 +5,9 @@
 # then scripts/h200-feed.sh (issue 9's measurements) for $CIRCUITS. Everything is packed into
 # $OUT/session.tgz (the device tool returns few files).
 #   CIRCUITS="chain20 chain22" KGKS="20 22" scripts/h200-session.sh
+# Issue 10's witness-aware MSM alone (its GPU tests, sha256 and chain 2^22 proved with the split on
+# and off, BenchmarkMSMSplitG1; ~3 minutes; FEED_BUDGET=0 skips the feed):
+#   RUN_STEPS=binsplit RUN_BUDGET=200 FEED_BUDGET=0 scripts/h200-session.sh
 set -uo pipefail
 ROOT=$PWD
 DEST=${OUT:-$ROOT/h200-session-out}
@@ -16,7 +19,9 @@ if [ -n "${RUN_STEPS-kernels keygen conformance}" ]; then
     KT="${KT:-70}" KB="${KB:-1}" GPU_RUN="${GPU_RUN:-TestGroth16|TestNVML}" CT="${CT:-90}" \
     BUDGET="${RUN_BUDGET:-280}" bash scripts/h200-run.sh
 fi
-OUT="$WORK/feed" CIRCUITS="${CIRCUITS:-chain20 chain22}" BUDGET="${FEED_BUDGET:-290}" bash scripts/h200-feed.sh
+if [ "${FEED_BUDGET:-290}" != 0 ]; then
+  OUT="$WORK/feed" CIRCUITS="${CIRCUITS:-chain20 chain22}" BUDGET="${FEED_BUDGET:-290}" bash scripts/h200-feed.sh
+fi
 # Then, when asked, a larger size (issue 14): fresh keys and proofs through the CUDA backend.
 if [ -n "${LARGE_KS:-}" ]; then
   OUT="$WORK/large" STEPS="keygen prove" KGKS="$LARGE_KS" KS="$LARGE_KS" PARTS="${LARGE_PARTS:-2}" PEER_PARTS="${LARGE_PEER_PARTS:-1}" \
