@@ -40,8 +40,10 @@
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
 
+#include <atomic>
 #include <mutex>
 #include <new>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -119,11 +121,11 @@ __global__ void __launch_bounds__(ACC_THREADS)
     k_accum0(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint32_t M,
              uint32_t K, uint32_t T, const affine_t<F>* __restrict__ bases, uint32_t sentinel,
              xyzz_t<F>* __restrict__ buckets, uint32_t* __restrict__ pkeys,
-             xyzz_t<F>* __restrict__ ppts) {
+             xyzz_t<F>* __restrict__ ppts, int add0) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < T)
         accumulate_one<true, F>(t, keys, vals, bases, nullptr, M, K, sentinel, buckets, pkeys,
-                                ppts);
+                                ppts, add0 != 0);
 }
 
 template <class F>
@@ -236,6 +238,7 @@ struct handle_t {
     size_t n;
     void* bases;
     cudaStream_t stream;
+    cudaStream_t copy_stream;  // the overlapped upload's copies
     int sms;
     uint32_t resident_accum;   // threads of k_accum0 the device holds at once
     uint32_t resident_reduce;  // likewise for k_reduce
@@ -325,9 +328,11 @@ struct plan_t {
     int logL;
 };
 
-plan_t make_plan(const handle_t* h, size_t chunk) {
+// make_plan plans chunks of chunk scalars with the window chosen for
+// cfor scalars (the whole MSM when its pieces share one set of buckets).
+plan_t make_plan(const handle_t* h, size_t chunk, size_t cfor) {
     plan_t p;
-    p.c = choose_c(chunk);
+    p.c = choose_c(cfor);
     p.nwin = (256 + p.c - 1) / p.c;
     p.m = 1u << (p.c - 1);
     p.sentinel = (uint32_t)p.nwin * p.m;
@@ -357,12 +362,14 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     h->n = total;
     h->bases = nullptr;
     h->stream = nullptr;
+    h->copy_stream = nullptr;
     struct guard_t {
         handle_t*& h;
         ~guard_t() {
             if (!h) return;
             if (h->bases) cudaFree(h->bases);
             if (h->stream) cudaStreamDestroy(h->stream);
+            if (h->copy_stream) cudaStreamDestroy(h->copy_stream);
             delete h;
         }
     } guard{h};
@@ -376,6 +383,7 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     if (blocks < 1) blocks = 1;
     h->resident_reduce = (uint32_t)(blocks * h->sms * ACC_THREADS);
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
+    CU(cudaStreamCreateWithFlags(&h->copy_stream, cudaStreamNonBlocking));
     CU(cudaMalloc(&h->bases, total * sizeof(A) + 16));
     if (!skip) {
         if (n) CU(cudaMemcpyAsync(h->bases, points, n * sizeof(A), cudaMemcpyHostToDevice, h->stream));
@@ -408,6 +416,25 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     *handle = h;
     h = nullptr;  // the guard keeps it
     return ZK_MSM_OK;
+}
+
+// Overlapped upload (off by default until measured): host scalars are
+// copied in upload_parts pieces on the handle's copy stream, and each piece's
+// digits, sort and accumulation start as soon as it has arrived, into one
+// set of buckets reduced once; the copy of the next piece overlaps them.
+// 0: from the environment (ZKHOST_CUDA_MSM_UPLOAD_PARTS, default 1: off).
+std::atomic<int> upload_parts_set{0};
+constexpr size_t MIN_PIECE = 1 << 16;  // fewer scalars a piece: one piece
+
+int upload_parts() {
+    int v = upload_parts_set.load();
+    if (v > 0) return v;
+    static const int env = [] {
+        const char* e = getenv("ZKHOST_CUDA_MSM_UPLOAD_PARTS");
+        int p = e ? atoi(e) : 1;
+        return p < 1 ? 1 : p > 64 ? 64 : p;
+    }();
+    return env;
 }
 
 float elapsed(cudaEvent_t a, cudaEvent_t b) {
@@ -458,9 +485,15 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                     sp->dev, h->dev);
     const uint32_t lo = (uint32_t)in.lo, hi = (uint32_t)(in.lo + n);
 
-    const size_t chunk = npip == 0 ? 0 : npip < MAX_CHUNK ? npip : MAX_CHUNK;
+    // Host scalars may be uploaded in pieces that share one set of buckets
+    // (see upload_parts), the pieces' work overlapping the next one's copy.
+    const int parts = upload_parts();
+    const bool overlap = !sp && !in.on_dev && parts > 1 && n <= MAX_CHUNK &&
+                         n >= (size_t)parts * MIN_PIECE;
+    size_t chunk = npip == 0 ? 0 : npip < MAX_CHUNK ? npip : MAX_CHUNK;
+    if (overlap) chunk = (n + parts - 1) / parts;
     const size_t nchunks = chunk == 0 ? 0 : (npip + chunk - 1) / chunk;
-    const plan_t p = make_plan(h, chunk == 0 ? 1 : chunk);
+    const plan_t p = make_plan(h, chunk == 0 ? 1 : chunk, overlap ? n : chunk == 0 ? 1 : chunk);
     t.window_bits = nchunks ? p.c : 0;
     t.chunks = (int)nchunks;
     t.pippenger_n = npip;
@@ -468,8 +501,9 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     work_t wk;
     wk.st = st;
     CU(get_pool(h->dev, &wk.pool));
-    cudaEvent_t ev_start, ev_up, ev_ones, ev_end;
-    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_red(nchunks);
+    cudaEvent_t ev_start, ev_up, ev_ones, ev_end, ev_alloc = nullptr, ev_cstart = nullptr;
+    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_red(nchunks),
+        ev_copy(overlap ? nchunks : 0);
     CU(wk.event(&ev_start));
     CU(wk.event(&ev_up));
     CU(wk.event(&ev_ones));
@@ -478,14 +512,35 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.event(&ev_sort[k]));
         CU(wk.event(&ev_acc[k]));
         CU(wk.event(&ev_red[k]));
+        if (overlap) CU(wk.event(&ev_copy[k]));
+    }
+    if (overlap) {
+        CU(wk.event(&ev_alloc));
+        CU(wk.event(&ev_cstart));
     }
     CU(cudaEventRecord(ev_start, st));
+    // After an error midway, copies still queued on the copy stream must not
+    // land in scalar memory wk has given back: drained first (declared after
+    // wk, so destroyed before it). Idle, and free, on success.
+    struct drain_t {
+        cudaStream_t s;
+        ~drain_t() {
+            if (s) cudaStreamSynchronize(s);
+        }
+    } drain{overlap ? h->copy_stream : nullptr};
 
     const fr_t* d_scalars = sp ? sp->scalars : (const fr_t*)in.ptr;
     if (!sp && !in.on_dev) {
         void* d;
         CU(wk.alloc(&d, n * sizeof(fr_t)));
-        CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+        if (overlap) {
+            // The copies (in the loop below) follow the allocation, made on st.
+            CU(cudaEventRecord(ev_alloc, st));
+            CU(cudaStreamWaitEvent(h->copy_stream, ev_alloc, 0));
+            CU(cudaEventRecord(ev_cstart, h->copy_stream));
+        } else {
+            CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+        }
         d_scalars = (const fr_t*)d;
     }
     CU(cudaEventRecord(ev_up, st));
@@ -568,6 +623,15 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             const size_t off = k * chunk;
             const uint32_t cn = (uint32_t)(npip - off < chunk ? npip - off : chunk);
             const uint32_t Mk = (uint32_t)p.nwin * cn;
+            const bool last = k + 1 == nchunks;
+            if (overlap) {
+                // This piece's copy; the host may block here (pageable memory)
+                // while the GPU works on the previous piece.
+                CU(cudaMemcpyAsync((void*)(d_scalars + off), (const fr_t*)in.ptr + off,
+                                   cn * sizeof(fr_t), cudaMemcpyHostToDevice, h->copy_stream));
+                CU(cudaEventRecord(ev_copy[k], h->copy_stream));
+                CU(cudaStreamWaitEvent(st, ev_copy[k], 0));
+            }
             if (sp) {
                 // Digits of the rest's entries [off, off + cn); their vals are
                 // point indices j - lo, so the bases are not offset.
@@ -587,7 +651,9 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                                                st));
             CU(cudaEventRecord(ev_sort[k], st));
 
-            CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
+            // Overlapped pieces share the buckets: zeroed before the first,
+            // added into by the later ones, reduced after the last.
+            if (!overlap || k == 0) CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
             uint32_t T = p.T0;
             if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
             if (T == 0) T = 1;
@@ -595,7 +661,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             T = (Mk + K - 1) / K;
             k_accum0<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
                 dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
-                (uint32_t*)pka, (P*)pa);
+                (uint32_t*)pka, (P*)pa, overlap && k > 0);
             LAUNCHED("k_accum0");
             uint32_t* ink = (uint32_t*)pka;
             P* inp = (P*)pa;
@@ -616,6 +682,10 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 T = T2;
             }
             CU(cudaEventRecord(ev_acc[k], st));
+            if (overlap && !last) {
+                CU(cudaEventRecord(ev_red[k], st));
+                continue;
+            }
 
             const uint32_t nred = p.nwin * p.Tred;
             k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
@@ -635,7 +705,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 dst = tp;
                 len = outlen;
             }
-            k_window<F><<<1, 64, 0, st>>>(src, p.nwin, p.logL, (P*)wacc, k == 0);
+            k_window<F><<<1, 64, 0, st>>>(src, p.nwin, p.logL, (P*)wacc, overlap || k == 0);
             LAUNCHED("k_window");
             CU(cudaEventRecord(ev_red[k], st));
         }
@@ -650,10 +720,16 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     CU(cudaMemcpyAsync(out, d_out, sizeof(J), cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
 
-    t.upload_ms = (sp || in.on_dev) ? 0.0f : elapsed(ev_start, ev_up);
+    t.upload_ms = (sp || in.on_dev) ? 0.0f
+                  : overlap         ? elapsed(ev_cstart, ev_copy[nchunks - 1])
+                                    : elapsed(ev_start, ev_up);
     t.ones_ms = elapsed(ev_up, ev_ones);
     for (size_t k = 0; k < nchunks; k++) {
-        t.sort_ms += elapsed(k == 0 ? ev_ones : ev_red[k - 1], ev_sort[k]);
+        // Overlapped: a piece's sort from when it arrived (or the previous
+        // piece's accumulation ended, if later).
+        cudaEvent_t from = k == 0 ? ev_ones : ev_red[k - 1];
+        if (overlap && elapsed(from, ev_copy[k]) > 0) from = ev_copy[k];
+        t.sort_ms += elapsed(from, ev_sort[k]);
         t.accum_ms += elapsed(ev_sort[k], ev_acc[k]);
         t.reduce_ms += elapsed(ev_acc[k], ev_red[k]);
     }
@@ -718,6 +794,7 @@ extern "C" int zk_msm_free(void* handle, char* err, size_t errlen) {
     if (e == cudaSuccess) e = cudaStreamSynchronize(h->stream);
     if (e == cudaSuccess) e = cudaFree(h->bases);
     if (e == cudaSuccess) e = cudaStreamDestroy(h->stream);
+    if (e == cudaSuccess) e = cudaStreamDestroy(h->copy_stream);
     if (e == cudaSuccess) {
         cudaMemPool_t pool;
         e = get_pool(h->dev, &pool);
@@ -864,6 +941,10 @@ extern "C" int zk_msm_split_free(zk_msm_split* split, char* err, size_t errlen) 
         rc = fail(err, errlen, cuda_code(e), "msm: free split: %s", cudaGetErrorString(e));
     delete split;
     return rc;
+}
+
+extern "C" void zk_msm_set_upload_parts(int parts) {
+    upload_parts_set.store(parts < 0 ? 0 : parts > 64 ? 64 : parts);
 }
 
 extern "C" int zk_msm_window_bits(int group, size_t n) {

@@ -120,6 +120,15 @@ int zk_msm_split_free(zk_msm_split* split, char* err, size_t errlen);
 int zk_msm_run_split(void* handle, const zk_msm_split* split, size_t lo, size_t n, void* stream,
                      void* out, zk_msm_timing* timing, char* err, size_t errlen);
 
+/* zk_msm_set_upload_parts sets how many pieces zk_msm_run cuts host
+ * scalars into (for MSMs of at most 2^25 scalars, 2^16 a piece at least):
+ * each piece is copied on the handle's copy stream and its digits, sort and
+ * bucket accumulation start when it has arrived, overlapping the next
+ * piece's copy; the pieces share one set of buckets, reduced once. 1 turns
+ * it off; 0 or less: from the environment, ZKHOST_CUDA_MSM_UPLOAD_PARTS
+ * (default 1: off until measured). For every later run, all handles. */
+void zk_msm_set_upload_parts(int parts);
+
 /* zk_msm_window_bits returns the window size zk_msm_run picks for n
  * scalars of the group (for tests and benchmarks). */
 int zk_msm_window_bits(int group, size_t n);

@@ -145,12 +145,15 @@ ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, u
 // this one, since a key's run is one thread's at each level); a run that
 // touches the segment's first or last entry and continues into the
 // neighbour goes to partial slot 2t or 2t+1 with its key. Unused slots get
-// infinity and a key that keeps the slot array sorted.
+// infinity and a key that keeps the slot array sorted. With add0, level 0
+// adds into its buckets too: they hold the sums of earlier pieces of the
+// scalars (the overlapped upload accumulates piece after piece into one set
+// of buckets).
 template <bool LEVEL0, class F>
 ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals,
                           const affine_t<F>* bases, const xyzz_t<F>* pts, uint32_t M, uint32_t K,
                           uint32_t sentinel, xyzz_t<F>* buckets, uint32_t* okeys,
-                          xyzz_t<F>* opts) {
+                          xyzz_t<F>* opts, bool add0 = false) {
     const uint32_t start = t * K;
     const uint32_t end = start + K < M ? start + K : M;
     const uint32_t prevk = start > 0 ? keys[start - 1] : NO_KEY;
@@ -162,7 +165,7 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
     const bool open_start = prevk == cur;
     xyzz_t<F> acc = xyzz_t<F>::inf();
     auto close = [&](uint32_t key) {
-        if (LEVEL0) {
+        if (LEVEL0 && !add0) {
             stp(buckets + key, acc);
         } else if (!acc.is_inf()) {
             xyzz_t<F> b = ldp(buckets + key);

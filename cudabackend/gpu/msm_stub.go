@@ -52,3 +52,7 @@ func (b *G2Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G2
 
 // Free releases the points; without CUDA there is nothing to release.
 func (b *G2Bases) Free() error { return nil }
+
+// SetMSMUploadParts sets the pieces of an MSM's overlapped upload; without
+// CUDA there are no MSMs, and it does nothing.
+func SetMSMUploadParts(parts int) {}

@@ -172,12 +172,13 @@ static jac_t<F> ref_msm(const std::vector<affine_t<F>>& pts, const std::vector<f
     return acc.to_jac();
 }
 
-// emu_pipeline runs msm.cu's pipeline after the digits: sort, accumulate,
-// reduce, combine; ones (when not null) joins window 0 before horner.
+// emu_accumulate runs msm.cu's sort and accumulation levels of one piece
+// into buckets (add0: level 0 adds, as the overlapped upload's later pieces
+// do).
 template <class F>
-static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
-                             const std::vector<uint32_t>& vals, int c, uint32_t K0,
-                             uint32_t Kmerge, uint32_t Tred, const xyzz_t<F>* ones) {
+static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
+                           const std::vector<uint32_t>& vals, int c, uint32_t K0, uint32_t Kmerge,
+                           std::vector<xyzz_t<F>>& buckets, bool add0) {
     using P = xyzz_t<F>;
     const int nwin = (256 + c - 1) / c;
     const uint32_t m = 1u << (c - 1);
@@ -191,13 +192,12 @@ static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_
         sk[i] = keys[order[i]];
         sv[i] = vals[order[i]];
     }
-    std::vector<P> buckets((size_t)nwin * m, P::inf());
     uint32_t T = (M + K0 - 1) / K0;
     std::vector<uint32_t> ka(2 * T);
     std::vector<P> pa(2 * T);
     for (uint32_t t = 0; t < T; t++)
         accumulate_one<true, F>(t, sk.data(), sv.data(), bases, nullptr, M, K0, sentinel,
-                                buckets.data(), ka.data(), pa.data());
+                                buckets.data(), ka.data(), pa.data(), add0);
     while (T > 1) {
         uint32_t len = 2 * T;
         uint32_t T2 = (len + Kmerge - 1) / Kmerge;
@@ -210,6 +210,16 @@ static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_
         pa.swap(pb);
         T = T2;
     }
+}
+
+// emu_reduce runs msm.cu's reduction and combination of the buckets; ones
+// (when not null) joins window 0 before horner.
+template <class F>
+static jac_t<F> emu_reduce(const std::vector<xyzz_t<F>>& buckets, int c, uint32_t Tred,
+                           const xyzz_t<F>* ones) {
+    using P = xyzz_t<F>;
+    const int nwin = (256 + c - 1) / c;
+    const uint32_t m = 1u << (c - 1);
     const uint32_t L = m / Tred;
     int logL = 0;
     while ((1u << logL) < L) logL++;
@@ -228,6 +238,39 @@ static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_
     for (int w = 0; w < nwin; w++) window_one(w, red.data(), (uint32_t)nwin, logL, wacc.data(), true);
     if (ones) wacc[0].add(*ones);  // k_add_into
     return horner(wacc.data(), (uint32_t)nwin, c);
+}
+
+// emu_pipeline runs msm.cu's pipeline after the digits: sort, accumulate,
+// reduce, combine; ones (when not null) joins window 0 before horner.
+template <class F>
+static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
+                             const std::vector<uint32_t>& vals, int c, uint32_t K0,
+                             uint32_t Kmerge, uint32_t Tred, const xyzz_t<F>* ones) {
+    const int nwin = (256 + c - 1) / c;
+    std::vector<xyzz_t<F>> buckets((size_t)nwin * (1u << (c - 1)), xyzz_t<F>::inf());
+    emu_accumulate<F>(bases, keys, vals, c, K0, Kmerge, buckets, false);
+    return emu_reduce<F>(buckets, c, Tred, ones);
+}
+
+// emu_pieces runs the overlapped upload's pipeline: the scalars cut into
+// pieces of piece scalars, each piece's digits (point indices local to the
+// piece, bases offset), sort and accumulation into one set of buckets,
+// level 0 adding from the second piece on, then one reduction.
+template <class F>
+static jac_t<F> emu_pieces(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
+                           int c, uint32_t K0, uint32_t Kmerge, uint32_t Tred, uint32_t piece) {
+    const uint32_t n = (uint32_t)bases.size();
+    const int nwin = (256 + c - 1) / c;
+    std::vector<xyzz_t<F>> buckets((size_t)nwin * (1u << (c - 1)), xyzz_t<F>::inf());
+    for (uint32_t off = 0, k = 0; off < n; off += piece, k++) {
+        const uint32_t cn = n - off < piece ? n - off : piece;
+        std::vector<fr_t> sc(cn);
+        for (uint32_t i = 0; i < cn; i++) sc[i] = sc_canon[off + i].to_montgomery();
+        std::vector<uint32_t> keys((size_t)nwin * cn), vals((size_t)nwin * cn);
+        for (uint32_t i = 0; i < cn; i++) digits_one(i, sc.data(), cn, c, nwin, keys.data(), vals.data());
+        emu_accumulate<F>(bases.data() + off, keys, vals, c, K0, Kmerge, buckets, k > 0);
+    }
+    return emu_reduce<F>(buckets, c, Tred, nullptr);
 }
 
 // emu_msm runs msm.cu's dense pipeline with the given window and segment sizes.
@@ -307,6 +350,14 @@ static void check_case(const char* group, const char* name, const std::vector<af
         jac_t<F> got = emu_msm(pts, sc, k.c, k.K0, k.Kmerge, tred);
         CHECK(jac_eq(got, want), "%s %s: c=%d K0=%u Kmerge=%u Tred=%u differs from the reference",
               group, name, k.c, k.K0, k.Kmerge, tred);
+        // The overlapped upload's pieces: a few sizes, one point a piece
+        // included (small windows only: the reduction dominates the time).
+        for (uint32_t piece : {1u, 7u, 64u}) {
+            if (piece >= pts.size() || k.c > 8) continue;
+            jac_t<F> gp = emu_pieces(pts, sc, k.c, k.K0, k.Kmerge, tred, piece);
+            CHECK(jac_eq(gp, want), "%s %s: pieces of %u, c=%d K0=%u differ from the reference",
+                  group, name, piece, k.c, k.K0);
+        }
     }
 }
 
