@@ -10,6 +10,8 @@
 #   STEPS="keygen prove" KGKS="22 24" KS="22 24" PARTS=2 PEER_PARTS=1 BUDGET=560 scripts/h200-run.sh
 # The witness-aware MSM with and without (issue 10; sha256 b=BS_B, chain 2^BS_K, ~3 minutes):
 #   STEPS=binsplit BUDGET=200 scripts/h200-run.sh
+# The MSM upload in overlapped pieces against one copy (issue 10's lever, ~2 minutes):
+#   STEPS=msmoverlap BUDGET=160 scripts/h200-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
@@ -111,6 +113,15 @@ for step in $STEPS; do
     log "binsplit: BenchmarkMSMSplitG1 (2^20, 2^22; 90% binary; dense against split)"
     (cd "$ROOT/cudabackend/gpu" && box "${BS_BT:-45}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMSplitG1' -test.benchtime "${BS_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/binsplit-bench.txt" 2>&1
     log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/binsplit-bench.txt" | tee -a "$OUT/summary.txt" ;;
+  msmoverlap)
+    # Issue 10's lever: the MSM's host-scalar upload in overlapped pieces (off by default):
+    # its GPU test against gnark-crypto, then 1, 4 and 8 pieces at 2^22 and 2^24 (~2 minutes).
+    log "msmoverlap: TestMSMUploadOverlap"
+    (cd "$ROOT/cudabackend/gpu" && box "${MO_TT:-60}" "$BIN/gpu.test" -test.v -test.run 'UploadOverlap' -test.timeout 300s) > "$OUT/msmoverlap.txt" 2>&1
+    log "test exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|differs|pieces" "$OUT/msmoverlap.txt" | head -20
+    log "msmoverlap: BenchmarkMSMG1UploadOverlap"
+    (cd "$ROOT/cudabackend/gpu" && box "${MO_BT:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMG1UploadOverlap' -test.benchtime "${MO_BENCHTIME:-5x}" -test.timeout 300s) >> "$OUT/msmoverlap.txt" 2>&1
+    log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/msmoverlap.txt" | tee -a "$OUT/summary.txt" ;;
   evaluate)
     # CPU only: A and B from a wire assignment (circuit.Evaluate) against gnark's Solve, 2^16
     # and 2^20, one thread and every core. Not in the default STEPS: STEPS=evaluate.
