@@ -13,6 +13,10 @@
 # streams the key's points from pinned host memory); each proof verified; peak device memory
 # sampled by nvidia-smi beside each run:
 #   STEPS=stream STREAM_K=24 STREAM_CAPS="24GiB 16GiB" scripts/h200-run.sh
+# The witness-aware MSM with and without (issue 10; sha256 b=BS_B, chain 2^BS_K, ~3 minutes):
+#   STEPS=binsplit BUDGET=200 scripts/h200-run.sh
+# The MSM upload in overlapped pieces against one copy (issue 10's lever, ~2 minutes):
+#   STEPS=msmoverlap BUDGET=160 scripts/h200-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
@@ -101,6 +105,50 @@ for step in $STEPS; do
       echo "peak device memory used (MiB, nvidia-smi): $(sort -n "$OUT/stream-mem-$cap.txt" | tail -1)" | tee -a "$OUT/summary.txt"
       rm -rf "/tmp/s$k-$cap"
     done ;;
+  binsplit)
+    # Issue 10's witness-aware MSM (W's 0s and 1s kept out of Pippenger), in ~3 minutes: its GPU
+    # tests, then one-shot proofs of sha256 (bit-heavy: 99.7% of W is 0 or 1) and chain 2^22
+    # (0%: the split's overhead) with the split on and off (ZKHOST_CUDA_BINARY_SPLIT=0),
+    # alternating, then BenchmarkMSMSplitG1 (90%-binary scalars, split against dense).
+    BS_B=${BS_B:-33}; BS_K=${BS_K:-22}; BS_PARTS=${BS_PARTS:-3}
+    log "binsplit: split MSM and Groth16 tests (gpu.test -run Split)"
+    (cd "$ROOT/cudabackend/gpu" && box "${BS_TT:-60}" "$BIN/gpu.test" -test.v -test.run 'Split' -test.timeout 300s) > "$OUT/binsplit-tests.txt" 2>&1
+    log "binsplit tests exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|^\s+.*(differs|want)" "$OUT/binsplit-tests.txt" | head -30
+    # Keys: reused when there (chain 2^22 from a keygen step, KGKS=22), else made here.
+    for c in "sha256 --param b=$BS_B sha256-b$BS_B" "chain --k $BS_K chain-k$BS_K"; do
+      read -r name flag val id <<< "$c"
+      if [ ! -f "$KEYS/$id.pk" ]; then
+        log "binsplit: keygen $id"
+        box "${BS_KGT:-120}" "$BIN/zkhost" keygen --circuit "$name" "$flag" "$val" --out "$KEYS" >> "$OUT/binsplit.txt" 2>&1
+        log "keygen exit $?"; grep -E "^wrote|took" "$OUT/binsplit.txt" | tail -2
+      fi
+    done
+    for round in 1 2; do
+      modes="1 0"; [ "$round" = 2 ] && modes="0 1"
+      for id in "sha256-b$BS_B" "chain-k$BS_K"; do
+        for split in $modes; do
+          log "binsplit round $round: prove $id, ZKHOST_CUDA_BINARY_SPLIT=$split, $BS_PARTS partitions"
+          rm -rf "/tmp/bs-$id-$split-$round"
+          box "${BS_PT:-40}" env ZKHOST_CUDA_BINARY_SPLIT="$split" "$BIN/zkhost" prove --keys "$KEYS" --circuit "$id" \
+            --partitions "$BS_PARTS" --out "/tmp/bs-$id-$split-$round" --backend "$BIN/zkhost-backend-cuda" > "$OUT/binsplit-$id-split$split-r$round.txt" 2>&1
+          log "exit $?"
+          grep -E "^│ +[0-9]+ │|proven" "$OUT/binsplit-$id-split$split-r$round.txt" | tee -a "$OUT/summary.txt"
+          cp "/tmp/bs-$id-$split-$round/summary.json" "$OUT/binsplit-$id-split$split-r$round.json" 2>/dev/null
+        done
+      done
+    done
+    log "binsplit: BenchmarkMSMSplitG1 (2^20, 2^22; 90% binary; dense against split)"
+    (cd "$ROOT/cudabackend/gpu" && box "${BS_BT:-45}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMSplitG1' -test.benchtime "${BS_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/binsplit-bench.txt" 2>&1
+    log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/binsplit-bench.txt" | tee -a "$OUT/summary.txt" ;;
+  msmoverlap)
+    # Issue 10's lever: the MSM's host-scalar upload in overlapped pieces (off by default):
+    # its GPU test against gnark-crypto, then 1, 4 and 8 pieces at 2^22 and 2^24 (~2 minutes).
+    log "msmoverlap: TestMSMUploadOverlap"
+    (cd "$ROOT/cudabackend/gpu" && box "${MO_TT:-60}" "$BIN/gpu.test" -test.v -test.run 'UploadOverlap' -test.timeout 300s) > "$OUT/msmoverlap.txt" 2>&1
+    log "test exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|differs|pieces" "$OUT/msmoverlap.txt" | head -20
+    log "msmoverlap: BenchmarkMSMG1UploadOverlap"
+    (cd "$ROOT/cudabackend/gpu" && box "${MO_BT:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMG1UploadOverlap' -test.benchtime "${MO_BENCHTIME:-5x}" -test.timeout 300s) >> "$OUT/msmoverlap.txt" 2>&1
+    log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/msmoverlap.txt" | tee -a "$OUT/summary.txt" ;;
   evaluate)
     # CPU only: A and B from a wire assignment (circuit.Evaluate) against gnark's Solve, 2^16
     # and 2^20, one thread and every core. Not in the default STEPS: STEPS=evaluate.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -27,7 +28,7 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 		"or --config it starts a daemon in this process: a temporary state directory, --devices backends\n" +
 		"(--backend, default the CPU backend next to this executable), keys generated into --keys on first use,\n" +
 		"and a timeline written to --timeline.")
-	name := fs.String("circuit", "chain", "example circuit (chain, merkle)")
+	name := fs.String("circuit", "chain", "example circuit ("+strings.Join(circuits.Names(), ", ")+")")
 	k := fs.Int("k", 0, "the circuit's k parameter (chain: 2^k constraints); 0 keeps the circuit's default")
 	params := paramFlags{}
 	fs.Var(params, "param", "another circuit parameter, name=value (repeatable)")

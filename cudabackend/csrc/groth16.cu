@@ -5,14 +5,17 @@
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <new>
+#include <stdlib.h>
 #include <thread>
 #include <vector>
 
 #include "common.cuh"
 #include "groth16.h"
 #include "msm.h"
+#include "msm_plan.h"
 #include "msm_plan.h"
 #include "ntt.h"
 
@@ -219,28 +222,41 @@ static std::vector<g1_msm> g1_order(const zk_g16_key* key) {
 }
 
 // key_work_init records the MSM working memory one proof on key takes, per
-// stream, from msm.cu's own sizing (zk_msm_work_bytes), and returns the
-// upload's scratch to the device.
+// stream, from msm.cu's own sizing (zk_msm_work_bytes, zk_msm_split_work_bytes
+// and msm_plan.h), and returns the upload's scratch to the device. A resident
+// key's MSMs over W may run split (binary_split_on, which can change between
+// proofs): counted split whether or not it is on now, the bound of both; the
+// proof stream's figure holds W's classification too (its lists live for the
+// whole proof, read by both streams). Streamed keys run dense.
 static int key_work_init(zk_g16_key* key, char* err, size_t errlen) {
     char inner[512] = {0};
     int mrc = zk_msm_trim(key->device, inner, sizeof inner);
     if (mrc != ZK_MSM_OK) return msm_fail(mrc, "trim", err, errlen, inner);
     void* g1[] = {key->a, key->b, key->k, key->z};
+    const bool split = key->chunk == 0;
     uint64_t w = 0;
     key->work_g1 = key->work_g2 = 0;
     for (const g1_msm& m : g1_order(key)) {
         void* h = key->chunk ? key->s1->h[0] : g1[m.which];
         size_t n = key->chunk ? std::min(m.n, key->chunk) : m.n;
         if (!h || n == 0) continue;
-        if ((mrc = zk_msm_work_bytes(h, n, 1, &w, inner, sizeof inner)) != ZK_MSM_OK)
-            return msm_fail(mrc, "work bytes", err, errlen, inner);
+        if (split && m.which != 3) {
+            // A, B and K over W: a split run walks all of W's lists (K's
+            // range leaves out the public wires only).
+            mrc = zk_msm_split_work_bytes(h, key->nwires, &w, inner, sizeof inner);
+        } else {
+            mrc = zk_msm_work_bytes(h, n, 1, &w, inner, sizeof inner);
+        }
+        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
         key->work_g1 = std::max(key->work_g1, w);
     }
+    if (split) key->work_g1 += zk_msm_classify_work(key->nwires);
     void* h2 = key->chunk ? key->s2->h[0] : key->b2;
     size_t n2 = key->chunk ? std::min(key->nb, key->chunk) : key->nwires;
     if (h2 && n2) {
-        if ((mrc = zk_msm_work_bytes(h2, n2, 1, &w, inner, sizeof inner)) != ZK_MSM_OK)
-            return msm_fail(mrc, "work bytes", err, errlen, inner);
+        mrc = split ? zk_msm_split_work_bytes(h2, n2, &w, inner, sizeof inner)
+                    : zk_msm_work_bytes(h2, n2, 1, &w, inner, sizeof inner);
+        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
         key->work_g2 = w;
     }
     return ZK_OK;
@@ -432,7 +448,37 @@ extern "C" int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, 
     return ZK_OK;
 }
 
+// The witness-aware MSM (msm.h, zk_msm_split): -1 follows the environment
+// (on unless ZKHOST_CUDA_BINARY_SPLIT=0, for with/without comparisons), 0 or
+// 1 as zk_g16_set_binary_split set it.
+static std::atomic<int> binary_split_mode{-1};
+
+extern "C" void zk_g16_set_binary_split(int on) { binary_split_mode.store(on < 0 ? -1 : on != 0); }
+
+static bool binary_split_on() {
+    int m = binary_split_mode.load();
+    if (m >= 0) return m != 0;
+    static const bool env_on = [] {
+        const char* v = getenv("ZKHOST_CUDA_BINARY_SPLIT");
+        return !(v && strcmp(v, "0") == 0);
+    }();
+    return env_on;
+}
+
 namespace {
+
+// SplitGuard frees W's classification on every return path, once the G2
+// MSM's stream is idle (after an error the G2 thread may have left work on
+// it that reads the lists).
+struct SplitGuard {
+    zk_g16_slot* slot;
+    zk_msm_split* split = nullptr;
+    ~SplitGuard() {
+        if (!split) return;
+        cudaStreamSynchronize(slot->stream2);
+        zk_msm_split_free(split, nullptr, 0);
+    }
+};
 
 // Drain waits for a slot's streams when it goes out of scope: after an error
 // midway, work still queued would otherwise read the staging buffer the next
@@ -552,6 +598,21 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     }
     ZK_CUDA(cudaEventRecord(ev[1], st));
 
+    // W's 0s and 1s (most of a witness) get no Pippenger work in the MSMs
+    // over W: classified once here, on the proof's stream, for all four (it
+    // waits for the upload; its ~0.1 ms count in the H phase's time).
+    // Resident keys only: a streamed key's A and B chunks gather their
+    // scalars through the wire index (not ranges of W, which is what a split
+    // run takes), and a split run over a chunk would still walk the whole of
+    // W's lists; streamed keys run dense.
+    SplitGuard wsplit{slot};  // declared before g2: freed after the G2 thread is joined
+    if (!key->chunk && binary_split_on()) {
+        char cerr[512] = {0};
+        int crc = zk_msm_split_classify(key->device, slot->w, nwires, st, &wsplit.split, cerr,
+                                        sizeof cerr);
+        if (crc != ZK_MSM_OK) return msm_fail(crc, "classify W", err, errlen, cerr);
+    }
+
     // The G2 MSM needs only W: it runs on the slot's second stream (and a host
     // thread) from the moment W is on the device, beside H and the G1 MSMs,
     // filling the gaps they leave (sorts, reductions, small kernels). ev[4],
@@ -564,9 +625,13 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
         if (key->chunk) {
+            // Streamed keys run dense (see the classification above).
             std::lock_guard<std::mutex> lk(key->s2->mu);
             g2rc = stream_msm(key->s2, key->h_b2, key->nb, key->idx_b, slot->w, slot->stream2,
                               (char*)out_g2, kJac2, g2err, sizeof g2err);
+        } else if (key->b2 && wsplit.split) {
+            g2rc = zk_msm_run_split(key->b2, wsplit.split, 0, nwires, slot->stream2, out_g2,
+                                    nullptr, g2err, sizeof g2err);
         } else if (key->b2) {
             g2rc = zk_msm_run(key->b2, slot->w, nwires, 1, slot->stream2, out_g2, nullptr, g2err,
                               sizeof g2err);
@@ -592,11 +657,14 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
         const uint32_t* idx;
         const void* scalars;
         const char* name;
+        size_t w_lo;  // over W from this wire (split runs); Z's are over H
+        bool over_w;
     } g1[] = {
-        {key->a, key->h_a, key->chunk ? key->na : nwires, key->idx_a, slot->w, "MSM A"},
-        {key->b, key->h_b, key->chunk ? key->nb : nwires, key->idx_b, slot->w, "MSM B1"},
-        {key->k, key->h_k, key->nk, nullptr, (const char*)slot->w + key->nb_public * kFr, "MSM K"},
-        {key->z, key->h_z, key->nz, nullptr, slot->a, "MSM Z"},
+        {key->a, key->h_a, key->chunk ? key->na : nwires, key->idx_a, slot->w, "MSM A", 0, true},
+        {key->b, key->h_b, key->chunk ? key->nb : nwires, key->idx_b, slot->w, "MSM B1", 0, true},
+        {key->k, key->h_k, key->nk, nullptr, (const char*)slot->w + key->nb_public * kFr, "MSM K",
+         key->nb_public, true},
+        {key->z, key->h_z, key->nz, nullptr, slot->a, "MSM Z", 0, false},
     };
     size_t first[4] = {0, 0, 0, 0};  // each set's first partial
     for (int i = 1; i < 4; i++)
@@ -618,7 +686,11 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
             memset(out, 0, kJac1);
             continue;
         }
-        int mrc = zk_msm_run(m.bases, m.scalars, m.n, 1, st, out, nullptr, inner, sizeof inner);
+        int mrc = m.over_w && wsplit.split
+                      ? zk_msm_run_split(m.bases, wsplit.split, m.w_lo, m.n, st, out, nullptr,
+                                         inner, sizeof inner)
+                      : zk_msm_run(m.bases, m.scalars, m.n, 1, st, out, nullptr, inner,
+                                   sizeof inner);
         if (mrc != ZK_MSM_OK) return msm_fail(mrc, m.name, err, errlen, inner);
     }
     if (g1lock.owns_lock()) g1lock.unlock();

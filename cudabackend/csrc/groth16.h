@@ -63,7 +63,8 @@ typedef struct zk_g16_key_info_t {
     uint64_t device_bytes;      /* as zk_g16_key_device_bytes */
     uint64_t chunk;             /* points per streamed chunk; 0: resident */
     uint64_t partials[5];       /* sums zk_g16_prove returns for A, B, K, Z (G1) and B (G2) */
-    uint64_t work_g1, work_g2;  /* MSM working memory of one proof on each of its streams */
+    uint64_t work_g1, work_g2;  /* MSM working memory of one proof on each of its streams (a
+                                 * resident key's G1 figure holds W's classification) */
     uint64_t pinned_copy_bytes; /* host memory pinned in copies (0 when registered in place) */
     uint64_t registered;        /* host ranges registered in place */
 } zk_g16_key_info_t;
@@ -114,6 +115,12 @@ int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen);
  * buffers serve one proof's G1 and one proof's G2 MSMs at a time). */
 int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1, void* out_g2,
                  zk_g16_timing* timing, char* err, size_t errlen);
+
+/* zk_g16_set_binary_split turns the witness-aware MSM (msm.h's zk_msm_split:
+ * W's 0 and 1 scalars get no Pippenger work) on (1) or off (0) for every
+ * later proof, or back to the environment's choice (-1, the default: on
+ * unless ZKHOST_CUDA_BINARY_SPLIT=0). */
+void zk_g16_set_binary_split(int on);
 
 #ifdef __cplusplus
 }

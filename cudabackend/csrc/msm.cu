@@ -25,10 +25,25 @@
 //     into the accumulators, k_horner combines the windows
 //     (sum_w 2^(c*w) W_w) in Jacobian coordinates and converts the result.
 // Scalars beyond MAX_CHUNK are processed in chunks whose window sums add up.
+//
+// Witness-aware (split) MSM, after the production Filecoin prover's bitmaps
+// of 0/1 witness scalars: zk_msm_split_classify runs k_classify (compare the
+// Montgomery form with 0 and with R mod r, one byte a scalar) and two
+// order-preserving cub::DeviceSelect passes over the indices, giving the
+// ascending lists of the 1s and of the rest; the 0s are in neither. A split
+// run then sends only the rest through the pipeline above (k_digits_idx reads
+// scalar idx[i] and writes point index idx[i] - lo into vals, so accumulation
+// is unchanged and the bases are not offset), sums the points of the 1s with
+// k_ones (a segment of the list per thread, mixed additions) and k_tree, and
+// adds that sum into window 0's accumulator before k_horner (its weight is
+// 1), or converts it alone when no scalar needed Pippenger.
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
 
+#include <atomic>
 #include <mutex>
+#include <new>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +52,16 @@
 #include "msm.h"
 #include "msm_core.cuh"
 #include "msm_plan.h"
+
+// zk_msm_split (msm.h): the classification of a device scalar vector.
+struct zk_msm_split {
+    int dev = 0;
+    cudaStream_t st = nullptr;  // where the lists were made and are freed
+    const fr_t* scalars = nullptr;
+    size_t n = 0, nones = 0, nrest = 0;
+    uint32_t* ones = nullptr;  // device, nones ascending indices
+    uint32_t* rest = nullptr;  // device, nrest ascending indices
+};
 
 namespace {
 
@@ -56,16 +81,53 @@ __global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, int c, in
     if (i < n) digits_one(i, scalars, n, c, nwin, keys, vals);
 }
 
+__global__ void k_digits_idx(const fr_t* __restrict__ scalars, const uint32_t* __restrict__ idx,
+                             uint32_t lo, uint32_t hi, uint32_t n, int c, int nwin,
+                             uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) digits_idx_one(i, scalars, idx, lo, hi, n, c, nwin, keys, vals);
+}
+
+__global__ void k_classify(const fr_t* __restrict__ scalars, uint32_t n, uint8_t* __restrict__ cls) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) cls[i] = scalar_class(ldp(scalars + i));
+}
+
+template <class F>
+__global__ void __launch_bounds__(ACC_THREADS)
+    k_ones(const uint32_t* __restrict__ idx, uint32_t cnt, uint32_t K, uint32_t T, uint32_t lo,
+           uint32_t hi, const affine_t<F>* __restrict__ bases, xyzz_t<F>* __restrict__ out) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < T) ones_one(t, idx, cnt, K, lo, hi, bases, out);
+}
+
+// k_add_into: *acc += *p (one thread): the ones' sum joins window 0, whose
+// weight in horner is 1.
+template <class F>
+__global__ void k_add_into(xyzz_t<F>* __restrict__ acc, const xyzz_t<F>* __restrict__ p) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        xyzz_t<F> a = ldp(acc);
+        a.add(ldp(p));
+        stp(acc, a);
+    }
+}
+
+// k_to_jac: the result when no scalar went through Pippenger.
+template <class F>
+__global__ void k_to_jac(const xyzz_t<F>* __restrict__ p, jac_t<F>* __restrict__ out) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) stp(out, ldp(p).to_jac());
+}
+
 template <class F>
 __global__ void __launch_bounds__(ACC_THREADS)
     k_accum0(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint32_t M,
              uint32_t K, uint32_t T, const affine_t<F>* __restrict__ bases, uint32_t sentinel,
              xyzz_t<F>* __restrict__ buckets, uint32_t* __restrict__ pkeys,
-             xyzz_t<F>* __restrict__ ppts) {
+             xyzz_t<F>* __restrict__ ppts, int add0) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < T)
         accumulate_one<true, F>(t, keys, vals, bases, nullptr, M, K, sentinel, buckets, pkeys,
-                                ppts);
+                                ppts, add0 != 0);
 }
 
 template <class F>
@@ -178,6 +240,7 @@ struct handle_t {
     size_t n;
     void* bases;
     cudaStream_t stream;
+    cudaStream_t copy_stream;  // the overlapped upload's copies
     int sms;
     uint32_t resident_accum;   // threads of k_accum0 the device holds at once
     uint32_t resident_reduce;  // likewise for k_reduce
@@ -238,8 +301,11 @@ struct work_t {
 // msm_plan.h, which the Go admission estimate shares.
 using plan_t = zk_msm_plan;
 
-plan_t make_plan(const handle_t* h, size_t chunk) {
-    return zk_msm_make_plan(chunk, h->resident_accum, h->resident_reduce);
+// make_plan plans chunks of n scalars (at most MAX_CHUNK) with the window
+// chosen for cfor scalars, 0 meaning one chunk (the overlapped upload's
+// pieces share one set of buckets: the window of the whole MSM).
+plan_t make_plan(const handle_t* h, size_t n, size_t cfor) {
+    return zk_msm_make_plan(n, cfor, h->resident_accum, h->resident_reduce);
 }
 
 // sort_bytes is the radix sort's temporary storage for plan p: what CUB asks,
@@ -281,12 +347,14 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     h->n = total;
     h->bases = nullptr;
     h->stream = nullptr;
+    h->copy_stream = nullptr;
     struct guard_t {
         handle_t*& h;
         ~guard_t() {
             if (!h) return;
             if (h->bases) cudaFree(h->bases);
             if (h->stream) cudaStreamDestroy(h->stream);
+            if (h->copy_stream) cudaStreamDestroy(h->copy_stream);
             delete h;
         }
     } guard{h};
@@ -295,6 +363,7 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     if (int rc = residency<F>(h->dev, &h->resident_accum, &h->resident_reduce, err, errlen))
         return rc;
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
+    CU(cudaStreamCreateWithFlags(&h->copy_stream, cudaStreamNonBlocking));
     CU(cudaMalloc(&h->bases, total * sizeof(A) + 16));
     if (!skip) {
         if (n) CU(cudaMemcpyAsync(h->bases, points, n * sizeof(A), cudaMemcpyHostToDevice, h->stream));
@@ -329,168 +398,331 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     return ZK_MSM_OK;
 }
 
+// Overlapped upload (off by default until measured): host scalars are
+// copied in upload_parts pieces on the handle's copy stream, and each piece's
+// digits, sort and accumulation start as soon as it has arrived, into one
+// set of buckets reduced once; the copy of the next piece overlaps them.
+// 0: from the environment (ZKHOST_CUDA_MSM_UPLOAD_PARTS, default 1: off).
+std::atomic<int> upload_parts_set{0};
+constexpr size_t MIN_PIECE = 1 << 16;  // fewer scalars a piece: one piece
+
+int upload_parts() {
+    int v = upload_parts_set.load();
+    if (v > 0) return v;
+    static const int env = [] {
+        const char* e = getenv("ZKHOST_CUDA_MSM_UPLOAD_PARTS");
+        int p = e ? atoi(e) : 1;
+        return p < 1 ? 1 : p > 64 ? 64 : p;
+    }();
+    return env;
+}
+
 float elapsed(cudaEvent_t a, cudaEvent_t b) {
     float ms = 0;
     if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) return 0;
     return ms;
 }
 
+// scalars_t says where an MSM's scalars are. Dense: n scalars at ptr (host
+// or device), scalar i with point i. Split (split != nullptr): the
+// classified device vector's ones and rest over [lo, lo + n).
+struct scalars_t {
+    const void* ptr;
+    bool on_dev;
+    const zk_msm_split* split;
+    size_t lo;
+};
+
 template <class F>
-int run_impl(handle_t* h, const void* scalars, size_t n, bool on_dev, cudaStream_t st, void* out,
+int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* out,
              zk_msm_timing* tm, char* err, size_t errlen) {
     using A = affine_t<F>;
     using P = xyzz_t<F>;
     using J = jac_t<F>;
     zk_msm_timing t;
     memset(&t, 0, sizeof t);
-    if (n == 0) {
+    const zk_msm_split* sp = in.split;
+    // Pippenger's inputs: the dense scalars, or the split's rest list; the
+    // split's ones are summed apart.
+    const size_t npip = sp ? sp->nrest : n;
+    const size_t nones = sp ? sp->nones : 0;
+    if (n > h->n)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu scalars for %zu resident bases", n, h->n);
+    if (sp && (in.lo > sp->n || n > sp->n - in.lo))
+        return fail(err, errlen, ZK_MSM_EINVAL,
+                    "msm: scalars [%zu, %zu) outside the %zu classified ones", in.lo, in.lo + n,
+                    sp->n);
+    if (n == 0 || npip + nones == 0) {
         J r = J::inf();
         memcpy(out, &r, sizeof r);
         if (tm) *tm = t;
         return ZK_MSM_OK;
     }
-    if (n > h->n)
-        return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu scalars for %zu resident bases", n, h->n);
-    if (!scalars) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil scalars");
+    if (!sp && !in.ptr) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil scalars");
     CU(cudaSetDevice(h->dev));
+    if (sp && sp->dev != h->dev)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: scalars classified on device %d, points on %d",
+                    sp->dev, h->dev);
+    const uint32_t lo = (uint32_t)in.lo, hi = (uint32_t)(in.lo + n);
 
-    const size_t chunk = n < MAX_CHUNK ? n : MAX_CHUNK;
-    const size_t nchunks = (n + chunk - 1) / chunk;
-    const plan_t p = make_plan(h, chunk);
-    // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports their sum).
+    // Host scalars may be uploaded in pieces that share one set of buckets
+    // (see upload_parts), the pieces' work overlapping the next one's copy.
+    const int parts = upload_parts();
+    const bool overlap = !sp && !in.on_dev && parts > 1 && n <= MAX_CHUNK &&
+                         n >= (size_t)parts * MIN_PIECE;
+    size_t chunk = npip == 0 ? 0 : npip < MAX_CHUNK ? npip : MAX_CHUNK;
+    if (overlap) chunk = (n + parts - 1) / parts;
+    const size_t nchunks = chunk == 0 ? 0 : (npip + chunk - 1) / chunk;
+    // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports
+    // their sum): the plan of a chunk (of an overlapped piece, with the
+    // window of the whole MSM), the ones' threads of a split run.
+    const plan_t p = make_plan(h, chunk == 0 ? 1 : chunk, overlap ? n : 0);
     size_t sort_tmp_bytes = 0;
-    if (int rc = sort_bytes(p, st, &sort_tmp_bytes, err, errlen)) return rc;
+    if (nchunks > 0) {
+        if (int rc = sort_bytes(p, st, &sort_tmp_bytes, err, errlen)) return rc;
+    }
     static_assert(sizeof(P) == 4 * sizeof(F) && sizeof(J) == 3 * sizeof(F),
                   "msm_plan.h counts 4 coordinates per bucket and 3 per result");
-    const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, on_dev, sort_tmp_bytes);
-    t.window_bits = p.c;
+    const uint32_t ones_T = zk_msm_ones_threads(nones, h->resident_accum);
+    const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, sp || in.on_dev, sort_tmp_bytes, ones_T,
+                                          nchunks > 0);
+    t.window_bits = nchunks ? p.c : 0;
     t.chunks = (int)nchunks;
+    t.pippenger_n = npip;
 
     work_t wk;
     wk.st = st;
     CU(get_pool(h->dev, &wk.pool));
-    cudaEvent_t ev_start, ev_up, ev_end;
-    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_red(nchunks);
+    cudaEvent_t ev_start, ev_up, ev_ones, ev_end, ev_alloc = nullptr, ev_cstart = nullptr;
+    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_red(nchunks),
+        ev_copy(overlap ? nchunks : 0);
     CU(wk.event(&ev_start));
     CU(wk.event(&ev_up));
+    CU(wk.event(&ev_ones));
     CU(wk.event(&ev_end));
     for (size_t k = 0; k < nchunks; k++) {
         CU(wk.event(&ev_sort[k]));
         CU(wk.event(&ev_acc[k]));
         CU(wk.event(&ev_red[k]));
+        if (overlap) CU(wk.event(&ev_copy[k]));
+    }
+    if (overlap) {
+        CU(wk.event(&ev_alloc));
+        CU(wk.event(&ev_cstart));
     }
     CU(cudaEventRecord(ev_start, st));
+    // After an error midway, copies still queued on the copy stream must not
+    // land in scalar memory wk has given back: drained first (declared after
+    // wk, so destroyed before it). Idle, and free, on success.
+    struct drain_t {
+        cudaStream_t s;
+        ~drain_t() {
+            if (s) cudaStreamSynchronize(s);
+        }
+    } drain{overlap ? h->copy_stream : nullptr};
 
-    const fr_t* d_scalars = (const fr_t*)scalars;
-    if (!on_dev) {
+    const fr_t* d_scalars = sp ? sp->scalars : (const fr_t*)in.ptr;
+    if (!sp && !in.on_dev) {
         void* d;
         CU(wk.alloc(&d, ws.scalars));
-        CU(cudaMemcpyAsync(d, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+        if (overlap) {
+            // The copies (in the loop below) follow the allocation, made on st.
+            CU(cudaEventRecord(ev_alloc, st));
+            CU(cudaStreamWaitEvent(h->copy_stream, ev_alloc, 0));
+            CU(cudaEventRecord(ev_cstart, h->copy_stream));
+        } else {
+            CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+        }
         d_scalars = (const fr_t*)d;
     }
     CU(cudaEventRecord(ev_up, st));
 
-    // Workspace for a full chunk.
-    void *keys0, *keys1, *vals0, *vals1, *sort_tmp, *buckets, *pa, *pb, *pka, *pkb, *red, *tree,
-        *wacc, *d_out;
-    const size_t M = p.M;
-    if (M >= ((size_t)1 << 31))
-        return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu digit pairs exceed the sort's range", M);
-    CU(wk.alloc(&keys0, ws.keys));
-    CU(wk.alloc(&keys1, ws.keys));
-    CU(wk.alloc(&vals0, ws.vals));
-    CU(wk.alloc(&vals1, ws.vals));
-    size_t sort_len = ws.sort_tmp;
-    CU(wk.alloc(&sort_tmp, sort_len));
-    const size_t nbuckets = (size_t)p.nwin * p.m;
-    CU(wk.alloc(&buckets, ws.buckets));
-    CU(wk.alloc(&pa, ws.part_a));
-    CU(wk.alloc(&pka, ws.part_ka));
-    CU(wk.alloc(&pb, ws.part_b));
-    CU(wk.alloc(&pkb, ws.part_kb));
-    const size_t groups = 2 * (size_t)p.nwin;
-    CU(wk.alloc(&red, ws.red));
-    CU(wk.alloc(&tree, ws.tree));
-    CU(wk.alloc(&wacc, ws.wacc));
+    void* d_out;
     CU(wk.alloc(&d_out, ws.out));
 
-    for (size_t k = 0; k < nchunks; k++) {
-        const size_t off = k * chunk;
-        const uint32_t cn = (uint32_t)(n - off < chunk ? n - off : chunk);
-        const uint32_t Mk = (uint32_t)p.nwin * cn;
-        k_digits<<<(cn + 255) / 256, 256, 0, st>>>(d_scalars + off, cn, p.c, p.nwin,
-                                                   (uint32_t*)keys0, (uint32_t*)vals0);
-        LAUNCHED("k_digits");
-        cub::DoubleBuffer<uint32_t> dk((uint32_t*)keys0, (uint32_t*)keys1);
-        cub::DoubleBuffer<uint32_t> dv((uint32_t*)vals0, (uint32_t*)vals1);
-        CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_len, dk, dv, (int)Mk, 0, p.keybits, st));
-        CU(cudaEventRecord(ev_sort[k], st));
-
-        CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
-        uint32_t T = p.T0;
-        if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
+    // The ones: each thread sums a segment of the list, a tree sums the
+    // segments' sums into ones_sum.
+    P* ones_sum = nullptr;
+    if (nones > 0) {
+        if (nones >= ((size_t)1 << 31))
+            return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu ones exceed the index range", nones);
+        const uint32_t cnt = (uint32_t)nones;
+        uint32_t T = (cnt + MIN_SEG - 1) / MIN_SEG;
+        if (T > h->resident_accum) T = h->resident_accum;
         if (T == 0) T = 1;
-        uint32_t K = (Mk + T - 1) / T;
-        T = (Mk + K - 1) / K;
-        k_accum0<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-            dk.Current(), dv.Current(), Mk, K, T, (const A*)h->bases + off, p.sentinel, (P*)buckets,
-            (uint32_t*)pka, (P*)pa);
-        LAUNCHED("k_accum0");
-        uint32_t* ink = (uint32_t*)pka;
-        P* inp = (P*)pa;
-        uint32_t* outk = (uint32_t*)pkb;
-        P* outp = (P*)pb;
-        while (T > 1) {
-            uint32_t len = 2 * T;
-            uint32_t T2 = (len + K_MERGE - 1) / K_MERGE;
-            k_merge<F><<<(T2 + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                ink, inp, len, K_MERGE, T2, p.sentinel, (P*)buckets, outk, outp);
-            LAUNCHED("k_merge");
-            uint32_t* tk = ink;
-            ink = outk;
-            outk = tk;
-            P* tp = inp;
-            inp = outp;
-            outp = tp;
-            T = T2;
-        }
-        CU(cudaEventRecord(ev_acc[k], st));
-
-        const uint32_t nred = p.nwin * p.Tred;
-        k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-            (const P*)buckets, p.m, p.L, p.Tred, p.nwin, (P*)red);
-        LAUNCHED("k_reduce");
-        P* src = (P*)red;
-        P* dst = (P*)tree;
-        uint32_t len = p.Tred;
+        const uint32_t K = (cnt + T - 1) / T;
+        T = (cnt + K - 1) / K;
+        if (T != ones_T)
+            return fail(err, errlen, ZK_MSM_EINVAL, "msm: %u threads for the ones, msm_plan.h "
+                        "sized %u", T, ones_T);
+        void *oa, *ob;
+        CU(wk.alloc(&oa, ws.ones_part));
+        CU(wk.alloc(&ob, ws.ones_tree));
+        k_ones<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+            sp->ones, cnt, K, T, lo, hi, (const A*)h->bases, (P*)oa);
+        LAUNCHED("k_ones");
+        P* src = (P*)oa;
+        P* dst = (P*)ob;
+        uint32_t len = T;
         while (len > 1) {
             uint32_t outlen = (len + TREE_G - 1) / TREE_G;
-            uint32_t nt = (uint32_t)groups * outlen;
-            k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                src, (uint32_t)groups, len, outlen, dst);
-            LAUNCHED("k_tree");
+            k_tree<F><<<(outlen + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                src, 1u, len, outlen, dst);
+            LAUNCHED("k_tree (ones)");
             P* tp = src;
             src = dst;
             dst = tp;
             len = outlen;
         }
-        k_window<F><<<1, 64, 0, st>>>(src, p.nwin, p.logL, (P*)wacc, k == 0);
-        LAUNCHED("k_window");
-        CU(cudaEventRecord(ev_red[k], st));
+        ones_sum = src;
     }
-    k_horner<F><<<1, 1, 0, st>>>((const P*)wacc, p.nwin, p.c, (J*)d_out);
-    LAUNCHED("k_horner");
+    CU(cudaEventRecord(ev_ones, st));
+
+    if (nchunks == 0) {
+        // Every scalar in range was 0 or 1.
+        k_to_jac<F><<<1, 1, 0, st>>>(ones_sum, (J*)d_out);
+        LAUNCHED("k_to_jac");
+    } else {
+        // Workspace for a full chunk.
+        void *keys0, *keys1, *vals0, *vals1, *sort_tmp, *buckets, *pa, *pb, *pka, *pkb, *red,
+            *tree, *wacc;
+        const size_t M = p.M;
+        if (M >= ((size_t)1 << 31))
+            return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu digit pairs exceed the sort's range",
+                        M);
+        CU(wk.alloc(&keys0, ws.keys));
+        CU(wk.alloc(&keys1, ws.keys));
+        CU(wk.alloc(&vals0, ws.vals));
+        CU(wk.alloc(&vals1, ws.vals));
+        const size_t sort_len = ws.sort_tmp;
+        CU(wk.alloc(&sort_tmp, sort_len));
+        const size_t nbuckets = (size_t)p.nwin * p.m;
+        CU(wk.alloc(&buckets, ws.buckets));
+        CU(wk.alloc(&pa, ws.part_a));
+        CU(wk.alloc(&pka, ws.part_ka));
+        CU(wk.alloc(&pb, ws.part_b));
+        CU(wk.alloc(&pkb, ws.part_kb));
+        const size_t groups = 2 * (size_t)p.nwin;
+        CU(wk.alloc(&red, ws.red));
+        CU(wk.alloc(&tree, ws.tree));
+        CU(wk.alloc(&wacc, ws.wacc));
+
+        for (size_t k = 0; k < nchunks; k++) {
+            const size_t off = k * chunk;
+            const uint32_t cn = (uint32_t)(npip - off < chunk ? npip - off : chunk);
+            const uint32_t Mk = (uint32_t)p.nwin * cn;
+            const bool last = k + 1 == nchunks;
+            if (overlap) {
+                // This piece's copy; the host may block here (pageable memory)
+                // while the GPU works on the previous piece.
+                CU(cudaMemcpyAsync((void*)(d_scalars + off), (const fr_t*)in.ptr + off,
+                                   cn * sizeof(fr_t), cudaMemcpyHostToDevice, h->copy_stream));
+                CU(cudaEventRecord(ev_copy[k], h->copy_stream));
+                CU(cudaStreamWaitEvent(st, ev_copy[k], 0));
+            }
+            if (sp) {
+                // Digits of the rest's entries [off, off + cn); their vals are
+                // point indices j - lo, so the bases are not offset.
+                k_digits_idx<<<(cn + 255) / 256, 256, 0, st>>>(d_scalars, sp->rest + off, lo, hi,
+                                                               cn, p.c, p.nwin, (uint32_t*)keys0,
+                                                               (uint32_t*)vals0);
+                LAUNCHED("k_digits_idx");
+            } else {
+                k_digits<<<(cn + 255) / 256, 256, 0, st>>>(d_scalars + off, cn, p.c, p.nwin,
+                                                           (uint32_t*)keys0, (uint32_t*)vals0);
+                LAUNCHED("k_digits");
+            }
+            const A* chunk_bases = sp ? (const A*)h->bases : (const A*)h->bases + off;
+            cub::DoubleBuffer<uint32_t> dk((uint32_t*)keys0, (uint32_t*)keys1);
+            cub::DoubleBuffer<uint32_t> dv((uint32_t*)vals0, (uint32_t*)vals1);
+            size_t sort_avail = sort_len;
+            CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_avail, dk, dv, (int)Mk, 0,
+                                               p.keybits, st));
+            CU(cudaEventRecord(ev_sort[k], st));
+
+            // Overlapped pieces share the buckets: zeroed before the first,
+            // added into by the later ones, reduced after the last.
+            if (!overlap || k == 0) CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
+            uint32_t T = p.T0;
+            if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
+            if (T == 0) T = 1;
+            uint32_t K = (Mk + T - 1) / T;
+            T = (Mk + K - 1) / K;
+            k_accum0<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
+                (uint32_t*)pka, (P*)pa, overlap && k > 0);
+            LAUNCHED("k_accum0");
+            uint32_t* ink = (uint32_t*)pka;
+            P* inp = (P*)pa;
+            uint32_t* outk = (uint32_t*)pkb;
+            P* outp = (P*)pb;
+            while (T > 1) {
+                uint32_t len = 2 * T;
+                uint32_t T2 = (len + K_MERGE - 1) / K_MERGE;
+                k_merge<F><<<(T2 + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                    ink, inp, len, K_MERGE, T2, p.sentinel, (P*)buckets, outk, outp);
+                LAUNCHED("k_merge");
+                uint32_t* tk = ink;
+                ink = outk;
+                outk = tk;
+                P* tp = inp;
+                inp = outp;
+                outp = tp;
+                T = T2;
+            }
+            CU(cudaEventRecord(ev_acc[k], st));
+            if (overlap && !last) {
+                CU(cudaEventRecord(ev_red[k], st));
+                continue;
+            }
+
+            const uint32_t nred = p.nwin * p.Tred;
+            k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                (const P*)buckets, p.m, p.L, p.Tred, p.nwin, (P*)red);
+            LAUNCHED("k_reduce");
+            P* src = (P*)red;
+            P* dst = (P*)tree;
+            uint32_t len = p.Tred;
+            while (len > 1) {
+                uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+                uint32_t nt = (uint32_t)groups * outlen;
+                k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                    src, (uint32_t)groups, len, outlen, dst);
+                LAUNCHED("k_tree");
+                P* tp = src;
+                src = dst;
+                dst = tp;
+                len = outlen;
+            }
+            k_window<F><<<1, 64, 0, st>>>(src, p.nwin, p.logL, (P*)wacc, overlap || k == 0);
+            LAUNCHED("k_window");
+            CU(cudaEventRecord(ev_red[k], st));
+        }
+        if (ones_sum) {
+            k_add_into<F><<<1, 1, 0, st>>>((P*)wacc, ones_sum);
+            LAUNCHED("k_add_into");
+        }
+        k_horner<F><<<1, 1, 0, st>>>((const P*)wacc, p.nwin, p.c, (J*)d_out);
+        LAUNCHED("k_horner");
+    }
     CU(cudaEventRecord(ev_end, st));
     CU(cudaMemcpyAsync(out, d_out, sizeof(J), cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
 
-    t.upload_ms = on_dev ? 0.0f : elapsed(ev_start, ev_up);
+    t.upload_ms = (sp || in.on_dev) ? 0.0f
+                  : overlap         ? elapsed(ev_cstart, ev_copy[nchunks - 1])
+                                    : elapsed(ev_start, ev_up);
+    t.ones_ms = elapsed(ev_up, ev_ones);
     for (size_t k = 0; k < nchunks; k++) {
-        t.sort_ms += elapsed(k == 0 ? ev_up : ev_red[k - 1], ev_sort[k]);
+        // Overlapped: a piece's sort from when it arrived (or the previous
+        // piece's accumulation ended, if later).
+        cudaEvent_t from = k == 0 ? ev_ones : ev_red[k - 1];
+        if (overlap && elapsed(from, ev_copy[k]) > 0) from = ev_copy[k];
+        t.sort_ms += elapsed(from, ev_sort[k]);
         t.accum_ms += elapsed(ev_sort[k], ev_acc[k]);
         t.reduce_ms += elapsed(ev_acc[k], ev_red[k]);
     }
-    t.reduce_ms += elapsed(ev_red[nchunks - 1], ev_end);
+    t.reduce_ms += elapsed(nchunks ? ev_red[nchunks - 1] : ev_ones, ev_end);
     t.total_ms = elapsed(ev_start, ev_end);
     if (tm) *tm = t;
     return ZK_MSM_OK;
@@ -551,6 +783,7 @@ extern "C" int zk_msm_free(void* handle, char* err, size_t errlen) {
     if (e == cudaSuccess) e = cudaStreamSynchronize(h->stream);
     if (e == cudaSuccess) e = cudaFree(h->bases);
     if (e == cudaSuccess) e = cudaStreamDestroy(h->stream);
+    if (e == cudaSuccess) e = cudaStreamDestroy(h->copy_stream);
     if (e == cudaSuccess) {
         cudaMemPool_t pool;
         e = get_pool(h->dev, &pool);
@@ -568,14 +801,142 @@ extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scala
     if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
     handle_t* h = (handle_t*)handle;
     cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
+    const scalars_t in{scalars, scalars_on_device != 0, nullptr, 0};
     switch (h->group) {
     case ZK_MSM_G1:
-        return run_impl<fq_t>(h, scalars, n, scalars_on_device != 0, st, out, timing, err, errlen);
+        return run_impl<fq_t>(h, in, n, st, out, timing, err, errlen);
     case ZK_MSM_G2:
-        return run_impl<fq2_t>(h, scalars, n, scalars_on_device != 0, st, out, timing, err, errlen);
+        return run_impl<fq2_t>(h, in, n, st, out, timing, err, errlen);
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
     }
+}
+
+extern "C" int zk_msm_run_split(void* handle, const zk_msm_split* split, size_t lo, size_t n,
+                                void* stream, void* out, zk_msm_timing* timing, char* err,
+                                size_t errlen) {
+    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
+    if (!split) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil split");
+    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
+    handle_t* h = (handle_t*)handle;
+    cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
+    const scalars_t in{nullptr, true, split, lo};
+    switch (h->group) {
+    case ZK_MSM_G1:
+        return run_impl<fq_t>(h, in, n, st, out, timing, err, errlen);
+    case ZK_MSM_G2:
+        return run_impl<fq2_t>(h, in, n, st, out, timing, err, errlen);
+    default:
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
+    }
+}
+
+namespace {
+
+// class_is selects the indices i whose scalar class cls[i] is want.
+struct class_is {
+    const uint8_t* cls;
+    uint8_t want;
+    __host__ __device__ __forceinline__ bool operator()(const uint32_t& i) const {
+        return cls[i] == want;
+    }
+};
+
+// split_release frees a split's lists (stream-ordered, on its stream) and
+// returns the first error.
+cudaError_t split_release(zk_msm_split* s) {
+    cudaError_t e = cudaSuccess, e2 = cudaSuccess;
+    if (s->ones) e = cudaFreeAsync(s->ones, s->st);
+    if (s->rest) e2 = cudaFreeAsync(s->rest, s->st);
+    s->ones = s->rest = nullptr;
+    return e != cudaSuccess ? e : e2;
+}
+
+}  // namespace
+
+extern "C" int zk_msm_split_classify(int device, const void* scalars, size_t n, void* stream,
+                                     zk_msm_split** out, char* err, size_t errlen) {
+    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil split pointer");
+    *out = nullptr;
+    if (n > 0 && !scalars) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil scalars");
+    if (n >= ((size_t)1 << 31))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu scalars: at most 2^31-1 classified", n);
+    zk_msm_split* s = new (std::nothrow) zk_msm_split();
+    if (!s) return fail(err, errlen, ZK_MSM_ENOMEM, "msm: host allocation");
+    struct guard_t {
+        zk_msm_split*& s;
+        ~guard_t() {
+            if (!s) return;
+            split_release(s);
+            delete s;
+        }
+    } guard{s};
+    s->st = (cudaStream_t)stream;
+    s->scalars = (const fr_t*)scalars;
+    s->n = n;
+    s->dev = device;
+    CU(cudaSetDevice(device));
+    if (n > 0) {
+        work_t wk;  // the temporaries, freed on its stream when it goes
+        wk.st = s->st;
+        CU(get_pool(s->dev, &wk.pool));
+        CU(cudaMallocFromPoolAsync((void**)&s->ones, n * 4, wk.pool, s->st));
+        CU(cudaMallocFromPoolAsync((void**)&s->rest, n * 4, wk.pool, s->st));
+        void *cls, *counts, *tmp;
+        CU(wk.alloc(&cls, n));
+        CU(wk.alloc(&counts, 2 * sizeof(uint32_t)));  // sizes as zk_msm_classify_work counts
+        k_classify<<<(uint32_t)((n + 255) / 256), 256, 0, s->st>>>(s->scalars, (uint32_t)n,
+                                                                   (uint8_t*)cls);
+        LAUNCHED("k_classify");
+        cub::CountingInputIterator<uint32_t> it(0);
+        const class_is is_one{(const uint8_t*)cls, CLASS_ONE};
+        const class_is is_other{(const uint8_t*)cls, CLASS_OTHER};
+        uint32_t* d_counts = (uint32_t*)counts;
+        size_t b1 = 0, b2 = 0;
+        CU(cub::DeviceSelect::If(nullptr, b1, it, s->ones, d_counts, (int)n, is_one, s->st));
+        CU(cub::DeviceSelect::If(nullptr, b2, it, s->rest, d_counts + 1, (int)n, is_other, s->st));
+        // msm_plan.h's bound when larger: zk_msm_classify_work counts it.
+        size_t tb = b1 > b2 ? b1 : b2;
+        const size_t tbound = (size_t)zk_msm_select_bytes_bound(n);
+        if (tb < tbound) tb = tbound;
+        CU(wk.alloc(&tmp, tb));
+        CU(cub::DeviceSelect::If(tmp, tb, it, s->ones, d_counts, (int)n, is_one, s->st));
+        CU(cub::DeviceSelect::If(tmp, tb, it, s->rest, d_counts + 1, (int)n, is_other, s->st));
+        uint32_t h_counts[2] = {0, 0};
+        CU(cudaMemcpyAsync(h_counts, d_counts, sizeof h_counts, cudaMemcpyDeviceToHost, s->st));
+        CU(cudaStreamSynchronize(s->st));
+        s->nones = h_counts[0];
+        s->nrest = h_counts[1];
+        if (s->nones + s->nrest > n)
+            return fail(err, errlen, ZK_MSM_ECUDA, "msm: classification counted %zu ones and %zu "
+                        "others among %zu scalars", s->nones, s->nrest, n);
+    }
+    *out = s;
+    s = nullptr;  // the guard keeps it
+    return ZK_MSM_OK;
+}
+
+extern "C" void zk_msm_split_counts(const zk_msm_split* split, size_t* zeros, size_t* ones,
+                                    size_t* rest) {
+    size_t n = split ? split->n : 0, o = split ? split->nones : 0, r = split ? split->nrest : 0;
+    if (zeros) *zeros = n - o - r;
+    if (ones) *ones = o;
+    if (rest) *rest = r;
+}
+
+extern "C" int zk_msm_split_free(zk_msm_split* split, char* err, size_t errlen) {
+    if (!split) return ZK_MSM_OK;
+    int rc = ZK_MSM_OK;
+    cudaError_t e = cudaSetDevice(split->dev);
+    if (e == cudaSuccess) e = split_release(split);
+    if (e != cudaSuccess)
+        rc = fail(err, errlen, cuda_code(e), "msm: free split: %s", cudaGetErrorString(e));
+    delete split;
+    return rc;
+}
+
+extern "C" void zk_msm_set_upload_parts(int parts) {
+    upload_parts_set.store(parts < 0 ? 0 : parts > 64 ? 64 : parts);
 }
 
 extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, uint64_t* out,
@@ -585,10 +946,31 @@ extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, 
     *out = 0;
     if (n == 0) return ZK_MSM_OK;
     CU(cudaSetDevice(h->dev));
-    const plan_t p = make_plan(h, n < MAX_CHUNK ? n : MAX_CHUNK);
+    // run_impl's choice: host scalars in pieces sharing one set of buckets.
+    const int parts = upload_parts();
+    const bool overlap = !scalars_on_device && parts > 1 && n <= MAX_CHUNK &&
+                         n >= (size_t)parts * MIN_PIECE;
+    const plan_t p = overlap ? make_plan(h, (n + parts - 1) / parts, n) : make_plan(h, n, 0);
     size_t sb = 0;
     if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
-    *out = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb).total;
+    *out = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb, 0, 1).total;
+    return ZK_MSM_OK;
+}
+
+extern "C" int zk_msm_split_work_bytes(void* handle, size_t n, uint64_t* out, char* err,
+                                       size_t errlen) {
+    if (!handle || !out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil argument");
+    handle_t* h = (handle_t*)handle;
+    *out = 0;
+    if (n == 0) return ZK_MSM_OK;
+    CU(cudaSetDevice(h->dev));
+    // Every scalar through Pippenger and every one a 1 at once: more than
+    // any split run allocates (its rest and its ones are each at most n).
+    const plan_t p = make_plan(h, n, 0);
+    size_t sb = 0;
+    if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
+    *out = zk_msm_work_of(h->group, &p, n, 1, sb, zk_msm_ones_threads(n, h->resident_accum), 1)
+               .total;
     return ZK_MSM_OK;
 }
 

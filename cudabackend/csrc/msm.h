@@ -46,6 +46,8 @@ typedef struct zk_msm_timing {
     float total_ms;  /* first event to last */
     int window_bits; /* the window size c chosen */
     int chunks;      /* how many chunks the scalars were split into */
+    float ones_ms;   /* split runs: summing the points of the scalars equal to 1 */
+    size_t pippenger_n; /* scalars that went through Pippenger */
 } zk_msm_timing;
 
 /* zk_msm_upload copies n affine points of the group to the device and
@@ -83,9 +85,18 @@ int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_devic
 /* zk_msm_work_bytes writes to *out the device working memory zk_msm_run
  * allocates (from the device's stream-ordered pool, which keeps it for the
  * next MSM) for n scalars on handle: the sizes come from msm_plan.h, as the
- * allocations do, each rounded up to the pool's granularity. */
+ * allocations do, each rounded up to the pool's granularity (host scalars:
+ * with the overlapped upload's plan when zk_msm_set_upload_parts would cut
+ * them into pieces now). */
 int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, uint64_t* out, char* err,
                       size_t errlen);
+
+/* zk_msm_split_work_bytes writes to *out a bound of what zk_msm_run_split
+ * allocates on handle over a classification of n scalars, whatever their
+ * counts: every one of them through Pippenger (one plan of n scalars) and
+ * every one a 1 (the ones' buffers for n). The classification's own lists
+ * are msm_plan.h's zk_msm_classify_work. */
+int zk_msm_split_work_bytes(void* handle, size_t n, uint64_t* out, char* err, size_t errlen);
 
 /* zk_msm_residency writes how many threads of the MSM's accumulation and
  * reduction kernels for group device holds at once: msm_plan.h's inputs,
@@ -101,6 +112,53 @@ void* zk_msm_bases(void* handle);
  * (after a key upload's scratch, before a measurement). Synchronizes the
  * device. */
 int zk_msm_trim(int device, char* err, size_t errlen);
+
+/* zk_msm_split is the classification of a device scalar vector W into
+ * zeros, ones and the rest (the witness-aware MSM): two ascending index
+ * lists on the device, the indices i with W[i] == 1 (Montgomery form: R mod
+ * r) and those with W[i] neither 0 nor 1. A split MSM over W drops the zeros,
+ * sums the points of the ones by plain point additions, and sends only the
+ * rest through Pippenger; a Groth16 witness is mostly bits, so most of its
+ * scalars need no Pippenger work. One classification serves every MSM over
+ * the same W (A, B and K in G1, B in G2). */
+typedef struct zk_msm_split zk_msm_split;
+
+/* zk_msm_split_classify classifies the n scalars at scalars (device memory
+ * of device ordinal device, which it makes current; gnark fr.Element
+ * layout) on stream (NULL: the legacy default stream) and returns when the counts are on the host: it
+ * synchronizes the stream. The lists come from the device's stream-ordered
+ * memory pool (8 bytes per scalar at most). The scalars must stay unchanged
+ * on the device until zk_msm_split_free: split MSMs read the rest's scalars
+ * from there. */
+int zk_msm_split_classify(int device, const void* scalars, size_t n, void* stream,
+                          zk_msm_split** out, char* err, size_t errlen);
+
+/* zk_msm_split_counts stores how many of the classified scalars are 0, 1
+ * and neither (any pointer may be NULL). */
+void zk_msm_split_counts(const zk_msm_split* split, size_t* zeros, size_t* ones, size_t* rest);
+
+/* zk_msm_split_free releases a classification; NULL is a no-op. Only once
+ * every MSM using it has returned. */
+int zk_msm_split_free(zk_msm_split* split, char* err, size_t errlen);
+
+/* zk_msm_run_split is zk_msm_run over the classified scalars W[lo .. lo+n)
+ * (device scalars): sum_i W[lo+i] * bases[i] for i < n, n <= the resident
+ * length, lo + n <= the classified length. Pippenger runs over the rest's
+ * entries, the ones' points are summed apart and added in, zeros cost
+ * nothing. Entries outside [lo, lo+n) count as zero, at the cost of their
+ * slots: meant for ranges covering most of W (Groth16's K skips only the
+ * public wires). On the handle's device; stream as zk_msm_run. */
+int zk_msm_run_split(void* handle, const zk_msm_split* split, size_t lo, size_t n, void* stream,
+                     void* out, zk_msm_timing* timing, char* err, size_t errlen);
+
+/* zk_msm_set_upload_parts sets how many pieces zk_msm_run cuts host
+ * scalars into (for MSMs of at most 2^25 scalars, 2^16 a piece at least):
+ * each piece is copied on the handle's copy stream and its digits, sort and
+ * bucket accumulation start when it has arrived, overlapping the next
+ * piece's copy; the pieces share one set of buckets, reduced once. 1 turns
+ * it off; 0 or less: from the environment, ZKHOST_CUDA_MSM_UPLOAD_PARTS
+ * (default 1: off until measured). For every later run, all handles. */
+void zk_msm_set_upload_parts(int parts);
 
 /* zk_msm_window_bits returns the window size zk_msm_run picks for n
  * scalars of the group (for tests and benchmarks). */

@@ -50,11 +50,11 @@ ZK_HD void stp(T* p, const T& v) {
 #endif
 }
 
-// digits_one cuts scalar i (Montgomery form) into nwin signed c-bit digits
-// and writes the (key, val) pair of each window at [w*n + i].
-ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nwin, uint32_t* keys,
-                      uint32_t* vals) {
-    fr_t s = fr_from_mont(ldp(scalars + i));
+// digits_of cuts the canonical scalar s into nwin signed c-bit digits and
+// writes the (key, val) pair of each window at [w*n + i]; val is v (a point
+// index) with the sign bit when the digit is negative.
+ZK_HD void digits_of(const fr_t& s, uint32_t i, uint32_t v, uint32_t n, int c, int nwin,
+                     uint32_t* keys, uint32_t* vals) {
     const uint32_t m = 1u << (c - 1);
     const uint32_t full = 1u << c;
     const uint32_t mask = full - 1;
@@ -66,7 +66,7 @@ ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nw
         uint64_t lo = wi < 8 ? s.l[wi] : 0;
         uint64_t hi = wi + 1 < 8 ? s.l[wi + 1] : 0;
         uint32_t raw = ((uint32_t)(((hi << 32) | lo) >> sh) & mask) + carry;
-        uint32_t val = i;
+        uint32_t val = v;
         if (raw > m) {
             raw = full - raw;  // the digit is raw - 2^c < 0
             carry = 1;
@@ -79,6 +79,64 @@ ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nw
     }
 }
 
+// digits_one cuts scalar i (Montgomery form) of a dense vector: its digits
+// pick point i.
+ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nwin, uint32_t* keys,
+                      uint32_t* vals) {
+    digits_of(fr_from_mont(ldp(scalars + i)), i, i, n, c, nwin, keys, vals);
+}
+
+// digits_idx_one cuts entry i of an index list over a classified vector
+// (the split MSM): j = idx[i] names scalar j (Montgomery form) and point
+// j - lo. An index outside [lo, hi) (the classified vector is longer than
+// the MSM's range) counts as a zero scalar: every digit gets the sentinel.
+ZK_HD void digits_idx_one(uint32_t i, const fr_t* scalars, const uint32_t* idx, uint32_t lo,
+                          uint32_t hi, uint32_t n, int c, int nwin, uint32_t* keys,
+                          uint32_t* vals) {
+    const uint32_t j = idx[i];
+    if (j >= lo && j < hi)
+        digits_of(fr_from_mont(ldp(scalars + j)), i, j - lo, n, c, nwin, keys, vals);
+    else
+        digits_of(fr_t::zero(), i, 0, n, c, nwin, keys, vals);
+}
+
+// Scalar classes of the split MSM: a Groth16 witness is mostly 0 and 1.
+constexpr uint8_t CLASS_ZERO = 0;   // adds nothing
+constexpr uint8_t CLASS_ONE = 1;    // adds its point: summed apart, no Pippenger
+constexpr uint8_t CLASS_OTHER = 2;  // goes through Pippenger
+
+// scalar_class classifies a scalar in Montgomery form: zero is all-zero
+// limbs, one is R mod r (fr_params::one), as gnark-crypto stores them
+// (always fully reduced, so the representation is unique).
+ZK_HD uint8_t scalar_class(const fr_t& s) {
+    bool zero = true, one = true;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        zero = zero && s.l[k] == 0;
+        one = one && s.l[k] == fr_params::one(k);
+    }
+    return zero ? CLASS_ZERO : one ? CLASS_ONE : CLASS_OTHER;
+}
+
+// ones_one is thread t's segment [t*K, t*K+K) of an index list of scalars
+// equal to 1: the sum of their points j - lo for j in [lo, hi) (others are
+// outside the MSM's range), at out[t]. Repeated points and P, -P pairs are
+// handled by add_affine; infinity bases add nothing.
+template <class F>
+ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, uint32_t lo,
+                    uint32_t hi, const affine_t<F>* bases, xyzz_t<F>* out) {
+    const uint32_t start = t * K;
+    const uint32_t end = start + K < cnt ? start + K : cnt;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    for (uint32_t i = start; i < end; i++) {
+        const uint32_t j = idx[i];
+        if (j < lo || j >= hi) continue;
+        affine_t<F> p = ldp(bases + (j - lo));
+        if (!p.is_inf()) acc.add_affine(p.x, p.y);
+    }
+    stp(out + t, acc);
+}
+
 // accumulate_one is thread t's segment [t*K, t*K+K) of one accumulation
 // level over M sorted keys. Level 0 (LEVEL0) adds affine bases picked by
 // vals (sign bit: negated); later levels add the xyzz partial sums pts.
@@ -87,12 +145,15 @@ ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nw
 // this one, since a key's run is one thread's at each level); a run that
 // touches the segment's first or last entry and continues into the
 // neighbour goes to partial slot 2t or 2t+1 with its key. Unused slots get
-// infinity and a key that keeps the slot array sorted.
+// infinity and a key that keeps the slot array sorted. With add0, level 0
+// adds into its buckets too: they hold the sums of earlier pieces of the
+// scalars (the overlapped upload accumulates piece after piece into one set
+// of buckets).
 template <bool LEVEL0, class F>
 ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals,
                           const affine_t<F>* bases, const xyzz_t<F>* pts, uint32_t M, uint32_t K,
                           uint32_t sentinel, xyzz_t<F>* buckets, uint32_t* okeys,
-                          xyzz_t<F>* opts) {
+                          xyzz_t<F>* opts, bool add0 = false) {
     const uint32_t start = t * K;
     const uint32_t end = start + K < M ? start + K : M;
     const uint32_t prevk = start > 0 ? keys[start - 1] : NO_KEY;
@@ -104,7 +165,7 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
     const bool open_start = prevk == cur;
     xyzz_t<F> acc = xyzz_t<F>::inf();
     auto close = [&](uint32_t key) {
-        if (LEVEL0) {
+        if (LEVEL0 && !add0) {
             stp(buckets + key, acc);
         } else if (!acc.is_inf()) {
             xyzz_t<F> b = ldp(buckets + key);

@@ -17,7 +17,13 @@
 //   - the BLS12-381 scalar-field NTT (NTT, NTTDevice), matching
 //     gnark-crypto v0.19.0's fr/fft Domain bit for bit, and Groth16's
 //     quotient H (ComputeH, ComputeHDevice), matching gnark v0.14.0's
-//     computeH bit for bit, bit-reversed output included.
+//     computeH bit for bit, bit-reversed output included;
+//   - G1 and G2 MSMs against resident bases (UploadG1, MSM, MSMDevice), and
+//     the witness-aware MSM (ClassifyScalars, MSMSplit): a device scalar
+//     vector classified once into 0s, 1s and the rest, so MSMs over it drop
+//     the 0s, sum the 1s' points and run Pippenger on the rest only. Groth16
+//     proofs (Groth16Key.Prove) use it for the MSMs over W unless
+//     ZKHOST_CUDA_BINARY_SPLIT=0 or SetGroth16BinarySplit says otherwise.
 //
 // Field elements cross as gnark-crypto fr.Element values (32 bytes,
 // Montgomery form); device buffers are raw copies of Go slices. Every call

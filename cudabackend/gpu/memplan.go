@@ -81,14 +81,18 @@ func msmChooseC(n uint64) int {
 	return best
 }
 
-// makeMSMPlan mirrors zk_msm_make_plan.
-func makeMSMPlan(n uint64, residentAccum, residentReduce uint32) msmPlan {
+// makeMSMPlan mirrors zk_msm_make_plan: chunks of n scalars, the window
+// chosen for cfor scalars (0: one chunk).
+func makeMSMPlan(n, cfor uint64, residentAccum, residentReduce uint32) msmPlan {
 	var p msmPlan
 	p.chunk = min(n, msmMaxChunk)
 	if p.chunk == 0 {
 		p.chunk = 1
 	}
-	p.c = msmChooseC(p.chunk)
+	if cfor == 0 {
+		cfor = p.chunk
+	}
+	p.c = msmChooseC(cfor)
 	p.nwin = (256 + p.c - 1) / p.c
 	p.m = 1 << (p.c - 1)
 	p.sentinel = uint32(p.nwin) * p.m
@@ -130,6 +134,7 @@ type msmWork struct {
 	scalars, keys, vals, sortTmp, buckets uint64
 	partA, partKA, partB, partKB          uint64
 	red, tree, wacc, out                  uint64
+	onesPart, onesTree                    uint64
 	allocs                                int
 	total                                 uint64
 }
@@ -140,8 +145,23 @@ const (
 	groupG2 = 2
 )
 
-// msmWorkOf mirrors zk_msm_work_of.
-func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes uint64) msmWork {
+// msmOnesThreads mirrors zk_msm_ones_threads.
+func msmOnesThreads(nones uint64, residentAccum uint32) uint32 {
+	if nones == 0 {
+		return 0
+	}
+	t := min((nones+msmMinSeg-1)/msmMinSeg, uint64(residentAccum))
+	if t == 0 {
+		t = 1
+	}
+	k := (nones + t - 1) / t
+	return uint32((nones + k - 1) / k)
+}
+
+// msmWorkOf mirrors zk_msm_work_of: a dense run has onesThreads 0 and
+// pippenger true; a split run the threads of its ones and pippenger false when
+// none of its scalars needs Pippenger.
+func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes uint64, onesThreads uint32, pippenger bool) msmWork {
 	fp := uint64(48)
 	if group == groupG2 {
 		fp = 96
@@ -164,10 +184,20 @@ func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes u
 	w.tree = groups * ((uint64(p.tred) + msmTreeG - 1) / msmTreeG) * xyzz
 	w.wacc = uint64(p.nwin) * xyzz
 	w.out = jac
-	sizes := []uint64{w.scalars, w.keys, w.keys, w.vals, w.vals, w.sortTmp, w.buckets,
-		w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc, w.out}
+	w.onesPart = uint64(onesThreads) * xyzz
+	w.onesTree = (uint64(onesThreads) + msmTreeG - 1) / msmTreeG * xyzz
+	if !pippenger {
+		w.keys, w.vals, w.sortTmp, w.buckets = 0, 0, 0, 0
+		w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc = 0, 0, 0, 0, 0, 0, 0
+	}
+	// In run_impl's order: scalars, output, the ones', then Pippenger's.
+	sizes := []uint64{w.scalars, w.out, w.onesPart, w.onesTree, w.keys, w.keys, w.vals,
+		w.vals, w.sortTmp, w.buckets, w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc}
 	for i, b := range sizes {
-		if i == 0 && scalarsOnDevice {
+		switch {
+		case i == 0 && scalarsOnDevice,
+			(i == 2 || i == 3) && onesThreads == 0,
+			i >= 4 && !pippenger:
 			continue
 		}
 		if b == 0 {
@@ -192,8 +222,41 @@ func MSMWorkBytes(group int, n uint64, r Residency) uint64 {
 	if group == groupG2 {
 		g = 1
 	}
-	p := makeMSMPlan(n, r.Accum[g], r.Reduce[g])
-	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits)).total
+	p := makeMSMPlan(n, 0, r.Accum[g], r.Reduce[g])
+	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true).total
+}
+
+// MSMSplitWorkBytes bounds the device working memory of one witness-aware
+// (split) MSM over a classification of n scalars, whatever their counts, as
+// zk_msm_split_work_bytes does: every scalar through Pippenger and every one a
+// 1 at once (a split run's rest and ones are each at most n).
+func MSMSplitWorkBytes(group int, n uint64, r Residency) uint64 {
+	if n == 0 {
+		return 0
+	}
+	g := 0
+	if group == groupG2 {
+		g = 1
+	}
+	p := makeMSMPlan(n, 0, r.Accum[g], r.Reduce[g])
+	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(n, r.Accum[g]), true).total
+}
+
+// msmSelectBytesBound mirrors zk_msm_select_bytes_bound.
+func msmSelectBytesBound(n uint64) uint64 { return (n/64+1+32)*16 + 512 }
+
+// MSMClassifyBytes is the device memory W's classification for the split
+// takes for n scalars (zk_msm_classify_work): two index lists, the classes,
+// the counts and the selection's storage, each as the pool rounds it.
+func MSMClassifyBytes(n uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	var total uint64
+	for _, b := range []uint64{n * 4, n * 4, n, 8, msmSelectBytesBound(n)} {
+		total += (b + msmPoolRound - 1) / msmPoolRound * msmPoolRound
+	}
+	return total
 }
 
 // KeyShape is what the device accounting needs of a proving key.
@@ -218,8 +281,20 @@ func ShapeOf(pk *keyfile.ProvingKey) KeyShape {
 // proof's stream (each reuses what the one before freed; groth16.cu runs the
 // longest first) while the G2 MSM runs on the second stream with its own.
 // chunk > 0 is a streamed key's chunk length: every MSM then runs over at
-// most chunk points.
+// most chunk points, dense. A resident key's MSMs over W (A, B, K, G2 B) may
+// run split (the switch can change between proofs): counted split, which
+// bounds dense too, plus W's classification, held for the whole proof; as
+// groth16.cu's key_work_init counts them.
 func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
+	if chunk == 0 {
+		g1 := MSMWorkBytes(groupG1, s.NbZ, r)
+		if s.NbK > 0 {
+			g1 = max(g1, MSMSplitWorkBytes(groupG1, s.NbWires, r))
+		}
+		// Resident A and B are expanded to every wire.
+		g1 = max(g1, MSMSplitWorkBytes(groupG1, s.NbWires, r))
+		return g1 + MSMClassifyBytes(s.NbWires) + MSMSplitWorkBytes(groupG2, s.NbWires, r)
+	}
 	lim := func(n uint64) uint64 {
 		if chunk > 0 {
 			return min(n, chunk)

@@ -11,7 +11,7 @@ import (
 // buckets of 192 bytes (G1) or 384 (G2), and small parts beside them.
 func TestMSMWorkAt2To24(t *testing.T) {
 	const n = 1 << 24
-	p := makeMSMPlan(n, 132*2048, 132*2048)
+	p := makeMSMPlan(n, 0, 132*2048, 132*2048)
 	if p.c != 20 || p.nwin != 13 || p.pairs != 13<<24 {
 		t.Fatalf("plan at 2^24: c %d, %d windows, %d pairs; want 20, 13, 13·2^24", p.c, p.nwin, p.pairs)
 	}
@@ -19,7 +19,7 @@ func TestMSMWorkAt2To24(t *testing.T) {
 		group   int
 		buckets uint64
 	}{{groupG1, 13 << 19 * 192}, {groupG2, 13 << 19 * 384}} {
-		w := msmWorkOf(tc.group, p, n, true, msmSortBytesBound(p.pairs, p.keybits))
+		w := msmWorkOf(tc.group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true)
 		if w.keys != 13<<26 || w.vals != 13<<26 || w.buckets != tc.buckets || w.scalars != 0 {
 			t.Errorf("group %d: keys %d, vals %d, buckets %d, scalars %d", tc.group, w.keys, w.vals, w.buckets, w.scalars)
 		}
@@ -48,9 +48,17 @@ func TestProofWorkAt2To24(t *testing.T) {
 	if got < 7_000_000_000 {
 		t.Errorf("PartitionDeviceBytes(2^24) = %d, below the 7 GB measured", got)
 	}
-	// Two MSMs at once: G1 about 4.9 GB, G2 about 6.2 GB.
-	if want := MSMWorkBytes(groupG1, uint64(nwires), BoundResidency(132)) + MSMWorkBytes(groupG2, uint64(nwires), BoundResidency(132)); got != want {
-		t.Errorf("PartitionDeviceBytes(2^24) = %d, want the G1 and G2 MSMs' %d", got, want)
+	// Two MSMs at once: G1 about 4.9 GB, G2 about 6.2 GB, both split (their
+	// ones' buffers beside Pippenger's), and W's classification.
+	b := BoundResidency(132)
+	if want := MSMSplitWorkBytes(groupG1, uint64(nwires), b) + MSMSplitWorkBytes(groupG2, uint64(nwires), b) + MSMClassifyBytes(uint64(nwires)); got != want {
+		t.Errorf("PartitionDeviceBytes(2^24) = %d, want the G1 and G2 split MSMs' and the classification's %d", got, want)
+	}
+	// The split adds little to the dense MSMs: the classification (9 bytes a
+	// wire, and the selection's storage) and the ones' partial sums.
+	dense := MSMWorkBytes(groupG1, uint64(nwires), b) + MSMWorkBytes(groupG2, uint64(nwires), b)
+	if extra := got - dense; got < dense || extra > 9*uint64(nwires)+256<<20 {
+		t.Errorf("PartitionDeviceBytes(2^24) = %d, the dense MSMs take %d: the split adds %d", got, dense, extra)
 	}
 	// Streamed in chunks of 2^22, every MSM is over at most 2^22 points.
 	s := KeyShape{LogN: logN, NbWires: uint64(nwires), NbPublic: 3, NbA: uint64(nwires), NbB: uint64(nwires), NbK: uint64(nwires - 3), NbZ: 1<<24 - 1}
@@ -119,6 +127,32 @@ func TestResidencyBound(t *testing.T) {
 		dev, bound := PartitionDeviceBytes(logN, n+3, h200), PartitionDeviceBytes(logN, n+3, BoundResidency(132))
 		if dev > bound {
 			t.Errorf("2^%d: %d bytes with the H200's residency, above the bound %d", logN, dev, bound)
+		}
+	}
+}
+
+// TestSplitWorkBound checks that MSMSplitWorkBytes (what admission counts for
+// a split MSM whose counts it does not know) is at least what any split run
+// over n classified scalars allocates: its rest (npip) through Pippenger, its
+// ones summed apart, for shares of ones and rest from none to all.
+func TestSplitWorkBound(t *testing.T) {
+	for _, r := range []Residency{BoundResidency(132), {Accum: [2]uint32{132 * 256, 132 * 256}, Reduce: [2]uint32{132 * 256, 132 * 256}}} {
+		for _, group := range []int{groupG1, groupG2} {
+			g := group - 1
+			for _, n := range []uint64{1, 1000, 1 << 16, 1<<20 + 3, 1<<22 + 3, 1 << 24, 1<<25 + 9} {
+				bound := MSMSplitWorkBytes(group, n, r)
+				for _, restPct := range []uint64{0, 1, 5, 20, 50, 80, 99, 100} {
+					for _, onesPct := range []uint64{0, 10, 50, 100} {
+						npip := n * restPct / 100
+						nones := min(n-npip, n*onesPct/100)
+						p := makeMSMPlan(max(npip, 1), 0, r.Accum[g], r.Reduce[g])
+						w := msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(nones, r.Accum[g]), npip > 0)
+						if w.total > bound {
+							t.Errorf("group %d, n %d: a split run with %d through Pippenger and %d ones takes %d, above the bound %d", group, n, npip, nones, w.total, bound)
+						}
+					}
+				}
+			}
 		}
 	}
 }

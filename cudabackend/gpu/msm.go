@@ -16,8 +16,10 @@ type MSMTiming struct {
 	Reduce     time.Duration // bucket reduction and window combination
 	Device     time.Duration // first event to last
 	Wall       time.Duration // the call, as the host saw it
-	WindowBits int           // the Pippenger window c chosen
+	WindowBits int           // the Pippenger window c chosen (0: no scalar needed Pippenger)
 	Chunks     int           // how many pieces the scalars were cut into
+	Ones       time.Duration // split MSMs: summing the points whose scalar is 1
+	Pippenger  int           // how many scalars went through Pippenger
 }
 
 // msmBases is a point set resident on one GPU, behind an opaque handle of
@@ -41,3 +43,37 @@ type G1Bases struct{ msmBases }
 
 // G2Bases is the G2 counterpart of G1Bases (UploadG2, UploadG2Masked).
 type G2Bases struct{ msmBases }
+
+// ScalarSplit is the classification of a scalar vector W resident on the
+// device into 0s, 1s and the rest, for the witness-aware MSM (MSMSplit): the
+// 0s are dropped, the points of the 1s are summed by plain point additions,
+// and only the rest go through Pippenger. A Groth16 witness is mostly bits
+// (hash and range-check wires, booleans), so one classification, shared by
+// every MSM over W, saves most of their Pippenger work. It holds two index
+// lists on the device (up to 8 bytes per scalar) and reads the rest's
+// scalars from W at every MSM: W must stay unchanged until Free.
+type ScalarSplit struct {
+	mu                 sync.RWMutex
+	h                  unsafe.Pointer
+	device             int
+	n                  int
+	zeros, ones, other int
+}
+
+// Len returns the number of classified scalars.
+func (s *ScalarSplit) Len() int { return s.n }
+
+// Counts returns how many classified scalars are 0, 1, and neither.
+func (s *ScalarSplit) Counts() (zeros, ones, other int) { return s.zeros, s.ones, s.other }
+
+// BinarySplitMode selects whether Groth16 proofs use the witness-aware MSM
+// (SetGroth16BinarySplit).
+type BinarySplitMode int
+
+// The modes: from the environment (the default: on unless
+// ZKHOST_CUDA_BINARY_SPLIT=0), off, on.
+const (
+	BinarySplitFromEnv BinarySplitMode = -1
+	BinarySplitOff     BinarySplitMode = 0
+	BinarySplitOn      BinarySplitMode = 1
+)

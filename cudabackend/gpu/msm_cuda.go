@@ -158,6 +158,11 @@ func (b *msmBases) run(op string, ptr unsafe.Pointer, n int, onDevice bool, s *S
 	if err := check(op, rc, &e); err != nil {
 		return MSMTiming{}, err
 	}
+	return timingOf(&t, wall), nil
+}
+
+// timingOf converts the C side's timing of one MSM.
+func timingOf(t *C.zk_msm_timing, wall time.Duration) MSMTiming {
 	return MSMTiming{
 		Upload:     msDuration(t.upload_ms),
 		Sort:       msDuration(t.sort_ms),
@@ -167,7 +172,9 @@ func (b *msmBases) run(op string, ptr unsafe.Pointer, n int, onDevice bool, s *S
 		Wall:       wall,
 		WindowBits: int(t.window_bits),
 		Chunks:     int(t.chunks),
-	}, nil
+		Ones:       msDuration(t.ones_ms),
+		Pippenger:  int(t.pippenger_n),
+	}
 }
 
 // deviceScalars checks that elements [off, off+n) lie in buf on the bases'
@@ -254,6 +261,17 @@ func (b *G2Bases) Free() error {
 		return nil
 	}
 	return b.free("gpu: free G2 bases")
+}
+
+// SetMSMUploadParts sets how many pieces an MSM of host scalars (G1Bases.MSM,
+// G2Bases.MSM) cuts its scalars into, so the device starts on a piece while
+// the next one is copied: the pieces' digits, sorts and bucket accumulations
+// follow their copies, into one set of buckets reduced once. It applies to
+// MSMs of 2^16·parts to 2^25 scalars; 1 turns it off; 0 returns to the
+// environment's choice (ZKHOST_CUDA_MSM_UPLOAD_PARTS, default 1: off until
+// the H200 says it pays). Process-wide, for every later MSM.
+func SetMSMUploadParts(parts int) {
+	C.zk_msm_set_upload_parts(C.int(max(0, min(parts, 64))))
 }
 
 // msmWindowBits returns the window size the C side picks for n scalars.

@@ -12,16 +12,22 @@ package gpu
 */
 import "C"
 
-// cMSMWork is zk_msm_work_of(zk_msm_make_plan(n, ...)) with the header's
-// sort bound, as msm.cu computes it, in memplan.go's types.
-func cMSMWork(group int, n uint64, onDevice bool, residentAccum, residentReduce uint32) (msmPlan, msmWork) {
-	p := C.zk_msm_make_plan(C.size_t(n), C.uint32_t(residentAccum), C.uint32_t(residentReduce))
+// cMSMWork is zk_msm_work_of(zk_msm_make_plan(n, cfor, ...)) with the header's
+// sort bound and ones nones (zk_msm_ones_threads), as msm.cu computes it, in
+// memplan.go's types.
+func cMSMWork(group int, n, cfor uint64, onDevice bool, nones uint64, pippenger bool, residentAccum, residentReduce uint32) (msmPlan, msmWork) {
+	p := C.zk_msm_make_plan(C.size_t(n), C.size_t(cfor), C.uint32_t(residentAccum), C.uint32_t(residentReduce))
 	od := C.int(0)
 	if onDevice {
 		od = 1
 	}
 	sb := C.zk_msm_sort_bytes_bound(p.M, p.keybits)
-	w := C.zk_msm_work_of(C.int(group), &p, C.size_t(n), od, sb)
+	pip := C.int(0)
+	if pippenger {
+		pip = 1
+	}
+	ot := C.zk_msm_ones_threads(C.size_t(nones), C.uint32_t(residentAccum))
+	w := C.zk_msm_work_of(C.int(group), &p, C.size_t(n), od, sb, ot, pip)
 	return msmPlan{
 			c: int(p.c), nwin: int(p.nwin), m: uint32(p.m), sentinel: uint32(p.sentinel), keybits: int(p.keybits),
 			chunk: uint64(p.chunk), pairs: uint64(p.M), t0: uint32(p.T0), t1max: uint32(p.T1max),
@@ -30,6 +36,9 @@ func cMSMWork(group int, n uint64, onDevice bool, residentAccum, residentReduce 
 			scalars: uint64(w.scalars), keys: uint64(w.keys), vals: uint64(w.vals), sortTmp: uint64(w.sort_tmp),
 			buckets: uint64(w.buckets), partA: uint64(w.part_a), partKA: uint64(w.part_ka), partB: uint64(w.part_b),
 			partKB: uint64(w.part_kb), red: uint64(w.red), tree: uint64(w.tree), wacc: uint64(w.wacc), out: uint64(w.out),
-			allocs: int(w.allocs), total: uint64(w.total),
+			onesPart: uint64(w.ones_part), onesTree: uint64(w.ones_tree), allocs: int(w.allocs), total: uint64(w.total),
 		}
 }
+
+// cMSMClassifyWork is zk_msm_classify_work(n).
+func cMSMClassifyWork(n uint64) uint64 { return uint64(C.zk_msm_classify_work(C.size_t(n))) }

@@ -38,7 +38,7 @@ func TestLookupErrors(t *testing.T) {
 		params map[string]int
 		want   string
 	}{
-		{"nosuch", nil, "unknown circuit \"nosuch\" (known: chain, merkle)"},
+		{"nosuch", nil, "unknown circuit \"nosuch\" (known: chain, merkle, sha256)"},
 		{"chain", map[string]int{"depth": 3}, "chain has no parameter \"depth\" (its parameters: k)"},
 		{"chain", map[string]int{"k": 0}, "parameter k = 0 is out of range 1..28"},
 		{"merkle", map[string]int{"d": 63}, "parameter d = 63 is out of range 1..62"},

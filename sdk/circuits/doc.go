@@ -6,6 +6,8 @@
 //   - merkle: a storage-proof-like circuit. K challenged leaves are proven to belong to a
 //     depth-D Merkle tree with a public root, hashed with Poseidon2 over BLS12-381's
 //     scalar field (width 2, 6 full and 50 partial rounds, 2-to-1 compression).
+//   - sha256: SHA-256 of a secret message of b blocks with a public digest, computed on
+//     bit wires: a bit-heavy witness (nearly every wire 0 or 1), as hash circuits give.
 //
 // A Spec couples a circuit definition (for compiling and key generation) with a
 // deterministic witness generator: Spec.Witness(partition, seed) returns a different

@@ -128,6 +128,13 @@ var registry = map[string]entry{
 		},
 		build: newMerkle,
 	},
+	"sha256": {
+		doc: "SHA-256 of a secret b-block message, public digest, on bit wires (~31k constraints a block, 99.7% of the wires 0 or 1)",
+		params: []param{
+			{name: "b", def: 1, min: 1, max: 1024, doc: "64-byte blocks hashed (8 fill a 2^18 domain, 33 2^20, 134 2^22)"},
+		},
+		build: newSHA256,
+	},
 }
 
 // Names returns the names of the registered circuits, sorted.

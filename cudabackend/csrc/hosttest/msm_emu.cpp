@@ -172,20 +172,18 @@ static jac_t<F> ref_msm(const std::vector<affine_t<F>>& pts, const std::vector<f
     return acc.to_jac();
 }
 
-// emu_msm runs msm.cu's pipeline with the given window and segment sizes.
+// emu_accumulate runs msm.cu's sort and accumulation levels of one piece
+// into buckets (add0: level 0 adds, as the overlapped upload's later pieces
+// do).
 template <class F>
-static jac_t<F> emu_msm(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
-                        int c, uint32_t K0, uint32_t Kmerge, uint32_t Tred) {
+static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
+                           const std::vector<uint32_t>& vals, int c, uint32_t K0, uint32_t Kmerge,
+                           std::vector<xyzz_t<F>>& buckets, bool add0) {
     using P = xyzz_t<F>;
-    const uint32_t n = (uint32_t)bases.size();
     const int nwin = (256 + c - 1) / c;
     const uint32_t m = 1u << (c - 1);
     const uint32_t sentinel = (uint32_t)nwin * m;
-    std::vector<fr_t> sc(n);
-    for (uint32_t i = 0; i < n; i++) sc[i] = sc_canon[i].to_montgomery();
-    const uint32_t M = (uint32_t)nwin * n;
-    std::vector<uint32_t> keys(M), vals(M);
-    for (uint32_t i = 0; i < n; i++) digits_one(i, sc.data(), n, c, nwin, keys.data(), vals.data());
+    const uint32_t M = (uint32_t)keys.size();
     std::vector<uint32_t> order(M);
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
@@ -194,13 +192,12 @@ static jac_t<F> emu_msm(const std::vector<affine_t<F>>& bases, const std::vector
         sk[i] = keys[order[i]];
         sv[i] = vals[order[i]];
     }
-    std::vector<P> buckets((size_t)nwin * m, P::inf());
     uint32_t T = (M + K0 - 1) / K0;
     std::vector<uint32_t> ka(2 * T);
     std::vector<P> pa(2 * T);
     for (uint32_t t = 0; t < T; t++)
-        accumulate_one<true, F>(t, sk.data(), sv.data(), bases.data(), nullptr, M, K0, sentinel,
-                                buckets.data(), ka.data(), pa.data());
+        accumulate_one<true, F>(t, sk.data(), sv.data(), bases, nullptr, M, K0, sentinel,
+                                buckets.data(), ka.data(), pa.data(), add0);
     while (T > 1) {
         uint32_t len = 2 * T;
         uint32_t T2 = (len + Kmerge - 1) / Kmerge;
@@ -213,6 +210,16 @@ static jac_t<F> emu_msm(const std::vector<affine_t<F>>& bases, const std::vector
         pa.swap(pb);
         T = T2;
     }
+}
+
+// emu_reduce runs msm.cu's reduction and combination of the buckets; ones
+// (when not null) joins window 0 before horner.
+template <class F>
+static jac_t<F> emu_reduce(const std::vector<xyzz_t<F>>& buckets, int c, uint32_t Tred,
+                           const xyzz_t<F>* ones) {
+    using P = xyzz_t<F>;
+    const int nwin = (256 + c - 1) / c;
+    const uint32_t m = 1u << (c - 1);
     const uint32_t L = m / Tred;
     int logL = 0;
     while ((1u << logL) < L) logL++;
@@ -229,7 +236,103 @@ static jac_t<F> emu_msm(const std::vector<affine_t<F>>& bases, const std::vector
     }
     std::vector<P> wacc(nwin);
     for (int w = 0; w < nwin; w++) window_one(w, red.data(), (uint32_t)nwin, logL, wacc.data(), true);
+    if (ones) wacc[0].add(*ones);  // k_add_into
     return horner(wacc.data(), (uint32_t)nwin, c);
+}
+
+// emu_pipeline runs msm.cu's pipeline after the digits: sort, accumulate,
+// reduce, combine; ones (when not null) joins window 0 before horner.
+template <class F>
+static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
+                             const std::vector<uint32_t>& vals, int c, uint32_t K0,
+                             uint32_t Kmerge, uint32_t Tred, const xyzz_t<F>* ones) {
+    const int nwin = (256 + c - 1) / c;
+    std::vector<xyzz_t<F>> buckets((size_t)nwin * (1u << (c - 1)), xyzz_t<F>::inf());
+    emu_accumulate<F>(bases, keys, vals, c, K0, Kmerge, buckets, false);
+    return emu_reduce<F>(buckets, c, Tred, ones);
+}
+
+// emu_pieces runs the overlapped upload's pipeline: the scalars cut into
+// pieces of piece scalars, each piece's digits (point indices local to the
+// piece, bases offset), sort and accumulation into one set of buckets,
+// level 0 adding from the second piece on, then one reduction.
+template <class F>
+static jac_t<F> emu_pieces(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
+                           int c, uint32_t K0, uint32_t Kmerge, uint32_t Tred, uint32_t piece) {
+    const uint32_t n = (uint32_t)bases.size();
+    const int nwin = (256 + c - 1) / c;
+    std::vector<xyzz_t<F>> buckets((size_t)nwin * (1u << (c - 1)), xyzz_t<F>::inf());
+    for (uint32_t off = 0, k = 0; off < n; off += piece, k++) {
+        const uint32_t cn = n - off < piece ? n - off : piece;
+        std::vector<fr_t> sc(cn);
+        for (uint32_t i = 0; i < cn; i++) sc[i] = sc_canon[off + i].to_montgomery();
+        std::vector<uint32_t> keys((size_t)nwin * cn), vals((size_t)nwin * cn);
+        for (uint32_t i = 0; i < cn; i++) digits_one(i, sc.data(), cn, c, nwin, keys.data(), vals.data());
+        emu_accumulate<F>(bases.data() + off, keys, vals, c, K0, Kmerge, buckets, k > 0);
+    }
+    return emu_reduce<F>(buckets, c, Tred, nullptr);
+}
+
+// emu_msm runs msm.cu's dense pipeline with the given window and segment sizes.
+template <class F>
+static jac_t<F> emu_msm(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
+                        int c, uint32_t K0, uint32_t Kmerge, uint32_t Tred) {
+    const uint32_t n = (uint32_t)bases.size();
+    const int nwin = (256 + c - 1) / c;
+    std::vector<fr_t> sc(n);
+    for (uint32_t i = 0; i < n; i++) sc[i] = sc_canon[i].to_montgomery();
+    const uint32_t M = (uint32_t)nwin * n;
+    std::vector<uint32_t> keys(M), vals(M);
+    for (uint32_t i = 0; i < n; i++) digits_one(i, sc.data(), n, c, nwin, keys.data(), vals.data());
+    return emu_pipeline<F>(bases.data(), keys, vals, c, K0, Kmerge, Tred, nullptr);
+}
+
+// emu_split runs the split MSM of msm.cu over scalars [lo, lo + bases.size())
+// of the classified vector sc_canon: the classification (k_classify and the
+// ordered selection), the ones' segment sums (Kones per thread) and their
+// tree, Pippenger over the rest's index list, the combination. It also
+// returns the class counts, checked by the caller.
+template <class F>
+static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
+                          uint32_t lo, int c, uint32_t K0, uint32_t Kmerge, uint32_t Tred,
+                          uint32_t Kones, size_t counts[3]) {
+    using P = xyzz_t<F>;
+    const uint32_t nall = (uint32_t)sc_canon.size();
+    const uint32_t hi = lo + (uint32_t)bases.size();
+    std::vector<fr_t> sc(nall);
+    for (uint32_t i = 0; i < nall; i++) sc[i] = sc_canon[i].to_montgomery();
+    std::vector<uint32_t> ones, rest;
+    counts[0] = counts[1] = counts[2] = 0;
+    for (uint32_t i = 0; i < nall; i++) {
+        uint8_t k = scalar_class(sc[i]);
+        counts[k]++;
+        if (k == CLASS_ONE) ones.push_back(i);
+        if (k == CLASS_OTHER) rest.push_back(i);
+    }
+    P ones_sum = P::inf();
+    if (!ones.empty()) {
+        const uint32_t cnt = (uint32_t)ones.size();
+        const uint32_t T = (cnt + Kones - 1) / Kones;
+        std::vector<P> part(T);
+        for (uint32_t t = 0; t < T; t++) ones_one(t, ones.data(), cnt, Kones, lo, hi, bases.data(), part.data());
+        uint32_t len = T;
+        while (len > 1) {
+            uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+            std::vector<P> out(outlen);
+            for (uint32_t tid = 0; tid < outlen; tid++) tree_one(tid, part.data(), len, outlen, out.data());
+            part.swap(out);
+            len = outlen;
+        }
+        ones_sum = part[0];
+    }
+    if (rest.empty()) return ones_sum.to_jac();  // k_to_jac
+    const int nwin = (256 + c - 1) / c;
+    const uint32_t n = (uint32_t)rest.size();
+    std::vector<uint32_t> keys((size_t)nwin * n), vals((size_t)nwin * n);
+    for (uint32_t i = 0; i < n; i++)
+        digits_idx_one(i, sc.data(), rest.data(), lo, hi, n, c, nwin, keys.data(), vals.data());
+    return emu_pipeline<F>(bases.data(), keys, vals, c, K0, Kmerge, Tred,
+                           ones.empty() ? nullptr : &ones_sum);
 }
 
 struct cfg_t {
@@ -247,6 +350,43 @@ static void check_case(const char* group, const char* name, const std::vector<af
         jac_t<F> got = emu_msm(pts, sc, k.c, k.K0, k.Kmerge, tred);
         CHECK(jac_eq(got, want), "%s %s: c=%d K0=%u Kmerge=%u Tred=%u differs from the reference",
               group, name, k.c, k.K0, k.Kmerge, tred);
+        // The overlapped upload's pieces: a few sizes, one point a piece
+        // included (small windows only: the reduction dominates the time).
+        for (uint32_t piece : {1u, 7u, 64u}) {
+            if (piece >= pts.size() || k.c > 8) continue;
+            jac_t<F> gp = emu_pieces(pts, sc, k.c, k.K0, k.Kmerge, tred, piece);
+            CHECK(jac_eq(gp, want), "%s %s: pieces of %u, c=%d K0=%u differ from the reference",
+                  group, name, piece, k.c, k.K0);
+        }
+    }
+}
+
+// check_split checks the split MSM over [lo, lo + pts.size()) of sc
+// against the reference over that range, and the class counts.
+template <class F>
+static void check_split(const char* group, const char* name, const std::vector<affine_t<F>>& pts,
+                        const std::vector<fr_t>& sc, uint32_t lo) {
+    std::vector<fr_t> range(sc.begin() + lo, sc.begin() + lo + pts.size());
+    jac_t<F> want = ref_msm(pts, range);
+    size_t want_counts[3] = {0, 0, 0};
+    for (const fr_t& x : sc) {
+        bool zero = x == fr_t::zero(), one = x == fr_small(1);
+        want_counts[zero ? 0 : one ? 1 : 2]++;
+    }
+    const cfg_t cfgs[] = {{4, 3, 4, 2}, {7, 1, 4, 8}, {13, 100000, 32, 256}};
+    const uint32_t kones[] = {1, 3, 32, 1000};
+    for (const cfg_t& k : cfgs) {
+        for (uint32_t ko : kones) {
+            uint32_t m = 1u << (k.c - 1);
+            uint32_t tred = k.Tred > m ? m : k.Tred;
+            size_t counts[3];
+            jac_t<F> got = emu_split(pts, sc, lo, k.c, k.K0, k.Kmerge, tred, ko, counts);
+            CHECK(jac_eq(got, want), "%s split %s (lo=%u): c=%d K0=%u Kones=%u differs from the reference",
+                  group, name, lo, k.c, k.K0, ko);
+            CHECK(counts[0] == want_counts[0] && counts[1] == want_counts[1] && counts[2] == want_counts[2],
+                  "%s split %s: classified %zu/%zu/%zu zero/one/other, want %zu/%zu/%zu", group, name,
+                  counts[0], counts[1], counts[2], want_counts[0], want_counts[1], want_counts[2]);
+        }
     }
 }
 
@@ -314,6 +454,51 @@ static void run_group(const char* group) {
         q.y = fneg(q.y);
         check_case(group, "P and -P", std::vector<affine_t<F>>{p, q, p, q}, fill(4, fr_small(77)), cfgs);
     }
+
+    // The split MSM (0/1 scalars apart): all zero, all one, none binary, a
+    // single non-binary scalar among bits, bits with infinity, repeated
+    // points and P, -P, and ranges that skip a prefix (Groth16's K).
+    auto bits = [&](size_t n, int other_every) {
+        std::vector<fr_t> v(n);
+        for (size_t i = 0; i < n; i++) {
+            v[i] = (rng() & 1) ? fr_small(1) : fr_t::zero();
+            if (other_every && i % other_every == 0) v[i] = rand_fr();
+        }
+        return v;
+    };
+    check_split(group, "all zero", prefix(70), fill(70, fr_t::zero()), 0);
+    check_split(group, "all one", prefix(70), fill(70, fr_small(1)), 0);
+    check_split(group, "none binary", prefix(70), rnd(70), 0);
+    check_split(group, "n=1 one", prefix(1), fill(1, fr_small(1)), 0);
+    check_split(group, "n=1 zero", prefix(1), fill(1, fr_t::zero()), 0);
+    check_split(group, "n=1 other", prefix(1), rnd(1), 0);
+    {
+        std::vector<fr_t> sc = bits(200, 0);
+        sc[117] = rand_fr();
+        check_split(group, "single non-binary", prefix(200), sc, 0);
+        check_split(group, "single non-binary, lo=3", prefix(197), sc, 3);
+    }
+    check_split(group, "bits, every 10th random", prefix(300), bits(300, 10), 0);
+    check_split(group, "bits, every 10th random, lo=2", prefix(298), bits(300, 10), 2);
+    {
+        std::vector<affine_t<F>> pts = prefix(250);
+        std::vector<fr_t> sc = bits(250, 9);
+        for (size_t i = 0; i < pts.size(); i++) {
+            if (i % 7 == 0) pts[i].x = F::zero(), pts[i].y = F::zero();
+            if (i % 5 == 0) pts[i] = pool[3];
+            if (i % 13 == 2) sc[i] = fr_rm1();
+            if (i % 17 == 4) sc[i] = fr_small(2);
+        }
+        pts[20] = pool[9];
+        pts[21] = pool[9];
+        pts[21].y = fneg(pts[21].y);
+        sc[20] = sc[21] = fr_small(1);
+        check_split(group, "mixed: infinity, repeats, P and -P", pts, sc, 0);
+        std::vector<affine_t<F>> tail(pts.begin() + 5, pts.end());
+        check_split(group, "mixed, lo=5", tail, sc, 5);
+    }
+    check_split(group, "one point repeated, all ones", std::vector<affine_t<F>>(90, pool[5]), fill(90, fr_small(1)), 0);
+    check_split(group, "one point repeated, bits", std::vector<affine_t<F>>(90, pool[5]), bits(90, 11), 0);
 }
 
 int main() {
