@@ -6,7 +6,11 @@ import (
 )
 
 // ErrorKind classifies a backend error. It crosses gRPC as the status code plus a
-// typed detail, so the host can decide whether to retry.
+// typed detail, so the host can decide whether to retry. A kind is itself an
+// error, so that one value serves an idea in every layer: errors.Is(err,
+// sdk.ErrUnavailable) holds for an *Error of that kind, for an error wrapping
+// the kind (the CUDA driver wrapper's errors), and for the host's client API
+// errors, whose ErrUnavailable is this value.
 type ErrorKind int
 
 // Error kinds. The zero value is ErrInternal.
@@ -50,7 +54,17 @@ type Error struct {
 	Message   string
 }
 
+// Error returns the kind's wire name: a kind is an error of its own (see ErrorKind).
+func (k ErrorKind) Error() string { return k.String() }
+
 func (e *Error) Error() string { return e.Kind.String() + ": " + e.Message }
+
+// Is reports whether target is e's kind, so that errors.Is(err, sdk.ErrCanceled)
+// works on an *Error.
+func (e *Error) Is(target error) bool {
+	k, ok := target.(ErrorKind)
+	return ok && k == e.Kind
+}
 
 // Errorf returns an *Error of the given kind. Retryable defaults by kind:
 // resource exhaustion, unavailability and internal errors may be retried.
@@ -77,11 +91,16 @@ func defaultRetryable(k ErrorKind) bool {
 	return false
 }
 
-// KindOf returns the kind of err if it is (or wraps) an *Error, and ErrInternal otherwise.
+// KindOf returns the kind of err if it is (or wraps) an *Error or a kind, and
+// ErrInternal otherwise.
 func KindOf(err error) ErrorKind {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind
+	}
+	var k ErrorKind
+	if errors.As(err, &k) {
+		return k
 	}
 	return ErrInternal
 }

@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"errors"
+
+	"github.com/zkhost/zkhost/sdk"
 	"time"
 	"unsafe"
 )
@@ -10,8 +12,9 @@ import (
 var (
 	// ErrUnavailable means no GPU can be used: the package was built
 	// without CUDA, there is no GPU or driver, or the driver is older than
-	// the CUDA runtime linked in.
-	ErrUnavailable = errors.New("gpu unavailable")
+	// the CUDA runtime linked in. It is the SDK's sdk.ErrUnavailable, one value
+	// for the idea from the driver to the host's client API.
+	ErrUnavailable error = sdk.ErrUnavailable
 	// ErrInvalid means a bad argument (size out of range, nil buffer).
 	ErrInvalid = errors.New("gpu: invalid argument")
 	// ErrOutOfMemory means device memory could not be allocated.

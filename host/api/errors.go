@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // Sentinel errors. The daemon returns errors that wrap one of them (build them with
@@ -27,10 +28,10 @@ var (
 	// state directory has too little space for it now.
 	ErrResourceExhausted = errors.New("resource exhausted")
 	// ErrUnavailable: the daemon is shutting down, or not running at all (client side),
-	// or no device can serve the job now. It is the client API's word; a backend's
-	// is sdk.ErrUnavailable (its device is unusable), which reaches a client only as
-	// this, when the daemon finds no device serving (Submit's "no healthy device").
-	ErrUnavailable = errors.New("unavailable")
+	// or no device can serve the job now. It is the SDK's sdk.ErrUnavailable, one
+	// value for the idea across the client API, the backend contract and the CUDA
+	// driver wrapper: errors.Is(err, api.ErrUnavailable) holds for each.
+	ErrUnavailable error = sdk.ErrUnavailable
 	// ErrUnauthenticated: a TCP request without the right bearer token.
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrInternal: a failure inside the daemon.

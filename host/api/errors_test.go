@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 func TestErrorStatusRoundTrip(t *testing.T) {
@@ -108,5 +110,19 @@ func TestNameInputFiles(t *testing.T) {
 		if errors.Is(tc.err, ErrInvalidArgument) && !errors.Is(got, ErrInvalidArgument) {
 			t.Errorf("NameInputFiles(%v) lost the error's kind", tc.err)
 		}
+	}
+}
+
+// One value for "unavailable" across the client API and the backend contract
+// (issue 11: one type per idea): each side's errors.Is sees the other's.
+func TestUnavailableIsTheSDKs(t *testing.T) {
+	if !errors.Is(Unavailablef("daemon stopping"), sdk.ErrUnavailable) {
+		t.Error("api's unavailable error is not sdk.ErrUnavailable")
+	}
+	if !errors.Is(sdk.Errorf(sdk.ErrUnavailable, "no GPU"), ErrUnavailable) {
+		t.Error("the SDK's unavailable error is not api.ErrUnavailable")
+	}
+	if errors.Is(sdk.Errorf(sdk.ErrResourceExhausted, "full"), ErrUnavailable) {
+		t.Error("a resource-exhausted error counts as unavailable")
 	}
 }
