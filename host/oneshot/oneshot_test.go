@@ -203,7 +203,7 @@ func TestBadInputs(t *testing.T) {
 		{"nothing to prove", func(o *Options) { o.Partitions = 0 }, "nothing to prove"},
 		{"no output directory", func(o *Options) { o.OutDir = "" }, "--out"},
 		{"backend checksum mismatch", func(o *Options) { o.BackendSHA256 = make([]byte, 32) }, "checksum"},
-		{"backend without a device", func(o *Options) { o.Backend = noGPUBin }, "backend zkhost-backend-cuda has no usable device: gpu unavailable"},
+		{"backend without a device", func(o *Options) { o.Backend = noGPUBin }, "backend zkhost-backend-cuda has no usable device: unavailable: built without CUDA"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
