@@ -268,6 +268,15 @@ cudaError_t get_pool(int dev, cudaMemPool_t* out) {
         uint64_t thr = ~(uint64_t)0;
         e = cudaMemPoolSetAttribute(pools[dev], cudaMemPoolAttrReleaseThreshold, &thr);
         if (e != cudaSuccess) return e;
+        // No opportunistic reuse across streams: a proof's G1 MSMs (one stream)
+        // and its G2 MSM (another) would otherwise take each other's freed
+        // blocks as they come free, and the pool grow past the largest G1 MSM
+        // plus the G2 MSM that admission counts (measured on the H200: 48 MiB
+        // over the estimate for a streamed key at 2^22). Same-stream reuse,
+        // the MSMs' own pattern, is unaffected.
+        int no = 0;
+        e = cudaMemPoolSetAttribute(pools[dev], cudaMemPoolReuseAllowOpportunistic, &no);
+        if (e != cudaSuccess) return e;
         pool_made[dev] = true;
     }
     *out = pools[dev];
