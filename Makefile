@@ -84,7 +84,7 @@ SOAK_PARTITIONS ?= 600
 SOAK_HOST_KILLS ?= 4
 SEED ?= 1
 soak-cluster:
-	$(GO) test ./e2e/ -run '^TestClusterSoak$$' -count=1 -v -timeout 60m -args -soak.cluster \
+	$(GO) test -tags clustersoak ./e2e/ -run '^TestClusterSoak$$' -count=1 -v -timeout 60m -args \
 		-soak.cluster.partitions=$(SOAK_PARTITIONS) -soak.cluster.host-kills=$(SOAK_HOST_KILLS) -soak.seed=$(SEED)
 
 clean:

@@ -1,3 +1,8 @@
+//go:build clustersoak
+
+// The cluster soak is built only with the clustersoak tag (make soak-cluster):
+// a long run that make test leaves out by not compiling it, not by skipping.
+
 package e2e
 
 import (
@@ -13,7 +18,6 @@ import (
 )
 
 var (
-	clusterSoak      = flag.Bool("soak.cluster", false, "run TestClusterSoak, the cluster's long soak (make soak-cluster)")
 	clusterSoakParts = flag.Int("soak.cluster.partitions", 600, "partitions of TestClusterSoak")
 	clusterSoakKills = flag.Int("soak.cluster.host-kills", 4, "kill -9s (and restarts) of hosts in TestClusterSoak")
 )
@@ -25,9 +29,6 @@ var (
 // two NATS servers of three always run. Every job must complete with every
 // proof verified, read from a random host at the end.
 func TestClusterSoak(t *testing.T) {
-	if !*clusterSoak {
-		t.Skip("the cluster soak runs with -soak.cluster (make soak-cluster)")
-	}
 	hosts := startCluster(t, 3)
 	rng := rand.New(rand.NewPCG(*soakSeed, 15))
 	type sub struct {
