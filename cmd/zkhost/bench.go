@@ -14,6 +14,7 @@ import (
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/host/inprocess"
 	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
@@ -120,10 +121,10 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 			}
 		}
 		fmt.Fprintf(stderr, "starting a daemon in this process (%d× %s); keys in %s\n", *devices, filepath.Base(*backend), *keys)
-		s, err := bench.StartStandalone(ctx, bench.StandaloneOptions{
-			Spec: spec, KeyDir: *keys, Backend: *backend, Devices: *devices, InFlight: *inFlight, Threads: *threads,
+		s, err := bench.StartStandalone(ctx, bench.StandaloneOptions{Spec: spec, Options: inprocess.Options{
+			KeyDir: *keys, Backend: *backend, Devices: *devices, InFlight: *inFlight, Threads: *threads,
 			Workers: *workers, SynthCores: *synthCores, SolverThreads: *solverThreads, Timeline: opts.TimelinePath, LogLevel: *logLevel, Logger: newLogger(stderr, *logLevel),
-		})
+		}})
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/host/inprocess"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/host/waterfall"
 	"github.com/zkhost/zkhost/sdk/circuits"
@@ -186,7 +187,7 @@ func TestStandaloneEndToEnd(t *testing.T) {
 	spec := chainSpec(t, 8)
 	tl := filepath.Join(dir, "timeline.jsonl")
 	ctx := context.Background()
-	s, err := StartStandalone(ctx, StandaloneOptions{Spec: spec, KeyDir: filepath.Join(dir, "keys"), Backend: backendBin, Workers: 2, Timeline: tl})
+	s, err := StartStandalone(ctx, StandaloneOptions{Spec: spec, Options: inprocess.Options{KeyDir: filepath.Join(dir, "keys"), Backend: backendBin, Workers: 2, Timeline: tl}})
 	if err != nil {
 		t.Fatal(err)
 	}

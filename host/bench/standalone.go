@@ -7,42 +7,19 @@ import (
 	"os"
 	"path/filepath"
 
-	hclog "github.com/hashicorp/go-hclog"
-
 	"github.com/zkhost/zkhost/host/daemon"
 	"github.com/zkhost/zkhost/host/inprocess"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
-// StandaloneOptions configure a daemon started in this process for a benchmark.
+// StandaloneOptions configure a daemon started in this process for a benchmark:
+// the daemon's own options (inprocess.Options, whose Circuit is set from Spec)
+// and the example circuit whose keys are generated into KeyDir when missing.
 type StandaloneOptions struct {
 	// Spec is the circuit the daemon serves, under the name Spec.ID().
 	Spec circuits.Spec
-	// KeyDir holds the circuit's keys; they are generated there (a development
-	// setup) when missing.
-	KeyDir string
-	// Backend is the backend binary; Devices backends run it, with device
-	// indices 0, 1, ... (0 means 1).
-	Backend string
-	Devices int
-	// InFlight, above 0, is each device's partitions in flight; the backend is
-	// told too (-max-in-flight).
-	InFlight int
-	// Threads, above 0, is passed to the backend as -threads.
-	Threads int
-	// Workers, above 0, sizes the synthesis pool; SynthCores, above 0, caps
-	// the cores synthesis may use ([synthesis] cores); SolverThreads, above
-	// 0, is each worker's solver threads.
-	Workers       int
-	SynthCores    int
-	SolverThreads int
-	// Timeline, when set, is the timeline file the daemon writes.
-	Timeline string
-	// LogLevel is the daemon's log level ("warn" when empty); Logger receives
-	// its logs (nil: discarded).
-	LogLevel string
-	Logger   hclog.Logger
+	inprocess.Options
 }
 
 // Standalone is a daemon running in this process with a temporary state
@@ -85,11 +62,8 @@ func StartStandalone(ctx context.Context, o StandaloneOptions) (*Standalone, err
 	if _, err := EnsureKeys(o.Spec, o.KeyDir); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	d, err := inprocess.Start(ctx, inprocess.Options{
-		Circuit: o.Spec.ID(), KeyDir: o.KeyDir, Backend: o.Backend, Devices: o.Devices, InFlight: o.InFlight, Threads: o.Threads,
-		Workers: o.Workers, SynthCores: o.SynthCores, SolverThreads: o.SolverThreads, Timeline: o.Timeline,
-		LogLevel: o.LogLevel, Logger: o.Logger,
-	})
+	o.Options.Circuit = o.Spec.ID()
+	d, err := inprocess.Start(ctx, o.Options)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
