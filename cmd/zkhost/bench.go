@@ -57,6 +57,7 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	keys := fs.String("keys", bench.DefaultKeyDir(), "standalone: key cache directory")
 	logLevel := fs.String("log-level", "warn", "standalone: the daemon's log level")
 	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
+	memEvery := fs.Duration("memory-every", 250*time.Millisecond, "sample memory at this interval during the run (the daemon's budget and partitions at work; standalone: also this process, its backends and the machine); 0: none")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
@@ -74,11 +75,11 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	if *isolated < 0 || *isolatedTime < 0 || *synthCores < 0 || *solverThreads < 0 {
-		return fmt.Errorf("%w: --isolated, --isolated-time, --synth-cores and --solver-threads may not be negative", cli.ErrUsage)
+	if *isolated < 0 || *isolatedTime < 0 || *synthCores < 0 || *solverThreads < 0 || *memEvery < 0 {
+		return fmt.Errorf("%w: --isolated, --isolated-time, --synth-cores, --solver-threads and --memory-every may not be negative", cli.ErrUsage)
 	}
 	opts := bench.Options{Spec: spec, Circuit: *as, Jobs: *jobs, Concurrency: *conc, Partitions: *parts, Progress: stderr,
-		Isolated: *isolated, IsolatedTime: *isolatedTime}
+		Isolated: *isolated, IsolatedTime: *isolatedTime, MemoryEvery: *memEvery}
 	if *class != "" {
 		if opts.Class, err = api.ParseClass(*class); err != nil {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
@@ -130,6 +131,7 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 		}
 		defer s.Close()
 		opts.Circuit = s.Circuit
+		opts.SampleProcesses = true
 		target = s.Target()
 	}
 	res, runErr := bench.Run(ctx, target, opts)

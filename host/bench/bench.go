@@ -112,6 +112,12 @@ type Options struct {
 	// device time per proof; IsolatedTime, when set instead, gives it.
 	Isolated     int
 	IsolatedTime time.Duration
+	// MemoryEvery, above 0, samples memory at this interval during the run
+	// (memory.go): the daemon's budget and partitions at work always, and this
+	// process, its children and the machine from /proc when SampleProcesses is
+	// set (a daemon in this process: bench.Standalone).
+	MemoryEvery     time.Duration
+	SampleProcesses bool
 }
 
 // Result is what a benchmark measured.
@@ -148,6 +154,9 @@ type Result struct {
 	TimelinePath string
 	// Analysis is the timeline analysis of this run's events, when read.
 	Analysis *waterfall.Analysis `json:"-"`
+
+	// Memory is what the memory sampler saw (nil when Options.MemoryEvery is 0).
+	Memory *MemoryPeaks `json:",omitempty"`
 
 	// Steady is the run's steady state (steady.go): the figures of the
 	// window from each device's first verified proof (its key loaded, its
@@ -191,6 +200,10 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 	next := make(chan int)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var mem *memorySampler
+	if o.MemoryEvery > 0 {
+		mem = startMemorySampler(ctx, t, o.SampleProcesses, o.MemoryEvery)
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range min(o.Concurrency, o.Jobs) {
@@ -267,6 +280,10 @@ feed:
 	r := &Result{
 		Circuit: o.Circuit, Jobs: o.Jobs, Partitions: o.Partitions, Concurrency: o.Concurrency,
 		Wall: wall, Devices: st.Devices, Errors: errs, DeviceBusyPercent: -1, TimelinePath: o.TimelinePath,
+	}
+	if mem != nil {
+		p := mem.finish()
+		r.Memory = &p
 	}
 	if end, err := t.Status(ctx); err == nil {
 		r.Devices = end.Devices

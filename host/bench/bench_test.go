@@ -192,9 +192,14 @@ func TestStandaloneEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r, err := Run(ctx, s.Target(), Options{Spec: spec, Circuit: s.Circuit, Jobs: 3, Concurrency: 2, Partitions: 2, TimelinePath: tl})
+	r, err := Run(ctx, s.Target(), Options{Spec: spec, Circuit: s.Circuit, Jobs: 3, Concurrency: 2, Partitions: 2, TimelinePath: tl,
+		MemoryEvery: 10 * time.Millisecond, SampleProcesses: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The sampler saw this process and the CPU backend it launched.
+	if m := r.Memory; m == nil || m.Samples < 1 || m.Note != "" || m.Host.RSS == 0 || m.Host.Anon == 0 || m.Children.RSS == 0 || m.MachineUsed == 0 {
+		t.Errorf("memory peaks %+v", r.Memory)
 	}
 	if r.Proofs != 6 || r.PhasesSource != "timeline" || r.Analysis == nil {
 		t.Fatalf("result %+v", r)

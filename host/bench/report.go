@@ -9,6 +9,7 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
+	"github.com/zkhost/zkhost/host/api"
 )
 
 // Print writes r as two tables: the run's figures, then every phase's p50 and
@@ -90,6 +91,11 @@ func Print(w io.Writer, r *Result) {
 	} else if st.TimelineBusyPercent >= 0 {
 		t.AppendRow(table.Row{"steady utilization (driver)", "n/a: the timeline has no utilization samples (the backend reports none; see zkhost status)"})
 	}
+	if m := r.Memory; m != nil {
+		for _, row := range memoryRows(m) {
+			t.AppendRow(row)
+		}
+	}
 	if r.TimelinePath != "" {
 		t.AppendRow(table.Row{"timeline", r.TimelinePath})
 	} else {
@@ -157,4 +163,23 @@ func lastPath(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// memoryRows are the memory sampler's peaks as table rows.
+func memoryRows(m *MemoryPeaks) []table.Row {
+	gb := api.FormatBytes
+	proc := func(p ProcMemory) string {
+		return fmt.Sprintf("%s (anonymous %s, file %s, shared %s)", gb(p.RSS), gb(p.Anon), gb(p.File), gb(p.Shmem))
+	}
+	rows := []table.Row{{"memory peaks", fmt.Sprintf("%d samples, every %s; each figure's own peak", m.Samples, m.Interval)}}
+	if m.Note != "" {
+		rows = append(rows, table.Row{"memory: processes", "n/a: " + m.Note})
+	} else if m.Host.RSS > 0 {
+		rows = append(rows,
+			table.Row{"memory: this process (daemon)", proc(m.Host)},
+			table.Row{"memory: its children (backends)", proc(m.Children)},
+			table.Row{"memory: machine in use", fmt.Sprintf("%s (%s before the run)", gb(m.MachineUsed), gb(m.MachineUsedAtStart))})
+	}
+	rows = append(rows, table.Row{"memory: budget granted", fmt.Sprintf("%s; partitions at once: %d synthesizing, %d on devices", gb(m.BudgetUsed), m.Synthesizing, m.OnDevices)})
+	return rows
 }
