@@ -15,6 +15,15 @@
 #   STEPS=stream STREAM_K=24 STREAM_CAPS="24GiB 16GiB" scripts/h200-run.sh
 # The witness-aware MSM with and without (issue 10; sha256 b=BS_B, chain 2^BS_K, ~3 minutes):
 #   STEPS=binsplit BUDGET=200 scripts/h200-run.sh
+# sppark beside our kernels in one step (issue 10's peers): BenchmarkNTT then sppark's nttbench at
+# PEER_NTT_LOGS, BenchmarkMSMG1 then sppark's msmbench at PEER_MSM_LOGS (empty: none). The peers are
+# prebuilt: `mkdir -p bin/peers && cp ../shared/peers/* bin/peers/` here, and carry bin/peers:
+#   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/h200-run.sh
+# Host memory per partition in flight (issue 14): chain 2^$HM_K through the daemon and the CUDA
+# backend at HM_DEPTHS partitions in flight (each depth d: d synthesis workers, d in flight on the
+# device, jobs of d partitions), memory sampled every 100 ms by `zkhost bench` (this process, the
+# backend, the machine, the budget); the difference between depths is the cost of one more:
+#   STEPS=hostmem HM_K=24 HM_DEPTHS="1 4" BUDGET=300 scripts/h200-run.sh
 # The MSM upload in overlapped pieces against one copy (issue 10's lever, ~2 minutes):
 #   STEPS=msmoverlap BUDGET=160 scripts/h200-run.sh
 set -uo pipefail
@@ -140,6 +149,40 @@ for step in $STEPS; do
     log "binsplit: BenchmarkMSMSplitG1 (2^20, 2^22; 90% binary; dense against split)"
     (cd "$ROOT/cudabackend/gpu" && box "${BS_BT:-45}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMSplitG1' -test.benchtime "${BS_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/binsplit-bench.txt" 2>&1
     log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/binsplit-bench.txt" | tee -a "$OUT/summary.txt" ;;
+  peers)
+    P=$ROOT/bin/peers
+    [ -x "$P/nttbench" ] || { log "peers: no $P/nttbench (copy ../shared/peers into bin/peers and carry it)"; continue; }
+    if [ -n "${PEER_NTT_LOGS-20 22 24 25 26}" ]; then
+      log "peers: zkhost BenchmarkNTT (forward DIF, inverse coset DIF; CUDA events)"
+      (cd "$ROOT/cudabackend/gpu" && box "${PN_T:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench 'NTT$' -test.benchtime "${PN_BENCHTIME:-20x}" -test.timeout 300s) > "$OUT/peers-ntt.txt" 2>&1
+      log "exit $?"; grep -E "^Benchmark" "$OUT/peers-ntt.txt" | tee -a "$OUT/summary.txt"
+      log "peers: sppark nttbench ${PEER_NTT_LOGS-20 22 24 25 26}"
+      box "${PN_T:-90}" "$P/nttbench" ${PEER_NTT_LOGS-20 22 24 25 26} >> "$OUT/peers-ntt.txt" 2>&1
+      log "exit $?"; grep -i "sppark" "$OUT/peers-ntt.txt" | tee -a "$OUT/summary.txt"
+    fi
+    if [ -n "${PEER_MSM_LOGS-20 22 24}" ]; then
+      log "peers: zkhost ${PEER_MSM_BENCH:-BenchmarkMSMG1}"
+      (cd "$ROOT/cudabackend/gpu" && box "${PM_T:-120}" "$BIN/gpu.test" -test.run '^$' -test.bench "${PEER_MSM_BENCH:-MSMG1\$}" -test.benchtime "${PM_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/peers-msm.txt" 2>&1
+      log "exit $?"; grep -E "^Benchmark" "$OUT/peers-msm.txt" | tee -a "$OUT/summary.txt"
+      log "peers: sppark msmbench ${PEER_MSM_LOGS-20 22 24}"
+      box "${PM_T:-120}" "$P/msmbench" "$P/points16.bin" ${PEER_MSM_LOGS-20 22 24} >> "$OUT/peers-msm.txt" 2>&1
+      log "exit $?"; grep -i "sppark" "$OUT/peers-msm.txt" | tee -a "$OUT/summary.txt"
+    fi ;;
+  hostmem)
+    k=${HM_K:-24}
+    if [ ! -f "$KEYS/chain-k$k.pk" ]; then
+      log "hostmem: keygen chain k=$k"
+      box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" > "$OUT/hostmem-keygen.txt" 2>&1
+      log "keygen exit $?"
+    fi
+    for d in ${HM_DEPTHS:-1 4}; do
+      log "hostmem: chain-k$k, $d partition(s) in flight ($d workers, in flight $d, ${HM_JOBS:-2} jobs of $d)"
+      box "${HM_T:-100}" "$BIN/zkhost" bench --circuit chain --k "$k" --jobs "${HM_JOBS:-2}" --partitions "$d" --concurrency 1 \
+        --workers "$d" --in-flight "$d" --isolated 0 --memory-every 100ms --backend "$BIN/zkhost-backend-cuda" --keys "$KEYS" \
+        --timeline "$OUT/hostmem-d$d.jsonl" --json "$OUT/hostmem-d$d.json" > "$OUT/hostmem-d$d.txt" 2>&1
+      log "bench exit $?"
+      grep -E "proofs \(verified\)|memory|seconds per proof|synthesis|prove " "$OUT/hostmem-d$d.txt" | tee -a "$OUT/summary.txt"
+    done ;;
   msmoverlap)
     # Issue 10's lever: the MSM's host-scalar upload in overlapped pieces (off by default):
     # its GPU test against gnark-crypto, then 1, 4 and 8 pieces at 2^22 and 2^24 (~2 minutes).

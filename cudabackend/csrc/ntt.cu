@@ -3,6 +3,9 @@
 // (the C ABI of ntt.h). The pass structure and butterflies are in
 // ntt_core.cuh; this file holds the kernels, the per-size table cache and
 // the entry points.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -21,7 +24,7 @@ constexpr int THREADS = 256;
 
 template <bool DIT>
 __global__ void __launch_bounds__(THREADS)
-    k_ntt_pass(fr_t* X, pass_params p, scale_spec pre, scale_spec post) {
+    k_ntt_pass(fr_t* X, pass_params p, scale_spec pre, scale_spec post, bool radix4) {
     extern __shared__ uint4 smem_raw[];
     fr_t* sm = reinterpret_cast<fr_t*>(smem_raw);
     const uint32_t E = 1u << (p.k + p.logG);
@@ -31,9 +34,16 @@ __global__ void __launch_bounds__(THREADS)
         wr_fr(sm + e, scale_apply(pre, rd_fr(X + i), i, p.L));
     }
     __syncthreads();
-    for (uint32_t l = 0; l < p.k; l++) {
-        for (uint32_t u = threadIdx.x; u < E / 2; u += blockDim.x)
-            pass_butterfly<DIT>(sm, p, block, l, u);
+    for (uint32_t l = 0; l < p.k;) {
+        if (pass_pairs(p, l, radix4)) {
+            for (uint32_t u = threadIdx.x; u < E / 4; u += blockDim.x)
+                pass_butterfly4<DIT>(sm, p, block, l, u);
+            l += 2;
+        } else {
+            for (uint32_t u = threadIdx.x; u < E / 2; u += blockDim.x)
+                pass_butterfly<DIT>(sm, p, block, l, u);
+            l++;
+        }
         __syncthreads();
     }
     for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
@@ -245,6 +255,20 @@ scale_spec const_spec(const fr_t& c) {
     return s;
 }
 
+// ntt_radix_mode is zk_ntt_set_radix's choice: -1 follows the environment
+// (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2, for with/without comparisons).
+std::atomic<int> ntt_radix_mode{-1};
+
+int ntt_radix() {
+    int m = ntt_radix_mode.load();
+    if (m > 0) return m;
+    static const int env = [] {
+        const char* v = getenv("ZKHOST_CUDA_NTT_RADIX");
+        return v && strcmp(v, "2") == 0 ? 2 : 4;
+    }();
+    return env;
+}
+
 // run_ntt enqueues one transform with explicit pre/post scaling; dir picks
 // the twiddles, dit the stage order.
 int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, const scale_spec& pre,
@@ -262,6 +286,7 @@ int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, const scale_spec& pre
     const unsigned threads = E / 2 < (uint32_t)THREADS ? E / 2 : THREADS;
     const size_t smem = (size_t)E * sizeof(fr_t);
     const scale_spec none = scale_none();
+    const bool r4 = ntt_radix() == 4;
     for (int n = 0; n < pl.passes; n++) {
         // DIT runs the stage groups in reverse (half-sizes ascending).
         const int idx = dit ? pl.passes - 1 - n : n;
@@ -269,9 +294,9 @@ int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, const scale_spec& pre
         const scale_spec& first = n == 0 ? pre : none;
         const scale_spec& last = n == pl.passes - 1 ? post : none;
         if (dit)
-            k_ntt_pass<true><<<blocks, threads, smem, s>>>(X, p, first, last);
+            k_ntt_pass<true><<<blocks, threads, smem, s>>>(X, p, first, last, r4);
         else
-            k_ntt_pass<false><<<blocks, threads, smem, s>>>(X, p, first, last);
+            k_ntt_pass<false><<<blocks, threads, smem, s>>>(X, p, first, last, r4);
         ZK_LAUNCHED();
     }
     return ZK_OK;
@@ -368,6 +393,8 @@ int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, cudaStream_t s, even
 }  // namespace
 
 // ---- C ABI ------------------------------------------------------------------
+
+extern "C" void zk_ntt_set_radix(int radix) { ntt_radix_mode.store(radix == 2 || radix == 4 ? radix : -1); }
 
 extern "C" uint64_t zk_ntt_domain_bytes(uint32_t log_n) {
     if (log_n > ZK_NTT_MAX_LOG) return 0;

@@ -39,6 +39,12 @@ enum { ZK_NTT_MAX_LOG = 28 };
  * take. */
 uint64_t zk_ntt_domain_bytes(uint32_t log_n);
 
+/* zk_ntt_set_radix selects how a pass runs its stages in shared memory: 2
+ * (one stage per step) or 4 (two stages per step, pass_butterfly4, the same
+ * result bit for bit); any other value follows the environment (4 unless
+ * ZKHOST_CUDA_NTT_RADIX=2). For with/without comparisons and tests. */
+void zk_ntt_set_radix(int radix);
+
 /* zk_ntt_prepare builds (once) the tables for log_n on device. Optional:
  * every transform prepares its size itself, but the first call pays for it. */
 int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errlen);

@@ -239,6 +239,80 @@ ZK_HD void pass_butterfly(fr_t* sm, const pass_params& p, uint32_t block, uint32
     }
 }
 
+// pass_pairs reports whether stages l and l+1 of the pass run together as
+// radix-4 butterflies (pass_butterfly4): when radix4 is asked and both are
+// left. A pass then synchronizes once per two stages, and each element
+// crosses shared memory half as often.
+ZK_HD bool pass_pairs(const pass_params& p, uint32_t l, bool radix4) { return radix4 && l + 1 < p.k; }
+
+// pass_butterfly4 runs butterfly u (< E/4) of stages l and l+1 together: the
+// four elements j0 + {0, 1, 2, 3}·q of one sub-problem, q the smaller of the
+// two stages' half-sizes (DIF: stage l has half-size 2q, l+1 has q; DIT: l
+// has q, l+1 has 2q), in registers. The same additions, subtractions and
+// products as pass_butterfly on the two stages one after the other, so the
+// result is bit for bit the radix-2 one; the half-size-q stage's two pairs
+// share one twiddle.
+template <bool DIT>
+ZK_HD void pass_butterfly4(fr_t* sm, const pass_params& p, uint32_t block, uint32_t l,
+                           uint32_t u) {
+    const uint32_t logq = DIT ? l : p.k - 2 - l;
+    const uint32_t q = 1u << logq;
+    uint32_t qq, v;
+    if (pass_colmajor(p)) {
+        qq = u & ((1u << p.logG) - 1);
+        v = u >> p.logG;
+    } else {
+        qq = u >> (p.k - 2);
+        v = u & ((1u << (p.k - 2)) - 1);
+    }
+    const uint32_t t0 = v & (q - 1);
+    const uint32_t j0 = ((v >> logq) << (logq + 2)) | t0;
+    uint32_t a[4];
+    for (uint32_t i = 0; i < 4; i++) {
+        const uint32_t j = j0 + i * q;
+        a[i] = pass_colmajor(p) ? (j << p.logG) | qq : (qq << p.k) | j;
+    }
+    const uint32_t lo = pass_colmajor(p) ? ((block << p.logG) + qq) & ((1u << p.logS) - 1) : 0;
+    // The twiddle of index t in the stage of global half-size 2^logm.
+    const uint32_t logm_q = logq + p.logS, logm_2q = logm_q + 1;
+    auto tw = [&](uint32_t logm, uint32_t t) {
+        return rd_fr_ro(p.tw + ((1u << logm) - 1) + ((t << p.logS) | lo));
+    };
+    fr_t x0 = rd_fr(sm + a[0]), x1 = rd_fr(sm + a[1]), x2 = rd_fr(sm + a[2]), x3 = rd_fr(sm + a[3]);
+    // logm_q == 0 is the half-size-1 stage, whose only factor is 1.
+    const bool wq_one = logm_q == 0;
+    const fr_t wq = wq_one ? fr_t::one() : tw(logm_q, t0);
+    if (DIT) {
+        // stage l, half-size q: pairs (0, 1) and (2, 3), twiddle t0
+        if (!wq_one) {
+            x1 = x1 * wq;
+            x3 = x3 * wq;
+        }
+        fr_t y0 = x0 + x1, y1 = x0 - x1, y2 = x2 + x3, y3 = x2 - x3;
+        // stage l+1, half-size 2q: pairs (0, 2) with t0 and (1, 3) with t0 + q
+        y2 = y2 * tw(logm_2q, t0);
+        y3 = y3 * tw(logm_2q, t0 + q);
+        wr_fr(sm + a[0], y0 + y2);
+        wr_fr(sm + a[2], y0 - y2);
+        wr_fr(sm + a[1], y1 + y3);
+        wr_fr(sm + a[3], y1 - y3);
+    } else {
+        // stage l, half-size 2q: pairs (0, 2) with t0 and (1, 3) with t0 + q
+        fr_t y0 = x0 + x2, y2 = (x0 - x2) * tw(logm_2q, t0);
+        fr_t y1 = x1 + x3, y3 = (x1 - x3) * tw(logm_2q, t0 + q);
+        // stage l+1, half-size q: pairs (0, 1) and (2, 3), twiddle t0
+        fr_t d01 = y0 - y1, d23 = y2 - y3;
+        if (!wq_one) {
+            d01 = d01 * wq;
+            d23 = d23 * wq;
+        }
+        wr_fr(sm + a[0], y0 + y1);
+        wr_fr(sm + a[1], d01);
+        wr_fr(sm + a[2], y2 + y3);
+        wr_fr(sm + a[3], d23);
+    }
+}
+
 // powers_chunk writes out[j] = c·base^(j0+j) for j < cnt (a table chunk).
 ZK_HD void powers_chunk(fr_t* out, uint32_t j0, uint32_t cnt, const fr_t& base,
                                const fr_t& c) {

@@ -44,6 +44,17 @@ const (
 	Inverse Direction = 1
 )
 
+// NTTRadix is how an NTT pass runs its stages in shared memory (SetNTTRadix).
+type NTTRadix int
+
+// The radixes: one stage per step, two stages per step, or as the
+// environment says (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2).
+const (
+	NTTRadixFromEnv NTTRadix = -1
+	NTTRadix2       NTTRadix = 2
+	NTTRadix4       NTTRadix = 4
+)
+
 // MaxLogN is the largest NTT size supported, as log2 of the element count.
 const MaxLogN = 28
 

@@ -38,6 +38,12 @@ func cbool(b bool) C.int {
 	return 0
 }
 
+// SetNTTRadix selects how later NTTs run their stages: NTTRadix2,
+// NTTRadix4 (the same result, half the shared-memory round trips) or
+// NTTRadixFromEnv (the default: radix 4 unless ZKHOST_CUDA_NTT_RADIX=2). For
+// with/without comparisons and tests.
+func SetNTTRadix(r NTTRadix) { C.zk_ntt_set_radix(C.int(r)) }
+
 // PrepareNTT builds and caches the twiddle and coset tables of size 2^logN
 // on device dev (DomainBytes(logN) of device memory). Optional: transforms
 // prepare their size on first use.

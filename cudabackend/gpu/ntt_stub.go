@@ -4,6 +4,9 @@ package gpu
 
 import "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+// SetNTTRadix selects the NTT's radix; without CUDA it does nothing.
+func SetNTTRadix(r NTTRadix) {}
+
 // PrepareNTT caches NTT tables on a device; without CUDA an error wrapping
 // ErrUnavailable.
 func PrepareNTT(dev, logN int) error { return errNoCUDABuild }

@@ -290,6 +290,15 @@ func TestNTTMatchesGnark(t *testing.T) {
 	}
 	var one fr.Element
 	one.SetOne()
+	defer SetNTTRadix(NTTRadixFromEnv)
+	for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4} {
+		SetNTTRadix(radix)
+		t.Logf("radix %d", radix)
+		nttMatchesGnark(t, rng, logs, one)
+	}
+}
+
+func nttMatchesGnark(t *testing.T, rng *rand.Rand, logs []int, one fr.Element) {
 	for _, logN := range logs {
 		n := 1 << logN
 		d := fft.NewDomain(uint64(n))
@@ -584,24 +593,32 @@ func residentRandom(tb testing.TB, logN int, s *Stream) *Buffer {
 func BenchmarkNTT(b *testing.B) {
 	needDevice(b)
 	modes := []nttMode{{Forward, DIF, false}, {Inverse, DIF, true}}
-	for _, logN := range []int{16, 18, 20, 22, 24} {
+	defer SetNTTRadix(NTTRadixFromEnv)
+	for _, logN := range []int{16, 18, 20, 22, 24, 25, 26} {
 		for _, m := range modes {
-			b.Run(fmt.Sprintf("%s/2^%d", m, logN), func(b *testing.B) {
-				et := newEventTimer(b)
-				defer et.close()
-				buf := residentRandom(b, logN, et.s)
-				defer buf.Free()
-				if err := PrepareNTT(0, logN); err != nil {
-					b.Fatal(err)
-				}
-				f := func() error { return NTTDevice(buf, logN, m.dir, m.dec, m.coset, et.s) }
-				et.run(b, 2, f) // warm-up
-				b.ResetTimer()
-				per := et.run(b, b.N, f)
-				b.ReportMetric(float64(per)/1e6, "gpu-ms/op")
-			})
+			for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4} {
+				b.Run(fmt.Sprintf("%s/2^%d/r%d", m, logN, radix), func(b *testing.B) {
+					SetNTTRadix(radix)
+					benchNTT(b, logN, m)
+				})
+			}
 		}
 	}
+}
+
+func benchNTT(b *testing.B, logN int, m nttMode) {
+	et := newEventTimer(b)
+	defer et.close()
+	buf := residentRandom(b, logN, et.s)
+	defer buf.Free()
+	if err := PrepareNTT(0, logN); err != nil {
+		b.Fatal(err)
+	}
+	f := func() error { return NTTDevice(buf, logN, m.dir, m.dec, m.coset, et.s) }
+	et.run(b, 2, f) // warm-up
+	b.ResetTimer()
+	per := et.run(b, b.N, f)
+	b.ReportMetric(float64(per)/1e6, "gpu-ms/op")
 }
 
 // BenchmarkComputeH times the resident H computation with CUDA events and

@@ -89,6 +89,9 @@ static scale_spec coset(const host_domain& d, int inv, int ninv, int br) {
     return s;
 }
 
+// radix4 is k_ntt_pass's radix4 argument: stages in pairs (pass_butterfly4).
+static bool radix4 = false;
+
 // emu_ntt mirrors run_ntt + k_ntt_pass of ntt.cu.
 static void emu_ntt(const host_domain& d, std::vector<fr_t>& X, int dir, bool dit,
                     const scale_spec& pre, const scale_spec& post) {
@@ -112,13 +115,25 @@ static void emu_ntt(const host_domain& d, std::vector<fr_t>& X, int dir, bool di
                 uint32_t i = pass_gidx(p, block, e);
                 sm[e] = scale_apply(first, X[i], i, L);
             }
-            for (uint32_t l = 0; l < p.k; l++)
+            for (uint32_t l = 0; l < p.k;) {
+                if (pass_pairs(p, l, radix4)) {
+                    for (uint32_t u = 0; u < E / 4; u++) {
+                        if (dit)
+                            pass_butterfly4<true>(sm.data(), p, block, l, u);
+                        else
+                            pass_butterfly4<false>(sm.data(), p, block, l, u);
+                    }
+                    l += 2;
+                    continue;
+                }
                 for (uint32_t u = 0; u < E / 2; u++) {
                     if (dit)
                         pass_butterfly<true>(sm.data(), p, block, l, u);
                     else
                         pass_butterfly<false>(sm.data(), p, block, l, u);
                 }
+                l++;
+            }
             for (uint32_t e = 0; e < E; e++) {
                 uint32_t i = pass_gidx(p, block, e);
                 X[i] = scale_apply(last, sm[e], i, L);
@@ -212,6 +227,18 @@ static void check_transforms(uint32_t L, bool with_naive) {
         gnark_ntt(d, y, 1, 1, cos);  // natural -> bitrev
         expect(eq(y, x), cos ? "DIF^-1(DIT coset) == id" : "DIF^-1(DIT) == id", L);
     }
+    // Radix 4 gives radix 2's result bit for bit, in every variant.
+    for (int v = 0; v < 8; v++) {
+        int inverse = v & 1, dif = (v >> 1) & 1, cos = v >> 2;
+        std::vector<fr_t> r2 = x, r4 = x;
+        bool was = radix4;
+        radix4 = false;
+        gnark_ntt(d, r2, inverse, dif, cos);
+        radix4 = true;
+        gnark_ntt(d, r4, inverse, dif, cos);
+        radix4 = was;
+        expect(eq(r2, r4), "radix 4 == radix 2", L);
+    }
     // DIF output is DIT output bit-reversed.
     std::vector<fr_t> a = x, b = bitrev_perm(x, L);
     gnark_ntt(d, a, 0, 1, 1);
@@ -275,9 +302,12 @@ int main() {
         for (int i = 0; i < pl.passes; i++) sum += pl.k[i];
         expect(sum == L, "plan covers every stage", L);
     }
-    for (uint32_t L = 0; L <= 9; L++) check_transforms(L, true);
-    for (uint32_t L : {10u, 11u, 12u, 13u, 14u, 15u, 16u, 17u, 18u}) check_transforms(L, L <= 11);
-    for (uint32_t L : {1u, 2u, 3u, 5u, 8u}) check_h(L, (1 << L) - (L > 2 ? 3 : 0));
+    for (bool r4 : {false, true}) {
+        radix4 = r4;
+        for (uint32_t L = 0; L <= 9; L++) check_transforms(L, true);
+        for (uint32_t L : {10u, 11u, 12u, 13u, 14u, 15u, 16u, 17u, 18u}) check_transforms(L, L <= 11);
+        for (uint32_t L : {1u, 2u, 3u, 5u, 8u}) check_h(L, (1 << L) - (L > 2 ? 3 : 0));
+    }
     if (failures) {
         printf("%d failures\n", failures);
         return 1;
