@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 // ProcMemory is the resident memory of one or more processes, from
@@ -141,43 +142,9 @@ func (s *memorySampler) finish() MemoryPeaks {
 	return s.p
 }
 
-// statusFields reads "Key:   value kB" lines of a /proc status-like file
-// into bytes, for the keys asked.
-func statusFields(path string, keys ...string) (map[string]uint64, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]bool{}
-	for _, k := range keys {
-		want[k] = true
-	}
-	out := map[string]uint64{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		key, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || !want[key] {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			continue
-		}
-		v, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", path, key, err)
-		}
-		if len(f) > 1 && f[1] == "kB" {
-			v <<= 10
-		}
-		out[key] = v
-	}
-	return out, sc.Err()
-}
-
 // procMemory reads one process's resident memory from its /proc status file.
 func procMemory(path string) (ProcMemory, error) {
-	f, err := statusFields(path, "VmRSS", "RssAnon", "RssFile", "RssShmem")
+	f, err := procfs.FileFields(path, "VmRSS", "RssAnon", "RssFile", "RssShmem")
 	if err != nil {
 		return ProcMemory{}, err
 	}
@@ -189,16 +156,16 @@ func procMemory(path string) (ProcMemory, error) {
 
 // machineUsed is MemTotal minus MemAvailable.
 func machineUsed(path string) (uint64, error) {
-	f, err := statusFields(path, "MemTotal", "MemAvailable")
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
-	total, ok1 := f["MemTotal"]
-	avail, ok2 := f["MemAvailable"]
-	if !ok1 || !ok2 {
-		return 0, fmt.Errorf("%s: no MemTotal or MemAvailable", path)
+	defer f.Close()
+	m, err := procfs.ParseMeminfo(f)
+	if err != nil {
+		return 0, err
 	}
-	return total - min(total, avail), nil
+	return m.Total - min(m.Total, m.Available), nil
 }
 
 // childPIDs lists the processes whose parent is pid, from each

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 // environ is what defaults depend on. Parse reads it from the machine; tests
@@ -60,26 +61,11 @@ func systemMemory() (uint64, error) {
 
 // parseMemInfo finds "MemTotal: N kB" in the text of /proc/meminfo.
 func parseMemInfo(f io.Reader) (uint64, error) {
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("reading RAM size: unexpected /proc/meminfo line %q", sc.Text())
-		}
-		kb, err := strconv.ParseUint(fields[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("reading RAM size: unexpected /proc/meminfo line %q", sc.Text())
-		}
-		return kb * 1024, nil
-	}
-	if err := sc.Err(); err != nil {
+	m, err := procfs.ParseMeminfo(f)
+	if err != nil {
 		return 0, fmt.Errorf("reading RAM size: %w", err)
 	}
-	return 0, errors.New("reading RAM size: no MemTotal in /proc/meminfo")
+	return m.Total, nil
 }
 
 // parseCgroupLimit reads a cgroup v2 memory.max: a byte count, or "max".

@@ -1,0 +1,60 @@
+package procfs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseMeminfo(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		in               string
+		total, available uint64
+		wantErr          string
+	}{
+		{"available", "MemTotal:       16384 kB\nMemFree:         1024 kB\nMemAvailable:    8192 kB\n", 16384 << 10, 8192 << 10, ""},
+		{"old kernel", "MemTotal:       16384 kB\nMemFree:         1024 kB\n", 16384 << 10, 1024 << 10, ""},
+		{"no total", "MemFree:         1024 kB\n", 0, 0, "no MemTotal"},
+		{"garbage", "MemTotal:       lots kB\n", 0, 0, `MemTotal: "lots" is not a number`},
+		{"empty value", "MemTotal:\n", 0, 0, "MemTotal: no value"},
+		// Keys not asked for are not read.
+		{"other garbage", "MemTotal: 4 kB\nHugetlb: x kB\nMemAvailable: 2 kB\n", 4 << 10, 2 << 10, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ParseMeminfo(strings.NewReader(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || m.Total != tt.total || m.Available != tt.available {
+				t.Errorf("got %+v, %v; want %d, %d", m, err, tt.total, tt.available)
+			}
+		})
+	}
+}
+
+func TestFileFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status")
+	os.WriteFile(path, []byte("Name:\tzkhost\nVmRSS:\t  800 kB\nThreads:\t12\nRssShmem:\t  100 kB\n"), 0o644)
+	f, err := FileFields(path, "VmRSS", "Threads", "RssShmem", "RssAnon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f["VmRSS"] != 800<<10 || f["Threads"] != 12 || f["RssShmem"] != 100<<10 {
+		t.Errorf("fields %v", f)
+	}
+	if _, ok := f["RssAnon"]; ok {
+		t.Error("a key not in the file is in the map")
+	}
+	if _, err := FileFields(filepath.Join(t.TempDir(), "absent")); err == nil {
+		t.Error("no error for a missing file")
+	}
+	// The real one, on Linux.
+	if m, err := ReadMeminfo(); err != nil || m.Total == 0 || m.Available > m.Total {
+		t.Errorf("ReadMeminfo = %+v, %v", m, err)
+	}
+}
