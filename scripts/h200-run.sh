@@ -42,6 +42,13 @@ log() { echo "== $(date -u +%T) +$((SECONDS-START))s $*" | tee -a "$OUT/summary.
 left() { echo $((BUDGET - (SECONDS - START))); }
 # box SECONDS CMD...: run CMD with at most SECONDS (and never past the budget).
 box() { local t=$1; shift; local l; l=$(left); [ "$l" -lt "$t" ] && t=$l; [ "$t" -le 5 ] && { log "skipped (budget): $*"; return 124; }; timeout "$t" "$@"; }
+# chain_key K LOG: the chain 2^K development key, made (output appended to LOG) unless it is there.
+chain_key() {
+  [ -f "$KEYS/chain-k$1.pk" ] && return 0
+  log "keygen chain k=$1"
+  box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$1" --out "$KEYS" >> "$2" 2>&1
+  log "keygen exit $?"
+}
 { date -u; nproc; grep -m1 'model name' /proc/cpuinfo; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 export ZK_REQUIRE_GPU=1
@@ -78,11 +85,7 @@ for step in $STEPS; do
     done ;;
   prove)
     for k in $KS; do
-      if [ ! -f "$KEYS/chain-k$k.pk" ]; then
-        log "keygen chain k=$k"
-        box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" >> "$OUT/prove.txt" 2>&1
-        log "keygen exit $?"
-      fi
+      chain_key "$k" "$OUT/prove.txt"
       log "prove chain-k$k: zkhost-backend-cuda, ${PARTS:-4} partitions"
       box "${PROVE_T:-90}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PARTS:-4}" --out "/tmp/p$k" --backend "$BIN/zkhost-backend-cuda" --log-level info >> "$OUT/prove.txt" 2>&1
       log "cuda exit $?"
@@ -94,11 +97,7 @@ for step in $STEPS; do
     tail -40 "$OUT/prove.txt" ;;
   stream)
     k=${STREAM_K:-24}
-    if [ ! -f "$KEYS/chain-k$k.pk" ]; then
-      log "keygen chain k=$k"
-      box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" > "$OUT/stream-keygen.txt" 2>&1
-      log "keygen exit $?"
-    fi
+    chain_key "$k" "$OUT/stream-keygen.txt"
     for cap in resident ${STREAM_CAPS:-24GiB 16GiB}; do
       c=$cap; [ "$cap" = resident ] && c=
       log "prove chain-k$k, device memory cap: $cap, ${STREAM_PARTS:-2} partitions"
@@ -170,11 +169,7 @@ for step in $STEPS; do
     fi ;;
   hostmem)
     k=${HM_K:-24}
-    if [ ! -f "$KEYS/chain-k$k.pk" ]; then
-      log "hostmem: keygen chain k=$k"
-      box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" > "$OUT/hostmem-keygen.txt" 2>&1
-      log "keygen exit $?"
-    fi
+    chain_key "$k" "$OUT/hostmem-keygen.txt"
     for d in ${HM_DEPTHS:-1 4}; do
       log "hostmem: chain-k$k, $d partition(s) in flight ($d workers, in flight $d, ${HM_JOBS:-2} jobs of $d)"
       box "${HM_T:-100}" "$BIN/zkhost" bench --circuit chain --k "$k" --jobs "${HM_JOBS:-2}" --partitions "$d" --concurrency 1 \
