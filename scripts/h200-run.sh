@@ -17,7 +17,7 @@
 #   STEPS=binsplit BUDGET=200 scripts/h200-run.sh
 # sppark beside our kernels in one step (issue 10's peers): BenchmarkNTT then sppark's nttbench at
 # PEER_NTT_LOGS, BenchmarkMSMG1 then sppark's msmbench at PEER_MSM_LOGS (empty: none). The peers are
-# prebuilt: `mkdir -p bin/peers && cp ../shared/peers/* bin/peers/` here, and carry bin/peers:
+# prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
 #   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/h200-run.sh
 # Host memory per partition in flight (issue 14): chain 2^$HM_K through the daemon and the CUDA
 # backend at HM_DEPTHS partitions in flight (each depth d: d synthesis workers, d in flight on the
