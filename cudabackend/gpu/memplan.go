@@ -49,11 +49,17 @@ const (
 	msmKMerge    = 32
 	msmTreeG     = 16
 	msmPoolRound = 2 << 20
+	msmMaxC      = 21 // the largest window without copies
+	msmMaxCPre   = 22 // with precomputed copies
+	// MSMMaxDepth is the most precomputed copies of an MSM's bases
+	// (ZK_MSM_MAX_DEPTH).
+	MSMMaxDepth = 64
 )
 
 // msmPlan mirrors zk_msm_plan.
 type msmPlan struct {
 	c, nwin       int
+	depth, g      int // copies read, bucket sets reduced
 	m, sentinel   uint32
 	keybits       int
 	chunk, pairs  uint64
@@ -68,12 +74,18 @@ func ceilLog2(v uint64) int {
 	return bits.Len64(v - 1)
 }
 
+// msmCost mirrors zk_msm_cost: the field products of an MSM of n scalars
+// with window c and g bucket sets.
+func msmCost(n uint64, c, g int) float64 {
+	nwin := float64((256 + c - 1) / c)
+	return nwin*float64(n)*10.0 + float64(g)*(float64(uint32(1)<<(c-1))*28.0+20000.0)
+}
+
 // msmChooseC mirrors zk_msm_choose_c.
 func msmChooseC(n uint64) int {
 	best, bestCost := 4, 1e300
-	for c := 4; c <= 21; c++ {
-		nwin := float64((256 + c - 1) / c)
-		cost := nwin * (float64(n)*10.0 + float64(uint32(1)<<(c-1))*28.0 + 20000.0)
+	for c := 4; c <= msmMaxC; c++ {
+		cost := msmCost(n, c, (256+c-1)/c)
 		if cost < bestCost {
 			best, bestCost = c, cost
 		}
@@ -81,9 +93,68 @@ func msmChooseC(n uint64) int {
 	return best
 }
 
+// msmGroupsOf mirrors zk_msm_groups_of: the bucket sets g of window c over
+// depth copies, and the copies g needs.
+func msmGroupsOf(c, depth int) (g, used int) {
+	nwin := (256 + c - 1) / c
+	depth = max(1, min(depth, nwin))
+	g = (nwin + depth - 1) / depth
+	return g, (nwin + g - 1) / g
+}
+
+// msmChoosePre mirrors zk_msm_choose_pre.
+func msmChoosePre(n uint64, maxDepth int) (c, d int) {
+	bc, bd := msmChooseC(n), 1
+	bestCost := msmCost(n, bc, (256+bc-1)/bc)
+	for cc := 4; cc <= msmMaxCPre && maxDepth > 1; cc++ {
+		g, used := msmGroupsOf(cc, maxDepth)
+		if cost := msmCost(n, cc, g); cost < bestCost {
+			bestCost, bc, bd = cost, cc, used
+		}
+	}
+	return bc, bd
+}
+
+// MSMPrecomputeChoice mirrors zk_msm_precompute_choice: the window c and the
+// copies d (at most maxDepth) that precomputing the bases of an MSM over n
+// points makes; d = 1 (c = 0) when copies do not pay.
+func MSMPrecomputeChoice(n uint64, maxDepth int) (c, d int) {
+	if n == 0 || maxDepth < 2 {
+		return 0, 1
+	}
+	maxDepth = min(maxDepth, MSMMaxDepth)
+	if uint64(maxDepth)*n > 1<<31-1 {
+		maxDepth = int((1<<31 - 1) / n)
+	}
+	if maxDepth < 2 {
+		return 0, 1
+	}
+	c, d = msmChoosePre(min(n, msmMaxChunk), maxDepth)
+	if d < 2 {
+		return 0, 1
+	}
+	return c, d
+}
+
+// MSMBasesBytes mirrors zk_msm_bases_bytes: the device memory of n resident
+// points of group (1: G1, 2: G2) with depth precomputed copies (1: none).
+func MSMBasesBytes(group int, n uint64, depth int) uint64 {
+	aff := uint64(96)
+	if group == groupG2 {
+		aff = 192
+	}
+	return uint64(max(depth, 1))*n*aff + 16
+}
+
 // makeMSMPlan mirrors zk_msm_make_plan: chunks of n scalars, the window
-// chosen for cfor scalars (0: one chunk).
+// chosen for cfor scalars (0: one chunk), bases without copies.
 func makeMSMPlan(n, cfor uint64, residentAccum, residentReduce uint32) msmPlan {
+	return makeMSMPlanPre(n, cfor, 0, 1, residentAccum, residentReduce)
+}
+
+// makeMSMPlanPre mirrors zk_msm_make_plan_pre: as makeMSMPlan over bases
+// with preDepth copies for window preC, read when they pay.
+func makeMSMPlanPre(n, cfor uint64, preC, preDepth int, residentAccum, residentReduce uint32) msmPlan {
 	var p msmPlan
 	p.chunk = min(n, msmMaxChunk)
 	if p.chunk == 0 {
@@ -94,8 +165,18 @@ func makeMSMPlan(n, cfor uint64, residentAccum, residentReduce uint32) msmPlan {
 	}
 	p.c = msmChooseC(cfor)
 	p.nwin = (256 + p.c - 1) / p.c
+	p.depth, p.g = 1, p.nwin
+	if preDepth > 1 && preC >= 4 {
+		g, _ := msmGroupsOf(preC, preDepth)
+		if msmCost(cfor, preC, g) < msmCost(cfor, p.c, p.nwin) {
+			p.c = preC
+			p.nwin = (256 + p.c - 1) / p.c
+			p.g = g
+			p.depth = (p.nwin + g - 1) / g
+		}
+	}
 	p.m = 1 << (p.c - 1)
-	p.sentinel = uint32(p.nwin) * p.m
+	p.sentinel = uint32(p.g) * p.m
 	p.keybits = ceilLog2(uint64(p.sentinel) + 1)
 	p.pairs = uint64(p.nwin) * p.chunk
 	want := (p.pairs + msmMinSeg - 1) / msmMinSeg
@@ -104,7 +185,7 @@ func makeMSMPlan(n, cfor uint64, residentAccum, residentReduce uint32) msmPlan {
 		p.t0 = 1
 	}
 	p.t1max = (2*p.t0 + msmKMerge - 1) / msmKMerge
-	perWin := residentReduce / uint32(p.nwin)
+	perWin := residentReduce / uint32(p.g)
 	t := uint32(1)
 	for t*2 <= perWin && t*2 <= p.m/8 {
 		t *= 2
@@ -167,7 +248,7 @@ func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes u
 		fp = 96
 	}
 	xyzz, jac := 4*fp, 3*fp
-	groups := 2 * uint64(p.nwin)
+	groups := 2 * uint64(p.g)
 	var w msmWork
 	if !scalarsOnDevice {
 		w.scalars = n * FrBytes
@@ -175,14 +256,14 @@ func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes u
 	w.keys = p.pairs * 4
 	w.vals = p.pairs * 4
 	w.sortTmp = sortBytes
-	w.buckets = uint64(p.nwin) * uint64(p.m) * xyzz
+	w.buckets = uint64(p.g) * uint64(p.m) * xyzz
 	w.partA = 2 * uint64(p.t0) * xyzz
 	w.partKA = 2 * uint64(p.t0) * 4
 	w.partB = 2 * uint64(p.t1max) * xyzz
 	w.partKB = 2 * uint64(p.t1max) * 4
 	w.red = groups * uint64(p.tred) * xyzz
 	w.tree = groups * ((uint64(p.tred) + msmTreeG - 1) / msmTreeG) * xyzz
-	w.wacc = uint64(p.nwin) * xyzz
+	w.wacc = uint64(p.g) * xyzz
 	w.out = jac
 	w.onesPart = uint64(onesThreads) * xyzz
 	w.onesTree = (uint64(onesThreads) + msmTreeG - 1) / msmTreeG * xyzz
