@@ -17,6 +17,9 @@
 #   STEPS=binsplit BUDGET=200 scripts/h200-run.sh
 # The MSM upload in overlapped pieces against one copy (issue 10's lever, ~2 minutes):
 #   STEPS=msmoverlap BUDGET=160 scripts/h200-run.sh
+# The MSM over precomputed bases (issue 10's first lever; tests, then d=1 against the best depth,
+# pageable and pinned scalars, G1 and G2 at 2^20/22/24; ~5 minutes):
+#   STEPS=msmpre BUDGET=560 scripts/h200-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
@@ -149,6 +152,17 @@ for step in $STEPS; do
     log "msmoverlap: BenchmarkMSMG1UploadOverlap"
     (cd "$ROOT/cudabackend/gpu" && box "${MO_BT:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMG1UploadOverlap' -test.benchtime "${MO_BENCHTIME:-5x}" -test.timeout 300s) >> "$OUT/msmoverlap.txt" 2>&1
     log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/msmoverlap.txt" | tee -a "$OUT/summary.txt" ;;
+  msmpre)
+    # Issue 10's precomputed bases (zk_msm_precompute): their GPU tests against gnark-crypto
+    # (edge cases, sizes, the split, G1 and G2), then BenchmarkMSMPrecompute: G1 and G2 at 2^20,
+    # 2^22, 2^24 over the bases alone (d=1) and with the copies the cost model picks (best), from
+    # pageable and pinned scalars; wall-ms/op is the call's wall time with the upload (~5 minutes).
+    log "msmpre: precomputed-bases tests (gpu.test -run Precompute)"
+    (cd "$ROOT/cudabackend/gpu" && box "${MP_TT:-180}" "$BIN/gpu.test" -test.v -test.run 'Precompute|PlanHeader' -test.timeout 600s) > "$OUT/msmpre-tests.txt" 2>&1
+    log "msmpre tests exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|differs|precomputed in" "$OUT/msmpre-tests.txt" | head -40 | tee -a "$OUT/summary.txt"
+    log "msmpre: BenchmarkMSMPrecompute (${MP_BENCH:-MSMPrecompute})"
+    (cd "$ROOT/cudabackend/gpu" && box "${MP_BT:-360}" "$BIN/gpu.test" -test.run '^$' -test.bench "${MP_BENCH:-MSMPrecompute}" -test.benchtime "${MP_BENCHTIME:-5x}" -test.timeout 600s) > "$OUT/msmpre-bench.txt" 2>&1
+    log "bench exit $?"; grep -E "^Benchmark|FAIL|differs" "$OUT/msmpre-bench.txt" | tee -a "$OUT/summary.txt" ;;
   evaluate)
     # CPU only: A and B from a wire assignment (circuit.Evaluate) against gnark's Solve, 2^16
     # and 2^20, one thread and every core. Not in the default STEPS: STEPS=evaluate.

@@ -3,6 +3,8 @@ package gpu
 import (
 	"fmt"
 	"math/bits"
+	"os"
+	"strconv"
 
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
@@ -312,15 +314,43 @@ func MSMWorkBytes(group int, n uint64, r Residency) uint64 {
 // zk_msm_split_work_bytes does: every scalar through Pippenger and every one a
 // 1 at once (a split run's rest and ones are each at most n).
 func MSMSplitWorkBytes(group int, n uint64, r Residency) uint64 {
+	return MSMSplitWorkBytesPre(group, n, 0, 1, r)
+}
+
+// MSMWorkBytesPre is MSMWorkBytes over bases with depth precomputed copies
+// for window c (MSMPrecomputeChoice; depth 1: none), as zk_msm_work_bytes
+// counts a handle with copies.
+func MSMWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
 	if n == 0 {
 		return 0
 	}
-	g := 0
-	if group == groupG2 {
-		g = 1
+	g := group - 1
+	p := makeMSMPlanPre(n, 0, c, depth, r.Accum[g], r.Reduce[g])
+	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true).total
+}
+
+// MSMSplitWorkBytesPre is MSMSplitWorkBytes over bases with depth copies for
+// window c, as zk_msm_split_work_bytes counts it: a short rest may plan
+// without the copies (another window), so the larger of the plans of n with
+// and without them.
+func MSMSplitWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
+	if n == 0 {
+		return 0
 	}
-	p := makeMSMPlan(n, 0, r.Accum[g], r.Reduce[g])
-	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(n, r.Accum[g]), true).total
+	g := group - 1
+	ones := msmOnesThreads(n, r.Accum[g])
+	var total uint64
+	for pre := range 2 {
+		if pre == 1 && depth < 2 {
+			break
+		}
+		p := makeMSMPlan(n, 0, r.Accum[g], r.Reduce[g])
+		if pre == 1 {
+			p = makeMSMPlanPre(n, 0, c, depth, r.Accum[g], r.Reduce[g])
+		}
+		total = max(total, msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), ones, true).total)
+	}
+	return total
 }
 
 // msmSelectBytesBound mirrors zk_msm_select_bytes_bound.
@@ -367,14 +397,23 @@ func ShapeOf(pk *keyfile.ProvingKey) KeyShape {
 // bounds dense too, plus W's classification, held for the whole proof; as
 // groth16.cu's key_work_init counts them.
 func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
+	return ProofWorkBytesDepth(s, chunk, r, 1)
+}
+
+// ProofWorkBytesDepth is ProofWorkBytes for a resident key whose point sets
+// keep up to depth precomputed copies each (KeyCopiesOf; 1: none); a streamed
+// key has none.
+func ProofWorkBytesDepth(s KeyShape, chunk uint64, r Residency, depth int) uint64 {
 	if chunk == 0 {
-		g1 := MSMWorkBytes(groupG1, s.NbZ, r)
+		cp := KeyCopiesOf(s, depth)
+		g1 := MSMWorkBytesPre(groupG1, s.NbZ, cp[3].C, cp[3].D, r)
 		if s.NbK > 0 {
-			g1 = max(g1, MSMSplitWorkBytes(groupG1, s.NbWires, r))
+			g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[2].C, cp[2].D, r))
 		}
 		// Resident A and B are expanded to every wire.
-		g1 = max(g1, MSMSplitWorkBytes(groupG1, s.NbWires, r))
-		return g1 + MSMClassifyBytes(s.NbWires) + MSMSplitWorkBytes(groupG2, s.NbWires, r)
+		g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[0].C, cp[0].D, r))
+		g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[1].C, cp[1].D, r))
+		return g1 + MSMClassifyBytes(s.NbWires) + MSMSplitWorkBytesPre(groupG2, s.NbWires, cp[4].C, cp[4].D, r)
 	}
 	lim := func(n uint64) uint64 {
 		if chunk > 0 {
@@ -391,6 +430,37 @@ func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
 		g1 = max(g1, MSMWorkBytes(groupG1, lim(n), r))
 	}
 	return g1 + MSMWorkBytes(groupG2, lim(nB), r)
+}
+
+// SetCopies is the precomputed copies of one of a resident key's point sets
+// (msm.h's zk_msm_precompute): the window C they are made for (0: none) and
+// their count D (1: the points alone).
+type SetCopies struct{ C, D int }
+
+// KeyCopiesOf is the copies a resident key of shape s keeps of its point sets
+// A, B, K, Z (G1) and B (G2) with at most depth each: MSMPrecomputeChoice for
+// each set's length, as groth16.cu asks msm.cu for them.
+func KeyCopiesOf(s KeyShape, depth int) [5]SetCopies {
+	var out [5]SetCopies
+	for i, n := range []uint64{s.NbWires, s.NbWires, s.NbK, s.NbZ, s.NbWires} {
+		out[i].C, out[i].D = MSMPrecomputeChoice(n, depth)
+	}
+	return out
+}
+
+// KeyCopiesBytes is the device memory the copies of KeyCopiesOf(s, depth)
+// take beyond the points themselves.
+func KeyCopiesBytes(s KeyShape, depth int) uint64 {
+	var total uint64
+	cp := KeyCopiesOf(s, depth)
+	for i, n := range []uint64{s.NbWires, s.NbWires, s.NbK, s.NbZ, s.NbWires} {
+		aff := uint64(96)
+		if i == 4 {
+			aff = 192
+		}
+		total += uint64(cp[i].D-1) * n * aff
+	}
+	return total
 }
 
 // KeyDeviceBytes is the device memory a proving key takes once uploaded: G1 A
@@ -441,6 +511,7 @@ const (
 // streamed in chunks.
 type DevicePlan struct {
 	Chunk      uint64 // points per streamed chunk; 0: the key is resident
+	Depth      int    // a resident key's precomputed copies per point set, at most (KeyCopiesOf; 0, 1: none)
 	KeyBytes   uint64 // the key's point sets (or its streaming buffers) and the NTT tables
 	SlotBytes  uint64 // one slot's buffers
 	ProofBytes uint64 // one proof's working memory
@@ -458,6 +529,9 @@ func (p DevicePlan) Total() uint64 { return p.LoadBytes() + uint64(p.Slots)*p.Pr
 
 func (p DevicePlan) String() string {
 	mode := "resident"
+	if p.Depth > 1 {
+		mode = fmt.Sprintf("resident with up to %d copies of its points", p.Depth)
+	}
 	if p.Streamed() {
 		mode = fmt.Sprintf("streamed in chunks of %d points", p.Chunk)
 	}
@@ -470,15 +544,36 @@ func (p DevicePlan) String() string {
 // otherwise streamed from host memory in the largest power-of-two chunk that
 // fits; an error when not even the smallest chunk does. r is the device's
 // residency (DeviceResidency, or BoundResidency).
+//
+// A resident key also gets precomputed copies of its points (faster MSMs,
+// msm.h's zk_msm_precompute), at most MSMPrecomputeDepth() per set, as many
+// as fit in half the room its plan without them leaves (the other half stays
+// for other keys); a plan resident without copies never turns streamed, nor
+// loses slots (the caller tries slots first), for them.
 func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, error) {
+	maxDepth, err := MSMPrecomputeDepth()
+	if err != nil {
+		return DevicePlan{}, err
+	}
 	tables := DomainBytes(int(s.LogN))
 	p := DevicePlan{
 		KeyBytes:   KeyShapeDeviceBytes(s) + tables,
 		SlotBytes:  SlotDeviceBytes(s.LogN, int(s.NbWires)),
 		ProofBytes: ProofWorkBytes(s, 0, r),
 		Slots:      slots,
+		Depth:      1,
 	}
 	if p.Total() <= room {
+		spare := (room - p.Total()) / 2
+		for d := maxDepth; d >= 2; d-- {
+			q := p
+			q.Depth = d
+			q.KeyBytes = p.KeyBytes + KeyCopiesBytes(s, d)
+			q.ProofBytes = ProofWorkBytesDepth(s, 0, r, d)
+			if q.Total() <= p.Total()+spare {
+				return q, nil
+			}
+		}
 		return p, nil
 	}
 	longest := max(s.NbA, s.NbB, s.NbK, s.NbZ, 1)
@@ -486,6 +581,7 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, er
 	for chunk := top; chunk >= MinStreamChunk; chunk /= 2 {
 		q := p
 		q.Chunk = chunk
+		q.Depth = 0
 		q.KeyBytes = StreamKeyDeviceBytes(s, chunk) + tables
 		q.ProofBytes = ProofWorkBytes(s, chunk, r)
 		if q.Total() <= room {
@@ -494,6 +590,21 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, er
 	}
 	return p, fmt.Errorf("gpu: the key needs %d MiB resident and %d slots need %d MiB even with its points streamed in chunks of %d; %d MiB are available: %w",
 		p.KeyBytes>>20, slots, uint64(slots)*p.SlotBytes>>20, MinStreamChunk, room>>20, ErrOutOfMemory)
+}
+
+// MSMPrecomputeDepth is the most precomputed copies PlanDevice gives a
+// resident key's point sets, from ZKHOST_CUDA_MSM_PRECOMPUTE: unset or empty,
+// MSMMaxDepth; 0 or 1, none (off); 2..64, at most that many.
+func MSMPrecomputeDepth() (int, error) {
+	v := os.Getenv("ZKHOST_CUDA_MSM_PRECOMPUTE")
+	if v == "" {
+		return MSMMaxDepth, nil
+	}
+	d, err := strconv.Atoi(v)
+	if err != nil || d < 0 || d > MSMMaxDepth {
+		return 0, fmt.Errorf("gpu: ZKHOST_CUDA_MSM_PRECOMPUTE=%q: want 0 (off) or at most %d copies of a key's points: %w", v, MSMMaxDepth, ErrInvalid)
+	}
+	return max(d, 1), nil
 }
 
 // KeyShapeDeviceBytes is KeyDeviceBytes from a key's shape.
