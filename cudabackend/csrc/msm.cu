@@ -370,9 +370,30 @@ int residency(int dev, uint32_t* accum, uint32_t* reduce, char* err, size_t errl
     return ZK_MSM_OK;
 }
 
+// fill_copies computes copies 1..d-1 of the h->n points at bases (copy 0)
+// for window c, in place, on the handle's stream.
+template <class F>
+int fill_copies(handle_t* h, void* bases, int c, int d, char* err, size_t errlen) {
+    using A = affine_t<F>;
+    const size_t n = h->n;
+    if (n == 0) return ZK_MSM_OK;
+    const int G = zk_msm_groups_of(c, d, nullptr);
+    const uint32_t grid = (uint32_t)((n + ACC_THREADS - 1) / ACC_THREADS);
+    for (int g = 1; g < d; g++) {
+        k_precompute<F><<<grid, ACC_THREADS, 0, h->stream>>>((const A*)bases + (g - 1) * n,
+                                                            (uint32_t)n, c * G,
+                                                            (A*)bases + g * n);
+        LAUNCHED("k_precompute");
+    }
+    return ZK_MSM_OK;
+}
+
+// upload_impl makes a handle of the points (expanded over skip), with the
+// copies zk_msm_precompute_choice picks for at most maxdepth (1: none),
+// allocated with the points at once and computed in place.
 template <class F>
 int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
-                void** handle, char* err, size_t errlen) {
+                int maxdepth, void** handle, char* err, size_t errlen) {
     using A = affine_t<F>;
     size_t total = skip ? nskip : n;
     if (total >= ((size_t)1 << 31))
@@ -401,7 +422,9 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
         return rc;
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
     CU(cudaStreamCreateWithFlags(&h->copy_stream, cudaStreamNonBlocking));
-    CU(cudaMalloc(&h->bases, (size_t)zk_msm_bases_bytes(group, total, 1)));
+    int pre_c = 0, pre_d = 1;
+    zk_msm_precompute_choice(total, maxdepth, &pre_c, &pre_d);
+    CU(cudaMalloc(&h->bases, (size_t)zk_msm_bases_bytes(group, total, pre_d)));
     if (!skip) {
         if (n) CU(cudaMemcpyAsync(h->bases, points, n * sizeof(A), cudaMemcpyHostToDevice, h->stream));
     } else if (total) {
@@ -428,6 +451,11 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
                                                   (const uint32_t*)pos, (uint32_t)total, (A*)h->bases);
         LAUNCHED("k_expand");
         CU(cudaStreamSynchronize(h->stream));
+    }
+    if (pre_d > 1) {
+        if (int rc = fill_copies<F>(h, h->bases, pre_c, pre_d, err, errlen)) return rc;
+        h->pre_c = pre_c;
+        h->pre_depth = pre_d;
     }
     CU(cudaStreamSynchronize(h->stream));
     *handle = h;
@@ -773,8 +801,17 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
 
 extern "C" int zk_msm_upload(int group, const void* points, size_t n, const uint8_t* skip,
                              size_t nskip, void** handle, char* err, size_t errlen) {
+    return zk_msm_upload_depth(group, points, n, skip, nskip, 1, handle, err, errlen);
+}
+
+extern "C" int zk_msm_upload_depth(int group, const void* points, size_t n, const uint8_t* skip,
+                                   size_t nskip, int maxdepth, void** handle, char* err,
+                                   size_t errlen) {
     if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle pointer");
     *handle = nullptr;
+    if (maxdepth < 1 || maxdepth > ZK_MSM_MAX_DEPTH)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: precompute depth %d outside [1, %d]",
+                    maxdepth, ZK_MSM_MAX_DEPTH);
     if (n > 0 && !points) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil points");
     if (skip) {
         size_t keep = 0;
@@ -786,9 +823,9 @@ extern "C" int zk_msm_upload(int group, const void* points, size_t n, const uint
     }
     switch (group) {
     case ZK_MSM_G1:
-        return upload_impl<fq_t>(group, points, n, skip, nskip, handle, err, errlen);
+        return upload_impl<fq_t>(group, points, n, skip, nskip, maxdepth, handle, err, errlen);
     case ZK_MSM_G2:
-        return upload_impl<fq2_t>(group, points, n, skip, nskip, handle, err, errlen);
+        return upload_impl<fq2_t>(group, points, n, skip, nskip, maxdepth, handle, err, errlen);
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: unknown group %d", group);
     }
@@ -1007,14 +1044,16 @@ extern "C" int zk_msm_split_work_bytes(void* handle, size_t n, uint64_t* out, ch
     CU(cudaSetDevice(h->dev));
     // Every scalar through Pippenger and every one a 1 at once: more than
     // any split run allocates (its rest and its ones are each at most n).
-    // Over copies, a short rest may plan without them (another window):
-    // the larger of the two plans of n bounds both.
+    // Over copies, a rest shorter than the crossover (zk_msm_plain_below)
+    // plans without them, in another window: the larger of the plan of n and
+    // the plain plan of the crossover bounds both.
     const uint32_t ones = zk_msm_ones_threads(n, h->resident_accum);
+    const size_t plain = h->pre_depth < 2 ? n : zk_msm_plain_below(n, h->pre_c, h->pre_depth);
     *out = 0;
     for (int pre = 0; pre < 2; pre++) {
-        if (pre && h->pre_depth < 2) break;
+        if (pre ? plain == n : plain == 0) continue;
         const plan_t p = pre ? make_plan(h, n, 0)
-                             : zk_msm_make_plan(n, 0, h->resident_accum, h->resident_reduce);
+                             : zk_msm_make_plan(plain, 0, h->resident_accum, h->resident_reduce);
         size_t sb = 0;
         if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
         const uint64_t w = zk_msm_work_of(h->group, &p, n, 1, sb, ones, 1).total;
@@ -1070,14 +1109,8 @@ int precompute_impl(handle_t* h, int c, int d, char* err, size_t errlen) {
         }
     } guard{nb};
     if (n) CU(cudaMemcpyAsync(nb, h->bases, n * sizeof(A), cudaMemcpyDeviceToDevice, h->stream));
-    const int G = zk_msm_groups_of(c, d, nullptr);
-    const uint32_t grid = (uint32_t)((n + ACC_THREADS - 1) / ACC_THREADS);
-    for (int g = 1; g < d && n; g++) {
-        k_precompute<F><<<grid, ACC_THREADS, 0, h->stream>>>((const A*)nb + (g - 1) * n,
-                                                            (uint32_t)n, c * G,
-                                                            (A*)nb + g * n);
-        LAUNCHED("k_precompute");
-    }
+    if (d > 1)
+        if (int rc = fill_copies<F>(h, nb, c, d, err, errlen)) return rc;
     CU(cudaStreamSynchronize(h->stream));
     CU(cudaFree(h->bases));
     h->bases = nb;

@@ -63,6 +63,13 @@ typedef struct zk_msm_timing {
 int zk_msm_upload(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
                   void** handle, char* err, size_t errlen);
 
+/* zk_msm_upload_depth is zk_msm_upload with precomputed copies of the
+ * points (see zk_msm_precompute), at most maxdepth (1: none), allocated with
+ * the points in one array and computed in place: no transient second copy.
+ * Synchronizes. */
+int zk_msm_upload_depth(int group, const void* points, size_t n, const uint8_t* skip,
+                        size_t nskip, int maxdepth, void** handle, char* err, size_t errlen);
+
 /* zk_msm_upload_on is zk_msm_upload on device ordinal device, which it
  * makes current first (for callers whose threads migrate, as Go's do). */
 int zk_msm_upload_on(int device, int group, const void* points, size_t n, const uint8_t* skip,

@@ -202,6 +202,25 @@ static inline zk_msm_plan zk_msm_make_plan(size_t n, size_t cfor, uint32_t resid
     return zk_msm_make_plan_pre(n, cfor, 0, 1, resident_accum, resident_reduce);
 }
 
+/* zk_msm_plain_below is the largest m <= n for which zk_msm_make_plan_pre(m,
+ * 0, pre_c, pre_depth, ...) reads no copies (0: every m from 1 reads them; n:
+ * none does). The copies cost a fixed reduction and save per scalar, so the
+ * plans of fewer scalars than a crossover read none and of more read them: a
+ * bisection finds it. A split run's rest of m <= n scalars then takes at most
+ * the larger of the plan of n (with copies) and the plain plan of this m. */
+static inline size_t zk_msm_plain_below(size_t n, int pre_c, int pre_depth) {
+    if (n == 0 || zk_msm_make_plan_pre(n, 0, pre_c, pre_depth, 1, 1).depth < 2) return n;
+    size_t lo = 0, hi = n; /* plan(hi) reads copies; lo = 0 or plan(lo) reads none */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (zk_msm_make_plan_pre(mid, 0, pre_c, pre_depth, 1, 1).depth < 2)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* zk_msm_bases_bytes is the device memory of n resident points of group
  * with depth copies (1: the points alone), as zk_msm_upload and
  * zk_msm_precompute allocate them: one array, 16 bytes of slack. */

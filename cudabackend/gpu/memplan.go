@@ -330,27 +330,49 @@ func MSMWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
 }
 
 // MSMSplitWorkBytesPre is MSMSplitWorkBytes over bases with depth copies for
-// window c, as zk_msm_split_work_bytes counts it: a short rest may plan
-// without the copies (another window), so the larger of the plans of n with
-// and without them.
+// window c, as zk_msm_split_work_bytes counts it: a rest shorter than the
+// crossover (msmPlainBelow) plans without the copies, in another window, so
+// the larger of the plan of n and the plain plan of the crossover.
 func MSMSplitWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
 	if n == 0 {
 		return 0
 	}
 	g := group - 1
 	ones := msmOnesThreads(n, r.Accum[g])
+	plain := n
+	if depth >= 2 {
+		plain = msmPlainBelow(n, c, depth)
+	}
 	var total uint64
 	for pre := range 2 {
-		if pre == 1 && depth < 2 {
-			break
+		if (pre == 1 && plain == n) || (pre == 0 && plain == 0) {
+			continue
 		}
-		p := makeMSMPlan(n, 0, r.Accum[g], r.Reduce[g])
+		p := makeMSMPlan(plain, 0, r.Accum[g], r.Reduce[g])
 		if pre == 1 {
 			p = makeMSMPlanPre(n, 0, c, depth, r.Accum[g], r.Reduce[g])
 		}
 		total = max(total, msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), ones, true).total)
 	}
 	return total
+}
+
+// msmPlainBelow mirrors zk_msm_plain_below: the largest m <= n whose plan
+// over the copies reads none (0: all read them).
+func msmPlainBelow(n uint64, c, depth int) uint64 {
+	if n == 0 || makeMSMPlanPre(n, 0, c, depth, 1, 1).depth < 2 {
+		return n
+	}
+	lo, hi := uint64(0), n
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if makeMSMPlanPre(mid, 0, c, depth, 1, 1).depth < 2 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // msmSelectBytesBound mirrors zk_msm_select_bytes_bound.

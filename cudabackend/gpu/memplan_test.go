@@ -150,14 +150,26 @@ func TestSplitWorkBound(t *testing.T) {
 						if d == 1 && bound != MSMSplitWorkBytes(group, n, r) {
 							t.Errorf("group %d, n %d: the bound without copies differs from MSMSplitWorkBytes", group, n)
 						}
-						for _, restPct := range []uint64{0, 1, 5, 10, 20, 30, 50, 80, 99, 100} {
+						// Every percent of rest, and the crossover's neighbours.
+						rests := []uint64{}
+						for pct := uint64(0); pct <= 100; pct++ {
+							rests = append(rests, n*pct/100)
+						}
+						if x := msmPlainBelow(n, c, d); d > 1 {
+							rests = append(rests, x, x+1, max(x, 1)-1)
+						}
+						for _, npip := range rests {
+							npip = min(npip, n)
 							for _, onesPct := range []uint64{0, 10, 50, 100} {
-								npip := n * restPct / 100
 								nones := min(n-npip, n*onesPct/100)
 								p := makeMSMPlanPre(max(npip, 1), 0, c, d, r.Accum[g], r.Reduce[g])
 								w := msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(nones, r.Accum[g]), npip > 0)
 								if w.total > bound {
 									t.Errorf("group %d, n %d, copies c=%d d=%d: a split run with %d through Pippenger (%d copies read) and %d ones takes %d, above the bound %d", group, n, c, d, npip, p.depth, nones, w.total, bound)
+								}
+								// The crossover: fewer scalars read no copies, more do.
+								if d > 1 && npip > 0 && (p.depth > 1) != (npip > msmPlainBelow(n, c, d)) {
+									t.Errorf("group %d, n %d, copies c=%d d=%d: the plan of %d reads %d copies; the crossover is %d", group, n, c, d, npip, p.depth, msmPlainBelow(n, c, d))
 								}
 							}
 						}

@@ -274,13 +274,15 @@ func TestMSMPrecomputeBadArguments(t *testing.T) {
 
 // BenchmarkMSMPrecompute times the G1 and G2 MSMs at 2^20, 2^22 and 2^24 over
 // the bases alone (d=1) and with the copies the cost model picks (best),
-// scalars from pageable Go memory and from pinned memory: the op time is the
-// call's wall time, upload included; the device phases are reported beside
-// it. The results of every variant of a size must agree (d=1 is checked
+// scalars from pageable Go memory, from pinned memory, and from pinned memory
+// in 4 overlapped pieces (SetMSMUploadParts: the copy of a piece overlaps the
+// work on the one before): wall-ms/op is the call's wall time, upload
+// included; the device phases are reported beside it. The results of every variant of a size must agree (d=1 is checked
 // against gnark by the tests). Pick with -bench, e.g.
 // 'MSMPrecompute/G1/n=2^24'.
 func BenchmarkMSMPrecompute(b *testing.B) {
 	needDevice(b)
+	defer SetMSMUploadParts(0)
 	rng := rand.New(rand.NewPCG(69, 70))
 	for _, group := range []int{groupG1, groupG2} {
 		for _, lg := range []int{20, 22, 24} {
@@ -311,7 +313,7 @@ func BenchmarkMSMPrecompute(b *testing.B) {
 				}
 			}
 			for _, depth := range []string{"d=1", "best"} {
-				for _, mem := range []string{"pageable", "pinned"} {
+				for _, mem := range []string{"pageable", "pinned", "pinned-4parts"} {
 					b.Run(fmt.Sprintf("%s/%s/%s", name, depth, mem), func(b *testing.B) {
 						setup(b)
 						maxd := 1
@@ -330,8 +332,12 @@ func BenchmarkMSMPrecompute(b *testing.B) {
 						}
 						pre := time.Since(start)
 						in := sc
-						if mem == "pinned" {
+						if mem != "pageable" {
 							in = pinned.Elements()
+						}
+						SetMSMUploadParts(1)
+						if mem == "pinned-4parts" {
+							SetMSMUploadParts(4)
 						}
 						var sum MSMTiming
 						b.ResetTimer()

@@ -52,5 +52,10 @@ func cMSMBasesBytes(group int, n uint64, depth int) uint64 {
 	return uint64(C.zk_msm_bases_bytes(C.int(group), C.size_t(n), C.int(depth)))
 }
 
+// cMSMPlainBelow is zk_msm_plain_below(n, c, depth).
+func cMSMPlainBelow(n uint64, c, depth int) uint64 {
+	return uint64(C.zk_msm_plain_below(C.size_t(n), C.int(c), C.int(depth)))
+}
+
 // cMSMClassifyWork is zk_msm_classify_work(n).
 func cMSMClassifyWork(n uint64) uint64 { return uint64(C.zk_msm_classify_work(C.size_t(n))) }

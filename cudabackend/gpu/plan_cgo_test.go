@@ -78,6 +78,9 @@ func TestMSMWorkMatchesPlanHeader(t *testing.T) {
 			if gd > max(maxd, 1) || gd*int(n) >= 1<<31 && gd > 1 {
 				t.Errorf("precompute choice for %d points, depth <= %d: %d copies", n, maxd, gd)
 			}
+			if g, c := msmPlainBelow(n, gc, gd), cMSMPlainBelow(n, gc, gd); g != c {
+				t.Errorf("crossover below %d points over c=%d d=%d: memplan.go %d, msm_plan.h %d", n, gc, gd, g, c)
+			}
 			for _, group := range []int{groupG1, groupG2} {
 				if g, c := MSMBasesBytes(group, n, gd), cMSMBasesBytes(group, n, gd); g != c {
 					t.Errorf("bases of %d points, %d copies: memplan.go %d bytes, msm_plan.h %d", n, gd, g, c)
