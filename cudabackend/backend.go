@@ -287,7 +287,7 @@ const minResidentSlots = 2
 // loadKey uploads pk's bases (or sets up their streaming) and allocates the
 // plan's slots for its proofs.
 func (b *Backend) loadKey(pk *keyfile.ProvingKey, plan gpu.DevicePlan) (*key, error) {
-	dk, err := gpu.LoadGroth16Key(b.opts.Device, pk, plan.Chunk)
+	dk, err := gpu.LoadGroth16KeyPlan(b.opts.Device, pk, plan)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,11 @@
 #   STEPS=hostmem HM_K=24 HM_DEPTHS="1 4" BUDGET=300 scripts/h200-run.sh
 # The MSM upload in overlapped pieces against one copy (issue 10's lever, ~2 minutes):
 #   STEPS=msmoverlap BUDGET=160 scripts/h200-run.sh
+# The MSM over precomputed bases (issue 10's first lever; tests, then d=1 against the best depth,
+# pageable and pinned scalars, G1 and G2 at 2^20/22/24; ~5 minutes):
+#   STEPS=msmpre BUDGET=560 scripts/h200-run.sh
+# The full prove with and without a key's precomputed copies (chain 2^22, ~4 minutes with keygen):
+#   STEPS=msmpreprove BUDGET=560 scripts/h200-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
 OUT=${OUT:-$ROOT/h200-out}
@@ -187,6 +192,41 @@ for step in $STEPS; do
     log "msmoverlap: BenchmarkMSMG1UploadOverlap"
     (cd "$ROOT/cudabackend/gpu" && box "${MO_BT:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMG1UploadOverlap' -test.benchtime "${MO_BENCHTIME:-5x}" -test.timeout 300s) >> "$OUT/msmoverlap.txt" 2>&1
     log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/msmoverlap.txt" | tee -a "$OUT/summary.txt" ;;
+  msmpre)
+    # Issue 10's precomputed bases (zk_msm_precompute): their GPU tests against gnark-crypto
+    # (edge cases, sizes, the split, G1 and G2), then BenchmarkMSMPrecompute: G1 and G2 at 2^20,
+    # 2^22, 2^24 over the bases alone (d=1) and with the copies the cost model picks (best), from
+    # pageable and pinned scalars; wall-ms/op is the call's wall time with the upload (~5 minutes).
+    log "msmpre: precomputed-bases tests (gpu.test -run 'Precompute|PlanHeader|Groth16BinarySplit|Groth16ProofDeviceMemory')"
+    (cd "$ROOT/cudabackend/gpu" && box "${MP_TT:-200}" "$BIN/gpu.test" -test.v -test.run "${MP_RUN:-Precompute|PlanHeader|Groth16BinarySplit|Groth16ProofDeviceMemory}" -test.timeout 600s) > "$OUT/msmpre-tests.txt" 2>&1
+    log "msmpre tests exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|differs|precomputed in|proof device memory" "$OUT/msmpre-tests.txt" | head -40 | tee -a "$OUT/summary.txt"
+    log "msmpre: BenchmarkMSMPrecompute (${MP_BENCH:-MSMPrecompute})"
+    (cd "$ROOT/cudabackend/gpu" && box "${MP_BT:-360}" "$BIN/gpu.test" -test.run '^$' -test.bench "${MP_BENCH:-MSMPrecompute}" -test.benchtime "${MP_BENCHTIME:-5x}" -test.timeout 600s) > "$OUT/msmpre-bench.txt" 2>&1
+    log "bench exit $?"; grep -E "^Benchmark|FAIL|differs" "$OUT/msmpre-bench.txt" | tee -a "$OUT/summary.txt" ;;
+  msmpreprove)
+    # The full prove with a resident key's precomputed copies (the default) and without
+    # (ZKHOST_CUDA_MSM_PRECOMPUTE=0), chain 2^MP_K, two rounds in alternating order; each proof
+    # verified by the host with gnark. Keys reused when there (KEYS), else made here.
+    k=${MP_K:-22}
+    if [ ! -f "$KEYS/chain-k$k.pk" ]; then
+      log "msmpreprove: keygen chain k=$k"
+      box "${MP_KGT:-150}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" > "$OUT/msmpreprove-keygen.txt" 2>&1
+      log "keygen exit $?"
+    fi
+    for round in 1 2; do
+      modes="on 0"; [ "$round" = 2 ] && modes="0 on"
+      for pre in $modes; do
+        log "msmpreprove round $round: prove chain-k$k, ZKHOST_CUDA_MSM_PRECOMPUTE=${pre/on/(unset)}, ${MP_PARTS:-3} partitions"
+        rm -rf "/tmp/mp-$k-$pre-$round"
+        if [ "$pre" = on ]; then env=(env -u ZKHOST_CUDA_MSM_PRECOMPUTE); else env=(env ZKHOST_CUDA_MSM_PRECOMPUTE=0); fi
+        box "${MP_PT:-90}" "${env[@]}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${MP_PARTS:-3}" \
+          --out "/tmp/mp-$k-$pre-$round" --backend "$BIN/zkhost-backend-cuda" --log-level info > "$OUT/msmpreprove-$pre-r$round.txt" 2>&1
+        log "exit $?"
+        grep -o 'key loaded.*plan[^,]*' "$OUT/msmpreprove-$pre-r$round.txt" | head -1 | cut -c1-200 | tee -a "$OUT/summary.txt"
+        grep -E "^│ +[0-9]+ │|proven|verified" "$OUT/msmpreprove-$pre-r$round.txt" | tail -5 | tee -a "$OUT/summary.txt"
+        cp "/tmp/mp-$k-$pre-$round/summary.json" "$OUT/msmpreprove-$pre-r$round.json" 2>/dev/null
+      done
+    done ;;
   evaluate)
     # CPU only: A and B from a wire assignment (circuit.Evaluate) against gnark's Solve, 2^16
     # and 2^20, one thread and every core. Not in the default STEPS: STEPS=evaluate.

@@ -11,6 +11,8 @@
 # Issue 10's witness-aware MSM alone (its GPU tests, sha256 and chain 2^22 proved with the split on
 # and off, BenchmarkMSMSplitG1; ~3 minutes; FEED_BUDGET=0 skips the feed):
 #   RUN_STEPS=binsplit RUN_BUDGET=200 FEED_BUDGET=0 scripts/h200-session.sh
+# Issue 10's precomputed MSM bases alone (tests and BenchmarkMSMPrecompute, ~5 minutes):
+#   RUN_STEPS=msmpre RUN_BUDGET=560 FEED_BUDGET=0 scripts/h200-session.sh
 set -uo pipefail
 ROOT=$PWD
 DEST=${OUT:-$ROOT/h200-session-out}

@@ -94,6 +94,13 @@ extern "C" void zk_g16_key_info(const zk_g16_key* key, zk_g16_key_info_t* info) 
     } else {
         for (int i = 0; i < 5; i++) info->partials[i] = 1;
     }
+    void* sets[] = {key->a, key->b, key->k, key->z, key->b2};
+    for (int i = 0; i < 5; i++) {
+        int c = 0, d = 1;
+        if (!S && sets[i]) zk_msm_precomputed(sets[i], &c, &d);
+        info->copies[i] = (uint64_t)d;
+        info->copies_c[i] = (uint64_t)c;
+    }
 }
 
 static int msm_fail(int rc, const char* what, char* err, size_t errlen, const char* inner) {
@@ -296,7 +303,7 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
                                const void* g1a, size_t na, const uint8_t* inf_a, const void* g1b,
                                size_t nb, const uint8_t* inf_b, const void* g1k, size_t nk,
                                const void* g1z, size_t nz, const void* g2b, size_t chunk,
-                               zk_g16_key** out, char* err, size_t errlen) {
+                               int depth, zk_g16_key** out, char* err, size_t errlen) {
     if (!out || log_n > ZK_NTT_MAX_LOG || nb_public > nwires || nk != nwires - nb_public ||
         nz + 1 != (1ull << log_n))
         return zk_fail(err, errlen, ZK_EINVAL,
@@ -305,6 +312,9 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     if (chunk > ZK_MSM_MAX_CHUNK)
         return zk_fail(err, errlen, ZK_EINVAL, "streamed chunk of %zu points: at most %zu", chunk,
                        (size_t)ZK_MSM_MAX_CHUNK);
+    if (depth < 1 || depth > ZK_MSM_MAX_DEPTH)
+        return zk_fail(err, errlen, ZK_EINVAL, "precomputed copies: depth %d outside [1, %d]",
+                       depth, ZK_MSM_MAX_DEPTH);
     int rc = zk_use_device(device, err, errlen);
     if (rc != ZK_OK) return rc;
     zk_g16_key* key = new (std::nothrow) zk_g16_key();
@@ -353,14 +363,16 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     };
     for (auto& s : sets) {
         if (s.n == 0 && !s.skip) continue;
-        int mrc = zk_msm_upload(s.group, s.pts, s.n, s.skip, s.skip ? nwires : 0, s.dst, inner,
-                                sizeof inner);
+        int mrc = zk_msm_upload_depth(s.group, s.pts, s.n, s.skip, s.skip ? nwires : 0, depth,
+                                      s.dst, inner, sizeof inner);
         if (mrc != ZK_MSM_OK) {
             int code = msm_fail(mrc, s.name, err, errlen, inner);
             zk_g16_key_free(key, nullptr, 0);
             return code;
         }
-        key->bytes += (uint64_t)(s.skip ? nwires : s.n) * s.size;
+        int copies = 1;
+        zk_msm_precomputed(*s.dst, nullptr, &copies);
+        key->bytes += (uint64_t)(s.skip ? nwires : s.n) * s.size * (uint64_t)copies;
     }
     if ((rc = key_work_init(key, err, errlen)) != ZK_OK) {
         zk_g16_key_free(key, nullptr, 0);

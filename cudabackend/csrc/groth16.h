@@ -47,12 +47,19 @@ typedef struct zk_g16_key zk_g16_key;
  * else copied into pinned buffers; every proof copies them to the device chunk
  * by chunk (chunk points), double-buffered, each chunk's copy overlapping the
  * MSM of the one before, and returns one sum per chunk. The caller keeps the
- * host memory mapped until zk_g16_key_free. */
+ * host memory mapped until zk_g16_key_free.
+ *
+ * A resident key (chunk == 0) keeps up to depth precomputed copies of each
+ * point set (msm.h's zk_msm_upload_depth: copy g = P * 2^(c*G*g), the window
+ * and count msm_plan.h's zk_msm_precompute_choice picks for the set's
+ * length), which every MSM of its proofs reads when they pay; depth 1: none.
+ * A streamed key has none (depth is ignored). */
 int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t nb_public,
                     const void* g1a, size_t na, const uint8_t* inf_a,
                     const void* g1b, size_t nb, const uint8_t* inf_b,
                     const void* g1k, size_t nk, const void* g1z, size_t nz,
-                    const void* g2b, size_t chunk, zk_g16_key** out, char* err, size_t errlen);
+                    const void* g2b, size_t chunk, int depth, zk_g16_key** out, char* err,
+                    size_t errlen);
 
 /* zk_g16_key_device_bytes is the device memory the key holds: its point sets,
  * or, streamed, its chunk buffers and the wire index of the A and B points. */
@@ -67,6 +74,8 @@ typedef struct zk_g16_key_info_t {
                                  * resident key's G1 figure holds W's classification) */
     uint64_t pinned_copy_bytes; /* host memory pinned in copies (0 when registered in place) */
     uint64_t registered;        /* host ranges registered in place */
+    uint64_t copies[5];         /* precomputed copies of A, B, K, Z (G1) and B (G2); 1: none */
+    uint64_t copies_c[5];       /* the window they were made for (0: none) */
 } zk_g16_key_info_t;
 
 /* zk_g16_host_register_read_only is 1 when device can read host memory

@@ -26,6 +26,18 @@
 //     (sum_w 2^(c*w) W_w) in Jacobian coordinates and converts the result.
 // Scalars beyond MAX_CHUNK are processed in chunks whose window sums add up.
 //
+// Precomputed bases (zk_msm_precompute; the fastest ZPrize 2023 MSM entries
+// and sppark keep multiples of the bases the same way): the handle keeps d
+// copies of its points, copy g = P * 2^(c*G*g) with G = ceil(nwin/d), made
+// on the device by k_precompute (c*G doublings and an inversion a point a
+// copy). Window w = g*G + r of a scalar then adds copy g's point into bucket
+// set r (k_digits writes key r*m + |d|-1 and val g*n + i), so only G sets
+// are reduced and combined, G*c doublings in all (d = nwin: one set, no
+// window doublings). The reduction's cost falls by d, so the window grows
+// (msm_plan.h's zk_msm_choose_pre); the accumulation does nwin*n additions
+// either way. A run reads the copies only when its cost model says they pay
+// (a split run's rest may be too short for the copies' window).
+//
 // Witness-aware (split) MSM, after the production Filecoin prover's bitmaps
 // of 0/1 witness scalars: zk_msm_split_classify runs k_classify (compare the
 // Montgomery form with 0 and with R mod r, one byte a scalar) and two
@@ -75,17 +87,29 @@ using namespace zk_msm;
 
 // ---- kernels (bodies in msm_core.cuh) --------------------------------------
 
-__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, int c, int nwin,
-                         uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
+__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, int c, int nwin, int G,
+                         uint32_t stride, uint32_t* __restrict__ keys,
+                         uint32_t* __restrict__ vals) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) digits_one(i, scalars, n, c, nwin, keys, vals);
+    if (i < n) digits_one(i, scalars, n, c, nwin, G, stride, keys, vals);
 }
 
 __global__ void k_digits_idx(const fr_t* __restrict__ scalars, const uint32_t* __restrict__ idx,
-                             uint32_t lo, uint32_t hi, uint32_t n, int c, int nwin,
-                             uint32_t* __restrict__ keys, uint32_t* __restrict__ vals) {
+                             uint32_t lo, uint32_t hi, uint32_t n, int c, int nwin, int G,
+                             uint32_t stride, uint32_t* __restrict__ keys,
+                             uint32_t* __restrict__ vals) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) digits_idx_one(i, scalars, idx, lo, hi, n, c, nwin, keys, vals);
+    if (i < n) digits_idx_one(i, scalars, idx, lo, hi, n, c, nwin, G, stride, keys, vals);
+}
+
+// k_precompute: dst[i] = 2^shift * src[i], affine (one copy of the bases
+// from the one before).
+template <class F>
+__global__ void __launch_bounds__(ACC_THREADS)
+    k_precompute(const affine_t<F>* __restrict__ src, uint32_t n, int shift,
+                 affine_t<F>* __restrict__ dst) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) precompute_one(i, src, dst, shift);
 }
 
 __global__ void k_classify(const fr_t* __restrict__ scalars, uint32_t n, uint8_t* __restrict__ cls) {
@@ -238,7 +262,8 @@ struct handle_t {
     int group;
     int dev;
     size_t n;
-    void* bases;
+    void* bases;               // pre_depth copies of n points, copy g at g*n
+    int pre_c, pre_depth;      // the copies' window and count (1: the points alone)
     cudaStream_t stream;
     cudaStream_t copy_stream;  // the overlapped upload's copies
     int sms;
@@ -314,7 +339,8 @@ using plan_t = zk_msm_plan;
 // chosen for cfor scalars, 0 meaning one chunk (the overlapped upload's
 // pieces share one set of buckets: the window of the whole MSM).
 plan_t make_plan(const handle_t* h, size_t n, size_t cfor) {
-    return zk_msm_make_plan(n, cfor, h->resident_accum, h->resident_reduce);
+    return zk_msm_make_plan_pre(n, cfor, h->pre_c, h->pre_depth, h->resident_accum,
+                                h->resident_reduce);
 }
 
 // sort_bytes is the radix sort's temporary storage for plan p: what CUB asks,
@@ -344,9 +370,30 @@ int residency(int dev, uint32_t* accum, uint32_t* reduce, char* err, size_t errl
     return ZK_MSM_OK;
 }
 
+// fill_copies computes copies 1..d-1 of the h->n points at bases (copy 0)
+// for window c, in place, on the handle's stream.
+template <class F>
+int fill_copies(handle_t* h, void* bases, int c, int d, char* err, size_t errlen) {
+    using A = affine_t<F>;
+    const size_t n = h->n;
+    if (n == 0) return ZK_MSM_OK;
+    const int G = zk_msm_groups_of(c, d, nullptr);
+    const uint32_t grid = (uint32_t)((n + ACC_THREADS - 1) / ACC_THREADS);
+    for (int g = 1; g < d; g++) {
+        k_precompute<F><<<grid, ACC_THREADS, 0, h->stream>>>((const A*)bases + (g - 1) * n,
+                                                            (uint32_t)n, c * G,
+                                                            (A*)bases + g * n);
+        LAUNCHED("k_precompute");
+    }
+    return ZK_MSM_OK;
+}
+
+// upload_impl makes a handle of the points (expanded over skip), with the
+// copies zk_msm_precompute_choice picks for at most maxdepth (1: none),
+// allocated with the points at once and computed in place.
 template <class F>
 int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
-                void** handle, char* err, size_t errlen) {
+                int maxdepth, void** handle, char* err, size_t errlen) {
     using A = affine_t<F>;
     size_t total = skip ? nskip : n;
     if (total >= ((size_t)1 << 31))
@@ -355,6 +402,8 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     h->group = group;
     h->n = total;
     h->bases = nullptr;
+    h->pre_c = 0;
+    h->pre_depth = 1;
     h->stream = nullptr;
     h->copy_stream = nullptr;
     struct guard_t {
@@ -373,7 +422,9 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
         return rc;
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
     CU(cudaStreamCreateWithFlags(&h->copy_stream, cudaStreamNonBlocking));
-    CU(cudaMalloc(&h->bases, total * sizeof(A) + 16));
+    int pre_c = 0, pre_d = 1;
+    zk_msm_precompute_choice(total, maxdepth, &pre_c, &pre_d);
+    CU(cudaMalloc(&h->bases, (size_t)zk_msm_bases_bytes(group, total, pre_d)));
     if (!skip) {
         if (n) CU(cudaMemcpyAsync(h->bases, points, n * sizeof(A), cudaMemcpyHostToDevice, h->stream));
     } else if (total) {
@@ -400,6 +451,11 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
                                                   (const uint32_t*)pos, (uint32_t)total, (A*)h->bases);
         LAUNCHED("k_expand");
         CU(cudaStreamSynchronize(h->stream));
+    }
+    if (pre_d > 1) {
+        if (int rc = fill_copies<F>(h, h->bases, pre_c, pre_d, err, errlen)) return rc;
+        h->pre_c = pre_c;
+        h->pre_depth = pre_d;
     }
     CU(cudaStreamSynchronize(h->stream));
     *handle = h;
@@ -496,6 +552,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, sp || in.on_dev, sort_tmp_bytes, ones_T,
                                           nchunks > 0);
     t.window_bits = nchunks ? p.c : 0;
+    t.depth = nchunks ? p.depth : 0;
     t.chunks = (int)nchunks;
     t.pippenger_n = npip;
 
@@ -605,13 +662,15 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.alloc(&vals1, ws.vals));
         const size_t sort_len = ws.sort_tmp;
         CU(wk.alloc(&sort_tmp, sort_len));
-        const size_t nbuckets = (size_t)p.nwin * p.m;
+        const size_t nbuckets = (size_t)p.G * p.m;
         CU(wk.alloc(&buckets, ws.buckets));
         CU(wk.alloc(&pa, ws.part_a));
         CU(wk.alloc(&pka, ws.part_ka));
         CU(wk.alloc(&pb, ws.part_b));
         CU(wk.alloc(&pkb, ws.part_kb));
-        const size_t groups = 2 * (size_t)p.nwin;
+        const size_t groups = 2 * (size_t)p.G;
+        // Copy g of the bases lies h->n points after copy g-1.
+        const uint32_t stride = (uint32_t)h->n;
         CU(wk.alloc(&red, ws.red));
         CU(wk.alloc(&tree, ws.tree));
         CU(wk.alloc(&wacc, ws.wacc));
@@ -632,13 +691,14 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             if (sp) {
                 // Digits of the rest's entries [off, off + cn); their vals are
                 // point indices j - lo, so the bases are not offset.
-                k_digits_idx<<<(cn + 255) / 256, 256, 0, st>>>(d_scalars, sp->rest + off, lo, hi,
-                                                               cn, p.c, p.nwin, (uint32_t*)keys0,
-                                                               (uint32_t*)vals0);
+                k_digits_idx<<<(cn + 255) / 256, 256, 0, st>>>(
+                    d_scalars, sp->rest + off, lo, hi, cn, p.c, p.nwin, p.G, stride,
+                    (uint32_t*)keys0, (uint32_t*)vals0);
                 LAUNCHED("k_digits_idx");
             } else {
                 k_digits<<<(cn + 255) / 256, 256, 0, st>>>(d_scalars + off, cn, p.c, p.nwin,
-                                                           (uint32_t*)keys0, (uint32_t*)vals0);
+                                                           p.G, stride, (uint32_t*)keys0,
+                                                           (uint32_t*)vals0);
                 LAUNCHED("k_digits");
             }
             const A* chunk_bases = sp ? (const A*)h->bases : (const A*)h->bases + off;
@@ -685,9 +745,9 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 continue;
             }
 
-            const uint32_t nred = p.nwin * p.Tred;
+            const uint32_t nred = (uint32_t)p.G * p.Tred;
             k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                (const P*)buckets, p.m, p.L, p.Tred, p.nwin, (P*)red);
+                (const P*)buckets, p.m, p.L, p.Tred, (uint32_t)p.G, (P*)red);
             LAUNCHED("k_reduce");
             P* src = (P*)red;
             P* dst = (P*)tree;
@@ -703,7 +763,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 dst = tp;
                 len = outlen;
             }
-            k_window<F><<<1, 64, 0, st>>>(src, p.nwin, p.logL, (P*)wacc, overlap || k == 0);
+            k_window<F><<<1, 64, 0, st>>>(src, (uint32_t)p.G, p.logL, (P*)wacc, overlap || k == 0);
             LAUNCHED("k_window");
             CU(cudaEventRecord(ev_red[k], st));
         }
@@ -711,7 +771,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             k_add_into<F><<<1, 1, 0, st>>>((P*)wacc, ones_sum);
             LAUNCHED("k_add_into");
         }
-        k_horner<F><<<1, 1, 0, st>>>((const P*)wacc, p.nwin, p.c, (J*)d_out);
+        k_horner<F><<<1, 1, 0, st>>>((const P*)wacc, (uint32_t)p.G, p.c, (J*)d_out);
         LAUNCHED("k_horner");
     }
     CU(cudaEventRecord(ev_end, st));
@@ -741,8 +801,17 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
 
 extern "C" int zk_msm_upload(int group, const void* points, size_t n, const uint8_t* skip,
                              size_t nskip, void** handle, char* err, size_t errlen) {
+    return zk_msm_upload_depth(group, points, n, skip, nskip, 1, handle, err, errlen);
+}
+
+extern "C" int zk_msm_upload_depth(int group, const void* points, size_t n, const uint8_t* skip,
+                                   size_t nskip, int maxdepth, void** handle, char* err,
+                                   size_t errlen) {
     if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle pointer");
     *handle = nullptr;
+    if (maxdepth < 1 || maxdepth > ZK_MSM_MAX_DEPTH)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: precompute depth %d outside [1, %d]",
+                    maxdepth, ZK_MSM_MAX_DEPTH);
     if (n > 0 && !points) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil points");
     if (skip) {
         size_t keep = 0;
@@ -754,9 +823,9 @@ extern "C" int zk_msm_upload(int group, const void* points, size_t n, const uint
     }
     switch (group) {
     case ZK_MSM_G1:
-        return upload_impl<fq_t>(group, points, n, skip, nskip, handle, err, errlen);
+        return upload_impl<fq_t>(group, points, n, skip, nskip, maxdepth, handle, err, errlen);
     case ZK_MSM_G2:
-        return upload_impl<fq2_t>(group, points, n, skip, nskip, handle, err, errlen);
+        return upload_impl<fq2_t>(group, points, n, skip, nskip, maxdepth, handle, err, errlen);
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: unknown group %d", group);
     }
@@ -975,11 +1044,21 @@ extern "C" int zk_msm_split_work_bytes(void* handle, size_t n, uint64_t* out, ch
     CU(cudaSetDevice(h->dev));
     // Every scalar through Pippenger and every one a 1 at once: more than
     // any split run allocates (its rest and its ones are each at most n).
-    const plan_t p = make_plan(h, n, 0);
-    size_t sb = 0;
-    if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
-    *out = zk_msm_work_of(h->group, &p, n, 1, sb, zk_msm_ones_threads(n, h->resident_accum), 1)
-               .total;
+    // Over copies, a rest shorter than the crossover (zk_msm_plain_below)
+    // plans without them, in another window: the larger of the plan of n and
+    // the plain plan of the crossover bounds both.
+    const uint32_t ones = zk_msm_ones_threads(n, h->resident_accum);
+    const size_t plain = h->pre_depth < 2 ? n : zk_msm_plain_below(n, h->pre_c, h->pre_depth);
+    *out = 0;
+    for (int pre = 0; pre < 2; pre++) {
+        if (pre ? plain == n : plain == 0) continue;
+        const plan_t p = pre ? make_plan(h, n, 0)
+                             : zk_msm_make_plan(plain, 0, h->resident_accum, h->resident_reduce);
+        size_t sb = 0;
+        if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
+        const uint64_t w = zk_msm_work_of(h->group, &p, n, 1, sb, ones, 1).total;
+        if (w > *out) *out = w;
+    }
     return ZK_MSM_OK;
 }
 
@@ -1007,6 +1086,75 @@ extern "C" int zk_msm_trim(int device, char* err, size_t errlen) {
     CU(get_pool(device, &pool));
     CU(cudaDeviceSynchronize());
     CU(cudaMemPoolTrimTo(pool, 0));
+    return ZK_MSM_OK;
+}
+
+namespace {
+
+// precompute_impl replaces h's points by d copies for window c (copy 0 the
+// points themselves), or by the points alone when d == 1.
+template <class F>
+int precompute_impl(handle_t* h, int c, int d, char* err, size_t errlen) {
+    using A = affine_t<F>;
+    const size_t n = h->n;
+    if (d == h->pre_depth && (d == 1 || c == h->pre_c)) return ZK_MSM_OK;
+    CU(cudaSetDevice(h->dev));
+    CU(cudaStreamSynchronize(h->stream));
+    void* nb = nullptr;
+    CU(cudaMalloc(&nb, (size_t)zk_msm_bases_bytes(h->group, n, d)));
+    struct guard_t {
+        void*& p;
+        ~guard_t() {
+            if (p) cudaFree(p);
+        }
+    } guard{nb};
+    if (n) CU(cudaMemcpyAsync(nb, h->bases, n * sizeof(A), cudaMemcpyDeviceToDevice, h->stream));
+    if (d > 1)
+        if (int rc = fill_copies<F>(h, nb, c, d, err, errlen)) return rc;
+    CU(cudaStreamSynchronize(h->stream));
+    CU(cudaFree(h->bases));
+    h->bases = nb;
+    nb = nullptr;  // the handle's now
+    h->pre_c = d > 1 ? c : 0;
+    h->pre_depth = d;
+    return ZK_MSM_OK;
+}
+
+}  // namespace
+
+extern "C" int zk_msm_precompute(void* handle, int maxdepth, char* err, size_t errlen) {
+    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
+    if (maxdepth < 1 || maxdepth > ZK_MSM_MAX_DEPTH)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: precompute depth %d outside [1, %d]",
+                    maxdepth, ZK_MSM_MAX_DEPTH);
+    handle_t* h = (handle_t*)handle;
+    int c = 0, d = 1;
+    zk_msm_precompute_choice(h->n, maxdepth, &c, &d);
+    switch (h->group) {
+    case ZK_MSM_G1:
+        return precompute_impl<fq_t>(h, c, d, err, errlen);
+    case ZK_MSM_G2:
+        return precompute_impl<fq2_t>(h, c, d, err, errlen);
+    default:
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
+    }
+}
+
+extern "C" void zk_msm_precomputed(void* handle, int* c, int* depth) {
+    const handle_t* h = (const handle_t*)handle;
+    if (c) *c = h ? h->pre_c : 0;
+    if (depth) *depth = h ? h->pre_depth : 1;
+}
+
+extern "C" int zk_msm_host_alloc(size_t bytes, void** out, char* err, size_t errlen) {
+    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil pointer");
+    *out = nullptr;
+    CU(cudaHostAlloc(out, bytes ? bytes : 1, cudaHostAllocPortable));
+    return ZK_MSM_OK;
+}
+
+extern "C" int zk_msm_host_free(void* p, char* err, size_t errlen) {
+    if (p) CU(cudaFreeHost(p));
     return ZK_MSM_OK;
 }
 

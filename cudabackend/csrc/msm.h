@@ -48,6 +48,7 @@ typedef struct zk_msm_timing {
     int chunks;      /* how many chunks the scalars were split into */
     float ones_ms;   /* split runs: summing the points of the scalars equal to 1 */
     size_t pippenger_n; /* scalars that went through Pippenger */
+    int depth;       /* precomputed copies of the bases read (1: none; 0: no Pippenger) */
 } zk_msm_timing;
 
 /* zk_msm_upload copies n affine points of the group to the device and
@@ -61,6 +62,13 @@ typedef struct zk_msm_timing {
  * full wire list, so MSMs run on the unfiltered wire vector. */
 int zk_msm_upload(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
                   void** handle, char* err, size_t errlen);
+
+/* zk_msm_upload_depth is zk_msm_upload with precomputed copies of the
+ * points (see zk_msm_precompute), at most maxdepth (1: none), allocated with
+ * the points in one array and computed in place: no transient second copy.
+ * Synchronizes. */
+int zk_msm_upload_depth(int group, const void* points, size_t n, const uint8_t* skip,
+                        size_t nskip, int maxdepth, void** handle, char* err, size_t errlen);
 
 /* zk_msm_upload_on is zk_msm_upload on device ordinal device, which it
  * makes current first (for callers whose threads migrate, as Go's do). */
@@ -159,6 +167,27 @@ int zk_msm_run_split(void* handle, const zk_msm_split* split, size_t lo, size_t 
  * it off; 0 or less: from the environment, ZKHOST_CUDA_MSM_UPLOAD_PARTS
  * (default 1: off until measured). For every later run, all handles. */
 void zk_msm_set_upload_parts(int parts);
+
+/* zk_msm_precompute keeps up to maxdepth copies of the handle's points on
+ * the device (maxdepth in [1, 64]): copy g is P * 2^(c*G*g), computed from
+ * the resident points (c*G doublings per point per copy), with the window c
+ * and the copies d <= maxdepth that msm_plan.h's zk_msm_precompute_choice
+ * picks for the handle's length, G = ceil(nwin/d). Later runs read copy g for
+ * windows g*G .. g*G+G-1 and reduce only G bucket sets, when msm_plan.h's
+ * cost model says the copies pay for their length. The points then take d
+ * times their memory (zk_msm_bases_bytes); maxdepth 1 returns to the points
+ * alone. Transiently, the old and the new arrays are both allocated.
+ * Synchronizes the handle's stream; not concurrently with a run. */
+int zk_msm_precompute(void* handle, int maxdepth, char* err, size_t errlen);
+
+/* zk_msm_precomputed stores the copies' window (0: none) and count (1: the
+ * points alone). */
+void zk_msm_precomputed(void* handle, int* c, int* depth);
+
+/* zk_msm_host_alloc allocates bytes of pinned (page-locked) host memory,
+ * for scalars the MSM copies at full speed; zk_msm_host_free releases it. */
+int zk_msm_host_alloc(size_t bytes, void** out, char* err, size_t errlen);
+int zk_msm_host_free(void* p, char* err, size_t errlen);
 
 /* zk_msm_window_bits returns the window size zk_msm_run picks for n
  * scalars of the group (for tests and benchmarks). */

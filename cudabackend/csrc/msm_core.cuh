@@ -52,21 +52,26 @@ ZK_HD void stp(T* p, const T& v) {
 
 // digits_of cuts the canonical scalar s into nwin signed c-bit digits and
 // writes the (key, val) pair of each window at [w*n + i]; val is v (a point
-// index) with the sign bit when the digit is negative.
-ZK_HD void digits_of(const fr_t& s, uint32_t i, uint32_t v, uint32_t n, int c, int nwin,
-                     uint32_t* keys, uint32_t* vals) {
+// index) with the sign bit when the digit is negative. Over bases with
+// precomputed copies (copy g at g*stride: P * 2^(c*G*g)), window w = g*G + r
+// reads copy g and lands in bucket set r: key r*m + |d|-1, val v + g*stride.
+// Without copies G = nwin (every window its own set, copy 0).
+ZK_HD void digits_of(const fr_t& s, uint32_t i, uint32_t v, uint32_t n, int c, int nwin, int G,
+                     uint32_t stride, uint32_t* keys, uint32_t* vals) {
     const uint32_t m = 1u << (c - 1);
     const uint32_t full = 1u << c;
     const uint32_t mask = full - 1;
-    const uint32_t sentinel = (uint32_t)nwin * m;
+    const uint32_t sentinel = (uint32_t)G * m;
     uint32_t carry = 0;
+    int r = 0;
+    uint32_t base = v;  // v + g*stride for the current copy g
     for (int w = 0; w < nwin; w++) {
         int pos = w * c;
         int wi = pos >> 5, sh = pos & 31;
         uint64_t lo = wi < 8 ? s.l[wi] : 0;
         uint64_t hi = wi + 1 < 8 ? s.l[wi + 1] : 0;
         uint32_t raw = ((uint32_t)(((hi << 32) | lo) >> sh) & mask) + carry;
-        uint32_t val = v;
+        uint32_t val = base;
         if (raw > m) {
             raw = full - raw;  // the digit is raw - 2^c < 0
             carry = 1;
@@ -74,16 +79,20 @@ ZK_HD void digits_of(const fr_t& s, uint32_t i, uint32_t v, uint32_t n, int c, i
         } else {
             carry = 0;
         }
-        keys[(size_t)w * n + i] = raw == 0 ? sentinel : (uint32_t)w * m + raw - 1;
+        keys[(size_t)w * n + i] = raw == 0 ? sentinel : (uint32_t)r * m + raw - 1;
         vals[(size_t)w * n + i] = val;
+        if (++r == G) {
+            r = 0;
+            base += stride;
+        }
     }
 }
 
 // digits_one cuts scalar i (Montgomery form) of a dense vector: its digits
-// pick point i.
-ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nwin, uint32_t* keys,
-                      uint32_t* vals) {
-    digits_of(fr_from_mont(ldp(scalars + i)), i, i, n, c, nwin, keys, vals);
+// pick point i (of copy g at i + g*stride).
+ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nwin, int G,
+                      uint32_t stride, uint32_t* keys, uint32_t* vals) {
+    digits_of(fr_from_mont(ldp(scalars + i)), i, i, n, c, nwin, G, stride, keys, vals);
 }
 
 // digits_idx_one cuts entry i of an index list over a classified vector
@@ -91,13 +100,69 @@ ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nw
 // j - lo. An index outside [lo, hi) (the classified vector is longer than
 // the MSM's range) counts as a zero scalar: every digit gets the sentinel.
 ZK_HD void digits_idx_one(uint32_t i, const fr_t* scalars, const uint32_t* idx, uint32_t lo,
-                          uint32_t hi, uint32_t n, int c, int nwin, uint32_t* keys,
-                          uint32_t* vals) {
+                          uint32_t hi, uint32_t n, int c, int nwin, int G, uint32_t stride,
+                          uint32_t* keys, uint32_t* vals) {
     const uint32_t j = idx[i];
     if (j >= lo && j < hi)
-        digits_of(fr_from_mont(ldp(scalars + j)), i, j - lo, n, c, nwin, keys, vals);
+        digits_of(fr_from_mont(ldp(scalars + j)), i, j - lo, n, c, nwin, G, stride, keys, vals);
     else
-        digits_of(fr_t::zero(), i, 0, n, c, nwin, keys, vals);
+        digits_of(fr_t::zero(), i, 0, n, c, nwin, G, stride, keys, vals);
+}
+
+// finv is a^-1 (Fermat: a^(q-2); zero maps to zero), through fmul and fsqr
+// (on the device the out-of-line product).
+ZK_HD fq_t finv(const fq_t& a) {
+    uint32_t ex[12];
+    uint64_t borrow = 2;
+    for (int k = 0; k < 12; k++) {
+        uint64_t d = (uint64_t)fq_params::p(k) - borrow;
+        ex[k] = (uint32_t)d;
+        borrow = (d >> 63) & 1;
+    }
+    fq_t r = fq_t::one();
+#pragma unroll 1
+    for (int k = 11; k >= 0; k--) {
+#pragma unroll 1
+        for (int bit = 31; bit >= 0; bit--) {
+            r = fsqr(r);
+            if ((ex[k] >> bit) & 1) r = fmul(r, a);
+        }
+    }
+    return r;
+}
+
+// finv in Fq2: 1/(a0 + a1 u) = (a0 - a1 u) / (a0^2 + a1^2).
+ZK_HD fq2_t finv(const fq2_t& a) {
+    fq_t t = finv(fadd(fsqr(a.c0), fsqr(a.c1)));
+    fq2_t r;
+    r.c0 = fmul(a.c0, t);
+    r.c1 = fneg(fmul(a.c1, t));
+    return r;
+}
+
+// precompute_one writes dst[i] = 2^shift * src[i] in affine form (infinity
+// stays all-zero): shift Jacobian doublings and one inversion. Copy g of the
+// bases is copy g-1 through this with shift c*G.
+template <class F>
+ZK_HD void precompute_one(uint32_t i, const affine_t<F>* src, affine_t<F>* dst, int shift) {
+    affine_t<F> p = ldp(src + i);
+    if (!p.is_inf()) {
+        jac_t<F> j;
+        j.x = p.x;
+        j.y = p.y;
+        j.z = F::one();
+        for (int k = 0; k < shift; k++) j = j.dbl();
+        if (j.z.is_zero()) {
+            p.x = F::zero();
+            p.y = F::zero();
+        } else {
+            F zi = finv(j.z);
+            F z2 = fsqr(zi);
+            p.x = fmul(j.x, z2);
+            p.y = fmul(j.y, fmul(z2, zi));
+        }
+    }
+    stp(dst + i, p);
 }
 
 // Scalar classes of the split MSM: a Groth16 witness is mostly 0 and 1.

@@ -32,11 +32,20 @@ extern "C" {
 /* ZK_MSM_POOL_ROUND: what one stream-ordered allocation may take beyond its
  * size in the pool (its physical granularity, 2 MiB). */
 #define ZK_MSM_POOL_ROUND ((uint64_t)2 << 20)
+/* ZK_MSM_MAX_C_PRE: the largest window with precomputed copies (bucket memory
+ * 2^(c-1) per set: 400 MiB of G1 buckets at 22). Without copies the window
+ * stays at most 21, as before. */
+#define ZK_MSM_MAX_C_PRE 22
+#define ZK_MSM_MAX_C 21
 
 typedef struct zk_msm_plan {
-    int c, nwin;        /* window bits, windows */
-    uint32_t m;         /* buckets per window, 2^(c-1) */
-    uint32_t sentinel;  /* sort key of a zero digit */
+    int c, nwin;        /* window bits, windows of digits */
+    int depth;          /* copies of the bases read (1: the bases alone) */
+    int G;              /* bucket sets reduced: ceil(nwin / depth); window
+                         * w = g*G + r reads copy g (P * 2^(c*G*g)) and lands
+                         * in set r */
+    uint32_t m;         /* buckets per set, 2^(c-1) */
+    uint32_t sentinel;  /* sort key of a zero digit: G*m */
     int keybits;        /* bits the radix sort looks at */
     size_t chunk;       /* scalars per chunk */
     size_t M;           /* digit pairs of a full chunk */
@@ -66,15 +75,21 @@ static inline int zk_msm_ceil_log2(uint64_t v) {
     return b;
 }
 
-/* zk_msm_choose_c minimises a field-product count: nwin*n mixed additions
- * (~10 products) plus nwin*2^(c-1)*2 full additions (~14) in the reduction,
- * plus a per-window cost standing for the serial tail. */
+/* zk_msm_cost is the field-product count the window choice minimises for n
+ * scalars, window c and G bucket sets: nwin*n mixed additions (~10 products)
+ * plus G*2^(c-1)*2 full additions (~14) in the reduction, plus a per-set cost
+ * standing for the serial tail (window combination). Without copies G = nwin. */
+static inline double zk_msm_cost(size_t n, int c, int G) {
+    double nwin = (256 + c - 1) / c;
+    return nwin * (double)n * 10.0 + (double)G * ((double)(1u << (c - 1)) * 28.0 + 20000.0);
+}
+
+/* zk_msm_choose_c picks the window without copies. */
 static inline int zk_msm_choose_c(size_t n) {
     int best = 4;
     double bestcost = 1e300;
-    for (int c = 4; c <= 21; c++) {
-        double nwin = (256 + c - 1) / c;
-        double cost = nwin * ((double)n * 10.0 + (double)(1u << (c - 1)) * 28.0 + 20000.0);
+    for (int c = 4; c <= ZK_MSM_MAX_C; c++) {
+        double cost = zk_msm_cost(n, c, (256 + c - 1) / c);
         if (cost < bestcost) {
             bestcost = cost;
             best = c;
@@ -83,35 +98,135 @@ static inline int zk_msm_choose_c(size_t n) {
     return best;
 }
 
-/* zk_msm_make_plan plans an MSM of n scalars (chunks of at most
+/* zk_msm_groups_of is G = ceil(nwin / depth) for window c, and in *used the
+ * copies that G needs, ceil(nwin / G) (never more than asked). */
+static inline int zk_msm_groups_of(int c, int depth, int* used) {
+    int nwin = (256 + c - 1) / c;
+    if (depth < 1) depth = 1;
+    if (depth > nwin) depth = nwin;
+    int G = (nwin + depth - 1) / depth;
+    if (used) *used = (nwin + G - 1) / G;
+    return G;
+}
+
+/* zk_msm_choose_pre picks the window c and the copies d (at most maxdepth)
+ * for an MSM of n scalars over precomputed bases: the least zk_msm_cost, and
+ * among equal costs the fewest copies. *d is 1 when copies do not pay. */
+static inline void zk_msm_choose_pre(size_t n, int maxdepth, int* c, int* d) {
+    int bc = zk_msm_choose_c(n), bd = 1;
+    double bestcost = zk_msm_cost(n, bc, (256 + bc - 1) / bc);
+    for (int cc = 4; cc <= ZK_MSM_MAX_C_PRE && maxdepth > 1; cc++) {
+        int used = 1;
+        int G = zk_msm_groups_of(cc, maxdepth, &used);
+        double cost = zk_msm_cost(n, cc, G);
+        if (cost < bestcost) {
+            bestcost = cost;
+            bc = cc;
+            bd = used;
+        }
+    }
+    *c = bc;
+    *d = bd;
+}
+
+/* ZK_MSM_MAX_DEPTH: the most copies zk_msm_precompute makes (no window has
+ * more than 64 digits). */
+#define ZK_MSM_MAX_DEPTH 64
+
+/* zk_msm_precompute_choice is the window c and copies d zk_msm_precompute
+ * makes for n resident points and at most maxdepth copies: zk_msm_choose_pre
+ * for the points' first chunk, with d*n below 2^31 (a digit's point index
+ * in copy g is g*n + i, 31 bits). d = 1 (c = 0): no copies. */
+static inline void zk_msm_precompute_choice(size_t n, int maxdepth, int* c, int* d) {
+    *c = 0;
+    *d = 1;
+    if (n == 0 || maxdepth < 2) return;
+    if (maxdepth > ZK_MSM_MAX_DEPTH) maxdepth = ZK_MSM_MAX_DEPTH;
+    if ((uint64_t)maxdepth * n > (((uint64_t)1 << 31) - 1))
+        maxdepth = (int)((((uint64_t)1 << 31) - 1) / n);
+    if (maxdepth < 2) return;
+    zk_msm_choose_pre(n < ZK_MSM_MAX_CHUNK ? n : ZK_MSM_MAX_CHUNK, maxdepth, c, d);
+    if (*d < 2) *c = 0, *d = 1;
+}
+
+/* zk_msm_make_plan_pre plans an MSM of n scalars (chunks of at most
  * ZK_MSM_MAX_CHUNK) on a device that keeps resident_accum threads of k_accum0
  * and resident_reduce of k_reduce at once. The window is chosen for cfor
  * scalars, 0 meaning one chunk: the overlapped upload's pieces share one set
  * of buckets, so it plans pieces of n scalars with the window of the whole
- * MSM (cfor = its length). */
-static inline zk_msm_plan zk_msm_make_plan(size_t n, size_t cfor, uint32_t resident_accum,
-                                           uint32_t resident_reduce) {
+ * MSM (cfor = its length). The bases have pre_depth precomputed copies for
+ * window pre_c (zk_msm_precompute; pre_depth 1: none): the plan reads them
+ * when that costs less (zk_msm_cost) than the best window without, which a
+ * run of few scalars (a split run's rest) may not. */
+static inline zk_msm_plan zk_msm_make_plan_pre(size_t n, size_t cfor, int pre_c, int pre_depth,
+                                               uint32_t resident_accum,
+                                               uint32_t resident_reduce) {
     zk_msm_plan p;
     size_t chunk = n < ZK_MSM_MAX_CHUNK ? n : ZK_MSM_MAX_CHUNK;
     if (chunk == 0) chunk = 1;
     p.chunk = chunk;
-    p.c = zk_msm_choose_c(cfor ? cfor : chunk);
+    size_t nfor = cfor ? cfor : chunk;
+    p.c = zk_msm_choose_c(nfor);
     p.nwin = (256 + p.c - 1) / p.c;
+    p.depth = 1;
+    p.G = p.nwin;
+    if (pre_depth > 1 && pre_c >= 4) {
+        int G = zk_msm_groups_of(pre_c, pre_depth, NULL);
+        if (zk_msm_cost(nfor, pre_c, G) < zk_msm_cost(nfor, p.c, p.nwin)) {
+            p.c = pre_c;
+            p.nwin = (256 + p.c - 1) / p.c;
+            p.G = G;
+            p.depth = (p.nwin + G - 1) / G;
+        }
+    }
     p.m = 1u << (p.c - 1);
-    p.sentinel = (uint32_t)p.nwin * p.m;
+    p.sentinel = (uint32_t)p.G * p.m;
     p.keybits = zk_msm_ceil_log2((uint64_t)p.sentinel + 1);
     p.M = (size_t)p.nwin * chunk;
     size_t want = (p.M + ZK_MSM_MIN_SEG - 1) / ZK_MSM_MIN_SEG;
     p.T0 = (uint32_t)(want < resident_accum ? want : resident_accum);
     if (p.T0 == 0) p.T0 = 1;
     p.T1max = (2 * p.T0 + ZK_MSM_K_MERGE - 1) / ZK_MSM_K_MERGE;
-    uint32_t per_win = resident_reduce / (uint32_t)p.nwin;
+    uint32_t per_win = resident_reduce / (uint32_t)p.G;
     uint32_t T = 1;
     while (T * 2 <= per_win && T * 2 <= p.m / 8) T *= 2;
     p.Tred = T;
     p.L = p.m / T;
     p.logL = zk_msm_ceil_log2(p.L);
     return p;
+}
+
+/* zk_msm_make_plan is zk_msm_make_plan_pre over bases without copies. */
+static inline zk_msm_plan zk_msm_make_plan(size_t n, size_t cfor, uint32_t resident_accum,
+                                           uint32_t resident_reduce) {
+    return zk_msm_make_plan_pre(n, cfor, 0, 1, resident_accum, resident_reduce);
+}
+
+/* zk_msm_plain_below is the largest m <= n for which zk_msm_make_plan_pre(m,
+ * 0, pre_c, pre_depth, ...) reads no copies (0: every m from 1 reads them; n:
+ * none does). The copies cost a fixed reduction and save per scalar, so the
+ * plans of fewer scalars than a crossover read none and of more read them: a
+ * bisection finds it. A split run's rest of m <= n scalars then takes at most
+ * the larger of the plan of n (with copies) and the plain plan of this m. */
+static inline size_t zk_msm_plain_below(size_t n, int pre_c, int pre_depth) {
+    if (n == 0 || zk_msm_make_plan_pre(n, 0, pre_c, pre_depth, 1, 1).depth < 2) return n;
+    size_t lo = 0, hi = n; /* plan(hi) reads copies; lo = 0 or plan(lo) reads none */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (zk_msm_make_plan_pre(mid, 0, pre_c, pre_depth, 1, 1).depth < 2)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* zk_msm_bases_bytes is the device memory of n resident points of group
+ * with depth copies (1: the points alone), as zk_msm_upload and
+ * zk_msm_precompute allocate them: one array, 16 bytes of slack. */
+static inline uint64_t zk_msm_bases_bytes(int group, size_t n, int depth) {
+    const uint64_t aff = group == 2 ? 192 : 96;
+    return (uint64_t)(depth < 1 ? 1 : depth) * n * aff + 16;
 }
 
 /* zk_msm_sort_bytes_bound is the temporary storage CUB's onesweep radix sort
@@ -154,20 +269,20 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
                                          uint32_t ones_threads, int pippenger) {
     const uint64_t fp = group == 2 ? 96 : 48;  /* one coordinate: Fq or Fq2 */
     const uint64_t xyzz = 4 * fp, jac = 3 * fp;
-    const uint64_t groups = 2 * (uint64_t)p->nwin;
+    const uint64_t groups = 2 * (uint64_t)p->G;
     zk_msm_work w;
     w.scalars = scalars_on_device ? 0 : (uint64_t)n * 32;
     w.keys = (uint64_t)p->M * 4;
     w.vals = (uint64_t)p->M * 4;
     w.sort_tmp = sort_bytes;
-    w.buckets = (uint64_t)p->nwin * p->m * xyzz;
+    w.buckets = (uint64_t)p->G * p->m * xyzz;
     w.part_a = 2 * (uint64_t)p->T0 * xyzz;
     w.part_ka = 2 * (uint64_t)p->T0 * 4;
     w.part_b = 2 * (uint64_t)p->T1max * xyzz;
     w.part_kb = 2 * (uint64_t)p->T1max * 4;
     w.red = groups * p->Tred * xyzz;
     w.tree = groups * ((p->Tred + ZK_MSM_TREE_G - 1) / ZK_MSM_TREE_G) * xyzz;
-    w.wacc = (uint64_t)p->nwin * xyzz;
+    w.wacc = (uint64_t)p->G * xyzz;
     w.out = jac;
     w.ones_part = (uint64_t)ones_threads * xyzz;
     w.ones_tree = (uint64_t)((ones_threads + ZK_MSM_TREE_G - 1) / ZK_MSM_TREE_G) * xyzz;

@@ -24,6 +24,11 @@
 //     the 0s, sum the 1s' points and run Pippenger on the rest only. Groth16
 //     proofs (Groth16Key.Prove) use it for the MSMs over W unless
 //     ZKHOST_CUDA_BINARY_SPLIT=0 or SetGroth16BinarySplit says otherwise.
+//   - precomputed copies of MSM bases (Precompute; copy g = P·2^(c·G·g)):
+//     an MSM then reduces G bucket sets instead of one per window, so its
+//     window grows. A resident Groth16 key gets them at load as far as the
+//     device-memory plan allows (PlanDevice's Depth, LoadGroth16KeyPlan),
+//     unless ZKHOST_CUDA_MSM_PRECOMPUTE=0.
 //
 // Field elements cross as gnark-crypto fr.Element values (32 bytes,
 // Montgomery form); device buffers are raw copies of Go slices. Every call

@@ -40,4 +40,7 @@ type KeyInfo struct {
 	PinnedCopyBytes uint64
 	// Registered is how many host ranges a streamed key registered in place.
 	Registered int
+	// Copies is the precomputed copies a resident key keeps of A, B, K, Z
+	// (G1) and B (G2), as KeyCopiesOf plans them (D 1: none).
+	Copies [5]SetCopies
 }

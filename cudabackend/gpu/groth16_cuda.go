@@ -49,8 +49,23 @@ func boolBytes(b []bool) *C.uint8_t {
 
 // LoadGroth16Key uploads pk's point sets to device dev; with chunk > 0 it
 // streams them instead (see KeyInfo.Chunk): pk's point slices (a key file's
-// mapping) must then stay mapped until Free.
+// mapping) must then stay mapped until Free. A resident key keeps no
+// precomputed copies (LoadGroth16KeyPlan gives them).
 func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key, error) {
+	return loadGroth16Key(dev, pk, chunk, 1)
+}
+
+// LoadGroth16KeyPlan loads pk as plan (PlanDevice) says: streamed in
+// plan.Chunk points, or resident with up to plan.Depth precomputed copies of
+// each point set (KeyCopiesOf; 0 or 1: none), which every proof's MSMs read.
+func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan) (*Groth16Key, error) {
+	return loadGroth16Key(dev, pk, plan.Chunk, max(plan.Depth, 1))
+}
+
+func loadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64, depth int) (*Groth16Key, error) {
+	if depth < 1 || depth > MSMMaxDepth {
+		return nil, fmt.Errorf("gpu: load key: %d precomputed copies, at most %d: %w", depth, MSMMaxDepth, ErrInvalid)
+	}
 	if pk.DomainSize == 0 || pk.DomainSize&(pk.DomainSize-1) != 0 {
 		return nil, fmt.Errorf("gpu: domain size %d is not a power of two: %w", pk.DomainSize, ErrInvalid)
 	}
@@ -61,7 +76,7 @@ func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key,
 		ptrOf(pk.G1A), C.size_t(len(pk.G1A)), boolBytes(pk.InfinityA),
 		ptrOf(pk.G1B), C.size_t(len(pk.G1B)), boolBytes(pk.InfinityB),
 		ptrOf(pk.G1K), C.size_t(len(pk.G1K)), ptrOf(pk.G1Z), C.size_t(len(pk.G1Z)),
-		ptrOf(pk.G2B), C.size_t(chunk), &k, e.ptr(), e.size())
+		ptrOf(pk.G2B), C.size_t(chunk), C.int(depth), &k, e.ptr(), e.size())
 	runtime.KeepAlive(pk)
 	if err := check("gpu: load key", rc, &e); err != nil {
 		return nil, err
@@ -75,6 +90,7 @@ func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key,
 	}
 	for i := range info.Partials {
 		info.Partials[i] = int(ci.partials[i])
+		info.Copies[i] = SetCopies{C: int(ci.copies_c[i]), D: int(ci.copies[i])}
 	}
 	return &Groth16Key{ptr: k, info: info, nwires: int(pk.NbWires), domain: int(pk.DomainSize), pk: pk}, nil
 }

@@ -111,12 +111,17 @@ func TestGroth16BinarySplit(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Resident keys run the MSMs over W split; streamed keys (chunks of 64
-	// points here) run dense whatever the switch says: checked the same way.
-	for _, chunk := range []uint64{0, 64} {
-		key, err := LoadGroth16Key(0, pk, chunk)
+	// Resident keys run the MSMs over W split, without and with precomputed
+	// copies of their points; streamed keys (chunks of 64 points here) run
+	// dense whatever the switch says: checked the same way.
+	for _, tc := range []struct{ chunk, depth uint64 }{{0, 1}, {0, MSMMaxDepth}, {64, 1}} {
+		chunk, depth := tc.chunk, int(tc.depth)
+		key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if cp := key.Info().Copies; chunk == 0 && cp != KeyCopiesOf(ShapeOf(pk), depth) || depth > 1 && cp[0].D < 2 {
+			t.Errorf("chunk %d, depth %d: the key keeps copies %v, KeyCopiesOf says %v", chunk, depth, cp, KeyCopiesOf(ShapeOf(pk), depth))
 		}
 		slot, err := key.NewSlot()
 		if err != nil {
@@ -127,7 +132,7 @@ func TestGroth16BinarySplit(t *testing.T) {
 			name string
 			m    BinarySplitMode
 		}{{"split", BinarySplitOn}, {"no split", BinarySplitOff}, {"split again", BinarySplitOn}} {
-			name := fmt.Sprintf("chunk %d, %s", chunk, mode.name)
+			name := fmt.Sprintf("chunk %d, depth %d, %s", chunk, depth, mode.name)
 			SetGroth16BinarySplit(mode.m)
 			if err := slot.Stage(sol.W, sol.A, sol.B, 2); err != nil {
 				t.Fatal(err)

@@ -213,11 +213,13 @@ func syntheticKey(logN int) *keyfile.ProvingKey {
 // TestGroth16ProofDeviceMemory measures the device memory one proof's working
 // allocations take (free device memory before and after the second proof, the
 // MSM pool emptied before, and keeping what the proof took after) at chain 2^22 (or
-// 2^ZK_MEMTEST_LOGN), resident and streamed, and checks it against the
-// admission estimate (ProofWorkBytes with the device's residency): never
-// below, at most 25% above. It also checks that what msm.cu reports for the
-// key (KeyInfo.WorkG1 + WorkG2, with the radix sort's storage as CUB asks it)
-// is the estimate: CUB never asks more than msm_plan.h's bound.
+// 2^ZK_MEMTEST_LOGN), resident, resident with precomputed copies of its
+// points (as many as MSMMaxDepth allows) and streamed, and checks it against
+// the admission estimate (ProofWorkBytesDepth with the device's residency):
+// never below, at most 25% above. It also checks that what msm.cu reports for
+// the key (KeyInfo.WorkG1 + WorkG2, with the radix sort's storage as CUB asks
+// it) is the estimate: CUB never asks more than msm_plan.h's bound; and that
+// the key holds the copies and the bytes KeyCopiesOf and KeyCopiesBytes say.
 func TestGroth16ProofDeviceMemory(t *testing.T) {
 	needDevice(t)
 	logN := 22
@@ -238,13 +240,22 @@ func TestGroth16ProofDeviceMemory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := int(pk.DomainSize)
 	w, a, b := randFr(rng, int(pk.NbWires)), randFr(rng, n), randFr(rng, n)
-	for _, chunk := range []uint64{0, 1 << (logN - 1)} {
-		t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {
-			key, err := LoadGroth16Key(0, pk, chunk)
+	for _, tc := range []struct{ chunk, depth uint64 }{{0, 1}, {0, MSMMaxDepth}, {1 << (logN - 1), 1}} {
+		chunk, depth := tc.chunk, int(tc.depth)
+		t.Run(fmt.Sprintf("chunk%d/depth%d", chunk, depth), func(t *testing.T) {
+			key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer key.Free()
+			if chunk == 0 {
+				if got, want := key.Info().Copies, KeyCopiesOf(shape, depth); got != want {
+					t.Errorf("the key keeps copies %v, KeyCopiesOf says %v", got, want)
+				}
+				if got, want := key.DeviceBytes(), KeyShapeDeviceBytes(shape)+KeyCopiesBytes(shape, depth); got != want {
+					t.Errorf("the key holds %d bytes, KeyShapeDeviceBytes and KeyCopiesBytes say %d", got, want)
+				}
+			}
 			slot, err := key.NewSlot()
 			if err != nil {
 				t.Fatal(err)
@@ -274,16 +285,16 @@ func TestGroth16ProofDeviceMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 			measured := int64(before.FreeBytes) - int64(after.FreeBytes)
-			estimate := ProofWorkBytes(shape, chunk, res)
+			estimate := ProofWorkBytesDepth(shape, chunk, res, depth)
 			info := key.Info()
 			exact := info.WorkG1 + info.WorkG2
-			t.Logf("proof device memory at 2^%d, chunk %d: measured %d MiB, msm.cu's sizes %d MiB (G1 %d, G2 %d), estimate %d MiB (%.3f of measured); key %d MiB",
-				logN, chunk, measured>>20, exact>>20, info.WorkG1>>20, info.WorkG2>>20, estimate>>20,
+			t.Logf("proof device memory at 2^%d, chunk %d, copies %v: measured %d MiB, msm.cu's sizes %d MiB (G1 %d, G2 %d), estimate %d MiB (%.3f of measured); key %d MiB",
+				logN, chunk, info.Copies, measured>>20, exact>>20, info.WorkG1>>20, info.WorkG2>>20, estimate>>20,
 				float64(estimate)/float64(measured), key.DeviceBytes()>>20)
 			if exact != estimate {
 				t.Errorf("msm.cu allocates %d bytes per proof, the estimate says %d (CUB's sort storage above msm_plan.h's bound?)", exact, estimate)
 			}
-			if bound := ProofWorkBytes(shape, chunk, BoundResidency(props.SMCount)); bound < estimate {
+			if bound := ProofWorkBytesDepth(shape, chunk, BoundResidency(props.SMCount), depth); bound < estimate {
 				t.Errorf("the estimate with every SM full, %d, is below the device's %d", bound, estimate)
 			}
 			if measured <= 0 || uint64(measured) > estimate {

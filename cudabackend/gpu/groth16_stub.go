@@ -18,6 +18,11 @@ func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key,
 	return nil, errNoCUDABuild
 }
 
+// LoadGroth16KeyPlan reports that the package was built without CUDA.
+func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan) (*Groth16Key, error) {
+	return nil, errNoCUDABuild
+}
+
 // DeviceBytes is zero.
 func (k *Groth16Key) DeviceBytes() uint64 { return 0 }
 

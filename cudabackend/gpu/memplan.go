@@ -3,6 +3,8 @@ package gpu
 import (
 	"fmt"
 	"math/bits"
+	"os"
+	"strconv"
 
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
@@ -49,11 +51,17 @@ const (
 	msmKMerge    = 32
 	msmTreeG     = 16
 	msmPoolRound = 2 << 20
+	msmMaxC      = 21 // the largest window without copies
+	msmMaxCPre   = 22 // with precomputed copies
+	// MSMMaxDepth is the most precomputed copies of an MSM's bases
+	// (ZK_MSM_MAX_DEPTH).
+	MSMMaxDepth = 64
 )
 
 // msmPlan mirrors zk_msm_plan.
 type msmPlan struct {
 	c, nwin       int
+	depth, g      int // copies read, bucket sets reduced
 	m, sentinel   uint32
 	keybits       int
 	chunk, pairs  uint64
@@ -68,12 +76,18 @@ func ceilLog2(v uint64) int {
 	return bits.Len64(v - 1)
 }
 
+// msmCost mirrors zk_msm_cost: the field products of an MSM of n scalars
+// with window c and g bucket sets.
+func msmCost(n uint64, c, g int) float64 {
+	nwin := float64((256 + c - 1) / c)
+	return nwin*float64(n)*10.0 + float64(g)*(float64(uint32(1)<<(c-1))*28.0+20000.0)
+}
+
 // msmChooseC mirrors zk_msm_choose_c.
 func msmChooseC(n uint64) int {
 	best, bestCost := 4, 1e300
-	for c := 4; c <= 21; c++ {
-		nwin := float64((256 + c - 1) / c)
-		cost := nwin * (float64(n)*10.0 + float64(uint32(1)<<(c-1))*28.0 + 20000.0)
+	for c := 4; c <= msmMaxC; c++ {
+		cost := msmCost(n, c, (256+c-1)/c)
 		if cost < bestCost {
 			best, bestCost = c, cost
 		}
@@ -81,9 +95,68 @@ func msmChooseC(n uint64) int {
 	return best
 }
 
+// msmGroupsOf mirrors zk_msm_groups_of: the bucket sets g of window c over
+// depth copies, and the copies g needs.
+func msmGroupsOf(c, depth int) (g, used int) {
+	nwin := (256 + c - 1) / c
+	depth = max(1, min(depth, nwin))
+	g = (nwin + depth - 1) / depth
+	return g, (nwin + g - 1) / g
+}
+
+// msmChoosePre mirrors zk_msm_choose_pre.
+func msmChoosePre(n uint64, maxDepth int) (c, d int) {
+	bc, bd := msmChooseC(n), 1
+	bestCost := msmCost(n, bc, (256+bc-1)/bc)
+	for cc := 4; cc <= msmMaxCPre && maxDepth > 1; cc++ {
+		g, used := msmGroupsOf(cc, maxDepth)
+		if cost := msmCost(n, cc, g); cost < bestCost {
+			bestCost, bc, bd = cost, cc, used
+		}
+	}
+	return bc, bd
+}
+
+// MSMPrecomputeChoice mirrors zk_msm_precompute_choice: the window c and the
+// copies d (at most maxDepth) that precomputing the bases of an MSM over n
+// points makes; d = 1 (c = 0) when copies do not pay.
+func MSMPrecomputeChoice(n uint64, maxDepth int) (c, d int) {
+	if n == 0 || maxDepth < 2 {
+		return 0, 1
+	}
+	maxDepth = min(maxDepth, MSMMaxDepth)
+	if uint64(maxDepth)*n > 1<<31-1 {
+		maxDepth = int((1<<31 - 1) / n)
+	}
+	if maxDepth < 2 {
+		return 0, 1
+	}
+	c, d = msmChoosePre(min(n, msmMaxChunk), maxDepth)
+	if d < 2 {
+		return 0, 1
+	}
+	return c, d
+}
+
+// MSMBasesBytes mirrors zk_msm_bases_bytes: the device memory of n resident
+// points of group (1: G1, 2: G2) with depth precomputed copies (1: none).
+func MSMBasesBytes(group int, n uint64, depth int) uint64 {
+	aff := uint64(96)
+	if group == groupG2 {
+		aff = 192
+	}
+	return uint64(max(depth, 1))*n*aff + 16
+}
+
 // makeMSMPlan mirrors zk_msm_make_plan: chunks of n scalars, the window
-// chosen for cfor scalars (0: one chunk).
+// chosen for cfor scalars (0: one chunk), bases without copies.
 func makeMSMPlan(n, cfor uint64, residentAccum, residentReduce uint32) msmPlan {
+	return makeMSMPlanPre(n, cfor, 0, 1, residentAccum, residentReduce)
+}
+
+// makeMSMPlanPre mirrors zk_msm_make_plan_pre: as makeMSMPlan over bases
+// with preDepth copies for window preC, read when they pay.
+func makeMSMPlanPre(n, cfor uint64, preC, preDepth int, residentAccum, residentReduce uint32) msmPlan {
 	var p msmPlan
 	p.chunk = min(n, msmMaxChunk)
 	if p.chunk == 0 {
@@ -94,8 +167,18 @@ func makeMSMPlan(n, cfor uint64, residentAccum, residentReduce uint32) msmPlan {
 	}
 	p.c = msmChooseC(cfor)
 	p.nwin = (256 + p.c - 1) / p.c
+	p.depth, p.g = 1, p.nwin
+	if preDepth > 1 && preC >= 4 {
+		g, _ := msmGroupsOf(preC, preDepth)
+		if msmCost(cfor, preC, g) < msmCost(cfor, p.c, p.nwin) {
+			p.c = preC
+			p.nwin = (256 + p.c - 1) / p.c
+			p.g = g
+			p.depth = (p.nwin + g - 1) / g
+		}
+	}
 	p.m = 1 << (p.c - 1)
-	p.sentinel = uint32(p.nwin) * p.m
+	p.sentinel = uint32(p.g) * p.m
 	p.keybits = ceilLog2(uint64(p.sentinel) + 1)
 	p.pairs = uint64(p.nwin) * p.chunk
 	want := (p.pairs + msmMinSeg - 1) / msmMinSeg
@@ -104,7 +187,7 @@ func makeMSMPlan(n, cfor uint64, residentAccum, residentReduce uint32) msmPlan {
 		p.t0 = 1
 	}
 	p.t1max = (2*p.t0 + msmKMerge - 1) / msmKMerge
-	perWin := residentReduce / uint32(p.nwin)
+	perWin := residentReduce / uint32(p.g)
 	t := uint32(1)
 	for t*2 <= perWin && t*2 <= p.m/8 {
 		t *= 2
@@ -167,7 +250,7 @@ func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes u
 		fp = 96
 	}
 	xyzz, jac := 4*fp, 3*fp
-	groups := 2 * uint64(p.nwin)
+	groups := 2 * uint64(p.g)
 	var w msmWork
 	if !scalarsOnDevice {
 		w.scalars = n * FrBytes
@@ -175,14 +258,14 @@ func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes u
 	w.keys = p.pairs * 4
 	w.vals = p.pairs * 4
 	w.sortTmp = sortBytes
-	w.buckets = uint64(p.nwin) * uint64(p.m) * xyzz
+	w.buckets = uint64(p.g) * uint64(p.m) * xyzz
 	w.partA = 2 * uint64(p.t0) * xyzz
 	w.partKA = 2 * uint64(p.t0) * 4
 	w.partB = 2 * uint64(p.t1max) * xyzz
 	w.partKB = 2 * uint64(p.t1max) * 4
 	w.red = groups * uint64(p.tred) * xyzz
 	w.tree = groups * ((uint64(p.tred) + msmTreeG - 1) / msmTreeG) * xyzz
-	w.wacc = uint64(p.nwin) * xyzz
+	w.wacc = uint64(p.g) * xyzz
 	w.out = jac
 	w.onesPart = uint64(onesThreads) * xyzz
 	w.onesTree = (uint64(onesThreads) + msmTreeG - 1) / msmTreeG * xyzz
@@ -231,15 +314,65 @@ func MSMWorkBytes(group int, n uint64, r Residency) uint64 {
 // zk_msm_split_work_bytes does: every scalar through Pippenger and every one a
 // 1 at once (a split run's rest and ones are each at most n).
 func MSMSplitWorkBytes(group int, n uint64, r Residency) uint64 {
+	return MSMSplitWorkBytesPre(group, n, 0, 1, r)
+}
+
+// MSMWorkBytesPre is MSMWorkBytes over bases with depth precomputed copies
+// for window c (MSMPrecomputeChoice; depth 1: none), as zk_msm_work_bytes
+// counts a handle with copies.
+func MSMWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
 	if n == 0 {
 		return 0
 	}
-	g := 0
-	if group == groupG2 {
-		g = 1
+	g := group - 1
+	p := makeMSMPlanPre(n, 0, c, depth, r.Accum[g], r.Reduce[g])
+	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true).total
+}
+
+// MSMSplitWorkBytesPre is MSMSplitWorkBytes over bases with depth copies for
+// window c, as zk_msm_split_work_bytes counts it: a rest shorter than the
+// crossover (msmPlainBelow) plans without the copies, in another window, so
+// the larger of the plan of n and the plain plan of the crossover.
+func MSMSplitWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
+	if n == 0 {
+		return 0
 	}
-	p := makeMSMPlan(n, 0, r.Accum[g], r.Reduce[g])
-	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(n, r.Accum[g]), true).total
+	g := group - 1
+	ones := msmOnesThreads(n, r.Accum[g])
+	plain := n
+	if depth >= 2 {
+		plain = msmPlainBelow(n, c, depth)
+	}
+	var total uint64
+	for pre := range 2 {
+		if (pre == 1 && plain == n) || (pre == 0 && plain == 0) {
+			continue
+		}
+		p := makeMSMPlan(plain, 0, r.Accum[g], r.Reduce[g])
+		if pre == 1 {
+			p = makeMSMPlanPre(n, 0, c, depth, r.Accum[g], r.Reduce[g])
+		}
+		total = max(total, msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), ones, true).total)
+	}
+	return total
+}
+
+// msmPlainBelow mirrors zk_msm_plain_below: the largest m <= n whose plan
+// over the copies reads none (0: all read them).
+func msmPlainBelow(n uint64, c, depth int) uint64 {
+	if n == 0 || makeMSMPlanPre(n, 0, c, depth, 1, 1).depth < 2 {
+		return n
+	}
+	lo, hi := uint64(0), n
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if makeMSMPlanPre(mid, 0, c, depth, 1, 1).depth < 2 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // msmSelectBytesBound mirrors zk_msm_select_bytes_bound.
@@ -286,14 +419,23 @@ func ShapeOf(pk *keyfile.ProvingKey) KeyShape {
 // bounds dense too, plus W's classification, held for the whole proof; as
 // groth16.cu's key_work_init counts them.
 func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
+	return ProofWorkBytesDepth(s, chunk, r, 1)
+}
+
+// ProofWorkBytesDepth is ProofWorkBytes for a resident key whose point sets
+// keep up to depth precomputed copies each (KeyCopiesOf; 1: none); a streamed
+// key has none.
+func ProofWorkBytesDepth(s KeyShape, chunk uint64, r Residency, depth int) uint64 {
 	if chunk == 0 {
-		g1 := MSMWorkBytes(groupG1, s.NbZ, r)
+		cp := KeyCopiesOf(s, depth)
+		g1 := MSMWorkBytesPre(groupG1, s.NbZ, cp[3].C, cp[3].D, r)
 		if s.NbK > 0 {
-			g1 = max(g1, MSMSplitWorkBytes(groupG1, s.NbWires, r))
+			g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[2].C, cp[2].D, r))
 		}
 		// Resident A and B are expanded to every wire.
-		g1 = max(g1, MSMSplitWorkBytes(groupG1, s.NbWires, r))
-		return g1 + MSMClassifyBytes(s.NbWires) + MSMSplitWorkBytes(groupG2, s.NbWires, r)
+		g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[0].C, cp[0].D, r))
+		g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[1].C, cp[1].D, r))
+		return g1 + MSMClassifyBytes(s.NbWires) + MSMSplitWorkBytesPre(groupG2, s.NbWires, cp[4].C, cp[4].D, r)
 	}
 	lim := func(n uint64) uint64 {
 		if chunk > 0 {
@@ -310,6 +452,37 @@ func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
 		g1 = max(g1, MSMWorkBytes(groupG1, lim(n), r))
 	}
 	return g1 + MSMWorkBytes(groupG2, lim(nB), r)
+}
+
+// SetCopies is the precomputed copies of one of a resident key's point sets
+// (msm.h's zk_msm_precompute): the window C they are made for (0: none) and
+// their count D (1: the points alone).
+type SetCopies struct{ C, D int }
+
+// KeyCopiesOf is the copies a resident key of shape s keeps of its point sets
+// A, B, K, Z (G1) and B (G2) with at most depth each: MSMPrecomputeChoice for
+// each set's length, as groth16.cu asks msm.cu for them.
+func KeyCopiesOf(s KeyShape, depth int) [5]SetCopies {
+	var out [5]SetCopies
+	for i, n := range []uint64{s.NbWires, s.NbWires, s.NbK, s.NbZ, s.NbWires} {
+		out[i].C, out[i].D = MSMPrecomputeChoice(n, depth)
+	}
+	return out
+}
+
+// KeyCopiesBytes is the device memory the copies of KeyCopiesOf(s, depth)
+// take beyond the points themselves.
+func KeyCopiesBytes(s KeyShape, depth int) uint64 {
+	var total uint64
+	cp := KeyCopiesOf(s, depth)
+	for i, n := range []uint64{s.NbWires, s.NbWires, s.NbK, s.NbZ, s.NbWires} {
+		aff := uint64(96)
+		if i == 4 {
+			aff = 192
+		}
+		total += uint64(cp[i].D-1) * n * aff
+	}
+	return total
 }
 
 // KeyDeviceBytes is the device memory a proving key takes once uploaded: G1 A
@@ -360,6 +533,7 @@ const (
 // streamed in chunks.
 type DevicePlan struct {
 	Chunk      uint64 // points per streamed chunk; 0: the key is resident
+	Depth      int    // a resident key's precomputed copies per point set, at most (KeyCopiesOf; 0, 1: none)
 	KeyBytes   uint64 // the key's point sets (or its streaming buffers) and the NTT tables
 	SlotBytes  uint64 // one slot's buffers
 	ProofBytes uint64 // one proof's working memory
@@ -377,6 +551,9 @@ func (p DevicePlan) Total() uint64 { return p.LoadBytes() + uint64(p.Slots)*p.Pr
 
 func (p DevicePlan) String() string {
 	mode := "resident"
+	if p.Depth > 1 {
+		mode = fmt.Sprintf("resident with up to %d copies of its points", p.Depth)
+	}
 	if p.Streamed() {
 		mode = fmt.Sprintf("streamed in chunks of %d points", p.Chunk)
 	}
@@ -389,15 +566,36 @@ func (p DevicePlan) String() string {
 // otherwise streamed from host memory in the largest power-of-two chunk that
 // fits; an error when not even the smallest chunk does. r is the device's
 // residency (DeviceResidency, or BoundResidency).
+//
+// A resident key also gets precomputed copies of its points (faster MSMs,
+// msm.h's zk_msm_precompute), at most MSMPrecomputeDepth() per set, as many
+// as fit in half the room its plan without them leaves (the other half stays
+// for other keys); a plan resident without copies never turns streamed, nor
+// loses slots (the caller tries slots first), for them.
 func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, error) {
+	maxDepth, err := MSMPrecomputeDepth()
+	if err != nil {
+		return DevicePlan{}, err
+	}
 	tables := DomainBytes(int(s.LogN))
 	p := DevicePlan{
 		KeyBytes:   KeyShapeDeviceBytes(s) + tables,
 		SlotBytes:  SlotDeviceBytes(s.LogN, int(s.NbWires)),
 		ProofBytes: ProofWorkBytes(s, 0, r),
 		Slots:      slots,
+		Depth:      1,
 	}
 	if p.Total() <= room {
+		spare := (room - p.Total()) / 2
+		for d := maxDepth; d >= 2; d-- {
+			q := p
+			q.Depth = d
+			q.KeyBytes = p.KeyBytes + KeyCopiesBytes(s, d)
+			q.ProofBytes = ProofWorkBytesDepth(s, 0, r, d)
+			if q.Total() <= p.Total()+spare {
+				return q, nil
+			}
+		}
 		return p, nil
 	}
 	longest := max(s.NbA, s.NbB, s.NbK, s.NbZ, 1)
@@ -405,6 +603,7 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, er
 	for chunk := top; chunk >= MinStreamChunk; chunk /= 2 {
 		q := p
 		q.Chunk = chunk
+		q.Depth = 0
 		q.KeyBytes = StreamKeyDeviceBytes(s, chunk) + tables
 		q.ProofBytes = ProofWorkBytes(s, chunk, r)
 		if q.Total() <= room {
@@ -413,6 +612,21 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, er
 	}
 	return p, fmt.Errorf("gpu: the key needs %d MiB resident and %d slots need %d MiB even with its points streamed in chunks of %d; %d MiB are available: %w",
 		p.KeyBytes>>20, slots, uint64(slots)*p.SlotBytes>>20, MinStreamChunk, room>>20, ErrOutOfMemory)
+}
+
+// MSMPrecomputeDepth is the most precomputed copies PlanDevice gives a
+// resident key's point sets, from ZKHOST_CUDA_MSM_PRECOMPUTE: unset or empty,
+// MSMMaxDepth; 0 or 1, none (off); 2..64, at most that many.
+func MSMPrecomputeDepth() (int, error) {
+	v := os.Getenv("ZKHOST_CUDA_MSM_PRECOMPUTE")
+	if v == "" {
+		return MSMMaxDepth, nil
+	}
+	d, err := strconv.Atoi(v)
+	if err != nil || d < 0 || d > MSMMaxDepth {
+		return 0, fmt.Errorf("gpu: ZKHOST_CUDA_MSM_PRECOMPUTE=%q: want 0 (off) or at most %d copies of a key's points: %w", v, MSMMaxDepth, ErrInvalid)
+	}
+	return max(d, 1), nil
 }
 
 // KeyShapeDeviceBytes is KeyDeviceBytes from a key's shape.

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -140,19 +141,92 @@ func TestSplitWorkBound(t *testing.T) {
 		for _, group := range []int{groupG1, groupG2} {
 			g := group - 1
 			for _, n := range []uint64{1, 1000, 1 << 16, 1<<20 + 3, 1<<22 + 3, 1 << 24, 1<<25 + 9} {
-				bound := MSMSplitWorkBytes(group, n, r)
-				for _, restPct := range []uint64{0, 1, 5, 20, 50, 80, 99, 100} {
-					for _, onesPct := range []uint64{0, 10, 50, 100} {
-						npip := n * restPct / 100
-						nones := min(n-npip, n*onesPct/100)
-						p := makeMSMPlan(max(npip, 1), 0, r.Accum[g], r.Reduce[g])
-						w := msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(nones, r.Accum[g]), npip > 0)
-						if w.total > bound {
-							t.Errorf("group %d, n %d: a split run with %d through Pippenger and %d ones takes %d, above the bound %d", group, n, npip, nones, w.total, bound)
+				// Bases without copies, and with those precomputing them
+				// for n points (or for fewer: K's handle) picks.
+				for _, maxd := range []int{1, 2, 5, MSMMaxDepth} {
+					for _, on := range []uint64{n, n - n/8} {
+						c, d := MSMPrecomputeChoice(on, maxd)
+						bound := MSMSplitWorkBytesPre(group, n, c, d, r)
+						if d == 1 && bound != MSMSplitWorkBytes(group, n, r) {
+							t.Errorf("group %d, n %d: the bound without copies differs from MSMSplitWorkBytes", group, n)
+						}
+						// Every percent of rest, and the crossover's neighbours.
+						rests := []uint64{}
+						for pct := uint64(0); pct <= 100; pct++ {
+							rests = append(rests, n*pct/100)
+						}
+						if x := msmPlainBelow(n, c, d); d > 1 {
+							rests = append(rests, x, x+1, max(x, 1)-1)
+						}
+						for _, npip := range rests {
+							npip = min(npip, n)
+							for _, onesPct := range []uint64{0, 10, 50, 100} {
+								nones := min(n-npip, n*onesPct/100)
+								p := makeMSMPlanPre(max(npip, 1), 0, c, d, r.Accum[g], r.Reduce[g])
+								w := msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(nones, r.Accum[g]), npip > 0)
+								if w.total > bound {
+									t.Errorf("group %d, n %d, copies c=%d d=%d: a split run with %d through Pippenger (%d copies read) and %d ones takes %d, above the bound %d", group, n, c, d, npip, p.depth, nones, w.total, bound)
+								}
+								// The crossover: fewer scalars read no copies, more do.
+								if d > 1 && npip > 0 && (p.depth > 1) != (npip > msmPlainBelow(n, c, d)) {
+									t.Errorf("group %d, n %d, copies c=%d d=%d: the plan of %d reads %d copies; the crossover is %d", group, n, c, d, npip, p.depth, msmPlainBelow(n, c, d))
+								}
+							}
 						}
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestPlanDeviceCopies checks the precomputed copies PlanDevice gives a
+// resident key: chain 2^22 on an H200 gets them, within half the room its
+// plan without them leaves; a key that fits resident only without them gets
+// none (and stays resident); ZKHOST_CUDA_MSM_PRECOMPUTE=0 turns them off, a
+// number caps them, and anything else is refused with the variable named.
+func TestPlanDeviceCopies(t *testing.T) {
+	const nwires = 1<<22 + 3
+	s := KeyShape{LogN: 22, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<22 - 1}
+	r := BoundResidency(132)
+	t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", "")
+	const room = 140 << 30
+	p, err := PlanDevice(s, 3, room, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Streamed() || p.Depth < 2 {
+		t.Fatalf("chain 2^22 with 140 GiB: %v, want resident with copies", p)
+	}
+	plain := DevicePlan{KeyBytes: KeyShapeDeviceBytes(s) + DomainBytes(22), SlotBytes: SlotDeviceBytes(22, nwires), ProofBytes: ProofWorkBytes(s, 0, r), Slots: 3}
+	if p.Total() > plain.Total()+(room-plain.Total())/2 {
+		t.Errorf("plan %v takes %d bytes, more than half the %d its plan without copies leaves", p, p.Total()-plain.Total(), room-plain.Total())
+	}
+	if p.KeyBytes != plain.KeyBytes+KeyCopiesBytes(s, p.Depth) || p.ProofBytes != ProofWorkBytesDepth(s, 0, r, p.Depth) {
+		t.Errorf("plan %v: key %d, proof %d bytes; want the copies' %d and %d", p, p.KeyBytes, p.ProofBytes, plain.KeyBytes+KeyCopiesBytes(s, p.Depth), ProofWorkBytesDepth(s, 0, r, p.Depth))
+	}
+	for i, cp := range KeyCopiesOf(s, p.Depth) {
+		if cp.D < 2 || cp.D > p.Depth {
+			t.Errorf("set %d: %d copies (c=%d) under a limit of %d", i, cp.D, cp.C, p.Depth)
+		}
+	}
+	// Just enough room resident without copies: none, still resident.
+	q, err := PlanDevice(s, 3, plain.Total(), r)
+	if err != nil || q.Streamed() || q.Depth > 1 {
+		t.Errorf("room for the plan without copies: %v (%v), want resident without copies", q, err)
+	}
+	t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", "0")
+	if q, err := PlanDevice(s, 3, room, r); err != nil || q.Depth > 1 || q.Total() != plain.Total() {
+		t.Errorf("ZKHOST_CUDA_MSM_PRECOMPUTE=0: %v (%v), want no copies", q, err)
+	}
+	t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", "3")
+	if q, err := PlanDevice(s, 3, room, r); err != nil || q.Depth != 3 {
+		t.Errorf("ZKHOST_CUDA_MSM_PRECOMPUTE=3: %v (%v), want 3 copies", q, err)
+	}
+	for _, bad := range []string{"x", "-1", "65", "1.5"} {
+		t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", bad)
+		if _, err := PlanDevice(s, 3, room, r); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ZKHOST_CUDA_MSM_PRECOMPUTE") {
+			t.Errorf("ZKHOST_CUDA_MSM_PRECOMPUTE=%q: err = %v, want ErrInvalid naming the variable", bad, err)
 		}
 	}
 }

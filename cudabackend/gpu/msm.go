@@ -20,6 +20,7 @@ type MSMTiming struct {
 	Chunks     int           // how many pieces the scalars were cut into
 	Ones       time.Duration // split MSMs: summing the points whose scalar is 1
 	Pippenger  int           // how many scalars went through Pippenger
+	Depth      int           // precomputed copies of the bases read (1: none; 0: no Pippenger)
 }
 
 // msmBases is a point set resident on one GPU, behind an opaque handle of

@@ -174,6 +174,7 @@ func timingOf(t *C.zk_msm_timing, wall time.Duration) MSMTiming {
 		Chunks:     int(t.chunks),
 		Ones:       msDuration(t.ones_ms),
 		Pippenger:  int(t.pippenger_n),
+		Depth:      int(t.depth),
 	}
 }
 
@@ -261,6 +262,118 @@ func (b *G2Bases) Free() error {
 		return nil
 	}
 	return b.free("gpu: free G2 bases")
+}
+
+// precompute keeps up to maxDepth copies of the points (msm.h's
+// zk_msm_precompute); 1 returns to the points alone.
+func (b *msmBases) precompute(op string, maxDepth int) error {
+	if b == nil {
+		return fmt.Errorf("%s: nil bases: %w", op, ErrInvalid)
+	}
+	if maxDepth < 1 || maxDepth > MSMMaxDepth {
+		return fmt.Errorf("%s: depth %d outside [1, %d]: %w", op, maxDepth, MSMMaxDepth, ErrInvalid)
+	}
+	b.mu.Lock() // no MSM runs while the points are replaced
+	defer b.mu.Unlock()
+	if b.h == nil {
+		return fmt.Errorf("%s: bases were freed: %w", op, ErrInvalid)
+	}
+	var e errBuf
+	return check(op, C.zk_msm_precompute(b.h, C.int(maxDepth), e.ptr(), e.size()), &e)
+}
+
+// precomputed returns the copies' window (0: none) and count (1: none).
+func (b *msmBases) precomputed() (c, depth int) {
+	if b == nil {
+		return 0, 1
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var cc, cd C.int
+	C.zk_msm_precomputed(b.h, &cc, &cd)
+	return int(cc), int(cd)
+}
+
+// Precompute keeps up to maxDepth copies of the points on the device, copy g
+// being P·2^(c·G·g) for the window c and copies d <= maxDepth that
+// MSMPrecomputeChoice picks for Len() points (G = ceil(windows/d)): an MSM
+// then reduces G bucket sets instead of one per window, so its window can
+// grow. The points take d times their memory (MSMBasesBytes); maxDepth 1
+// returns to the points alone. The copies are computed on the device from
+// the resident points; MSMs wait for it.
+func (b *G1Bases) Precompute(maxDepth int) error {
+	if b == nil {
+		return fmt.Errorf("gpu: precompute G1 bases: nil bases: %w", ErrInvalid)
+	}
+	return b.precompute("gpu: precompute G1 bases", maxDepth)
+}
+
+// Precomputed returns the window the copies were made for (0: none) and
+// their count (1: the points alone).
+func (b *G1Bases) Precomputed() (c, depth int) {
+	if b == nil {
+		return 0, 1
+	}
+	return b.precomputed()
+}
+
+// Precompute is G1Bases.Precompute for G2.
+func (b *G2Bases) Precompute(maxDepth int) error {
+	if b == nil {
+		return fmt.Errorf("gpu: precompute G2 bases: nil bases: %w", ErrInvalid)
+	}
+	return b.precompute("gpu: precompute G2 bases", maxDepth)
+}
+
+// Precomputed is G1Bases.Precomputed for G2.
+func (b *G2Bases) Precomputed() (c, depth int) {
+	if b == nil {
+		return 0, 1
+	}
+	return b.precomputed()
+}
+
+// PinnedScalars is a scalar vector in pinned (page-locked) host memory,
+// which the device copies at full bus speed (Go memory is pageable: the
+// driver stages it). For callers, and benchmarks, that keep their scalars
+// in it; Free releases it.
+type PinnedScalars struct {
+	p unsafe.Pointer
+	n int
+}
+
+// NewPinnedScalars allocates n scalars of pinned host memory.
+func NewPinnedScalars(n int) (*PinnedScalars, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("gpu: pinned scalars: %d elements: %w", n, ErrInvalid)
+	}
+	var e errBuf
+	var p unsafe.Pointer
+	if err := check("gpu: pinned scalars", C.zk_msm_host_alloc(C.size_t(n*FrBytes), &p, e.ptr(), e.size()), &e); err != nil {
+		return nil, err
+	}
+	return &PinnedScalars{p: p, n: n}, nil
+}
+
+// Elements returns the scalars as a slice over the pinned memory (nil after
+// Free).
+func (s *PinnedScalars) Elements() []fr.Element {
+	if s == nil || s.p == nil {
+		return nil
+	}
+	return unsafe.Slice((*fr.Element)(s.p), s.n)
+}
+
+// Free releases the memory; the slice Elements returned must not be used
+// after.
+func (s *PinnedScalars) Free() error {
+	if s == nil || s.p == nil {
+		return nil
+	}
+	var e errBuf
+	err := check("gpu: free pinned scalars", C.zk_msm_host_free(s.p, e.ptr(), e.size()), &e)
+	s.p = nil
+	return err
 }
 
 // SetMSMUploadParts sets how many pieces an MSM of host scalars (G1Bases.MSM,

@@ -53,6 +53,31 @@ func (b *G2Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G2
 // Free releases the points; without CUDA there is nothing to release.
 func (b *G2Bases) Free() error { return nil }
 
+// Precompute keeps copies of the points; without CUDA an error.
+func (b *G1Bases) Precompute(maxDepth int) error { return errNoCUDABuild }
+
+// Precomputed returns no copies without CUDA.
+func (b *G1Bases) Precomputed() (c, depth int) { return 0, 1 }
+
+// Precompute keeps copies of the points; without CUDA an error.
+func (b *G2Bases) Precompute(maxDepth int) error { return errNoCUDABuild }
+
+// Precomputed returns no copies without CUDA.
+func (b *G2Bases) Precomputed() (c, depth int) { return 0, 1 }
+
+// PinnedScalars is a scalar vector in pinned host memory; without CUDA it
+// cannot be allocated.
+type PinnedScalars struct{}
+
+// NewPinnedScalars reports that the package was built without CUDA.
+func NewPinnedScalars(n int) (*PinnedScalars, error) { return nil, errNoCUDABuild }
+
+// Elements returns nil without CUDA.
+func (s *PinnedScalars) Elements() []fr.Element { return nil }
+
+// Free has nothing to release without CUDA.
+func (s *PinnedScalars) Free() error { return nil }
+
 // TrimMSMPool reports that the package was built without CUDA.
 func TrimMSMPool(dev int) error { return errNoCUDABuild }
 

@@ -27,6 +27,9 @@ func TestMSMStubUnavailable(t *testing.T) {
 		"ClassifyScalars": func() error { _, err := ClassifyScalars(&Buffer{}, 0, 2, nil); return err },
 		"G1 MSMSplit":     func() error { _, _, err := (&G1Bases{}).MSMSplit(&ScalarSplit{}, 0, 2, nil); return err },
 		"G2 MSMSplit":     func() error { _, _, err := (&G2Bases{}).MSMSplit(&ScalarSplit{}, 0, 2, nil); return err },
+		"G1 Precompute":   func() error { return (&G1Bases{}).Precompute(4) },
+		"G2 Precompute":   func() error { return (&G2Bases{}).Precompute(4) },
+		"PinnedScalars":   func() error { _, err := NewPinnedScalars(4); return err },
 	}
 	checkUnavailable(t, calls)
 	if err := (&G1Bases{}).Free(); err != nil {

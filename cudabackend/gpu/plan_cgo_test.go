@@ -8,8 +8,10 @@ import "testing"
 // computes what csrc/msm_plan.h (the sizes msm.cu allocates) computes, field by
 // field, for sizes from one scalar to beyond a chunk, both groups, scalars on
 // the host or the device, several device sizes, the window of one chunk or of
-// a longer MSM (the overlapped upload's pieces), and split runs (their ones'
-// buffers, with or without Pippenger work).
+// a longer MSM (the overlapped upload's pieces), split runs (their ones'
+// buffers, with or without Pippenger work), and bases with precomputed copies
+// (the windows and depths zk_msm_precompute picks, and fixed ones the cost
+// model takes or declines at each size).
 func TestMSMWorkMatchesPlanHeader(t *testing.T) {
 	ns := []uint64{1, 2, 100, 4095, 1 << 12, 1<<16 + 1, 1 << 20, 1<<22 + 3, 1 << 24, 1<<24 + 7, 1 << 25, 1<<26 + 5}
 	residents := [][2]uint32{{1, 1}, {128, 128}, {132 * 256, 132 * 512}, {132 * 2048, 132 * 2048}, {16 * 2048, 8 * 2048}}
@@ -25,22 +27,63 @@ func TestMSMWorkMatchesPlanHeader(t *testing.T) {
 		{func(uint64) uint64 { return 0 }, func(n uint64) uint64 { return 3*n + 1 }, true}, // split, more ones than rest
 		{func(uint64) uint64 { return 0 }, func(n uint64) uint64 { return n }, false},      // split, only 0s and 1s
 	}
+	// Copies: none, fixed (window, depth) pairs, and what precomputing
+	// bases of n points (or of 2^24) picks at several depth limits.
+	pres := func(n uint64) [][2]int {
+		out := [][2]int{{0, 1}, {20, 13}, {16, 3}, {22, 12}, {13, 5}, {8, 32}}
+		for _, maxd := range []int{2, 5, 64} {
+			for _, on := range []uint64{n, 1 << 24} {
+				c, d := MSMPrecomputeChoice(on, maxd)
+				out = append(out, [2]int{c, d})
+			}
+		}
+		return out
+	}
+	sawCopies := 0
 	for _, group := range []int{groupG1, groupG2} {
 		for _, n := range ns {
 			for _, onDev := range []bool{false, true} {
 				for _, r := range residents {
 					for i, rn := range runs {
-						cfor, nones := rn.cfor(n), rn.nones(n)
-						cp, cw := cMSMWork(group, n, cfor, onDev, nones, rn.pippenger, r[0], r[1])
-						gp := makeMSMPlan(n, cfor, r[0], r[1])
-						gw := msmWorkOf(group, gp, n, onDev, msmSortBytesBound(gp.pairs, gp.keybits), msmOnesThreads(nones, r[0]), rn.pippenger)
-						if cp != gp {
-							t.Errorf("group %d, n %d, run %d, resident %v: plan.go %+v, msm_plan.h %+v", group, n, i, r, gp, cp)
-						}
-						if cw != gw {
-							t.Errorf("group %d, n %d, run %d, on device %v, resident %v: work.go %+v, msm_plan.h %+v", group, n, i, onDev, r, gw, cw)
+						for _, pre := range pres(n) {
+							cfor, nones := rn.cfor(n), rn.nones(n)
+							cp, cw := cMSMWork(group, n, cfor, pre[0], pre[1], onDev, nones, rn.pippenger, r[0], r[1])
+							gp := makeMSMPlanPre(n, cfor, pre[0], pre[1], r[0], r[1])
+							gw := msmWorkOf(group, gp, n, onDev, msmSortBytesBound(gp.pairs, gp.keybits), msmOnesThreads(nones, r[0]), rn.pippenger)
+							if cp != gp {
+								t.Errorf("group %d, n %d, run %d, resident %v, copies %v: plan.go %+v, msm_plan.h %+v", group, n, i, r, pre, gp, cp)
+							}
+							if cw != gw {
+								t.Errorf("group %d, n %d, run %d, on device %v, resident %v, copies %v: work.go %+v, msm_plan.h %+v", group, n, i, onDev, r, pre, gw, cw)
+							}
+							if gp.depth > 1 {
+								sawCopies++
+							}
 						}
 					}
+				}
+			}
+		}
+	}
+	if sawCopies == 0 {
+		t.Error("no plan read precomputed copies")
+	}
+	for _, n := range append(ns, 0, 1<<27, 1<<30) {
+		for _, maxd := range []int{-1, 0, 1, 2, 3, 7, 13, 16, 64, 65} {
+			gc, gd := MSMPrecomputeChoice(n, maxd)
+			cc, cd := cMSMPrecomputeChoice(n, maxd)
+			if gc != cc || gd != cd {
+				t.Errorf("precompute choice for %d points, depth <= %d: memplan.go c=%d d=%d, msm_plan.h c=%d d=%d", n, maxd, gc, gd, cc, cd)
+			}
+			if gd > max(maxd, 1) || gd*int(n) >= 1<<31 && gd > 1 {
+				t.Errorf("precompute choice for %d points, depth <= %d: %d copies", n, maxd, gd)
+			}
+			if g, c := msmPlainBelow(n, gc, gd), cMSMPlainBelow(n, gc, gd); g != c {
+				t.Errorf("crossover below %d points over c=%d d=%d: memplan.go %d, msm_plan.h %d", n, gc, gd, g, c)
+			}
+			for _, group := range []int{groupG1, groupG2} {
+				if g, c := MSMBasesBytes(group, n, gd), cMSMBasesBytes(group, n, gd); g != c {
+					t.Errorf("bases of %d points, %d copies: memplan.go %d bytes, msm_plan.h %d", n, gd, g, c)
 				}
 			}
 		}

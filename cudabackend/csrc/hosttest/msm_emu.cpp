@@ -6,7 +6,10 @@
 // points, P and -P, with segment sizes small enough that runs cross many
 // segments and the partial sums merge over several levels. Also checks the
 // point formulas (on the curve, [r]G = infinity, dbl == add). Catches digit,
-// segment and reduction mistakes without a GPU.
+// segment and reduction mistakes without a GPU. The precomputed bases
+// (zk_msm_precompute) run the same way: d copies made by precompute_one,
+// digits over G = ceil(nwin/d) bucket sets, for several (n, c, d), d not
+// dividing nwin included, dense, in pieces and split.
 // Build and run: g++ -O2 -std=c++17 -I.. msm_emu.cpp -o /tmp/msm_emu && /tmp/msm_emu
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "../msm_core.cuh"
+#include "../msm_plan.h"
 
 using namespace zk_msm;
 
@@ -177,12 +181,11 @@ static jac_t<F> ref_msm(const std::vector<affine_t<F>>& pts, const std::vector<f
 // do).
 template <class F>
 static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
-                           const std::vector<uint32_t>& vals, int c, uint32_t K0, uint32_t Kmerge,
-                           std::vector<xyzz_t<F>>& buckets, bool add0) {
+                           const std::vector<uint32_t>& vals, int c, int G, uint32_t K0,
+                           uint32_t Kmerge, std::vector<xyzz_t<F>>& buckets, bool add0) {
     using P = xyzz_t<F>;
-    const int nwin = (256 + c - 1) / c;
     const uint32_t m = 1u << (c - 1);
-    const uint32_t sentinel = (uint32_t)nwin * m;
+    const uint32_t sentinel = (uint32_t)G * m;
     const uint32_t M = (uint32_t)keys.size();
     std::vector<uint32_t> order(M);
     std::iota(order.begin(), order.end(), 0);
@@ -212,13 +215,13 @@ static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>
     }
 }
 
-// emu_reduce runs msm.cu's reduction and combination of the buckets; ones
-// (when not null) joins window 0 before horner.
+// emu_reduce runs msm.cu's reduction and combination of the G bucket sets;
+// ones (when not null) joins window 0 before horner.
 template <class F>
-static jac_t<F> emu_reduce(const std::vector<xyzz_t<F>>& buckets, int c, uint32_t Tred,
+static jac_t<F> emu_reduce(const std::vector<xyzz_t<F>>& buckets, int c, int G, uint32_t Tred,
                            const xyzz_t<F>* ones) {
     using P = xyzz_t<F>;
-    const int nwin = (256 + c - 1) / c;
+    const int nwin = G;
     const uint32_t m = 1u << (c - 1);
     const uint32_t L = m / Tred;
     int logL = 0;
@@ -244,47 +247,76 @@ static jac_t<F> emu_reduce(const std::vector<xyzz_t<F>>& buckets, int c, uint32_
 // reduce, combine; ones (when not null) joins window 0 before horner.
 template <class F>
 static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
-                             const std::vector<uint32_t>& vals, int c, uint32_t K0,
+                             const std::vector<uint32_t>& vals, int c, int G, uint32_t K0,
                              uint32_t Kmerge, uint32_t Tred, const xyzz_t<F>* ones) {
-    const int nwin = (256 + c - 1) / c;
-    std::vector<xyzz_t<F>> buckets((size_t)nwin * (1u << (c - 1)), xyzz_t<F>::inf());
-    emu_accumulate<F>(bases, keys, vals, c, K0, Kmerge, buckets, false);
-    return emu_reduce<F>(buckets, c, Tred, ones);
+    std::vector<xyzz_t<F>> buckets((size_t)G * (1u << (c - 1)), xyzz_t<F>::inf());
+    emu_accumulate<F>(bases, keys, vals, c, G, K0, Kmerge, buckets, false);
+    return emu_reduce<F>(buckets, c, G, Tred, ones);
+}
+
+// copies returns d copies of bases for window c, as zk_msm_precompute lays
+// them out: copy g at g*n is copy g-1 through k_precompute's body, shifted by
+// c*G bits, G = ceil(nwin/d). Also checks copy 1 against a plain scalar
+// multiplication. d is the copies G needs (zk_msm_groups_of).
+template <class F>
+static std::vector<affine_t<F>> copies(const std::vector<affine_t<F>>& bases, int c, int d, int* G) {
+    int used = 0;
+    *G = zk_msm_groups_of(c, d, &used);
+    CHECK(used == d, "c=%d: %d copies asked, G=%d uses %d", c, d, *G, used);
+    const size_t n = bases.size();
+    std::vector<affine_t<F>> ext(n * (size_t)d);
+    std::copy(bases.begin(), bases.end(), ext.begin());
+    for (int g = 1; g < d; g++)
+        for (uint32_t i = 0; i < n; i++)
+            precompute_one(i, ext.data() + (g - 1) * n, ext.data() + g * n, c * *G);
+    if (d > 1 && n > 0) {
+        const int shift = c * *G;
+        fr_t k = fr_t::zero();
+        if (shift < 256) k.l[shift / 32] = 1u << (shift % 32);
+        affine_t<F> want = to_affine(smul(bases[0], k));
+        CHECK(shift >= 256 || (ext[n].x == want.x && ext[n].y == want.y),
+              "copy 1 of point 0 is not 2^%d times it", shift);
+    }
+    return ext;
 }
 
 // emu_pieces runs the overlapped upload's pipeline: the scalars cut into
 // pieces of piece scalars, each piece's digits (point indices local to the
 // piece, bases offset), sort and accumulation into one set of buckets,
 // level 0 adding from the second piece on, then one reduction.
+// ext holds the bases' copies (copies(), or the n bases alone with G = nwin).
 template <class F>
-static jac_t<F> emu_pieces(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
-                           int c, uint32_t K0, uint32_t Kmerge, uint32_t Tred, uint32_t piece) {
-    const uint32_t n = (uint32_t)bases.size();
+static jac_t<F> emu_pieces(const std::vector<affine_t<F>>& ext, uint32_t n,
+                           const std::vector<fr_t>& sc_canon, int c, int G, uint32_t K0,
+                           uint32_t Kmerge, uint32_t Tred, uint32_t piece) {
     const int nwin = (256 + c - 1) / c;
-    std::vector<xyzz_t<F>> buckets((size_t)nwin * (1u << (c - 1)), xyzz_t<F>::inf());
+    std::vector<xyzz_t<F>> buckets((size_t)G * (1u << (c - 1)), xyzz_t<F>::inf());
     for (uint32_t off = 0, k = 0; off < n; off += piece, k++) {
         const uint32_t cn = n - off < piece ? n - off : piece;
         std::vector<fr_t> sc(cn);
         for (uint32_t i = 0; i < cn; i++) sc[i] = sc_canon[off + i].to_montgomery();
         std::vector<uint32_t> keys((size_t)nwin * cn), vals((size_t)nwin * cn);
-        for (uint32_t i = 0; i < cn; i++) digits_one(i, sc.data(), cn, c, nwin, keys.data(), vals.data());
-        emu_accumulate<F>(bases.data() + off, keys, vals, c, K0, Kmerge, buckets, k > 0);
+        for (uint32_t i = 0; i < cn; i++)
+            digits_one(i, sc.data(), cn, c, nwin, G, n, keys.data(), vals.data());
+        emu_accumulate<F>(ext.data() + off, keys, vals, c, G, K0, Kmerge, buckets, k > 0);
     }
-    return emu_reduce<F>(buckets, c, Tred, nullptr);
+    return emu_reduce<F>(buckets, c, G, Tred, nullptr);
 }
 
-// emu_msm runs msm.cu's dense pipeline with the given window and segment sizes.
+// emu_msm runs msm.cu's dense pipeline with the given window, copies (1:
+// none) and segment sizes.
 template <class F>
-static jac_t<F> emu_msm(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
-                        int c, uint32_t K0, uint32_t Kmerge, uint32_t Tred) {
-    const uint32_t n = (uint32_t)bases.size();
+static jac_t<F> emu_msm(const std::vector<affine_t<F>>& ext, uint32_t n,
+                        const std::vector<fr_t>& sc_canon, int c, int G, uint32_t K0,
+                        uint32_t Kmerge, uint32_t Tred) {
     const int nwin = (256 + c - 1) / c;
     std::vector<fr_t> sc(n);
     for (uint32_t i = 0; i < n; i++) sc[i] = sc_canon[i].to_montgomery();
     const uint32_t M = (uint32_t)nwin * n;
     std::vector<uint32_t> keys(M), vals(M);
-    for (uint32_t i = 0; i < n; i++) digits_one(i, sc.data(), n, c, nwin, keys.data(), vals.data());
-    return emu_pipeline<F>(bases.data(), keys, vals, c, K0, Kmerge, Tred, nullptr);
+    for (uint32_t i = 0; i < n; i++)
+        digits_one(i, sc.data(), n, c, nwin, G, n, keys.data(), vals.data());
+    return emu_pipeline<F>(ext.data(), keys, vals, c, G, K0, Kmerge, Tred, nullptr);
 }
 
 // emu_split runs the split MSM of msm.cu over scalars [lo, lo + bases.size())
@@ -294,7 +326,7 @@ static jac_t<F> emu_msm(const std::vector<affine_t<F>>& bases, const std::vector
 // returns the class counts, checked by the caller.
 template <class F>
 static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
-                          uint32_t lo, int c, uint32_t K0, uint32_t Kmerge, uint32_t Tred,
+                          uint32_t lo, int c, int d, uint32_t K0, uint32_t Kmerge, uint32_t Tred,
                           uint32_t Kones, size_t counts[3]) {
     using P = xyzz_t<F>;
     const uint32_t nall = (uint32_t)sc_canon.size();
@@ -327,11 +359,14 @@ static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vect
     }
     if (rest.empty()) return ones_sum.to_jac();  // k_to_jac
     const int nwin = (256 + c - 1) / c;
+    int G = nwin;
+    std::vector<affine_t<F>> ext = d > 1 ? copies(bases, c, d, &G) : bases;
     const uint32_t n = (uint32_t)rest.size();
     std::vector<uint32_t> keys((size_t)nwin * n), vals((size_t)nwin * n);
     for (uint32_t i = 0; i < n; i++)
-        digits_idx_one(i, sc.data(), rest.data(), lo, hi, n, c, nwin, keys.data(), vals.data());
-    return emu_pipeline<F>(bases.data(), keys, vals, c, K0, Kmerge, Tred,
+        digits_idx_one(i, sc.data(), rest.data(), lo, hi, n, c, nwin, G, (uint32_t)bases.size(),
+                       keys.data(), vals.data());
+    return emu_pipeline<F>(ext.data(), keys, vals, c, G, K0, Kmerge, Tred,
                            ones.empty() ? nullptr : &ones_sum);
 }
 
@@ -340,6 +375,23 @@ struct cfg_t {
     uint32_t K0, Kmerge, Tred;
 };
 
+// depths_of lists the copies to check for window c: none, 2, 5 (which
+// divides no nwin of these windows but 20 and 37... as G rounds it, the last
+// copy holds fewer windows), and nwin (one bucket set); for the large windows
+// (few windows, so cheap copies) 3 and nwin-1 too; each as zk_msm_groups_of
+// rounds it (the copies its G needs).
+static std::vector<int> depths_of(int c) {
+    const int nwin = (256 + c - 1) / c;
+    std::vector<int> out;
+    for (int d : {1, 2, 5, c >= 13 ? 3 : 0, c >= 13 ? nwin - 1 : 0, nwin}) {
+        if (d < 1 || d > nwin) continue;
+        int used = 1;
+        zk_msm_groups_of(c, d, &used);
+        if (std::find(out.begin(), out.end(), used) == out.end()) out.push_back(used);
+    }
+    return out;
+}
+
 template <class F>
 static void check_case(const char* group, const char* name, const std::vector<affine_t<F>>& pts,
                        const std::vector<fr_t>& sc, const std::vector<cfg_t>& cfgs) {
@@ -347,16 +399,22 @@ static void check_case(const char* group, const char* name, const std::vector<af
     for (const cfg_t& k : cfgs) {
         uint32_t m = 1u << (k.c - 1);
         uint32_t tred = k.Tred > m ? m : k.Tred;
-        jac_t<F> got = emu_msm(pts, sc, k.c, k.K0, k.Kmerge, tred);
-        CHECK(jac_eq(got, want), "%s %s: c=%d K0=%u Kmerge=%u Tred=%u differs from the reference",
-              group, name, k.c, k.K0, k.Kmerge, tred);
-        // The overlapped upload's pieces: a few sizes, one point a piece
-        // included (small windows only: the reduction dominates the time).
-        for (uint32_t piece : {1u, 7u, 64u}) {
-            if (piece >= pts.size() || k.c > 8) continue;
-            jac_t<F> gp = emu_pieces(pts, sc, k.c, k.K0, k.Kmerge, tred, piece);
-            CHECK(jac_eq(gp, want), "%s %s: pieces of %u, c=%d K0=%u differ from the reference",
-                  group, name, piece, k.c, k.K0);
+        for (int d : depths_of(k.c)) {
+            const uint32_t n = (uint32_t)pts.size();
+            int G = (256 + k.c - 1) / k.c;
+            const std::vector<affine_t<F>> ext = d > 1 ? copies(pts, k.c, d, &G) : pts;
+            jac_t<F> got = emu_msm(ext, n, sc, k.c, G, k.K0, k.Kmerge, tred);
+            CHECK(jac_eq(got, want),
+                  "%s %s: c=%d d=%d K0=%u Kmerge=%u Tred=%u differs from the reference", group,
+                  name, k.c, d, k.K0, k.Kmerge, tred);
+            // The overlapped upload's pieces: a few sizes, one point a piece
+            // included (small windows only: the reduction dominates the time).
+            for (uint32_t piece : {1u, 7u, 64u}) {
+                if (piece >= pts.size() || k.c > 8 || (d != 1 && d != 5)) continue;
+                jac_t<F> gp = emu_pieces(ext, n, sc, k.c, G, k.K0, k.Kmerge, tred, piece);
+                CHECK(jac_eq(gp, want), "%s %s: pieces of %u, c=%d d=%d K0=%u differ from the reference",
+                      group, name, piece, k.c, d, k.K0);
+            }
         }
     }
 }
@@ -380,9 +438,11 @@ static void check_split(const char* group, const char* name, const std::vector<a
             uint32_t m = 1u << (k.c - 1);
             uint32_t tred = k.Tred > m ? m : k.Tred;
             size_t counts[3];
-            jac_t<F> got = emu_split(pts, sc, lo, k.c, k.K0, k.Kmerge, tred, ko, counts);
-            CHECK(jac_eq(got, want), "%s split %s (lo=%u): c=%d K0=%u Kones=%u differs from the reference",
-                  group, name, lo, k.c, k.K0, ko);
+            // Copies: none, and (one Kones each) a d not dividing nwin.
+            const int d = ko == 3 ? depths_of(k.c)[depths_of(k.c).size() > 2 ? 2 : 1] : 1;
+            jac_t<F> got = emu_split(pts, sc, lo, k.c, d, k.K0, k.Kmerge, tred, ko, counts);
+            CHECK(jac_eq(got, want), "%s split %s (lo=%u): c=%d d=%d K0=%u Kones=%u differs from the reference",
+                  group, name, lo, k.c, d, k.K0, ko);
             CHECK(counts[0] == want_counts[0] && counts[1] == want_counts[1] && counts[2] == want_counts[2],
                   "%s split %s: classified %zu/%zu/%zu zero/one/other, want %zu/%zu/%zu", group, name,
                   counts[0], counts[1], counts[2], want_counts[0], want_counts[1], want_counts[2]);
