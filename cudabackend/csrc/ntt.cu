@@ -22,9 +22,15 @@ constexpr int THREADS = 256;
 
 // ---- kernels ----------------------------------------------------------------
 
-template <bool DIT>
-__global__ void __launch_bounds__(THREADS)
-    k_ntt_pass(fr_t* X, pass_params p, scale_spec pre, scale_spec post, bool radix4) {
+// k_ntt_pass runs one pass: the block's elements into shared memory (with
+// the pre scaling), the pass's stages, and back (with the post scaling).
+// With R4 the stages go in pairs (pass_butterfly4): half the shared-memory
+// round trips and synchronizations, but more registers per thread, so R4 is
+// its own instantiation, bounded to three blocks per SM (the radix-2 one
+// keeps its own register allocation); zk_ntt_set_radix picks.
+template <bool DIT, bool R4>
+__device__ __forceinline__ void ntt_pass_body(fr_t* X, const pass_params& p, const scale_spec& pre,
+                                              const scale_spec& post) {
     extern __shared__ uint4 smem_raw[];
     fr_t* sm = reinterpret_cast<fr_t*>(smem_raw);
     const uint32_t E = 1u << (p.k + p.logG);
@@ -35,7 +41,7 @@ __global__ void __launch_bounds__(THREADS)
     }
     __syncthreads();
     for (uint32_t l = 0; l < p.k;) {
-        if (pass_pairs(p, l, radix4)) {
+        if (pass_pairs(p, l, R4)) {
             for (uint32_t u = threadIdx.x; u < E / 4; u += blockDim.x)
                 pass_butterfly4<DIT>(sm, p, block, l, u);
             l += 2;
@@ -50,6 +56,18 @@ __global__ void __launch_bounds__(THREADS)
         uint32_t i = pass_gidx(p, block, e);
         wr_fr(X + i, scale_apply(post, rd_fr(sm + e), i, p.L));
     }
+}
+
+template <bool DIT>
+__global__ void __launch_bounds__(THREADS)
+    k_ntt_pass(fr_t* X, pass_params p, scale_spec pre, scale_spec post) {
+    ntt_pass_body<DIT, false>(X, p, pre, post);
+}
+
+template <bool DIT, int MIN_BLOCKS>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    k_ntt_pass4(fr_t* X, pass_params p, scale_spec pre, scale_spec post) {
+    ntt_pass_body<DIT, true>(X, p, pre, post);
 }
 
 // k_scale applies pre then post to every element (the N = 1 transform).
@@ -256,7 +274,9 @@ scale_spec const_spec(const fr_t& c) {
 }
 
 // ntt_radix_mode is zk_ntt_set_radix's choice: -1 follows the environment
-// (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2, for with/without comparisons).
+// (radix 2 unless ZKHOST_CUDA_NTT_RADIX=4: radix 4 in one kernel with radix 2
+// measured slower on the H200, 4.71 against 4.47 ms at 2^24; its own
+// instantiation is on trial).
 std::atomic<int> ntt_radix_mode{-1};
 
 int ntt_radix() {
@@ -264,7 +284,7 @@ int ntt_radix() {
     if (m > 0) return m;
     static const int env = [] {
         const char* v = getenv("ZKHOST_CUDA_NTT_RADIX");
-        return v && strcmp(v, "2") == 0 ? 2 : 4;
+        return v && strcmp(v, "4") == 0 ? 4 : v && strcmp(v, "5") == 0 ? 5 : 2;
     }();
     return env;
 }
@@ -286,17 +306,27 @@ int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, const scale_spec& pre
     const unsigned threads = E / 2 < (uint32_t)THREADS ? E / 2 : THREADS;
     const size_t smem = (size_t)E * sizeof(fr_t);
     const scale_spec none = scale_none();
-    const bool r4 = ntt_radix() == 4;
+    // On trial: radix 4 at three blocks per SM (80 registers) and at four
+    // (64 registers and a few spills, the radix-2 kernel's occupancy).
+    const bool r4 = ntt_radix() >= 4, tight = ntt_radix() == 5;
     for (int n = 0; n < pl.passes; n++) {
         // DIT runs the stage groups in reverse (half-sizes ascending).
         const int idx = dit ? pl.passes - 1 - n : n;
         const pass_params p = pass_setup(pl, idx, L, d->tw[dir]);
         const scale_spec& first = n == 0 ? pre : none;
         const scale_spec& last = n == pl.passes - 1 ? post : none;
-        if (dit)
-            k_ntt_pass<true><<<blocks, threads, smem, s>>>(X, p, first, last, r4);
+        if (r4 && tight && dit)
+            k_ntt_pass4<true, 4><<<blocks, threads, smem, s>>>(X, p, first, last);
+        else if (r4 && tight)
+            k_ntt_pass4<false, 4><<<blocks, threads, smem, s>>>(X, p, first, last);
+        else if (r4 && dit)
+            k_ntt_pass4<true, 3><<<blocks, threads, smem, s>>>(X, p, first, last);
+        else if (r4)
+            k_ntt_pass4<false, 3><<<blocks, threads, smem, s>>>(X, p, first, last);
+        else if (dit)
+            k_ntt_pass<true><<<blocks, threads, smem, s>>>(X, p, first, last);
         else
-            k_ntt_pass<false><<<blocks, threads, smem, s>>>(X, p, first, last, r4);
+            k_ntt_pass<false><<<blocks, threads, smem, s>>>(X, p, first, last);
         ZK_LAUNCHED();
     }
     return ZK_OK;
@@ -394,7 +424,7 @@ int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, cudaStream_t s, even
 
 // ---- C ABI ------------------------------------------------------------------
 
-extern "C" void zk_ntt_set_radix(int radix) { ntt_radix_mode.store(radix == 2 || radix == 4 ? radix : -1); }
+extern "C" void zk_ntt_set_radix(int radix) { ntt_radix_mode.store(radix >= 2 && radix <= 5 && radix != 3 ? radix : -1); }
 
 extern "C" uint64_t zk_ntt_domain_bytes(uint32_t log_n) {
     if (log_n > ZK_NTT_MAX_LOG) return 0;
