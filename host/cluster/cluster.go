@@ -69,7 +69,9 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if c.nc, err = connect(cc, c.srv, log); err != nil {
 		return nil, err
 	}
-	if c.js, err = jetstream.New(c.nc); err != nil {
+	// An async publish whose ack was lost (publish waits requestTimeout, then
+	// publishes again) is forgotten after a minute, with its message.
+	if c.js, err = jetstream.New(c.nc, jetstream.WithPublishAsyncTimeout(time.Minute)); err != nil {
 		return nil, err
 	}
 	if c.kv, c.cons, err = setup(ctx, c.js, cc, cfg.Journal.Retention, log); err != nil {
@@ -125,7 +127,11 @@ func newJobID() (string, error) {
 // leader before the job is declared unknown: a job accepted a moment ago on
 // another host must be found here.
 func (c *Cluster) getJob(ctx context.Context, id string) (*jobRecord, uint64, error) {
-	e, err := c.kv.Get(ctx, jobKey(id))
+	var e jetstream.KeyValueEntry
+	err := request(ctx, func(ctx context.Context) (err error) {
+		e, err = c.kv.Get(ctx, jobKey(id))
+		return err
+	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		data, seq, lerr := c.leaderGet(ctx, jobKey(id))
 		if lerr != nil {
@@ -159,7 +165,12 @@ func (c *Cluster) updateJob(ctx context.Context, id string, change func(r *jobRe
 		if err != nil {
 			return nil, err
 		}
-		_, err = c.kv.Update(ctx, jobKey(id), b, rev)
+		// A retried Update whose first attempt was written (its reply lost)
+		// fails on the revision it moved: the next read finds the change made.
+		err = request(ctx, func(ctx context.Context) error {
+			_, err := c.kv.Update(ctx, jobKey(id), b, rev)
+			return err
+		})
 		if err == nil {
 			return r, nil
 		}
@@ -184,7 +195,11 @@ func (c *Cluster) recordProof(ctx context.Context, id string, idx int, pr proofR
 	if err != nil {
 		return err
 	}
-	if _, err := c.kv.Create(ctx, proofKey(id, idx), b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+	err = request(ctx, func(ctx context.Context) error {
+		_, err := c.kv.Create(ctx, proofKey(id, idx), b)
+		return err
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("storing proof of job %s partition %d: %w", id, idx, err)
 	}
 	return c.markVerified(ctx, id, idx)
@@ -226,6 +241,9 @@ func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, rea
 	if err == nil && ended && state != api.JobDone {
 		// Its waiting partitions go at once; those held by hosts see the
 		// ended job and drop theirs.
+		// A purge lost with a NATS server costs only their deliveries.
+		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
 		if s, serr := c.js.Stream(ctx, streamName); serr == nil {
 			for _, class := range api.Classes {
 				s.Purge(ctx, jetstream.WithPurgeSubject(partSubject(class, id)))
@@ -260,7 +278,11 @@ func (c *Cluster) proofs(ctx context.Context, job *api.Job) error {
 // get reads key: from any replica, and from the leader when a replica does
 // not have it (yet).
 func (c *Cluster) get(ctx context.Context, key string) ([]byte, error) {
-	e, err := c.kv.Get(ctx, key)
+	var e jetstream.KeyValueEntry
+	err := request(ctx, func(ctx context.Context) (err error) {
+		e, err = c.kv.Get(ctx, key)
+		return err
+	})
 	if err == nil {
 		return e.Value(), nil
 	}
@@ -276,7 +298,13 @@ func (c *Cluster) get(ctx context.Context, key string) ([]byte, error) {
 // A deleted or absent key is errNotFound.
 func (c *Cluster) leaderGet(ctx context.Context, key string) ([]byte, uint64, error) {
 	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucketName + "." + key})
-	m, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucketName, req)
+	// Only the leader answers: between two leaders nobody does, so the
+	// request is retried until one is elected.
+	var m *nats.Msg
+	err := request(ctx, func(ctx context.Context) (err error) {
+		m, err = c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucketName, req)
+		return err
+	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading %s: %w", key, err)
 	}

@@ -44,10 +44,14 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	}
 	if req.RequestID != "" {
 		rr, _ := json.Marshal(reqRecord{JobID: id, Digest: hex.EncodeToString(digest[:])})
-		if _, err := c.kv.Create(ctx, reqKey(owner, req.RequestID), rr); errors.Is(err, jetstream.ErrKeyExists) {
+		err := request(ctx, func(ctx context.Context) error {
+			_, err := c.kv.Create(ctx, reqKey(owner, req.RequestID), rr)
+			return err
+		})
+		if errors.Is(err, jetstream.ErrKeyExists) {
 			var prev reqRecord
-			e, gerr := c.kv.Get(ctx, reqKey(owner, req.RequestID))
-			if gerr != nil || json.Unmarshal(e.Value(), &prev) != nil {
+			e, gerr := c.get(ctx, reqKey(owner, req.RequestID))
+			if gerr != nil || json.Unmarshal(e, &prev) != nil {
 				return api.Job{}, api.Unavailablef("request id %q: reading the job it names: %v", req.RequestID, gerr)
 			}
 			if prev.Digest != hex.EncodeToString(digest[:]) {
@@ -60,7 +64,11 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	}
 	rec := newJobRecord(id, req, owner, c.cfg.Name)
 	b, _ := json.Marshal(rec)
-	if _, err := c.kv.Create(ctx, jobKey(id), b); errors.Is(err, jetstream.ErrKeyExists) {
+	err = request(ctx, func(ctx context.Context) error {
+		_, err := c.kv.Create(ctx, jobKey(id), b)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrKeyExists) {
 		// A retried request: the job exists; queue again what it lacks, in
 		// case the host that took it died before queueing every partition
 		// (JetStream drops the copies it already has, by message id).
@@ -100,13 +108,32 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		}
 		futures = append(futures, f)
 	}
+	lost := false // an ack did not come: the stream was between two leaders
 	for _, f := range futures {
+		wait := requestTimeout
+		if lost {
+			wait = 0 // an ack not here by now was lost too
+		}
+		var err error
 		select {
 		case <-f.Ok():
-		case err := <-f.Err():
-			return api.Unavailablef("cluster: queueing a partition of job %s: %v (submit again with the same request id to finish queueing it)", rec.ID, err)
+			continue
+		case err = <-f.Err():
+		case <-time.After(wait):
+			lost, err = true, jetstream.ErrAsyncPublishTimeout
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+		if transient(err) {
+			// Publish it again and wait for its ack: JetStream drops a
+			// second copy of a message it stored, by its message id.
+			err = request(ctx, func(ctx context.Context) error {
+				_, err := c.js.PublishMsg(ctx, f.Msg())
+				return err
+			})
+		}
+		if err != nil {
+			return api.Unavailablef("cluster: queueing a partition of job %s: %v (submit again with the same request id to finish queueing it)", rec.ID, err)
 		}
 	}
 	return nil

@@ -114,7 +114,11 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 		msg.Ack()
 		return
 	}
-	if _, err := c.kv.Get(ctx, proofKey(jobID, idx)); err == nil {
+	err = request(ctx, func(ctx context.Context) error {
+		_, err := c.kv.Get(ctx, proofKey(jobID, idx))
+		return err
+	})
+	if err == nil {
 		// Proved already by a host that died before it marked the job.
 		if err := c.markVerified(ctx, jobID, idx); err != nil {
 			msg.NakWithDelay(time.Second)
@@ -175,7 +179,12 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 func (c *Cluster) localRefused(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, rec *jobRecord, idx int, err error) {
 	if errors.Is(err, api.ErrInvalidArgument) {
 		reason := fmt.Sprintf("partition %d: %v", idx, err)
-		c.endJob(ctx, rec.ID, api.JobFailed, reason)
+		if _, err := c.endJob(ctx, rec.ID, api.JobFailed, reason); err != nil {
+			// Not recorded: the job would wait for this partition forever.
+			c.log.Warn("failing a job; the partition goes back to the queue", "job", rec.ID, "partition", idx, "error", err)
+			msg.NakWithDelay(time.Second)
+			return
+		}
 		msg.TermWithReason("invalid input")
 		return
 	}
