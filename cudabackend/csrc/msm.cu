@@ -29,8 +29,8 @@
 // Precomputed bases (zk_msm_precompute; the fastest ZPrize 2023 MSM entries
 // and sppark keep multiples of the bases the same way): the handle keeps d
 // copies of its points, copy g = P * 2^(c*G*g) with G = ceil(nwin/d), made
-// on the device by k_precompute (c*G doublings and an inversion a point a
-// copy). Window w = g*G + r of a scalar then adds copy g's point into bucket
+// on the device by k_precompute (c*G doublings a point a copy, and one
+// inversion for PRE_K points). Window w = g*G + r of a scalar then adds copy g's point into bucket
 // set r (k_digits writes key r*m + |d|-1 and val g*n + i), so only G sets
 // are reduced and combined, G*c doublings in all (d = nwin: one set, no
 // window doublings). The reduction's cost falls by d, so the window grows
@@ -103,13 +103,13 @@ __global__ void k_digits_idx(const fr_t* __restrict__ scalars, const uint32_t* _
 }
 
 // k_precompute: dst[i] = 2^shift * src[i], affine (one copy of the bases
-// from the one before).
+// from the one before), PRE_K points a thread.
 template <class F>
 __global__ void __launch_bounds__(ACC_THREADS)
-    k_precompute(const affine_t<F>* __restrict__ src, uint32_t n, int shift,
+    k_precompute(const affine_t<F>* __restrict__ src, uint32_t n, uint32_t T, int shift,
                  affine_t<F>* __restrict__ dst) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) precompute_one(i, src, dst, shift);
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < T) precompute_one(t, src, n, dst, shift);
 }
 
 __global__ void k_classify(const fr_t* __restrict__ scalars, uint32_t n, uint8_t* __restrict__ cls) {
@@ -378,10 +378,11 @@ int fill_copies(handle_t* h, void* bases, int c, int d, char* err, size_t errlen
     const size_t n = h->n;
     if (n == 0) return ZK_MSM_OK;
     const int G = zk_msm_groups_of(c, d, nullptr);
-    const uint32_t grid = (uint32_t)((n + ACC_THREADS - 1) / ACC_THREADS);
+    const uint32_t T = (uint32_t)((n + PRE_K - 1) / PRE_K);
+    const uint32_t grid = (T + ACC_THREADS - 1) / ACC_THREADS;
     for (int g = 1; g < d; g++) {
         k_precompute<F><<<grid, ACC_THREADS, 0, h->stream>>>((const A*)bases + (g - 1) * n,
-                                                            (uint32_t)n, c * G,
+                                                            (uint32_t)n, T, c * G,
                                                             (A*)bases + g * n);
         LAUNCHED("k_precompute");
     }

@@ -190,7 +190,8 @@ int zk_msm_host_alloc(size_t bytes, void** out, char* err, size_t errlen);
 int zk_msm_host_free(void* p, char* err, size_t errlen);
 
 /* zk_msm_window_bits returns the window size zk_msm_run picks for n
- * scalars of the group (for tests and benchmarks). */
+ * scalars of the group over bases without precomputed copies (for tests and
+ * benchmarks; with copies, zk_msm_timing's window_bits says). */
 int zk_msm_window_bits(int group, size_t n);
 
 #ifdef __cplusplus

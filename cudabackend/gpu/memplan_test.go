@@ -230,3 +230,42 @@ func TestPlanDeviceCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanDeviceCopiesNeverCrowd checks, over key sizes, slot counts and
+// rooms, that a plan with copies fits its room, that the copies take at most
+// half of what the plan without them leaves, and that they never change the
+// plan's mode: a key resident without copies is resident with them, with the
+// same slots.
+func TestPlanDeviceCopiesNeverCrowd(t *testing.T) {
+	t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", "")
+	r := BoundResidency(132)
+	for logN := uint32(10); logN <= 26; logN += 2 {
+		n := uint64(1) << logN
+		s := KeyShape{LogN: logN, NbWires: n + 3, NbPublic: 3, NbA: n, NbB: n - 1, NbK: n, NbZ: n - 1}
+		for slots := 1; slots <= 4; slots++ {
+			for room := uint64(1 << 30); room <= 160<<30; room = room * 3 / 2 {
+				p, err := PlanDevice(s, slots, room, r)
+				if err != nil {
+					continue
+				}
+				if p.Total() > room {
+					t.Errorf("2^%d, %d slots, room %d MiB: %v totals %d MiB", logN, slots, room>>20, p, p.Total()>>20)
+				}
+				if p.Streamed() {
+					if p.Depth > 1 {
+						t.Errorf("2^%d: streamed plan %v with copies", logN, p)
+					}
+					continue
+				}
+				plain := DevicePlan{KeyBytes: KeyShapeDeviceBytes(s) + DomainBytes(int(logN)), SlotBytes: SlotDeviceBytes(logN, int(s.NbWires)), ProofBytes: ProofWorkBytes(s, 0, r), Slots: slots}
+				if plain.Total() > room {
+					t.Errorf("2^%d, %d slots, room %d MiB: resident %v, but the plan without copies (%d MiB) does not fit", logN, slots, room>>20, p, plain.Total()>>20)
+					continue
+				}
+				if p.Total()-plain.Total() > (room-plain.Total())/2 {
+					t.Errorf("2^%d, %d slots, room %d MiB: the copies of %v take %d MiB, more than half of the %d MiB left", logN, slots, room>>20, p, (p.Total()-plain.Total())>>20, (room-plain.Total())>>20)
+				}
+			}
+		}
+	}
+}

@@ -267,15 +267,17 @@ static std::vector<affine_t<F>> copies(const std::vector<affine_t<F>>& bases, in
     std::vector<affine_t<F>> ext(n * (size_t)d);
     std::copy(bases.begin(), bases.end(), ext.begin());
     for (int g = 1; g < d; g++)
-        for (uint32_t i = 0; i < n; i++)
-            precompute_one(i, ext.data() + (g - 1) * n, ext.data() + g * n, c * *G);
-    if (d > 1 && n > 0) {
-        const int shift = c * *G;
+        for (uint32_t t = 0; t * PRE_K < n; t++)
+            precompute_one(t, ext.data() + (g - 1) * n, (uint32_t)n, ext.data() + g * n, c * *G);
+    // Copy 1 of the first points (two of k_precompute's batches of PRE_K,
+    // infinity included) against a plain scalar multiplication.
+    const int shift = c * *G;
+    for (size_t i = 0; d > 1 && i < n && i < PRE_K + 2 && shift < 256; i++) {
         fr_t k = fr_t::zero();
-        if (shift < 256) k.l[shift / 32] = 1u << (shift % 32);
-        affine_t<F> want = to_affine(smul(bases[0], k));
-        CHECK(shift >= 256 || (ext[n].x == want.x && ext[n].y == want.y),
-              "copy 1 of point 0 is not 2^%d times it", shift);
+        k.l[shift / 32] = 1u << (shift % 32);
+        affine_t<F> want = to_affine(smul(bases[i], k));
+        CHECK(ext[n + i].x == want.x && ext[n + i].y == want.y,
+              "copy 1 of point %zu is not 2^%d times it", i, shift);
     }
     return ext;
 }
