@@ -26,8 +26,8 @@ constexpr int THREADS = 256;
 // the pre scaling), the pass's stages, and back (with the post scaling).
 // With R4 the stages go in pairs (pass_butterfly4): half the shared-memory
 // round trips and synchronizations, but more registers per thread, so R4 is
-// its own instantiation, bounded to three blocks per SM (the radix-2 one
-// keeps its own register allocation); zk_ntt_set_radix picks.
+// its own instantiation, bounded to three blocks per SM (80 registers; the
+// radix-2 one keeps its 64 and four blocks); zk_ntt_set_radix picks.
 template <bool DIT, bool R4>
 __device__ __forceinline__ void ntt_pass_body(fr_t* X, const pass_params& p, const scale_spec& pre,
                                               const scale_spec& post) {
@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(THREADS)
     ntt_pass_body<DIT, false>(X, p, pre, post);
 }
 
-template <bool DIT, int MIN_BLOCKS>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+template <bool DIT>
+__global__ void __launch_bounds__(THREADS, 3)
     k_ntt_pass4(fr_t* X, pass_params p, scale_spec pre, scale_spec post) {
     ntt_pass_body<DIT, true>(X, p, pre, post);
 }
@@ -274,9 +274,10 @@ scale_spec const_spec(const fr_t& c) {
 }
 
 // ntt_radix_mode is zk_ntt_set_radix's choice: -1 follows the environment
-// (radix 2 unless ZKHOST_CUDA_NTT_RADIX=4: radix 4 in one kernel with radix 2
-// measured slower on the H200, 4.71 against 4.47 ms at 2^24; its own
-// instantiation is on trial).
+// (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2). Measured on the H200 (BENCHMARKS.md,
+// third session): radix 4 in its own kernel is 0.3-1% faster than radix 2
+// from 2^20 to 2^26 and 10-14% at 2^16-2^18; held to four blocks per SM (64
+// registers, spills) it was slower than radix 2.
 std::atomic<int> ntt_radix_mode{-1};
 
 int ntt_radix() {
@@ -284,7 +285,7 @@ int ntt_radix() {
     if (m > 0) return m;
     static const int env = [] {
         const char* v = getenv("ZKHOST_CUDA_NTT_RADIX");
-        return v && strcmp(v, "4") == 0 ? 4 : v && strcmp(v, "5") == 0 ? 5 : 2;
+        return v && strcmp(v, "2") == 0 ? 2 : 4;
     }();
     return env;
 }
@@ -306,23 +307,17 @@ int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, const scale_spec& pre
     const unsigned threads = E / 2 < (uint32_t)THREADS ? E / 2 : THREADS;
     const size_t smem = (size_t)E * sizeof(fr_t);
     const scale_spec none = scale_none();
-    // On trial: radix 4 at three blocks per SM (80 registers) and at four
-    // (64 registers and a few spills, the radix-2 kernel's occupancy).
-    const bool r4 = ntt_radix() >= 4, tight = ntt_radix() == 5;
+    const bool r4 = ntt_radix() == 4;
     for (int n = 0; n < pl.passes; n++) {
         // DIT runs the stage groups in reverse (half-sizes ascending).
         const int idx = dit ? pl.passes - 1 - n : n;
         const pass_params p = pass_setup(pl, idx, L, d->tw[dir]);
         const scale_spec& first = n == 0 ? pre : none;
         const scale_spec& last = n == pl.passes - 1 ? post : none;
-        if (r4 && tight && dit)
-            k_ntt_pass4<true, 4><<<blocks, threads, smem, s>>>(X, p, first, last);
-        else if (r4 && tight)
-            k_ntt_pass4<false, 4><<<blocks, threads, smem, s>>>(X, p, first, last);
-        else if (r4 && dit)
-            k_ntt_pass4<true, 3><<<blocks, threads, smem, s>>>(X, p, first, last);
+        if (r4 && dit)
+            k_ntt_pass4<true><<<blocks, threads, smem, s>>>(X, p, first, last);
         else if (r4)
-            k_ntt_pass4<false, 3><<<blocks, threads, smem, s>>>(X, p, first, last);
+            k_ntt_pass4<false><<<blocks, threads, smem, s>>>(X, p, first, last);
         else if (dit)
             k_ntt_pass<true><<<blocks, threads, smem, s>>>(X, p, first, last);
         else
@@ -424,7 +419,7 @@ int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, cudaStream_t s, even
 
 // ---- C ABI ------------------------------------------------------------------
 
-extern "C" void zk_ntt_set_radix(int radix) { ntt_radix_mode.store(radix >= 2 && radix <= 5 && radix != 3 ? radix : -1); }
+extern "C" void zk_ntt_set_radix(int radix) { ntt_radix_mode.store(radix == 2 || radix == 4 ? radix : -1); }
 
 extern "C" uint64_t zk_ntt_domain_bytes(uint32_t log_n) {
     if (log_n > ZK_NTT_MAX_LOG) return 0;

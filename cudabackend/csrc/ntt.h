@@ -42,7 +42,7 @@ uint64_t zk_ntt_domain_bytes(uint32_t log_n);
 /* zk_ntt_set_radix selects how a pass runs its stages in shared memory: 2
  * (one stage per step) or 4 (two stages per step, pass_butterfly4, the same
  * result bit for bit, its own kernel); any other value follows the
- * environment (2 unless ZKHOST_CUDA_NTT_RADIX=4). For with/without
+ * environment (4 unless ZKHOST_CUDA_NTT_RADIX=2). For with/without
  * comparisons and tests. */
 void zk_ntt_set_radix(int radix);
 

@@ -17,7 +17,9 @@
 //   - the BLS12-381 scalar-field NTT (NTT, NTTDevice), matching
 //     gnark-crypto v0.19.0's fr/fft Domain bit for bit, and Groth16's
 //     quotient H (ComputeH, ComputeHDevice), matching gnark v0.14.0's
-//     computeH bit for bit, bit-reversed output included;
+//     computeH bit for bit, bit-reversed output included; each pass runs its
+//     stages two at a time (radix 4) unless ZKHOST_CUDA_NTT_RADIX=2 or
+//     SetNTTRadix says otherwise;
 //   - G1 and G2 MSMs against resident bases (UploadG1, MSM, MSMDevice), and
 //     the witness-aware MSM (ClassifyScalars, MSMSplit): a device scalar
 //     vector classified once into 0s, 1s and the rest, so MSMs over it drop

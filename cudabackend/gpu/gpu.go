@@ -48,14 +48,11 @@ const (
 type NTTRadix int
 
 // The radixes: one stage per step, two stages per step, or as the
-// environment says (radix 2 unless ZKHOST_CUDA_NTT_RADIX=4).
+// environment says (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2).
 const (
 	NTTRadixFromEnv NTTRadix = -1
 	NTTRadix2       NTTRadix = 2
 	NTTRadix4       NTTRadix = 4
-	// NTTRadix4Tight is radix 4 held to the radix-2 kernel's occupancy (four
-	// blocks per SM: 64 registers, a few spilled). On trial beside NTTRadix4.
-	NTTRadix4Tight NTTRadix = 5
 )
 
 // MaxLogN is the largest NTT size supported, as log2 of the element count.

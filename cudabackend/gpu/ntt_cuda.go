@@ -40,7 +40,7 @@ func cbool(b bool) C.int {
 
 // SetNTTRadix selects how later NTTs run their stages: NTTRadix2,
 // NTTRadix4 (the same result, half the shared-memory round trips) or
-// NTTRadixFromEnv (the default: radix 2 unless ZKHOST_CUDA_NTT_RADIX=4). For
+// NTTRadixFromEnv (the default: radix 4 unless ZKHOST_CUDA_NTT_RADIX=2). For
 // with/without comparisons and tests.
 func SetNTTRadix(r NTTRadix) { C.zk_ntt_set_radix(C.int(r)) }
 

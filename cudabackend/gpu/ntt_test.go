@@ -291,7 +291,7 @@ func TestNTTMatchesGnark(t *testing.T) {
 	var one fr.Element
 	one.SetOne()
 	defer SetNTTRadix(NTTRadixFromEnv)
-	for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4, NTTRadix4Tight} {
+	for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4} {
 		SetNTTRadix(radix)
 		t.Logf("radix %d", radix)
 		nttMatchesGnark(t, rng, logs, one)
@@ -596,7 +596,7 @@ func BenchmarkNTT(b *testing.B) {
 	defer SetNTTRadix(NTTRadixFromEnv)
 	for _, logN := range []int{16, 18, 20, 22, 24, 25, 26} {
 		for _, m := range modes {
-			for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4, NTTRadix4Tight} {
+			for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4} {
 				b.Run(fmt.Sprintf("%s/2^%d/r%d", m, logN, radix), func(b *testing.B) {
 					SetNTTRadix(radix)
 					benchNTT(b, logN, m)
