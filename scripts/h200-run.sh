@@ -19,6 +19,11 @@
 # PEER_NTT_LOGS, BenchmarkMSMG1 then sppark's msmbench at PEER_MSM_LOGS (empty: none). The peers are
 # prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
 #   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/h200-run.sh
+# Isolated device time per proof (issue 10's ns per constraint) with a resident key's precomputed
+# copies (the default) and without (ZKHOST_CUDA_MSM_PRECOMPUTE=0), chain 2^k for k in ISO_KS:
+# `zkhost bench` proves two partitions, then ISO_N single proofs one at a time on the warm daemon,
+# every proof verified:
+#   STEPS=isoprove ISO_KS="20 22 24" ISO_N=5 BUDGET=300 scripts/h200-run.sh
 # Host memory per partition in flight (issue 14): chain 2^$HM_K through the daemon and the CUDA
 # backend at HM_DEPTHS partitions in flight (each depth d: d synthesis workers, d in flight on the
 # device, jobs of d partitions), memory sampled every 100 ms by `zkhost bench` (this process, the
@@ -172,6 +177,20 @@ for step in $STEPS; do
       box "${PM_T:-120}" "$P/msmbench" "$P/points16.bin" ${PEER_MSM_LOGS-20 22 24} >> "$OUT/peers-msm.txt" 2>&1
       log "exit $?"; grep -i "sppark" "$OUT/peers-msm.txt" | tee -a "$OUT/summary.txt"
     fi ;;
+  isoprove)
+    for k in ${ISO_KS:-20 22 24}; do
+      chain_key "$k" "$OUT/isoprove-keygen.txt"
+      for pre in on 0; do
+        if [ "$pre" = on ]; then env=(env -u ZKHOST_CUDA_MSM_PRECOMPUTE); else env=(env ZKHOST_CUDA_MSM_PRECOMPUTE=0); fi
+        log "isoprove: chain-k$k, ZKHOST_CUDA_MSM_PRECOMPUTE=${pre/on/(unset)}, ${ISO_N:-5} isolated proofs"
+        box "${ISO_T:-90}" "${env[@]}" "$BIN/zkhost" bench --circuit chain --k "$k" --jobs 1 --partitions 2 --concurrency 1 \
+          --isolated "${ISO_N:-5}" --backend "$BIN/zkhost-backend-cuda" --keys "$KEYS" --log-level info \
+          --timeline "$OUT/isoprove-k$k-$pre.jsonl" --json "$OUT/isoprove-k$k-$pre.json" > "$OUT/isoprove-k$k-$pre.txt" 2>&1
+        log "bench exit $?"
+        grep -o 'key loaded.*' "$OUT/isoprove-k$k-$pre.txt" | head -1 | cut -c1-240 | tee -a "$OUT/summary.txt"
+        grep -E "proofs \(verified\)|isolated device time|msm_g1 |msm_g2 |ntt " "$OUT/isoprove-k$k-$pre.txt" | tee -a "$OUT/summary.txt"
+      done
+    done ;;
   hostmem)
     k=${HM_K:-24}
     chain_key "$k" "$OUT/hostmem-keygen.txt"
