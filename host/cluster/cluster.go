@@ -35,6 +35,9 @@ type Cluster struct {
 	kv   jetstream.KeyValue
 	cons [4]jetstream.Consumer // by api.Classes order
 
+	// inputs holds the inputs too large for a partition message (inputs.go).
+	inputs jetstream.ObjectStore
+
 	// wake is signalled when a partition is published anywhere, so an idle
 	// puller asks at once instead of at its next poll.
 	wake    chan struct{}
@@ -72,7 +75,7 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if c.js, err = jetstream.New(c.nc); err != nil {
 		return nil, err
 	}
-	if c.kv, c.cons, err = setup(ctx, c.js, cc, cfg.Journal.Retention, log); err != nil {
+	if c.kv, c.inputs, c.cons, err = setup(ctx, c.js, cc, cfg.Journal.Retention, log); err != nil {
 		return nil, err
 	}
 	if c.wakeSub, err = c.nc.Subscribe(subjectPrefix+">", func(*nats.Msg) { c.signal() }); err != nil {
@@ -191,9 +194,11 @@ func (c *Cluster) recordProof(ctx context.Context, id string, idx int, pr proofR
 }
 
 // markVerified sets partition idx's bit in the job record, and ends the job
-// when it was the last.
+// when it was the last (and deletes its input objects).
 func (c *Cluster) markVerified(ctx context.Context, id string, idx int) error {
-	_, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+	done := false
+	r, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+		done = false // an attempt whose update lost does not count
 		if r.state().Terminal() || r.verified(idx) || idx >= r.Partitions {
 			return false
 		}
@@ -205,17 +210,22 @@ func (c *Cluster) markVerified(ctx context.Context, id string, idx int) error {
 		r.State = api.JobRunning.String()
 		if r.countVerified() == r.Partitions {
 			r.State, r.Finished = api.JobDone.String(), now
+			done = true
 		}
 		return true
 	})
+	if err == nil && done {
+		c.dropInputs(ctx, r)
+	}
 	return err
 }
 
-// endJob moves a job that has not ended to state with reason; it reports
-// whether this call ended it.
+// endJob moves a job that has not ended to state with reason, and deletes its
+// input objects; it reports whether this call ended it.
 func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, reason string) (bool, error) {
 	ended := false
-	_, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+	r, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+		ended = false // an attempt whose update lost does not count
 		if r.state().Terminal() {
 			return false
 		}
@@ -231,6 +241,9 @@ func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, rea
 				s.Purge(ctx, jetstream.WithPurgeSubject(partSubject(class, id)))
 			}
 		}
+	}
+	if err == nil && ended {
+		c.dropInputs(ctx, r)
 	}
 	return ended, err
 }

@@ -7,7 +7,8 @@
 //     CheckSubmit: circuit, input sizes, budget), recorded in the JetStream
 //     key-value bucket zkhost_jobs under job.<id>, and split into one message per
 //     partition on the work-queue stream ZKHOST_PARTITIONS, subject
-//     zkhost.part.<class>.<job>. The message carries the partition's input.
+//     zkhost.part.<class>.<job>. The message carries the partition's input, or,
+//     above inline_max, names it in the object store zkhost_inputs (inputs.go).
 //   - Every host runs a puller (worker.go) with one durable pull consumer per
 //     priority class, shared by all hosts. It holds at most as many partitions
 //     as it has device slots and synthesis workers, and it always asks the

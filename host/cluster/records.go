@@ -58,7 +58,10 @@ type jobRecord struct {
 	State      string    `json:"state"`
 	Error      string    `json:"error,omitempty"`
 	// Verified has bit i set once partition i's proof is recorded.
-	Verified []byte    `json:"verified"`
+	Verified []byte `json:"verified"`
+	// Objects has bit i set when partition i's input is in the object store
+	// (inputs.go), not in its message.
+	Objects  []byte    `json:"objects,omitempty"`
 	Host     string    `json:"host"` // the host that accepted it
 	Created  time.Time `json:"created"`
 	Started  time.Time `json:"started,omitzero"`
@@ -89,6 +92,23 @@ func (r *jobRecord) verified(i int) bool {
 }
 
 func (r *jobRecord) setVerified(i int) { r.Verified[i/8] |= 1 << (i % 8) }
+
+// markObjects sets the Objects bit of every input larger than inline bytes.
+func (r *jobRecord) markObjects(inputs [][]byte, inline int) {
+	r.Objects = nil
+	for i, in := range inputs {
+		if len(in) > inline {
+			if r.Objects == nil {
+				r.Objects = make([]byte, (len(inputs)+7)/8)
+			}
+			r.Objects[i/8] |= 1 << (i % 8)
+		}
+	}
+}
+
+func (r *jobRecord) inObject(i int) bool {
+	return i >= 0 && i/8 < len(r.Objects) && r.Objects[i/8]&(1<<(i%8)) != 0
+}
 
 func (r *jobRecord) countVerified() int {
 	n := 0

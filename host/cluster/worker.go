@@ -126,11 +126,16 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 
 	stop := c.keepAlive(msg)
 	defer stop()
+	in, err := c.readInput(ctx, msg, jobID, idx)
+	if err != nil {
+		c.inputFailed(ctx, msg, jobID, err)
+		return
+	}
 	req := api.SubmitRequest{Circuit: rec.Circuit, Class: rec.Class, RequestID: localRequestID(jobID, idx, md.NumDelivered)}
 	if msg.Headers().Get(hdrInput) == inputAssign {
-		req.Assignments = [][]byte{msg.Data()}
+		req.Assignments = [][]byte{in}
 	} else {
-		req.Witnesses = [][]byte{msg.Data()}
+		req.Witnesses = [][]byte{in}
 	}
 	lj, err := c.local.Submit(ctx, req)
 	if err != nil {
@@ -166,6 +171,28 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 	default:
 		c.failedHere(ctx, msg, md, idx, jobID, final.Error)
 	}
+}
+
+// inputFailed handles a partition whose input could not be read: a lost
+// object (missing, or not what its message says) fails the job, as no host
+// can prove the partition; anything else leaves it to another try.
+func (c *Cluster) inputFailed(ctx context.Context, msg jetstream.Msg, jobID string, err error) {
+	if !errors.Is(err, errInputLost) {
+		c.log.Warn("reading a partition's input; it goes back to the queue", "job", jobID, "error", err)
+		msg.NakWithDelay(time.Second)
+		return
+	}
+	// A job that ended meanwhile deleted its objects: nothing is lost.
+	if rec, _, gerr := c.getJob(ctx, jobID); gerr == nil && rec.state().Terminal() {
+		msg.Ack()
+		return
+	}
+	c.log.Error("a partition's input is lost; the job fails", "job", jobID, "error", err)
+	if _, err := c.endJob(ctx, jobID, api.JobFailed, err.Error()); err != nil {
+		msg.NakWithDelay(time.Second)
+		return
+	}
+	msg.TermWithReason("input lost")
 }
 
 // localRefused handles the local daemon's refusal of a partition: an input it
