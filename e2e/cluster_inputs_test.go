@@ -15,7 +15,7 @@ import (
 // both in one cluster, complete with proofs that verify, read from a host
 // other than the one that took them.
 func TestClusterLargeInputs(t *testing.T) {
-	hosts := startClusterWith(t, 3, func(int) (hostConf, string) {
+	hosts, _ := startClusterWith(t, 3, func(int) (hostConf, string) {
 		return hostConf{Devices: []deviceConf{cpuDevice()}}, "max_payload = \"4KiB\"\ninline_max = \"1KiB\""
 	})
 	const parts = 3

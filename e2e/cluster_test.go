@@ -20,12 +20,14 @@ const clusterAckWait = "4s"
 // every API answers. The hosts start together: JetStream elects its leader
 // once a majority of the servers is up.
 func startCluster(t testing.TB, n int) []*host {
-	return startClusterWith(t, n, func(int) (hostConf, string) { return hostConf{Devices: []deviceConf{cpuDevice()}}, "" })
+	hosts, _ := startClusterWith(t, n, func(int) (hostConf, string) { return hostConf{Devices: []deviceConf{cpuDevice()}}, "" })
+	return hosts
 }
 
 // startClusterWith is startCluster with host i's config given by conf: its
-// hostConf, and lines added to its [cluster] table.
-func startClusterWith(t testing.TB, n int, conf func(i int) (hostConf, string)) []*host {
+// hostConf, and lines added to its [cluster] table. It returns the hosts and
+// the URLs of their embedded NATS servers.
+func startClusterWith(t testing.TB, n int, conf func(i int) (hostConf, string)) ([]*host, []string) {
 	t.Helper()
 	clients := make([]string, n)
 	routes := make([]string, n)
@@ -46,7 +48,11 @@ func startClusterWith(t testing.TB, n int, conf func(i int) (hostConf, string)) 
 		hosts[i] = newHost(t, hc)
 	}
 	startAll(t, hosts)
-	return hosts
+	urls := make([]string, n)
+	for i, c := range clients {
+		urls[i] = "nats://" + c
+	}
+	return hosts, urls
 }
 
 // startAll starts hosts concurrently and waits for every API.

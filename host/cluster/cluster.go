@@ -37,6 +37,10 @@ type Cluster struct {
 
 	// inputs holds the inputs too large for a partition message (inputs.go).
 	inputs jetstream.ObjectStore
+	// peers is the other hosts' presence, for key affinity (affinity.go).
+	peers        *peers
+	presenceSubs []*nats.Subscription
+	circuits     []string // the names of the circuits this host serves
 
 	// wake is signalled when a partition is published anywhere, so an idle
 	// puller asks at once instead of at its next poll.
@@ -58,7 +62,10 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	c := &Cluster{cfg: cc, log: log, local: local, wake: make(chan struct{}, 1)}
+	c := &Cluster{cfg: cc, log: log, local: local, wake: make(chan struct{}, 1), peers: newPeers(cc.Name)}
+	for _, ci := range cfg.Circuits {
+		c.circuits = append(c.circuits, ci.Name)
+	}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -81,6 +88,12 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if c.wakeSub, err = c.nc.Subscribe(subjectPrefix+">", func(*nats.Msg) { c.signal() }); err != nil {
 		return nil, err
 	}
+	if err = c.listenPresence(); err != nil {
+		return nil, err
+	}
+	if err = c.nc.Flush(); err != nil { // the subscriptions are in place
+		return nil, err
+	}
 	log.Info("joined the proving cluster", "host", cc.Name, "replicas", cc.Replicas, "embedded", cc.Embedded,
 		"servers", c.nc.Servers())
 	return c, nil
@@ -99,6 +112,9 @@ func (c *Cluster) Close() {
 	c.closeOnce.Do(func() {
 		if c.wakeSub != nil {
 			c.wakeSub.Unsubscribe()
+		}
+		for _, sub := range c.presenceSubs {
+			sub.Unsubscribe()
 		}
 		if c.nc != nil {
 			c.nc.Drain()

@@ -24,6 +24,10 @@
 //     updated by compare-and-set on its revision (so a job completes once), the
 //     message is acked. A host that dies acks nothing: after ack_wait JetStream
 //     delivers its partitions to another host.
+//   - A host prefers circuits whose keys it holds (affinity.go): hosts announce
+//     their loaded keys and free room on plain NATS subjects, and a host that
+//     pulls a partition whose key another live host holds with room hands it
+//     back (a few times at most, so none is starved).
 //   - Get, Await, Cancel and List read and write the bucket, so they answer the
 //     same on every host; Status, keys and devices stay the local daemon's.
 //

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -38,8 +39,13 @@ const (
 
 	defaultMaxPayload = 8 << 20
 	defaultInlineMax  = 1 << 20
-	// maxChunk is the object store's own default chunk size.
-	maxChunk = 128 << 10
+	// maxChunk bounds an object's chunk (one message each): a 2 GiB input is
+	// 1024 chunks, well within the publisher's 4000 acks in flight.
+	maxChunk = 2 << 20
+	// putRate is the slowest storing of an input allowed for, in bytes per
+	// second (the object store's own timeout is 5s per chunk acked, too short
+	// for a large object's last chunks on a loaded cluster).
+	putRate = 1 << 20
 )
 
 func inputName(job string, idx int) string { return job + "." + strconv.Itoa(idx) }
@@ -85,6 +91,8 @@ func (c *Cluster) putInput(ctx context.Context, m *nats.Msg, job string, idx int
 		return nil
 	}
 	meta := jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: c.chunkSize()}}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(len(in)/putRate)*time.Second)
+	defer cancel()
 	if _, err := c.inputs.Put(ctx, meta, bytes.NewReader(in)); err != nil {
 		return fmt.Errorf("storing input %d of job %s (%d bytes) in bucket %s: %w", idx, job, len(in), inputsBucket, err)
 	}

@@ -40,6 +40,9 @@ func jobKey(id string) string            { return "job." + id }
 func proofKey(id string, idx int) string { return "proof." + id + "." + strconv.Itoa(idx) }
 func proofPrefix(id string) string       { return "proof." + id + ".*" }
 
+// failKey counts the failed deliveries of a partition (worker.go).
+func failKey(id string, idx int) string { return "fail." + id + "." + strconv.Itoa(idx) }
+
 // reqKey is the key of a request id, scoped by owner as the journal scopes it.
 func reqKey(owner, reqID string) string {
 	sum := sha256.Sum256([]byte(owner + "\x00" + reqID))
