@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/zkhost/zkhost/host/api"
 )
@@ -121,15 +124,17 @@ func TestClusterKeyAffinity(t *testing.T) {
 	waitPresence("h1 without chain's key", func(p presence) bool { return p.Host == "h1" && !slices.Contains(p.Keys, "chain") })
 	h0.kill()
 	// Until JetStream has elected leaders again in place of h0's server, a
-	// submit is refused as unavailable: retried, with one request id.
+	// submit is refused as unavailable, or times out: retried, with one
+	// request id.
 	req := api.SubmitRequest{Circuit: "chain", Witnesses: witnesses(t, "chain", 402, 3), RequestID: "affinity-gone"}
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		job, err = h1.client.Submit(ctxFor(t, 30*time.Second), req)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, api.ErrUnavailable) || time.Now().After(deadline) {
+		retry := errors.Is(err, api.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
+		if !retry || time.Now().After(deadline) {
 			t.Fatalf("submit with h0 gone: %v", err)
 		}
 		time.Sleep(250 * time.Millisecond)
