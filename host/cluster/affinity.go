@@ -160,7 +160,7 @@ func (c *Cluster) announce(ctx context.Context, changed <-chan struct{}, room fu
 		select {
 		case <-ctx.Done():
 			send(presence{Host: c.cfg.Name, Gone: true})
-			c.nc.Flush()
+			c.nc.FlushTimeout(time.Second) // a NATS server lost must not hold the host's stop
 			return
 		case <-changed:
 		case <-t.C:
