@@ -349,3 +349,55 @@ func (j *benchJournal) get(key string) []byte {
 	})
 	return out
 }
+
+// BenchmarkInputPath is what a partition's input costs on its way from the
+// submitting host to the proving host, on three servers (replicas 3): queued
+// and pulled, inside its message (inline, up to inline_max) or through the
+// object store (stored, referenced, read back and checked). 4 MiB goes both
+// ways, for the peer figure; 64 MiB only through the object store.
+func BenchmarkInputPath(b *testing.B) {
+	urls := startServers(b, 3)
+	a, p := member(b, urls[:1], "h0", 3), member(b, urls[1:2], "h1", 3)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		size   int
+		object bool
+	}{
+		{"inline/4MiB", 4 << 20, false},
+		{"object/4MiB", 4 << 20, true},
+		{"object/64MiB", 64 << 20, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			in := make([]byte, tc.size)
+			for i := range in {
+				in[i] = byte(i * 7)
+			}
+			a.cfg.InlineMax = uint64(tc.size)
+			if tc.object {
+				a.cfg.InlineMax = 1 << 20
+			}
+			b.SetBytes(int64(tc.size))
+			b.ResetTimer()
+			for range b.N {
+				rec := createJob(b, a, 1, api.ClassNormal)
+				rec.markObjects([][]byte{in}, a.inlineMax())
+				if rec.inObject(0) != tc.object {
+					b.Fatalf("in object: %v", rec.inObject(0))
+				}
+				if err := a.publish(ctx, rec, [][]byte{in}, false); err != nil {
+					b.Fatal(err)
+				}
+				m := p.next(ctx)
+				got, err := p.readInput(ctx, m, rec.ID, 0)
+				if err != nil || len(got) != len(in) {
+					b.Fatalf("read %d bytes: %v", len(got), err)
+				}
+				m.Ack()
+				if tc.object {
+					p.dropInputs(ctx, rec)
+				}
+			}
+		})
+	}
+}

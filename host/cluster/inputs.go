@@ -42,10 +42,13 @@ const (
 	// maxChunk bounds an object's chunk (one message each): a 2 GiB input is
 	// 1024 chunks, well within the publisher's 4000 acks in flight.
 	maxChunk = 2 << 20
-	// putRate is the slowest storing of an input allowed for, in bytes per
-	// second (the object store's own timeout is 5s per chunk acked, too short
-	// for a large object's last chunks on a loaded cluster).
+	// putRate is the slowest storing or reading of an input allowed for, in
+	// bytes per second (the object store's own timeouts, 5s per chunk acked
+	// and 5s for a whole read, are too short for a large object).
 	putRate = 1 << 20
+	// inputSettle is how long an object that is missing or not as its
+	// message says is read again before it is called lost (readInput).
+	inputSettle = 5 * time.Second
 )
 
 func inputName(job string, idx int) string { return job + "." + strconv.Itoa(idx) }
@@ -123,22 +126,43 @@ func (c *Cluster) readInput(ctx context.Context, msg jetstream.Msg, job string, 
 	if err != nil || herr != nil || len(want) != sha256.Size {
 		return nil, lost("the message's reference is malformed (size %q, sha256 %q)", h.Get(hdrSize), h.Get(hdrSHA256))
 	}
-	b, err := c.inputs.GetBytes(ctx, name)
-	switch {
-	case errors.Is(err, jetstream.ErrObjectNotFound):
-		return nil, lost("not found (deleted, or past retention)")
-	case errors.Is(err, jetstream.ErrDigestMismatch):
-		return nil, lost("its chunks do not match the object's digest (corrupt)")
-	case err != nil:
-		return nil, fmt.Errorf("job %s partition %d: reading input object %s: %w", job, idx, name, err)
+	read := func() ([]byte, error) {
+		// Without a deadline the object store allows a read 5s in all.
+		ctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(size/putRate)*time.Second)
+		defer cancel()
+		b, err := c.inputs.GetBytes(ctx, name)
+		switch {
+		case errors.Is(err, jetstream.ErrObjectNotFound):
+			return nil, lost("not found (deleted, or past retention)")
+		case errors.Is(err, jetstream.ErrDigestMismatch):
+			return nil, lost("its chunks do not match the object's digest (corrupt)")
+		case err != nil:
+			return nil, fmt.Errorf("job %s partition %d: reading input object %s: %w", job, idx, name, err)
+		}
+		if len(b) != size {
+			return nil, lost("%d bytes, the message says %d", len(b), size)
+		}
+		if got := sha256.Sum256(b); !bytes.Equal(got[:], want) {
+			return nil, lost("sha256 %x, the message says %x", got, want)
+		}
+		return b, nil
 	}
-	if len(b) != size {
-		return nil, lost("%d bytes, the message says %d", len(b), size)
+	// A replica that lags (reads are served by any replica, and the
+	// reading consumer may sit on it) shows an object just stored as
+	// missing or short: only what stays so for inputSettle is lost.
+	deadline := time.Now().Add(inputSettle)
+	for {
+		b, err := read()
+		if err == nil || !errors.Is(err, errInputLost) || time.Now().After(deadline) {
+			return b, err
+		}
+		c.log.Debug("an input object is not as its message says; reading it again", "job", job, "partition", idx, "error", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	if got := sha256.Sum256(b); !bytes.Equal(got[:], want) {
-		return nil, lost("sha256 %x, the message says %x", got, want)
-	}
-	return b, nil
 }
 
 // dropInputs deletes the input objects of job r, which has ended. A failure
@@ -149,7 +173,15 @@ func (c *Cluster) dropInputs(ctx context.Context, r *jobRecord) {
 		if !r.inObject(i) {
 			continue
 		}
-		if err := c.inputs.Delete(ctx, inputName(r.ID, i)); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		// Not found may be a lagging replica's answer: asked a few times.
+		var err error
+		for try := 0; try < 4; try++ {
+			if err = c.inputs.Delete(ctx, inputName(r.ID, i)); !errors.Is(err, jetstream.ErrObjectNotFound) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 			c.log.Warn("deleting an ended job's input object; the bucket's TTL will", "job", r.ID, "partition", i, "error", err)
 		}
 	}
