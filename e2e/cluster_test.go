@@ -20,6 +20,14 @@ const clusterAckWait = "4s"
 // every API answers. The hosts start together: JetStream elects its leader
 // once a majority of the servers is up.
 func startCluster(t testing.TB, n int) []*host {
+	hosts, _ := startClusterWith(t, n, func(int) (hostConf, string) { return hostConf{Devices: []deviceConf{cpuDevice()}}, "" })
+	return hosts
+}
+
+// startClusterWith is startCluster with host i's config given by conf: its
+// hostConf, and lines added to its [cluster] table. It returns the hosts and
+// the URLs of their embedded NATS servers.
+func startClusterWith(t testing.TB, n int, conf func(i int) (hostConf, string)) ([]*host, []string) {
 	t.Helper()
 	clients := make([]string, n)
 	routes := make([]string, n)
@@ -34,12 +42,17 @@ func startCluster(t testing.TB, n int) []*host {
 				others = append(others, fmt.Sprintf("%q", "nats-route://"+routes[j]))
 			}
 		}
-		extra := fmt.Sprintf("[cluster]\nname = \"h%d\"\nembedded = true\nlisten = %q\ncluster_name = \"e2e\"\ncluster_listen = %q\nroutes = [%s]\nreplicas = 3\nack_wait = %q\n",
-			i, clients[i], routes[i], strings.Join(others, ", "), clusterAckWait)
-		hosts[i] = newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}, Extra: extra})
+		hc, more := conf(i)
+		hc.Extra = fmt.Sprintf("[cluster]\nname = \"h%d\"\nembedded = true\nlisten = %q\ncluster_name = \"e2e\"\ncluster_listen = %q\nroutes = [%s]\nreplicas = 3\nack_wait = %q\n%s\n",
+			i, clients[i], routes[i], strings.Join(others, ", "), clusterAckWait, more)
+		hosts[i] = newHost(t, hc)
 	}
 	startAll(t, hosts)
-	return hosts
+	urls := make([]string, n)
+	for i, c := range clients {
+		urls[i] = "nats://" + c
+	}
+	return hosts, urls
 }
 
 // startAll starts hosts concurrently and waits for every API.

@@ -35,6 +35,13 @@ type Cluster struct {
 	kv   jetstream.KeyValue
 	cons [4]jetstream.Consumer // by api.Classes order
 
+	// inputs holds the inputs too large for a partition message (inputs.go).
+	inputs jetstream.ObjectStore
+	// peers is the other hosts' presence, for key affinity (affinity.go).
+	peers        *peers
+	presenceSubs []*nats.Subscription
+	circuits     []string // the names of the circuits this host serves
+
 	// wake is signalled when a partition is published anywhere, so an idle
 	// puller asks at once instead of at its next poll.
 	wake    chan struct{}
@@ -55,7 +62,10 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	c := &Cluster{cfg: cc, log: log, local: local, wake: make(chan struct{}, 1)}
+	c := &Cluster{cfg: cc, log: log, local: local, wake: make(chan struct{}, 1), peers: newPeers(cc.Name)}
+	for _, ci := range cfg.Circuits {
+		c.circuits = append(c.circuits, ci.Name)
+	}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -74,10 +84,16 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if c.js, err = jetstream.New(c.nc, jetstream.WithPublishAsyncTimeout(time.Minute)); err != nil {
 		return nil, err
 	}
-	if c.kv, c.cons, err = setup(ctx, c.js, cc, cfg.Journal.Retention, log); err != nil {
+	if c.kv, c.inputs, c.cons, err = setup(ctx, c.js, cc, cfg.Journal.Retention, log); err != nil {
 		return nil, err
 	}
 	if c.wakeSub, err = c.nc.Subscribe(subjectPrefix+">", func(*nats.Msg) { c.signal() }); err != nil {
+		return nil, err
+	}
+	if err = c.listenPresence(); err != nil {
+		return nil, err
+	}
+	if err = c.nc.Flush(); err != nil { // the subscriptions are in place
 		return nil, err
 	}
 	log.Info("joined the proving cluster", "host", cc.Name, "replicas", cc.Replicas, "embedded", cc.Embedded,
@@ -98,6 +114,9 @@ func (c *Cluster) Close() {
 	c.closeOnce.Do(func() {
 		if c.wakeSub != nil {
 			c.wakeSub.Unsubscribe()
+		}
+		for _, sub := range c.presenceSubs {
+			sub.Unsubscribe()
 		}
 		if c.nc != nil {
 			c.nc.Drain()
@@ -206,9 +225,11 @@ func (c *Cluster) recordProof(ctx context.Context, id string, idx int, pr proofR
 }
 
 // markVerified sets partition idx's bit in the job record, and ends the job
-// when it was the last.
+// when it was the last (and deletes its input objects).
 func (c *Cluster) markVerified(ctx context.Context, id string, idx int) error {
-	_, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+	done := false
+	r, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+		done = false // an attempt whose update lost does not count
 		if r.state().Terminal() || r.verified(idx) || idx >= r.Partitions {
 			return false
 		}
@@ -220,17 +241,22 @@ func (c *Cluster) markVerified(ctx context.Context, id string, idx int) error {
 		r.State = api.JobRunning.String()
 		if r.countVerified() == r.Partitions {
 			r.State, r.Finished = api.JobDone.String(), now
+			done = true
 		}
 		return true
 	})
+	if err == nil && done {
+		c.dropInputs(ctx, r)
+	}
 	return err
 }
 
-// endJob moves a job that has not ended to state with reason; it reports
-// whether this call ended it.
+// endJob moves a job that has not ended to state with reason, and deletes its
+// input objects; it reports whether this call ended it.
 func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, reason string) (bool, error) {
 	ended := false
-	_, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+	r, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
+		ended = false // an attempt whose update lost does not count
 		if r.state().Terminal() {
 			return false
 		}
@@ -249,6 +275,9 @@ func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, rea
 				s.Purge(ctx, jetstream.WithPurgeSubject(partSubject(class, id)))
 			}
 		}
+	}
+	if err == nil && ended {
+		c.dropInputs(ctx, r)
 	}
 	return ended, err
 }

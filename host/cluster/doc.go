@@ -7,7 +7,8 @@
 //     CheckSubmit: circuit, input sizes, budget), recorded in the JetStream
 //     key-value bucket zkhost_jobs under job.<id>, and split into one message per
 //     partition on the work-queue stream ZKHOST_PARTITIONS, subject
-//     zkhost.part.<class>.<job>. The message carries the partition's input.
+//     zkhost.part.<class>.<job>. The message carries the partition's input, or,
+//     above inline_max, names it in the object store zkhost_inputs (inputs.go).
 //   - Every host runs a puller (worker.go) with one durable pull consumer per
 //     priority class, shared by all hosts. It holds at most as many partitions
 //     as it has device slots and synthesis workers, and it always asks the
@@ -23,6 +24,10 @@
 //     updated by compare-and-set on its revision (so a job completes once), the
 //     message is acked. A host that dies acks nothing: after ack_wait JetStream
 //     delivers its partitions to another host.
+//   - A host prefers circuits whose keys it holds (affinity.go): hosts announce
+//     their loaded keys and free room on plain NATS subjects, and a host that
+//     pulls a partition whose key another live host holds with room hands it
+//     back (a few times at most, so none is starved).
 //   - Get, Await, Cancel and List read and write the bucket, so they answer the
 //     same on every host; Status, keys and devices stay the local daemon's.
 //

@@ -35,9 +35,9 @@ func startServer(cc *config.Cluster, log hclog.Logger) (*server.Server, error) {
 		JetStream:  true,
 		StoreDir:   cc.StoreDir,
 		NoSigs:     true, // zkhost serve handles signals
-		// A partition message carries its witness; 8 MiB is NATS's advised
-		// ceiling (the default is 1 MiB).
-		MaxPayload: 8 << 20,
+		// A partition message carries an input up to inline_max; a larger
+		// one travels in the object store, in chunks below this.
+		MaxPayload: int32(maxPayload(cc)),
 	}
 	if err := os.MkdirAll(cc.StoreDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster.store_dir: %w", err)
@@ -189,9 +189,10 @@ func orText(s, alt string) string {
 // setup creates (or finds) the stream, its consumers and the bucket, retrying
 // while JetStream has no leader yet: servers of a cluster starting together
 // elect one only once a majority is up.
-func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, retention time.Duration, log hclog.Logger) (jetstream.KeyValue, [4]jetstream.Consumer, error) {
+func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, retention time.Duration, log hclog.Logger) (jetstream.KeyValue, jetstream.ObjectStore, [4]jetstream.Consumer, error) {
 	var cons [4]jetstream.Consumer
 	var kv jetstream.KeyValue
+	var obs jetstream.ObjectStore
 	try := func() error {
 		// A request sent before a leader is elected gets no answer: each try
 		// has its own deadline.
@@ -236,15 +237,25 @@ func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, rete
 		if err != nil {
 			return fmt.Errorf("bucket %s: %w", bucketName, err)
 		}
+		obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket:      inputsBucket,
+			Description: "zkhost partition inputs too large for a message",
+			Storage:     jetstream.FileStorage,
+			Replicas:    cc.Replicas,
+			TTL:         retention,
+		})
+		if err != nil {
+			return fmt.Errorf("object store %s: %w", inputsBucket, err)
+		}
 		return nil
 	}
 	for {
 		err := try()
 		if err == nil {
-			return kv, cons, nil
+			return kv, obs, cons, nil
 		}
 		if ctx.Err() != nil {
-			return nil, cons, fmt.Errorf("JetStream not ready: %w (are a majority of the NATS servers up, with JetStream enabled?)", err)
+			return nil, nil, cons, fmt.Errorf("JetStream not ready: %w (are a majority of the NATS servers up, with JetStream enabled?)", err)
 		}
 		log.Info("waiting for JetStream", "reason", err)
 		select {

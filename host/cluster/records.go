@@ -40,6 +40,9 @@ func jobKey(id string) string            { return "job." + id }
 func proofKey(id string, idx int) string { return "proof." + id + "." + strconv.Itoa(idx) }
 func proofPrefix(id string) string       { return "proof." + id + ".*" }
 
+// failKey counts the failed deliveries of a partition (worker.go).
+func failKey(id string, idx int) string { return "fail." + id + "." + strconv.Itoa(idx) }
+
 // reqKey is the key of a request id, scoped by owner as the journal scopes it.
 func reqKey(owner, reqID string) string {
 	sum := sha256.Sum256([]byte(owner + "\x00" + reqID))
@@ -58,7 +61,10 @@ type jobRecord struct {
 	State      string    `json:"state"`
 	Error      string    `json:"error,omitempty"`
 	// Verified has bit i set once partition i's proof is recorded.
-	Verified []byte    `json:"verified"`
+	Verified []byte `json:"verified"`
+	// Objects has bit i set when partition i's input is in the object store
+	// (inputs.go), not in its message.
+	Objects  []byte    `json:"objects,omitempty"`
 	Host     string    `json:"host"` // the host that accepted it
 	Created  time.Time `json:"created"`
 	Started  time.Time `json:"started,omitzero"`
@@ -89,6 +95,23 @@ func (r *jobRecord) verified(i int) bool {
 }
 
 func (r *jobRecord) setVerified(i int) { r.Verified[i/8] |= 1 << (i % 8) }
+
+// markObjects sets the Objects bit of every input larger than inline bytes.
+func (r *jobRecord) markObjects(inputs [][]byte, inline int) {
+	r.Objects = nil
+	for i, in := range inputs {
+		if len(in) > inline {
+			if r.Objects == nil {
+				r.Objects = make([]byte, (len(inputs)+7)/8)
+			}
+			r.Objects[i/8] |= 1 << (i % 8)
+		}
+	}
+}
+
+func (r *jobRecord) inObject(i int) bool {
+	return i >= 0 && i/8 < len(r.Objects) && r.Objects[i/8]&(1<<(i%8)) != 0
+}
 
 func (r *jobRecord) countVerified() int {
 	n := 0

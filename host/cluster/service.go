@@ -20,10 +20,6 @@ import (
 // daemon.
 var _ api.Service = (*Cluster)(nil)
 
-// payloadMargin is what a partition message needs beside its input (subject,
-// headers).
-const payloadMargin = 1 << 10
-
 // Submit implements api.Service: the local daemon checks the job as it would
 // its own, then the job is recorded in the bucket and its partitions queued.
 func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, error) {
@@ -63,6 +59,7 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 		}
 	}
 	rec := newJobRecord(id, req, owner, c.cfg.Name)
+	rec.markObjects(inputs, c.inlineMax())
 	b, _ := json.Marshal(rec)
 	err = request(ctx, func(ctx context.Context) error {
 		_, err := c.kv.Create(ctx, jobKey(id), b)
@@ -88,7 +85,8 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 }
 
 // publish queues the job's partitions not yet verified, and waits until
-// JetStream has stored every one.
+// JetStream has stored every one. An input marked in rec.Objects is stored
+// in the object store first (inputs.go), and its message names it.
 func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, assignments bool) error {
 	var futures []jetstream.PubAckFuture
 	for i, in := range inputs {
@@ -101,7 +99,13 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		if assignments {
 			m.Header.Set(hdrInput, inputAssign)
 		}
-		m.Data = in
+		if rec.inObject(i) {
+			if err := c.putInput(ctx, m, rec.ID, i, in); err != nil {
+				return api.Unavailablef("cluster: %v (submit again with the same request id to finish queueing it)", err)
+			}
+		} else {
+			m.Data = in
+		}
 		f, err := c.js.PublishMsgAsync(m)
 		if err != nil {
 			return api.Unavailablef("cluster: queueing partition %d of job %s: %v", i, rec.ID, err)
@@ -139,19 +143,10 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 	return nil
 }
 
-// CheckSubmit implements api.Service: the local daemon's checks, and the size
-// of a NATS message.
+// CheckSubmit implements api.Service: the local daemon's checks. An input of
+// any size travels (inputs.go).
 func (c *Cluster) CheckSubmit(ctx context.Context, h api.SubmitHeader) error {
-	if err := c.local.CheckSubmit(ctx, h); err != nil {
-		return err
-	}
-	limit := c.nc.MaxPayload() - payloadMargin
-	for i, n := range h.InputSizes {
-		if n > limit {
-			return api.InvalidArgumentf("%s %d is %d bytes; the cluster's NATS servers carry at most %d in a partition message (their max_payload)", h.Noun(), i, n, limit)
-		}
-	}
-	return nil
+	return c.local.CheckSubmit(ctx, h)
 }
 
 // visibleJob reads job id for the caller of ctx: a job of another client is,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -39,6 +40,17 @@ func (c *Cluster) Run(ctx context.Context) error {
 	free := make(chan struct{}, slots)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// The other hosts hear this host's keys and room (affinity.go), at once
+	// when a partition is taken or let go.
+	var held atomic.Int64
+	changed := make(chan struct{}, 1)
+	roomChanged := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	wg.Go(func() { c.announce(ctx, changed, func() int { return slots - int(held.Load()) }) })
 	for {
 		select {
 		case free <- struct{}{}:
@@ -49,10 +61,14 @@ func (c *Cluster) Run(ctx context.Context) error {
 		if msg == nil {
 			return nil
 		}
+		held.Add(1)
+		roomChanged()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-free }()
+			defer roomChanged()
+			defer held.Add(-1)
 			c.handle(ctx, msg)
 		}()
 	}
@@ -128,13 +144,22 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
+	if c.handBackToHolder(msg, rec.Circuit, md.Sequence.Stream, md.NumDelivered) {
+		return
+	}
+
 	stop := c.keepAlive(msg)
 	defer stop()
+	in, err := c.readInput(ctx, msg, jobID, idx)
+	if err != nil {
+		c.inputFailed(ctx, msg, jobID, err)
+		return
+	}
 	req := api.SubmitRequest{Circuit: rec.Circuit, Class: rec.Class, RequestID: localRequestID(jobID, idx, md.NumDelivered)}
 	if msg.Headers().Get(hdrInput) == inputAssign {
-		req.Assignments = [][]byte{msg.Data()}
+		req.Assignments = [][]byte{in}
 	} else {
-		req.Witnesses = [][]byte{msg.Data()}
+		req.Witnesses = [][]byte{in}
 	}
 	lj, err := c.local.Submit(ctx, req)
 	if err != nil {
@@ -172,6 +197,28 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 }
 
+// inputFailed handles a partition whose input could not be read: a lost
+// object (missing, or not what its message says) fails the job, as no host
+// can prove the partition; anything else leaves it to another try.
+func (c *Cluster) inputFailed(ctx context.Context, msg jetstream.Msg, jobID string, err error) {
+	if !errors.Is(err, errInputLost) {
+		c.log.Warn("reading a partition's input; it goes back to the queue", "job", jobID, "error", err)
+		msg.NakWithDelay(time.Second)
+		return
+	}
+	// A job that ended meanwhile deleted its objects: nothing is lost.
+	if rec, _, gerr := c.getJob(ctx, jobID); gerr == nil && rec.state().Terminal() {
+		msg.Ack()
+		return
+	}
+	c.log.Error("a partition's input is lost; the job fails", "job", jobID, "error", err)
+	if _, err := c.endJob(ctx, jobID, api.JobFailed, err.Error()); err != nil {
+		msg.NakWithDelay(time.Second)
+		return
+	}
+	msg.TermWithReason("input lost")
+}
+
 // localRefused handles the local daemon's refusal of a partition: an input it
 // calls invalid fails the same on every host and fails the job; anything else
 // (a circuit this host does not serve, no healthy device, a full disk) leaves
@@ -196,10 +243,18 @@ func (c *Cluster) localRefused(ctx context.Context, msg jetstream.Msg, md *jetst
 
 // failedHere handles a partition that failed on this host beyond the local
 // retries: another delivery (another host, likely) tries again, until
-// MaxDeliver deliveries have failed, which fails the job.
+// MaxDeliver deliveries have failed, which fails the job. Failures are
+// counted in the bucket, not by the message's deliveries: a partition handed
+// back (key affinity, a host that does not serve its circuit) has been
+// delivered more often than it failed.
 func (c *Cluster) failedHere(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, idx int, jobID, why string) {
-	if int(md.NumDelivered) >= c.cfg.MaxDeliver {
-		reason := fmt.Sprintf("partition %d failed on %d deliveries, the last on host %s: %s", idx, md.NumDelivered, c.cfg.Name, why)
+	failed, err := c.countFailure(ctx, jobID, idx)
+	if err != nil {
+		c.log.Warn("counting a failed delivery; taking the delivery count instead", "job", jobID, "partition", idx, "error", err)
+		failed = int(md.NumDelivered)
+	}
+	if failed >= c.cfg.MaxDeliver {
+		reason := fmt.Sprintf("partition %d failed on %d deliveries, the last on host %s: %s", idx, failed, c.cfg.Name, why)
 		if _, err := c.endJob(ctx, jobID, api.JobFailed, reason); err != nil {
 			msg.NakWithDelay(time.Second)
 			return
@@ -209,6 +264,39 @@ func (c *Cluster) failedHere(ctx context.Context, msg jetstream.Msg, md *jetstre
 	}
 	c.log.Warn("partition failed on this host; it goes back to the queue", "job", jobID, "partition", idx, "delivery", md.NumDelivered, "reason", why)
 	msg.NakWithDelay(time.Second)
+}
+
+// countFailure counts one more failed delivery of partition idx, by
+// compare-and-set on its key in the bucket, and returns the count.
+func (c *Cluster) countFailure(ctx context.Context, jobID string, idx int) (int, error) {
+	key := failKey(jobID, idx)
+	for attempt := 0; ; attempt++ {
+		n, rev := 0, uint64(0)
+		e, err := c.kv.Get(ctx, key)
+		switch {
+		case err == nil:
+			if n, err = strconv.Atoi(string(e.Value())); err != nil {
+				return 0, fmt.Errorf("failure count %s: %w", key, err)
+			}
+			rev = e.Revision()
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
+			return 0, err
+		}
+		val := []byte(strconv.Itoa(n + 1))
+		if rev == 0 {
+			_, err = c.kv.Create(ctx, key, val)
+		} else {
+			_, err = c.kv.Update(ctx, key, val, rev)
+		}
+		if err == nil {
+			return n + 1, nil
+		}
+		if attempt >= 20 || ctx.Err() != nil {
+			return 0, err
+		}
+		// Another host counted meanwhile, or a replica lagged: again.
+		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+	}
 }
 
 // recordProofPatiently retries recordProof while NATS recovers (a server

@@ -44,6 +44,13 @@ type Cluster struct {
 	// Pull is how many partitions this host holds at once; 0 means its device
 	// slots plus its synthesis workers.
 	Pull int
+	// MaxPayload is the embedded server's largest message (8 MiB by default,
+	// NATS's advised ceiling).
+	MaxPayload uint64
+	// InlineMax is the largest input a partition message carries itself (1
+	// MiB by default); a larger one goes to the object store and the message
+	// carries its name, size and digest.
+	InlineMax uint64
 	// User and PasswordFile, or NkeySeedFile, are the NATS credentials (the
 	// embedded server requires the same).
 	User         string
@@ -56,6 +63,10 @@ type Cluster struct {
 	TLSKey  string
 }
 
+// InlineMargin is what a partition message needs beside its input (subject,
+// headers): an input above max_payload less this goes to the object store.
+const InlineMargin = 1 << 10
+
 // cluster reads [cluster]; nil when the table is absent.
 func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 	_, present := root.lookup("cluster")
@@ -64,7 +75,8 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 		t.finish()
 		return nil
 	}
-	c := &Cluster{ClusterName: "zkhost", AckWait: 30 * time.Second, MaxDeliver: 3, Listen: "127.0.0.1:4222"}
+	c := &Cluster{ClusterName: "zkhost", AckWait: 30 * time.Second, MaxDeliver: 3, Listen: "127.0.0.1:4222",
+		MaxPayload: 8 << 20, InlineMax: 1 << 20}
 	if host, err := os.Hostname(); err == nil {
 		c.Name = host
 	}
@@ -106,6 +118,18 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 	if n, ok := t.integer("pull", 0); ok {
 		c.Pull = n
 	}
+	for _, k := range []struct {
+		name string
+		to   *uint64
+	}{{"max_payload", &c.MaxPayload}, {"inline_max", &c.InlineMax}} {
+		if s, ok := t.size(k.name); ok {
+			if s.IsPercent() {
+				ck.errorf(t.key(k.name), "want a size in bytes, not a percentage")
+				continue
+			}
+			*k.to = s.Bytes
+		}
+	}
 	c.User, _ = t.str("user")
 	c.PasswordFile, _ = t.optPath("password_file")
 	c.NkeySeedFile, _ = t.optPath("nkey_seed_file")
@@ -132,6 +156,14 @@ func (ck *checker) checkCluster(t *table, c *Cluster) {
 	}
 	if c.Replicas > 5 {
 		ck.errorf(t.key("replicas"), "%d: JetStream keeps at most 5 replicas", c.Replicas)
+	}
+	// The margin leaves room for a message's subject and headers; NATS
+	// refuses a max_payload above 64 MiB.
+	if c.MaxPayload < 4<<10 || c.MaxPayload > 64<<20 {
+		ck.errorf(t.key("max_payload"), "%s: want 4KiB to 64MiB", FormatBytes(c.MaxPayload))
+	} else if c.Embedded && c.InlineMax > c.MaxPayload-InlineMargin {
+		ck.errorf(t.key("inline_max"), "%s does not fit a message of cluster.max_payload %s with its headers: want at most %s",
+			FormatBytes(c.InlineMax), FormatBytes(c.MaxPayload), FormatBytes(c.MaxPayload-InlineMargin))
 	}
 	if (c.User == "") != (c.PasswordFile == "") {
 		ck.errorf(t.key("user"), "cluster.user and cluster.password_file go together: set both, or neither")
