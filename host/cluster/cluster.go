@@ -193,7 +193,7 @@ func (c *Cluster) updateJob(ctx context.Context, id string, change func(r *jobRe
 		if err == nil {
 			return r, nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && attempt > 20 {
+		if !casConflict(err) && attempt > 20 {
 			return nil, fmt.Errorf("updating job %s: %w", id, err)
 		}
 		// Another writer won, or a replica lagged: read again.
@@ -203,6 +203,15 @@ func (c *Cluster) updateJob(ctx context.Context, id string, change func(r *jobRe
 		case <-time.After(time.Duration(min(attempt, 20)) * 5 * time.Millisecond):
 		}
 	}
+}
+
+// casConflict reports whether a compare-and-set lost to another writer: a
+// job with many partitions finishing at once loses many in a row, and each
+// loss is retried, never counted as a failure. A replicated bucket reports
+// the conflict as ErrKeyRevisionMismatch (error code 10164), a single
+// replica as ErrKeyExists (10071); nats.go maps both to the first.
+func casConflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)
 }
 
 // recordProof stores partition idx's verified proof, once, and marks it in

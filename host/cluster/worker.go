@@ -272,7 +272,11 @@ func (c *Cluster) countFailure(ctx context.Context, jobID string, idx int) (int,
 	key := failKey(jobID, idx)
 	for attempt := 0; ; attempt++ {
 		n, rev := 0, uint64(0)
-		e, err := c.kv.Get(ctx, key)
+		var e jetstream.KeyValueEntry
+		err := request(ctx, func(ctx context.Context) (err error) {
+			e, err = c.kv.Get(ctx, key)
+			return err
+		})
 		switch {
 		case err == nil:
 			if n, err = strconv.Atoi(string(e.Value())); err != nil {
@@ -283,19 +287,25 @@ func (c *Cluster) countFailure(ctx context.Context, jobID string, idx int) (int,
 			return 0, err
 		}
 		val := []byte(strconv.Itoa(n + 1))
-		if rev == 0 {
-			_, err = c.kv.Create(ctx, key, val)
-		} else {
-			_, err = c.kv.Update(ctx, key, val, rev)
-		}
+		err = request(ctx, func(ctx context.Context) (err error) {
+			if rev == 0 {
+				_, err = c.kv.Create(ctx, key, val)
+			} else {
+				_, err = c.kv.Update(ctx, key, val, rev)
+			}
+			return err
+		})
 		if err == nil {
 			return n + 1, nil
 		}
-		if attempt >= 20 || ctx.Err() != nil {
+		// A retried write whose first attempt counted (its reply lost) meets
+		// its own revision: that failure is counted twice, which only ends a
+		// failing partition's retries one delivery early.
+		if (!casConflict(err) && attempt >= 20) || ctx.Err() != nil {
 			return 0, err
 		}
 		// Another host counted meanwhile, or a replica lagged: again.
-		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+		time.Sleep(time.Duration(min(attempt+1, 20)) * 5 * time.Millisecond)
 	}
 }
 
