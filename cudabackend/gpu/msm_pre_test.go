@@ -18,13 +18,16 @@ import (
 // the last copy holds fewer windows than the others) and the most.
 var preDepths = []int{2, 5, MSMMaxDepth}
 
-// precompute asks b (G1Bases or G2Bases) for up to maxDepth copies and
-// checks that it keeps what MSMPrecomputeChoice says for its length.
-func precompute(tb testing.TB, b interface {
+// precomputable is what G1Bases and G2Bases share for their copies.
+type precomputable interface {
 	Precompute(int) error
 	Precomputed() (int, int)
 	Len() int
-}, maxDepth int) (c, d int) {
+}
+
+// precompute asks b (G1Bases or G2Bases) for up to maxDepth copies and
+// checks that it keeps what MSMPrecomputeChoice says for its length.
+func precompute(tb testing.TB, b precomputable, maxDepth int) (c, d int) {
 	tb.Helper()
 	if err := b.Precompute(maxDepth); err != nil {
 		tb.Fatal(err)
@@ -149,50 +152,40 @@ func TestMSMPrecomputeSizes(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Run(fmt.Sprintf("G%d/n=%d", group, n), func(t *testing.T) {
+				// The group's bases, and its MSMs from host and device
+				// scalars, each compared with gnark-crypto's result.
+				var b precomputable
+				var hostMSM func() (bool, MSMTiming, error)
+				var devMSM func() (bool, error)
 				if group == groupG1 {
-					b := uploadG1(t, pointsG1(n))
-					want := refG1(t, pointsG1(n), sc)
-					for _, maxd := range preDepths {
-						start := time.Now()
-						c, d := precompute(t, b, maxd)
-						took := time.Since(start)
-						got, tm, err := b.MSM(sc)
-						if err == nil && !got.Equal(&want) {
-							err = errors.New("host scalars: differs from gnark")
-						}
-						checkDepth(t, tm, c, d)
-						gotDev, _, err2 := b.MSMDevice(buf, 0, n, nil)
-						if err == nil && err2 == nil && !gotDev.Equal(&want) {
-							err = errors.New("device scalars: differs from gnark")
-						}
-						if err != nil || err2 != nil {
-							t.Fatalf("depth <= %d (c=%d d=%d): %v %v", maxd, c, d, err, err2)
-						}
-						t.Logf("G1 n=%d depth <= %d: c=%d d=%d, precomputed in %v; MSM device %v (sort %v, accumulate %v, reduce %v), upload %v, wall %v",
-							n, maxd, c, d, took, tm.Device, tm.Sort, tm.Accumulate, tm.Reduce, tm.Upload, tm.Wall)
-					}
+					g, want := uploadG1(t, pointsG1(n)), refG1(t, pointsG1(n), sc)
+					b = g
+					hostMSM = func() (bool, MSMTiming, error) { got, tm, err := g.MSM(sc); return got.Equal(&want), tm, err }
+					devMSM = func() (bool, error) { got, _, err := g.MSMDevice(buf, 0, n, nil); return got.Equal(&want), err }
 				} else {
-					b := uploadG2(t, pointsG2(n))
-					want := refG2(t, pointsG2(n), sc)
-					for _, maxd := range preDepths {
-						start := time.Now()
-						c, d := precompute(t, b, maxd)
-						took := time.Since(start)
-						got, tm, err := b.MSM(sc)
-						if err == nil && !got.Equal(&want) {
-							err = errors.New("host scalars: differs from gnark")
-						}
-						checkDepth(t, tm, c, d)
-						gotDev, _, err2 := b.MSMDevice(buf, 0, n, nil)
-						if err == nil && err2 == nil && !gotDev.Equal(&want) {
-							err = errors.New("device scalars: differs from gnark")
-						}
-						if err != nil || err2 != nil {
-							t.Fatalf("depth <= %d (c=%d d=%d): %v %v", maxd, c, d, err, err2)
-						}
-						t.Logf("G2 n=%d depth <= %d: c=%d d=%d, precomputed in %v; MSM device %v (sort %v, accumulate %v, reduce %v), upload %v, wall %v",
-							n, maxd, c, d, took, tm.Device, tm.Sort, tm.Accumulate, tm.Reduce, tm.Upload, tm.Wall)
+					g, want := uploadG2(t, pointsG2(n)), refG2(t, pointsG2(n), sc)
+					b = g
+					hostMSM = func() (bool, MSMTiming, error) { got, tm, err := g.MSM(sc); return got.Equal(&want), tm, err }
+					devMSM = func() (bool, error) { got, _, err := g.MSMDevice(buf, 0, n, nil); return got.Equal(&want), err }
+				}
+				for _, maxd := range preDepths {
+					start := time.Now()
+					c, d := precompute(t, b, maxd)
+					took := time.Since(start)
+					same, tm, err := hostMSM()
+					if err == nil && !same {
+						err = errors.New("host scalars: differs from gnark")
 					}
+					checkDepth(t, tm, c, d)
+					sameDev, err2 := devMSM()
+					if err == nil && err2 == nil && !sameDev {
+						err = errors.New("device scalars: differs from gnark")
+					}
+					if err != nil || err2 != nil {
+						t.Fatalf("depth <= %d (c=%d d=%d): %v %v", maxd, c, d, err, err2)
+					}
+					t.Logf("G%d n=%d depth <= %d: c=%d d=%d, precomputed in %v; MSM device %v (sort %v, accumulate %v, reduce %v), upload %v, wall %v",
+						group, n, maxd, c, d, took, tm.Device, tm.Sort, tm.Accumulate, tm.Reduce, tm.Upload, tm.Wall)
 				}
 			})
 			buf.Free()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -31,10 +32,19 @@ func freeAddr(t testing.TB) string {
 // JetStream cluster, and returns their client URLs.
 func startServers(t testing.TB, n int) []string {
 	t.Helper()
+	_, urls := startServerSet(t, n)
+	return urls
+}
+
+// startServerSet is startServers, giving the servers too, so a test can stop
+// one (which, in process, closes its connections as a kill -9 would).
+func startServerSet(t testing.TB, n int) ([]*server.Server, []string) {
+	t.Helper()
 	clients, routes := make([]string, n), make([]string, n)
 	for i := range n {
 		clients[i], routes[i] = freeAddr(t), freeAddr(t)
 	}
+	var srvs []*server.Server
 	var urls []string
 	for i := range n {
 		var others []string
@@ -53,9 +63,10 @@ func startServers(t testing.TB, n int) []string {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+		srvs = append(srvs, s)
 		urls = append(urls, "nats://"+clients[i])
 	}
-	return urls
+	return srvs, urls
 }
 
 // member joins the servers at urls as a cluster member without a local

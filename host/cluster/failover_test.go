@@ -8,42 +8,10 @@ import (
 	"testing"
 	"time"
 
-	hclog "github.com/hashicorp/go-hclog"
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/config"
 )
-
-// startServerSet is startServers, giving the servers too, so a test can stop
-// one (which, in process, closes its connections as a kill -9 would).
-func startServerSet(t *testing.T, n int) ([]*server.Server, []string) {
-	t.Helper()
-	clients, routes := make([]string, n), make([]string, n)
-	for i := range n {
-		clients[i], routes[i] = freeAddr(t), freeAddr(t)
-	}
-	var srvs []*server.Server
-	var urls []string
-	for i := range n {
-		var others []string
-		for j := range n {
-			if j != i {
-				others = append(others, "nats-route://"+routes[j])
-			}
-		}
-		cc := &config.Cluster{Name: fmt.Sprintf("s%d", i), Listen: clients[i], ClusterName: "test",
-			ClusterListen: routes[i], Routes: others, StoreDir: t.TempDir()}
-		s, err := startServer(cc, hclog.NewNullLogger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		srvs = append(srvs, s)
-		urls = append(urls, "nats://"+clients[i])
-	}
-	return srvs, urls
-}
 
 // TestBucketLeaderLost: the NATS server leading the jobs bucket dies while
 // hosts read the job's record, record proofs and await the job, each with a
