@@ -227,9 +227,27 @@ func TestCriticalFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var got []string
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// The test is of the puller's order, so it waits until every class's
+	// consumer counts its messages: on a loaded machine a consumer learns of
+	// a stored message a moment later, and a no-wait fetch in that moment
+	// finds nothing (the puller then takes the next class, as it should).
+	for {
+		pending := uint64(0)
+		for _, cons := range c.cons {
+			info, err := cons.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pending += info.NumPending
+		}
+		if pending == uint64(len(order)) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var got []string
 	for range order {
 		m := c.next(ctx)
 		if m == nil {
