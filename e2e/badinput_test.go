@@ -203,6 +203,8 @@ func (env *badEnv) configCases() []badCase {
 		{"cluster routes off loopback without a CA", "[cluster]\nembedded = true\ncluster_listen = \"10.0.0.1:6222\"\nroutes = [\"nats-route://10.0.0.2:6222\"]\ntls_cert = \"/c\"\ntls_key = \"/k\"\nuser = \"zk\"\npassword_file = \"/p\"\n", "routes verify each other's certificates"},
 		{"cluster user without password", "[cluster]\nembedded = true\nuser = \"zk\"\n", "cluster.user and cluster.password_file go together"},
 		{"cluster url with another scheme", "[cluster]\nurls = [\"http://127.0.0.1:4222\"]\n", "the scheme must be one of nats, tls"},
+		{"cluster max_payload below 4 KiB", "[cluster]\nembedded = true\nmax_payload = \"1KiB\"\n", "want 4KiB to 64MiB"},
+		{"cluster inline_max not below max_payload", "[cluster]\nembedded = true\nmax_payload = \"4KiB\"\ninline_max = \"4KiB\"\n", "want at most 3KiB"},
 	}
 	out := make([]badCase, len(cases))
 	for i, c := range cases {
