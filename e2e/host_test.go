@@ -483,7 +483,7 @@ func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
 type proc struct {
 	pid    int
 	exe    string // argv[0]
-	worker bool   // a CPU backend's prove worker (cpubackend.WorkerArg), not a backend
+	worker bool   // a process a backend started (the CPU backend's prove workers), not a backend
 }
 
 // backendsOf lists the live backend processes started by the host with pid
@@ -509,10 +509,29 @@ func backendsOf(hostPID int) []proc {
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		exe, args, _ := bytes.Cut(cmdline, []byte{0})
-		worker := bytes.HasPrefix(args, []byte(cpubackend.WorkerArg+"\x00"))
+		// A backend's prove worker says so in its arguments once it runs; in
+		// the moment between its fork and its exec it is a copy of the
+		// backend (same arguments and environment) whose parent is the
+		// backend, not the host.
+		worker := bytes.HasPrefix(args, []byte(cpubackend.WorkerArg+"\x00")) || parentPID(pid) != hostPID
 		out = append(out, proc{pid: pid, exe: string(exe), worker: worker})
 	}
 	return out
+}
+
+// parentPID is pid's parent from /proc/PID/stat (the field after the command,
+// which may hold spaces and parentheses), or 0 when unreadable.
+func parentPID(pid int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // alive reports whether pid exists and is not a zombie.
