@@ -12,6 +12,9 @@ EXAMPLE_MODS := examples/hintsynth
 # Packages whose concurrency matters run under the race detector in `make test`;
 # the proving packages (gnark's MSMs) run without it, to keep the suite's time down.
 RACE_PKGS := ./host/... ./plugins/... ./e2e/
+# The others run once without it (the race run covers RACE_PKGS: running them twice
+# doubled the e2e suite's time for nothing the race run does not see).
+NORACE_PKGS = $(shell $(GO) list ./... | grep -v -E '^github.com/zkhost/zkhost/(host|plugins|e2e)(/|$$)')
 SDK_RACE_PKGS := ./ ./keyreg/
 
 .PHONY: all build cuda test test-slowdisk test-race vet demo bench-cpu proto clean help soak soak-cluster
@@ -46,7 +49,7 @@ vet:
 	GO=$(GO) ./scripts/check-sdk-deps.sh
 
 test: build vet
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -timeout 20m $(NORACE_PKGS)
 	cd $(SDK_MOD) && $(GO) test -count=1 -timeout 20m ./...
 	for m in $(EXAMPLE_MODS); do (cd $$m && $(GO) test -count=1 -timeout 10m ./...) || exit 1; done
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
