@@ -25,6 +25,7 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/client"
 	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
+	"github.com/zkhost/zkhost/sdk/procfs"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -513,25 +514,16 @@ func backendsOf(hostPID int) []proc {
 		// the moment between its fork and its exec it is a copy of the
 		// backend (same arguments and environment) whose parent is the
 		// backend, not the host.
-		worker := bytes.HasPrefix(args, []byte(cpubackend.WorkerArg+"\x00")) || parentPID(pid) != hostPID
+		worker := bytes.HasPrefix(args, []byte(cpubackend.WorkerArg+"\x00")) || !isChild(pid, hostPID)
 		out = append(out, proc{pid: pid, exe: string(exe), worker: worker})
 	}
 	return out
 }
 
-// parentPID is pid's parent from /proc/PID/stat (the field after the command,
-// which may hold spaces and parentheses), or 0 when unreadable.
-func parentPID(pid int) int {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+// isChild reports whether pid's parent is parent.
+func isChild(pid, parent int) bool {
+	ppid, ok := procfs.Parent("/proc", pid)
+	return ok && ppid == parent
 }
 
 // alive reports whether pid exists and is not a zombie.

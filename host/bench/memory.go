@@ -1,13 +1,9 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -107,7 +103,7 @@ func (s *memorySampler) sample(ctx context.Context, t Target, procs bool, self i
 	var used uint64
 	if procs {
 		host, _ = procMemory(fmt.Sprintf("/proc/%d/status", self))
-		for _, pid := range childPIDs("/proc", self) {
+		for _, pid := range procfs.Children("/proc", self) {
 			m, err := procMemory(fmt.Sprintf("/proc/%d/status", pid))
 			if err == nil {
 				children.add(m)
@@ -166,42 +162,4 @@ func machineUsed(path string) (uint64, error) {
 		return 0, err
 	}
 	return m.Total - min(m.Total, m.Available), nil
-}
-
-// childPIDs lists the processes whose parent is pid, from each
-// /proc/PID/stat's fourth field (after the command in parentheses, which may
-// hold spaces and parentheses itself).
-func childPIDs(proc string, pid int) []int {
-	entries, err := os.ReadDir(proc)
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(proc, e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		if ppid, ok := parentOf(data); ok && ppid == pid {
-			out = append(out, child)
-		}
-	}
-	return out
-}
-
-func parentOf(stat []byte) (int, bool) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
 }

@@ -7,26 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-)
 
-func TestParentOf(t *testing.T) {
-	for _, tc := range []struct {
-		stat string
-		ppid int
-		ok   bool
-	}{
-		{"4242 (zkhost-backend) S 17 4242 17 0 -1", 17, true},
-		// A command may hold spaces and parentheses: the last ')' ends it.
-		{"4243 (a b) (c)) R 99 4243 99 0", 99, true},
-		{"4244 (x) Z", 0, false},
-		{"garbage", 0, false},
-	} {
-		ppid, ok := parentOf([]byte(tc.stat))
-		if ppid != tc.ppid || ok != tc.ok {
-			t.Errorf("parentOf(%q) = %d, %v; want %d, %v", tc.stat, ppid, ok, tc.ppid, tc.ok)
-		}
-	}
-}
+	"github.com/zkhost/zkhost/sdk/procfs"
+)
 
 func TestStatusFields(t *testing.T) {
 	dir := t.TempDir()
@@ -56,14 +39,15 @@ func TestStatusFields(t *testing.T) {
 	}
 }
 
-// TestChildPIDs finds a process this test starts among its children.
-func TestChildPIDs(t *testing.T) {
+// TestChildMemory reads the memory of a child this test starts, found as the
+// sampler finds backends.
+func TestChildMemory(t *testing.T) {
 	cmd := exec.Command("sleep", "30")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	kids := childPIDs("/proc", os.Getpid())
+	kids := procfs.Children("/proc", os.Getpid())
 	if !slices.Contains(kids, cmd.Process.Pid) {
 		t.Fatalf("children %v do not hold sleep's pid %d", kids, cmd.Process.Pid)
 	}

@@ -1,15 +1,19 @@
-// Package procfs reads the "Key: value" files of Linux's /proc that count
-// memory (/proc/meminfo, /proc/PID/status) into byte counts. The CPU
-// backend sizes itself from /proc/meminfo, the host's budget defaults to a
-// share of it, and `zkhost bench` samples processes' status files: one
-// parser serves them all.
+// Package procfs reads what zkhost needs of Linux's /proc: the "Key: value"
+// files that count memory (/proc/meminfo, /proc/PID/status) into byte
+// counts, and a process's parent (/proc/PID/stat). The CPU backend sizes
+// itself from /proc/meminfo, the host's budget defaults to a share of it,
+// `zkhost bench` samples its backends' status files, and the end-to-end
+// tests tell a host's backends from their workers: one parser serves them
+// all.
 package procfs
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -99,4 +103,50 @@ func ReadMeminfo() (Meminfo, error) {
 	}
 	defer f.Close()
 	return ParseMeminfo(f)
+}
+
+// ParseParent reads the parent pid from the text of a /proc/PID/stat: the
+// field after the state, which follows the command in parentheses (a
+// command may hold spaces and parentheses itself, so the last ')' ends it).
+func ParseParent(stat []byte) (int, bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}
+
+// Parent is the parent pid of process pid, from root/PID/stat (root is
+// "/proc" but for tests).
+func Parent(root string, pid int) (int, bool) {
+	stat, err := os.ReadFile(filepath.Join(root, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	return ParseParent(stat)
+}
+
+// Children lists the processes under root (normally "/proc") whose parent
+// is pid.
+func Children(root string, pid int) []int {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := Parent(root, child); ok && ppid == pid {
+			out = append(out, child)
+		}
+	}
+	return out
 }

@@ -2,7 +2,9 @@ package procfs
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,5 +58,40 @@ func TestFileFields(t *testing.T) {
 	// The real one, on Linux.
 	if m, err := ReadMeminfo(); err != nil || m.Total == 0 || m.Available > m.Total {
 		t.Errorf("ReadMeminfo = %+v, %v", m, err)
+	}
+}
+
+func TestParseParent(t *testing.T) {
+	for _, tc := range []struct {
+		stat string
+		ppid int
+		ok   bool
+	}{
+		{"4242 (zkhost-backend) S 17 4242 17 0 -1", 17, true},
+		// A command may hold spaces and parentheses: the last ')' ends it.
+		{"4243 (a b) (c)) R 99 4243 99 0", 99, true},
+		{"4244 (x) Z", 0, false},
+		{"garbage", 0, false},
+	} {
+		ppid, ok := ParseParent([]byte(tc.stat))
+		if ppid != tc.ppid || ok != tc.ok {
+			t.Errorf("ParseParent(%q) = %d, %v; want %d, %v", tc.stat, ppid, ok, tc.ppid, tc.ok)
+		}
+	}
+}
+
+// TestChildren finds a process this test starts among its children, and
+// this process's parent.
+func TestChildren(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if kids := Children("/proc", os.Getpid()); !slices.Contains(kids, cmd.Process.Pid) {
+		t.Fatalf("children %v do not hold sleep's pid %d", kids, cmd.Process.Pid)
+	}
+	if ppid, ok := Parent("/proc", cmd.Process.Pid); !ok || ppid != os.Getpid() {
+		t.Errorf("Parent(sleep) = %d, %v; want %d", ppid, ok, os.Getpid())
 	}
 }
