@@ -227,11 +227,7 @@ for step in $STEPS; do
     # (ZKHOST_CUDA_MSM_PRECOMPUTE=0), chain 2^MP_K, two rounds in alternating order; each proof
     # verified by the host with gnark. Keys reused when there (KEYS), else made here.
     k=${MP_K:-22}
-    if [ ! -f "$KEYS/chain-k$k.pk" ]; then
-      log "msmpreprove: keygen chain k=$k"
-      box "${MP_KGT:-150}" "$BIN/zkhost" keygen --circuit chain --k "$k" --out "$KEYS" > "$OUT/msmpreprove-keygen.txt" 2>&1
-      log "keygen exit $?"
-    fi
+    KG=${MP_KGT:-150} chain_key "$k" "$OUT/msmpreprove-keygen.txt"
     for round in 1 2; do
       modes="on 0"; [ "$round" = 2 ] && modes="0 on"
       for pre in $modes; do
