@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/journal"
 )
 
 // BenchmarkQueueCost is what the cluster adds to one partition, proving
@@ -140,7 +141,7 @@ func BenchmarkResultsStore(b *testing.B) {
 	// The results stream and each host's journal.
 	rs := newResultsStream(b, hosts)
 	b.Run("stream/record", func(b *testing.B) {
-		job, _ := newJobID()
+		job, _ := journal.NewID()
 		var pubAck, all time.Duration
 		b.ResetTimer()
 		for i := range b.N {
@@ -159,7 +160,7 @@ func BenchmarkResultsStore(b *testing.B) {
 		b.ReportMetric(float64(all.Microseconds())/float64(b.N), "µs/all-hosts")
 	})
 	b.Run("stream/record-16", func(b *testing.B) {
-		job, _ := newJobID()
+		job, _ := journal.NewID()
 		var next atomic.Int64
 		b.SetParallelism(8)
 		b.ResetTimer()
@@ -178,7 +179,7 @@ func BenchmarkResultsStore(b *testing.B) {
 		})
 	})
 	b.Run("stream/get", func(b *testing.B) {
-		job, _ := newJobID()
+		job, _ := journal.NewID()
 		key := job + ".0"
 		if _, err := hosts[0].js.Publish(ctx, "zkhost.result."+key, result, jetstream.WithMsgID(key)); err != nil {
 			b.Fatal(err)

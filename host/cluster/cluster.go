@@ -3,8 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +32,8 @@ type Cluster struct {
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	cons [4]jetstream.Consumer // by api.Classes order
+	// stream is the partitions' stream, for purging an ended job's.
+	stream jetstream.Stream
 
 	// inputs holds the inputs too large for a partition message (inputs.go).
 	inputs jetstream.ObjectStore
@@ -42,8 +42,9 @@ type Cluster struct {
 	presenceSubs []*nats.Subscription
 	circuits     []string // the names of the circuits this host serves
 
-	// wake is signalled when a partition is published anywhere, so an idle
-	// puller asks at once instead of at its next poll.
+	// wake is signalled when a job's partitions are queued anywhere (an empty
+	// message on wakeSubject), so an idle puller asks at once instead of at
+	// its next poll.
 	wake    chan struct{}
 	wakeSub *nats.Subscription
 
@@ -87,7 +88,13 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if c.kv, c.inputs, c.cons, err = setup(ctx, c.js, cc, cfg.Journal.Retention, log); err != nil {
 		return nil, err
 	}
-	if c.wakeSub, err = c.nc.Subscribe(subjectPrefix+">", func(*nats.Msg) { c.signal() }); err != nil {
+	if err = request(ctx, func(ctx context.Context) (err error) {
+		c.stream, err = c.js.Stream(ctx, streamName)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("stream %s: %w", streamName, err)
+	}
+	if c.wakeSub, err = c.nc.Subscribe(wakeSubject, func(*nats.Msg) { c.signal() }); err != nil {
 		return nil, err
 	}
 	if err = c.listenPresence(); err != nil {
@@ -130,15 +137,6 @@ func (c *Cluster) Close() {
 			c.srv.WaitForShutdown()
 		}
 	})
-}
-
-// newJobID returns 16 random bytes in hex, as the journal's job ids are.
-func newJobID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("making a job ID: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
 }
 
 // getJob reads a job record and its revision. A key not found by a direct
@@ -274,16 +272,12 @@ func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, rea
 		return true
 	})
 	if err == nil && ended && state != api.JobDone {
-		// Its waiting partitions go at once; those held by hosts see the
-		// ended job and drop theirs.
-		// A purge lost with a NATS server costs only their deliveries.
-		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-		defer cancel()
-		if s, serr := c.js.Stream(ctx, streamName); serr == nil {
-			for _, class := range api.Classes {
-				s.Purge(ctx, jetstream.WithPurgeSubject(partSubject(class, id)))
-			}
-		}
+		// Its waiting partitions (one subject: its class's) go at once;
+		// those held by hosts see the ended job and drop theirs. A purge
+		// lost with a NATS server costs only their deliveries.
+		request(ctx, func(ctx context.Context) error {
+			return c.stream.Purge(ctx, jetstream.WithPurgeSubject(partSubject(r.Class, id)))
+		})
 	}
 	if err == nil && ended {
 		c.dropInputs(ctx, r)

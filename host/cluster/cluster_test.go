@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/host/journal"
 )
 
 // freeAddr returns a free TCP address on loopback.
@@ -90,7 +91,7 @@ func member(t testing.TB, urls []string, name string, replicas int) *Cluster {
 // createJob records a job of n partitions, as Submit does.
 func createJob(t testing.TB, c *Cluster, n int, class api.Class) *jobRecord {
 	t.Helper()
-	id, err := newJobID()
+	id, err := journal.NewID()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,10 @@ import (
 const (
 	streamName    = "ZKHOST_PARTITIONS"
 	subjectPrefix = "zkhost.part."
+	// wakeSubject carries an empty message once a job's partitions are
+	// queued: a plain subscription to the stream's subjects would give every
+	// host a copy of every partition's input only to wake it.
+	wakeSubject = "zkhost.wake"
 	bucketName    = "zkhost_jobs"
 	// headers of a partition message
 	hdrPartition = "Zkhost-Partition"
@@ -38,7 +42,6 @@ func consumerName(class api.Class) string { return "zkhost-" + class.String() }
 
 func jobKey(id string) string            { return "job." + id }
 func proofKey(id string, idx int) string { return "proof." + id + "." + strconv.Itoa(idx) }
-func proofPrefix(id string) string       { return "proof." + id + ".*" }
 
 // failKey counts the failed deliveries of a partition (worker.go).
 func failKey(id string, idx int) string { return "fail." + id + "." + strconv.Itoa(idx) }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/journal"
 )
 
 // The Cluster serves the API: jobs from the bucket, so every host answers
@@ -34,7 +35,7 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	req.Class = req.Class.OrNormal()
 	owner := api.IdentityFrom(ctx).Name
 	digest := req.Digest()
-	id, err := newJobID()
+	id, err := journal.NewID() // the same ids as a lone daemon's
 	if err != nil {
 		return api.Job{}, err
 	}
@@ -140,6 +141,8 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 			return api.Unavailablef("cluster: queueing a partition of job %s: %v (submit again with the same request id to finish queueing it)", rec.ID, err)
 		}
 	}
+	// Wake the idle pullers of every host (a lost wake-up costs a poll).
+	c.nc.Publish(wakeSubject, nil)
 	return nil
 }
 

@@ -130,12 +130,12 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 		msg.Ack()
 		return
 	}
-	err = request(ctx, func(ctx context.Context) error {
+	// A redelivered partition may have been proved by a host that died
+	// before it marked the job; a first delivery cannot have been.
+	if md.NumDelivered > 1 && request(ctx, func(ctx context.Context) error {
 		_, err := c.kv.Get(ctx, proofKey(jobID, idx))
 		return err
-	})
-	if err == nil {
-		// Proved already by a host that died before it marked the job.
+	}) == nil {
 		if err := c.markVerified(ctx, jobID, idx); err != nil {
 			msg.NakWithDelay(time.Second)
 			return

@@ -317,7 +317,7 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 		}
 	}
 	if job.ID == "" {
-		job.ID, err = newID()
+		job.ID, err = NewID()
 		if err != nil {
 			return Job{}, false, err
 		}
@@ -893,8 +893,8 @@ func u32(i int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(i)) }
 
 func u64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
-// newID returns 16 random bytes in hex.
-func newID() (string, error) {
+// NewID returns 16 random bytes in hex: a job id (a cluster's jobs take the same).
+func NewID() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("journal: making a job ID: %w", err)
