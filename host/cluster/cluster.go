@@ -144,24 +144,15 @@ func (c *Cluster) Close() {
 // leader before the job is declared unknown: a job accepted a moment ago on
 // another host must be found here.
 func (c *Cluster) getJob(ctx context.Context, id string) (*jobRecord, uint64, error) {
-	var e jetstream.KeyValueEntry
-	err := request(ctx, func(ctx context.Context) (err error) {
-		e, err = c.kv.Get(ctx, jobKey(id))
-		return err
-	})
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		data, seq, lerr := c.leaderGet(ctx, jobKey(id))
-		if lerr != nil {
-			return nil, 0, lerr
-		}
-		r, err := decodeJob(data)
-		return r, seq, err
-	}
+	data, rev, err := c.getRev(ctx, jobKey(id))
 	if err != nil {
+		if errors.Is(err, errNotFound) {
+			return nil, 0, err
+		}
 		return nil, 0, fmt.Errorf("reading job %s: %w", id, err)
 	}
-	r, err := decodeJob(e.Value())
-	return r, e.Revision(), err
+	r, err := decodeJob(data)
+	return r, rev, err
 }
 
 // updateJob changes a job record by compare-and-set: change is applied to the
@@ -170,35 +161,63 @@ func (c *Cluster) getJob(ctx context.Context, id string) (*jobRecord, uint64, er
 // to leave the record as it is. It returns the record as written (or as
 // found).
 func (c *Cluster) updateJob(ctx context.Context, id string, change func(r *jobRecord) bool) (*jobRecord, error) {
-	for attempt := 0; ; attempt++ {
-		r, rev, err := c.getJob(ctx, id)
-		if err != nil {
-			return nil, err
+	var r *jobRecord
+	_, err := c.casKey(ctx, jobKey(id), func(old []byte, found bool) ([]byte, bool, error) {
+		if !found {
+			return nil, false, errNotFound
+		}
+		var err error
+		if r, err = decodeJob(old); err != nil {
+			return nil, false, err
 		}
 		if !change(r) {
-			return r, nil
+			return nil, false, nil
 		}
 		b, err := json.Marshal(r)
-		if err != nil {
+		return b, true, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("updating job %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// casKey changes key's value by compare-and-set: change gets the latest value
+// (found false when there is none) and returns the new one, or false to leave
+// it, until a write on the revision read succeeds. A write lost to another
+// writer is retried without bound, any other failure up to 20 times; a
+// retried write whose first attempt went through (its reply lost) fails on
+// the revision it moved, and the next read finds the change made.
+func (c *Cluster) casKey(ctx context.Context, key string, change func(old []byte, found bool) ([]byte, bool, error)) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		old, rev, err := c.getRev(ctx, key)
+		found := err == nil
+		if err != nil && !errors.Is(err, errNotFound) {
 			return nil, err
 		}
-		// A retried Update whose first attempt was written (its reply lost)
-		// fails on the revision it moved: the next read finds the change made.
-		err = request(ctx, func(ctx context.Context) error {
-			_, err := c.kv.Update(ctx, jobKey(id), b, rev)
+		val, write, err := change(old, found)
+		if err != nil || !write {
+			return old, err
+		}
+		err = request(ctx, func(ctx context.Context) (err error) {
+			if found {
+				_, err = c.kv.Update(ctx, key, val, rev)
+			} else {
+				_, err = c.kv.Create(ctx, key, val)
+			}
 			return err
 		})
 		if err == nil {
-			return r, nil
+			return val, nil
 		}
-		if !casConflict(err) && attempt > 20 {
-			return nil, fmt.Errorf("updating job %s: %w", id, err)
+		if !casConflict(err) && attempt >= 20 {
+			return nil, err
 		}
 		// Another writer won, or a replica lagged: read again.
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(time.Duration(min(attempt, 20)) * 5 * time.Millisecond):
+		case <-time.After(time.Duration(min(attempt+1, 20)) * 5 * time.Millisecond):
 		}
 	}
 }
@@ -310,19 +329,26 @@ func (c *Cluster) proofs(ctx context.Context, job *api.Job) error {
 // get reads key: from any replica, and from the leader when a replica does
 // not have it (yet).
 func (c *Cluster) get(ctx context.Context, key string) ([]byte, error) {
+	b, _, err := c.getRev(ctx, key)
+	return b, err
+}
+
+// getRev is get with the value's revision: a direct get, answered by any
+// replica, and the leader's answer when that one has not the key (a replica
+// may lag behind a write another host just made).
+func (c *Cluster) getRev(ctx context.Context, key string) ([]byte, uint64, error) {
 	var e jetstream.KeyValueEntry
 	err := request(ctx, func(ctx context.Context) (err error) {
 		e, err = c.kv.Get(ctx, key)
 		return err
 	})
 	if err == nil {
-		return e.Value(), nil
+		return e.Value(), e.Revision(), nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, err
+		return nil, 0, err
 	}
-	b, _, err := c.leaderGet(ctx, key)
-	return b, err
+	return c.leaderGet(ctx, key)
 }
 
 // leaderGet reads key's latest value from the bucket stream's leader (the

@@ -21,7 +21,7 @@ const (
 	// queued: a plain subscription to the stream's subjects would give every
 	// host a copy of every partition's input only to wake it.
 	wakeSubject = "zkhost.wake"
-	bucketName    = "zkhost_jobs"
+	bucketName  = "zkhost_jobs"
 	// headers of a partition message
 	hdrPartition = "Zkhost-Partition"
 	hdrInput     = "Zkhost-Input" // "witness" or "assignment"

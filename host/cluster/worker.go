@@ -270,43 +270,22 @@ func (c *Cluster) failedHere(ctx context.Context, msg jetstream.Msg, md *jetstre
 // compare-and-set on its key in the bucket, and returns the count.
 func (c *Cluster) countFailure(ctx context.Context, jobID string, idx int) (int, error) {
 	key := failKey(jobID, idx)
-	for attempt := 0; ; attempt++ {
-		n, rev := 0, uint64(0)
-		var e jetstream.KeyValueEntry
-		err := request(ctx, func(ctx context.Context) (err error) {
-			e, err = c.kv.Get(ctx, key)
-			return err
-		})
-		switch {
-		case err == nil:
-			if n, err = strconv.Atoi(string(e.Value())); err != nil {
-				return 0, fmt.Errorf("failure count %s: %w", key, err)
+	n := 0
+	_, err := c.casKey(ctx, key, func(old []byte, found bool) ([]byte, bool, error) {
+		n = 0
+		if found {
+			var err error
+			if n, err = strconv.Atoi(string(old)); err != nil {
+				return nil, false, fmt.Errorf("failure count %s: %w", key, err)
 			}
-			rev = e.Revision()
-		case !errors.Is(err, jetstream.ErrKeyNotFound):
-			return 0, err
 		}
-		val := []byte(strconv.Itoa(n + 1))
-		err = request(ctx, func(ctx context.Context) (err error) {
-			if rev == 0 {
-				_, err = c.kv.Create(ctx, key, val)
-			} else {
-				_, err = c.kv.Update(ctx, key, val, rev)
-			}
-			return err
-		})
-		if err == nil {
-			return n + 1, nil
-		}
-		// A retried write whose first attempt counted (its reply lost) meets
-		// its own revision: that failure is counted twice, which only ends a
-		// failing partition's retries one delivery early.
-		if (!casConflict(err) && attempt >= 20) || ctx.Err() != nil {
-			return 0, err
-		}
-		// Another host counted meanwhile, or a replica lagged: again.
-		time.Sleep(time.Duration(min(attempt+1, 20)) * 5 * time.Millisecond)
+		n++
+		return []byte(strconv.Itoa(n)), true, nil
+	})
+	if err != nil {
+		return 0, err
 	}
+	return n, nil
 }
 
 // recordProofPatiently retries recordProof while NATS recovers (a server
