@@ -175,11 +175,15 @@ func (c *Cluster) dropInputs(ctx context.Context, r *jobRecord) {
 		}
 		// Not found may be a lagging replica's answer: asked a few times.
 		var err error
-		for try := 0; try < 4; try++ {
-			if err = c.inputs.Delete(ctx, inputName(r.ID, i)); !errors.Is(err, jetstream.ErrObjectNotFound) {
+		for try := 0; try < 4 && ctx.Err() == nil; try++ {
+			err = request(ctx, func(ctx context.Context) error { return c.inputs.Delete(ctx, inputName(r.ID, i)) })
+			if !errors.Is(err, jetstream.ErrObjectNotFound) {
 				break
 			}
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 		if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 			c.log.Warn("deleting an ended job's input object; the bucket's TTL will", "job", r.ID, "partition", i, "error", err)

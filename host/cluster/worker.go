@@ -298,7 +298,11 @@ func (c *Cluster) recordProofPatiently(ctx context.Context, jobID string, idx in
 			return err
 		}
 		c.log.Warn("recording a proof; retrying", "job", jobID, "partition", idx, "error", err)
-		time.Sleep(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 }
 
