@@ -16,7 +16,6 @@
 #include "groth16.h"
 #include "msm.h"
 #include "msm_plan.h"
-#include "msm_plan.h"
 #include "ntt.h"
 
 // streamer is one group's chunk pipeline of a streamed key: two MSM handles

@@ -1050,7 +1050,6 @@ extern "C" int zk_msm_split_work_bytes(void* handle, size_t n, uint64_t* out, ch
     // the plain plan of the crossover bounds both.
     const uint32_t ones = zk_msm_ones_threads(n, h->resident_accum);
     const size_t plain = h->pre_depth < 2 ? n : zk_msm_plain_below(n, h->pre_c, h->pre_depth);
-    *out = 0;
     for (int pre = 0; pre < 2; pre++) {
         if (pre ? plain == n : plain == 0) continue;
         const plan_t p = pre ? make_plan(h, n, 0)

@@ -2,10 +2,10 @@ package gpu
 
 import (
 	"errors"
-
-	"github.com/zkhost/zkhost/sdk"
 	"time"
 	"unsafe"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // Errors every function of the package wraps; test them with errors.Is.

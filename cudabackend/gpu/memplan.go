@@ -348,9 +348,11 @@ func MSMSplitWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64
 		if (pre == 1 && plain == n) || (pre == 0 && plain == 0) {
 			continue
 		}
-		p := makeMSMPlan(plain, 0, r.Accum[g], r.Reduce[g])
+		var p msmPlan
 		if pre == 1 {
 			p = makeMSMPlanPre(n, 0, c, depth, r.Accum[g], r.Reduce[g])
+		} else {
+			p = makeMSMPlan(plain, 0, r.Accum[g], r.Reduce[g])
 		}
 		total = max(total, msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), ones, true).total)
 	}
@@ -476,11 +478,11 @@ func KeyCopiesBytes(s KeyShape, depth int) uint64 {
 	var total uint64
 	cp := KeyCopiesOf(s, depth)
 	for i, n := range []uint64{s.NbWires, s.NbWires, s.NbK, s.NbZ, s.NbWires} {
-		aff := uint64(96)
+		group := groupG1
 		if i == 4 {
-			aff = 192
+			group = groupG2
 		}
-		total += uint64(cp[i].D-1) * n * aff
+		total += MSMBasesBytes(group, n, cp[i].D) - MSMBasesBytes(group, n, 1)
 	}
 	return total
 }
