@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <new>
+#include <stdio.h>
 #include <stdlib.h>
 #include <thread>
 #include <vector>
@@ -388,7 +390,9 @@ struct zk_g16_slot {
     void *w = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;  // device
     void* staging = nullptr;  // pinned host: W (nwires) then A, B (N each)
     cudaStream_t stream = nullptr, stream2 = nullptr;
-    cudaEvent_t ev[6] = {};
+    // ev[0..5] time a proof (zk_g16_prove); ev[6]: W is on the device;
+    // ev[7]: W's classification is made (on stream2).
+    cudaEvent_t ev[8] = {};
 };
 
 extern "C" int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen) {
@@ -478,14 +482,16 @@ static bool binary_split_on() {
 
 namespace {
 
-// SplitGuard frees W's classification on every return path, once the G2
-// MSM's stream is idle (after an error the G2 thread may have left work on
-// it that reads the lists).
+// SplitGuard frees W's classification on every return path, once both of
+// the slot's streams are idle: the lists are made on the G2 MSM's stream and
+// read there and by the G1 MSMs on the proof's stream (after an error either
+// may have left work queued that reads them).
 struct SplitGuard {
     zk_g16_slot* slot;
     zk_msm_split* split = nullptr;
     ~SplitGuard() {
         if (!split) return;
+        cudaStreamSynchronize(slot->stream);
         cudaStreamSynchronize(slot->stream2);
         zk_msm_split_free(split, nullptr, 0);
     }
@@ -599,8 +605,11 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     Drain drain{slot};  // declared before g2: the G2 thread is joined first
 
     // From pinned staging: asynchronous DMAs, beside whatever other slots run.
+    // W first: the G2 MSM and W's classification start as soon as it is on the
+    // device (ev[6]), while A and B are still copied for H.
     ZK_CUDA(cudaEventRecord(ev[0], st));
     ZK_CUDA(cudaMemcpyAsync(slot->w, hw, nwires * kFr, cudaMemcpyHostToDevice, st));
+    ZK_CUDA(cudaEventRecord(ev[6], st));
     ZK_CUDA(cudaMemcpyAsync(slot->a, ha, n * kFr, cudaMemcpyHostToDevice, st));
     ZK_CUDA(cudaMemcpyAsync(slot->b, hb, n * kFr, cudaMemcpyHostToDevice, st));
     if (n < N) {
@@ -610,31 +619,47 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     ZK_CUDA(cudaEventRecord(ev[1], st));
 
     // W's 0s and 1s (most of a witness) get no Pippenger work in the MSMs
-    // over W: classified once here, on the proof's stream, for all four (it
-    // waits for the upload; its ~0.1 ms count in the H phase's time).
-    // Resident keys only: a streamed key's A and B chunks gather their
-    // scalars through the wire index (not ranges of W, which is what a split
-    // run takes), and a split run over a chunk would still walk the whole of
-    // W's lists; streamed keys run dense.
+    // over W: classified once, for all four, on the G2 MSM's stream by the G2
+    // thread before its MSM (~0.1 ms, counted in the G2 MSM's time). The
+    // classification returns when its counts are on the host, so it must not
+    // run on this thread: H is queued meanwhile, and the host waits for the
+    // lists only before the G1 MSMs that read them (ev[7] orders them on the
+    // device). Resident keys only: a streamed key's A and B chunks gather
+    // their scalars through the wire index (not ranges of W, which is what a
+    // split run takes), and a split run over a chunk would still walk the
+    // whole of W's lists; streamed keys run dense.
     SplitGuard wsplit{slot};  // declared before g2: freed after the G2 thread is joined
-    if (!key->chunk && binary_split_on()) {
-        char cerr[512] = {0};
-        int crc = zk_msm_split_classify(key->device, slot->w, nwires, st, &wsplit.split, cerr,
-                                        sizeof cerr);
-        if (crc != ZK_MSM_OK) return msm_fail(crc, "classify W", err, errlen, cerr);
-    }
+    const bool classify = !key->chunk && binary_split_on();
+    std::promise<int> classified;
+    std::future<int> classified_rc = classified.get_future();
+    char cerr[512] = {0};
 
     // The G2 MSM needs only W: it runs on the slot's second stream (and a host
     // thread) from the moment W is on the device, beside H and the G1 MSMs,
     // filling the gaps they leave (sorts, reductions, small kernels). ev[4],
     // ev[5] time it.
-    ZK_CUDA(cudaStreamWaitEvent(slot->stream2, ev[1], 0));
+    ZK_CUDA(cudaStreamWaitEvent(slot->stream2, ev[6], 0));
     ZK_CUDA(cudaEventRecord(ev[4], slot->stream2));
     int g2rc = ZK_MSM_OK;
     char g2err[512] = {0};
     Joiner g2;  // joined on every return path, before the streams are drained
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
+        if (classify) {
+            int crc = zk_msm_split_classify(key->device, slot->w, nwires, slot->stream2,
+                                            &wsplit.split, cerr, sizeof cerr);
+            if (crc == ZK_MSM_OK && cudaEventRecord(ev[7], slot->stream2) != cudaSuccess) {
+                crc = ZK_MSM_ECUDA;
+                snprintf(cerr, sizeof cerr, "record the classification's event");
+            }
+            classified.set_value(crc);
+            if (crc != ZK_MSM_OK) {
+                g2rc = crc;  // reported as the classification's error
+                return;
+            }
+        } else {
+            classified.set_value(ZK_MSM_OK);
+        }
         if (key->chunk) {
             // Streamed keys run dense (see the classification above).
             std::lock_guard<std::mutex> lk(key->s2->mu);
@@ -680,6 +705,11 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     size_t first[4] = {0, 0, 0, 0};  // each set's first partial
     for (int i = 1; i < 4; i++)
         first[i] = first[i - 1] + (key->chunk ? chunks_of(g1[i - 1].n, key->chunk) : 1);
+    // H is queued: now wait for W's classification, and order the G1 MSMs
+    // after it on the device.
+    int crc = classified_rc.get();
+    if (crc != ZK_MSM_OK) return msm_fail(crc, "classify W", err, errlen, cerr);
+    if (wsplit.split) ZK_CUDA(cudaStreamWaitEvent(st, ev[7], 0));
     std::unique_lock<std::mutex> g1lock;
     if (key->chunk) g1lock = std::unique_lock<std::mutex>(key->s1->mu);
     for (const g1_msm& o : g1_order(key)) {

@@ -95,8 +95,8 @@ typedef struct zk_g16_timing {
     float upload_ms; /* W, A, B host to device */
     float ntt_ms;    /* H */
     float msm_g1_ms;       /* the four G1 MSMs, after H on the main stream */
-    float msm_g2_start_ms; /* when the G2 MSM started on its own stream (after the upload) */
-    float msm_g2_ms;       /* the G2 MSM, beside H and the G1 MSMs */
+    float msm_g2_start_ms; /* when the G2 MSM started on its own stream (after W's upload) */
+    float msm_g2_ms;       /* W's classification and the G2 MSM, beside H and the G1 MSMs */
     float total_ms;        /* first event to the last, on either stream: the device-busy time */
 } zk_g16_timing;
 
