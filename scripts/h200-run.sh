@@ -29,8 +29,6 @@
 # device, jobs of d partitions), memory sampled every 100 ms by `zkhost bench` (this process, the
 # backend, the machine, the budget); the difference between depths is the cost of one more:
 #   STEPS=hostmem HM_K=24 HM_DEPTHS="1 4" BUDGET=300 scripts/h200-run.sh
-# The MSM upload in overlapped pieces against one copy (issue 10's lever, ~2 minutes):
-#   STEPS=msmoverlap BUDGET=160 scripts/h200-run.sh
 # The MSM over precomputed bases (issue 10's first lever; tests, then d=1 against the best depth,
 # pageable and pinned scalars, G1 and G2 at 2^20/22/24; ~5 minutes):
 #   STEPS=msmpre BUDGET=560 scripts/h200-run.sh
@@ -48,6 +46,10 @@ START=$SECONDS
 mkdir -p "$OUT" "$BIN" "$KEYS"
 for f in "$ROOT"/bin/h200/*.gz; do gunzip -c "$f" > "$BIN/$(basename "${f%.gz}")"; done
 chmod +x "$BIN"/*
+# Kernel variants side by side (issue 10's levers; built by scripts/h200-variants-build.sh into
+# bin/h200/variants): each variant's correctness tests (VAR_RUN) once, then VAR_ROUNDS rounds of
+# the benchmark VAR_BENCH over every variant in turn (ABAB, so drift hits all alike):
+#   STEPS=variants VAR_BENCH='MSMPrecompute/G1/n=2\^2[24]/best/pinned$' VAR_ROUNDS=2 scripts/h200-run.sh
 log() { echo "== $(date -u +%T) +$((SECONDS-START))s $*" | tee -a "$OUT/summary.txt"; }
 left() { echo $((BUDGET - (SECONDS - START))); }
 # box SECONDS CMD...: run CMD with at most SECONDS (and never past the budget).
@@ -180,7 +182,7 @@ for step in $STEPS; do
   isoprove)
     for k in ${ISO_KS:-20 22 24}; do
       chain_key "$k" "$OUT/isoprove-keygen.txt"
-      for pre in on 0; do
+      for pre in ${ISO_PRE:-on 0}; do
         if [ "$pre" = on ]; then env=(env -u ZKHOST_CUDA_MSM_PRECOMPUTE); else env=(env ZKHOST_CUDA_MSM_PRECOMPUTE=0); fi
         log "isoprove: chain-k$k, ZKHOST_CUDA_MSM_PRECOMPUTE=${pre/on/(unset)}, ${ISO_N:-5} isolated proofs"
         box "${ISO_T:-90}" "${env[@]}" "$BIN/zkhost" bench --circuit chain --k "$k" --jobs 1 --partitions 2 --concurrency 1 \
@@ -202,15 +204,25 @@ for step in $STEPS; do
       log "bench exit $?"
       grep -E "proofs \(verified\)|memory|seconds per proof|synthesis|prove " "$OUT/hostmem-d$d.txt" | tee -a "$OUT/summary.txt"
     done ;;
-  msmoverlap)
-    # Issue 10's lever: the MSM's host-scalar upload in overlapped pieces (off by default):
-    # its GPU test against gnark-crypto, then 1, 4 and 8 pieces at 2^22 and 2^24 (~2 minutes).
-    log "msmoverlap: TestMSMUploadOverlap"
-    (cd "$ROOT/cudabackend/gpu" && box "${MO_TT:-60}" "$BIN/gpu.test" -test.v -test.run 'UploadOverlap' -test.timeout 300s) > "$OUT/msmoverlap.txt" 2>&1
-    log "test exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|differs|pieces" "$OUT/msmoverlap.txt" | head -20
-    log "msmoverlap: BenchmarkMSMG1UploadOverlap"
-    (cd "$ROOT/cudabackend/gpu" && box "${MO_BT:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMG1UploadOverlap' -test.benchtime "${MO_BENCHTIME:-5x}" -test.timeout 300s) >> "$OUT/msmoverlap.txt" 2>&1
-    log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/msmoverlap.txt" | tee -a "$OUT/summary.txt" ;;
+  variants)
+    mkdir -p "$BIN/variants"
+    vs=()
+    for f in "$ROOT"/bin/h200/variants/gpu-*.test.gz; do
+      v=$(basename "${f%.test.gz}"); v=${v#gpu-}; vs+=("$v")
+      gunzip -c "$f" > "$BIN/variants/$v.test"; chmod +x "$BIN/variants/$v.test"
+    done
+    for v in "${vs[@]}"; do
+      log "variant $v: tests (${VAR_RUN:-MSMG1EdgeCases|MSMPrecomputeG1EdgeCases})"
+      (cd "$ROOT/cudabackend/gpu" && box "${VAR_TT:-60}" "$BIN/variants/$v.test" -test.run "${VAR_RUN:-MSMG1EdgeCases|MSMPrecomputeG1EdgeCases}" -test.timeout 300s) > "$OUT/variant-$v-tests.txt" 2>&1
+      log "variant $v tests exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|differs" "$OUT/variant-$v-tests.txt" | head -10 | tee -a "$OUT/summary.txt"
+    done
+    for r in $(seq 1 "${VAR_ROUNDS:-2}"); do
+      for v in "${vs[@]}"; do
+        log "variant $v round $r: ${VAR_BENCH:-MSMPrecompute/G1}"
+        (cd "$ROOT/cudabackend/gpu" && box "${VAR_BT:-90}" "$BIN/variants/$v.test" -test.run '^$' -test.bench "${VAR_BENCH:-MSMPrecompute/G1}" -test.benchtime "${VAR_BENCHTIME:-3x}" -test.timeout 300s) > "$OUT/variant-$v-bench-$r.txt" 2>&1
+        log "variant $v bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/variant-$v-bench-$r.txt" | sed "s/^/$v: /" | tee -a "$OUT/summary.txt"
+      done
+    done ;;
   msmpre)
     # Issue 10's precomputed bases (zk_msm_precompute): their GPU tests against gnark-crypto
     # (edge cases, sizes, the split, G1 and G2), then BenchmarkMSMPrecompute: G1 and G2 at 2^20,

@@ -519,6 +519,139 @@ struct mont_t {
         return even;
     }
 
+    // ---- dedicated squaring (the device's Fq squaring) ----------------------
+    //
+    // a^2 as a 2N-limb integer, then one Montgomery reduction: the products
+    // a_i*a_j for i < j are computed once and doubled, the squares a_i^2
+    // added, so N(N+1)/2 products instead of N^2 (78 instead of 144 for Fq)
+    // before the N^2 of the reduction. The structure (off-diagonal rows,
+    // double, diagonal, reduce the low half and add the high half) follows
+    // sppark's mont_t squaring; the rows are written here over this file's
+    // chains, so the host emulation checks them against mul_ref.
+
+    // sqr_wide: w = a^2 (2N limbs). A product a_i*a_j (i < j) whose low half
+    // lands at an odd limb goes to od, at an even limb to ev: each row's
+    // products of one parity then sit in consecutive limbs, one carry chain
+    // each; a chain's carry goes to the limb after it, which earlier rows
+    // left holding at most their carries.
+    ZK_HD static void sqr_wide(const uint32_t* a, uint32_t* w) {
+        uint32_t ev[2 * N], od[2 * N];
+#pragma unroll
+        for (int k = 0; k < 2 * N; k++) ev[k] = od[k] = 0;
+#pragma unroll
+        for (int i = 0; i < N - 1; i++) {
+            {
+                zk_chain c;
+                int pos = 2 * i + 1;
+#pragma unroll
+                for (int j = i + 1; j < N; j += 2, pos += 2) {
+                    od[pos] = j == i + 1 ? c.mad_lo_cc(a[i], a[j], od[pos])
+                                         : c.madc_lo_cc(a[i], a[j], od[pos]);
+                    od[pos + 1] = c.madc_hi_cc(a[i], a[j], od[pos + 1]);
+                }
+                od[pos] = c.addc(od[pos], 0);
+            }
+            if (i + 2 < N) {
+                zk_chain c;
+                int pos = 2 * i + 2;
+#pragma unroll
+                for (int j = i + 2; j < N; j += 2, pos += 2) {
+                    ev[pos] = j == i + 2 ? c.mad_lo_cc(a[i], a[j], ev[pos])
+                                         : c.madc_lo_cc(a[i], a[j], ev[pos]);
+                    ev[pos + 1] = c.madc_hi_cc(a[i], a[j], ev[pos + 1]);
+                }
+                ev[pos] = c.addc(ev[pos], 0);
+            }
+        }
+        // w = 2*(ev + od) + sum a_i^2 W^(2i); a^2 < 2^(64N), no carry out.
+        {
+            zk_chain c;
+            w[0] = c.add_cc(ev[0], od[0]);
+#pragma unroll
+            for (int k = 1; k < 2 * N - 1; k++) w[k] = c.addc_cc(ev[k], od[k]);
+            w[2 * N - 1] = c.addc(ev[2 * N - 1], od[2 * N - 1]);
+        }
+        {
+            zk_chain c;
+            w[0] = c.add_cc(w[0], w[0]);
+#pragma unroll
+            for (int k = 1; k < 2 * N - 1; k++) w[k] = c.addc_cc(w[k], w[k]);
+            w[2 * N - 1] = c.addc(w[2 * N - 1], w[2 * N - 1]);
+        }
+        {
+            zk_chain c;
+            w[0] = c.mad_lo_cc(a[0], a[0], w[0]);
+            w[1] = c.madc_hi_cc(a[0], a[0], w[1]);
+#pragma unroll
+            for (int i = 1; i < N - 1; i++) {
+                w[2 * i] = c.madc_lo_cc(a[i], a[i], w[2 * i]);
+                w[2 * i + 1] = c.madc_hi_cc(a[i], a[i], w[2 * i + 1]);
+            }
+            w[2 * N - 2] = c.madc_lo_cc(a[N - 1], a[N - 1], w[2 * N - 2]);
+            w[2 * N - 1] = c.madc_hi(a[N - 1], a[N - 1], w[2 * N - 1]);
+        }
+    }
+
+    // redc_row is one row of the Montgomery reduction of even (+ W*odd, the
+    // arrays' roles as in mad_row_redc, with no product row): m makes the sum
+    // divisible by W, m*p is added, and the next row's roles swap.
+    ZK_HD static void redc_row(uint32_t* even, uint32_t* odd, bool first) {
+        uint32_t pf[N], po[N];
+#pragma unroll
+        for (int j = 0; j < N; j++) pf[j] = P::p(j);
+#pragma unroll
+        for (int j = 0; j < N; j += 2) po[j] = P::p(j + 1);
+        if (first) {
+            uint32_t mi = even[0] * P::M0;
+            mul_row(odd, po, mi);
+            zk_chain c;
+            cmad_row(c, even, pf, mi);
+            odd[N - 1] = c.addc(odd[N - 1], 0);
+        } else {
+            zk_chain c;
+            even[0] = c.add_cc(even[0], odd[1]);
+            uint32_t mi = even[0] * P::M0;
+            madc_row_rshift(c, odd, pf, mi);
+            zk_chain c2;
+            cmad_row(c2, even, pf, mi);
+            odd[N - 1] = c2.addc(odd[N - 1], 0);
+        }
+    }
+
+    // sqr_lazy is a^2 R^-1 mod p in [0, 2p) for a < 2p when 4p < R (the
+    // reduction of the low half is at most p and the high half below p/2).
+    ZK_HD static mont_t sqr_lazy(const mont_t& a) {
+        uint32_t w[2 * N];
+        sqr_wide(a.l, w);
+        mont_t even, odd;
+#pragma unroll
+        for (int i = 0; i < N; i++) even.l[i] = w[i];
+#pragma unroll
+        for (int i = 0; i < N; i += 2) {
+            redc_row(even.l, odd.l, i == 0);
+            redc_row(odd.l, even.l, false);
+        }
+        // REDC(low half) = even + odd/W (odd[0] == 0), plus the high half.
+        zk_chain c;
+        even.l[0] = c.add_cc(even.l[0], odd.l[1]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) even.l[i] = c.addc_cc(even.l[i], odd.l[i + 1]);
+        even.l[N - 1] = c.addc(even.l[N - 1], 0);
+        zk_chain c2;
+        even.l[0] = c2.add_cc(even.l[0], w[N]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) even.l[i] = c2.addc_cc(even.l[i], w[N + i]);
+        even.l[N - 1] = c2.addc(even.l[N - 1], w[2 * N - 1]);
+        return even;
+    }
+
+    // sqr_eo is the fully reduced square (sqr_lazy below 1.5p for a < p).
+    ZK_HD static mont_t sqr_eo(const mont_t& a) {
+        mont_t r = sqr_lazy(a);
+        reduce_chain(r.l);
+        return r;
+    }
+
 #ifdef __CUDA_ARCH__
     __device__ __forceinline__ static mont_t mul_dev(const mont_t& a, const mont_t& b) {
         return mul_eo(a, b);

@@ -85,6 +85,7 @@ static_assert(ZK_MSM_TREE_G == zk_msm::TREE_G, "msm_plan.h sizes the tree for ms
 
 using namespace zk_msm;
 
+
 // ---- kernels (bodies in msm_core.cuh) --------------------------------------
 
 __global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, int c, int nwin, int G,
@@ -139,7 +140,7 @@ __global__ void k_add_into(xyzz_t<F>* __restrict__ acc, const xyzz_t<F>* __restr
 // k_to_jac: the result when no scalar went through Pippenger.
 template <class F>
 __global__ void k_to_jac(const xyzz_t<F>* __restrict__ p, jac_t<F>* __restrict__ out) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) stp(out, ldp(p).to_jac());
+    if (blockIdx.x == 0 && threadIdx.x == 0) stp(out, ldp(p).to_jac().canon());
 }
 
 template <class F>
@@ -147,11 +148,11 @@ __global__ void __launch_bounds__(ACC_THREADS)
     k_accum0(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint32_t M,
              uint32_t K, uint32_t T, const affine_t<F>* __restrict__ bases, uint32_t sentinel,
              xyzz_t<F>* __restrict__ buckets, uint32_t* __restrict__ pkeys,
-             xyzz_t<F>* __restrict__ ppts, int add0) {
+             xyzz_t<F>* __restrict__ ppts) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < T)
         accumulate_one<true, F>(t, keys, vals, bases, nullptr, M, K, sentinel, buckets, pkeys,
-                                ppts, add0 != 0);
+                                ppts);
 }
 
 template <class F>
@@ -191,7 +192,7 @@ __global__ void k_window(const xyzz_t<F>* __restrict__ sums, uint32_t nwin, int 
 template <class F>
 __global__ void k_horner(const xyzz_t<F>* __restrict__ wacc, uint32_t nwin, int c,
                          jac_t<F>* __restrict__ out) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) stp(out, horner(wacc, nwin, c));
+    if (blockIdx.x == 0 && threadIdx.x == 0) stp(out, horner(wacc, nwin, c).canon());
 }
 
 // k_expand: out[i] = skip[i] ? infinity : compact[pos[i]].
@@ -265,7 +266,6 @@ struct handle_t {
     void* bases;               // pre_depth copies of n points, copy g at g*n
     int pre_c, pre_depth;      // the copies' window and count (1: the points alone)
     cudaStream_t stream;
-    cudaStream_t copy_stream;  // the overlapped upload's copies
     int sms;
     uint32_t resident_accum;   // threads of k_accum0 the device holds at once
     uint32_t resident_reduce;  // likewise for k_reduce
@@ -335,11 +335,10 @@ struct work_t {
 // msm_plan.h, which the Go admission estimate shares.
 using plan_t = zk_msm_plan;
 
-// make_plan plans chunks of n scalars (at most MAX_CHUNK) with the window
-// chosen for cfor scalars, 0 meaning one chunk (the overlapped upload's
-// pieces share one set of buckets: the window of the whole MSM).
-plan_t make_plan(const handle_t* h, size_t n, size_t cfor) {
-    return zk_msm_make_plan_pre(n, cfor, h->pre_c, h->pre_depth, h->resident_accum,
+// make_plan plans an MSM of n scalars (chunks of at most MAX_CHUNK) over the
+// handle's bases and copies.
+plan_t make_plan(const handle_t* h, size_t n) {
+    return zk_msm_make_plan_pre(n, h->pre_c, h->pre_depth, h->resident_accum,
                                 h->resident_reduce);
 }
 
@@ -406,14 +405,12 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     h->pre_c = 0;
     h->pre_depth = 1;
     h->stream = nullptr;
-    h->copy_stream = nullptr;
     struct guard_t {
         handle_t*& h;
         ~guard_t() {
             if (!h) return;
             if (h->bases) cudaFree(h->bases);
             if (h->stream) cudaStreamDestroy(h->stream);
-            if (h->copy_stream) cudaStreamDestroy(h->copy_stream);
             delete h;
         }
     } guard{h};
@@ -422,7 +419,6 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     if (int rc = residency<F>(h->dev, &h->resident_accum, &h->resident_reduce, err, errlen))
         return rc;
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
-    CU(cudaStreamCreateWithFlags(&h->copy_stream, cudaStreamNonBlocking));
     int pre_c = 0, pre_d = 1;
     zk_msm_precompute_choice(total, maxdepth, &pre_c, &pre_d);
     CU(cudaMalloc(&h->bases, (size_t)zk_msm_bases_bytes(group, total, pre_d)));
@@ -462,25 +458,6 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     *handle = h;
     h = nullptr;  // the guard keeps it
     return ZK_MSM_OK;
-}
-
-// Overlapped upload (off by default until measured): host scalars are
-// copied in upload_parts pieces on the handle's copy stream, and each piece's
-// digits, sort and accumulation start as soon as it has arrived, into one
-// set of buckets reduced once; the copy of the next piece overlaps them.
-// 0: from the environment (ZKHOST_CUDA_MSM_UPLOAD_PARTS, default 1: off).
-std::atomic<int> upload_parts_set{0};
-constexpr size_t MIN_PIECE = 1 << 16;  // fewer scalars a piece: one piece
-
-int upload_parts() {
-    int v = upload_parts_set.load();
-    if (v > 0) return v;
-    static const int env = [] {
-        const char* e = getenv("ZKHOST_CUDA_MSM_UPLOAD_PARTS");
-        int p = e ? atoi(e) : 1;
-        return p < 1 ? 1 : p > 64 ? 64 : p;
-    }();
-    return env;
 }
 
 float elapsed(cudaEvent_t a, cudaEvent_t b) {
@@ -531,18 +508,11 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                     sp->dev, h->dev);
     const uint32_t lo = (uint32_t)in.lo, hi = (uint32_t)(in.lo + n);
 
-    // Host scalars may be uploaded in pieces that share one set of buckets
-    // (see upload_parts), the pieces' work overlapping the next one's copy.
-    const int parts = upload_parts();
-    const bool overlap = !sp && !in.on_dev && parts > 1 && n <= MAX_CHUNK &&
-                         n >= (size_t)parts * MIN_PIECE;
-    size_t chunk = npip == 0 ? 0 : npip < MAX_CHUNK ? npip : MAX_CHUNK;
-    if (overlap) chunk = (n + parts - 1) / parts;
+    const size_t chunk = npip == 0 ? 0 : npip < MAX_CHUNK ? npip : MAX_CHUNK;
     const size_t nchunks = chunk == 0 ? 0 : (npip + chunk - 1) / chunk;
     // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports
-    // their sum): the plan of a chunk (of an overlapped piece, with the
-    // window of the whole MSM), the ones' threads of a split run.
-    const plan_t p = make_plan(h, chunk == 0 ? 1 : chunk, overlap ? n : 0);
+    // their sum): the plan of a chunk, the ones' threads of a split run.
+    const plan_t p = make_plan(h, chunk == 0 ? 1 : chunk);
     size_t sort_tmp_bytes = 0;
     if (nchunks > 0) {
         if (int rc = sort_bytes(p, st, &sort_tmp_bytes, err, errlen)) return rc;
@@ -560,9 +530,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     work_t wk;
     wk.st = st;
     CU(get_pool(h->dev, &wk.pool));
-    cudaEvent_t ev_start, ev_up, ev_ones, ev_end, ev_alloc = nullptr, ev_cstart = nullptr;
-    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_red(nchunks),
-        ev_copy(overlap ? nchunks : 0);
+    cudaEvent_t ev_start, ev_up, ev_ones, ev_end;
+    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_red(nchunks);
     CU(wk.event(&ev_start));
     CU(wk.event(&ev_up));
     CU(wk.event(&ev_ones));
@@ -571,35 +540,13 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.event(&ev_sort[k]));
         CU(wk.event(&ev_acc[k]));
         CU(wk.event(&ev_red[k]));
-        if (overlap) CU(wk.event(&ev_copy[k]));
-    }
-    if (overlap) {
-        CU(wk.event(&ev_alloc));
-        CU(wk.event(&ev_cstart));
     }
     CU(cudaEventRecord(ev_start, st));
-    // After an error midway, copies still queued on the copy stream must not
-    // land in scalar memory wk has given back: drained first (declared after
-    // wk, so destroyed before it). Idle, and free, on success.
-    struct drain_t {
-        cudaStream_t s;
-        ~drain_t() {
-            if (s) cudaStreamSynchronize(s);
-        }
-    } drain{overlap ? h->copy_stream : nullptr};
-
     const fr_t* d_scalars = sp ? sp->scalars : (const fr_t*)in.ptr;
     if (!sp && !in.on_dev) {
         void* d;
         CU(wk.alloc(&d, ws.scalars));
-        if (overlap) {
-            // The copies (in the loop below) follow the allocation, made on st.
-            CU(cudaEventRecord(ev_alloc, st));
-            CU(cudaStreamWaitEvent(h->copy_stream, ev_alloc, 0));
-            CU(cudaEventRecord(ev_cstart, h->copy_stream));
-        } else {
-            CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
-        }
+        CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
         d_scalars = (const fr_t*)d;
     }
     CU(cudaEventRecord(ev_up, st));
@@ -614,14 +561,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         if (nones >= ((size_t)1 << 31))
             return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu ones exceed the index range", nones);
         const uint32_t cnt = (uint32_t)nones;
-        uint32_t T = (cnt + MIN_SEG - 1) / MIN_SEG;
-        if (T > h->resident_accum) T = h->resident_accum;
-        if (T == 0) T = 1;
+        const uint32_t T = ones_T;  // what msm_plan.h sized the buffers for
         const uint32_t K = (cnt + T - 1) / T;
-        T = (cnt + K - 1) / K;
-        if (T != ones_T)
-            return fail(err, errlen, ZK_MSM_EINVAL, "msm: %u threads for the ones, msm_plan.h "
-                        "sized %u", T, ones_T);
         void *oa, *ob;
         CU(wk.alloc(&oa, ws.ones_part));
         CU(wk.alloc(&ob, ws.ones_tree));
@@ -680,15 +621,6 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             const size_t off = k * chunk;
             const uint32_t cn = (uint32_t)(npip - off < chunk ? npip - off : chunk);
             const uint32_t Mk = (uint32_t)p.nwin * cn;
-            const bool last = k + 1 == nchunks;
-            if (overlap) {
-                // This piece's copy; the host may block here (pageable memory)
-                // while the GPU works on the previous piece.
-                CU(cudaMemcpyAsync((void*)(d_scalars + off), (const fr_t*)in.ptr + off,
-                                   cn * sizeof(fr_t), cudaMemcpyHostToDevice, h->copy_stream));
-                CU(cudaEventRecord(ev_copy[k], h->copy_stream));
-                CU(cudaStreamWaitEvent(st, ev_copy[k], 0));
-            }
             if (sp) {
                 // Digits of the rest's entries [off, off + cn); their vals are
                 // point indices j - lo, so the bases are not offset.
@@ -710,9 +642,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                                                p.keybits, st));
             CU(cudaEventRecord(ev_sort[k], st));
 
-            // Overlapped pieces share the buckets: zeroed before the first,
-            // added into by the later ones, reduced after the last.
-            if (!overlap || k == 0) CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
+            CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
             uint32_t T = p.T0;
             if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
             if (T == 0) T = 1;
@@ -720,7 +650,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             T = (Mk + K - 1) / K;
             k_accum0<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
                 dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
-                (uint32_t*)pka, (P*)pa, overlap && k > 0);
+                (uint32_t*)pka, (P*)pa);
             LAUNCHED("k_accum0");
             uint32_t* ink = (uint32_t*)pka;
             P* inp = (P*)pa;
@@ -741,10 +671,6 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 T = T2;
             }
             CU(cudaEventRecord(ev_acc[k], st));
-            if (overlap && !last) {
-                CU(cudaEventRecord(ev_red[k], st));
-                continue;
-            }
 
             const uint32_t nred = (uint32_t)p.G * p.Tred;
             k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
@@ -764,7 +690,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 dst = tp;
                 len = outlen;
             }
-            k_window<F><<<1, 64, 0, st>>>(src, (uint32_t)p.G, p.logL, (P*)wacc, overlap || k == 0);
+            k_window<F><<<1, 64, 0, st>>>(src, (uint32_t)p.G, p.logL, (P*)wacc, k == 0);
             LAUNCHED("k_window");
             CU(cudaEventRecord(ev_red[k], st));
         }
@@ -779,16 +705,10 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     CU(cudaMemcpyAsync(out, d_out, sizeof(J), cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
 
-    t.upload_ms = (sp || in.on_dev) ? 0.0f
-                  : overlap         ? elapsed(ev_cstart, ev_copy[nchunks - 1])
-                                    : elapsed(ev_start, ev_up);
+    t.upload_ms = (sp || in.on_dev) ? 0.0f : elapsed(ev_start, ev_up);
     t.ones_ms = elapsed(ev_up, ev_ones);
     for (size_t k = 0; k < nchunks; k++) {
-        // Overlapped: a piece's sort from when it arrived (or the previous
-        // piece's accumulation ended, if later).
-        cudaEvent_t from = k == 0 ? ev_ones : ev_red[k - 1];
-        if (overlap && elapsed(from, ev_copy[k]) > 0) from = ev_copy[k];
-        t.sort_ms += elapsed(from, ev_sort[k]);
+        t.sort_ms += elapsed(k == 0 ? ev_ones : ev_red[k - 1], ev_sort[k]);
         t.accum_ms += elapsed(ev_sort[k], ev_acc[k]);
         t.reduce_ms += elapsed(ev_acc[k], ev_red[k]);
     }
@@ -862,7 +782,6 @@ extern "C" int zk_msm_free(void* handle, char* err, size_t errlen) {
     if (e == cudaSuccess) e = cudaStreamSynchronize(h->stream);
     if (e == cudaSuccess) e = cudaFree(h->bases);
     if (e == cudaSuccess) e = cudaStreamDestroy(h->stream);
-    if (e == cudaSuccess) e = cudaStreamDestroy(h->copy_stream);
     if (e == cudaSuccess) {
         cudaMemPool_t pool;
         e = get_pool(h->dev, &pool);
@@ -1014,10 +933,6 @@ extern "C" int zk_msm_split_free(zk_msm_split* split, char* err, size_t errlen) 
     return rc;
 }
 
-extern "C" void zk_msm_set_upload_parts(int parts) {
-    upload_parts_set.store(parts < 0 ? 0 : parts > 64 ? 64 : parts);
-}
-
 extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, uint64_t* out,
                                  char* err, size_t errlen) {
     if (!handle || !out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil argument");
@@ -1025,11 +940,7 @@ extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, 
     *out = 0;
     if (n == 0) return ZK_MSM_OK;
     CU(cudaSetDevice(h->dev));
-    // run_impl's choice: host scalars in pieces sharing one set of buckets.
-    const int parts = upload_parts();
-    const bool overlap = !scalars_on_device && parts > 1 && n <= MAX_CHUNK &&
-                         n >= (size_t)parts * MIN_PIECE;
-    const plan_t p = overlap ? make_plan(h, (n + parts - 1) / parts, n) : make_plan(h, n, 0);
+    const plan_t p = make_plan(h, n);
     size_t sb = 0;
     if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
     *out = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb, 0, 1).total;
@@ -1052,8 +963,8 @@ extern "C" int zk_msm_split_work_bytes(void* handle, size_t n, uint64_t* out, ch
     const size_t plain = h->pre_depth < 2 ? n : zk_msm_plain_below(n, h->pre_c, h->pre_depth);
     for (int pre = 0; pre < 2; pre++) {
         if (pre ? plain == n : plain == 0) continue;
-        const plan_t p = pre ? make_plan(h, n, 0)
-                             : zk_msm_make_plan(plain, 0, h->resident_accum, h->resident_reduce);
+        const plan_t p = pre ? make_plan(h, n)
+                             : zk_msm_make_plan(plain, h->resident_accum, h->resident_reduce);
         size_t sb = 0;
         if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
         const uint64_t w = zk_msm_work_of(h->group, &p, n, 1, sb, ones, 1).total;

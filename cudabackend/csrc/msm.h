@@ -93,9 +93,7 @@ int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_devic
 /* zk_msm_work_bytes writes to *out the device working memory zk_msm_run
  * allocates (from the device's stream-ordered pool, which keeps it for the
  * next MSM) for n scalars on handle: the sizes come from msm_plan.h, as the
- * allocations do, each rounded up to the pool's granularity (host scalars:
- * with the overlapped upload's plan when zk_msm_set_upload_parts would cut
- * them into pieces now). */
+ * allocations do, each rounded up to the pool's granularity. */
 int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, uint64_t* out, char* err,
                       size_t errlen);
 
@@ -158,15 +156,6 @@ int zk_msm_split_free(zk_msm_split* split, char* err, size_t errlen);
  * public wires). On the handle's device; stream as zk_msm_run. */
 int zk_msm_run_split(void* handle, const zk_msm_split* split, size_t lo, size_t n, void* stream,
                      void* out, zk_msm_timing* timing, char* err, size_t errlen);
-
-/* zk_msm_set_upload_parts sets how many pieces zk_msm_run cuts host
- * scalars into (for MSMs of at most 2^25 scalars, 2^16 a piece at least):
- * each piece is copied on the handle's copy stream and its digits, sort and
- * bucket accumulation start when it has arrived, overlapping the next
- * piece's copy; the pieces share one set of buckets, reduced once. 1 turns
- * it off; 0 or less: from the environment, ZKHOST_CUDA_MSM_UPLOAD_PARTS
- * (default 1: off until measured). For every later run, all handles. */
-void zk_msm_set_upload_parts(int parts);
 
 /* zk_msm_precompute keeps up to maxdepth copies of the handle's points on
  * the device (maxdepth in [1, 64]): copy g is P * 2^(c*G*g), computed from

@@ -1,8 +1,8 @@
 /* msm_plan.h: the plan of one multi-scalar multiplication (window size,
  * digit pairs, thread counts) and the device working memory it allocates,
  * in plain C so that three users share one formula:
- *  - msm.cu sizes every allocation of zk_msm_run and zk_msm_run_split (dense,
- *    split, overlapped upload) from zk_msm_work, and zk_msm_split_classify's
+ *  - msm.cu sizes every allocation of zk_msm_run and zk_msm_run_split (dense
+ *    and split) from zk_msm_work, and zk_msm_split_classify's
  *    from zk_msm_classify_work;
  *  - the Go package cudabackend/gpu computes its admission estimate with the
  *    same arithmetic (memplan.go) and its tests compare the two through cgo
@@ -151,28 +151,25 @@ static inline void zk_msm_precompute_choice(size_t n, int maxdepth, int* c, int*
 
 /* zk_msm_make_plan_pre plans an MSM of n scalars (chunks of at most
  * ZK_MSM_MAX_CHUNK) on a device that keeps resident_accum threads of k_accum0
- * and resident_reduce of k_reduce at once. The window is chosen for cfor
- * scalars, 0 meaning one chunk: the overlapped upload's pieces share one set
- * of buckets, so it plans pieces of n scalars with the window of the whole
- * MSM (cfor = its length). The bases have pre_depth precomputed copies for
+ * and resident_reduce of k_reduce at once, the window chosen for one chunk.
+ * The bases have pre_depth precomputed copies for
  * window pre_c (zk_msm_precompute; pre_depth 1: none): the plan reads them
  * when that costs less (zk_msm_cost) than the best window without, which a
  * run of few scalars (a split run's rest) may not. */
-static inline zk_msm_plan zk_msm_make_plan_pre(size_t n, size_t cfor, int pre_c, int pre_depth,
+static inline zk_msm_plan zk_msm_make_plan_pre(size_t n, int pre_c, int pre_depth,
                                                uint32_t resident_accum,
                                                uint32_t resident_reduce) {
     zk_msm_plan p;
     size_t chunk = n < ZK_MSM_MAX_CHUNK ? n : ZK_MSM_MAX_CHUNK;
     if (chunk == 0) chunk = 1;
     p.chunk = chunk;
-    size_t nfor = cfor ? cfor : chunk;
-    p.c = zk_msm_choose_c(nfor);
+    p.c = zk_msm_choose_c(chunk);
     p.nwin = (256 + p.c - 1) / p.c;
     p.depth = 1;
     p.G = p.nwin;
     if (pre_depth > 1 && pre_c >= 4) {
         int G = zk_msm_groups_of(pre_c, pre_depth, NULL);
-        if (zk_msm_cost(nfor, pre_c, G) < zk_msm_cost(nfor, p.c, p.nwin)) {
+        if (zk_msm_cost(chunk, pre_c, G) < zk_msm_cost(chunk, p.c, p.nwin)) {
             p.c = pre_c;
             p.nwin = (256 + p.c - 1) / p.c;
             p.G = G;
@@ -197,23 +194,23 @@ static inline zk_msm_plan zk_msm_make_plan_pre(size_t n, size_t cfor, int pre_c,
 }
 
 /* zk_msm_make_plan is zk_msm_make_plan_pre over bases without copies. */
-static inline zk_msm_plan zk_msm_make_plan(size_t n, size_t cfor, uint32_t resident_accum,
+static inline zk_msm_plan zk_msm_make_plan(size_t n, uint32_t resident_accum,
                                            uint32_t resident_reduce) {
-    return zk_msm_make_plan_pre(n, cfor, 0, 1, resident_accum, resident_reduce);
+    return zk_msm_make_plan_pre(n, 0, 1, resident_accum, resident_reduce);
 }
 
 /* zk_msm_plain_below is the largest m <= n for which zk_msm_make_plan_pre(m,
- * 0, pre_c, pre_depth, ...) reads no copies (0: every m from 1 reads them; n:
+ * pre_c, pre_depth, ...) reads no copies (0: every m from 1 reads them; n:
  * none does). The copies cost a fixed reduction and save per scalar, so the
  * plans of fewer scalars than a crossover read none and of more read them: a
  * bisection finds it. A split run's rest of m <= n scalars then takes at most
  * the larger of the plan of n (with copies) and the plain plan of this m. */
 static inline size_t zk_msm_plain_below(size_t n, int pre_c, int pre_depth) {
-    if (n == 0 || zk_msm_make_plan_pre(n, 0, pre_c, pre_depth, 1, 1).depth < 2) return n;
+    if (n == 0 || zk_msm_make_plan_pre(n, pre_c, pre_depth, 1, 1).depth < 2) return n;
     size_t lo = 0, hi = n; /* plan(hi) reads copies; lo = 0 or plan(lo) reads none */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (zk_msm_make_plan_pre(mid, 0, pre_c, pre_depth, 1, 1).depth < 2)
+        if (zk_msm_make_plan_pre(mid, pre_c, pre_depth, 1, 1).depth < 2)
             lo = mid;
         else
             hi = mid;

@@ -149,28 +149,25 @@ func MSMBasesBytes(group int, n uint64, depth int) uint64 {
 }
 
 // makeMSMPlan mirrors zk_msm_make_plan: chunks of n scalars, the window
-// chosen for cfor scalars (0: one chunk), bases without copies.
-func makeMSMPlan(n, cfor uint64, residentAccum, residentReduce uint32) msmPlan {
-	return makeMSMPlanPre(n, cfor, 0, 1, residentAccum, residentReduce)
+// chosen for one chunk, bases without copies.
+func makeMSMPlan(n uint64, residentAccum, residentReduce uint32) msmPlan {
+	return makeMSMPlanPre(n, 0, 1, residentAccum, residentReduce)
 }
 
 // makeMSMPlanPre mirrors zk_msm_make_plan_pre: as makeMSMPlan over bases
 // with preDepth copies for window preC, read when they pay.
-func makeMSMPlanPre(n, cfor uint64, preC, preDepth int, residentAccum, residentReduce uint32) msmPlan {
+func makeMSMPlanPre(n uint64, preC, preDepth int, residentAccum, residentReduce uint32) msmPlan {
 	var p msmPlan
 	p.chunk = min(n, msmMaxChunk)
 	if p.chunk == 0 {
 		p.chunk = 1
 	}
-	if cfor == 0 {
-		cfor = p.chunk
-	}
-	p.c = msmChooseC(cfor)
+	p.c = msmChooseC(p.chunk)
 	p.nwin = (256 + p.c - 1) / p.c
 	p.depth, p.g = 1, p.nwin
 	if preDepth > 1 && preC >= 4 {
 		g, _ := msmGroupsOf(preC, preDepth)
-		if msmCost(cfor, preC, g) < msmCost(cfor, p.c, p.nwin) {
+		if msmCost(p.chunk, preC, g) < msmCost(p.chunk, p.c, p.nwin) {
 			p.c = preC
 			p.nwin = (256 + p.c - 1) / p.c
 			p.g = g
@@ -305,7 +302,7 @@ func MSMWorkBytes(group int, n uint64, r Residency) uint64 {
 	if group == groupG2 {
 		g = 1
 	}
-	p := makeMSMPlan(n, 0, r.Accum[g], r.Reduce[g])
+	p := makeMSMPlan(n, r.Accum[g], r.Reduce[g])
 	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true).total
 }
 
@@ -325,7 +322,7 @@ func MSMWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
 		return 0
 	}
 	g := group - 1
-	p := makeMSMPlanPre(n, 0, c, depth, r.Accum[g], r.Reduce[g])
+	p := makeMSMPlanPre(n, c, depth, r.Accum[g], r.Reduce[g])
 	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true).total
 }
 
@@ -350,9 +347,9 @@ func MSMSplitWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64
 		}
 		var p msmPlan
 		if pre == 1 {
-			p = makeMSMPlanPre(n, 0, c, depth, r.Accum[g], r.Reduce[g])
+			p = makeMSMPlanPre(n, c, depth, r.Accum[g], r.Reduce[g])
 		} else {
-			p = makeMSMPlan(plain, 0, r.Accum[g], r.Reduce[g])
+			p = makeMSMPlan(plain, r.Accum[g], r.Reduce[g])
 		}
 		total = max(total, msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), ones, true).total)
 	}
@@ -362,13 +359,13 @@ func MSMSplitWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64
 // msmPlainBelow mirrors zk_msm_plain_below: the largest m <= n whose plan
 // over the copies reads none (0: all read them).
 func msmPlainBelow(n uint64, c, depth int) uint64 {
-	if n == 0 || makeMSMPlanPre(n, 0, c, depth, 1, 1).depth < 2 {
+	if n == 0 || makeMSMPlanPre(n, c, depth, 1, 1).depth < 2 {
 		return n
 	}
 	lo, hi := uint64(0), n
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if makeMSMPlanPre(mid, 0, c, depth, 1, 1).depth < 2 {
+		if makeMSMPlanPre(mid, c, depth, 1, 1).depth < 2 {
 			lo = mid
 		} else {
 			hi = mid

@@ -12,7 +12,7 @@ import (
 // buckets of 192 bytes (G1) or 384 (G2), and small parts beside them.
 func TestMSMWorkAt2To24(t *testing.T) {
 	const n = 1 << 24
-	p := makeMSMPlan(n, 0, 132*2048, 132*2048)
+	p := makeMSMPlan(n, 132*2048, 132*2048)
 	if p.c != 20 || p.nwin != 13 || p.pairs != 13<<24 {
 		t.Fatalf("plan at 2^24: c %d, %d windows, %d pairs; want 20, 13, 13·2^24", p.c, p.nwin, p.pairs)
 	}
@@ -162,7 +162,7 @@ func TestSplitWorkBound(t *testing.T) {
 							npip = min(npip, n)
 							for _, onesPct := range []uint64{0, 10, 50, 100} {
 								nones := min(n-npip, n*onesPct/100)
-								p := makeMSMPlanPre(max(npip, 1), 0, c, d, r.Accum[g], r.Reduce[g])
+								p := makeMSMPlanPre(max(npip, 1), c, d, r.Accum[g], r.Reduce[g])
 								w := msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(nones, r.Accum[g]), npip > 0)
 								if w.total > bound {
 									t.Errorf("group %d, n %d, copies c=%d d=%d: a split run with %d through Pippenger (%d copies read) and %d ones takes %d, above the bound %d", group, n, c, d, npip, p.depth, nones, w.total, bound)

@@ -376,17 +376,6 @@ func (s *PinnedScalars) Free() error {
 	return err
 }
 
-// SetMSMUploadParts sets how many pieces an MSM of host scalars (G1Bases.MSM,
-// G2Bases.MSM) cuts its scalars into, so the device starts on a piece while
-// the next one is copied: the pieces' digits, sorts and bucket accumulations
-// follow their copies, into one set of buckets reduced once. It applies to
-// MSMs of 2^16·parts to 2^25 scalars; 1 turns it off; 0 returns to the
-// environment's choice (ZKHOST_CUDA_MSM_UPLOAD_PARTS, default 1: off until
-// the H200 says it pays). Process-wide, for every later MSM.
-func SetMSMUploadParts(parts int) {
-	C.zk_msm_set_upload_parts(C.int(max(0, min(parts, 64))))
-}
-
 // msmWindowBits returns the window size the C side picks for n scalars.
 func msmWindowBits(g2 bool, n int) int {
 	group := C.int(C.ZK_MSM_G1)

@@ -265,20 +265,18 @@ func TestMSMPrecomputeBadArguments(t *testing.T) {
 	}
 }
 
-// BenchmarkMSMPrecompute times the G1 and G2 MSMs at 2^20, 2^22 and 2^24 over
-// the bases alone (d=1) and with the copies the cost model picks (best),
-// scalars from pageable Go memory, from pinned memory, and from pinned memory
-// in 4 overlapped pieces (SetMSMUploadParts: the copy of a piece overlaps the
-// work on the one before): wall-ms/op is the call's wall time, upload
-// included; the device phases are reported beside it. The results of every variant of a size must agree (d=1 is checked
-// against gnark by the tests). Pick with -bench, e.g.
-// 'MSMPrecompute/G1/n=2^24'.
+// BenchmarkMSMPrecompute times the G1 and G2 MSMs at 2^20, 2^22 and 2^24
+// (ZK_BENCH_MSM_LOGS="16 18 26" picks others) over the bases alone (d=1) and
+// with the copies the cost model picks (best), scalars from pageable Go
+// memory and from pinned memory: wall-ms/op is the call's wall time, upload
+// included; the device phases are reported beside it. The results of every
+// variant of a size must agree (d=1 is checked against gnark by the tests).
+// Pick with -bench, e.g. 'MSMPrecompute/G1/n=2^24'.
 func BenchmarkMSMPrecompute(b *testing.B) {
 	needDevice(b)
-	defer SetMSMUploadParts(0)
 	rng := rand.New(rand.NewPCG(69, 70))
 	for _, group := range []int{groupG1, groupG2} {
-		for _, lg := range []int{20, 22, 24} {
+		for _, lg := range benchLogs(b, "ZK_BENCH_MSM_LOGS", []int{20, 22, 24}) {
 			n := 1 << lg
 			name := fmt.Sprintf("G%d/n=2^%d", group, lg)
 			var sc []fr.Element
@@ -306,7 +304,7 @@ func BenchmarkMSMPrecompute(b *testing.B) {
 				}
 			}
 			for _, depth := range []string{"d=1", "best"} {
-				for _, mem := range []string{"pageable", "pinned", "pinned-4parts"} {
+				for _, mem := range []string{"pageable", "pinned"} {
 					b.Run(fmt.Sprintf("%s/%s/%s", name, depth, mem), func(b *testing.B) {
 						setup(b)
 						maxd := 1
@@ -327,10 +325,6 @@ func BenchmarkMSMPrecompute(b *testing.B) {
 						in := sc
 						if mem != "pageable" {
 							in = pinned.Elements()
-						}
-						SetMSMUploadParts(1)
-						if mem == "pinned-4parts" {
-							SetMSMUploadParts(4)
 						}
 						var sum MSMTiming
 						b.ResetTimer()

@@ -83,7 +83,3 @@ func TrimMSMPool(dev int) error { return errNoCUDABuild }
 
 // DeviceResidency reports that the package was built without CUDA.
 func DeviceResidency(dev int) (Residency, error) { return Residency{}, errNoCUDABuild }
-
-// SetMSMUploadParts sets the pieces of an MSM's overlapped upload; without
-// CUDA there are no MSMs, and it does nothing.
-func SetMSMUploadParts(parts int) {}

@@ -12,11 +12,11 @@ package gpu
 */
 import "C"
 
-// cMSMWork is zk_msm_work_of(zk_msm_make_plan(n, cfor, ...)) with the header's
+// cMSMWork is zk_msm_work_of(zk_msm_make_plan_pre(n, ...)) with the header's
 // sort bound and ones nones (zk_msm_ones_threads), as msm.cu computes it, in
 // memplan.go's types.
-func cMSMWork(group int, n, cfor uint64, preC, preDepth int, onDevice bool, nones uint64, pippenger bool, residentAccum, residentReduce uint32) (msmPlan, msmWork) {
-	p := C.zk_msm_make_plan_pre(C.size_t(n), C.size_t(cfor), C.int(preC), C.int(preDepth), C.uint32_t(residentAccum), C.uint32_t(residentReduce))
+func cMSMWork(group int, n uint64, preC, preDepth int, onDevice bool, nones uint64, pippenger bool, residentAccum, residentReduce uint32) (msmPlan, msmWork) {
+	p := C.zk_msm_make_plan_pre(C.size_t(n), C.int(preC), C.int(preDepth), C.uint32_t(residentAccum), C.uint32_t(residentReduce))
 	od := C.int(0)
 	if onDevice {
 		od = 1

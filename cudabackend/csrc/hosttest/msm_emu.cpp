@@ -9,7 +9,7 @@
 // segment and reduction mistakes without a GPU. The precomputed bases
 // (zk_msm_precompute) run the same way: d copies made by precompute_one,
 // digits over G = ceil(nwin/d) bucket sets, for several (n, c, d), d not
-// dividing nwin included, dense, in pieces and split.
+// dividing nwin included, dense and split.
 // Build and run: g++ -O2 -std=c++17 -I.. msm_emu.cpp -o /tmp/msm_emu && /tmp/msm_emu
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,13 +176,11 @@ static jac_t<F> ref_msm(const std::vector<affine_t<F>>& pts, const std::vector<f
     return acc.to_jac();
 }
 
-// emu_accumulate runs msm.cu's sort and accumulation levels of one piece
-// into buckets (add0: level 0 adds, as the overlapped upload's later pieces
-// do).
+// emu_accumulate runs msm.cu's sort and accumulation levels into buckets.
 template <class F>
 static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
                            const std::vector<uint32_t>& vals, int c, int G, uint32_t K0,
-                           uint32_t Kmerge, std::vector<xyzz_t<F>>& buckets, bool add0) {
+                           uint32_t Kmerge, std::vector<xyzz_t<F>>& buckets) {
     using P = xyzz_t<F>;
     const uint32_t m = 1u << (c - 1);
     const uint32_t sentinel = (uint32_t)G * m;
@@ -200,7 +198,7 @@ static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>
     std::vector<P> pa(2 * T);
     for (uint32_t t = 0; t < T; t++)
         accumulate_one<true, F>(t, sk.data(), sv.data(), bases, nullptr, M, K0, sentinel,
-                                buckets.data(), ka.data(), pa.data(), add0);
+                                buckets.data(), ka.data(), pa.data());
     while (T > 1) {
         uint32_t len = 2 * T;
         uint32_t T2 = (len + Kmerge - 1) / Kmerge;
@@ -250,7 +248,7 @@ static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_
                              const std::vector<uint32_t>& vals, int c, int G, uint32_t K0,
                              uint32_t Kmerge, uint32_t Tred, const xyzz_t<F>* ones) {
     std::vector<xyzz_t<F>> buckets((size_t)G * (1u << (c - 1)), xyzz_t<F>::inf());
-    emu_accumulate<F>(bases, keys, vals, c, G, K0, Kmerge, buckets, false);
+    emu_accumulate<F>(bases, keys, vals, c, G, K0, Kmerge, buckets);
     return emu_reduce<F>(buckets, c, G, Tred, ones);
 }
 
@@ -280,29 +278,6 @@ static std::vector<affine_t<F>> copies(const std::vector<affine_t<F>>& bases, in
               "copy 1 of point %zu is not 2^%d times it", i, shift);
     }
     return ext;
-}
-
-// emu_pieces runs the overlapped upload's pipeline: the scalars cut into
-// pieces of piece scalars, each piece's digits (point indices local to the
-// piece, bases offset), sort and accumulation into one set of buckets,
-// level 0 adding from the second piece on, then one reduction.
-// ext holds the bases' copies (copies(), or the n bases alone with G = nwin).
-template <class F>
-static jac_t<F> emu_pieces(const std::vector<affine_t<F>>& ext, uint32_t n,
-                           const std::vector<fr_t>& sc_canon, int c, int G, uint32_t K0,
-                           uint32_t Kmerge, uint32_t Tred, uint32_t piece) {
-    const int nwin = (256 + c - 1) / c;
-    std::vector<xyzz_t<F>> buckets((size_t)G * (1u << (c - 1)), xyzz_t<F>::inf());
-    for (uint32_t off = 0, k = 0; off < n; off += piece, k++) {
-        const uint32_t cn = n - off < piece ? n - off : piece;
-        std::vector<fr_t> sc(cn);
-        for (uint32_t i = 0; i < cn; i++) sc[i] = sc_canon[off + i].to_montgomery();
-        std::vector<uint32_t> keys((size_t)nwin * cn), vals((size_t)nwin * cn);
-        for (uint32_t i = 0; i < cn; i++)
-            digits_one(i, sc.data(), cn, c, nwin, G, n, keys.data(), vals.data());
-        emu_accumulate<F>(ext.data() + off, keys, vals, c, G, K0, Kmerge, buckets, k > 0);
-    }
-    return emu_reduce<F>(buckets, c, G, Tred, nullptr);
 }
 
 // emu_msm runs msm.cu's dense pipeline with the given window, copies (1:
@@ -409,14 +384,6 @@ static void check_case(const char* group, const char* name, const std::vector<af
             CHECK(jac_eq(got, want),
                   "%s %s: c=%d d=%d K0=%u Kmerge=%u Tred=%u differs from the reference", group,
                   name, k.c, d, k.K0, k.Kmerge, tred);
-            // The overlapped upload's pieces: a few sizes, one point a piece
-            // included (small windows only: the reduction dominates the time).
-            for (uint32_t piece : {1u, 7u, 64u}) {
-                if (piece >= pts.size() || k.c > 8 || (d != 1 && d != 5)) continue;
-                jac_t<F> gp = emu_pieces(ext, n, sc, k.c, G, k.K0, k.Kmerge, tred, piece);
-                CHECK(jac_eq(gp, want), "%s %s: pieces of %u, c=%d d=%d K0=%u differ from the reference",
-                      group, name, piece, k.c, d, k.K0);
-            }
         }
     }
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds kernel variants for an A/B comparison on the H200 in one device call: for each
+# NAME=DEFINES argument, msm.cu compiled with those preprocessor defines (sm_90), linked with
+# the other objects of the current build into a gpu.test at bin/h200/variants/gpu-NAME.test.gz.
+# scripts/h200-run.sh's step `variants` runs the same benchmark on each, in turns.
+#
+#   scripts/h200-build.sh     # first: the objects the variants share, and the usual binaries
+#   scripts/h200-variants-build.sh base= inline=-DZK_G1_MUL_INLINE=1 'inl3=-DZK_G1_MUL_INLINE=1 -DZK_G1_ACC_MIN_BLOCKS=3'
+#
+# Variants compile two at a time (msm.cu takes 1-3 minutes each). KEEP=1 keeps the variants
+# built before (else the folder starts empty).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=bin/h200/variants
+VB=build/variants
+[ "${KEEP:-0}" = 1 ] || rm -rf "$OUT"
+mkdir -p "$OUT" "$VB"
+ARCH='-gencode arch=compute_90,code=[sm_90,compute_90]'
+FLAGS="-O3 -std=c++17 $ARCH -Xcompiler -fPIC,-Wall,-Wno-unknown-pragmas -Icudabackend/csrc"
+others=$(ls build/cuda/*.o | grep -v '/msm\.o$')
+names=()
+for spec in "$@"; do
+  name=${spec%%=*}; defs=${spec#*=}
+  names+=("$name")
+  mkdir -p "$VB/$name"
+  echo "== $name: nvcc msm.cu $defs"
+  # shellcheck disable=SC2086
+  nvcc $FLAGS $defs -c cudabackend/csrc/msm.cu -o "$VB/$name/msm.o" &
+  # two compiles at a time
+  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+done
+wait
+cp build/cuda/libzkcuda.a "$VB/libzkcuda.a.keep"
+for name in "${names[@]}"; do
+  rm -f build/cuda/libzkcuda.a
+  # shellcheck disable=SC2086
+  ar rcs build/cuda/libzkcuda.a $others "$VB/$name/msm.o"
+  # The -X makes every variant's link action distinct, so go relinks with this library.
+  go test -c -ldflags "-s -w -X github.com/zkhost/zkhost/cudabackend/gpu.kernelVariant=$name" -tags cuda \
+    -o "$OUT/gpu-$name.test" ./cudabackend/gpu
+  md5sum "$OUT/gpu-$name.test"
+  gzip -9f "$OUT/gpu-$name.test"
+done
+cp "$VB/libzkcuda.a.keep" build/cuda/libzkcuda.a
+du -sh "$OUT"
