@@ -529,6 +529,20 @@ struct mont_t {
     // sppark's mont_t squaring; the rows are written here over this file's
     // chains, so the host emulation checks them against mul_ref.
 
+    // sqr_row adds a_i * a_j for j = j0, j0 + 2, ... < N into acc at limbs
+    // i + j (consecutive: one chain), the chain's carry into the limb after.
+    ZK_HD static void sqr_row(const uint32_t* a, int i, int j0, uint32_t* acc) {
+        zk_chain c;
+        int pos = i + j0;
+#pragma unroll
+        for (int j = j0; j < N; j += 2, pos += 2) {
+            acc[pos] = j == j0 ? c.mad_lo_cc(a[i], a[j], acc[pos])
+                               : c.madc_lo_cc(a[i], a[j], acc[pos]);
+            acc[pos + 1] = c.madc_hi_cc(a[i], a[j], acc[pos + 1]);
+        }
+        acc[pos] = c.addc(acc[pos], 0);
+    }
+
     // sqr_wide: w = a^2 (2N limbs). A product a_i*a_j (i < j) whose low half
     // lands at an odd limb goes to od, at an even limb to ev: each row's
     // products of one parity then sit in consecutive limbs, one carry chain
@@ -540,28 +554,8 @@ struct mont_t {
         for (int k = 0; k < 2 * N; k++) ev[k] = od[k] = 0;
 #pragma unroll
         for (int i = 0; i < N - 1; i++) {
-            {
-                zk_chain c;
-                int pos = 2 * i + 1;
-#pragma unroll
-                for (int j = i + 1; j < N; j += 2, pos += 2) {
-                    od[pos] = j == i + 1 ? c.mad_lo_cc(a[i], a[j], od[pos])
-                                         : c.madc_lo_cc(a[i], a[j], od[pos]);
-                    od[pos + 1] = c.madc_hi_cc(a[i], a[j], od[pos + 1]);
-                }
-                od[pos] = c.addc(od[pos], 0);
-            }
-            if (i + 2 < N) {
-                zk_chain c;
-                int pos = 2 * i + 2;
-#pragma unroll
-                for (int j = i + 2; j < N; j += 2, pos += 2) {
-                    ev[pos] = j == i + 2 ? c.mad_lo_cc(a[i], a[j], ev[pos])
-                                         : c.madc_lo_cc(a[i], a[j], ev[pos]);
-                    ev[pos + 1] = c.madc_hi_cc(a[i], a[j], ev[pos + 1]);
-                }
-                ev[pos] = c.addc(ev[pos], 0);
-            }
+            sqr_row(a, i, i + 1, od);
+            if (i + 2 < N) sqr_row(a, i, i + 2, ev);
         }
         // w = 2*(ev + od) + sum a_i^2 W^(2i); a^2 < 2^(64N), no carry out.
         {

@@ -81,6 +81,16 @@ constexpr uint32_t ACC_THREADS = 128;  // block size of the EC kernels
 constexpr uint32_t K_MERGE = ZK_MSM_K_MERGE;  // entries per thread in the later levels
 constexpr uint32_t MIN_SEG = ZK_MSM_MIN_SEG;  // fewest pairs per level-0 thread
 constexpr size_t MAX_CHUNK = ZK_MSM_MAX_CHUNK;
+// ZK_ACC_MAX_BLOCKS (default 2; 0: as many as fit): the blocks of k_accum0
+// per SM its plan counts on, so the threads it launches (one segment each)
+// and the segments' length. The G1 kernel fits three blocks at 168
+// registers, but measured on the H200 it is 4% slower so (2^24: 110.0 against
+// 105.4 ms): the extra warps add no throughput to a kernel bound by its
+// multiplications, and more, shorter segments (their cache lines, their
+// partial sums) cost.
+#ifndef ZK_ACC_MAX_BLOCKS
+#define ZK_ACC_MAX_BLOCKS 2
+#endif
 static_assert(ZK_MSM_TREE_G == zk_msm::TREE_G, "msm_plan.h sizes the tree for msm_core.cuh's TREE_G");
 
 using namespace zk_msm;
@@ -361,6 +371,7 @@ int residency(int dev, uint32_t* accum, uint32_t* reduce, char* err, size_t errl
     int sms = 0, blocks = 0;
     CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_accum0<F>, ACC_THREADS, 0));
+    if (ZK_ACC_MAX_BLOCKS > 0 && blocks > ZK_ACC_MAX_BLOCKS) blocks = ZK_ACC_MAX_BLOCKS;
     if (blocks < 1) blocks = 1;
     *accum = (uint32_t)(blocks * sms * ACC_THREADS);
     CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_reduce<F>, ACC_THREADS, 0));
