@@ -240,6 +240,21 @@ ZK_HD fq_t fsqr(const fq_t& a) {
 #endif
 }
 
+// ZK_FQ_MULSUB (default 1 with ZK_FQ_LAZY; 0: two products and a
+// difference): fmul_sub(a, b, c, d) = a*b - c*d in G1's point formulas (their
+// Y coordinates) as two wide products and one reduction (field.cuh's
+// mul_sub_lazy), inlined where the product is.
+#ifndef ZK_FQ_MULSUB
+#define ZK_FQ_MULSUB 1
+#endif
+ZK_HD fq_t fmul_sub(const fq_t& a, const fq_t& b, const fq_t& c, const fq_t& d) {
+#if defined(__CUDA_ARCH__) && ZK_FQ_MULSUB && ZK_FQ_LAZY && ZK_G1_MUL_INLINE
+    return fq_t::mul_sub_lazy(a, b, c, d);
+#else
+    return fsub(fmul(a, b), fmul(c, d));
+#endif
+}
+
 // fr_from_mont returns the integer a (canonical limbs) of a Montgomery form
 // a*R: the product with the plain integer 1.
 ZK_HD fr_t fr_from_mont(const fr_t& a) {
@@ -310,6 +325,11 @@ ZK_HD fq2_t fsqr(const fq2_t& a) {
     r.c0 = fq2_mul(fadd(a.c0, a.c1), fsub(a.c0, a.c1));
     r.c1 = fdbl(t);
     return r;
+}
+
+// fmul_sub in Fq2: the two products and their difference.
+ZK_HD fq2_t fmul_sub(const fq2_t& a, const fq2_t& b, const fq2_t& c, const fq2_t& d) {
+    return fsub(fmul(a, b), fmul(c, d));
 }
 
 ZK_HD fq2_t fcanon(const fq2_t& a) {
@@ -428,7 +448,7 @@ struct xyzz_t {
         F xx = fsqr(ax);
         F m = fadd(fdbl(xx), xx);
         x = fsub(fsqr(m), fdbl(s));
-        y = fsub(fmul(m, fsub(s, x)), fmul(w, ay));
+        y = fmul_sub(m, fsub(s, x), w, ay);
         zz = v;
         zzz = w;
     }
@@ -443,7 +463,7 @@ struct xyzz_t {
         F xx = fsqr(x);
         F m = fadd(fdbl(xx), xx);
         F x3 = fsub(fsqr(m), fdbl(s));
-        y = fsub(fmul(m, fsub(s, x3)), fmul(w, y));
+        y = fmul_sub(m, fsub(s, x3), w, y);
         x = x3;
         zz = fmul(v, zz);
         zzz = fmul(w, zzz);
@@ -475,7 +495,7 @@ struct xyzz_t {
         F ppp = fmul(p, pp);
         F q = fmul(x, pp);
         F x3 = fsub(fsub(fsqr(r), ppp), fdbl(q));
-        y = fsub(fmul(r, fsub(q, x3)), fmul(y, ppp));
+        y = fmul_sub(r, fsub(q, x3), y, ppp);
         x = x3;
         zz = fmul(zz, pp);
         zzz = fmul(zzz, ppp);
@@ -506,7 +526,7 @@ struct xyzz_t {
         F ppp = fmul(p, pp);
         F q = fmul(u1, pp);
         F x3 = fsub(fsub(fsqr(r), ppp), fdbl(q));
-        y = fsub(fmul(r, fsub(q, x3)), fmul(s1, ppp));
+        y = fmul_sub(r, fsub(q, x3), s1, ppp);
         x = x3;
         zz = fmul(fmul(zz, o.zz), pp);
         zzz = fmul(fmul(zzz, o.zzz), ppp);

@@ -69,6 +69,15 @@ struct fq_params {
                                     0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
         return v[i];
     }
+    // four_p2 is limb i of 4p^2 (24 limbs; mont_t::mul_sub_lazy adds it).
+    ZK_HD static constexpr uint32_t four_p2(int i) {
+        constexpr uint32_t v[24] = {0x71c638e4, 0x9aa80000, 0xd8e0baac, 0xf3b5ac75, 0x8844f3f5,
+                                    0x58b0ce0d, 0xf9c6dd0c, 0x9afe47b4, 0xc2468125, 0xa4ba16a1,
+                                    0x186171ec, 0x75a18672, 0x25e3bc04, 0xd4c524cc, 0x5b7729bb,
+                                    0x4298b3f4, 0xd27a2f41, 0x9b967924, 0x39c11ad1, 0x8b724394,
+                                    0x88bc97a7, 0x2f49e3aa, 0xe30d7f1d, 0x0a90de92};
+        return v[i];
+    }
     ZK_HD static constexpr uint32_t r2(int i) {
         constexpr uint32_t v[12] = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a6,
                                     0x4c95b6d5, 0x8de5476c, 0x939d83c0, 0x67eb88a9,
@@ -529,18 +538,43 @@ struct mont_t {
     // sppark's mont_t squaring; the rows are written here over this file's
     // chains, so the host emulation checks them against mul_ref.
 
-    // sqr_row adds a_i * a_j for j = j0, j0 + 2, ... < N into acc at limbs
-    // i + j (consecutive: one chain), the chain's carry into the limb after.
-    ZK_HD static void sqr_row(const uint32_t* a, int i, int j0, uint32_t* acc) {
+    // wide_row adds x * b_j for j = j0, j0 + 2, ... < N into acc (2N limbs)
+    // at limbs base + j (consecutive: one chain), the chain's carry into the
+    // limb after (none past the top: a wide product has no carry out).
+    ZK_HD static void wide_row(uint32_t x, const uint32_t* b, int j0, int base, uint32_t* acc) {
         zk_chain c;
-        int pos = i + j0;
+        int pos = base + j0;
 #pragma unroll
         for (int j = j0; j < N; j += 2, pos += 2) {
-            acc[pos] = j == j0 ? c.mad_lo_cc(a[i], a[j], acc[pos])
-                               : c.madc_lo_cc(a[i], a[j], acc[pos]);
-            acc[pos + 1] = c.madc_hi_cc(a[i], a[j], acc[pos + 1]);
+            acc[pos] = j == j0 ? c.mad_lo_cc(x, b[j], acc[pos]) : c.madc_lo_cc(x, b[j], acc[pos]);
+            acc[pos + 1] = c.madc_hi_cc(x, b[j], acc[pos + 1]);
         }
-        acc[pos] = c.addc(acc[pos], 0);
+        if (pos < 2 * N) acc[pos] = c.addc(acc[pos], 0);
+    }
+
+    // add_wide: w = ev + od (2N limbs, no carry out).
+    ZK_HD static void add_wide(const uint32_t* ev, const uint32_t* od, uint32_t* w) {
+        zk_chain c;
+        w[0] = c.add_cc(ev[0], od[0]);
+#pragma unroll
+        for (int k = 1; k < 2 * N - 1; k++) w[k] = c.addc_cc(ev[k], od[k]);
+        w[2 * N - 1] = c.addc(ev[2 * N - 1], od[2 * N - 1]);
+    }
+
+    // mul_wide: w = a*b (2N limbs). As in sqr_wide, a product whose low half
+    // lands at an even limb goes to ev, at an odd limb to od: each row's
+    // products of one parity sit in consecutive limbs of one array, and the
+    // rows' chains end no lower than the ones before.
+    ZK_HD static void mul_wide(const uint32_t* a, const uint32_t* b, uint32_t* w) {
+        uint32_t ev[2 * N], od[2 * N];
+#pragma unroll
+        for (int k = 0; k < 2 * N; k++) ev[k] = od[k] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            wide_row(a[i], b, 0, i, i % 2 == 0 ? ev : od);
+            wide_row(a[i], b, 1, i, i % 2 == 0 ? od : ev);
+        }
+        add_wide(ev, od, w);
     }
 
     // sqr_wide: w = a^2 (2N limbs). A product a_i*a_j (i < j) whose low half
@@ -554,17 +588,11 @@ struct mont_t {
         for (int k = 0; k < 2 * N; k++) ev[k] = od[k] = 0;
 #pragma unroll
         for (int i = 0; i < N - 1; i++) {
-            sqr_row(a, i, i + 1, od);
-            if (i + 2 < N) sqr_row(a, i, i + 2, ev);
+            wide_row(a[i], a, i + 1, i, od);
+            if (i + 2 < N) wide_row(a[i], a, i + 2, i, ev);
         }
         // w = 2*(ev + od) + sum a_i^2 W^(2i); a^2 < 2^(64N), no carry out.
-        {
-            zk_chain c;
-            w[0] = c.add_cc(ev[0], od[0]);
-#pragma unroll
-            for (int k = 1; k < 2 * N - 1; k++) w[k] = c.addc_cc(ev[k], od[k]);
-            w[2 * N - 1] = c.addc(ev[2 * N - 1], od[2 * N - 1]);
-        }
+        add_wide(ev, od, w);
         {
             zk_chain c;
             w[0] = c.add_cc(w[0], w[0]);
@@ -617,6 +645,12 @@ struct mont_t {
     ZK_HD static mont_t sqr_lazy(const mont_t& a) {
         uint32_t w[2 * N];
         sqr_wide(a.l, w);
+        return redc_wide_lazy(w);
+    }
+
+    // redc_wide_lazy is w R^-1 mod p for a 2N-limb w: the reduction of the
+    // low half (at most p) plus the high half; below 2p when w < p*R.
+    ZK_HD static mont_t redc_wide_lazy(const uint32_t* w) {
         mont_t even, odd;
 #pragma unroll
         for (int i = 0; i < N; i++) even.l[i] = w[i];
@@ -637,6 +671,34 @@ struct mont_t {
         for (int i = 1; i < N - 1; i++) even.l[i] = c2.addc_cc(even.l[i], w[N + i]);
         even.l[N - 1] = c2.addc(even.l[N - 1], w[2 * N - 1]);
         return even;
+    }
+
+    // mul_sub_lazy is (a*b - c*d) R^-1 mod p, below 2p, for a, b, c, d below
+    // 2p: both products wide, 4p^2 added so the difference stays positive
+    // (below 8p^2 < p*R, since 8p < R: Fq only), one reduction instead of
+    // two. After Matter Labs' ZPrize 2022 MSM (ec.cuh: Y3 from two wide
+    // products and one reduction).
+    ZK_HD static mont_t mul_sub_lazy(const mont_t& a, const mont_t& b, const mont_t& c,
+                                     const mont_t& d) {
+        static_assert(N == 12, "mul_sub_lazy needs 8p < R: Fq");
+        uint32_t w[2 * N], v[2 * N];
+        mul_wide(a.l, b.l, w);
+        mul_wide(c.l, d.l, v);
+        {
+            zk_chain k;
+            w[0] = k.add_cc(w[0], P::four_p2(0));
+#pragma unroll
+            for (int i = 1; i < 2 * N - 1; i++) w[i] = k.addc_cc(w[i], P::four_p2(i));
+            w[2 * N - 1] = k.addc(w[2 * N - 1], P::four_p2(2 * N - 1));
+        }
+        {
+            zk_chain k;
+            w[0] = k.sub_cc(w[0], v[0]);
+#pragma unroll
+            for (int i = 1; i < 2 * N - 1; i++) w[i] = k.subc_cc(w[i], v[i]);
+            w[2 * N - 1] = k.subc(w[2 * N - 1], v[2 * N - 1]);
+        }
+        return redc_wide_lazy(w);
     }
 
     // sqr_eo is the fully reduced square (sqr_lazy below 1.5p for a < p).

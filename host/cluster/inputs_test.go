@@ -145,14 +145,10 @@ func TestLargeInputs(t *testing.T) {
 		{"corrupt", func(t *testing.T, name string) {
 			// Another content under the name: the object store's own digest
 			// matches it; the message's does not.
-			if _, err := a.inputs.PutBytes(ctx, name, randomBytes(9<<20, 3)); err != nil {
-				t.Fatal(err)
-			}
+			putObject(t, a.inputs, name, randomBytes(9<<20, 3))
 		}, "sha256"},
 		{"truncated", func(t *testing.T, name string) {
-			if _, err := a.inputs.PutBytes(ctx, name, big[:len(big)-1]); err != nil {
-				t.Fatal(err)
-			}
+			putObject(t, a.inputs, name, big[:len(big)-1])
 		}, "9437183 bytes, the message says 9437184"},
 		{"missing", func(t *testing.T, name string) {
 			// A replica that lags answers "not found" for a moment.
@@ -238,5 +234,18 @@ func TestInlineLimit(t *testing.T) {
 		if r.inObject(i) != (i == 1 || i == 9) {
 			t.Errorf("partition %d: in object %v", i, r.inObject(i))
 		}
+	}
+}
+
+// putObject stores data under name in store, with the time putInput gives
+// a put (a minute and more): without a deadline each chunk's publish waits
+// the client's default 5 s for its acknowledgement, which three replicas on
+// a loaded machine can exceed (seen beside two busy loops under -race).
+func putObject(t *testing.T, store jetstream.ObjectStore, name string, data []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := store.PutBytes(ctx, name, data); err != nil {
+		t.Fatalf("storing %d bytes as object %s: %v", len(data), name, err)
 	}
 }
