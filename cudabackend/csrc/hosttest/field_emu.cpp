@@ -130,30 +130,10 @@ static void check_sqr_lazy(const char* name, int iters, uint64_t seed) {
     int bad = 0;
     for (int it = 0; it < iters; it++) {
         F a = reduce_rand<F>(g);
-        F lazy = a;  // a + p when that stays below 2p, a otherwise
-        uint64_t carry = 0;
-        for (int i = 0; i < F::N; i++) {
-            uint64_t s = (uint64_t)a.l[i] + F::modulus().l[i] + carry;
-            lazy.l[i] = (uint32_t)s;
-            carry = s >> 32;
-        }
-        if (it == 0) lazy = F::modulus();  // p: the lazy form of 0
+        F lazy = it == 0 ? F::modulus() : lazy_of(a);  // p: the lazy form of 0
         F want = it == 0 ? F::zero() : F::mul_ref(a, a);
         F got = F::sqr_lazy(lazy);
-        // below 2p?
-        F two_p;
-        uint64_t c2 = 0;
-        for (int i = 0; i < F::N; i++) {
-            uint64_t s = (uint64_t)F::modulus().l[i] * 2 + c2;
-            two_p.l[i] = (uint32_t)s;
-            c2 = s >> 32;
-        }
-        uint64_t b = 0;
-        for (int i = 0; i < F::N; i++) {
-            uint64_t d = (uint64_t)got.l[i] - two_p.l[i] - b;
-            b = (d >> 63) & 1;
-        }
-        if (!b) bad++;  // got >= 2p
+        if (!below_2p(got)) bad++;
         F red = got;
         F::reduce_once(red.l);
         if (red != want) bad++;
