@@ -21,113 +21,22 @@
 
 // ---- field primitives ------------------------------------------------------
 //
-// The point formulas use fadd, fsub, fdbl, fneg, fmul and fsqr, never the
-// field's operators directly. On the host these are field.cuh's (portable,
-// correct) operators. On the device they are built here from carry chains in
-// which EVERY instruction is an `asm volatile` statement: field.cuh's
-// add_ptx / sub_ptx / reduce_ptx use plain `asm`, and the borrow read
-// `subc.u32 r, 0, 0` has no inputs, so the compiler treats it as a constant
-// and merges or hoists it (the PTX of a loop over subtractions held one
-// borrow read for 28 subtractions): every device sum was then wrong. Volatile
-// statements keep their order and are never merged. The product reuses
-// field.cuh's even/odd rows (already volatile) with a volatile final step.
+// The point formulas use fadd, fsub, fdbl, fneg, fmul, fsqr and fmul_sub,
+// never the field's operators directly. On the host these are field.cuh's
+// (portable, correct) operators. On the device they are field.cuh's carry
+// chains (every instruction an `asm volatile`: a borrow read `subc.u32 r,
+// 0, 0` has no inputs, and plain asm let the compiler merge or hoist it,
+// once making every device sum wrong), in the lazy form below.
 namespace zk_dev {
 #ifdef __CUDA_ARCH__
-// pk is limb i of K*p, K = 1 or 2 (p < 2^(32N-1): 2p has no carry out of
-// the top limb).
-template <class P, int K>
-__device__ __forceinline__ constexpr uint32_t pk(int i) {
-    return K == 1 ? P::p(i) : (P::p(i) << 1) | (i > 0 ? P::p(i - 1) >> 31 : 0u);
-}
-
-// reduce_v: x -= K*p when x >= K*p (x < 2K*p).
-template <class P, int K = 1>
-__device__ __forceinline__ void reduce_v(uint32_t* x) {
-    constexpr int N = P::N;
-    uint32_t t[N], borrow;
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(t[0]) : "r"(x[0]), "r"(pk<P, K>(0)));
-#pragma unroll
-    for (int i = 1; i < N; i++)
-        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(t[i]) : "r"(x[i]), "r"(pk<P, K>(i)));
-    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
-    // borrow is all ones when x < K*p: keep x.
-#pragma unroll
-    for (int i = 0; i < N; i++) x[i] = borrow ? x[i] : t[i];
-}
-
-// add_v: a + b reduced below K*p, for a, b below K*p (a + b < 2K*p <
-// 2^(32N): no carry out). K = 1: a + b mod p.
-template <class P, int K = 1>
-__device__ __forceinline__ mont_t<P> add_v(const mont_t<P>& a, const mont_t<P>& b) {
-    constexpr int N = P::N;
-    mont_t<P> r;
-    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r.l[0]) : "r"(a.l[0]), "r"(b.l[0]));
-#pragma unroll
-    for (int i = 1; i < N - 1; i++)
-        asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r.l[i]) : "r"(a.l[i]), "r"(b.l[i]));
-    asm volatile("addc.u32 %0, %1, %2;" : "=r"(r.l[N - 1]) : "r"(a.l[N - 1]), "r"(b.l[N - 1]));
-    reduce_v<P, K>(r.l);
-    return r;
-}
-
-// sub_v: a - b, K*p added back on borrow, for a, b below K*p. K = 1: a - b
-// mod p.
-template <class P, int K = 1>
-__device__ __forceinline__ mont_t<P> sub_v(const mont_t<P>& a, const mont_t<P>& b) {
-    constexpr int N = P::N;
-    mont_t<P> r;
-    uint32_t borrow;
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r.l[0]) : "r"(a.l[0]), "r"(b.l[0]));
-#pragma unroll
-    for (int i = 1; i < N; i++)
-        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r.l[i]) : "r"(a.l[i]), "r"(b.l[i]));
-    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
-    // On borrow add K*p back (K*p & borrow is K*p or 0).
-    asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(r.l[0]) : "r"(pk<P, K>(0) & borrow));
-#pragma unroll
-    for (int i = 1; i < N - 1; i++)
-        asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(r.l[i]) : "r"(pk<P, K>(i) & borrow));
-    asm volatile("addc.u32 %0, %0, %1;" : "+r"(r.l[N - 1]) : "r"(pk<P, K>(N - 1) & borrow));
-    return r;
-}
-
-// mul_lazy_v: the even/odd Montgomery product of field.cuh (mont_t::mul_eo)
-// with a volatile final addition and no final subtraction: below 2p for
-// inputs below 2p when 4p < R (below 2p too for inputs below p).
-template <class P>
-__device__ __forceinline__ mont_t<P> mul_lazy_v(const mont_t<P>& a, const mont_t<P>& b) {
-    constexpr int N = P::N;
-    mont_t<P> even, odd;
-#pragma unroll
-    for (int i = 0; i < N; i += 2) {
-        mont_t<P>::mad_row_redc(even.l, odd.l, a.l, b.l[i], i == 0);
-        mont_t<P>::mad_row_redc(odd.l, even.l, a.l, b.l[i + 1], false);
-    }
-    // T = odd + W*even with odd[0] == 0: result = even + odd/W.
-    asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(even.l[0]) : "r"(odd.l[1]));
-#pragma unroll
-    for (int i = 1; i < N - 1; i++)
-        asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(even.l[i]) : "r"(odd.l[i + 1]));
-    asm volatile("addc.u32 %0, %0, %1;" : "+r"(even.l[N - 1]) : "r"(0u));
-    return even;
-}
-
-// mul_v: the fully reduced product.
-template <class P>
-__device__ __forceinline__ mont_t<P> mul_v(const mont_t<P>& a, const mont_t<P>& b) {
-    mont_t<P> r = mul_lazy_v<P>(a, b);
-    reduce_v<P>(r.l);
-    return r;
-}
-
 // ---- lazy reduction (ZK_FQ_LAZY) --------------------------------------------
 //
 // The device keeps Fq values in [0, 2p) instead of [0, p) (ZK_FQ_LAZY, default
 // 1; 0 restores full reduction after every operation for comparisons):
 // a Montgomery product of two such values is again below 2p when 4p < R
 // (BLS12-381: p < 2^381, R = 2^384), so the product skips its final
-// subtraction (mul_lazy_v); a sum subtracts 2p when it reaches 2p, a
-// difference adds 2p when it borrows (add_v, sub_v with K = 2). Zero tests
+// subtraction (mont_t::mul_lazy); a sum subtracts 2p when it reaches 2p, a
+// difference adds 2p when it borrows (add_chain, sub_chain with K = 2). Zero tests
 // (fzero) and values leaving the device (fcanon) reduce once to [0, p).
 // After Matter Labs' ZPrize 2022 MSM (ff_dispatch_st.cuh: values in [0, 2p),
 // mul<0> without the final subtraction, sub adding 2p). Measured on the H200
@@ -141,9 +50,9 @@ constexpr int FQ_K = ZK_FQ_LAZY ? 2 : 1;  // Fq values lie below FQ_K * p
 // fq_mul_dev is the device's Fq product, lazy or not.
 __device__ __forceinline__ fq_t fq_mul_dev(const fq_t& a, const fq_t& b) {
 #if ZK_FQ_LAZY
-    return mul_lazy_v<fq_params>(a, b);
+    return fq_t::mul_lazy(a, b);
 #else
-    return mul_v<fq_params>(a, b);
+    return fq_t::mul_eo(a, b);
 #endif
 }
 
@@ -174,14 +83,14 @@ __device__ __noinline__ fq_t fq_sqr_call(fq_t a) { return fq_sqr_dev(a); }
 
 ZK_HD fq_t fadd(const fq_t& a, const fq_t& b) {
 #ifdef __CUDA_ARCH__
-    return zk_dev::add_v<fq_params, zk_dev::FQ_K>(a, b);
+    return fq_t::add_chain<zk_dev::FQ_K>(a, b);
 #else
     return a + b;
 #endif
 }
 ZK_HD fq_t fsub(const fq_t& a, const fq_t& b) {
 #ifdef __CUDA_ARCH__
-    return zk_dev::sub_v<fq_params, zk_dev::FQ_K>(a, b);
+    return fq_t::sub_chain<zk_dev::FQ_K>(a, b);
 #else
     return a - b;
 #endif
@@ -190,7 +99,7 @@ ZK_HD fq_t fsub(const fq_t& a, const fq_t& b) {
 ZK_HD fq_t fcanon(const fq_t& a) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
     fq_t r = a;
-    zk_dev::reduce_v<fq_params>(r.l);
+    fq_t::reduce_chain(r.l);
     return r;
 #else
     return a;
@@ -261,7 +170,7 @@ ZK_HD fr_t fr_from_mont(const fr_t& a) {
 #ifdef __CUDA_ARCH__
     fr_t one_raw = fr_t::zero();
     one_raw.l[0] = 1;
-    return zk_dev::mul_v<fr_params>(a, one_raw);
+    return fr_t::mul_eo(a, one_raw);
 #else
     return a.from_montgomery();
 #endif

@@ -275,20 +275,30 @@ struct mont_t {
         return r;
     }
 
-    // reduce_chain: x -= p if x >= p (x < 2p).
+    // kp is limb i of K*p, K = 1 or 2 (p < R/2: 2p has no carry out of the
+    // top limb). K = 2 serves the lazy form, values kept below 2p.
+    template <int K = 1>
+    ZK_HD static constexpr uint32_t kp(int i) {
+        return K == 1 ? P::p(i) : (P::p(i) << 1) | (i > 0 ? P::p(i - 1) >> 31 : 0u);
+    }
+
+    // reduce_chain: x -= K*p if x >= K*p (x < 2K*p).
+    template <int K = 1>
     ZK_HD static void reduce_chain(uint32_t* x) {
         uint32_t t[N];
         zk_chain c;
-        t[0] = c.sub_cc(x[0], P::p(0));
+        t[0] = c.sub_cc(x[0], kp<K>(0));
 #pragma unroll
-        for (int i = 1; i < N; i++) t[i] = c.subc_cc(x[i], P::p(i));
-        // all ones when the subtraction borrowed, i.e. x < p: keep x.
+        for (int i = 1; i < N; i++) t[i] = c.subc_cc(x[i], kp<K>(i));
+        // all ones when the subtraction borrowed, i.e. x < K*p: keep x.
         uint32_t borrow = c.subc(0, 0);
 #pragma unroll
         for (int i = 0; i < N; i++) x[i] = borrow ? x[i] : t[i];
     }
 
-    // add_chain is a + b mod p with carry chains.
+    // add_chain is a + b reduced below K*p (a, b below K*p; K = 1: a + b mod
+    // p) with carry chains.
+    template <int K = 1>
     ZK_HD static mont_t add_chain(const mont_t& a, const mont_t& b) {
         mont_t r;
         zk_chain c;
@@ -296,23 +306,25 @@ struct mont_t {
 #pragma unroll
         for (int i = 1; i < N - 1; i++) r.l[i] = c.addc_cc(a.l[i], b.l[i]);
         r.l[N - 1] = c.addc(a.l[N - 1], b.l[N - 1]);
-        reduce_chain(r.l);
+        reduce_chain<K>(r.l);
         return r;
     }
 
-    // sub_chain is a - b mod p with carry chains.
+    // sub_chain is a - b with K*p added back on borrow (a, b below K*p; K = 1:
+    // a - b mod p) with carry chains.
+    template <int K = 1>
     ZK_HD static mont_t sub_chain(const mont_t& a, const mont_t& b) {
         mont_t r;
         zk_chain c;
         r.l[0] = c.sub_cc(a.l[0], b.l[0]);
 #pragma unroll
         for (int i = 1; i < N; i++) r.l[i] = c.subc_cc(a.l[i], b.l[i]);
-        uint32_t mask = c.subc(0, 0);  // all ones on borrow: add p back
+        uint32_t mask = c.subc(0, 0);  // all ones on borrow: add K*p back
         zk_chain c2;
-        r.l[0] = c2.add_cc(r.l[0], P::p(0) & mask);
+        r.l[0] = c2.add_cc(r.l[0], kp<K>(0) & mask);
 #pragma unroll
-        for (int i = 1; i < N - 1; i++) r.l[i] = c2.addc_cc(r.l[i], P::p(i) & mask);
-        r.l[N - 1] = c2.addc(r.l[N - 1], P::p(N - 1) & mask);
+        for (int i = 1; i < N - 1; i++) r.l[i] = c2.addc_cc(r.l[i], kp<K>(i) & mask);
+        r.l[N - 1] = c2.addc(r.l[N - 1], kp<K>(N - 1) & mask);
         return r;
     }
 
@@ -512,6 +524,14 @@ struct mont_t {
 
     // mul_eo is the even/odd Montgomery product; the device's operator*.
     ZK_HD static mont_t mul_eo(const mont_t& a, const mont_t& b) {
+        mont_t r = mul_lazy(a, b);
+        reduce_chain(r.l);
+        return r;
+    }
+
+    // mul_lazy is mul_eo without its final subtraction: below 2p for inputs
+    // below 2p when 4p < R (the lazy form of Fq on the device).
+    ZK_HD static mont_t mul_lazy(const mont_t& a, const mont_t& b) {
         mont_t even, odd;
 #pragma unroll
         for (int i = 0; i < N; i += 2) {
@@ -524,7 +544,6 @@ struct mont_t {
 #pragma unroll
         for (int i = 1; i < N - 1; i++) even.l[i] = c.addc_cc(even.l[i], odd.l[i + 1]);
         even.l[N - 1] = c.addc(even.l[N - 1], 0);
-        reduce_chain(even.l);
         return even;
     }
 

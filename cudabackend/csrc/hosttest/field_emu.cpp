@@ -97,7 +97,8 @@ static bool below_2p(const F& x) {
 }
 
 // check_mul_sub_lazy: (a*b - c*d) R^-1 from two wide products and one
-// reduction, inputs reduced or lazy, is below 2p and the reference's value.
+// reduction, and the lazy a + b and a - b, inputs reduced or lazy, are below
+// 2p and the reference's values.
 template <class F>
 static void check_mul_sub_lazy(const char* name, int iters, uint64_t seed) {
     std::mt19937_64 g(seed);
@@ -115,9 +116,15 @@ static void check_mul_sub_lazy(const char* name, int iters, uint64_t seed) {
         F red = got;
         F::reduce_once(red.l);
         if (red != want) bad++;
+        // The lazy sum and difference (add_chain, sub_chain with K = 2).
+        F sum = F::template add_chain<2>(in[0], in[1]), dif = F::template sub_chain<2>(in[0], in[1]);
+        if (!below_2p(sum) || !below_2p(dif)) bad++;
+        F::reduce_once(sum.l);
+        F::reduce_once(dif.l);
+        if (sum != F::add_ref(v[0], v[1]) || dif != F::sub_ref(v[0], v[1])) bad++;
     }
     if (bad) {
-        printf("FAIL %s lazy product differences: %d mismatches\n", name, bad);
+        printf("FAIL %s lazy product differences, sums, differences: %d mismatches\n", name, bad);
         failures++;
     }
 }
