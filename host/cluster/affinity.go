@@ -102,12 +102,15 @@ func (p *peers) setOwn(keys []string) {
 func (p *peers) handBack(circuit string, seq, delivered uint64, now time.Time) (holder string, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if delivered > affinityMaxDelivered || slices.Contains(p.own, circuit) {
+		return "", false
+	}
 	for s, hb := range p.handedBack {
 		if now.Sub(hb.last) > time.Minute {
 			delete(p.handedBack, s)
 		}
 	}
-	if delivered > affinityMaxDelivered || slices.Contains(p.own, circuit) || p.handedBack[seq].n >= affinityTries {
+	if p.handedBack[seq].n >= affinityTries {
 		return "", false
 	}
 	best := 0

@@ -102,14 +102,13 @@ func BenchmarkResultsStore(b *testing.B) {
 	b.Run("kv/record-16", func(b *testing.B) {
 		rec := createJob(b, hosts[0], b.N, api.ClassNormal)
 		var next, failed atomic.Int64
-		b.SetParallelism(8) // × GOMAXPROCS (2 here) goroutines
+		b.SetParallelism(8) // × GOMAXPROCS goroutines
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				i := int(next.Add(1) - 1)
 				// A host retries a record that failed (recordProofPatiently,
-				// after 250ms): here at once, and counted. updateJob gives
-				// up after 21 lost compare-and-sets in a row.
+				// after 250ms): here at once, and counted.
 				for try := 0; ; try++ {
 					err := hosts[i%3].recordProof(ctx, rec.ID, i, proofRecord{Proof: make([]byte, 400), Public: make([]byte, 76), Host: "h0"})
 					if err == nil {

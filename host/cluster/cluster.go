@@ -278,8 +278,9 @@ func (c *Cluster) markVerified(ctx context.Context, id string, idx int) error {
 }
 
 // endJob moves a job that has not ended to state with reason, and deletes its
-// input objects; it reports whether this call ended it.
-func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, reason string) (bool, error) {
+// input objects; it returns the job's record as it now stands and whether
+// this call ended it.
+func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, reason string) (*jobRecord, bool, error) {
 	ended := false
 	r, err := c.updateJob(ctx, id, func(r *jobRecord) bool {
 		ended = false // an attempt whose update lost does not count
@@ -301,7 +302,7 @@ func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, rea
 	if err == nil && ended {
 		c.dropInputs(ctx, r)
 	}
-	return ended, err
+	return r, ended, err
 }
 
 // proofs reads a job's stored proofs into job's partitions, a few at a time.

@@ -320,7 +320,7 @@ func TestCancel(t *testing.T) {
 		t.Errorf("cancelled job: %s with %d partitions cancelled", got.State, got.Count(api.PartitionCancelled))
 	}
 	// A second cancel changes nothing.
-	if ended, err := b.endJob(ctx, rec.ID, api.JobCancelled, "again"); err != nil || ended {
+	if _, ended, err := b.endJob(ctx, rec.ID, api.JobCancelled, "again"); err != nil || ended {
 		t.Errorf("second cancel: ended %v, err %v", ended, err)
 	}
 	evs := <-awaited

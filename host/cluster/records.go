@@ -93,11 +93,15 @@ func (r *jobRecord) state() api.JobState {
 	return s
 }
 
-func (r *jobRecord) verified(i int) bool {
-	return i >= 0 && i/8 < len(r.Verified) && r.Verified[i/8]&(1<<(i%8)) != 0
-}
+// bitSet reports bit i of the bitmap b (false beyond its end).
+func bitSet(b []byte, i int) bool { return i >= 0 && i/8 < len(b) && b[i/8]&(1<<(i%8)) != 0 }
 
-func (r *jobRecord) setVerified(i int) { r.Verified[i/8] |= 1 << (i % 8) }
+// setBit sets bit i of the bitmap b.
+func setBit(b []byte, i int) { b[i/8] |= 1 << (i % 8) }
+
+func (r *jobRecord) verified(i int) bool { return bitSet(r.Verified, i) }
+
+func (r *jobRecord) setVerified(i int) { setBit(r.Verified, i) }
 
 // markObjects sets the Objects bit of every input larger than inline bytes.
 func (r *jobRecord) markObjects(inputs [][]byte, inline int) {
@@ -107,14 +111,12 @@ func (r *jobRecord) markObjects(inputs [][]byte, inline int) {
 			if r.Objects == nil {
 				r.Objects = make([]byte, (len(inputs)+7)/8)
 			}
-			r.Objects[i/8] |= 1 << (i % 8)
+			setBit(r.Objects, i)
 		}
 	}
 }
 
-func (r *jobRecord) inObject(i int) bool {
-	return i >= 0 && i/8 < len(r.Objects) && r.Objects[i/8]&(1<<(i%8)) != 0
-}
+func (r *jobRecord) inObject(i int) bool { return bitSet(r.Objects, i) }
 
 func (r *jobRecord) countVerified() int {
 	n := 0

@@ -282,10 +282,11 @@ func (c *Cluster) Cancel(ctx context.Context, id string) (api.Job, error) {
 	if _, err := c.visibleJob(ctx, id); err != nil {
 		return api.Job{}, err
 	}
-	if _, err := c.endJob(ctx, id, api.JobCancelled, "cancelled by a client"); err != nil {
+	r, _, err := c.endJob(ctx, id, api.JobCancelled, "cancelled by a client")
+	if err != nil {
 		return api.Job{}, api.Unavailablef("cluster: %v", err)
 	}
-	return c.Get(ctx, id)
+	return c.final(ctx, r)
 }
 
 // listTimeout bounds one List.

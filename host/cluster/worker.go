@@ -212,7 +212,7 @@ func (c *Cluster) inputFailed(ctx context.Context, msg jetstream.Msg, jobID stri
 		return
 	}
 	c.log.Error("a partition's input is lost; the job fails", "job", jobID, "error", err)
-	if _, err := c.endJob(ctx, jobID, api.JobFailed, err.Error()); err != nil {
+	if _, _, err := c.endJob(ctx, jobID, api.JobFailed, err.Error()); err != nil {
 		msg.NakWithDelay(time.Second)
 		return
 	}
@@ -226,7 +226,7 @@ func (c *Cluster) inputFailed(ctx context.Context, msg jetstream.Msg, jobID stri
 func (c *Cluster) localRefused(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, rec *jobRecord, idx int, err error) {
 	if errors.Is(err, api.ErrInvalidArgument) {
 		reason := fmt.Sprintf("partition %d: %v", idx, err)
-		if _, err := c.endJob(ctx, rec.ID, api.JobFailed, reason); err != nil {
+		if _, _, err := c.endJob(ctx, rec.ID, api.JobFailed, reason); err != nil {
 			// Not recorded: the job would wait for this partition forever.
 			c.log.Warn("failing a job; the partition goes back to the queue", "job", rec.ID, "partition", idx, "error", err)
 			msg.NakWithDelay(time.Second)
@@ -255,7 +255,7 @@ func (c *Cluster) failedHere(ctx context.Context, msg jetstream.Msg, md *jetstre
 	}
 	if failed >= c.cfg.MaxDeliver {
 		reason := fmt.Sprintf("partition %d failed on %d deliveries, the last on host %s: %s", idx, failed, c.cfg.Name, why)
-		if _, err := c.endJob(ctx, jobID, api.JobFailed, reason); err != nil {
+		if _, _, err := c.endJob(ctx, jobID, api.JobFailed, reason); err != nil {
 			msg.NakWithDelay(time.Second)
 			return
 		}
