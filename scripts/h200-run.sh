@@ -212,8 +212,8 @@ for step in $STEPS; do
       gunzip -c "$f" > "$BIN/variants/$v.test"; chmod +x "$BIN/variants/$v.test"
     done
     for v in "${vs[@]}"; do
-      log "variant $v: tests (${VAR_RUN:-MSMG1EdgeCases|MSMPrecomputeG1EdgeCases})"
-      (cd "$ROOT/cudabackend/gpu" && box "${VAR_TT:-60}" "$BIN/variants/$v.test" -test.run "${VAR_RUN:-MSMG1EdgeCases|MSMPrecomputeG1EdgeCases}" -test.timeout 300s) > "$OUT/variant-$v-tests.txt" 2>&1
+      log "variant $v: tests (${VAR_RUN:-MSM(G1|G2)EdgeCases|MSMPrecompute(G1|G2)EdgeCases})"
+      (cd "$ROOT/cudabackend/gpu" && box "${VAR_TT:-60}" "$BIN/variants/$v.test" -test.run "${VAR_RUN:-MSM(G1|G2)EdgeCases|MSMPrecompute(G1|G2)EdgeCases}" -test.timeout 300s) > "$OUT/variant-$v-tests.txt" 2>&1
       log "variant $v tests exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|differs" "$OUT/variant-$v-tests.txt" | head -10 | tee -a "$OUT/summary.txt"
     done
     for r in $(seq 1 "${VAR_ROUNDS:-2}"); do

@@ -5,7 +5,7 @@
 # scripts/h200-run.sh's step `variants` runs the same benchmark on each, in turns.
 #
 #   scripts/h200-build.sh     # first: the objects the variants share, and the usual binaries
-#   scripts/h200-variants-build.sh base= inline=-DZK_G1_MUL_INLINE=1 'inl3=-DZK_G1_MUL_INLINE=1 -DZK_G1_ACC_MIN_BLOCKS=3'
+#   scripts/h200-variants-build.sh base= nolazy=-DZK_FQ_LAZY=0 'blocks3=-DZK_ACC_MAX_BLOCKS=0'
 #
 # Variants compile two at a time (msm.cu takes 1-3 minutes each). KEEP=1 keeps the variants
 # built before (else the folder starts empty).
@@ -19,18 +19,26 @@ ARCH='-gencode arch=compute_90,code=[sm_90,compute_90]'
 FLAGS="-O3 -std=c++17 $ARCH -Xcompiler -fPIC,-Wall,-Wno-unknown-pragmas -Icudabackend/csrc"
 others=$(ls build/cuda/*.o | grep -v '/msm\.o$')
 names=()
+pids=()
 for spec in "$@"; do
   name=${spec%%=*}; defs=${spec#*=}
   names+=("$name")
   mkdir -p "$VB/$name"
+  rm -f "$VB/$name/msm.o"  # a failed compile must not leave an older object to link
   echo "== $name: nvcc msm.cu $defs"
   # shellcheck disable=SC2086
   nvcc $FLAGS $defs -c cudabackend/csrc/msm.cu -o "$VB/$name/msm.o" &
+  pids+=($!)
   # two compiles at a time
-  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
 done
-wait
+for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+for name in "${names[@]}"; do
+  [ -s "$VB/$name/msm.o" ] || { echo "variant $name: msm.cu did not compile" >&2; exit 1; }
+done
 cp build/cuda/libzkcuda.a "$VB/libzkcuda.a.keep"
+# The build's own library comes back however this ends.
+trap 'cp "$VB/libzkcuda.a.keep" build/cuda/libzkcuda.a' EXIT
 for name in "${names[@]}"; do
   rm -f build/cuda/libzkcuda.a
   # shellcheck disable=SC2086
@@ -41,5 +49,4 @@ for name in "${names[@]}"; do
   md5sum "$OUT/gpu-$name.test"
   gzip -9f "$OUT/gpu-$name.test"
 done
-cp "$VB/libzkcuda.a.keep" build/cuda/libzkcuda.a
 du -sh "$OUT"

@@ -47,37 +47,15 @@ namespace zk_dev {
 #endif
 constexpr int FQ_K = ZK_FQ_LAZY ? 2 : 1;  // Fq values lie below FQ_K * p
 
-// fq_mul_dev is the device's Fq product, lazy or not.
-__device__ __forceinline__ fq_t fq_mul_dev(const fq_t& a, const fq_t& b) {
-#if ZK_FQ_LAZY
-    return fq_t::mul_lazy(a, b);
-#else
-    return fq_t::mul_eo(a, b);
-#endif
+// The Fq product for Fq2 arithmetic is one out-of-line function: inlining
+// its ~600 instructions at every use made G2 kernels take minutes to
+// compile, spill, and overflow the instruction cache. Arguments and result
+// travel in registers (no stack frame), so a call costs a few dozen moves.
+// G1 inlines it (fmul): 3.8% faster on the G1 MSM at 2^24 (BENCHMARKS.md,
+// fourth session).
+__device__ __noinline__ fq_t fq_mul_call(fq_t a, fq_t b) {
+    return ZK_FQ_LAZY ? fq_t::mul_lazy(a, b) : fq_t::mul_eo(a, b);
 }
-
-// The Fq product is one out-of-line function: inlining its ~600
-// instructions at every use made G2 kernels take minutes to compile, spill,
-// and overflow the instruction cache. Arguments and result travel in
-// registers (no stack frame), so a call costs a few dozen moves.
-__device__ __noinline__ fq_t fq_mul_call(fq_t a, fq_t b) { return fq_mul_dev(a, b); }
-
-// ZK_FQ_SQR (default 1; 0: the product a*a): the device's Fq squaring is
-// field.cuh's dedicated one (sqr_lazy / sqr_eo: 78 products before the
-// reduction instead of 144), inlined or called as the product is; measured
-// 1.7% faster on the G1 MSM at 2^24 (two of a mixed addition's ten products
-// are squares).
-#ifndef ZK_FQ_SQR
-#define ZK_FQ_SQR 1
-#endif
-__device__ __forceinline__ fq_t fq_sqr_dev(const fq_t& a) {
-#if ZK_FQ_LAZY
-    return fq_t::sqr_lazy(a);
-#else
-    return fq_t::sqr_eo(a);
-#endif
-}
-__device__ __noinline__ fq_t fq_sqr_call(fq_t a) { return fq_sqr_dev(a); }
 #endif
 }  // namespace zk_dev
 
@@ -109,29 +87,18 @@ ZK_HD fq_t fcanon(const fq_t& a) {
 ZK_HD bool fzero(const fq_t& a) { return fcanon(a).is_zero(); }
 ZK_HD fq_t fdbl(const fq_t& a) { return fadd(a, a); }
 ZK_HD fq_t fneg(const fq_t& a) { return fsub(fq_t::zero(), a); }
-// ZK_G1_MUL_INLINE (default 1; 0: the call): the Fq product is inlined into
-// the G1 kernels (G2's Fq2 arithmetic calls fq_mul_call either way, see
-// fq2_mul). Measured on the H200: the G1 MSM at 2^24 3.8% faster than with
-// the call (its argument moves and no scheduling across it), at 228 registers
-// against 222; the same kernel held to 168 registers (three blocks per SM
-// instead of two) spilled and lost 2.6%.
-#ifndef ZK_G1_MUL_INLINE
-#define ZK_G1_MUL_INLINE 1
-#endif
+// fmul is the Fq product, inlined on the device (see fq_mul_call).
 ZK_HD fq_t fmul(const fq_t& a, const fq_t& b) {
-#ifdef __CUDA_ARCH__
-#if ZK_G1_MUL_INLINE
-    return zk_dev::fq_mul_dev(a, b);
-#else
-    return zk_dev::fq_mul_call(a, b);
-#endif
+#if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
+    return fq_t::mul_lazy(a, b);
+#elif defined(__CUDA_ARCH__)
+    return fq_t::mul_eo(a, b);
 #else
     return a * b;
 #endif
 }
-// fq2_mul is the Fq product inside Fq2 arithmetic: always the out-of-line
-// call on the device (three products per Fq2 product inlined everywhere
-// would make the G2 kernels huge).
+// fq2_mul is the Fq product inside Fq2 arithmetic: the out-of-line call on
+// the device.
 ZK_HD fq_t fq2_mul(const fq_t& a, const fq_t& b) {
 #ifdef __CUDA_ARCH__
     return zk_dev::fq_mul_call(a, b);
@@ -139,25 +106,23 @@ ZK_HD fq_t fq2_mul(const fq_t& a, const fq_t& b) {
     return a * b;
 #endif
 }
+// fsqr is field.cuh's dedicated squaring on the device (78 products before
+// the reduction instead of 144): 1.7% faster on the G1 MSM at 2^24, two of a
+// mixed addition's ten products being squares (BENCHMARKS.md).
 ZK_HD fq_t fsqr(const fq_t& a) {
-#if defined(__CUDA_ARCH__) && ZK_FQ_SQR && ZK_G1_MUL_INLINE
-    return zk_dev::fq_sqr_dev(a);
-#elif defined(__CUDA_ARCH__) && ZK_FQ_SQR
-    return zk_dev::fq_sqr_call(a);
+#if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
+    return fq_t::sqr_lazy(a);
+#elif defined(__CUDA_ARCH__)
+    return fq_t::sqr_eo(a);
 #else
-    return fmul(a, a);
+    return a * a;
 #endif
 }
-
-// ZK_FQ_MULSUB (default 1 with ZK_FQ_LAZY; 0: two products and a
-// difference): fmul_sub(a, b, c, d) = a*b - c*d in G1's point formulas (their
-// Y coordinates) as two wide products and one reduction (field.cuh's
-// mul_sub_lazy), inlined where the product is.
-#ifndef ZK_FQ_MULSUB
-#define ZK_FQ_MULSUB 1
-#endif
+// fmul_sub is a*b - c*d (the Y coordinates of G1's point formulas): on the
+// device with the lazy form, two wide products and one reduction (field.cuh's
+// mul_sub_lazy; 2.7% faster on the G1 MSM at 2^24, BENCHMARKS.md).
 ZK_HD fq_t fmul_sub(const fq_t& a, const fq_t& b, const fq_t& c, const fq_t& d) {
-#if defined(__CUDA_ARCH__) && ZK_FQ_MULSUB && ZK_FQ_LAZY && ZK_G1_MUL_INLINE
+#if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
     return fq_t::mul_sub_lazy(a, b, c, d);
 #else
     return fsub(fmul(a, b), fmul(c, d));
@@ -165,16 +130,8 @@ ZK_HD fq_t fmul_sub(const fq_t& a, const fq_t& b, const fq_t& c, const fq_t& d) 
 }
 
 // fr_from_mont returns the integer a (canonical limbs) of a Montgomery form
-// a*R: the product with the plain integer 1.
-ZK_HD fr_t fr_from_mont(const fr_t& a) {
-#ifdef __CUDA_ARCH__
-    fr_t one_raw = fr_t::zero();
-    one_raw.l[0] = 1;
-    return fr_t::mul_eo(a, one_raw);
-#else
-    return a.from_montgomery();
-#endif
-}
+// a*R.
+ZK_HD fr_t fr_from_mont(const fr_t& a) { return a.from_montgomery(); }
 
 // fq2_t is an element c0 + c1*u of Fq2 = Fq[u]/(u^2+1), laid out as gnark's
 // E2 {A0, A1}. Its arithmetic is the free functions below.
@@ -307,6 +264,10 @@ struct xyzz_t {
         r.zzz = F::zero();
         return r;
     }
+    // is_inf tests ZZ for exact zero, not fzero: ZZ is 0 only as set_inf or
+    // inf wrote it, or as a product with such a 0 (the lazy product of 0 is
+    // 0); a product of nonzero values is never 0 mod p, and these groups have
+    // no points of order 2.
     ZK_HD bool is_inf() const { return zz.is_zero(); }
     ZK_HD void set_inf() {
         zz = F::zero();

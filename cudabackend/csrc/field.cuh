@@ -393,7 +393,7 @@ struct mont_t {
 
     ZK_HD friend mont_t operator*(const mont_t& a, const mont_t& b) {
 #ifdef __CUDA_ARCH__
-        return mul_dev(a, b);
+        return mul_eo(a, b);
 #else
         return mul_ref(a, b);
 #endif
@@ -727,11 +727,6 @@ struct mont_t {
         return r;
     }
 
-#ifdef __CUDA_ARCH__
-    __device__ __forceinline__ static mont_t mul_dev(const mont_t& a, const mont_t& b) {
-        return mul_eo(a, b);
-    }
-#endif
 };
 
 // fr_t is an element of the BLS12-381 scalar field (gnark-crypto fr.Element).

@@ -653,10 +653,7 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
                 snprintf(cerr, sizeof cerr, "record the classification's event");
             }
             classified.set_value(crc);
-            if (crc != ZK_MSM_OK) {
-                g2rc = crc;  // reported as the classification's error
-                return;
-            }
+            if (crc != ZK_MSM_OK) return;  // the main thread reports it
         } else {
             classified.set_value(ZK_MSM_OK);
         }

@@ -85,7 +85,7 @@ constexpr size_t MAX_CHUNK = ZK_MSM_MAX_CHUNK;
 // per SM its plan counts on, so the threads it launches (one segment each)
 // and the segments' length. The G1 kernel fits three blocks at 168
 // registers, but measured on the H200 it is 4% slower so (2^24: 110.0 against
-// 105.4 ms): the extra warps add no throughput to a kernel bound by its
+// 105.5 ms, BENCHMARKS.md): the extra warps add no throughput to a kernel bound by its
 // multiplications, and more, shorter segments (their cache lines, their
 // partial sums) cost.
 #ifndef ZK_ACC_MAX_BLOCKS

@@ -50,16 +50,12 @@ ZK_HD void stp(T* p, const T& v) {
 #endif
 }
 
-// ZK_ACC_PREFETCH (default 1; 0 off): level 0 of the accumulation asks for
-// the next pair's point (into L2) before adding the current one, so the
-// random read of a base overlaps an addition instead of following it
-// (measured: 0.6% off the G1 MSM at 2^24; the kernel is bound by its
-// multiplications, not by these reads).
-#ifndef ZK_ACC_PREFETCH
-#define ZK_ACC_PREFETCH 1
-#endif
 
 // prefetch_l2 asks for the cache lines of the object at p (device only).
+// Level 0 of the accumulation asks for the next pair's point before adding
+// the current one, so the random read of a base overlaps an addition
+// (0.6% of the G1 MSM at 2^24, BENCHMARKS.md: the kernel is bound by its
+// multiplications, not by these reads).
 template <class T>
 ZK_HD void prefetch_l2(const T* p) {
 #ifdef __CUDA_ARCH__
@@ -234,11 +230,7 @@ ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, u
 // this one, since a key's run is one thread's at each level); a run that
 // touches the segment's first or last entry and continues into the
 // neighbour goes to partial slot 2t or 2t+1 with its key. Unused slots get
-// infinity and a key that keeps the slot array sorted. (Level 0 storing,
-// not adding, matters: an addition into the bucket, as an upload in pieces
-// accumulating into one set of buckets needs, runs once per closed run with
-// the warp's other threads waiting; measured on the H200, it made the
-// accumulation 2.7 times slower.)
+// infinity and a key that keeps the slot array sorted.
 template <bool LEVEL0, class F>
 ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals,
                           const affine_t<F>* bases, const xyzz_t<F>* pts, uint32_t M, uint32_t K,
@@ -279,7 +271,7 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
         if (k == sentinel) break;  // sorted: the rest are zero digits
         if (LEVEL0) {
             const uint32_t v = vals[i];
-            if (ZK_ACC_PREFETCH && i + 1 < end) prefetch_l2(bases + (vals[i + 1] & ~SIGN));
+            if (i + 1 < end) prefetch_l2(bases + (vals[i + 1] & ~SIGN));
             affine_t<F> p = ldp(bases + (v & ~SIGN));
             if (!p.is_inf()) {
                 if (v & SIGN) p.y = fneg(p.y);

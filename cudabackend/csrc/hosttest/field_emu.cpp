@@ -81,24 +81,17 @@ static F lazy_of(const F& a) {
 // below_2p reports x < 2p.
 template <class F>
 static bool below_2p(const F& x) {
-    F two_p;
-    uint64_t c2 = 0;
-    for (int i = 0; i < F::N; i++) {
-        uint64_t s = (uint64_t)F::modulus().l[i] * 2 + c2;
-        two_p.l[i] = (uint32_t)s;
-        c2 = s >> 32;
-    }
     uint64_t b = 0;
     for (int i = 0; i < F::N; i++) {
-        uint64_t d = (uint64_t)x.l[i] - two_p.l[i] - b;
+        uint64_t d = (uint64_t)x.l[i] - F::template kp<2>(i) - b;
         b = (d >> 63) & 1;
     }
     return b != 0;
 }
 
 // check_mul_sub_lazy: (a*b - c*d) R^-1 from two wide products and one
-// reduction, and the lazy a + b and a - b, inputs reduced or lazy, are below
-// 2p and the reference's values.
+// reduction, and the lazy a*b, a + b and a - b, inputs reduced or lazy, are
+// below 2p and the reference's values.
 template <class F>
 static void check_mul_sub_lazy(const char* name, int iters, uint64_t seed) {
     std::mt19937_64 g(seed);
@@ -116,6 +109,11 @@ static void check_mul_sub_lazy(const char* name, int iters, uint64_t seed) {
         F red = got;
         F::reduce_once(red.l);
         if (red != want) bad++;
+        // The lazy product, the device's Fq product.
+        F prod = F::mul_lazy(in[0], in[1]);
+        if (!below_2p(prod)) bad++;
+        F::reduce_once(prod.l);
+        if (prod != F::mul_ref(v[0], v[1])) bad++;
         // The lazy sum and difference (add_chain, sub_chain with K = 2).
         F sum = F::template add_chain<2>(in[0], in[1]), dif = F::template sub_chain<2>(in[0], in[1]);
         if (!below_2p(sum) || !below_2p(dif)) bad++;
