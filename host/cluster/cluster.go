@@ -85,15 +85,11 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if c.js, err = jetstream.New(c.nc, jetstream.WithPublishAsyncTimeout(time.Minute)); err != nil {
 		return nil, err
 	}
-	if c.kv, c.inputs, c.cons, err = setup(ctx, c.js, cc, cfg.Journal.Retention, log); err != nil {
+	h, err := setup(ctx, c.js, cc, cfg.Journal.Retention, log)
+	if err != nil {
 		return nil, err
 	}
-	if err = request(ctx, func(ctx context.Context) (err error) {
-		c.stream, err = c.js.Stream(ctx, streamName)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("stream %s: %w", streamName, err)
-	}
+	c.stream, c.cons, c.kv, c.inputs = h.stream, h.cons, h.kv, h.inputs
 	if c.wakeSub, err = c.nc.Subscribe(wakeSubject, func(*nats.Msg) { c.signal() }); err != nil {
 		return nil, err
 	}
@@ -139,10 +135,8 @@ func (c *Cluster) Close() {
 	})
 }
 
-// getJob reads a job record and its revision. A key not found by a direct
-// get, which a lagging replica may answer, is read again from the stream's
-// leader before the job is declared unknown: a job accepted a moment ago on
-// another host must be found here.
+// getJob reads a job record and its revision, as getRev reads keys (a key
+// not found is read again from the leader before the job is unknown).
 func (c *Cluster) getJob(ctx context.Context, id string) (*jobRecord, uint64, error) {
 	data, rev, err := c.getRev(ctx, jobKey(id))
 	if err != nil {

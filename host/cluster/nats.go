@@ -186,19 +186,26 @@ func orText(s, alt string) string {
 	return s
 }
 
-// setup creates (or finds) the stream, its consumers and the bucket, retrying
-// while JetStream has no leader yet: servers of a cluster starting together
-// elect one only once a majority is up.
-func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, retention time.Duration, log hclog.Logger) (jetstream.KeyValue, jetstream.ObjectStore, [4]jetstream.Consumer, error) {
-	var cons [4]jetstream.Consumer
-	var kv jetstream.KeyValue
-	var obs jetstream.ObjectStore
+// jsHandles are what setup creates or finds.
+type jsHandles struct {
+	stream jetstream.Stream
+	cons   [4]jetstream.Consumer
+	kv     jetstream.KeyValue
+	inputs jetstream.ObjectStore
+}
+
+// setup creates (or finds) the stream, its consumers and the buckets,
+// retrying while JetStream has no leader yet: servers of a cluster starting
+// together elect one only once a majority is up.
+func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, retention time.Duration, log hclog.Logger) (jsHandles, error) {
+	var h jsHandles
 	try := func() error {
 		// A request sent before a leader is elected gets no answer: each try
 		// has its own deadline.
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		var err error
+		h.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:        streamName,
 			Description: "zkhost partitions waiting for a host",
 			Subjects:    []string{subjectPrefix + ">"},
@@ -223,7 +230,7 @@ func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, rete
 			if err != nil {
 				return fmt.Errorf("consumer %s: %w", consumerName(class), err)
 			}
-			cons[i] = c
+			h.cons[i] = c
 		}
 		kvc := jetstream.KeyValueConfig{
 			Bucket:      bucketName,
@@ -233,11 +240,11 @@ func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, rete
 			History:     1,
 			TTL:         retention,
 		}
-		kv, err = js.CreateOrUpdateKeyValue(ctx, kvc)
+		h.kv, err = js.CreateOrUpdateKeyValue(ctx, kvc)
 		if err != nil {
 			return fmt.Errorf("bucket %s: %w", bucketName, err)
 		}
-		obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		h.inputs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket:      inputsBucket,
 			Description: "zkhost partition inputs too large for a message",
 			Storage:     jetstream.FileStorage,
@@ -252,10 +259,10 @@ func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, rete
 	for {
 		err := try()
 		if err == nil {
-			return kv, obs, cons, nil
+			return h, nil
 		}
 		if ctx.Err() != nil {
-			return nil, nil, cons, fmt.Errorf("JetStream not ready: %w (are a majority of the NATS servers up, with JetStream enabled?)", err)
+			return jsHandles{}, fmt.Errorf("JetStream not ready: %w (are a majority of the NATS servers up, with JetStream enabled?)", err)
 		}
 		log.Info("waiting for JetStream", "reason", err)
 		select {
