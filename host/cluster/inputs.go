@@ -37,8 +37,6 @@ const (
 	hdrSize   = "Zkhost-Size"   // its size in bytes
 	hdrSHA256 = "Zkhost-Sha256" // its SHA-256, hex
 
-	defaultMaxPayload = 8 << 20
-	defaultInlineMax  = 1 << 20
 	// maxChunk bounds an object's chunk (one message each): a 2 GiB input is
 	// 1024 chunks, well within the publisher's 4000 acks in flight.
 	maxChunk = 2 << 20
@@ -56,7 +54,7 @@ func inputName(job string, idx int) string { return job + "." + strconv.Itoa(idx
 // maxPayload is the embedded server's max_payload (8 MiB when unset).
 func maxPayload(cc *config.Cluster) uint64 {
 	if cc.MaxPayload == 0 {
-		return defaultMaxPayload
+		return config.DefaultMaxPayload
 	}
 	return cc.MaxPayload
 }
@@ -67,15 +65,19 @@ func maxPayload(cc *config.Cluster) uint64 {
 func (c *Cluster) inlineMax() int {
 	n := int(c.cfg.InlineMax)
 	if n == 0 {
-		n = defaultInlineMax
+		n = config.DefaultInlineMax
 	}
-	return max(0, min(n, int(c.nc.MaxPayload())-config.InlineMargin))
+	return max(0, min(n, c.roomInMessage()))
 }
 
 // chunkSize is the object store's chunk: a chunk is one message.
 func (c *Cluster) chunkSize() uint32 {
-	return uint32(max(1, min(maxChunk, int(c.nc.MaxPayload())-config.InlineMargin)))
+	return uint32(max(1, min(maxChunk, c.roomInMessage())))
 }
+
+// roomInMessage is what the servers' max_payload leaves for a message's
+// payload beside its subject and headers.
+func (c *Cluster) roomInMessage() int { return int(c.nc.MaxPayload()) - config.InlineMargin }
 
 // errInputLost is an input object that is missing or does not match the
 // reference in its message: no host can prove its partition, so the job fails.

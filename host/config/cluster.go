@@ -63,6 +63,14 @@ type Cluster struct {
 	TLSKey  string
 }
 
+// DefaultMaxPayload and DefaultInlineMax are [cluster] max_payload and
+// inline_max when unset (a Cluster built without this parser, zero, means
+// them too).
+const (
+	DefaultMaxPayload = 8 << 20
+	DefaultInlineMax  = 1 << 20
+)
+
 // InlineMargin is what a partition message needs beside its input (subject,
 // headers): an input above max_payload less this goes to the object store.
 const InlineMargin = 1 << 10
@@ -76,7 +84,7 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 		return nil
 	}
 	c := &Cluster{ClusterName: "zkhost", AckWait: 30 * time.Second, MaxDeliver: 3, Listen: "127.0.0.1:4222",
-		MaxPayload: 8 << 20, InlineMax: 1 << 20}
+		MaxPayload: DefaultMaxPayload, InlineMax: DefaultInlineMax}
 	if host, err := os.Hostname(); err == nil {
 		c.Name = host
 	}
