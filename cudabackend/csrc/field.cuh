@@ -539,12 +539,18 @@ struct mont_t {
             mad_row_redc(odd.l, even.l, a.l, b.l[i + 1], false);
         }
         // T = odd + W*even with odd[0] == 0: result = even + odd/W.
-        zk_chain c;
-        even.l[0] = c.add_cc(even.l[0], odd.l[1]);
-#pragma unroll
-        for (int i = 1; i < N - 1; i++) even.l[i] = c.addc_cc(even.l[i], odd.l[i + 1]);
-        even.l[N - 1] = c.addc(even.l[N - 1], 0);
+        merge_eo(even.l, odd.l);
         return even;
+    }
+
+    // merge_eo: even += odd/W, the last step of the even/odd rows (odd[0]
+    // is 0 after them).
+    ZK_HD static void merge_eo(uint32_t* even, const uint32_t* odd) {
+        zk_chain c;
+        even[0] = c.add_cc(even[0], odd[1]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) even[i] = c.addc_cc(even[i], odd[i + 1]);
+        even[N - 1] = c.addc(even[N - 1], 0);
     }
 
     // ---- dedicated squaring (the device's Fq squaring) ----------------------
@@ -679,11 +685,7 @@ struct mont_t {
             redc_row(odd.l, even.l, false);
         }
         // REDC(low half) = even + odd/W (odd[0] == 0), plus the high half.
-        zk_chain c;
-        even.l[0] = c.add_cc(even.l[0], odd.l[1]);
-#pragma unroll
-        for (int i = 1; i < N - 1; i++) even.l[i] = c.addc_cc(even.l[i], odd.l[i + 1]);
-        even.l[N - 1] = c.addc(even.l[N - 1], 0);
+        merge_eo(even.l, odd.l);
         zk_chain c2;
         even.l[0] = c2.add_cc(even.l[0], w[N]);
 #pragma unroll
