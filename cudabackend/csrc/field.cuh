@@ -26,12 +26,33 @@
 #define ZK_HD inline
 #endif
 
+#ifdef __CUDACC__
+// zk_fr_m0 is fr's M0 where ptxas cannot see it (a __constant__ that is not
+// const, in each translation unit): the device's fr products read it, see
+// fr_params::m0.
+static __constant__ uint32_t zk_fr_m0 = 0xffffffffu;
+#endif
+
 // fr_params: BLS12-381 scalar field
 // r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001.
 struct fr_params {
     static constexpr int N = 8;
     // M0 = -r^-1 mod 2^32.
     static constexpr uint32_t M0 = 0xffffffffu;
+    // m0 is M0 as the device's products take it: from zk_fr_m0 at run time.
+    // As the literal 0xffffffff, ptxas turns m = t0*M0 into -t0 and then
+    // splits every reduction row's m*p_j into separate low and high
+    // multiply-adds instead of fusing them (IMAD.WIDE.U32) as in the a*b
+    // rows: 48 more SASS instructions per product on sm_90 (nvcc 11.8), and
+    // the NTT 6.5-7.3% slower on the H200 (BENCHMARKS.md). sppark's
+    // mont_t.cuh keeps its M0 in __constant__ memory for the same reason.
+    ZK_HD static uint32_t m0() {
+#ifdef __CUDA_ARCH__
+        return zk_fr_m0;
+#else
+        return M0;
+#endif
+    }
     ZK_HD static constexpr uint32_t p(int i) {
         constexpr uint32_t v[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
                                    0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
@@ -57,6 +78,9 @@ struct fq_params {
     static constexpr int N = 12;
     // M0 = -q^-1 mod 2^32.
     static constexpr uint32_t M0 = 0xfffcfffdu;
+    // m0 is M0 as the device's products take it: fq's compiles the same as a
+    // literal or a value (fr_params::m0 says why fr's is not a literal).
+    ZK_HD static constexpr uint32_t m0() { return M0; }
     ZK_HD static constexpr uint32_t p(int i) {
         constexpr uint32_t v[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
                                     0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
@@ -169,6 +193,7 @@ struct zk_chain {
 // mont_t is an element of the prime field described by P, in Montgomery form.
 template <class P>
 struct mont_t {
+    using params = P;
     static constexpr int N = P::N;
     uint32_t l[N];
 
@@ -393,7 +418,7 @@ struct mont_t {
 
     ZK_HD friend mont_t operator*(const mont_t& a, const mont_t& b) {
 #ifdef __CUDA_ARCH__
-        return mul_eo(a, b);
+        return mul_eo(a, b, P::m0());
 #else
         return mul_ref(a, b);
 #endif
@@ -491,9 +516,10 @@ struct mont_t {
         odd[N - 2] = c.madc_lo_cc(a[N - 1], bi, 0);
         odd[N - 1] = c.madc_hi(a[N - 1], bi, 0);
     }
-    // mad_row_redc: T += a*bi, then T += m*p with m making T divisible by W.
+    // mad_row_redc: T += a*bi, then T += m*p with m making T divisible by W
+    // (m = T*m0 mod W, m0 == P::M0).
     ZK_HD static void mad_row_redc(uint32_t* even, uint32_t* odd, const uint32_t* a, uint32_t bi,
-                                   bool first) {
+                                   bool first, uint32_t m0) {
         uint32_t pe[N], po[N];
 #pragma unroll
         for (int j = 0; j < N; j += 2) {
@@ -514,7 +540,7 @@ struct mont_t {
             cmad_row(c2, even, a, bi);
             odd[N - 1] = c2.addc(odd[N - 1], 0);
         }
-        uint32_t mi = even[0] * P::M0;
+        uint32_t mi = even[0] * m0;
         zk_chain c3;
         cmad_row(c3, odd, po, mi);
         zk_chain c4;
@@ -522,21 +548,23 @@ struct mont_t {
         odd[N - 1] = c4.addc(odd[N - 1], 0);
     }
 
-    // mul_eo is the even/odd Montgomery product; the device's operator*.
-    ZK_HD static mont_t mul_eo(const mont_t& a, const mont_t& b) {
-        mont_t r = mul_lazy(a, b);
+    // mul_eo is the even/odd Montgomery product; the device's operator*
+    // (with m0 = P::m0()). m0 must equal P::M0: it is a parameter only so
+    // that the caller decides whether ptxas sees it as a constant.
+    ZK_HD static mont_t mul_eo(const mont_t& a, const mont_t& b, uint32_t m0 = P::M0) {
+        mont_t r = mul_lazy(a, b, m0);
         reduce_chain(r.l);
         return r;
     }
 
     // mul_lazy is mul_eo without its final subtraction: below 2p for inputs
     // below 2p when 4p < R (the lazy form of Fq on the device).
-    ZK_HD static mont_t mul_lazy(const mont_t& a, const mont_t& b) {
+    ZK_HD static mont_t mul_lazy(const mont_t& a, const mont_t& b, uint32_t m0 = P::M0) {
         mont_t even, odd;
 #pragma unroll
         for (int i = 0; i < N; i += 2) {
-            mad_row_redc(even.l, odd.l, a.l, b.l[i], i == 0);
-            mad_row_redc(odd.l, even.l, a.l, b.l[i + 1], false);
+            mad_row_redc(even.l, odd.l, a.l, b.l[i], i == 0, m0);
+            mad_row_redc(odd.l, even.l, a.l, b.l[i + 1], false, m0);
         }
         // T = odd + W*even with odd[0] == 0: result = even + odd/W.
         merge_eo(even.l, odd.l);
