@@ -21,10 +21,12 @@
 //     into T segments of L; a thread keeps the running and the weighted sum
 //     of its segment (2L additions) and the segment's offset s*L*run is
 //     L * (s*run), s*run by double-and-add. k_tree sums both lists per
-//     window, k_window applies the factor L and adds the chunk's window sums
-//     into the accumulators, k_horner combines the windows
+//     window, k_window applies the factor L, k_horner combines the windows
 //     (sum_w 2^(c*w) W_w) in Jacobian coordinates and converts the result.
-// Scalars beyond MAX_CHUNK are processed in chunks whose window sums add up.
+// Scalars beyond MAX_CHUNK, and host scalars copied in pieces (pieces_of:
+// each piece's work starts when it has arrived, beside the next one's copy),
+// are processed in chunks that accumulate into one set of buckets
+// (accumulate_one's RESUME), reduced once.
 //
 // Precomputed bases (zk_msm_precompute; the fastest ZPrize 2023 MSM entries
 // and sppark keep multiples of the bases the same way): the handle keeps d
@@ -153,7 +155,9 @@ __global__ void k_to_jac(const xyzz_t<F>* __restrict__ p, jac_t<F>* __restrict__
     if (blockIdx.x == 0 && threadIdx.x == 0) stp(out, ldp(p).to_jac().canon());
 }
 
-template <class F>
+// k_accum0 is level 0 of the accumulation; RESUME for the chunks after an
+// MSM's first (accumulate_one).
+template <class F, bool RESUME = false>
 __global__ void __launch_bounds__(ACC_THREADS)
     k_accum0(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals, uint32_t M,
              uint32_t K, uint32_t T, const affine_t<F>* __restrict__ bases, uint32_t sentinel,
@@ -161,8 +165,8 @@ __global__ void __launch_bounds__(ACC_THREADS)
              xyzz_t<F>* __restrict__ ppts) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < T)
-        accumulate_one<true, F>(t, keys, vals, bases, nullptr, M, K, sentinel, buckets, pkeys,
-                                ppts);
+        accumulate_one<true, F, RESUME>(t, keys, vals, bases, nullptr, M, K, sentinel, buckets,
+                                        pkeys, ppts);
 }
 
 template <class F>
@@ -194,9 +198,9 @@ __global__ void __launch_bounds__(ACC_THREADS)
 
 template <class F>
 __global__ void k_window(const xyzz_t<F>* __restrict__ sums, uint32_t nwin, int logL,
-                         xyzz_t<F>* __restrict__ wacc, int first) {
+                         xyzz_t<F>* __restrict__ wacc) {
     uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w < nwin) window_one(w, sums, nwin, logL, wacc, first != 0);
+    if (w < nwin) window_one(w, sums, nwin, logL, wacc);
 }
 
 template <class F>
@@ -276,6 +280,8 @@ struct handle_t {
     void* bases;               // pre_depth copies of n points, copy g at g*n
     int pre_c, pre_depth;      // the copies' window and count (1: the points alone)
     cudaStream_t stream;
+    cudaStream_t copy_stream;  // host scalars' pieces, copied beside the work (run_impl)
+    cudaStream_t sort_stream;  // and their digits and sorts, beside the accumulation
     int sms;
     uint32_t resident_accum;   // threads of k_accum0 the device holds at once
     uint32_t resident_reduce;  // likewise for k_reduce
@@ -345,12 +351,13 @@ struct work_t {
 // msm_plan.h, which the Go admission estimate shares.
 using plan_t = zk_msm_plan;
 
-// make_plan plans an MSM of n scalars (chunks of at most MAX_CHUNK) over the
-// handle's bases and copies.
-plan_t make_plan(const handle_t* h, size_t n) {
-    return zk_msm_make_plan_pre(n, h->pre_c, h->pre_depth, h->resident_accum,
-                                h->resident_reduce);
+// make_plan plans an MSM of n scalars in chunks of at most chunk (and
+// MAX_CHUNK) over the handle's bases and copies.
+plan_t make_plan(const handle_t* h, size_t n, size_t chunk) {
+    return zk_msm_make_plan_chunk(n, chunk, h->pre_c, h->pre_depth, h->resident_accum,
+                                  h->resident_reduce);
 }
+plan_t make_plan(const handle_t* h, size_t n) { return make_plan(h, n, n); }
 
 // sort_bytes is the radix sort's temporary storage for plan p: what CUB asks,
 // or msm_plan.h's bound of it when larger, so that the allocation is what the
@@ -416,12 +423,16 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     h->pre_c = 0;
     h->pre_depth = 1;
     h->stream = nullptr;
+    h->copy_stream = nullptr;
+    h->sort_stream = nullptr;
     struct guard_t {
         handle_t*& h;
         ~guard_t() {
             if (!h) return;
             if (h->bases) cudaFree(h->bases);
             if (h->stream) cudaStreamDestroy(h->stream);
+            if (h->copy_stream) cudaStreamDestroy(h->copy_stream);
+            if (h->sort_stream) cudaStreamDestroy(h->sort_stream);
             delete h;
         }
     } guard{h};
@@ -430,6 +441,8 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     if (int rc = residency<F>(h->dev, &h->resident_accum, &h->resident_reduce, err, errlen))
         return rc;
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
+    CU(cudaStreamCreateWithFlags(&h->copy_stream, cudaStreamNonBlocking));
+    CU(cudaStreamCreateWithFlags(&h->sort_stream, cudaStreamNonBlocking));
     int pre_c = 0, pre_d = 1;
     zk_msm_precompute_choice(total, maxdepth, &pre_c, &pre_d);
     CU(cudaMalloc(&h->bases, (size_t)zk_msm_bases_bytes(group, total, pre_d)));
@@ -469,6 +482,79 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     *handle = h;
     h = nullptr;  // the guard keeps it
     return ZK_MSM_OK;
+}
+
+// Host scalars are copied in pieces on the handle's copy stream, and each
+// piece's digits, sort and accumulation start as soon as it has arrived: the
+// copy of the next piece runs beside them, so only the first piece's copy
+// stays in front of the work. The pieces are chunks of one MSM: they share
+// one set of buckets (accumulate_one's RESUME) and one reduction. A piece
+// keeps at least min_piece scalars (fewer pieces for short MSMs: each piece
+// pays a sort's and the merge levels' fixed costs). zk_msm_set_pieces sets
+// both; 0 follows ZKHOST_CUDA_MSM_PIECES, else DEFAULT_PIECES.
+//
+// Sorting beside (the default): a piece's digits and radix sort run on the
+// handle's sort stream, into a second set of sort buffers, while the MSM's
+// stream accumulates the piece before; only the first piece's copy and sort
+// stay in front of the accumulation. The accumulation leaves most of each SM's
+// registers and all its shared memory free (two blocks of 128 threads), so
+// the sort's blocks run beside it. Off (ZKHOST_CUDA_MSM_SORT_BESIDE=0, or
+// zk_msm_set_pieces): in line on the MSM's stream, one set of buffers.
+// The defaults, from the H200 (BENCHMARKS.md, G1 with copies, pinned
+// scalars): 2^24 in 2 pieces 99.5 ms against 101.6 whole, 2^26 in 4 372.9
+// against 376.9 (2 chunks); 2^22 in 2 pieces 28.6 against 28.3 whole, so
+// pieces start at 2^23 scalars.
+constexpr int DEFAULT_PIECES = 4;
+constexpr size_t DEFAULT_MIN_PIECE = (size_t)1 << 23;
+std::atomic<int> pieces_set{0};
+std::atomic<size_t> min_piece_set{0};
+std::atomic<int> beside_set{-1};
+
+bool sort_beside() {
+    const int set = beside_set.load();
+    if (set >= 0) return set != 0;
+    static const bool env = [] {
+        const char* e = getenv("ZKHOST_CUDA_MSM_SORT_BESIDE");
+        return !(e && e[0] == '0');
+    }();
+    return env;
+}
+
+// pieces_of is how many pieces n host scalars are copied in.
+size_t pieces_of(size_t n) {
+    static const int env = [] {
+        const char* e = getenv("ZKHOST_CUDA_MSM_PIECES");
+        int p = e ? atoi(e) : 0;
+        return p < 1 ? DEFAULT_PIECES : p > 64 ? 64 : p;
+    }();
+    const int set = pieces_set.load();
+    const size_t want = (size_t)(set > 0 ? set : env);
+    const size_t mp = min_piece_set.load();
+    const size_t min_piece = mp > 0 ? mp : DEFAULT_MIN_PIECE;
+    size_t most = n / min_piece;
+    if (most < 1) most = 1;
+    return want < most ? want : most;
+}
+
+// pool_rounded is what an allocation of bytes takes from the MSM pool (as
+// msm_plan.h's zk_msm_work_of counts it).
+uint64_t pool_rounded(uint64_t bytes) {
+    if (bytes == 0) bytes = 16;
+    return (bytes + ZK_MSM_POOL_ROUND - 1) / ZK_MSM_POOL_ROUND * ZK_MSM_POOL_ROUND;
+}
+
+// chunk_of is the chunk size of an MSM of n Pippenger scalars of group: at
+// most MAX_CHUNK, and host scalars in pieces_of(n) pieces: G1's by default,
+// G2's only when zk_msm_set_pieces asks (tests, measurements). G2's
+// accumulation of a later chunk spills (sm_90: 2518 bytes of spill loads a
+// thread against the first chunk's 494), so its pieces would cost more than
+// the upload they hide.
+size_t chunk_of(size_t n, int group, bool host_scalars) {
+    if (n == 0) return 0;
+    const bool pieces = host_scalars && (group == ZK_MSM_G1 || pieces_set.load() > 0);
+    const size_t want = pieces ? pieces_of(n) : 1;
+    const size_t chunk = (n + want - 1) / want;
+    return chunk < MAX_CHUNK ? chunk : MAX_CHUNK;
 }
 
 float elapsed(cudaEvent_t a, cudaEvent_t b) {
@@ -519,11 +605,19 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                     sp->dev, h->dev);
     const uint32_t lo = (uint32_t)in.lo, hi = (uint32_t)(in.lo + n);
 
-    const size_t chunk = npip == 0 ? 0 : npip < MAX_CHUNK ? npip : MAX_CHUNK;
+    // Chunks of at most MAX_CHUNK scalars (the workspace holds one chunk's
+    // digit pairs) and, for host scalars, the pieces of the overlapped upload
+    // (pieces_of): all of them accumulate into one set of buckets, reduced once.
+    const bool host_scalars = !sp && !in.on_dev;
+    const size_t chunk = chunk_of(npip, h->group, host_scalars);
     const size_t nchunks = chunk == 0 ? 0 : (npip + chunk - 1) / chunk;
+    const bool overlap = host_scalars && nchunks > 1;
+    // Sorting beside, the pieces' digits and sorts run on the handle's sort
+    // stream, into set k % 2 of the sort buffers.
+    const bool beside = overlap && sort_beside();
     // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports
     // their sum): the plan of a chunk, the ones' threads of a split run.
-    const plan_t p = make_plan(h, chunk == 0 ? 1 : chunk);
+    const plan_t p = make_plan(h, npip == 0 ? 1 : npip, chunk == 0 ? 1 : chunk);
     size_t sort_tmp_bytes = 0;
     if (nchunks > 0) {
         if (int rc = sort_bytes(p, st, &sort_tmp_bytes, err, errlen)) return rc;
@@ -533,6 +627,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     const uint32_t ones_T = zk_msm_ones_threads(nones, h->resident_accum);
     const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, sp || in.on_dev, sort_tmp_bytes, ones_T,
                                           nchunks > 0);
+    // (zk_msm_work_bytes adds the second set, second_set_bytes, likewise.)
     t.window_bits = nchunks ? p.c : 0;
     t.depth = nchunks ? p.depth : 0;
     t.chunks = (int)nchunks;
@@ -541,8 +636,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     work_t wk;
     wk.st = st;
     CU(get_pool(h->dev, &wk.pool));
-    cudaEvent_t ev_start, ev_up, ev_ones, ev_end;
-    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_red(nchunks);
+    cudaEvent_t ev_start, ev_up, ev_ones, ev_end, ev_alloc = nullptr, ev_cstart = nullptr;
+    std::vector<cudaEvent_t> ev_sort(nchunks), ev_acc(nchunks), ev_copy(overlap ? nchunks : 0);
     CU(wk.event(&ev_start));
     CU(wk.event(&ev_up));
     CU(wk.event(&ev_ones));
@@ -550,14 +645,37 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     for (size_t k = 0; k < nchunks; k++) {
         CU(wk.event(&ev_sort[k]));
         CU(wk.event(&ev_acc[k]));
-        CU(wk.event(&ev_red[k]));
+        if (overlap) CU(wk.event(&ev_copy[k]));
+    }
+    if (overlap) {
+        CU(wk.event(&ev_alloc));
+        CU(wk.event(&ev_cstart));
     }
     CU(cudaEventRecord(ev_start, st));
+    // After an error midway, copies and sorts still queued on the other
+    // streams must not touch memory wk has given back: drained first
+    // (declared after wk, so it runs before wk's frees). Idle by then on
+    // success.
+    struct drain_t {
+        cudaStream_t a, b;
+        ~drain_t() {
+            if (a) cudaStreamSynchronize(a);
+            if (b) cudaStreamSynchronize(b);
+        }
+    } drain{overlap ? h->copy_stream : nullptr, beside ? h->sort_stream : nullptr};
     const fr_t* d_scalars = sp ? sp->scalars : (const fr_t*)in.ptr;
-    if (!sp && !in.on_dev) {
+    if (host_scalars) {
         void* d;
         CU(wk.alloc(&d, ws.scalars));
-        CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+        if (overlap) {
+            // The pieces' copies (in the loop below) follow the allocation,
+            // made on st.
+            CU(cudaEventRecord(ev_alloc, st));
+            CU(cudaStreamWaitEvent(h->copy_stream, ev_alloc, 0));
+            CU(cudaEventRecord(ev_cstart, h->copy_stream));
+        } else {
+            CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+        }
         d_scalars = (const fr_t*)d;
     }
     CU(cudaEventRecord(ev_up, st));
@@ -602,9 +720,11 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         k_to_jac<F><<<1, 1, 0, st>>>(ones_sum, (J*)d_out);
         LAUNCHED("k_to_jac");
     } else {
-        // Workspace for a full chunk.
+        // Workspace for a full chunk: one set of sort buffers, two sorting
+        // beside.
         void *keys0, *keys1, *vals0, *vals1, *sort_tmp, *buckets, *pa, *pb, *pka, *pkb, *red,
             *tree, *wacc;
+        void* set2[4] = {nullptr, nullptr, nullptr, nullptr};
         const size_t M = p.M;
         if (M >= ((size_t)1 << 31))
             return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu digit pairs exceed the sort's range",
@@ -613,6 +733,12 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.alloc(&keys1, ws.keys));
         CU(wk.alloc(&vals0, ws.vals));
         CU(wk.alloc(&vals1, ws.vals));
+        if (beside) {
+            CU(wk.alloc(&set2[0], ws.keys));
+            CU(wk.alloc(&set2[1], ws.keys));
+            CU(wk.alloc(&set2[2], ws.vals));
+            CU(wk.alloc(&set2[3], ws.vals));
+        }
         const size_t sort_len = ws.sort_tmp;
         CU(wk.alloc(&sort_tmp, sort_len));
         const size_t nbuckets = (size_t)p.G * p.m;
@@ -628,40 +754,69 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.alloc(&tree, ws.tree));
         CU(wk.alloc(&wacc, ws.wacc));
 
+        // One set of buckets for every chunk: zeroed once, each chunk after
+        // the first resumes from the sums of those before it.
+        CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
+        if (beside) {
+            // The workspace is allocated on st; the sort stream uses it after.
+            CU(cudaEventRecord(ev_alloc, st));
+            CU(cudaStreamWaitEvent(h->sort_stream, ev_alloc, 0));
+        }
+        const cudaStream_t prep = beside ? h->sort_stream : st;
         for (size_t k = 0; k < nchunks; k++) {
             const size_t off = k * chunk;
             const uint32_t cn = (uint32_t)(npip - off < chunk ? npip - off : chunk);
             const uint32_t Mk = (uint32_t)p.nwin * cn;
+            void* const* bufs = beside && (k & 1) ? set2 : nullptr;
+            uint32_t* k0 = (uint32_t*)(bufs ? bufs[0] : keys0);
+            uint32_t* k1 = (uint32_t*)(bufs ? bufs[1] : keys1);
+            uint32_t* v0 = (uint32_t*)(bufs ? bufs[2] : vals0);
+            uint32_t* v1 = (uint32_t*)(bufs ? bufs[3] : vals1);
+            // Sorting beside, the set this piece sorts into is free once the
+            // accumulation of the piece two before has read it.
+            if (beside && k >= 2) CU(cudaStreamWaitEvent(prep, ev_acc[k - 2], 0));
+            if (overlap) {
+                // This piece's copy. From pageable memory the host blocks here
+                // while the device works on the pieces queued before.
+                CU(cudaMemcpyAsync((void*)(d_scalars + off), (const fr_t*)in.ptr + off,
+                                   cn * sizeof(fr_t), cudaMemcpyHostToDevice, h->copy_stream));
+                CU(cudaEventRecord(ev_copy[k], h->copy_stream));
+                CU(cudaStreamWaitEvent(prep, ev_copy[k], 0));
+            }
             if (sp) {
                 // Digits of the rest's entries [off, off + cn); their vals are
                 // point indices j - lo, so the bases are not offset.
-                k_digits_idx<<<(cn + 255) / 256, 256, 0, st>>>(
-                    d_scalars, sp->rest + off, lo, hi, cn, p.c, p.nwin, p.G, stride,
-                    (uint32_t*)keys0, (uint32_t*)vals0);
+                k_digits_idx<<<(cn + 255) / 256, 256, 0, prep>>>(
+                    d_scalars, sp->rest + off, lo, hi, cn, p.c, p.nwin, p.G, stride, k0, v0);
                 LAUNCHED("k_digits_idx");
             } else {
-                k_digits<<<(cn + 255) / 256, 256, 0, st>>>(d_scalars + off, cn, p.c, p.nwin,
-                                                           p.G, stride, (uint32_t*)keys0,
-                                                           (uint32_t*)vals0);
+                k_digits<<<(cn + 255) / 256, 256, 0, prep>>>(d_scalars + off, cn, p.c, p.nwin,
+                                                             p.G, stride, k0, v0);
                 LAUNCHED("k_digits");
             }
             const A* chunk_bases = sp ? (const A*)h->bases : (const A*)h->bases + off;
-            cub::DoubleBuffer<uint32_t> dk((uint32_t*)keys0, (uint32_t*)keys1);
-            cub::DoubleBuffer<uint32_t> dv((uint32_t*)vals0, (uint32_t*)vals1);
+            cub::DoubleBuffer<uint32_t> dk(k0, k1);
+            cub::DoubleBuffer<uint32_t> dv(v0, v1);
             size_t sort_avail = sort_len;
             CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_avail, dk, dv, (int)Mk, 0,
-                                               p.keybits, st));
-            CU(cudaEventRecord(ev_sort[k], st));
+                                               p.keybits, prep));
+            CU(cudaEventRecord(ev_sort[k], prep));
+            if (beside) CU(cudaStreamWaitEvent(st, ev_sort[k], 0));
 
-            CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
             uint32_t T = p.T0;
             if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
             if (T == 0) T = 1;
             uint32_t K = (Mk + T - 1) / T;
             T = (Mk + K - 1) / K;
-            k_accum0<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
-                (uint32_t*)pka, (P*)pa);
+            const unsigned grid = (T + ACC_THREADS - 1) / ACC_THREADS;
+            if (k == 0)
+                k_accum0<F, false><<<grid, ACC_THREADS, 0, st>>>(
+                    dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
+                    (uint32_t*)pka, (P*)pa);
+            else
+                k_accum0<F, true><<<grid, ACC_THREADS, 0, st>>>(
+                    dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
+                    (uint32_t*)pka, (P*)pa);
             LAUNCHED("k_accum0");
             uint32_t* ink = (uint32_t*)pka;
             P* inp = (P*)pa;
@@ -682,29 +837,28 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 T = T2;
             }
             CU(cudaEventRecord(ev_acc[k], st));
-
-            const uint32_t nred = (uint32_t)p.G * p.Tred;
-            k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                (const P*)buckets, p.m, p.L, p.Tred, (uint32_t)p.G, (P*)red);
-            LAUNCHED("k_reduce");
-            P* src = (P*)red;
-            P* dst = (P*)tree;
-            uint32_t len = p.Tred;
-            while (len > 1) {
-                uint32_t outlen = (len + TREE_G - 1) / TREE_G;
-                uint32_t nt = (uint32_t)groups * outlen;
-                k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                    src, (uint32_t)groups, len, outlen, dst);
-                LAUNCHED("k_tree");
-                P* tp = src;
-                src = dst;
-                dst = tp;
-                len = outlen;
-            }
-            k_window<F><<<1, 64, 0, st>>>(src, (uint32_t)p.G, p.logL, (P*)wacc, k == 0);
-            LAUNCHED("k_window");
-            CU(cudaEventRecord(ev_red[k], st));
         }
+
+        const uint32_t nred = (uint32_t)p.G * p.Tred;
+        k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+            (const P*)buckets, p.m, p.L, p.Tred, (uint32_t)p.G, (P*)red);
+        LAUNCHED("k_reduce");
+        P* src = (P*)red;
+        P* dst = (P*)tree;
+        uint32_t len = p.Tred;
+        while (len > 1) {
+            uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+            uint32_t nt = (uint32_t)groups * outlen;
+            k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                src, (uint32_t)groups, len, outlen, dst);
+            LAUNCHED("k_tree");
+            P* tp = src;
+            src = dst;
+            dst = tp;
+            len = outlen;
+        }
+        k_window<F><<<1, 64, 0, st>>>(src, (uint32_t)p.G, p.logL, (P*)wacc);
+        LAUNCHED("k_window");
         if (ones_sum) {
             k_add_into<F><<<1, 1, 0, st>>>((P*)wacc, ones_sum);
             LAUNCHED("k_add_into");
@@ -716,14 +870,22 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     CU(cudaMemcpyAsync(out, d_out, sizeof(J), cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
 
-    t.upload_ms = (sp || in.on_dev) ? 0.0f : elapsed(ev_start, ev_up);
+    t.upload_ms = !host_scalars ? 0.0f
+                  : overlap     ? elapsed(ev_cstart, ev_copy[nchunks - 1])
+                                : elapsed(ev_start, ev_up);
     t.ones_ms = elapsed(ev_up, ev_ones);
     for (size_t k = 0; k < nchunks; k++) {
-        t.sort_ms += elapsed(k == 0 ? ev_ones : ev_red[k - 1], ev_sort[k]);
-        t.accum_ms += elapsed(ev_sort[k], ev_acc[k]);
-        t.reduce_ms += elapsed(ev_acc[k], ev_red[k]);
+        // A chunk's digits and sort as far as they delay its accumulation:
+        // from when the chunk before was accumulated or, for a piece that
+        // arrived later, from its arrival; sorted beside, only what outlasts
+        // the accumulation before. Its accumulation from then on.
+        cudaEvent_t from = k == 0 ? ev_ones : ev_acc[k - 1];
+        if (overlap && elapsed(from, ev_copy[k]) > 0) from = ev_copy[k];
+        const float sorting = elapsed(from, ev_sort[k]);
+        if (sorting > 0) t.sort_ms += sorting;
+        t.accum_ms += elapsed(sorting > 0 ? ev_sort[k] : from, ev_acc[k]);
     }
-    t.reduce_ms += elapsed(nchunks ? ev_red[nchunks - 1] : ev_ones, ev_end);
+    t.reduce_ms = elapsed(nchunks ? ev_acc[nchunks - 1] : ev_ones, ev_end);
     t.total_ms = elapsed(ev_start, ev_end);
     if (tm) *tm = t;
     return ZK_MSM_OK;
@@ -793,6 +955,8 @@ extern "C" int zk_msm_free(void* handle, char* err, size_t errlen) {
     if (e == cudaSuccess) e = cudaStreamSynchronize(h->stream);
     if (e == cudaSuccess) e = cudaFree(h->bases);
     if (e == cudaSuccess) e = cudaStreamDestroy(h->stream);
+    if (e == cudaSuccess) e = cudaStreamDestroy(h->copy_stream);
+    if (e == cudaSuccess) e = cudaStreamDestroy(h->sort_stream);
     if (e == cudaSuccess) {
         cudaMemPool_t pool;
         e = get_pool(h->dev, &pool);
@@ -951,10 +1115,16 @@ extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, 
     *out = 0;
     if (n == 0) return ZK_MSM_OK;
     CU(cudaSetDevice(h->dev));
-    const plan_t p = make_plan(h, n);
+    const size_t chunk = chunk_of(n, h->group, !scalars_on_device);
+    const plan_t p = make_plan(h, n, chunk);
     size_t sb = 0;
     if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
-    *out = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb, 0, 1).total;
+    const zk_msm_work w = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb, 0, 1);
+    *out = w.total;
+    // Host scalars in pieces sorted beside: run_impl's second set of sort
+    // buffers.
+    if (!scalars_on_device && chunk < n && sort_beside())
+        *out += 2 * (pool_rounded(w.keys) + pool_rounded(w.vals));
     return ZK_MSM_OK;
 }
 
@@ -1078,6 +1248,12 @@ extern "C" int zk_msm_host_alloc(size_t bytes, void** out, char* err, size_t err
 extern "C" int zk_msm_host_free(void* p, char* err, size_t errlen) {
     if (p) CU(cudaFreeHost(p));
     return ZK_MSM_OK;
+}
+
+extern "C" void zk_msm_set_pieces(int pieces, size_t min_piece, int sort_beside) {
+    pieces_set.store(pieces < 0 ? 0 : pieces > 64 ? 64 : pieces);
+    min_piece_set.store(min_piece);
+    beside_set.store(sort_beside < 0 ? -1 : sort_beside != 0);
 }
 
 extern "C" int zk_msm_window_bits(int group, size_t n) {

@@ -37,7 +37,10 @@ enum { ZK_MSM_G1 = 1, ZK_MSM_G2 = 2 };
 
 /* zk_msm_timing is the device-busy time of one MSM in milliseconds, read
  * from CUDA events recorded on the MSM's stream. Phases are summed over
- * chunks; total runs from the first event to the last. */
+ * chunks; total runs from the first event to the last. Host scalars copied
+ * in pieces (zk_msm_set_pieces) overlap the work: upload then runs from the
+ * first piece's copy to the last one's, and a piece's sort counts from its
+ * arrival. */
 typedef struct zk_msm_timing {
     float upload_ms; /* host scalars to device (0 for device scalars) */
     float sort_ms;   /* signed digits and the radix sort by bucket */
@@ -177,6 +180,19 @@ void zk_msm_precomputed(void* handle, int* c, int* depth);
  * for scalars the MSM copies at full speed; zk_msm_host_free releases it. */
 int zk_msm_host_alloc(size_t bytes, void** out, char* err, size_t errlen);
 int zk_msm_host_free(void* p, char* err, size_t errlen);
+
+/* zk_msm_set_pieces sets how many pieces zk_msm_run copies host scalars in
+ * (G1's by default; G2's too while pieces > 0 is set here): each piece's
+ * digits, sort and accumulation start when it has arrived, the next piece's
+ * copy running beside them, and the pieces share one set of buckets and one
+ * reduction. A piece keeps at least min_piece scalars (fewer pieces for
+ * short MSMs). sort_beside 1 sorts each piece on a second stream while the
+ * piece before is accumulated (a second set of sort buffers), 0 in line; -1
+ * follows ZKHOST_CUDA_MSM_SORT_BESIDE (on unless 0). pieces 0 (or min_piece
+ * 0) returns to the default: ZKHOST_CUDA_MSM_PIECES, else 4 pieces of at
+ * least 2^23 scalars, for G1 only (G2's later chunks spill registers). For
+ * with/without comparisons and tests; process-wide. */
+void zk_msm_set_pieces(int pieces, size_t min_piece, int sort_beside);
 
 /* zk_msm_window_bits returns the window size zk_msm_run picks for n
  * scalars of the group over bases without precomputed copies (for tests and

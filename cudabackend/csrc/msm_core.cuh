@@ -11,7 +11,7 @@ namespace zk_msm {
 
 constexpr uint32_t NO_KEY = 0xffffffffu;  // "no neighbour" at the array ends
 constexpr uint32_t SIGN = 0x80000000u;    // val bit: negate the point
-constexpr uint32_t TREE_G = 16;           // points summed per thread in tree_one
+constexpr uint32_t TREE_G = 4;            // points summed per thread in tree_one
 
 // ldp / stp move a point in 16-byte pieces on the device (one 128-bit access
 // instead of four 32-bit ones), plainly on the host.
@@ -226,12 +226,26 @@ ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, u
 // level over M sorted keys. Level 0 (LEVEL0) adds affine bases picked by
 // vals (sign bit: negated); later levels add the xyzz partial sums pts.
 // Runs wholly inside the segment go to their bucket (level 0 stores, later
-// levels add: the bucket may hold a sum from an earlier level... never from
-// this one, since a key's run is one thread's at each level); a run that
-// touches the segment's first or last entry and continues into the
-// neighbour goes to partial slot 2t or 2t+1 with its key. Unused slots get
-// infinity and a key that keeps the slot array sorted.
-template <bool LEVEL0, class F>
+// levels add: a bucket is closed once per chunk, at the level where its run
+// ends up inside one segment, and a later level's run that holds only
+// unused slots adds nothing); a run that touches the segment's first or last
+// entry and continues into the neighbour goes to partial slot 2t or 2t+1
+// with its key. Unused slots get infinity and a key that keeps the slot
+// array sorted.
+//
+// RESUME (level 0): the buckets already hold the sums of earlier chunks of
+// the same MSM (run_impl's pieces share one set of buckets). A run that
+// starts and ends in this segment then starts from its bucket's sum instead
+// of infinity, so closing it stays a store: a load where the first piece has
+// none, and no extra addition executed while the warp's other threads wait
+// (adding each closed run into its bucket made the whole accumulation 2.7x
+// slower, BENCHMARKS.md). A run that continues into the next segment starts
+// from infinity as before: the merge level that closes it adds into the
+// bucket, which level 0 left alone. The bucket of the run two pairs ahead is
+// asked into L2 meanwhile, so a run's first load rarely waits for memory.
+// A template parameter, so the first chunk's kernel (every MSM has one) keeps
+// its registers: the G2 one has none to spare.
+template <bool LEVEL0, class F, bool RESUME = false>
 ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals,
                           const affine_t<F>* bases, const xyzz_t<F>* pts, uint32_t M, uint32_t K,
                           uint32_t sentinel, xyzz_t<F>* buckets, uint32_t* okeys,
@@ -240,12 +254,20 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
     const uint32_t end = start + K < M ? start + K : M;
     const uint32_t prevk = start > 0 ? keys[start - 1] : NO_KEY;
     const uint32_t nextk = end < M ? keys[end] : NO_KEY;
+    const uint32_t lastk = keys[end - 1];
     uint32_t cur = keys[start];
     okeys[2 * t] = cur;
-    okeys[2 * t + 1] = keys[end - 1];
+    okeys[2 * t + 1] = lastk;
     bool first = true, w0 = false, w1 = false;
     const bool open_start = prevk == cur;
     xyzz_t<F> acc = xyzz_t<F>::inf();
+    // begin starts the run of key k that begins in this segment.
+    auto begin = [&](uint32_t k) {
+        const bool closes_here = k != sentinel && !(k == lastk && nextk == k);
+        if (LEVEL0 && RESUME && closes_here) acc = ldp(buckets + k);
+        else acc.set_inf();
+    };
+    if (!open_start) begin(cur);
     auto close = [&](uint32_t key) {
         if (LEVEL0) {
             stp(buckets + key, acc);
@@ -266,12 +288,13 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
             }
             first = false;
             cur = k;
-            acc.set_inf();
+            begin(k);
         }
         if (k == sentinel) break;  // sorted: the rest are zero digits
         if (LEVEL0) {
             const uint32_t v = vals[i];
             if (i + 1 < end) prefetch_l2(bases + (vals[i + 1] & ~SIGN));
+            if (RESUME && i + 2 < end && keys[i + 2] != sentinel) prefetch_l2(buckets + keys[i + 2]);
             affine_t<F> p = ldp(bases + (v & ~SIGN));
             if (!p.is_inf()) {
                 if (v & SIGN) p.y = fneg(p.y);
@@ -333,15 +356,14 @@ ZK_HD void tree_one(uint32_t tid, const xyzz_t<F>* in, uint32_t len, uint32_t ou
     stp(out + (size_t)g * outlen + k, acc);
 }
 
-// window_one: W_w = tot_w + 2^logL * q_w (sums holds the nwin tot, then the
-// nwin q), added into wacc[w] unless first.
+// window_one: wacc[w] = W_w = tot_w + 2^logL * q_w (sums holds the nwin
+// tot, then the nwin q).
 template <class F>
 ZK_HD void window_one(uint32_t w, const xyzz_t<F>* sums, uint32_t nwin, int logL,
-                      xyzz_t<F>* wacc, bool first) {
+                      xyzz_t<F>* wacc) {
     xyzz_t<F> q = ldp(sums + nwin + w);
     for (int i = 0; i < logL; i++) q.dbl();
     q.add(ldp(sums + w));
-    if (!first) q.add(ldp(wacc + w));
     stp(wacc + w, q);
 }
 

@@ -27,8 +27,8 @@ extern "C" {
  * sums add up; the workspace is sized for one chunk. */
 #define ZK_MSM_MAX_CHUNK ((size_t)1 << 25)
 #define ZK_MSM_MIN_SEG 32u  /* fewest digit pairs per level-0 accumulation thread */
-#define ZK_MSM_K_MERGE 32u  /* entries per thread in the later merge levels */
-#define ZK_MSM_TREE_G 16u   /* points summed per thread in the reduction tree (msm_core.cuh) */
+#define ZK_MSM_K_MERGE 8u   /* entries per thread in the later merge levels */
+#define ZK_MSM_TREE_G 4u    /* points summed per thread in the reduction tree (msm_core.cuh) */
 /* ZK_MSM_POOL_ROUND: what one stream-ordered allocation may take beyond its
  * size in the pool (its physical granularity, 2 MiB). */
 #define ZK_MSM_POOL_ROUND ((uint64_t)2 << 20)
@@ -149,27 +149,28 @@ static inline void zk_msm_precompute_choice(size_t n, int maxdepth, int* c, int*
     if (*d < 2) *c = 0, *d = 1;
 }
 
-/* zk_msm_make_plan_pre plans an MSM of n scalars (chunks of at most
- * ZK_MSM_MAX_CHUNK) on a device that keeps resident_accum threads of k_accum0
- * and resident_reduce of k_reduce at once, the window chosen for one chunk.
- * The bases have pre_depth precomputed copies for
- * window pre_c (zk_msm_precompute; pre_depth 1: none): the plan reads them
- * when that costs less (zk_msm_cost) than the best window without, which a
- * run of few scalars (a split run's rest) may not. */
-static inline zk_msm_plan zk_msm_make_plan_pre(size_t n, int pre_c, int pre_depth,
-                                               uint32_t resident_accum,
-                                               uint32_t resident_reduce) {
+/* zk_msm_make_plan_chunk plans an MSM of n scalars whose workspace holds
+ * chunks of at most chunk scalars (and at most ZK_MSM_MAX_CHUNK): msm.cu
+ * copies host scalars in pieces of that size, which share one set of
+ * buckets and one reduction, so the window and the copies are chosen for n
+ * (its first ZK_MSM_MAX_CHUNK scalars), as zk_msm_make_plan_pre does, and
+ * only the digit pairs and the threads follow the chunk. */
+static inline zk_msm_plan zk_msm_make_plan_chunk(size_t n, size_t chunk, int pre_c,
+                                                 int pre_depth, uint32_t resident_accum,
+                                                 uint32_t resident_reduce) {
     zk_msm_plan p;
-    size_t chunk = n < ZK_MSM_MAX_CHUNK ? n : ZK_MSM_MAX_CHUNK;
+    size_t wn = n < ZK_MSM_MAX_CHUNK ? n : ZK_MSM_MAX_CHUNK; /* the window's chunk */
+    if (wn == 0) wn = 1;
+    if (chunk > wn) chunk = wn;
     if (chunk == 0) chunk = 1;
     p.chunk = chunk;
-    p.c = zk_msm_choose_c(chunk);
+    p.c = zk_msm_choose_c(wn);
     p.nwin = (256 + p.c - 1) / p.c;
     p.depth = 1;
     p.G = p.nwin;
     if (pre_depth > 1 && pre_c >= 4) {
         int G = zk_msm_groups_of(pre_c, pre_depth, NULL);
-        if (zk_msm_cost(chunk, pre_c, G) < zk_msm_cost(chunk, p.c, p.nwin)) {
+        if (zk_msm_cost(wn, pre_c, G) < zk_msm_cost(wn, p.c, p.nwin)) {
             p.c = pre_c;
             p.nwin = (256 + p.c - 1) / p.c;
             p.G = G;
@@ -191,6 +192,19 @@ static inline zk_msm_plan zk_msm_make_plan_pre(size_t n, int pre_c, int pre_dept
     p.L = p.m / T;
     p.logL = zk_msm_ceil_log2(p.L);
     return p;
+}
+
+/* zk_msm_make_plan_pre plans an MSM of n scalars (chunks of at most
+ * ZK_MSM_MAX_CHUNK) on a device that keeps resident_accum threads of k_accum0
+ * and resident_reduce of k_reduce at once, the window chosen for one chunk.
+ * The bases have pre_depth precomputed copies for
+ * window pre_c (zk_msm_precompute; pre_depth 1: none): the plan reads them
+ * when that costs less (zk_msm_cost) than the best window without, which a
+ * run of few scalars (a split run's rest) may not. */
+static inline zk_msm_plan zk_msm_make_plan_pre(size_t n, int pre_c, int pre_depth,
+                                               uint32_t resident_accum,
+                                               uint32_t resident_reduce) {
+    return zk_msm_make_plan_chunk(n, n, pre_c, pre_depth, resident_accum, resident_reduce);
 }
 
 /* zk_msm_make_plan is zk_msm_make_plan_pre over bases without copies. */

@@ -287,7 +287,7 @@ func TestGroth16ProofDeviceMemory(t *testing.T) {
 			measured := int64(before.FreeBytes) - int64(after.FreeBytes)
 			estimate := ProofWorkBytesDepth(shape, chunk, res, depth)
 			info := key.Info()
-			exact := info.WorkG1 + info.WorkG2
+			exact := ProofPoolBytes(info.WorkG1, info.WorkG2)
 			t.Logf("proof device memory at 2^%d, chunk %d, copies %v: measured %d MiB, msm.cu's sizes %d MiB (G1 %d, G2 %d), estimate %d MiB (%.3f of measured); key %d MiB",
 				logN, chunk, info.Copies, measured>>20, exact>>20, info.WorkG1>>20, info.WorkG2>>20, estimate>>20,
 				float64(estimate)/float64(measured), key.DeviceBytes()>>20)

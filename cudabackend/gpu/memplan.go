@@ -48,8 +48,8 @@ func BoundResidency(sms int) Residency {
 const (
 	msmMaxChunk  = 1 << 25
 	msmMinSeg    = 32
-	msmKMerge    = 32
-	msmTreeG     = 16
+	msmKMerge    = 8
+	msmTreeG     = 4
 	msmPoolRound = 2 << 20
 	msmMaxC      = 21 // the largest window without copies
 	msmMaxCPre   = 22 // with precomputed copies
@@ -425,6 +425,29 @@ func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
 // keep up to depth precomputed copies each (KeyCopiesOf; 1: none); a streamed
 // key has none.
 func ProofWorkBytesDepth(s KeyShape, chunk uint64, r Residency, depth int) uint64 {
+	g1, g2 := proofStreamsWork(s, chunk, r, depth)
+	return ProofPoolBytes(g1, g2)
+}
+
+// MSMPoolBlock is the step in which the MSM pool reserves device memory: on
+// the H200 (driver 580) a proof's reservation measured 1408, 1440, 2080,
+// 2112, 3136 and 3168 MiB (TestGroth16ProofDeviceMemory), every one a multiple
+// of 32 MiB, once above the sum of its allocations (1440 against 1438).
+const MSMPoolBlock = 32 << 20
+
+// ProofPoolBytes is what the MSM pool reserves for a proof whose G1 stream
+// allocates g1 bytes and G2 stream g2 (each allocation rounded as msm_plan.h
+// rounds it): each stream's share rounded up to whole MSMPoolBlocks, the last
+// block of each possibly part used.
+func ProofPoolBytes(g1, g2 uint64) uint64 {
+	blocks := func(b uint64) uint64 { return (b + MSMPoolBlock - 1) / MSMPoolBlock * MSMPoolBlock }
+	return blocks(g1) + blocks(g2)
+}
+
+// proofStreamsWork is the MSM working memory of one proof on its G1 stream
+// (W's classification included) and on its G2 stream, as groth16.cu's
+// key_work_init counts them (KeyInfo.WorkG1, WorkG2).
+func proofStreamsWork(s KeyShape, chunk uint64, r Residency, depth int) (g1, g2 uint64) {
 	if chunk == 0 {
 		cp := KeyCopiesOf(s, depth)
 		g1 := MSMWorkBytesPre(groupG1, s.NbZ, cp[3].C, cp[3].D, r)
@@ -434,7 +457,7 @@ func ProofWorkBytesDepth(s KeyShape, chunk uint64, r Residency, depth int) uint6
 		// Resident A and B are expanded to every wire.
 		g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[0].C, cp[0].D, r))
 		g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[1].C, cp[1].D, r))
-		return g1 + MSMClassifyBytes(s.NbWires) + MSMSplitWorkBytesPre(groupG2, s.NbWires, cp[4].C, cp[4].D, r)
+		return g1 + MSMClassifyBytes(s.NbWires), MSMSplitWorkBytesPre(groupG2, s.NbWires, cp[4].C, cp[4].D, r)
 	}
 	lim := func(n uint64) uint64 {
 		if chunk > 0 {
@@ -442,7 +465,6 @@ func ProofWorkBytesDepth(s KeyShape, chunk uint64, r Residency, depth int) uint6
 		}
 		return n
 	}
-	var g1 uint64
 	nA, nB := s.NbWires, s.NbWires // resident A and B are expanded to every wire
 	if chunk > 0 {
 		nA, nB = s.NbA, s.NbB // streamed ones are not
@@ -450,7 +472,7 @@ func ProofWorkBytesDepth(s KeyShape, chunk uint64, r Residency, depth int) uint6
 	for _, n := range []uint64{nA, nB, s.NbK, s.NbZ} {
 		g1 = max(g1, MSMWorkBytes(groupG1, lim(n), r))
 	}
-	return g1 + MSMWorkBytes(groupG2, lim(nB), r)
+	return g1, MSMWorkBytes(groupG2, lim(nB), r)
 }
 
 // SetCopies is the precomputed copies of one of a resident key's point sets

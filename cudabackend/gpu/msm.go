@@ -17,7 +17,7 @@ type MSMTiming struct {
 	Device     time.Duration // first event to last
 	Wall       time.Duration // the call, as the host saw it
 	WindowBits int           // the Pippenger window c chosen (0: no scalar needed Pippenger)
-	Chunks     int           // how many pieces the scalars were cut into
+	Chunks     int           // how many chunks the scalars were cut into (pieces of an overlapped upload, or of MAX_CHUNK)
 	Ones       time.Duration // split MSMs: summing the points whose scalar is 1
 	Pippenger  int           // how many scalars went through Pippenger
 	Depth      int           // precomputed copies of the bases read (1: none; 0: no Pippenger)

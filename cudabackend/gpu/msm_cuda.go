@@ -385,6 +385,19 @@ func msmWindowBits(g2 bool, n int) int {
 	return int(C.zk_msm_window_bits(group, C.size_t(n)))
 }
 
+// SetMSMPieces sets how many pieces an MSM of host scalars copies them in
+// (G1's by default; G2's too while pieces > 0 is set): each piece's work
+// starts when it has arrived, beside the next piece's copy, and the pieces
+// share one set of buckets. A piece keeps at least minPiece scalars.
+// sortBeside 1 sorts each piece on a second stream while the piece before is
+// accumulated, 0 in line, -1 as ZKHOST_CUDA_MSM_SORT_BESIDE says (on unless
+// 0). pieces 0 returns to the default (ZKHOST_CUDA_MSM_PIECES, else 4 pieces
+// of at least 2^23 scalars, G1 only). Process-wide; for with/without
+// comparisons and tests.
+func SetMSMPieces(pieces, minPiece, sortBeside int) {
+	C.zk_msm_set_pieces(C.int(pieces), C.size_t(max(minPiece, 0)), C.int(sortBeside))
+}
+
 // TrimMSMPool returns the MSM pool's memory not in use on device dev to the
 // device (the pool otherwise keeps what MSMs freed, for the next ones).
 // Synchronizes the device.

@@ -81,5 +81,9 @@ func (s *PinnedScalars) Free() error { return nil }
 // TrimMSMPool reports that the package was built without CUDA.
 func TrimMSMPool(dev int) error { return errNoCUDABuild }
 
+// SetMSMPieces sets the pieces of an MSM's upload; without CUDA it does
+// nothing.
+func SetMSMPieces(pieces, minPiece, sortBeside int) {}
+
 // DeviceResidency reports that the package was built without CUDA.
 func DeviceResidency(dev int) (Residency, error) { return Residency{}, errNoCUDABuild }

@@ -611,8 +611,9 @@ func BenchmarkMSMG1(b *testing.B) { benchMSM(b, false, []int{16, 18, 20, 22, 24}
 // BenchmarkMSMG2 is BenchmarkMSMG1 for G2.
 func BenchmarkMSMG2(b *testing.B) { benchMSM(b, true, []int{16, 18, 20, 22}) }
 
-// benchLogs is the list of log2 sizes in the environment variable env
-// (space-separated, e.g. "16 18 26"), or def when it is unset.
+// benchLogs is the list of small integers (log2 sizes, piece counts) in the
+// environment variable env (space-separated, e.g. "16 18 26"), or def when
+// it is unset.
 func benchLogs(b *testing.B, env string, def []int) []int {
 	v := os.Getenv(env)
 	if v == "" {
@@ -622,7 +623,7 @@ func benchLogs(b *testing.B, env string, def []int) []int {
 	for _, f := range strings.Fields(v) {
 		lg, err := strconv.Atoi(f)
 		if err != nil || lg < 0 || lg > 30 {
-			b.Fatalf("%s=%q: %q is not a log2 size from 0 to 30", env, v, f)
+			b.Fatalf("%s=%q: %q is not an integer from 0 to 30", env, v, f)
 		}
 		logs = append(logs, lg)
 	}

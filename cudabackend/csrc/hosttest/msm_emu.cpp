@@ -177,10 +177,11 @@ static jac_t<F> ref_msm(const std::vector<affine_t<F>>& pts, const std::vector<f
 }
 
 // emu_accumulate runs msm.cu's sort and accumulation levels into buckets.
+// resume: the buckets hold earlier chunks' sums (run_impl's pieces).
 template <class F>
 static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
                            const std::vector<uint32_t>& vals, int c, int G, uint32_t K0,
-                           uint32_t Kmerge, std::vector<xyzz_t<F>>& buckets) {
+                           uint32_t Kmerge, std::vector<xyzz_t<F>>& buckets, bool resume = false) {
     using P = xyzz_t<F>;
     const uint32_t m = 1u << (c - 1);
     const uint32_t sentinel = (uint32_t)G * m;
@@ -196,9 +197,14 @@ static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>
     uint32_t T = (M + K0 - 1) / K0;
     std::vector<uint32_t> ka(2 * T);
     std::vector<P> pa(2 * T);
-    for (uint32_t t = 0; t < T; t++)
-        accumulate_one<true, F>(t, sk.data(), sv.data(), bases, nullptr, M, K0, sentinel,
-                                buckets.data(), ka.data(), pa.data());
+    for (uint32_t t = 0; t < T; t++) {
+        if (resume)
+            accumulate_one<true, F, true>(t, sk.data(), sv.data(), bases, nullptr, M, K0,
+                                          sentinel, buckets.data(), ka.data(), pa.data());
+        else
+            accumulate_one<true, F>(t, sk.data(), sv.data(), bases, nullptr, M, K0, sentinel,
+                                    buckets.data(), ka.data(), pa.data());
+    }
     while (T > 1) {
         uint32_t len = 2 * T;
         uint32_t T2 = (len + Kmerge - 1) / Kmerge;
@@ -236,7 +242,7 @@ static jac_t<F> emu_reduce(const std::vector<xyzz_t<F>>& buckets, int c, int G, 
         len = outlen;
     }
     std::vector<P> wacc(nwin);
-    for (int w = 0; w < nwin; w++) window_one(w, red.data(), (uint32_t)nwin, logL, wacc.data(), true);
+    for (int w = 0; w < nwin; w++) window_one(w, red.data(), (uint32_t)nwin, logL, wacc.data());
     if (ones) wacc[0].add(*ones);  // k_add_into
     return horner(wacc.data(), (uint32_t)nwin, c);
 }
@@ -281,19 +287,28 @@ static std::vector<affine_t<F>> copies(const std::vector<affine_t<F>>& bases, in
 }
 
 // emu_msm runs msm.cu's dense pipeline with the given window, copies (1:
-// none) and segment sizes.
+// none) and segment sizes, in chunks of piece scalars (0: one chunk) that
+// accumulate into one set of buckets, as run_impl's pieces do.
 template <class F>
 static jac_t<F> emu_msm(const std::vector<affine_t<F>>& ext, uint32_t n,
                         const std::vector<fr_t>& sc_canon, int c, int G, uint32_t K0,
-                        uint32_t Kmerge, uint32_t Tred) {
+                        uint32_t Kmerge, uint32_t Tred, uint32_t piece = 0) {
     const int nwin = (256 + c - 1) / c;
     std::vector<fr_t> sc(n);
     for (uint32_t i = 0; i < n; i++) sc[i] = sc_canon[i].to_montgomery();
-    const uint32_t M = (uint32_t)nwin * n;
-    std::vector<uint32_t> keys(M), vals(M);
-    for (uint32_t i = 0; i < n; i++)
-        digits_one(i, sc.data(), n, c, nwin, G, n, keys.data(), vals.data());
-    return emu_pipeline<F>(ext.data(), keys, vals, c, G, K0, Kmerge, Tred, nullptr);
+    if (piece == 0 || piece > n) piece = n;
+    std::vector<xyzz_t<F>> buckets((size_t)G * (1u << (c - 1)), xyzz_t<F>::inf());
+    for (uint32_t off = 0; off < n; off += piece) {
+        const uint32_t cn = n - off < piece ? n - off : piece;
+        const uint32_t M = (uint32_t)nwin * cn;
+        std::vector<uint32_t> keys(M), vals(M);
+        // k_digits over the piece's scalars, its points from ext + off
+        // (copy g still n points after copy g-1).
+        for (uint32_t i = 0; i < cn; i++)
+            digits_one(i, sc.data() + off, cn, c, nwin, G, n, keys.data(), vals.data());
+        emu_accumulate<F>(ext.data() + off, keys, vals, c, G, K0, Kmerge, buckets, off > 0);
+    }
+    return emu_reduce<F>(buckets, c, G, Tred, nullptr);
 }
 
 // emu_split runs the split MSM of msm.cu over scalars [lo, lo + bases.size())
@@ -380,10 +395,17 @@ static void check_case(const char* group, const char* name, const std::vector<af
             const uint32_t n = (uint32_t)pts.size();
             int G = (256 + k.c - 1) / k.c;
             const std::vector<affine_t<F>> ext = d > 1 ? copies(pts, k.c, d, &G) : pts;
-            jac_t<F> got = emu_msm(ext, n, sc, k.c, G, k.K0, k.Kmerge, tred);
-            CHECK(jac_eq(got, want),
-                  "%s %s: c=%d d=%d K0=%u Kmerge=%u Tred=%u differs from the reference", group,
-                  name, k.c, d, k.K0, k.Kmerge, tred);
+            // One chunk, and (for the smallest windows, whose few buckets
+            // every piece resumes) pieces sharing the buckets: one scalar a
+            // piece, and a piece that is not a divisor of n.
+            for (uint32_t piece : {0u, 1u, 7u}) {
+                if (piece >= n || (piece > 0 && k.c > 5)) continue;
+                jac_t<F> got = emu_msm(ext, n, sc, k.c, G, k.K0, k.Kmerge, tred, piece);
+                CHECK(jac_eq(got, want),
+                      "%s %s: c=%d d=%d K0=%u Kmerge=%u Tred=%u piece=%u differs from the "
+                      "reference",
+                      group, name, k.c, d, k.K0, k.Kmerge, tred, piece);
+            }
         }
     }
 }

@@ -1,0 +1,116 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// wantChunks is how many pieces an MSM of n host scalars is cut into when
+// asked for pieces of at least one scalar: msm.cu's chunk_of.
+func wantChunks(n, pieces int) int {
+	pieces = min(pieces, n)
+	chunk := (n + pieces - 1) / pieces
+	return (n + chunk - 1) / chunk
+}
+
+// TestMSMPieces checks MSMs of host scalars copied in pieces that share one
+// set of buckets (each piece's accumulation resumes from the sums of the ones
+// before) against gnark-crypto: every edge case in G1 and G2, in 2 and 7
+// pieces, over the bases alone and (G1) with precomputed copies; then a large
+// G1 MSM with copies in 3 pieces, and that asking for one piece gives one.
+// The pieces must really be used: the timing's chunk count says so.
+func TestMSMPieces(t *testing.T) {
+	needDevice(t)
+	t.Cleanup(func() { SetMSMPieces(0, 0, -1) })
+	rng := rand.New(rand.NewPCG(81, 82))
+	poolG1, poolG2 := pointsG1(1<<17), pointsG2(1<<17)
+	var neg9G1 bls12381.G1Affine
+	neg9G1.Neg(&poolG1[9])
+	var neg9G2 bls12381.G2Affine
+	neg9G2.Neg(&poolG2[9])
+	n := 1<<20 + 3
+	bigPts, bigSc := pointsG1(n), msmScalars(rng, n)
+	bigWant := refG1(t, bigPts, bigSc)
+	// Each piece's sort in line, then beside the accumulation of the one
+	// before (a second stream and set of sort buffers).
+	for _, beside := range []int{0, 1} {
+		t.Run(fmt.Sprintf("beside=%d", beside), func(t *testing.T) {
+			testMSMPieces(t, rng, beside, poolG1, poolG2, neg9G1, neg9G2, bigPts, bigSc, bigWant)
+		})
+	}
+}
+
+func testMSMPieces(t *testing.T, rng *rand.Rand, beside int, poolG1 []bls12381.G1Affine, poolG2 []bls12381.G2Affine,
+	neg9G1 bls12381.G1Affine, neg9G2 bls12381.G2Affine, bigPts []bls12381.G1Affine, bigSc []fr.Element, bigWant bls12381.G1Jac) {
+	for _, cs := range edgeCases(rng) {
+		t.Run("G1/"+cs.name, func(t *testing.T) {
+			pts := pointsOf(poolG1, cs.idx, neg9G1)
+			b := uploadG1(t, pts)
+			want := refG1(t, pts, cs.scalars)
+			for _, maxd := range []int{1, MSMMaxDepth} {
+				c, d := precompute(t, b, maxd)
+				for _, pieces := range []int{2, 7} {
+					SetMSMPieces(pieces, 1, beside)
+					got, tm, err := b.MSM(cs.scalars)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !got.Equal(&want) {
+						t.Fatalf("%d pieces, copies c=%d d=%d: GPU MSM differs from gnark (run c=%d d=%d, %d chunks)", pieces, c, d, tm.WindowBits, tm.Depth, tm.Chunks)
+					}
+					if w := wantChunks(len(cs.scalars), pieces); tm.Pippenger > 0 && tm.Chunks != w {
+						t.Fatalf("%d pieces of %d scalars: the MSM ran %d chunks, want %d", pieces, len(cs.scalars), tm.Chunks, w)
+					}
+					checkDepth(t, tm, c, d)
+				}
+			}
+		})
+	}
+	for _, cs := range edgeCases(rng) {
+		t.Run("G2/"+cs.name, func(t *testing.T) {
+			pts := pointsOf(poolG2, cs.idx, neg9G2)
+			b := uploadG2(t, pts)
+			want := refG2(t, pts, cs.scalars)
+			for _, pieces := range []int{2, 7} {
+				SetMSMPieces(pieces, 1, beside)
+				got, tm, err := b.MSM(cs.scalars)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !got.Equal(&want) {
+					t.Fatalf("%d pieces: GPU MSM differs from gnark (c=%d, %d chunks)", pieces, tm.WindowBits, tm.Chunks)
+				}
+				if w := wantChunks(len(cs.scalars), pieces); tm.Pippenger > 0 && tm.Chunks != w {
+					t.Fatalf("%d pieces of %d scalars: the MSM ran %d chunks, want %d", pieces, len(cs.scalars), tm.Chunks, w)
+				}
+			}
+		})
+	}
+	t.Run(fmt.Sprintf("G1/n=%d", len(bigSc)), func(t *testing.T) {
+		sc, want := bigSc, bigWant
+		b := uploadG1(t, bigPts)
+		c, d := precompute(t, b, MSMMaxDepth)
+		for _, tc := range []struct{ pieces, minPiece, chunks int }{
+			{3, 1, 3},       // three pieces
+			{8, 1 << 19, 2}, // as many as keep 2^19 scalars a piece
+			{1, 0, 1},       // one: the whole copy in front
+		} {
+			SetMSMPieces(tc.pieces, tc.minPiece, beside)
+			got, tm, err := b.MSM(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(&want) || tm.Chunks != tc.chunks {
+				t.Fatalf("%d pieces of at least %d: equal to gnark %v, %d chunks (want %d)", tc.pieces, tc.minPiece, got.Equal(&want), tm.Chunks, tc.chunks)
+			}
+			checkDepth(t, tm, c, d)
+			t.Logf("%d pieces: device %v (upload %v, sort %v, accumulate %v, reduce %v), wall %v", tm.Chunks, tm.Device, tm.Upload, tm.Sort, tm.Accumulate, tm.Reduce, tm.Wall)
+		}
+	})
+}
