@@ -25,8 +25,9 @@
 // key loads and before a proof starts: what does not fit gets a retryable
 // ErrResourceExhausted, never an out-of-memory crash. A proof's share is its
 // MSMs' working memory (the G1 and the G2 MSM run at once, each with its own),
-// as msm.cu sizes it (csrc/msm_plan.h, mirrored by gpu.ProofWorkBytes). Phase
-// times come from CUDA events.
+// as msm.cu sizes it (csrc/msm_plan.h, mirrored by gpu.ProofWorkBytes), each
+// stream's share in the MSM pool's 32 MiB reservation blocks. Phase times come
+// from CUDA events.
 //
 // A key whose point sets, slots and proofs do not fit in the device memory
 // left (or under Options.DeviceMemoryCap, which the backend treats as the
