@@ -46,6 +46,25 @@ func TestMSMPieces(t *testing.T) {
 	}
 }
 
+// runPieces runs msm, an MSM of n host scalars that says whether it equals
+// gnark-crypto's result, in pieces of at least one scalar, and fails unless
+// it does and ran as many chunks as the pieces make. It returns the timing.
+func runPieces(t *testing.T, n, pieces, beside int, msm func() (bool, MSMTiming, error)) MSMTiming {
+	t.Helper()
+	SetMSMPieces(pieces, 1, beside)
+	same, tm, err := msm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same {
+		t.Fatalf("%d pieces: GPU MSM differs from gnark (run c=%d d=%d, %d chunks)", pieces, tm.WindowBits, tm.Depth, tm.Chunks)
+	}
+	if w := wantChunks(n, pieces); tm.Pippenger > 0 && tm.Chunks != w {
+		t.Fatalf("%d pieces of %d scalars: the MSM ran %d chunks, want %d", pieces, n, tm.Chunks, w)
+	}
+	return tm
+}
+
 func testMSMPieces(t *testing.T, rng *rand.Rand, beside int, poolG1 []bls12381.G1Affine, poolG2 []bls12381.G2Affine,
 	neg9G1 bls12381.G1Affine, neg9G2 bls12381.G2Affine, bigPts []bls12381.G1Affine, bigSc []fr.Element, bigWant bls12381.G1Jac) {
 	for _, cs := range edgeCases(rng) {
@@ -56,17 +75,10 @@ func testMSMPieces(t *testing.T, rng *rand.Rand, beside int, poolG1 []bls12381.G
 			for _, maxd := range []int{1, MSMMaxDepth} {
 				c, d := precompute(t, b, maxd)
 				for _, pieces := range []int{2, 7} {
-					SetMSMPieces(pieces, 1, beside)
-					got, tm, err := b.MSM(cs.scalars)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !got.Equal(&want) {
-						t.Fatalf("%d pieces, copies c=%d d=%d: GPU MSM differs from gnark (run c=%d d=%d, %d chunks)", pieces, c, d, tm.WindowBits, tm.Depth, tm.Chunks)
-					}
-					if w := wantChunks(len(cs.scalars), pieces); tm.Pippenger > 0 && tm.Chunks != w {
-						t.Fatalf("%d pieces of %d scalars: the MSM ran %d chunks, want %d", pieces, len(cs.scalars), tm.Chunks, w)
-					}
+					tm := runPieces(t, len(cs.scalars), pieces, beside, func() (bool, MSMTiming, error) {
+						got, tm, err := b.MSM(cs.scalars)
+						return got.Equal(&want), tm, err
+					})
 					checkDepth(t, tm, c, d)
 				}
 			}
@@ -78,17 +90,10 @@ func testMSMPieces(t *testing.T, rng *rand.Rand, beside int, poolG1 []bls12381.G
 			b := uploadG2(t, pts)
 			want := refG2(t, pts, cs.scalars)
 			for _, pieces := range []int{2, 7} {
-				SetMSMPieces(pieces, 1, beside)
-				got, tm, err := b.MSM(cs.scalars)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !got.Equal(&want) {
-					t.Fatalf("%d pieces: GPU MSM differs from gnark (c=%d, %d chunks)", pieces, tm.WindowBits, tm.Chunks)
-				}
-				if w := wantChunks(len(cs.scalars), pieces); tm.Pippenger > 0 && tm.Chunks != w {
-					t.Fatalf("%d pieces of %d scalars: the MSM ran %d chunks, want %d", pieces, len(cs.scalars), tm.Chunks, w)
-				}
+				runPieces(t, len(cs.scalars), pieces, beside, func() (bool, MSMTiming, error) {
+					got, tm, err := b.MSM(cs.scalars)
+					return got.Equal(&want), tm, err
+				})
 			}
 		})
 	}
