@@ -292,7 +292,7 @@ func (b *Backend) loadKey(pk *keyfile.ProvingKey, plan gpu.DevicePlan) (*key, er
 		return nil, err
 	}
 	info := dk.Info()
-	k := &key{dev: dk, plan: plan, logN: gpu.ShapeOf(pk).LogN, proofBytes: info.WorkG1 + info.WorkG2, slots: make(chan *gpu.Groth16Slot, plan.Slots)}
+	k := &key{dev: dk, plan: plan, logN: gpu.ShapeOf(pk).LogN, proofBytes: gpu.ProofPoolBytes(info.WorkG1, info.WorkG2), slots: make(chan *gpu.Groth16Slot, plan.Slots)}
 	for range plan.Slots {
 		s, err := dk.NewSlot()
 		if err != nil {

@@ -1,6 +1,7 @@
 // msm.cu: BLS12-381 G1 and G2 multi-scalar multiplication (Pippenger).
 //
-// Pipeline of one MSM, all on one stream:
+// Pipeline of one MSM, on the caller's stream (host scalars in pieces: their
+// copies, digits and sorts on the handle's copy and sort streams, below):
 //  1. k_digits: each scalar (gnark Montgomery form) is converted to an
 //     integer and cut into nwin signed c-bit digits d in (-2^(c-1), 2^(c-1)].
 //     Digit d != 0 of window w becomes the pair (key = w*m + |d|-1,
@@ -94,6 +95,7 @@ constexpr size_t MAX_CHUNK = ZK_MSM_MAX_CHUNK;
 #define ZK_ACC_MAX_BLOCKS 2
 #endif
 static_assert(ZK_MSM_TREE_G == zk_msm::TREE_G, "msm_plan.h sizes the tree for msm_core.cuh's TREE_G");
+static_assert(ZK_MSM_K_MERGE >= 4, "a merge level of T threads leaves 2T/K_MERGE: fewer only from 4 on");
 
 using namespace zk_msm;
 
@@ -502,8 +504,9 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
 // zk_msm_set_pieces): in line on the MSM's stream, one set of buffers.
 // The defaults, from the H200 (BENCHMARKS.md, G1 with copies, pinned
 // scalars): 2^24 in 2 pieces 99.5 ms against 101.6 whole, 2^26 in 4 372.9
-// against 376.9 (2 chunks); 2^22 in 2 pieces 28.6 against 28.3 whole, so
-// pieces start at 2^23 scalars.
+// against 376.9 (2 chunks); 2^22 in 2 pieces 28.6 against 28.3 whole, so a
+// piece keeps at least 2^23 scalars (pieces from 2^24 on; 2^23-2^24 is not
+// measured).
 constexpr int DEFAULT_PIECES = 4;
 constexpr size_t DEFAULT_MIN_PIECE = (size_t)1 << 23;
 std::atomic<int> pieces_set{0};
@@ -534,13 +537,6 @@ size_t pieces_of(size_t n) {
     size_t most = n / min_piece;
     if (most < 1) most = 1;
     return want < most ? want : most;
-}
-
-// pool_rounded is what an allocation of bytes takes from the MSM pool (as
-// msm_plan.h's zk_msm_work_of counts it).
-uint64_t pool_rounded(uint64_t bytes) {
-    if (bytes == 0) bytes = 16;
-    return (bytes + ZK_MSM_POOL_ROUND - 1) / ZK_MSM_POOL_ROUND * ZK_MSM_POOL_ROUND;
 }
 
 // chunk_of is the chunk size of an MSM of n Pippenger scalars of group: at
@@ -627,7 +623,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     const uint32_t ones_T = zk_msm_ones_threads(nones, h->resident_accum);
     const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, sp || in.on_dev, sort_tmp_bytes, ones_T,
                                           nchunks > 0);
-    // (zk_msm_work_bytes adds the second set, second_set_bytes, likewise.)
+    // (Sorting beside adds a second set of sort buffers; zk_msm_work_bytes
+    // counts it likewise.)
     t.window_bits = nchunks ? p.c : 0;
     t.depth = nchunks ? p.depth : 0;
     t.chunks = (int)nchunks;
@@ -808,15 +805,11 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             if (T == 0) T = 1;
             uint32_t K = (Mk + T - 1) / T;
             T = (Mk + K - 1) / K;
-            const unsigned grid = (T + ACC_THREADS - 1) / ACC_THREADS;
-            if (k == 0)
-                k_accum0<F, false><<<grid, ACC_THREADS, 0, st>>>(
-                    dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
-                    (uint32_t*)pka, (P*)pa);
-            else
-                k_accum0<F, true><<<grid, ACC_THREADS, 0, st>>>(
-                    dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
-                    (uint32_t*)pka, (P*)pa);
+            // A chunk after the first resumes from the buckets' sums.
+            auto accum0 = k == 0 ? k_accum0<F, false> : k_accum0<F, true>;
+            accum0<<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
+                (uint32_t*)pka, (P*)pa);
             LAUNCHED("k_accum0");
             uint32_t* ink = (uint32_t*)pka;
             P* inp = (P*)pa;
@@ -1124,7 +1117,7 @@ extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, 
     // Host scalars in pieces sorted beside: run_impl's second set of sort
     // buffers.
     if (!scalars_on_device && chunk < n && sort_beside())
-        *out += 2 * (pool_rounded(w.keys) + pool_rounded(w.vals));
+        *out += 2 * (zk_msm_pool_rounded(w.keys) + zk_msm_pool_rounded(w.vals));
     return ZK_MSM_OK;
 }
 

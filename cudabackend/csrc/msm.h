@@ -36,11 +36,12 @@ enum {
 enum { ZK_MSM_G1 = 1, ZK_MSM_G2 = 2 };
 
 /* zk_msm_timing is the device-busy time of one MSM in milliseconds, read
- * from CUDA events recorded on the MSM's stream. Phases are summed over
- * chunks; total runs from the first event to the last. Host scalars copied
- * in pieces (zk_msm_set_pieces) overlap the work: upload then runs from the
- * first piece's copy to the last one's, and a piece's sort counts from its
- * arrival. */
+ * from CUDA events. Phases are summed over chunks; total runs from the first
+ * event to the last. Host scalars copied in pieces (zk_msm_set_pieces)
+ * overlap the work, so the phases add up to more than total: upload runs
+ * from the first piece's copy to the last one's, sort counts only what
+ * delays a piece's accumulation (from its arrival, or from the end of the
+ * accumulation before), accum the accumulations' spans. */
 typedef struct zk_msm_timing {
     float upload_ms; /* host scalars to device (0 for device scalars) */
     float sort_ms;   /* signed digits and the radix sort by bucket */
@@ -188,9 +189,9 @@ int zk_msm_host_free(void* p, char* err, size_t errlen);
  * reduction. A piece keeps at least min_piece scalars (fewer pieces for
  * short MSMs). sort_beside 1 sorts each piece on a second stream while the
  * piece before is accumulated (a second set of sort buffers), 0 in line; -1
- * follows ZKHOST_CUDA_MSM_SORT_BESIDE (on unless 0). pieces 0 (or min_piece
- * 0) returns to the default: ZKHOST_CUDA_MSM_PIECES, else 4 pieces of at
- * least 2^23 scalars, for G1 only (G2's later chunks spill registers). For
+ * follows ZKHOST_CUDA_MSM_SORT_BESIDE (on unless 0). pieces 0 returns to the
+ * default count (ZKHOST_CUDA_MSM_PIECES, else 4, for G1 only: G2's later
+ * chunks spill registers) and min_piece 0 to the default least (2^23). For
  * with/without comparisons and tests; process-wide. */
 void zk_msm_set_pieces(int pieces, size_t min_piece, int sort_beside);
 

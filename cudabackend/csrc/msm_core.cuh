@@ -241,8 +241,8 @@ ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, u
 // (adding each closed run into its bucket made the whole accumulation 2.7x
 // slower, BENCHMARKS.md). A run that continues into the next segment starts
 // from infinity as before: the merge level that closes it adds into the
-// bucket, which level 0 left alone. The bucket of the run two pairs ahead is
-// asked into L2 meanwhile, so a run's first load rarely waits for memory.
+// bucket, which level 0 left alone. The bucket of the pair two ahead is
+// asked into L2 at every pair (measured level on the H200, but free).
 // A template parameter, so the first chunk's kernel (every MSM has one) keeps
 // its registers: the G2 one has none to spare.
 template <bool LEVEL0, class F, bool RESUME = false>

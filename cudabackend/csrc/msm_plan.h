@@ -23,11 +23,12 @@
 extern "C" {
 #endif
 
-/* ZK_MSM_MAX_CHUNK: scalars beyond it are processed in chunks whose window
- * sums add up; the workspace is sized for one chunk. */
+/* ZK_MSM_MAX_CHUNK: scalars beyond it are processed in chunks that share
+ * one set of buckets; the workspace is sized for one chunk. */
 #define ZK_MSM_MAX_CHUNK ((size_t)1 << 25)
 #define ZK_MSM_MIN_SEG 32u  /* fewest digit pairs per level-0 accumulation thread */
-#define ZK_MSM_K_MERGE 8u   /* entries per thread in the later merge levels */
+#define ZK_MSM_K_MERGE 8u   /* entries per thread in the later merge levels (at least 4:
+                              * a level of T threads leaves 2T/K_MERGE, which must shrink) */
 #define ZK_MSM_TREE_G 4u    /* points summed per thread in the reduction tree (msm_core.cuh) */
 /* ZK_MSM_POOL_ROUND: what one stream-ordered allocation may take beyond its
  * size in the pool (its physical granularity, 2 MiB). */
@@ -68,6 +69,13 @@ typedef struct zk_msm_work {
     int allocs;             /* how many stream-ordered allocations */
     uint64_t total;         /* the sum, each allocation as the pool rounds it up */
 } zk_msm_work;
+
+/* zk_msm_pool_rounded is what one allocation of bytes takes from the MSM
+ * pool (16 bytes for 0, as msm.cu asks). */
+static inline uint64_t zk_msm_pool_rounded(uint64_t bytes) {
+    if (bytes == 0) bytes = 16;
+    return (bytes + ZK_MSM_POOL_ROUND - 1) / ZK_MSM_POOL_ROUND * ZK_MSM_POOL_ROUND;
+}
 
 static inline int zk_msm_ceil_log2(uint64_t v) {
     int b = 0;
@@ -311,8 +319,7 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
         if (i == 0 && scalars_on_device) continue;
         if ((i == 2 || i == 3) && ones_threads == 0) continue;
         if (i >= 4 && !pippenger) continue;
-        uint64_t b = sizes[i] ? sizes[i] : 16; /* work_t::alloc asks 16 bytes for 0 */
-        w.total += (b + ZK_MSM_POOL_ROUND - 1) / ZK_MSM_POOL_ROUND * ZK_MSM_POOL_ROUND;
+        w.total += zk_msm_pool_rounded(sizes[i]); /* work_t::alloc asks 16 bytes for 0 */
         w.allocs++;
     }
     return w;
@@ -337,7 +344,7 @@ static inline uint64_t zk_msm_classify_work(size_t n) {
                         zk_msm_select_bytes_bound(n)};
     uint64_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        total += (sizes[i] + ZK_MSM_POOL_ROUND - 1) / ZK_MSM_POOL_ROUND * ZK_MSM_POOL_ROUND;
+        total += zk_msm_pool_rounded(sizes[i]);
     return total;
 }
 

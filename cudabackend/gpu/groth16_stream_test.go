@@ -288,6 +288,11 @@ func TestGroth16ProofDeviceMemory(t *testing.T) {
 			estimate := ProofWorkBytesDepth(shape, chunk, res, depth)
 			info := key.Info()
 			exact := ProofPoolBytes(info.WorkG1, info.WorkG2)
+			// Each stream's bytes as msm.cu sizes them against the Go
+			// mirror, before the pool's blocks round them.
+			if g1, g2 := proofStreamsWork(shape, chunk, res, depth); info.WorkG1 != g1 || info.WorkG2 != g2 {
+				t.Errorf("msm.cu allocates %d (G1 stream) and %d (G2 stream) bytes per proof, the Go mirror says %d and %d", info.WorkG1, info.WorkG2, g1, g2)
+			}
 			t.Logf("proof device memory at 2^%d, chunk %d, copies %v: measured %d MiB, msm.cu's sizes %d MiB (G1 %d, G2 %d), estimate %d MiB (%.3f of measured); key %d MiB",
 				logN, chunk, info.Copies, measured>>20, exact>>20, info.WorkG1>>20, info.WorkG2>>20, estimate>>20,
 				float64(estimate)/float64(measured), key.DeviceBytes()>>20)

@@ -7,8 +7,10 @@ import (
 )
 
 // MSMTiming is the time one multi-scalar multiplication took. The device
-// phases come from CUDA events on the MSM's stream (device-busy time, summed
-// over chunks); Wall is the host's clock around the whole call.
+// phases come from CUDA events (device-busy time, summed over chunks; host
+// scalars copied in pieces overlap, so the phases then add up to more than
+// Device: msm.h's zk_msm_timing says how each is counted); Wall is the
+// host's clock around the whole call.
 type MSMTiming struct {
 	Upload     time.Duration // host scalars to the device (zero for device scalars)
 	Sort       time.Duration // signed digits and the radix sort by bucket

@@ -391,9 +391,9 @@ func msmWindowBits(g2 bool, n int) int {
 // share one set of buckets. A piece keeps at least minPiece scalars.
 // sortBeside 1 sorts each piece on a second stream while the piece before is
 // accumulated, 0 in line, -1 as ZKHOST_CUDA_MSM_SORT_BESIDE says (on unless
-// 0). pieces 0 returns to the default (ZKHOST_CUDA_MSM_PIECES, else 4 pieces
-// of at least 2^23 scalars, G1 only). Process-wide; for with/without
-// comparisons and tests.
+// 0). pieces 0 returns to the default count (ZKHOST_CUDA_MSM_PIECES, else 4,
+// G1 only) and minPiece 0 to the default least (2^23). Process-wide; for
+// with/without comparisons and tests.
 func SetMSMPieces(pieces, minPiece, sortBeside int) {
 	C.zk_msm_set_pieces(C.int(pieces), C.size_t(max(minPiece, 0)), C.int(sortBeside))
 }

@@ -197,14 +197,10 @@ static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>
     uint32_t T = (M + K0 - 1) / K0;
     std::vector<uint32_t> ka(2 * T);
     std::vector<P> pa(2 * T);
-    for (uint32_t t = 0; t < T; t++) {
-        if (resume)
-            accumulate_one<true, F, true>(t, sk.data(), sv.data(), bases, nullptr, M, K0,
-                                          sentinel, buckets.data(), ka.data(), pa.data());
-        else
-            accumulate_one<true, F>(t, sk.data(), sv.data(), bases, nullptr, M, K0, sentinel,
-                                    buckets.data(), ka.data(), pa.data());
-    }
+    auto level0 = resume ? accumulate_one<true, F, true> : accumulate_one<true, F, false>;
+    for (uint32_t t = 0; t < T; t++)
+        level0(t, sk.data(), sv.data(), bases, nullptr, M, K0, sentinel, buckets.data(),
+               ka.data(), pa.data());
     while (T > 1) {
         uint32_t len = 2 * T;
         uint32_t T2 = (len + Kmerge - 1) / Kmerge;
