@@ -559,7 +559,37 @@ static void run_group(const char* group) {
     check_split(group, "one point repeated, bits", std::vector<affine_t<F>>(90, pool[5]), bits(90, 11), 0);
 }
 
+// check_plan_chunk checks msm_plan.h's plan of an MSM whose chunks are
+// pieces: the window, copies and reduction of the whole MSM, the workspace
+// (digit pairs, level-0 threads) of one piece.
+static void check_plan_chunk() {
+    const uint32_t ra = 33792, rr = 50688;  // an H200's G1 residency
+    const size_t ns[] = {1, 1000, (size_t)1 << 20, ((size_t)1 << 24) + 5, (size_t)1 << 26};
+    const int pres[][2] = {{0, 1}, {22, 12}, {16, 16}};
+    for (size_t n : ns) {
+        for (const auto& pre : pres) {
+            const zk_msm_plan whole = zk_msm_make_plan_pre(n, pre[0], pre[1], ra, rr);
+            for (size_t pieces : {(size_t)1, (size_t)2, (size_t)7}) {
+                const size_t chunk = (n + pieces - 1) / pieces;
+                const zk_msm_plan p = zk_msm_make_plan_chunk(n, chunk, pre[0], pre[1], ra, rr);
+                const size_t want_chunk = chunk < whole.chunk ? chunk : whole.chunk;
+                CHECK(p.c == whole.c && p.depth == whole.depth && p.G == whole.G &&
+                          p.m == whole.m && p.sentinel == whole.sentinel &&
+                          p.keybits == whole.keybits && p.Tred == whole.Tred && p.L == whole.L,
+                      "plan of %zu scalars in %zu pieces (copies %d/%d): window or reduction differs "
+                      "from the whole MSM's",
+                      n, pieces, pre[0], pre[1]);
+                CHECK(p.chunk == want_chunk && p.M == (size_t)p.nwin * want_chunk && p.T0 <= ra &&
+                          p.T0 >= 1,
+                      "plan of %zu scalars in %zu pieces: chunk %zu, %zu pairs, %u threads", n,
+                      pieces, p.chunk, p.M, p.T0);
+            }
+        }
+    }
+}
+
 int main() {
+    check_plan_chunk();
     run_group<fq_t>("G1");
     run_group<fq2_t>("G2");
     if (failures) {
