@@ -241,8 +241,7 @@ ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, u
 // (adding each closed run into its bucket made the whole accumulation 2.7x
 // slower, BENCHMARKS.md). A run that continues into the next segment starts
 // from infinity as before: the merge level that closes it adds into the
-// bucket, which level 0 left alone. The bucket of the pair two ahead is
-// asked into L2 at every pair (measured level on the H200, but free).
+// bucket, which level 0 left alone.
 // A template parameter, so the first chunk's kernel (every MSM has one) keeps
 // its registers: the G2 one has none to spare.
 template <bool LEVEL0, class F, bool RESUME = false>
@@ -294,7 +293,6 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
         if (LEVEL0) {
             const uint32_t v = vals[i];
             if (i + 1 < end) prefetch_l2(bases + (vals[i + 1] & ~SIGN));
-            if (RESUME && i + 2 < end && keys[i + 2] != sentinel) prefetch_l2(buckets + keys[i + 2]);
             affine_t<F> p = ldp(bases + (v & ~SIGN));
             if (!p.is_inf()) {
                 if (v & SIGN) p.y = fneg(p.y);
