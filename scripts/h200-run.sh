@@ -32,10 +32,10 @@
 # The MSM over precomputed bases (issue 10's first lever; tests, then d=1 against the best depth,
 # pageable and pinned scalars, G1 and G2 at 2^20/22/24; ~5 minutes):
 #   STEPS=msmpre BUDGET=560 scripts/h200-run.sh
-# The G1 MSM's upload in pieces against whole (ZK_BENCH_MSM_PIECES: piece counts, ZK_BENCH_MSM_BESIDE:
-# each piece's sort in line 0 or beside the accumulation 1; the test binary reads both):
+# The G1 MSM's upload in pieces against whole (ZK_BENCH_MSM_PIECES: piece counts; the test binary
+# reads it):
 #   STEPS=msmpre MP_RUN='^$' MP_BENCH='MSMPrecompute/G1/.*/best/pinned/' ZK_BENCH_MSM_LOGS="22 24 26" \
-#     ZK_BENCH_MSM_PIECES="1 2 4" ZK_BENCH_MSM_BESIDE="0 1" scripts/h200-run.sh
+#     ZK_BENCH_MSM_PIECES="1 2 4" scripts/h200-run.sh
 # The full prove with and without a key's precomputed copies (chain 2^22, ~4 minutes with keygen):
 #   STEPS=msmpreprove BUDGET=560 scripts/h200-run.sh
 set -uo pipefail

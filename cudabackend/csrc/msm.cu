@@ -495,13 +495,13 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
 // pays a sort's and the merge levels' fixed costs). zk_msm_set_pieces sets
 // both; 0 follows ZKHOST_CUDA_MSM_PIECES, else DEFAULT_PIECES.
 //
-// Sorting beside (the default): a piece's digits and radix sort run on the
-// handle's sort stream, into a second set of sort buffers, while the MSM's
-// stream accumulates the piece before; only the first piece's copy and sort
-// stay in front of the accumulation. The accumulation leaves most of each SM's
-// registers and all its shared memory free (two blocks of 128 threads), so
-// the sort's blocks run beside it. Off (ZKHOST_CUDA_MSM_SORT_BESIDE=0, or
-// zk_msm_set_pieces): in line on the MSM's stream, one set of buffers.
+// Each piece's digits and radix sort run on the handle's sort stream, into
+// the other of two sets of sort buffers, while the MSM's stream accumulates
+// the piece before: only the first piece's copy and sort stay in front of the
+// accumulation, which leaves most of each SM's registers and all its shared
+// memory to the sort's blocks (two blocks of 128 threads). Measured against
+// sorting in line, one set of buffers (BENCHMARKS.md): 2^24 in 2 pieces 99.5
+// against 100.7 ms, in 4 99.2 against 101.1.
 // The defaults, from the H200 (BENCHMARKS.md, G1 with copies, pinned
 // scalars): 2^24 in 2 pieces 99.5 ms against 101.6 whole, 2^26 in 4 372.9
 // against 376.9 (2 chunks); 2^22 in 2 pieces 28.6 against 28.3 whole, so a
@@ -511,17 +511,6 @@ constexpr int DEFAULT_PIECES = 4;
 constexpr size_t DEFAULT_MIN_PIECE = (size_t)1 << 23;
 std::atomic<int> pieces_set{0};
 std::atomic<size_t> min_piece_set{0};
-std::atomic<int> beside_set{-1};
-
-bool sort_beside() {
-    const int set = beside_set.load();
-    if (set >= 0) return set != 0;
-    static const bool env = [] {
-        const char* e = getenv("ZKHOST_CUDA_MSM_SORT_BESIDE");
-        return !(e && e[0] == '0');
-    }();
-    return env;
-}
 
 // pieces_of is how many pieces n host scalars are copied in.
 size_t pieces_of(size_t n) {
@@ -607,10 +596,9 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     const bool host_scalars = !sp && !in.on_dev;
     const size_t chunk = chunk_of(npip, h->group, host_scalars);
     const size_t nchunks = chunk == 0 ? 0 : (npip + chunk - 1) / chunk;
+    // Host scalars in pieces: copied on the copy stream, their digits and
+    // sorts on the sort stream, piece k into set k % 2 of the sort buffers.
     const bool overlap = host_scalars && nchunks > 1;
-    // Sorting beside, the pieces' digits and sorts run on the handle's sort
-    // stream, into set k % 2 of the sort buffers.
-    const bool beside = overlap && sort_beside();
     // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports
     // their sum): the plan of a chunk, the ones' threads of a split run.
     const plan_t p = make_plan(h, npip == 0 ? 1 : npip, chunk == 0 ? 1 : chunk);
@@ -623,8 +611,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     const uint32_t ones_T = zk_msm_ones_threads(nones, h->resident_accum);
     const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, sp || in.on_dev, sort_tmp_bytes, ones_T,
                                           nchunks > 0);
-    // (Sorting beside adds a second set of sort buffers; zk_msm_work_bytes
-    // counts it likewise.)
+    // (Pieces add a second set of sort buffers; zk_msm_work_bytes counts it
+    // likewise.)
     t.window_bits = nchunks ? p.c : 0;
     t.depth = nchunks ? p.depth : 0;
     t.chunks = (int)nchunks;
@@ -659,7 +647,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             if (a) cudaStreamSynchronize(a);
             if (b) cudaStreamSynchronize(b);
         }
-    } drain{overlap ? h->copy_stream : nullptr, beside ? h->sort_stream : nullptr};
+    } drain{overlap ? h->copy_stream : nullptr, overlap ? h->sort_stream : nullptr};
     const fr_t* d_scalars = sp ? sp->scalars : (const fr_t*)in.ptr;
     if (host_scalars) {
         void* d;
@@ -717,8 +705,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         k_to_jac<F><<<1, 1, 0, st>>>(ones_sum, (J*)d_out);
         LAUNCHED("k_to_jac");
     } else {
-        // Workspace for a full chunk: one set of sort buffers, two sorting
-        // beside.
+        // Workspace for a full chunk: one set of sort buffers, two for
+        // pieces.
         void *keys0, *keys1, *vals0, *vals1, *sort_tmp, *buckets, *pa, *pb, *pka, *pkb, *red,
             *tree, *wacc;
         void* set2[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -730,7 +718,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.alloc(&keys1, ws.keys));
         CU(wk.alloc(&vals0, ws.vals));
         CU(wk.alloc(&vals1, ws.vals));
-        if (beside) {
+        if (overlap) {
             CU(wk.alloc(&set2[0], ws.keys));
             CU(wk.alloc(&set2[1], ws.keys));
             CU(wk.alloc(&set2[2], ws.vals));
@@ -754,24 +742,24 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         // One set of buckets for every chunk: zeroed once, each chunk after
         // the first resumes from the sums of those before it.
         CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
-        if (beside) {
+        if (overlap) {
             // The workspace is allocated on st; the sort stream uses it after.
             CU(cudaEventRecord(ev_alloc, st));
             CU(cudaStreamWaitEvent(h->sort_stream, ev_alloc, 0));
         }
-        const cudaStream_t prep = beside ? h->sort_stream : st;
+        const cudaStream_t prep = overlap ? h->sort_stream : st;
         for (size_t k = 0; k < nchunks; k++) {
             const size_t off = k * chunk;
             const uint32_t cn = (uint32_t)(npip - off < chunk ? npip - off : chunk);
             const uint32_t Mk = (uint32_t)p.nwin * cn;
-            void* const* bufs = beside && (k & 1) ? set2 : nullptr;
+            void* const* bufs = overlap && (k & 1) ? set2 : nullptr;
             uint32_t* k0 = (uint32_t*)(bufs ? bufs[0] : keys0);
             uint32_t* k1 = (uint32_t*)(bufs ? bufs[1] : keys1);
             uint32_t* v0 = (uint32_t*)(bufs ? bufs[2] : vals0);
             uint32_t* v1 = (uint32_t*)(bufs ? bufs[3] : vals1);
-            // Sorting beside, the set this piece sorts into is free once the
-            // accumulation of the piece two before has read it.
-            if (beside && k >= 2) CU(cudaStreamWaitEvent(prep, ev_acc[k - 2], 0));
+            // The set this piece sorts into is free once the accumulation of
+            // the piece two before has read it.
+            if (overlap && k >= 2) CU(cudaStreamWaitEvent(prep, ev_acc[k - 2], 0));
             if (overlap) {
                 // This piece's copy. From pageable memory the host blocks here
                 // while the device works on the pieces queued before.
@@ -798,7 +786,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_avail, dk, dv, (int)Mk, 0,
                                                p.keybits, prep));
             CU(cudaEventRecord(ev_sort[k], prep));
-            if (beside) CU(cudaStreamWaitEvent(st, ev_sort[k], 0));
+            if (overlap) CU(cudaStreamWaitEvent(st, ev_sort[k], 0));
 
             uint32_t T = p.T0;
             if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
@@ -870,8 +858,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     for (size_t k = 0; k < nchunks; k++) {
         // A chunk's digits and sort as far as they delay its accumulation:
         // from when the chunk before was accumulated or, for a piece that
-        // arrived later, from its arrival; sorted beside, only what outlasts
-        // the accumulation before. Its accumulation from then on.
+        // arrived later, from its arrival; a piece's, only what outlasts the
+        // accumulation before. Its accumulation from then on.
         cudaEvent_t from = k == 0 ? ev_ones : ev_acc[k - 1];
         if (overlap && elapsed(from, ev_copy[k]) > 0) from = ev_copy[k];
         const float sorting = elapsed(from, ev_sort[k]);
@@ -1114,9 +1102,8 @@ extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, 
     if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
     const zk_msm_work w = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb, 0, 1);
     *out = w.total;
-    // Host scalars in pieces sorted beside: run_impl's second set of sort
-    // buffers.
-    if (!scalars_on_device && chunk < n && sort_beside())
+    // Host scalars in pieces: run_impl's second set of sort buffers.
+    if (!scalars_on_device && chunk < n)
         *out += 2 * (zk_msm_pool_rounded(w.keys) + zk_msm_pool_rounded(w.vals));
     return ZK_MSM_OK;
 }
@@ -1243,10 +1230,9 @@ extern "C" int zk_msm_host_free(void* p, char* err, size_t errlen) {
     return ZK_MSM_OK;
 }
 
-extern "C" void zk_msm_set_pieces(int pieces, size_t min_piece, int sort_beside) {
+extern "C" void zk_msm_set_pieces(int pieces, size_t min_piece) {
     pieces_set.store(pieces < 0 ? 0 : pieces > 64 ? 64 : pieces);
     min_piece_set.store(min_piece);
-    beside_set.store(sort_beside < 0 ? -1 : sort_beside != 0);
 }
 
 extern "C" int zk_msm_window_bits(int group, size_t n) {

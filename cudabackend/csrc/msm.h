@@ -187,13 +187,12 @@ int zk_msm_host_free(void* p, char* err, size_t errlen);
  * digits, sort and accumulation start when it has arrived, the next piece's
  * copy running beside them, and the pieces share one set of buckets and one
  * reduction. A piece keeps at least min_piece scalars (fewer pieces for
- * short MSMs). sort_beside 1 sorts each piece on a second stream while the
- * piece before is accumulated (a second set of sort buffers), 0 in line; -1
- * follows ZKHOST_CUDA_MSM_SORT_BESIDE (on unless 0). pieces 0 returns to the
+ * short MSMs); each piece is sorted on a second stream while the piece before
+ * is accumulated (a second set of sort buffers). pieces 0 returns to the
  * default count (ZKHOST_CUDA_MSM_PIECES, else 4, for G1 only: G2's later
  * chunks spill registers) and min_piece 0 to the default least (2^23). For
  * with/without comparisons and tests; process-wide. */
-void zk_msm_set_pieces(int pieces, size_t min_piece, int sort_beside);
+void zk_msm_set_pieces(int pieces, size_t min_piece);
 
 /* zk_msm_window_bits returns the window size zk_msm_run picks for n
  * scalars of the group over bases without precomputed copies (for tests and

@@ -387,15 +387,14 @@ func msmWindowBits(g2 bool, n int) int {
 
 // SetMSMPieces sets how many pieces an MSM of host scalars copies them in
 // (G1's by default; G2's too while pieces > 0 is set): each piece's work
-// starts when it has arrived, beside the next piece's copy, and the pieces
-// share one set of buckets. A piece keeps at least minPiece scalars.
-// sortBeside 1 sorts each piece on a second stream while the piece before is
-// accumulated, 0 in line, -1 as ZKHOST_CUDA_MSM_SORT_BESIDE says (on unless
-// 0). pieces 0 returns to the default count (ZKHOST_CUDA_MSM_PIECES, else 4,
-// G1 only) and minPiece 0 to the default least (2^23). Process-wide; for
-// with/without comparisons and tests.
-func SetMSMPieces(pieces, minPiece, sortBeside int) {
-	C.zk_msm_set_pieces(C.int(pieces), C.size_t(max(minPiece, 0)), C.int(sortBeside))
+// starts when it has arrived, beside the next piece's copy, each piece is
+// sorted while the one before is accumulated, and the pieces share one set of
+// buckets. A piece keeps at least minPiece scalars. pieces 0 returns to the
+// default count (ZKHOST_CUDA_MSM_PIECES, else 4, G1 only) and minPiece 0 to
+// the default least (2^23). Process-wide; for with/without comparisons and
+// tests.
+func SetMSMPieces(pieces, minPiece int) {
+	C.zk_msm_set_pieces(C.int(pieces), C.size_t(max(minPiece, 0)))
 }
 
 // TrimMSMPool returns the MSM pool's memory not in use on device dev to the

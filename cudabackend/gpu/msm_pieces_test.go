@@ -27,7 +27,7 @@ func wantChunks(n, pieces int) int {
 // The pieces must really be used: the timing's chunk count says so.
 func TestMSMPieces(t *testing.T) {
 	needDevice(t)
-	t.Cleanup(func() { SetMSMPieces(0, 0, -1) })
+	t.Cleanup(func() { SetMSMPieces(0, 0) })
 	rng := rand.New(rand.NewPCG(81, 82))
 	poolG1, poolG2 := pointsG1(1<<17), pointsG2(1<<17)
 	var neg9G1 bls12381.G1Affine
@@ -37,21 +37,15 @@ func TestMSMPieces(t *testing.T) {
 	n := 1<<20 + 3
 	bigPts, bigSc := pointsG1(n), msmScalars(rng, n)
 	bigWant := refG1(t, bigPts, bigSc)
-	// Each piece's sort in line, then beside the accumulation of the one
-	// before (a second stream and set of sort buffers).
-	for _, beside := range []int{0, 1} {
-		t.Run(fmt.Sprintf("beside=%d", beside), func(t *testing.T) {
-			testMSMPieces(t, rng, beside, poolG1, poolG2, neg9G1, neg9G2, bigPts, bigSc, bigWant)
-		})
-	}
+	testMSMPieces(t, rng, poolG1, poolG2, neg9G1, neg9G2, bigPts, bigSc, bigWant)
 }
 
 // runPieces runs msm, an MSM of n host scalars that says whether it equals
 // gnark-crypto's result, in pieces of at least one scalar, and fails unless
 // it does and ran as many chunks as the pieces make. It returns the timing.
-func runPieces(t *testing.T, n, pieces, beside int, msm func() (bool, MSMTiming, error)) MSMTiming {
+func runPieces(t *testing.T, n, pieces int, msm func() (bool, MSMTiming, error)) MSMTiming {
 	t.Helper()
-	SetMSMPieces(pieces, 1, beside)
+	SetMSMPieces(pieces, 1)
 	same, tm, err := msm()
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +59,7 @@ func runPieces(t *testing.T, n, pieces, beside int, msm func() (bool, MSMTiming,
 	return tm
 }
 
-func testMSMPieces(t *testing.T, rng *rand.Rand, beside int, poolG1 []bls12381.G1Affine, poolG2 []bls12381.G2Affine,
+func testMSMPieces(t *testing.T, rng *rand.Rand, poolG1 []bls12381.G1Affine, poolG2 []bls12381.G2Affine,
 	neg9G1 bls12381.G1Affine, neg9G2 bls12381.G2Affine, bigPts []bls12381.G1Affine, bigSc []fr.Element, bigWant bls12381.G1Jac) {
 	for _, cs := range edgeCases(rng) {
 		t.Run("G1/"+cs.name, func(t *testing.T) {
@@ -75,7 +69,7 @@ func testMSMPieces(t *testing.T, rng *rand.Rand, beside int, poolG1 []bls12381.G
 			for _, maxd := range []int{1, MSMMaxDepth} {
 				c, d := precompute(t, b, maxd)
 				for _, pieces := range []int{2, 7} {
-					tm := runPieces(t, len(cs.scalars), pieces, beside, func() (bool, MSMTiming, error) {
+					tm := runPieces(t, len(cs.scalars), pieces, func() (bool, MSMTiming, error) {
 						got, tm, err := b.MSM(cs.scalars)
 						return got.Equal(&want), tm, err
 					})
@@ -90,7 +84,7 @@ func testMSMPieces(t *testing.T, rng *rand.Rand, beside int, poolG1 []bls12381.G
 			b := uploadG2(t, pts)
 			want := refG2(t, pts, cs.scalars)
 			for _, pieces := range []int{2, 7} {
-				runPieces(t, len(cs.scalars), pieces, beside, func() (bool, MSMTiming, error) {
+				runPieces(t, len(cs.scalars), pieces, func() (bool, MSMTiming, error) {
 					got, tm, err := b.MSM(cs.scalars)
 					return got.Equal(&want), tm, err
 				})
@@ -106,7 +100,7 @@ func testMSMPieces(t *testing.T, rng *rand.Rand, beside int, poolG1 []bls12381.G
 			{8, 1 << 19, 2}, // as many as keep 2^19 scalars a piece
 			{1, 0, 1},       // one: the whole copy in front
 		} {
-			SetMSMPieces(tc.pieces, tc.minPiece, beside)
+			SetMSMPieces(tc.pieces, tc.minPiece)
 			got, tm, err := b.MSM(sc)
 			if err != nil {
 				t.Fatal(err)

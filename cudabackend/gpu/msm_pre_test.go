@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -305,87 +304,77 @@ func BenchmarkMSMPrecompute(b *testing.B) {
 				}
 			}
 			// ZK_BENCH_MSM_PIECES="1 2 4" runs each case with the upload in
-			// that many pieces (SetMSMPieces), named .../p=N, and
-			// ZK_BENCH_MSM_BESIDE="0 1" with each piece sorted in line or
-			// beside, named .../beside=B; unset, the defaults.
+			// that many pieces (SetMSMPieces), named .../p=N; unset, the
+			// default.
 			pieces := benchLogs(b, "ZK_BENCH_MSM_PIECES", []int{0})
-			besides := []int{-1}
-			if os.Getenv("ZK_BENCH_MSM_BESIDE") != "" {
-				besides = benchLogs(b, "ZK_BENCH_MSM_BESIDE", nil)
-			}
 			for _, depth := range []string{"d=1", "best"} {
 				for _, mem := range []string{"pageable", "pinned"} {
 					for _, np := range pieces {
-						for _, beside := range besides {
-							sub := fmt.Sprintf("%s/%s/%s", name, depth, mem)
-							if np > 0 {
-								sub += fmt.Sprintf("/p=%d", np)
+						sub := fmt.Sprintf("%s/%s/%s", name, depth, mem)
+						if np > 0 {
+							sub += fmt.Sprintf("/p=%d", np)
+						}
+						b.Run(sub, func(b *testing.B) {
+							setup(b)
+							SetMSMPieces(np, 0)
+							defer SetMSMPieces(0, 0)
+							maxd := 1
+							if depth == "best" {
+								maxd = MSMMaxDepth
 							}
-							if beside >= 0 {
-								sub += fmt.Sprintf("/beside=%d", beside)
+							start := time.Now()
+							var err error
+							if b1 != nil {
+								err = b1.Precompute(maxd)
+							} else {
+								err = b2.Precompute(maxd)
 							}
-							b.Run(sub, func(b *testing.B) {
-								setup(b)
-								SetMSMPieces(np, 0, beside)
-								defer SetMSMPieces(0, 0, -1)
-								maxd := 1
-								if depth == "best" {
-									maxd = MSMMaxDepth
-								}
-								start := time.Now()
-								var err error
+							if err != nil {
+								b.Fatal(err)
+							}
+							pre := time.Since(start)
+							in := sc
+							if mem != "pageable" {
+								in = pinned.Elements()
+							}
+							var sum MSMTiming
+							b.ResetTimer()
+							for i := 0; i < b.N; i++ {
+								var tm MSMTiming
+								var r any
 								if b1 != nil {
-									err = b1.Precompute(maxd)
+									var p bls12381.G1Jac
+									p, tm, err = b1.MSM(in)
+									r = p
 								} else {
-									err = b2.Precompute(maxd)
+									var p bls12381.G2Jac
+									p, tm, err = b2.MSM(in)
+									r = p
 								}
 								if err != nil {
 									b.Fatal(err)
 								}
-								pre := time.Since(start)
-								in := sc
-								if mem != "pageable" {
-									in = pinned.Elements()
-								}
-								var sum MSMTiming
-								b.ResetTimer()
-								for i := 0; i < b.N; i++ {
-									var tm MSMTiming
-									var r any
-									if b1 != nil {
-										var p bls12381.G1Jac
-										p, tm, err = b1.MSM(in)
-										r = p
-									} else {
-										var p bls12381.G2Jac
-										p, tm, err = b2.MSM(in)
-										r = p
-									}
-									if err != nil {
-										b.Fatal(err)
-									}
-									results[sub] = r
-									sum.Wall += tm.Wall
-									sum.Device += tm.Device
-									sum.Upload += tm.Upload
-									sum.Sort += tm.Sort
-									sum.Accumulate += tm.Accumulate
-									sum.Reduce += tm.Reduce
-									sum.WindowBits, sum.Depth, sum.Chunks = tm.WindowBits, tm.Depth, tm.Chunks
-								}
-								per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
-								b.ReportMetric(per(sum.Wall), "wall-ms/op")
-								b.ReportMetric(per(sum.Device), "dev-ms/op")
-								b.ReportMetric(per(sum.Upload), "upload-ms/op")
-								b.ReportMetric(per(sum.Sort), "sort-ms/op")
-								b.ReportMetric(per(sum.Accumulate), "accum-ms/op")
-								b.ReportMetric(per(sum.Reduce), "reduce-ms/op")
-								b.ReportMetric(float64(sum.WindowBits), "c")
-								b.ReportMetric(float64(sum.Depth), "d")
-								b.ReportMetric(float64(sum.Chunks), "chunks")
-								b.ReportMetric(float64(pre.Microseconds())/1000, "precompute-ms")
-							})
-						}
+								results[sub] = r
+								sum.Wall += tm.Wall
+								sum.Device += tm.Device
+								sum.Upload += tm.Upload
+								sum.Sort += tm.Sort
+								sum.Accumulate += tm.Accumulate
+								sum.Reduce += tm.Reduce
+								sum.WindowBits, sum.Depth, sum.Chunks = tm.WindowBits, tm.Depth, tm.Chunks
+							}
+							per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+							b.ReportMetric(per(sum.Wall), "wall-ms/op")
+							b.ReportMetric(per(sum.Device), "dev-ms/op")
+							b.ReportMetric(per(sum.Upload), "upload-ms/op")
+							b.ReportMetric(per(sum.Sort), "sort-ms/op")
+							b.ReportMetric(per(sum.Accumulate), "accum-ms/op")
+							b.ReportMetric(per(sum.Reduce), "reduce-ms/op")
+							b.ReportMetric(float64(sum.WindowBits), "c")
+							b.ReportMetric(float64(sum.Depth), "d")
+							b.ReportMetric(float64(sum.Chunks), "chunks")
+							b.ReportMetric(float64(pre.Microseconds())/1000, "precompute-ms")
+						})
 					}
 				}
 			}

@@ -83,7 +83,7 @@ func TrimMSMPool(dev int) error { return errNoCUDABuild }
 
 // SetMSMPieces sets the pieces of an MSM's upload; without CUDA it does
 // nothing.
-func SetMSMPieces(pieces, minPiece, sortBeside int) {}
+func SetMSMPieces(pieces, minPiece int) {}
 
 // DeviceResidency reports that the package was built without CUDA.
 func DeviceResidency(dev int) (Residency, error) { return Residency{}, errNoCUDABuild }
