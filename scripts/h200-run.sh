@@ -50,10 +50,14 @@ START=$SECONDS
 mkdir -p "$OUT" "$BIN" "$KEYS"
 for f in "$ROOT"/bin/h200/*.gz; do gunzip -c "$f" > "$BIN/$(basename "${f%.gz}")"; done
 chmod +x "$BIN"/*
+# The arithmetic probes (issue 10; the G1 mixed addition and the Fq product with no memory
+# traffic, checked against gnark-crypto: the ceiling of the MSM's accumulation, ~15 s):
+#   STEPS=kernels GPU_RUN=Probe GPU_BENCH=Probe GPU_BENCHTIME=5x KB=60 scripts/h200-run.sh
 # Kernel variants side by side (issue 10's levers; built by scripts/h200-variants-build.sh into
 # bin/h200/variants): each variant's correctness tests (VAR_RUN) once, then VAR_ROUNDS rounds of
 # the benchmark VAR_BENCH over every variant in turn (ABAB, so drift hits all alike):
 #   STEPS=variants VAR_BENCH='MSMPrecompute/G1/n=2\^2[24]/best/pinned$' VAR_ROUNDS=2 scripts/h200-run.sh
+# VAR_MAIN=1 adds bin/h200/gpu.test as variant "main" (build only the other variants then).
 log() { echo "== $(date -u +%T) +$((SECONDS-START))s $*" | tee -a "$OUT/summary.txt"; }
 left() { echo $((BUDGET - (SECONDS - START))); }
 # box SECONDS CMD...: run CMD with at most SECONDS (and never past the budget).
@@ -215,6 +219,8 @@ for step in $STEPS; do
       v=$(basename "${f%.test.gz}"); v=${v#gpu-}; vs+=("$v")
       gunzip -c "$f" > "$BIN/variants/$v.test"; chmod +x "$BIN/variants/$v.test"
     done
+    # VAR_MAIN=1: the build's own gpu.test is variant "main" (so a call carries one variant less).
+    if [ "${VAR_MAIN:-0}" = 1 ]; then cp "$BIN/gpu.test" "$BIN/variants/main.test"; vs+=(main); fi
     for v in "${vs[@]}"; do
       log "variant $v: tests (${VAR_RUN:-MSM(G1|G2)EdgeCases|MSMPrecompute(G1|G2)EdgeCases})"
       (cd "$ROOT/cudabackend/gpu" && box "${VAR_TT:-60}" "$BIN/variants/$v.test" -test.run "${VAR_RUN:-MSM(G1|G2)EdgeCases|MSMPrecompute(G1|G2)EdgeCases}" -test.timeout 300s) > "$OUT/variant-$v-tests.txt" 2>&1

@@ -31,6 +31,10 @@
 //     window grows. A resident Groth16 key gets them at load as far as the
 //     device-memory plan allows (PlanDevice's Depth, LoadGroth16KeyPlan),
 //     unless ZKHOST_CUDA_MSM_PRECOMPUTE=0.
+//   - arithmetic throughput probes (ProbeMadd, ProbeFmul): the MSM's G1
+//     mixed addition and the Fq product with no memory traffic, results
+//     returned for checking against gnark-crypto; their rates bound the
+//     accumulation's (BenchmarkMaddProbe, BenchmarkFmulProbe).
 //
 // Field elements cross as gnark-crypto fr.Element values (32 bytes,
 // Montgomery form); device buffers are raw copies of Go slices. Every call

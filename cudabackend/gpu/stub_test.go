@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
 
@@ -38,6 +40,14 @@ func TestStubUnavailable(t *testing.T) {
 		"Sync":     func() error { return (&Stream{}).Sync() },
 		"Record":   func() error { return (&Event{}).Record(nil) },
 		"Elapsed":  func() error { _, err := Elapsed(&Event{}, &Event{}); return err },
+		"ProbeMadd": func() error {
+			_, _, err := ProbeMadd(0, 2, 2, 1, make([]bls12381.G1Affine, 2))
+			return err
+		},
+		"ProbeFmul": func() error {
+			_, _, err := ProbeFmul(0, 1, 2, 1, make([]fp.Element, 1), make([]fp.Element, 1))
+			return err
+		},
 	}
 	checkUnavailable(t, calls)
 	// Releasing what was never allocated is harmless.
