@@ -596,9 +596,6 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     const bool host_scalars = !sp && !in.on_dev;
     const size_t chunk = chunk_of(npip, h->group, host_scalars);
     const size_t nchunks = chunk == 0 ? 0 : (npip + chunk - 1) / chunk;
-    // Host scalars in pieces: copied on the copy stream, their digits and
-    // sorts on the sort stream, piece k into set k % 2 of the sort buffers.
-    const bool overlap = host_scalars && nchunks > 1;
     // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports
     // their sum): the plan of a chunk, the ones' threads of a split run.
     const plan_t p = make_plan(h, npip == 0 ? 1 : npip, chunk == 0 ? 1 : chunk);
@@ -609,10 +606,12 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     static_assert(sizeof(P) == 4 * sizeof(F) && sizeof(J) == 3 * sizeof(F),
                   "msm_plan.h counts 4 coordinates per bucket and 3 per result");
     const uint32_t ones_T = zk_msm_ones_threads(nones, h->resident_accum);
-    const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, sp || in.on_dev, sort_tmp_bytes, ones_T,
+    const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, !host_scalars, sort_tmp_bytes, ones_T,
                                           nchunks > 0);
-    // (Pieces add a second set of sort buffers; zk_msm_work_bytes counts it
-    // likewise.)
+    // Host scalars in more than one chunk (ws's second sort set): copied on
+    // the copy stream, their digits and sorts on the sort stream, piece k
+    // into set k % 2 of the sort buffers.
+    const bool overlap = ws.sort_sets == 2;
     t.window_bits = nchunks ? p.c : 0;
     t.depth = nchunks ? p.depth : 0;
     t.chunks = (int)nchunks;
@@ -718,12 +717,6 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.alloc(&keys1, ws.keys));
         CU(wk.alloc(&vals0, ws.vals));
         CU(wk.alloc(&vals1, ws.vals));
-        if (overlap) {
-            CU(wk.alloc(&set2[0], ws.keys));
-            CU(wk.alloc(&set2[1], ws.keys));
-            CU(wk.alloc(&set2[2], ws.vals));
-            CU(wk.alloc(&set2[3], ws.vals));
-        }
         const size_t sort_len = ws.sort_tmp;
         CU(wk.alloc(&sort_tmp, sort_len));
         const size_t nbuckets = (size_t)p.G * p.m;
@@ -738,6 +731,12 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.alloc(&red, ws.red));
         CU(wk.alloc(&tree, ws.tree));
         CU(wk.alloc(&wacc, ws.wacc));
+        if (overlap) {
+            CU(wk.alloc(&set2[0], ws.keys));
+            CU(wk.alloc(&set2[1], ws.keys));
+            CU(wk.alloc(&set2[2], ws.vals));
+            CU(wk.alloc(&set2[3], ws.vals));
+        }
 
         // One set of buckets for every chunk: zeroed once, each chunk after
         // the first resumes from the sums of those before it.
@@ -1100,11 +1099,7 @@ extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, 
     const plan_t p = make_plan(h, n, chunk);
     size_t sb = 0;
     if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
-    const zk_msm_work w = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb, 0, 1);
-    *out = w.total;
-    // Host scalars in pieces: run_impl's second set of sort buffers.
-    if (!scalars_on_device && chunk < n)
-        *out += 2 * (zk_msm_pool_rounded(w.keys) + zk_msm_pool_rounded(w.vals));
+    *out = zk_msm_work_of(h->group, &p, n, scalars_on_device, sb, 0, 1).total;
     return ZK_MSM_OK;
 }
 

@@ -66,6 +66,9 @@ typedef struct zk_msm_work {
     uint64_t part_a, part_ka, part_b, part_kb; /* partial runs of the merge levels */
     uint64_t red, tree, wacc, out;
     uint64_t ones_part, ones_tree; /* split runs: the ones' segment sums and their tree */
+    int sort_sets;          /* sets of sort buffers (keys, keys, vals, vals): 2 when host
+                             * scalars come in more than one chunk, whose pieces msm.cu
+                             * sorts beside the accumulation */
     int allocs;             /* how many stream-ordered allocations */
     uint64_t total;         /* the sum, each allocation as the pool rounds it up */
 } zk_msm_work;
@@ -309,16 +312,20 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
         w.keys = w.vals = w.sort_tmp = w.buckets = 0;
         w.part_a = w.part_ka = w.part_b = w.part_kb = w.red = w.tree = w.wacc = 0;
     }
-    /* In run_impl's order: scalars, output, the ones', then Pippenger's. */
-    uint64_t sizes[] = {w.scalars, w.out, w.ones_part, w.ones_tree, w.keys, w.keys, w.vals,
-                        w.vals, w.sort_tmp, w.buckets, w.part_a, w.part_ka, w.part_b, w.part_kb,
-                        w.red, w.tree, w.wacc};
+    w.sort_sets = !scalars_on_device && pippenger && p->chunk < n ? 2 : 1;
+    /* In run_impl's order: scalars, output, the ones', then Pippenger's (the
+     * second sort set last, when there is one). */
+    uint64_t sizes[] = {w.scalars, w.out,    w.ones_part, w.ones_tree, w.keys,   w.keys,
+                        w.vals,    w.vals,   w.sort_tmp,  w.buckets,   w.part_a, w.part_ka,
+                        w.part_b,  w.part_kb, w.red,      w.tree,      w.wacc,   w.keys,
+                        w.keys,    w.vals,   w.vals};
     w.allocs = 0;
     w.total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         if (i == 0 && scalars_on_device) continue;
         if ((i == 2 || i == 3) && ones_threads == 0) continue;
         if (i >= 4 && !pippenger) continue;
+        if (i >= 17 && w.sort_sets < 2) continue;
         w.total += zk_msm_pool_rounded(sizes[i]); /* work_t::alloc asks 16 bytes for 0 */
         w.allocs++;
     }

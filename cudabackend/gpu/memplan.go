@@ -215,6 +215,7 @@ type msmWork struct {
 	partA, partKA, partB, partKB          uint64
 	red, tree, wacc, out                  uint64
 	onesPart, onesTree                    uint64
+	sortSets                              int
 	allocs                                int
 	total                                 uint64
 }
@@ -270,14 +271,21 @@ func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes u
 		w.keys, w.vals, w.sortTmp, w.buckets = 0, 0, 0, 0
 		w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc = 0, 0, 0, 0, 0, 0, 0
 	}
-	// In run_impl's order: scalars, output, the ones', then Pippenger's.
+	w.sortSets = 1
+	if !scalarsOnDevice && pippenger && p.chunk < n {
+		w.sortSets = 2
+	}
+	// In run_impl's order: scalars, output, the ones', then Pippenger's (the
+	// second sort set last, when there is one).
 	sizes := []uint64{w.scalars, w.out, w.onesPart, w.onesTree, w.keys, w.keys, w.vals,
-		w.vals, w.sortTmp, w.buckets, w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc}
+		w.vals, w.sortTmp, w.buckets, w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc,
+		w.keys, w.keys, w.vals, w.vals}
 	for i, b := range sizes {
 		switch {
 		case i == 0 && scalarsOnDevice,
 			(i == 2 || i == 3) && onesThreads == 0,
-			i >= 4 && !pippenger:
+			i >= 4 && !pippenger,
+			i >= 17 && w.sortSets < 2:
 			continue
 		}
 		if b == 0 {

@@ -36,7 +36,7 @@ func cMSMWork(group int, n uint64, preC, preDepth int, onDevice bool, nones uint
 			scalars: uint64(w.scalars), keys: uint64(w.keys), vals: uint64(w.vals), sortTmp: uint64(w.sort_tmp),
 			buckets: uint64(w.buckets), partA: uint64(w.part_a), partKA: uint64(w.part_ka), partB: uint64(w.part_b),
 			partKB: uint64(w.part_kb), red: uint64(w.red), tree: uint64(w.tree), wacc: uint64(w.wacc), out: uint64(w.out),
-			onesPart: uint64(w.ones_part), onesTree: uint64(w.ones_tree), allocs: int(w.allocs), total: uint64(w.total),
+			onesPart: uint64(w.ones_part), onesTree: uint64(w.ones_tree), sortSets: int(w.sort_sets), allocs: int(w.allocs), total: uint64(w.total),
 		}
 }
 
