@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
 
 // wantChunks is how many pieces an MSM of n host scalars is cut into when
@@ -34,33 +33,6 @@ func TestMSMPieces(t *testing.T) {
 	neg9G1.Neg(&poolG1[9])
 	var neg9G2 bls12381.G2Affine
 	neg9G2.Neg(&poolG2[9])
-	n := 1<<20 + 3
-	bigPts, bigSc := pointsG1(n), msmScalars(rng, n)
-	bigWant := refG1(t, bigPts, bigSc)
-	testMSMPieces(t, rng, poolG1, poolG2, neg9G1, neg9G2, bigPts, bigSc, bigWant)
-}
-
-// runPieces runs msm, an MSM of n host scalars that says whether it equals
-// gnark-crypto's result, in pieces of at least one scalar, and fails unless
-// it does and ran as many chunks as the pieces make. It returns the timing.
-func runPieces(t *testing.T, n, pieces int, msm func() (bool, MSMTiming, error)) MSMTiming {
-	t.Helper()
-	SetMSMPieces(pieces, 1)
-	same, tm, err := msm()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !same {
-		t.Fatalf("%d pieces: GPU MSM differs from gnark (run c=%d d=%d, %d chunks)", pieces, tm.WindowBits, tm.Depth, tm.Chunks)
-	}
-	if w := wantChunks(n, pieces); tm.Pippenger > 0 && tm.Chunks != w {
-		t.Fatalf("%d pieces of %d scalars: the MSM ran %d chunks, want %d", pieces, n, tm.Chunks, w)
-	}
-	return tm
-}
-
-func testMSMPieces(t *testing.T, rng *rand.Rand, poolG1 []bls12381.G1Affine, poolG2 []bls12381.G2Affine,
-	neg9G1 bls12381.G1Affine, neg9G2 bls12381.G2Affine, bigPts []bls12381.G1Affine, bigSc []fr.Element, bigWant bls12381.G1Jac) {
 	for _, cs := range edgeCases(rng) {
 		t.Run("G1/"+cs.name, func(t *testing.T) {
 			pts := pointsOf(poolG1, cs.idx, neg9G1)
@@ -91,9 +63,11 @@ func testMSMPieces(t *testing.T, rng *rand.Rand, poolG1 []bls12381.G1Affine, poo
 			}
 		})
 	}
-	t.Run(fmt.Sprintf("G1/n=%d", len(bigSc)), func(t *testing.T) {
-		sc, want := bigSc, bigWant
-		b := uploadG1(t, bigPts)
+	t.Run(fmt.Sprintf("G1/n=%d", 1<<20+3), func(t *testing.T) {
+		n := 1<<20 + 3
+		pts, sc := pointsG1(n), msmScalars(rng, n)
+		want := refG1(t, pts, sc)
+		b := uploadG1(t, pts)
 		c, d := precompute(t, b, MSMMaxDepth)
 		for _, tc := range []struct{ pieces, minPiece, chunks int }{
 			{3, 1, 3},       // three pieces
@@ -112,4 +86,23 @@ func testMSMPieces(t *testing.T, rng *rand.Rand, poolG1 []bls12381.G1Affine, poo
 			t.Logf("%d pieces: device %v (upload %v, sort %v, accumulate %v, reduce %v), wall %v", tm.Chunks, tm.Device, tm.Upload, tm.Sort, tm.Accumulate, tm.Reduce, tm.Wall)
 		}
 	})
+}
+
+// runPieces runs msm, an MSM of n host scalars that says whether it equals
+// gnark-crypto's result, in pieces of at least one scalar, and fails unless
+// it does and ran as many chunks as the pieces make. It returns the timing.
+func runPieces(t *testing.T, n, pieces int, msm func() (bool, MSMTiming, error)) MSMTiming {
+	t.Helper()
+	SetMSMPieces(pieces, 1)
+	same, tm, err := msm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same {
+		t.Fatalf("%d pieces: GPU MSM differs from gnark (run c=%d d=%d, %d chunks)", pieces, tm.WindowBits, tm.Depth, tm.Chunks)
+	}
+	if w := wantChunks(n, pieces); tm.Pippenger > 0 && tm.Chunks != w {
+		t.Fatalf("%d pieces of %d scalars: the MSM ran %d chunks, want %d", pieces, n, tm.Chunks, w)
+	}
+	return tm
 }
