@@ -228,9 +228,15 @@ for step in $STEPS; do
     done
     for r in $(seq 1 "${VAR_ROUNDS:-2}"); do
       for v in "${vs[@]}"; do
-        log "variant $v round $r: ${VAR_BENCH:-MSMPrecompute/G1}"
-        (cd "$ROOT/cudabackend/gpu" && box "${VAR_BT:-90}" "$BIN/variants/$v.test" -test.run '^$' -test.bench "${VAR_BENCH:-MSMPrecompute/G1}" -test.benchtime "${VAR_BENCHTIME:-3x}" -test.timeout 300s) > "$OUT/variant-$v-bench-$r.txt" 2>&1
-        log "variant $v bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/variant-$v-bench-$r.txt" | sed "s/^/$v: /" | tee -a "$OUT/summary.txt"
+        # VAR_BENCH2: a second pattern each round (go's -test.bench splits a pattern at '/', so
+        # benchmarks of different depths cannot share one), e.g. VAR_BENCH2=Probe.
+        n=0
+        for pat in "${VAR_BENCH:-MSMPrecompute/G1}" ${VAR_BENCH2:+"$VAR_BENCH2"}; do
+          n=$((n+1)); f="$OUT/variant-$v-bench-$r.txt"; [ $n = 2 ] && f="$OUT/variant-$v-bench2-$r.txt"
+          log "variant $v round $r: $pat"
+          (cd "$ROOT/cudabackend/gpu" && box "${VAR_BT:-90}" "$BIN/variants/$v.test" -test.run '^$' -test.bench "$pat" -test.benchtime "${VAR_BENCHTIME:-3x}" -test.timeout 300s) > "$f" 2>&1
+          log "variant $v bench exit $?"; grep -E "^Benchmark|FAIL" "$f" | sed "s/^/$v: /" | tee -a "$OUT/summary.txt"
+        done
       done
     done ;;
   msmpre)
