@@ -18,7 +18,6 @@
 #pragma once
 
 #include "field.cuh"
-#include "fq_f64.cuh"
 
 // ---- field primitives ------------------------------------------------------
 //
@@ -47,16 +46,6 @@ namespace zk_dev {
 #define ZK_FQ_LAZY 1
 #endif
 constexpr int FQ_K = ZK_FQ_LAZY ? 2 : 1;  // Fq values lie below FQ_K * p
-
-// ZK_FQ_F64 (default 0; needs ZK_FQ_LAZY) takes G1's Fq products (fmul,
-// fsqr, fmul_sub) to fq_f64.cuh: the limb products on the FP64 pipe, the
-// reduction on the integer pipe.
-#ifndef ZK_FQ_F64
-#define ZK_FQ_F64 0
-#endif
-#if ZK_FQ_F64 && !ZK_FQ_LAZY
-#error "ZK_FQ_F64 needs ZK_FQ_LAZY"
-#endif
 
 // The Fq product for Fq2 arithmetic is one out-of-line function: inlining
 // its ~600 instructions at every use made G2 kernels take minutes to
@@ -100,9 +89,7 @@ ZK_HD fq_t fdbl(const fq_t& a) { return fadd(a, a); }
 ZK_HD fq_t fneg(const fq_t& a) { return fsub(fq_t::zero(), a); }
 // fmul is the Fq product, inlined on the device (see fq_mul_call).
 ZK_HD fq_t fmul(const fq_t& a, const fq_t& b) {
-#if defined(__CUDA_ARCH__) && ZK_FQ_F64
-    return zk_f64::mul_lazy(a, b);
-#elif defined(__CUDA_ARCH__) && ZK_FQ_LAZY
+#if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
     return fq_t::mul_lazy(a, b);
 #elif defined(__CUDA_ARCH__)
     return fq_t::mul_eo(a, b);
@@ -123,9 +110,7 @@ ZK_HD fq_t fq2_mul(const fq_t& a, const fq_t& b) {
 // the reduction instead of 144): 1.7% faster on the G1 MSM at 2^24, two of a
 // mixed addition's ten products being squares (BENCHMARKS.md).
 ZK_HD fq_t fsqr(const fq_t& a) {
-#if defined(__CUDA_ARCH__) && ZK_FQ_F64
-    return zk_f64::sqr_lazy(a);
-#elif defined(__CUDA_ARCH__) && ZK_FQ_LAZY
+#if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
     return fq_t::sqr_lazy(a);
 #elif defined(__CUDA_ARCH__)
     return fq_t::sqr_eo(a);
@@ -137,9 +122,7 @@ ZK_HD fq_t fsqr(const fq_t& a) {
 // device with the lazy form, two wide products and one reduction (field.cuh's
 // mul_sub_lazy; 2.7% faster on the G1 MSM at 2^24, BENCHMARKS.md).
 ZK_HD fq_t fmul_sub(const fq_t& a, const fq_t& b, const fq_t& c, const fq_t& d) {
-#if defined(__CUDA_ARCH__) && ZK_FQ_F64
-    return zk_f64::mul_sub_lazy(a, b, c, d);
-#elif defined(__CUDA_ARCH__) && ZK_FQ_LAZY
+#if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
     return fq_t::mul_sub_lazy(a, b, c, d);
 #else
     return fsub(fmul(a, b), fmul(c, d));

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "../field.cuh"
-#include "../fq_f64.cuh"
 
 static int failures = 0;
 
@@ -155,70 +154,11 @@ static void check_sqr_lazy(const char* name, int iters, uint64_t seed) {
     }
 }
 
-// check_f64: fq_f64.cuh's products (limb products on the FP64 pipe, fma_rz
-// emulated with the host's rounding mode) against the integer ones: the
-// wide products word for word on any 384-bit inputs, the lazy product,
-// square and difference of products below 2p and equal to the reference's.
-static void check_f64(int iters, uint64_t seed) {
-    std::mt19937_64 g(seed);
-    int bad = 0;
-    fq_t ones;  // 2^384 - 1: every limb and column at its largest
-    for (auto& w : ones.l) w = 0xffffffffu;
-    fq_t top = fq_t::zero();  // 2p - 1: the largest lazy value
-    for (int i = 0; i < fq_t::N; i++) top.l[i] = fq_t::kp<2>(i);
-    top.l[0] -= 1;
-    for (int it = 0; it < iters; it++) {
-        // Wide products: random 384-bit words, then the extremes.
-        fq_t a, b;
-        for (auto& w : a.l) w = (uint32_t)g();
-        for (auto& w : b.l) w = (uint32_t)g();
-        if (it == 0) a = b = ones;
-        if (it == 1) a = ones, b = fq_t::zero();
-        uint32_t want[2 * fq_t::N], got[2 * fq_t::N];
-        fq_t::mul_wide(a.l, b.l, want);
-        zk_f64::mul_wide(a, b, got);
-        for (int k = 0; k < 2 * fq_t::N; k++) bad += got[k] != want[k];
-        fq_t::sqr_wide(a.l, want);
-        zk_f64::sqr_wide(a, got);
-        for (int k = 0; k < 2 * fq_t::N; k++) bad += got[k] != want[k];
-        // Field products of reduced or lazy inputs (it == 2, 3: the largest
-        // lazy value; it == 4: the lazy form of zero).
-        fq_t v[4];
-        for (auto& x : v) x = reduce_rand<fq_t>(g);
-        fq_t in[4];
-        for (int k = 0; k < 4; k++) in[k] = ((it >> k) & 1) ? lazy_of(v[k]) : v[k];
-        if (it == 2 || it == 3) {
-            for (auto& x : in) x = top;
-            for (auto& x : v) {
-                x = top;
-                fq_t::reduce_once(x.l);
-            }
-        }
-        if (it == 4) in[3] = fq_t::modulus(), v[3] = fq_t::zero();
-        if (it == 5) in[3] = v[3] = fq_t::zero();  // 2p - d == 2p
-        auto same = [&](fq_t x, const fq_t& w) {
-            if (!below_2p(x)) return false;
-            fq_t::reduce_once(x.l);
-            return x == w;
-        };
-        if (!same(zk_f64::mul_lazy(in[0], in[1]), fq_t::mul_ref(v[0], v[1]))) bad++;
-        if (!same(zk_f64::sqr_lazy(in[2]), fq_t::mul_ref(v[2], v[2]))) bad++;
-        if (!same(zk_f64::mul_sub_lazy(in[0], in[1], in[2], in[3]),
-                  fq_t::mul_ref(v[0], v[1]) - fq_t::mul_ref(v[2], v[3])))
-            bad++;
-    }
-    if (bad) {
-        printf("FAIL fq FP64 products: %d mismatches\n", bad);
-        failures++;
-    }
-}
-
 int main() {
     check_field<fr_t>("fr", 300000, 1);
     check_field<fq_t>("fq", 150000, 2);
     check_sqr_lazy<fq_t>("fq", 100000, 3);
     check_mul_sub_lazy<fq_t>("fq", 100000, 4);
-    check_f64(20000, 5);
     // A known value: 2^-1 in fr, whose Montgomery form from_montgomery()
     // must be (r+1)/2.
     fr_t two = fr_t::one() + fr_t::one();
