@@ -39,7 +39,7 @@ include cudabackend/cuda.mk
 
 # The CUDA backend: kernels built by nvcc into build/cuda/libzkcuda.a, linked with
 # cudart statically, so the binary needs only the driver where it runs.
-cuda: cuda-lib
+cuda: cuda-lib cuda-tools
 	$(GO) build -tags cuda -o $(BIN)/zkhost-backend-cuda ./cmd/zkhost-backend-cuda
 
 vet:

@@ -27,9 +27,21 @@ CUDA_ARCH_FLAGS ?= -gencode arch=compute_80,code=sm_80 \
 CUDA_NVCC_FLAGS := -O3 -std=c++17 $(CUDA_ARCH_FLAGS) -Xcompiler -fPIC,-Wall,-Wno-unknown-pragmas \
                    -I$(CUDA_SRCDIR)
 
-.PHONY: cuda-lib cuda-clean
+.PHONY: cuda-lib cuda-tools cuda-clean
 
 cuda-lib: $(CUDA_LIB)
+
+# cuda-tools builds the stand-alone device measurements of
+# cudabackend/csrc/bench (each a main of its own, cudart linked statically
+# by nvcc): bench/pipes.cu, which issue pipes share a multiprocessor.
+# scripts/h200-build.sh carries them to the GPU machine.
+CUDA_TOOLS := $(patsubst $(CUDA_SRCDIR)/bench/%.cu,$(CUDA_OUTDIR)/bench/%,$(wildcard $(CUDA_SRCDIR)/bench/*.cu))
+
+cuda-tools: $(CUDA_TOOLS)
+
+$(CUDA_OUTDIR)/bench/%: $(CUDA_SRCDIR)/bench/%.cu
+	@mkdir -p $(CUDA_OUTDIR)/bench
+	$(NVCC) -O3 -std=c++17 $(CUDA_ARCH_FLAGS) $< -o $@
 
 # Each object depends on the headers it includes (nvcc -MMD writes the .d
 # files), so editing one module's header does not rebuild the others.

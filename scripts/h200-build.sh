@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 OUTDIR=bin/h200
 rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
 # The H200 needs sm_90 only; CI and `make cuda` build every architecture.
-make cuda-lib CUDA_ARCH_FLAGS="-gencode arch=compute_90,code=[sm_90,compute_90]"
+make cuda-lib cuda-tools CUDA_ARCH_FLAGS="-gencode arch=compute_90,code=[sm_90,compute_90]"
+cp build/cuda/bench/pipes "$OUTDIR/pipes"   # h200-run.sh's step pipes
 LD='-s -w'
 go build -ldflags "$LD" -o "$OUTDIR/zkhost" ./cmd/zkhost
 go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost-backend-cuda
@@ -16,5 +17,5 @@ go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost
 (cd sdk && go test -c -ldflags "$LD" -o "../$OUTDIR/sdktest.test" ./sdktest)
 go test -c -ldflags "$LD" -tags cuda -o "$OUTDIR/gpu.test" ./cudabackend/gpu
 (cd sdk && go test -c -ldflags "$LD" -o "../$OUTDIR/circuit.test" ./circuit)   # BenchmarkEvaluate (CPU only)
-gzip -9 "$OUTDIR"/zkhost "$OUTDIR"/zkhost-backend-cuda "$OUTDIR"/*.test
+gzip -9 "$OUTDIR"/zkhost "$OUTDIR"/zkhost-backend-cuda "$OUTDIR"/pipes "$OUTDIR"/*.test
 du -sh "$OUTDIR"

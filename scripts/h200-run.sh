@@ -5,6 +5,8 @@
 # gnark's groth16.Prove on the same machine's cores, in one run. Each step is time-boxed so the
 # whole run fits one device call; logs go to $OUT (default ./h200-out).
 #   STEPS="kernels conformance prove" KS="20" BUDGET=520 scripts/h200-run.sh
+# Which issue pipes share a multiprocessor (IMAD.WIDE, DFMA, ALU; issue 10), ~1 s:
+#   STEPS=pipes scripts/h200-run.sh
 # Development keygen at size (issue 14), fresh keys, time per phase and peak memory, then
 # proofs with those keys through the CUDA backend, each verified by the host with gnark:
 #   STEPS="keygen prove" KGKS="22 24" KS="22 24" PARTS=2 PEER_PARTS=1 BUDGET=560 scripts/h200-run.sh
@@ -84,6 +86,10 @@ for step in $STEPS; do
     (cd "$ROOT/cudabackend/gpu" && box "${KB:-100}" "$BIN/gpu.test" -test.run '^$' -test.bench "${GPU_BENCH:-.}" -test.benchtime "${GPU_BENCHTIME:-3x}" -test.timeout 300s) >> "$OUT/kernels.txt" 2>&1
     log "kernel benchmarks exit $?"
     grep -E "^Benchmark" "$OUT/kernels.txt" | head -40 ;;
+  pipes)
+    # Which issue pipes share a multiprocessor (cudabackend/csrc/bench/pipes.cu; issue 10's FP64
+    # products): IMAD.WIDE, DFMA and ALU chains alone and mixed, ~1 s.
+    log "pipes"; box 60 "$BIN/pipes" > "$OUT/pipes.txt" 2>&1; log "pipes exit $?"; tee -a "$OUT/summary.txt" < "$OUT/pipes.txt" ;;
   conformance)
     log "sdktest conformance against zkhost-backend-cuda"
     ZKHOST_SDKTEST_BACKEND="$BIN/zkhost-backend-cuda" ZKHOST_SDKTEST_KEYDIR="$KEYS" ZKHOST_SDKTEST_CANCEL_K="${CANCEL_K:-16}" \
