@@ -5,7 +5,7 @@
 # then scripts/h200-feed.sh (issue 9's measurements) for $CIRCUITS. Everything is packed into
 # $OUT/session.tgz (the device tool returns few files).
 #   CIRCUITS="chain20 chain22" KGKS="20 22" scripts/h200-session.sh
-# RUN_STEPS picks h200-run.sh's steps (kernels keygen conformance prove stream binsplit msmpre msmpreprove peers isoprove hostmem evaluate);
+# RUN_STEPS picks h200-run.sh's steps (kernels keygen conformance prove stream binsplit msmpre msmpreprove peers isoprove hostmem evaluate pipes variants);
 # CIRCUITS="" skips the daemon feed. Issue 14's keys larger than device memory, in one call:
 #   RUN_STEPS="kernels stream" GPU_RUN=TestGroth16 CIRCUITS= STREAM_K=24 STREAM_CAPS="24GiB 16GiB" scripts/h200-session.sh
 # Issue 10's witness-aware MSM alone (its GPU tests, sha256 and chain 2^22 proved with the split on
