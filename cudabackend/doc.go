@@ -15,9 +15,10 @@
 // between two proofs' device work allocates, frees or pins: cudaFree and
 // cudaHostUnregister synchronize the whole device, and pinning a partition's
 // mapping per proof cost time in proportion to its size. Prove takes a free
-// slot, opens the sealed partition (sdk.OpenPartition: no hashing), copies it
-// into the slot's staging on a few CPU threads while the other slots keep the
-// GPU busy, then enqueues on the slot's streams: the DMA from pinned memory, H
+// slot, reads the sealed partition straight into the slot's staging
+// (sdk.ReadPartition: no hashing, no mapping) on a few CPU threads while the
+// other slots keep the GPU busy, then enqueues on the slot's streams: the DMA
+// from pinned memory, H
 // and the four G1 MSMs, the G2 MSM beside them. The slot is free again as soon
 // as the sums are on the host, so the next proof's upload and H overlap this
 // one's assembly (refprover.Assemble with fresh r and s: a few scalar

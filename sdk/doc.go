@@ -22,7 +22,8 @@
 // evaluation vectors A and B, 32-byte Montgomery little-endian field elements)
 // lives in a shared-memory file (a memfd) that the host writes and seals against
 // any change, and that the backend maps read-only after checking the seals (see
-// PartitionHandle and OpenPartition; docs/partitions.md). A proving key is a file in
+// PartitionHandle and OpenPartition; or reads into buffers of its own,
+// ReadPartition; docs/partitions.md). A proving key is a file in
 // zkhost's own page-aligned format (package sdk/keyfile), mapped read-only.
 //
 // A backend's main is a few lines: build a value that implements Backend and pass

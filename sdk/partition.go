@@ -90,6 +90,25 @@ type Partition struct {
 // Nothing is read or hashed: the seals are the kernel's guarantee that the bytes
 // are the host's, so opening costs a few system calls whatever the size.
 func OpenPartition(h PartitionHandle) (*Partition, error) {
+	f, err := openSealed(h)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // the mapping outlives the descriptor
+	data, err := unix.Mmap(int(f.Fd()), 0, int(h.Size), unix.PROT_READ, mmapFlags)
+	if err != nil {
+		if errors.Is(err, unix.ENOMEM) {
+			return nil, Errorf(ErrResourceExhausted, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
+		}
+		return nil, Errorf(ErrInternal, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
+	}
+	return &Partition{h: h, data: data}, nil
+}
+
+// openSealed opens the partition file h names after OpenPartition's checks of
+// the handle, then of the file itself: a regular file with the handle's inode
+// and size, carrying RequiredSeals.
+func openSealed(h PartitionHandle) (*os.File, error) {
 	if err := checkHandle(h); err != nil {
 		return nil, err
 	}
@@ -103,31 +122,112 @@ func OpenPartition(h PartitionHandle) (*Partition, error) {
 		}
 		return nil, Errorf(ErrInvalidArgument, "partition file %s: %v", h.Path, err)
 	}
-	defer f.Close() // the mapping outlives the descriptor
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, Errorf(ErrInternal, "partition file %s: %v", h.Path, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, Errorf(ErrInvalidArgument, "partition file %s: not a regular file (mode %#o)", h.Path, st.Mode)
-	}
-	if uint64(st.Ino) != h.Inode {
-		return nil, Errorf(ErrInvalidArgument, "partition file %s: inode %d, the handle says %d (not the partition it names)", h.Path, st.Ino, h.Inode)
-	}
-	if st.Size != h.Size {
-		return nil, Errorf(ErrInvalidArgument, "partition file %s: has %d bytes, the handle says %d", h.Path, st.Size, h.Size)
-	}
-	if err := checkSealed(f, h.Path); err != nil {
+	if err := checkFile(f, h); err != nil {
+		f.Close()
 		return nil, err
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(h.Size), unix.PROT_READ, mmapFlags)
-	if err != nil {
-		if errors.Is(err, unix.ENOMEM) {
-			return nil, Errorf(ErrResourceExhausted, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
-		}
-		return nil, Errorf(ErrInternal, "partition file %s: mapping %d bytes: %v", h.Path, h.Size, err)
+	return f, nil
+}
+
+// checkFile checks the opened partition file against h: a regular file, h's
+// inode and size, RequiredSeals.
+func checkFile(f *os.File, h PartitionHandle) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return Errorf(ErrInternal, "partition file %s: %v", h.Path, err)
 	}
-	return &Partition{h: h, data: data}, nil
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return Errorf(ErrInvalidArgument, "partition file %s: not a regular file (mode %#o)", h.Path, st.Mode)
+	}
+	if uint64(st.Ino) != h.Inode {
+		return Errorf(ErrInvalidArgument, "partition file %s: inode %d, the handle says %d (not the partition it names)", h.Path, st.Ino, h.Inode)
+	}
+	if st.Size != h.Size {
+		return Errorf(ErrInvalidArgument, "partition file %s: has %d bytes, the handle says %d", h.Path, st.Size, h.Size)
+	}
+	return checkSealed(f, h.Path)
+}
+
+// readPiece is how many bytes one read of ReadPartition asks for (4 MiB).
+const readPiece = 4 << 20
+
+// ReadPartition reads the partition h names into w, a and b (its W, A and B:
+// len(w) == NbWires, len(a) == len(b) == NbConstraints), with up to threads
+// reads at a time, after OpenPartition's checks (and with its errors). A
+// wrong destination length is ErrInvalidArgument naming the vector.
+//
+// For a backend that copies the partition anyway (into pinned memory for DMA,
+// say): the kernel copies each piece straight from the file's pages, where a
+// copy out of OpenPartition's mapping first builds the mapping's page table,
+// a fault every few pages. What that saves depends on the machine: five times
+// the reads' time on the 2-core development VM, little in a loop on the H200's
+// host, 10 ms of the CUDA backend's 51 ms map phase there (BENCHMARKS.md).
+func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
+	f, err := openSealed(h)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, d := range []struct {
+		name      string
+		got, want uint64
+	}{
+		{"W", uint64(len(w)), h.NbWires},
+		{"A", uint64(len(a)), h.NbConstraints},
+		{"B", uint64(len(b)), h.NbConstraints},
+	} {
+		if d.got != d.want {
+			return Errorf(ErrInvalidArgument, "partition file %s: %s's destination holds %d elements, the partition has %d",
+				h.Path, d.name, d.got, d.want)
+		}
+	}
+	// The pieces of all three sections, spread over the readers.
+	type piece struct {
+		dst []byte
+		off int64
+	}
+	var pieces []piece
+	for _, sec := range []struct {
+		v   []fr.Element
+		off uint64
+	}{{w, h.WOffset}, {a, h.AOffset}, {b, h.BOffset}} {
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sec.v))), len(sec.v)*ElementSize)
+		for lo := 0; lo < len(raw); lo += readPiece {
+			pieces = append(pieces, piece{raw[lo:min(len(raw), lo+readPiece)], int64(sec.off) + int64(lo)})
+		}
+	}
+	threads = max(1, min(threads, len(pieces)))
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := t; i < len(pieces) && errs[t] == nil; i += threads {
+				errs[t] = readFull(f, pieces[i].dst, pieces[i].off, h.Path)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// readFull reads len(dst) bytes at off, across short reads and interruptions.
+func readFull(f *os.File, dst []byte, off int64, path string) error {
+	for len(dst) > 0 {
+		n, err := unix.Pread(int(f.Fd()), dst, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return Errorf(ErrInternal, "partition file %s: reading %d bytes at %d: %v", path, len(dst), off, err)
+		}
+		if n == 0 {
+			return Errorf(ErrInternal, "partition file %s: %d bytes short at %d", path, len(dst), off)
+		}
+		dst, off = dst[n:], off+int64(n)
+	}
+	return nil
 }
 
 // checkHandle checks the fields of h against each other, before any file is

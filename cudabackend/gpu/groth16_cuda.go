@@ -161,14 +161,27 @@ func (s *Groth16Slot) Free() error {
 // only, so it overlaps whatever the GPU computes for other slots; the upload
 // from there is then a DMA at the bus's full speed.
 func (s *Groth16Slot) Stage(w, a, b []fr.Element, threads int) error {
-	if len(w) != len(s.w) || len(a) != len(b) || len(a) == 0 || len(a) > len(s.a) {
-		return fmt.Errorf("gpu: stage %d wires, %d A and %d B values into a slot for %d wires and up to %d constraints: %w",
-			len(w), len(a), len(b), len(s.w), len(s.a), ErrInvalid)
+	if len(a) != len(b) {
+		return fmt.Errorf("gpu: stage %d A and %d B values: %w", len(a), len(b), ErrInvalid)
 	}
-	parallelCopy(s.w, w, threads)
-	parallelCopy(s.a, a, threads)
-	parallelCopy(s.b, b, threads)
-	return nil
+	return s.StageWith(len(w), len(a), func(sw, sa, sb []fr.Element) error {
+		parallelCopy(sw, w, threads)
+		parallelCopy(sa, a, threads)
+		parallelCopy(sb, b, threads)
+		return nil
+	})
+}
+
+// StageWith has fill write a partition of nbWires wires and nbConstraints
+// constraints straight into the slot's pinned staging (w, a and b sized to
+// it; the CUDA backend reads the partition file there with
+// sdk.ReadPartition) and returns fill's error. Like Stage, CPU only.
+func (s *Groth16Slot) StageWith(nbWires, nbConstraints int, fill func(w, a, b []fr.Element) error) error {
+	if nbWires != len(s.w) || nbConstraints <= 0 || nbConstraints > len(s.a) {
+		return fmt.Errorf("gpu: stage %d wires and %d constraints into a slot for %d wires and up to %d constraints: %w",
+			nbWires, nbConstraints, len(s.w), len(s.a), ErrInvalid)
+	}
+	return fill(s.w, s.a[:nbConstraints], s.b[:nbConstraints])
 }
 
 // sumG1 adds MSM sums (an MSM over chunks is the sum of the chunks' MSMs). An

@@ -50,6 +50,11 @@ func (s *Groth16Slot) Free() error { return nil }
 // Stage reports that the package was built without CUDA.
 func (s *Groth16Slot) Stage(w, a, b []fr.Element, threads int) error { return errNoCUDABuild }
 
+// StageWith reports that the package was built without CUDA.
+func (s *Groth16Slot) StageWith(nbWires, nbConstraints int, fill func(w, a, b []fr.Element) error) error {
+	return errNoCUDABuild
+}
+
 // Prove reports that the package was built without CUDA.
 func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16Timing, error) {
 	return refprover.MSMResults{}, Groth16Timing{}, errNoCUDABuild

@@ -162,6 +162,25 @@ func TestGroth16SlotRefusals(t *testing.T) {
 			t.Errorf("%s: Stage = %v, want ErrInvalid", tc.name, err)
 		}
 	}
+	// StageWith refuses the same sizes before it calls fill; a fit one gets
+	// the staging at the partition's size, and fill's error back.
+	called := false
+	fill := func(sw, sa, sb []fr.Element) error { called = true; return nil }
+	for _, c := range [][2]int{{len(w) - 1, len(a)}, {len(w), 0}, {len(w), len(a) + 1}} {
+		if err := slot.StageWith(c[0], c[1], fill); !errors.Is(err, ErrInvalid) || called {
+			t.Errorf("StageWith(%d, %d) = %v (fill called: %v), want ErrInvalid", c[0], c[1], err, called)
+		}
+	}
+	errFill := errors.New("fill failed")
+	err = slot.StageWith(len(w), len(a)-1, func(sw, sa, sb []fr.Element) error {
+		if len(sw) != len(w) || len(sa) != len(a)-1 || len(sb) != len(a)-1 {
+			t.Errorf("StageWith gave fill %d, %d and %d elements, want %d, %d, %d", len(sw), len(sa), len(sb), len(w), len(a)-1, len(a)-1)
+		}
+		return errFill
+	})
+	if !errors.Is(err, errFill) {
+		t.Errorf("StageWith = %v, want fill's error", err)
+	}
 	for _, n := range []int{0, int(pk.DomainSize) + 1} {
 		if _, _, err := key.Prove(slot, n); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Prove of %d constraints = %v, want ErrInvalid", n, err)

@@ -48,6 +48,11 @@ func TestStubUnavailable(t *testing.T) {
 			_, _, err := ProbeFmul(0, 1, 2, 1, make([]fp.Element, 1), make([]fp.Element, 1))
 			return err
 		},
+		"NewSlot": func() error { _, err := (&Groth16Key{}).NewSlot(); return err },
+		"Stage":   func() error { return (&Groth16Slot{}).Stage(a, a, a, 1) },
+		"StageWith": func() error {
+			return (&Groth16Slot{}).StageWith(4, 4, func(w, a, b []fr.Element) error { return nil })
+		},
 	}
 	checkUnavailable(t, calls)
 	// Releasing what was never allocated is harmless.
