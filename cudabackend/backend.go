@@ -41,10 +41,13 @@ const DefaultMaxInFlight = 4
 // slots are allocated with the key, and LoadKey's HostBytes counts them exactly.
 const HostBytesPerConstraint = 3 * gpu.FrBytes
 
-// stageThreads is how many goroutines copy a partition into its slot's pinned
-// staging: a few reach the memory bandwidth one memcpy cannot, without taking
-// the cores synthesis needs.
-const stageThreads = 4
+// DefaultStageThreads is how many threads read a partition into its slot's
+// pinned staging: a few reach the memory bandwidth one copy cannot. On the
+// H200's 16-core host (chain 2^22, 384 MiB; BENCHMARKS.md) 8 read it in 30-31
+// ms instead of 46-48 and made a proof proved alone 17 ms faster, but under a
+// backlog, beside 12 synthesis workers, the daemon proved 7% fewer proofs a
+// minute: the default serves the backlog.
+const DefaultStageThreads = 4
 
 // deviceReserve is device memory left unadmitted for the CUDA context, the NTT
 // tables and fragmentation.
@@ -64,7 +67,12 @@ type Options struct {
 	// host memory (gpu.PlanDevice) instead of refused. For smaller cards'
 	// rehearsal on a large one, and to leave room to other users of the GPU.
 	DeviceMemoryCap uint64
-	Logger          hclog.Logger
+	// StageThreads is how many threads read a partition into its slot's
+	// staging (default DefaultStageThreads). Under a backlog the read overlaps
+	// other slots' device work and competes with synthesis for cores; a proof
+	// proved alone waits for it.
+	StageThreads int
+	Logger       hclog.Logger
 }
 
 // key is a loaded key: its mapped file (for the assembly's small points), its
@@ -124,6 +132,9 @@ type Backend struct {
 func New(opts Options) *Backend {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.StageThreads <= 0 {
+		opts.StageThreads = DefaultStageThreads
 	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -404,7 +415,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	mapBegin := time.Now()
 	var readErr error
 	err = slot.StageWith(int(h.NbWires), int(h.NbConstraints), func(w, a, bv []fr.Element) error {
-		readErr = sdk.ReadPartition(h, w, a, bv, stageThreads)
+		readErr = sdk.ReadPartition(h, w, a, bv, b.opts.StageThreads)
 		return readErr
 	})
 	if readErr != nil {

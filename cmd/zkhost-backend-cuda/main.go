@@ -12,6 +12,7 @@
 //	-max-in-flight N   ZKHOST_CUDA_MAX_IN_FLIGHT  proofs at once, each in its own slot (default cudabackend.DefaultMaxInFlight, 4)
 //	-device-memory-cap SIZE  ZKHOST_CUDA_DEVICE_MEMORY_CAP  device memory to use at most, as if the card had no more
 //	                   ("24GiB", "16GB"; default: all of it); keys that do not fit are streamed from host memory
+//	-stage-threads N   ZKHOST_CUDA_STAGE_THREADS  threads that read a partition into pinned memory (default cudabackend.DefaultStageThreads, 4)
 package main
 
 import (
@@ -56,10 +57,15 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	if err != nil {
 		return opts, err
 	}
+	stage, err := envInt(getenv, "ZKHOST_CUDA_STAGE_THREADS", cudabackend.DefaultStageThreads)
+	if err != nil {
+		return opts, err
+	}
 	fs := flag.NewFlagSet("zkhost-backend-cuda", flag.ContinueOnError)
 	fs.SetOutput(usage)
 	fs.IntVar(&opts.Device, "device", device, "CUDA device ordinal")
 	fs.IntVar(&opts.MaxInFlight, "max-in-flight", inFlight, "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
+	fs.IntVar(&opts.StageThreads, "stage-threads", stage, "threads that read a partition into its slot's pinned staging (8 made a chain 2^22 proof proved alone 17 ms faster on a 16-core host, and a backlog 7% slower)")
 	capText := fs.String("device-memory-cap", getenv("ZKHOST_CUDA_DEVICE_MEMORY_CAP"), "device memory to use at most, as if the card had no more (\"24GiB\", \"16GB\"; empty: all of it); a key whose points, slots and proofs do not fit under it is streamed from pinned host memory chunk by chunk")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
@@ -69,6 +75,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	}
 	if opts.Device < 0 || opts.MaxInFlight < 1 {
 		return opts, fmt.Errorf("-device is %d and -max-in-flight %d: want -device >= 0 and -max-in-flight >= 1", opts.Device, opts.MaxInFlight)
+	}
+	if opts.StageThreads < 1 {
+		return opts, fmt.Errorf("-stage-threads is %d: want at least 1", opts.StageThreads)
 	}
 	if *capText != "" {
 		sz, err := config.ParseSize(*capText)
