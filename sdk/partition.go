@@ -204,28 +204,20 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 		go func() {
 			defer wg.Done()
 			for i := t; i < len(pieces) && errs[t] == nil; i += threads {
-				errs[t] = readFull(f, pieces[i].dst, pieces[i].off, h.Path)
+				// ReadAt (pread) is safe beside other ReadAts and reads
+				// the whole piece or says why not.
+				if _, err := f.ReadAt(pieces[i].dst, pieces[i].off); err != nil {
+					errs[t] = Errorf(ErrInternal, "partition file %s: reading %d bytes at %d: %v",
+						h.Path, len(pieces[i].dst), pieces[i].off, err)
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// readFull reads len(dst) bytes at off, across short reads and interruptions.
-func readFull(f *os.File, dst []byte, off int64, path string) error {
-	for len(dst) > 0 {
-		n, err := unix.Pread(int(f.Fd()), dst, off)
-		if err == unix.EINTR {
-			continue
-		}
+	for _, err := range errs {
 		if err != nil {
-			return Errorf(ErrInternal, "partition file %s: reading %d bytes at %d: %v", path, len(dst), off, err)
+			return err
 		}
-		if n == 0 {
-			return Errorf(ErrInternal, "partition file %s: %d bytes short at %d", path, len(dst), off)
-		}
-		dst, off = dst[n:], off+int64(n)
 	}
 	return nil
 }
