@@ -413,6 +413,8 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	// staging. Read, not mapped and copied: no page table to build (chain
 	// 2^22 on the H200: 41 ms against 51; BENCHMARKS.md).
 	mapBegin := time.Now()
+	// ReadPartition's errors are sdk kinds already (a bad handle or file):
+	// they go back as they are, not through deviceError.
 	var readErr error
 	err = slot.StageWith(int(h.NbWires), int(h.NbConstraints), func(w, a, bv []fr.Element) error {
 		readErr = sdk.ReadPartition(h, w, a, bv, b.opts.StageThreads)

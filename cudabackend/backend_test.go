@@ -81,3 +81,13 @@ func TestPerConstraint(t *testing.T) {
 		t.Fatalf("perConstraint = %d bytes, want about 690", got)
 	}
 }
+
+// TestNewDefaults: options left at zero get their defaults.
+func TestNewDefaults(t *testing.T) {
+	b := New(Options{})
+	defer b.Close()
+	if b.opts.MaxInFlight != DefaultMaxInFlight || b.opts.StageThreads != DefaultStageThreads {
+		t.Fatalf("New(Options{}): MaxInFlight %d, StageThreads %d; want %d and %d",
+			b.opts.MaxInFlight, b.opts.StageThreads, DefaultMaxInFlight, DefaultStageThreads)
+	}
+}

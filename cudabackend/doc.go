@@ -18,8 +18,7 @@
 // slot, reads the sealed partition straight into the slot's staging
 // (sdk.ReadPartition: no hashing, no mapping) on a few CPU threads while the
 // other slots keep the GPU busy, then enqueues on the slot's streams: the DMA
-// from pinned memory, H
-// and the four G1 MSMs, the G2 MSM beside them. The slot is free again as soon
+// from pinned memory, H and the four G1 MSMs, the G2 MSM beside them. The slot is free again as soon
 // as the sums are on the host, so the next proof's upload and H overlap this
 // one's assembly (refprover.Assemble with fresh r and s: a few scalar
 // multiplications) and the other slot's MSMs. Device memory is admitted before a

@@ -153,8 +153,9 @@ const readPiece = 4 << 20
 
 // ReadPartition reads the partition h names into w, a and b (its W, A and B:
 // len(w) == NbWires, len(a) == len(b) == NbConstraints), with up to threads
-// reads at a time, after OpenPartition's checks (and with its errors). A
-// wrong destination length is ErrInvalidArgument naming the vector.
+// reads at a time (one when threads is below 1), after OpenPartition's checks
+// (and with its errors). A destination of the wrong length is the caller's
+// bug: ErrInternal naming the vector, and nothing read.
 //
 // For a backend that copies the partition anyway (into pinned memory for DMA,
 // say): the kernel copies each piece straight from the file's pages, where a
@@ -177,8 +178,8 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 		{"B", uint64(len(b)), h.NbConstraints},
 	} {
 		if d.got != d.want {
-			return Errorf(ErrInvalidArgument, "partition file %s: %s's destination holds %d elements, the partition has %d",
-				h.Path, d.name, d.got, d.want)
+			return Errorf(ErrInternal, "ReadPartition: %s's destination holds %d elements, the partition %s has %d",
+				d.name, d.got, h.Path, d.want)
 		}
 	}
 	// The pieces of all three sections, spread over the readers.

@@ -142,13 +142,14 @@ func TestOpenPartition(t *testing.T) {
 }
 
 // TestReadPartition reads partitions whose sections span several of
-// ReadPartition's pieces (and end inside one) with 1, 3 and 8 readers, and
-// refuses destinations of the wrong length by name, reading nothing.
+// ReadPartition's pieces (and end inside one) with 1, 3 and 8 readers (and 0,
+// which reads with one), and refuses destinations of the wrong length by name,
+// reading nothing.
 func TestReadPartition(t *testing.T) {
 	const piece = readPiece / ElementSize
 	W, A, B := randomVector(t, 2*piece+5), randomVector(t, piece+1), randomVector(t, piece+1)
 	h := writeTestPartition(t, RequiredSeals, W, A, B)
-	for _, threads := range []int{1, 3, 8} {
+	for _, threads := range []int{1, 3, 8, 0} {
 		w, a, b := make([]fr.Element, len(W)), make([]fr.Element, len(A)), make([]fr.Element, len(B))
 		if err := ReadPartition(h, w, a, b, threads); err != nil {
 			t.Fatalf("%d readers: %v", threads, err)
@@ -167,11 +168,13 @@ func TestReadPartition(t *testing.T) {
 	} {
 		w, a, b := make([]fr.Element, tc.nw), make([]fr.Element, tc.na), make([]fr.Element, tc.nb)
 		err := ReadPartition(h, w, a, b, 2)
-		if KindOf(err) != ErrInvalidArgument || !strings.Contains(err.Error(), tc.name+"'s destination") {
-			t.Errorf("a short %s destination: %v, want ErrInvalidArgument naming it", tc.name, err)
+		if KindOf(err) != ErrInternal || !strings.Contains(err.Error(), tc.name+"'s destination") {
+			t.Errorf("a %s destination of the wrong length: %v, want ErrInternal naming it", tc.name, err)
 		}
-		if len(w) > 0 && !w[0].IsZero() {
-			t.Errorf("a short %s destination: W was read into before the refusal", tc.name)
+		for _, v := range [][]fr.Element{w, a, b} {
+			if len(v) > 0 && !v[0].IsZero() {
+				t.Errorf("a %s destination of the wrong length: a vector was read into before the refusal", tc.name)
+			}
 		}
 	}
 }

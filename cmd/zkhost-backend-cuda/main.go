@@ -65,7 +65,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	fs.SetOutput(usage)
 	fs.IntVar(&opts.Device, "device", device, "CUDA device ordinal")
 	fs.IntVar(&opts.MaxInFlight, "max-in-flight", inFlight, "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
-	fs.IntVar(&opts.StageThreads, "stage-threads", stage, "threads that read a partition into its slot's pinned staging (8 made a chain 2^22 proof proved alone 17 ms faster on a 16-core host, and a backlog 7% slower)")
+	fs.IntVar(&opts.StageThreads, "stage-threads", stage, "threads that read a partition into its slot's pinned staging (more speeds a proof proved alone and can slow a backlog, whose synthesis needs the cores)")
 	capText := fs.String("device-memory-cap", getenv("ZKHOST_CUDA_DEVICE_MEMORY_CAP"), "device memory to use at most, as if the card had no more (\"24GiB\", \"16GB\"; empty: all of it); a key whose points, slots and proofs do not fit under it is streamed from pinned host memory chunk by chunk")
 	if err := fs.Parse(args); err != nil {
 		return opts, err

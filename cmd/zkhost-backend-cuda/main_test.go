@@ -30,6 +30,7 @@ func TestParseOptions(t *testing.T) {
 		{"negative device", []string{"-device", "-1"}, nil, 0, 0, 0, 0, true},
 		{"zero in flight", []string{"-max-in-flight", "0"}, nil, 0, 0, 0, 0, true},
 		{"zero stage threads", []string{"-stage-threads", "0"}, nil, 0, 0, 0, 0, true},
+		{"negative stage environment", nil, map[string]string{"ZKHOST_CUDA_STAGE_THREADS": "-2"}, 0, 0, 0, 0, true},
 		{"stray argument", []string{"serve"}, nil, 0, 0, 0, 0, true},
 	}
 	for _, tt := range tests {

@@ -32,10 +32,13 @@ func OpenKeyFile(ref sdk.KeyRef) (*keyfile.File, error) {
 }
 
 // CheckPartition checks that partition h fits proving key pk (named id): the same
-// number of wires, and no more constraints than the key's domain.
+// number of wires, and at least one constraint but no more than the key's domain.
 func CheckPartition(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string) error {
 	if h.NbWires != pk.NbWires {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d wires, key %q has %d", h.NbWires, id, pk.NbWires)
+	}
+	if h.NbConstraints == 0 {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has no constraints (nb_constraints is 0)")
 	}
 	if h.NbConstraints > pk.DomainSize {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d constraints, more than the domain size %d of key %q",

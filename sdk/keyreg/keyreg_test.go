@@ -3,11 +3,13 @@ package keyreg
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 type key struct{ id string }
@@ -106,4 +108,33 @@ func TestInFlightLimitAndUnloadWhileInUse(t *testing.T) {
 		t.Fatalf("closed %d, in flight %d", closed["a"], r.InFlight())
 	}
 	r.Unload("a") // unknown now: no-op
+}
+
+// TestCheckPartition refuses, by name, a partition that does not fit its key.
+func TestCheckPartition(t *testing.T) {
+	pk := &keyfile.ProvingKey{NbWires: 10, DomainSize: 16}
+	tests := []struct {
+		name       string
+		wires, nbc uint64
+		substr     string // "" when the partition fits
+	}{
+		{"fits", 10, 16, ""},
+		{"fewer constraints than the domain", 10, 3, ""},
+		{"other wires", 11, 16, "11 wires"},
+		{"no constraints", 10, 0, "no constraints"},
+		{"above the domain", 10, 17, "more than the domain size 16"},
+	}
+	for _, tc := range tests {
+		h := sdk.PartitionHandle{NbWires: tc.wires, NbConstraints: tc.nbc}
+		err := CheckPartition(pk, h, "k")
+		if tc.substr == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if sdk.KindOf(err) != sdk.ErrInvalidArgument || !strings.Contains(err.Error(), tc.substr) {
+			t.Errorf("%s: %v, want an invalid argument naming %q", tc.name, err, tc.substr)
+		}
+	}
 }
