@@ -9,8 +9,9 @@ import (
 // mmapFlags maps partitions shared, without MAP_POPULATE: pre-faulting costs
 // about what faulting on first touch does (BENCHMARKS.md, "The partition
 // handoff": 12 ms either way for 96 MiB), and first touch happens where the
-// data is used, on the threads that use it (the CUDA backend's staging copy, the
-// CPU backend's prove worker, which maps the file again), not in the map phase.
+// data is used, on the threads that use it (the CPU backend's prove worker,
+// which maps the file again), not in the map phase. A backend that copies the
+// partition anyway reads it instead (ReadPartition) and builds no page table.
 const mmapFlags = unix.MAP_SHARED
 
 // RequiredSeals are the seals OpenPartition requires of a partition file: with

@@ -362,7 +362,8 @@ func BenchmarkStagePartition(b *testing.B) {
 }
 
 // copyParallel copies src into dst in 4 MiB pieces over threads goroutines (the
-// CUDA backend's staging copy).
+// CUDA backend's staging copy before ReadPartition: gpu.parallelCopy, which
+// this module cannot import).
 func copyParallel(dst, src []fr.Element, threads int) {
 	const piece = readPiece / ElementSize
 	var wg sync.WaitGroup

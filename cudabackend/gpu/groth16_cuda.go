@@ -115,8 +115,7 @@ func (k *Groth16Key) Free() error {
 // Groth16Slot is what one proof in flight on a key needs, allocated once
 // (NewSlot) and reused by every proof: device buffers, streams, events and a
 // pinned staging buffer the partition is read (StageWith) or copied (Stage)
-// into. One proof per slot at a
-// time; proofs in different slots run at once.
+// into. One proof per slot at a time; proofs in different slots run at once.
 type Groth16Slot struct {
 	ptr         *C.zk_g16_slot
 	w, a, b     []fr.Element // the pinned staging, C memory

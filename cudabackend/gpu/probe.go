@@ -18,14 +18,6 @@ type MaddProbe struct {
 // Adds is the number of mixed additions the run did.
 func (p MaddProbe) Adds() int64 { return int64(p.Threads) * int64(p.Iters) }
 
-// AddsPerSecond is the device's rate of mixed additions in the run.
-func (p MaddProbe) AddsPerSecond() float64 {
-	if p.Time <= 0 {
-		return 0
-	}
-	return float64(p.Adds()) / p.Time.Seconds()
-}
-
 // FmulProbe is one run of the product throughput probe (ProbeFmul): Threads
 // threads, each with ILP independent chains of Iters Fq products.
 type FmulProbe struct {
@@ -38,11 +30,3 @@ type FmulProbe struct {
 
 // Products is the number of Fq products the run did.
 func (p FmulProbe) Products() int64 { return int64(p.Threads) * int64(p.ILP) * int64(p.Iters) }
-
-// ProductsPerSecond is the device's rate of Fq products in the run.
-func (p FmulProbe) ProductsPerSecond() float64 {
-	if p.Time <= 0 {
-		return 0
-	}
-	return float64(p.Products()) / p.Time.Seconds()
-}
