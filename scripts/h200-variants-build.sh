@@ -19,7 +19,7 @@ mkdir -p "$OUT" "$VB"
 ARCH='-gencode arch=compute_90,code=[sm_90,compute_90]'
 FLAGS="-O3 -std=c++17 $ARCH -Xcompiler -fPIC,-Wall,-Wno-unknown-pragmas -Icudabackend/csrc"
 VARIED="msm probe"   # the sources each variant compiles with its defines
-others=$(ls build/cuda/*.o | grep -Ev '/(msm|probe)\.o$')
+others=$(ls build/cuda/*.o | grep -Ev "/(${VARIED// /|})\.o\$")
 names=()
 pids=()
 for spec in "$@"; do
@@ -48,7 +48,7 @@ trap 'cp "$VB/libzkcuda.a.keep" build/cuda/libzkcuda.a' EXIT
 for name in "${names[@]}"; do
   rm -f build/cuda/libzkcuda.a
   # shellcheck disable=SC2086
-  ar rcs build/cuda/libzkcuda.a $others "$VB/$name/msm.o" "$VB/$name/probe.o"
+  ar rcs build/cuda/libzkcuda.a $others $(for src in $VARIED; do echo "$VB/$name/$src.o"; done)
   # The -X makes every variant's link action distinct, so go relinks with this library.
   go test -c -ldflags "-s -w -X github.com/zkhost/zkhost/cudabackend/gpu.kernelVariant=$name" -tags cuda \
     -o "$OUT/gpu-$name.test" ./cudabackend/gpu
