@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -18,6 +19,7 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/solve"
 )
 
 // File name extensions of a circuit's files in a key directory.
@@ -76,6 +78,22 @@ type Circuit struct {
 	MissingHints []string
 
 	pk *keyfile.File
+
+	// The solver's program, compiled from CCS on the first Synthesize.
+	programOnce sync.Once
+	program     *solve.Program
+}
+
+// Program returns c's constraint system compiled for the fast solver
+// (sdk/solve), compiling it on the first call, or nil when the solver does not
+// handle the system (Synthesize then runs gnark's solver).
+func (c *Circuit) Program() *solve.Program {
+	c.programOnce.Do(func() {
+		if p, err := solve.Compile(c.CCS); err == nil {
+			c.program = p
+		}
+	})
+	return c.program
 }
 
 // Key returns the mapped proving key, for in-process proving and tests. Its slices are
