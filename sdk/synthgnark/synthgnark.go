@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	_ "github.com/consensys/gnark/std/math/bits" // registers its hints (api.ToBinary's) at init
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/solve"
 )
 
 // Options configures a Synthesizer.
@@ -46,6 +46,9 @@ type Synthesizer struct {
 type loaded struct {
 	ref sdk.CircuitRef
 	ccs *cs.R1CS
+	// program is ccs compiled for sdk/solve, or nil when it does not handle
+	// the system (gnark's solver then runs).
+	program *solve.Program
 }
 
 var _ sdk.Synthesizer = (*Synthesizer)(nil)
@@ -127,10 +130,11 @@ func (s *Synthesizer) LoadCircuit(ctx context.Context, ref sdk.CircuitRef) error
 			return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: the constraint system has %d %s, the host says %d", ref.ID, f.got, f.name, f.want)
 		}
 	}
+	program, _ := solve.Compile(ccs) // nil: gnark's solver runs
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.circuits[ref.ID]; !ok {
-		s.circuits[ref.ID] = &loaded{ref: ref, ccs: ccs}
+		s.circuits[ref.ID] = &loaded{ref: ref, ccs: ccs, program: program}
 	}
 	return nil
 }
@@ -172,14 +176,14 @@ func (s *Synthesizer) Synthesize(ctx context.Context, req sdk.SynthesizeRequest)
 	if got := uint64(len(pub.Vector().(fr.Vector))); got != ref.NbPublic-1 {
 		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "witness has %d public values, circuit %s wants %d", got, ref.ID, ref.NbPublic-1)
 	}
-	sol, err := solve(l.ccs, w, s.solverOptions())
+	W, A, B, err := solve.R1CS(l.ccs, l.program, w, s.solverOptions()...)
 	if err != nil {
 		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: the witness does not satisfy the circuit: %v", ref.ID, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrCanceled, "synthesize: %v", err)
 	}
-	if err := sdk.WritePartition(req.Output, sol.W, sol.A, sol.B); err != nil {
+	if err := sdk.WritePartition(req.Output, W, A, B); err != nil {
 		return sdk.SynthesizeResult{}, err
 	}
 	return sdk.SynthesizeResult{Wall: time.Since(start)}, nil
@@ -190,23 +194,4 @@ func (s *Synthesizer) Synthesize(ctx context.Context, req sdk.SynthesizeRequest)
 func (s *Synthesizer) solverOptions() []solver.Option {
 	threads := max(1, runtime.GOMAXPROCS(0)/s.opts.MaxInFlight)
 	return append([]solver.Option{solver.WithNbTasks(threads)}, s.opts.Solver...)
-}
-
-// solve runs gnark's solver, turning a panic inside it (a hint that panics) into
-// an error.
-func solve(ccs *cs.R1CS, w witness.Witness, opts []solver.Option) (sol *cs.R1CSSolution, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			sol, err = nil, fmt.Errorf("solver failed: %v", r)
-		}
-	}()
-	res, err := ccs.Solve(w, opts...)
-	if err != nil {
-		return nil, err
-	}
-	sol, ok := res.(*cs.R1CSSolution)
-	if !ok {
-		return nil, fmt.Errorf("solver returned %T, want an R1CS solution", res)
-	}
-	return sol, nil
 }
