@@ -83,7 +83,7 @@ func TestDefaults(t *testing.T) {
 			CriticalReserveSetting: Size{Percent: 10},
 			RAM:                    64 << 30,
 		},
-		Synthesis: Synthesis{Cores: 12, Workers: 4, Threads: 3},
+		Synthesis: Synthesis{Cores: 12, Workers: 12, Threads: 0},
 		Devices:   []Device{{Backend: "/opt/zkhost/bin/zkhost-backend-cpu", Index: -1}},
 		Journal:   Journal{Path: "/home/op/.local/state/zkhost/journal.db", Retention: 168 * time.Hour, ReserveBytes: DefaultJournalReserve},
 		Keys:      Keys{IdleEviction: 30 * time.Minute, Preload: true},
@@ -99,7 +99,7 @@ func TestDefaults(t *testing.T) {
 func TestDefaultsFollowTheMachine(t *testing.T) {
 	for _, tc := range []struct {
 		cpus, workers, threads int
-	}{{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {8, 2, 3}, {16, 4, 3}, {64, 16, 3}, {96, 24, 3}} {
+	}{{1, 1, 0}, {2, 2, 0}, {3, 3, 0}, {8, 6, 0}, {16, 12, 0}, {64, 48, 0}, {96, 72, 0}} {
 		env := testEnv()
 		env.cpus = tc.cpus
 		c := mustParse(t, "", "", env)
@@ -108,11 +108,15 @@ func TestDefaultsFollowTheMachine(t *testing.T) {
 				tc.cpus, c.Synthesis.Workers, c.Synthesis.Threads, tc.workers, tc.threads)
 		}
 	}
-	// Threads follow an explicit worker count, within the cores synthesis
-	// may use (12 of 16).
+	// An explicit worker count leaves threads to the daemon (0), within the
+	// cores synthesis may use (12 of 16); explicit threads are kept.
 	c := mustParse(t, "[synthesis]\nworkers = 6\n", "", testEnv())
-	if c.Synthesis.Threads != 2 || c.Synthesis.Cores != 12 {
-		t.Errorf("threads with 6 workers on 16 cores = %d of %d cores, want 2 of 12", c.Synthesis.Threads, c.Synthesis.Cores)
+	if c.Synthesis.Threads != 0 || c.Synthesis.Workers != 6 || c.Synthesis.Cores != 12 {
+		t.Errorf("6 workers on 16 cores: %d workers, threads %d, %d cores; want 6, 0 (sized by the daemon), 12", c.Synthesis.Workers, c.Synthesis.Threads, c.Synthesis.Cores)
+	}
+	c = mustParse(t, "[synthesis]\nworkers = 4\nthreads = 3\n", "", testEnv())
+	if c.Synthesis.Threads != 3 || c.Synthesis.Workers != 4 {
+		t.Errorf("4 workers × 3 threads: got %d × %d", c.Synthesis.Workers, c.Synthesis.Threads)
 	}
 
 	env := testEnv()

@@ -26,7 +26,7 @@ func TestBadConfigs(t *testing.T) {
 		{"wrong type", "log_json = \"yes\"\n", "log_json", 1, "want true or false"},
 		{"string for integer", "[synthesis]\nworkers = \"4\"\n", "synthesis.workers", 2, "want an integer"},
 		{"negative workers", "[synthesis]\n\nworkers = -2\n", "synthesis.workers", 3, "below the least allowed"},
-		{"zero threads", "[synthesis]\nthreads = 0\n", "synthesis.threads", 2, "below the least allowed"},
+		{"negative threads", "[synthesis]\nthreads = -1\n", "synthesis.threads", 2, "below the least allowed"},
 		{"zero cores", "[synthesis]\ncores = 0\n", "synthesis.cores", 2, "below the least allowed"},
 		{"threads past cores", "[synthesis]\ncores = 12\nworkers = 4\nthreads = 4\n", "synthesis.threads", 4, "workers (4) × threads (4) = 16 solver threads, more than synthesis.cores (12)"},
 		{"workers past cores", "[synthesis]\nworkers = 13\n", "synthesis.workers", 2, "more than synthesis.cores (12)"},

@@ -364,17 +364,21 @@ func (ck *checker) synthesis(t *table) Synthesis {
 	if n, ok := t.integer("cores", 1); ok {
 		s.Cores = n
 	}
-	s.Workers = min(max(1, cpus/4), s.Cores)
+	// A worker per core by default: under a backlog partitions are solved a
+	// thread each, many at once, which feeds a device best (the daemon gives a
+	// partition more threads when its circuit has wide levels and few
+	// partitions wait: Threads 0).
+	s.Workers = s.Cores
 	workersSet := false
 	if n, ok := t.integer("workers", 1); ok {
 		s.Workers, workersSet = n, true
 	}
-	s.Threads = max(1, s.Cores/s.Workers)
 	threadsSet := false
-	if n, ok := t.integer("threads", 1); ok {
+	if n, ok := t.integer("threads", 0); ok {
 		s.Threads, threadsSet = n, true
 	}
-	if s.Workers*s.Threads > s.Cores {
+	// Sized by the daemon (Threads 0), a partition takes at least one thread.
+	if threads := max(1, s.Threads); s.Workers*threads > s.Cores {
 		key := t.key("cores")
 		if threadsSet {
 			key = t.key("threads")
@@ -382,7 +386,7 @@ func (ck *checker) synthesis(t *table) Synthesis {
 			key = t.key("workers")
 		}
 		ck.errorf(key, "workers (%d) × threads (%d) = %d solver threads, more than synthesis.cores (%d) allows; lower workers or threads, or raise cores",
-			s.Workers, s.Threads, s.Workers*s.Threads, s.Cores)
+			s.Workers, threads, s.Workers*threads, s.Cores)
 	}
 	t.finish()
 	return s

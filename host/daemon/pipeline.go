@@ -86,9 +86,9 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	}
 	t.resv = resv
 	// The solver's threads come out of [synthesis] cores; a worker waits here
-	// only while the critical lane holds some (workers × threads fit the cap).
-	threads := int64(min(max(1, d.cfg.Synthesis.Threads), max(1, d.cfg.Synthesis.Cores)))
-	if err := d.cores.Acquire(j.ctx, threads); err != nil {
+	// only while the others hold them all.
+	threads, err := d.acquireSolverThreads(j.ctx, ce)
+	if err != nil {
 		d.releaseTask(t)
 		return
 	}
@@ -129,7 +129,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 		d.synthesizeWithPlugin(it, lane, w, queued, start) // synthplugin.go
 		return
 	}
-	W, A, B, w, err := circuit.SynthesizeInput(ce.c, t.witness, d.cfg.Synthesis.Threads)
+	W, A, B, w, err := circuit.SynthesizeInput(ce.c, t.witness, int(threads))
 	if err != nil {
 		// An input that does not satisfy the circuit fails the same way everywhere.
 		d.failTask(t, fmt.Sprintf("synthesis: %v", err))
@@ -554,3 +554,39 @@ func (b *busyWindow) percent(now time.Time, since time.Time) float64 {
 	}
 	return min(100, 100*float64(sum)/float64(span))
 }
+
+// acquireSolverThreads takes from [synthesis] cores the threads one
+// partition of ce is solved with, and returns how many it took.
+//
+// An operator's threads setting is taken as it is. By default (threads = 0)
+// the daemon sizes it: a circuit whose levels are narrow (sdk/solve's
+// ParallelShare: a hash, a chain) solves no faster on more threads, so it gets
+// one and the cores go to other partitions; a circuit with wide levels gets
+// the cores divided by the partitions waiting for synthesis or in it, so a
+// lone partition is solved on many threads and a backlog on one each, which
+// is what keeps a device fed (many solvers at once, not one wide one). It
+// takes what is free rather than wait for more.
+func (d *Daemon) acquireSolverThreads(ctx context.Context, ce *circuitEntry) (int64, error) {
+	cores := int64(max(1, d.cfg.Synthesis.Cores))
+	if n := d.cfg.Synthesis.Threads; n > 0 {
+		threads := min(int64(n), cores)
+		return threads, d.cores.Acquire(ctx, threads)
+	}
+	want := int64(1)
+	if p := ce.c.Program(); p != nil && p.ParallelShare() >= wideCircuitShare {
+		d.mu.Lock()
+		busy := d.synthBusy
+		d.mu.Unlock()
+		want = max(1, cores/int64(busy+d.synthQ.Len()+1))
+	}
+	for n := want; n > 1; n-- {
+		if d.cores.TryAcquire(n) {
+			return n, nil
+		}
+	}
+	return 1, d.cores.Acquire(ctx, 1)
+}
+
+// wideCircuitShare is the share of a circuit's instructions in wide levels
+// from which a partition alone gets more than one solver thread.
+const wideCircuitShare = 0.5

@@ -265,3 +265,20 @@ func smallInt(c *fr.Element) int64 {
 	}
 	return notSmall
 }
+
+// ParallelShare is the share of the program's instructions (0 to 1) in levels
+// wide enough for Solve to spread over threads. A circuit whose share is low
+// (a hash chain, SHA-256) solves as fast on one thread as on many, and a host
+// serves it best with many partitions at once, a thread each.
+func (p *Program) ParallelShare() float64 {
+	if len(p.ops) == 0 {
+		return 0
+	}
+	wide := 0
+	for _, lv := range p.levels {
+		if n := int(lv.end - lv.start); n >= 2*parallelChunk {
+			wide += n
+		}
+	}
+	return float64(wide) / float64(len(p.ops))
+}

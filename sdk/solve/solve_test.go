@@ -103,6 +103,7 @@ func TestMatchesGnarkOnExampleCircuits(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", spec.ID(), err)
 		}
+		t.Logf("%s: %d instructions in %d levels, parallel share %.2f", spec.ID(), p.NbInstructions(), p.NbLevels(), p.ParallelShare())
 		for part := 0; part < 2; part++ {
 			w, err := spec.Witness(part, 7)
 			if err != nil {
