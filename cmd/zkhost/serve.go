@@ -44,6 +44,15 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 		glog.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 		glog.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
 		glog.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Error})))
+	// What the config alone cannot tell (a socket directory, token files, the
+	// journal's free space) is checked before anything starts.
+	warnings, err := config.CheckStartup(cfg)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
 	log.Info("starting", "config", cfg.Source, "state_dir", cfg.StateDir)
 	d, err := daemon.New(ctx, cfg, log)
 	if err != nil {

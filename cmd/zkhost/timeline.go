@@ -73,7 +73,7 @@ func cmdTimeline(ctx context.Context, inv cli.Invocation) error {
 	}
 	var evs []timeline.Event
 	for _, f := range files {
-		part, err := readTimelineFile(f)
+		part, err := readTimelineFile(f, inv.Stderr)
 		if err != nil {
 			return err
 		}
@@ -101,8 +101,10 @@ func cmdTimeline(ctx context.Context, inv cli.Invocation) error {
 	return nil
 }
 
-// readTimelineFile reads one timeline file, or standard input for "-".
-func readTimelineFile(src string) ([]timeline.Event, error) {
+// readTimelineFile reads one timeline file, or standard input for "-". A
+// torn last line (the daemon was writing it, or its disk filled) is skipped
+// with a note on stderr: the events before it are good.
+func readTimelineFile(src string, stderr io.Writer) ([]timeline.Event, error) {
 	var r io.Reader = os.Stdin
 	if src != "-" {
 		f, err := os.Open(src)
@@ -112,11 +114,14 @@ func readTimelineFile(src string) ([]timeline.Event, error) {
 		defer f.Close()
 		r = f
 	}
-	evs, err := timeline.Read(r)
+	c, err := timeline.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
-	return evs, nil
+	if c.TornLine > 0 {
+		fmt.Fprintf(stderr, "%s: line %d is cut off (written when the daemon stopped or its disk filled); skipped\n", src, c.TornLine)
+	}
+	return c.Events, nil
 }
 
 // lastEvents keeps the events that end within d before the newest end.

@@ -70,6 +70,40 @@ func TestTimelineCommand(t *testing.T) {
 	}
 }
 
+// TestTimelineTornLastLine: a timeline whose last line was cut off (the
+// daemon's disk filled, or it stopped mid-line) is read up to it, and the
+// command says which line it skipped.
+func TestTimelineTornLastLine(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "tl.jsonl")
+	t0 := time.Unix(1_800_000_000, 0)
+	w, err := timeline.Create(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Record(timeline.Event{Job: "j", Attempt: 1, Lane: "dev0", Phase: "msm_g1", Start: t0, End: t0.Add(time.Second), DeviceBusy: time.Second})
+	w.Record(timeline.Event{Job: "j", Attempt: 1, Lane: "dev0", Phase: "msm_g2", Start: t0.Add(time.Second), End: t0.Add(2 * time.Second), DeviceBusy: time.Second})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"job":"j","attempt":1,"lane":"dev0","pha`)
+	f.Close()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"timeline", src, "-o", filepath.Join(dir, "p.html")}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), src+": line 3 is cut off") {
+		t.Errorf("stderr %q does not name the torn line", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "(2 events") {
+		t.Errorf("stdout %q: want the two whole events read", stdout.String())
+	}
+}
+
 // TestTimelineDefaultFile: without FILE the command reads the default
 // daemon's timeline in the state directory, its rotated files first, and
 // --last keeps the newest events only.

@@ -18,7 +18,8 @@ import (
 const MinTokenBytes = 16
 
 // ReadTokenFile reads a bearer token from path: the file's contents with surrounding
-// white space trimmed. It refuses a token shorter than MinTokenBytes and warns (through
+// white space trimmed. It refuses a token shorter than MinTokenBytes or with anything
+// but printable ASCII in it (a line break inside, a control byte), and warns (through
 // logger, which may be nil) when the file is readable by others than its owner.
 func ReadTokenFile(path string, logger hclog.Logger) ([]byte, error) {
 	b, err := os.ReadFile(path)
@@ -26,6 +27,19 @@ func ReadTokenFile(path string, logger hclog.Logger) ([]byte, error) {
 		return nil, fmt.Errorf("token file: %w", err)
 	}
 	tok := []byte(strings.TrimSpace(string(b)))
+	// A token travels in a gRPC header, which carries printable ASCII only: a
+	// token with a line break (two tokens, or a pasted wrap) would pass here
+	// and fail every call with an Internal error.
+	for i, c := range tok {
+		if c == '\n' || c == '\r' {
+			return nil, fmt.Errorf("token file %s: the token has a line break inside it (after byte %d): a token is one line of printable ASCII",
+				path, i)
+		}
+		if c < 0x20 || c > 0x7e {
+			return nil, fmt.Errorf("token file %s: byte %d of the token is 0x%02x: a token is one line of printable ASCII (e.g. `openssl rand -hex 32 > %s`)",
+				path, i, c, path)
+		}
+	}
 	if len(tok) < MinTokenBytes {
 		return nil, fmt.Errorf("token file %s: the token is %d bytes, use at least %d (e.g. `openssl rand -hex 32 > %s`)",
 			path, len(tok), MinTokenBytes, path)

@@ -111,7 +111,7 @@ func (g *grpcService) SubmitStream(stream grpc.BidiStreamingServer[zkhostv1.Subm
 		chunk := msg.GetChunk()
 		for len(chunk) > 0 {
 			if cur == len(inputs) {
-				return ToStatus(InvalidArgumentf("more bytes than the header declared (%d %ss)", len(inputs), h.Noun()))
+				return ToStatus(InvalidArgumentf("more bytes than the header declared (%s)", countOf(len(inputs), h.Noun())))
 			}
 			if inputs[cur] == nil {
 				inputs[cur] = make([]byte, h.InputSizes[cur])

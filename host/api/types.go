@@ -232,6 +232,18 @@ func (h SubmitHeader) Noun() string {
 	return "witness"
 }
 
+// countOf writes n inputs called noun ("witness", "wire assignment") in
+// English: "1 witness", "65537 witnesses", "2 wire assignments".
+func countOf(n int, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "s"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // Validate checks the header's shape as SubmitRequest.Validate checks a request's.
 func (h SubmitHeader) Validate() error {
 	if err := checkName("circuit", h.Circuit); err != nil {
@@ -241,7 +253,7 @@ func (h SubmitHeader) Validate() error {
 		return InvalidArgumentf("no witness: a job needs one witness per partition (or one wire assignment)")
 	}
 	if len(h.InputSizes) > MaxPartitions {
-		return InvalidArgumentf("%d %ss: a job holds at most %d partitions", len(h.InputSizes), h.Noun(), MaxPartitions)
+		return InvalidArgumentf("%s: a job holds at most %d partitions", countOf(len(h.InputSizes), h.Noun()), MaxPartitions)
 	}
 	for i, n := range h.InputSizes {
 		if n < 0 {
@@ -267,14 +279,14 @@ func (r SubmitRequest) Validate() error {
 		return err
 	}
 	if len(r.Witnesses) > 0 && len(r.Assignments) > 0 {
-		return InvalidArgumentf("%d witnesses and %d wire assignments: a job carries one or the other", len(r.Witnesses), len(r.Assignments))
+		return InvalidArgumentf("%s and %s: a job carries one or the other", countOf(len(r.Witnesses), "witness"), countOf(len(r.Assignments), "wire assignment"))
 	}
 	inputs, noun := r.Inputs()
 	if len(inputs) == 0 {
 		return InvalidArgumentf("no witness: a job needs one witness per partition (or one wire assignment)")
 	}
 	if len(inputs) > MaxPartitions {
-		return InvalidArgumentf("%d %ss: a job holds at most %d partitions", len(inputs), noun, MaxPartitions)
+		return InvalidArgumentf("%s: a job holds at most %d partitions", countOf(len(inputs), noun), MaxPartitions)
 	}
 	for i, w := range inputs {
 		if len(w) == 0 {

@@ -94,9 +94,11 @@ func TestSubmitRequestValidate(t *testing.T) {
 		{"bad class", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, Class: 7}, "unknown priority class 7"},
 		{"long request id", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, RequestID: strings.Repeat("r", MaxRequestIDBytes+1)}, "request id"},
 		{"ok assignments", SubmitRequest{Circuit: "merkle", Assignments: [][]byte{w}}, ""},
-		{"witnesses and assignments", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, Assignments: [][]byte{w}}, "1 witnesses and 1 wire assignments: a job carries one or the other"},
+		{"witnesses and assignments", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w}, Assignments: [][]byte{w}}, "1 witness and 1 wire assignment: a job carries one or the other"},
+		{"witnesses and assignments, plural", SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{w, w}, Assignments: [][]byte{w, w}}, "2 witnesses and 2 wire assignments: a job"},
+		{"too many witnesses", SubmitRequest{Circuit: "merkle", Witnesses: make([][]byte, MaxPartitions+1)}, "65537 witnesses: a job holds at most"},
 		{"empty assignment", SubmitRequest{Circuit: "merkle", Assignments: [][]byte{w, w, {}}}, "wire assignment 2 is empty"},
-		{"too many assignments", SubmitRequest{Circuit: "merkle", Assignments: make([][]byte, MaxPartitions+1)}, "wire assignments: a job holds at most"},
+		{"too many assignments", SubmitRequest{Circuit: "merkle", Assignments: make([][]byte, MaxPartitions+1)}, "65537 wire assignments: a job holds at most"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +113,22 @@ func TestSubmitRequestValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want ErrInvalidArgument containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestSubmitHeaderValidateCounts: the streamed header's errors count its
+// inputs in English ("65537 witnesses", not "witnesss").
+func TestSubmitHeaderValidateCounts(t *testing.T) {
+	for _, tt := range []struct {
+		h    SubmitHeader
+		want string
+	}{
+		{SubmitHeader{Circuit: "merkle", InputSizes: make([]int64, MaxPartitions+1)}, "65537 witnesses: a job holds at most"},
+		{SubmitHeader{Circuit: "merkle", Assignments: true, InputSizes: make([]int64, MaxPartitions+1)}, "65537 wire assignments: a job holds at most"},
+	} {
+		if err := tt.h.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate = %v, want %q", err, tt.want)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -114,16 +115,16 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 	if p, ok := t.path("store_dir"); ok {
 		c.StoreDir = p
 	}
-	if n, ok := t.integer("replicas", 1); ok {
+	if n, ok := t.integer("replicas", 1, math.MaxInt32); ok {
 		c.Replicas = n
 	}
-	if d, ok := t.duration("ack_wait", false); ok {
+	if d, ok := t.duration("ack_wait", span{time.Second, 24 * time.Hour, ""}); ok {
 		c.AckWait = d
 	}
-	if n, ok := t.integer("max_deliver", 1); ok {
+	if n, ok := t.integer("max_deliver", 1, 100); ok {
 		c.MaxDeliver = n
 	}
-	if n, ok := t.integer("pull", 0); ok {
+	if n, ok := t.integer("pull", 0, maxThreads); ok {
 		c.Pull = n
 	}
 	for _, k := range []struct {

@@ -22,6 +22,14 @@ const DefaultSource = "default.toml (built in)"
 // record is under 1 KiB) after the disk fills.
 const DefaultJournalReserve = 64 << 20
 
+// MinJournalReserve and MaxJournalReserve bound [journal] reserve (besides 0,
+// no reserve): less holds too few records to matter, more than the most is a
+// slip (a unit too large) that would take a disk's space for nothing.
+const (
+	MinJournalReserve = 1 << 20
+	MaxJournalReserve = 64 << 30
+)
+
 //go:embed default.toml
 var defaultTOML []byte
 

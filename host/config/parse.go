@@ -18,6 +18,10 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 )
 
+// maxThreads bounds synthesis.cores, workers and threads: far above any
+// machine's cores, low enough that a slip cannot ask for millions of threads.
+const maxThreads = 4096
+
 // maxSocketPath is the longest unix socket path Linux accepts (sun_path is 108
 // bytes with the terminating NUL).
 const maxSocketPath = 107
@@ -141,13 +145,18 @@ func (ck *checker) config(doc map[string]any) *Config {
 	if p, ok := j.path("path"); ok {
 		c.Journal.Path = p
 	}
-	if d, ok := j.duration("retention", true); ok {
+	if d, ok := j.duration("retention", span{time.Minute, 10 * 365 * 24 * time.Hour, "keeps finished jobs forever"}); ok {
 		c.Journal.Retention = d
 	}
 	if s, ok := j.size("reserve"); ok {
-		if s.Percent > 0 {
+		switch {
+		case s.Percent > 0:
 			ck.errorf(j.key("reserve"), "want an absolute size such as \"64MiB\", not a share")
-		} else {
+		case s.Bytes > 0 && s.Bytes < MinJournalReserve:
+			ck.errorf(j.key("reserve"), "%s is below the least allowed, %s (\"0\" keeps no reserve)", FormatBytes(s.Bytes), FormatBytes(MinJournalReserve))
+		case s.Bytes > MaxJournalReserve:
+			ck.errorf(j.key("reserve"), "%s is above the most allowed, %s: the reserve only has to hold the journal writes of jobs already accepted", FormatBytes(s.Bytes), FormatBytes(MaxJournalReserve))
+		default:
 			c.Journal.ReserveBytes = s.Bytes
 		}
 	}
@@ -155,7 +164,7 @@ func (ck *checker) config(doc map[string]any) *Config {
 
 	c.Keys = Keys{IdleEviction: 30 * time.Minute, Preload: true}
 	k := root.sub("keys")
-	if d, ok := k.duration("idle_eviction", true); ok {
+	if d, ok := k.duration("idle_eviction", span{time.Minute, 7 * 24 * time.Hour, "never unloads"}); ok {
 		c.Keys.IdleEviction = d
 	}
 	if v, ok := k.boolean("preload"); ok {
@@ -176,11 +185,13 @@ func (ck *checker) config(doc map[string]any) *Config {
 			ck.errorf(tl.key("max_size"), "a percentage makes no sense here: give a size like \"64MiB\", or 0 never to rotate")
 		} else if sz.Bytes > 0 && sz.Bytes < 64<<10 {
 			ck.errorf(tl.key("max_size"), "%s is below the least allowed, 64KiB (0 never rotates)", FormatBytes(sz.Bytes))
+		} else if sz.Bytes > 64<<30 {
+			ck.errorf(tl.key("max_size"), "%s is above the most allowed, 64GiB (0 never rotates)", FormatBytes(sz.Bytes))
 		} else {
 			c.Timeline.MaxBytes = sz.Bytes
 		}
 	}
-	if n, ok := tl.integer("keep", 0); ok {
+	if n, ok := tl.integer("keep", 0, 100); ok {
 		c.Timeline.Keep = n
 	}
 	if on, ok := tl.boolean("enabled"); ok && !on {
@@ -193,10 +204,10 @@ func (ck *checker) config(doc map[string]any) *Config {
 	}
 	ck.uniqueClients(c.Clients)
 	lim := root.sub("limits")
-	if n, ok := lim.integer("queued_partitions", 0); ok {
+	if n, ok := lim.integer("queued_partitions", 0, math.MaxInt32); ok {
 		c.Limits.QueuedPartitions = n
 	}
-	if n, ok := lim.integer("queued_partitions_per_client", 0); ok {
+	if n, ok := lim.integer("queued_partitions_per_client", 0, math.MaxInt32); ok {
 		c.Limits.QueuedPartitionsPerClient = n
 	}
 	lim.finish()
@@ -204,10 +215,10 @@ func (ck *checker) config(doc map[string]any) *Config {
 	c.Retry = ck.retry(root.sub("retry"))
 	c.Health = Health{CrashLimit: 3, CrashWindow: 10 * time.Minute}
 	h := root.sub("health")
-	if n, ok := h.integer("crash_limit", 1); ok {
+	if n, ok := h.integer("crash_limit", 1, 1000); ok {
 		c.Health.CrashLimit = n
 	}
-	if d, ok := h.duration("crash_window", false); ok {
+	if d, ok := h.duration("crash_window", span{time.Second, 7 * 24 * time.Hour, ""}); ok {
 		c.Health.CrashWindow = d
 	}
 	h.finish()
@@ -361,7 +372,7 @@ func (ck *checker) synthesis(t *table) Synthesis {
 	// Three quarters of the cores by default (12 of 16, as issue 9 asks):
 	// synthesis is not the only thing the machine does.
 	s := Synthesis{Cores: max(1, cpus-cpus/4)}
-	if n, ok := t.integer("cores", 1); ok {
+	if n, ok := t.integer("cores", 1, maxThreads); ok {
 		s.Cores = n
 	}
 	// A worker per core by default: under a backlog partitions are solved a
@@ -370,11 +381,11 @@ func (ck *checker) synthesis(t *table) Synthesis {
 	// partitions wait: Threads 0).
 	s.Workers = s.Cores
 	workersSet := false
-	if n, ok := t.integer("workers", 1); ok {
+	if n, ok := t.integer("workers", 1, maxThreads); ok {
 		s.Workers, workersSet = n, true
 	}
 	threadsSet := false
-	if n, ok := t.integer("threads", 0); ok {
+	if n, ok := t.integer("threads", 0, maxThreads); ok {
 		s.Threads, threadsSet = n, true
 	}
 	// Sized by the daemon (Threads 0), a partition takes at least one thread.
@@ -492,7 +503,7 @@ func (ck *checker) synthesizer(t *table, c *Circuit) {
 			ck.errorf(t.key("synthesizer_sha256"), "set without synthesizer (the binary it pins)")
 		}
 	}
-	if d, ok := t.duration("synthesizer_timeout", false); ok {
+	if d, ok := t.duration("synthesizer_timeout", span{time.Second, 24 * time.Hour, ""}); ok {
 		c.SynthesizerTimeout = d
 		if c.Synthesizer == "" {
 			ck.errorf(t.key("synthesizer_timeout"), "set without synthesizer (the plugin it bounds)")
@@ -543,7 +554,7 @@ func (ck *checker) device(t *table) Device {
 			d.SHA256 = s
 		}
 	}
-	if n, ok := t.integer("index", 0); ok {
+	if n, ok := t.integer("index", 0, 1023); ok {
 		d.Index = n
 	}
 	if _, present := t.m["selector"]; present {
@@ -571,7 +582,7 @@ func (ck *checker) device(t *table) Device {
 		}
 		d.Selector = sel
 	}
-	if n, ok := t.integer("in_flight", 1); ok {
+	if n, ok := t.integer("in_flight", 1, 64); ok {
 		d.InFlight = n
 	}
 	if _, present := t.m["options"]; present {
@@ -639,16 +650,16 @@ func (ck *checker) uniqueDevices(ds []Device) {
 
 func (ck *checker) retry(t *table) Retry {
 	r := Retry{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Minute}
-	if n, ok := t.integer("max_attempts", 1); ok {
+	if n, ok := t.integer("max_attempts", 1, 100); ok {
 		r.MaxAttempts = n
 	}
-	if d, ok := t.duration("backoff_base", false); ok {
+	if d, ok := t.duration("backoff_base", span{10 * time.Millisecond, 10 * time.Minute, ""}); ok {
 		r.BackoffBase = d
 	}
-	if d, ok := t.duration("backoff_max", false); ok {
+	if d, ok := t.duration("backoff_max", span{10 * time.Millisecond, time.Hour, ""}); ok {
 		r.BackoffMax = d
 	}
-	if d, ok := t.duration("prove_timeout", true); ok {
+	if d, ok := t.duration("prove_timeout", span{time.Second, 24 * time.Hour, "derives it from the partition's size"}); ok {
 		r.ProveTimeout = d
 	}
 	if r.BackoffMax < r.BackoffBase {
@@ -759,8 +770,8 @@ func (t *table) boolean(k string) (bool, bool) {
 	return b, true
 }
 
-// integer reads an integer that must be at least least.
-func (t *table) integer(k string, least int) (int, bool) {
+// integer reads an integer in least..most.
+func (t *table) integer(k string, least, most int) (int, bool) {
 	v, ok := t.lookup(k)
 	if !ok {
 		return 0, false
@@ -774,32 +785,62 @@ func (t *table) integer(k string, least int) (int, bool) {
 		t.ck.errorf(t.key(k), "%d is below the least allowed, %d", n, least)
 		return 0, false
 	}
-	if n > math.MaxInt32 {
-		t.ck.errorf(t.key(k), "%d is too large", n)
+	if n > int64(most) {
+		t.ck.errorf(t.key(k), "%d is above the most allowed, %d", n, most)
 		return 0, false
 	}
 	return int(n), true
 }
 
-// duration reads a Go duration string ("30m", "1h30m"); negative ones are
-// refused, and zero only when allowZero.
-func (t *table) duration(k string, allowZero bool) (time.Duration, bool) {
+// span is the range a duration setting may take: least to most, and zero
+// besides when zero names what "0s" means for the key ("" refuses it). A
+// timeout of "1ns" or a window of years is a slip, not a wish.
+type span struct {
+	least, most time.Duration
+	zero        string
+}
+
+// duration reads a Go duration string ("30m", "1h30m") within sp; negative
+// ones are refused.
+func (t *table) duration(k string, sp span) (time.Duration, bool) {
 	s, ok := t.str(k)
 	if !ok {
 		return 0, false
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(s))
+	zero := ""
+	if sp.zero != "" {
+		zero = fmt.Sprintf(" (\"0s\" %s)", sp.zero)
+	}
 	switch {
 	case err != nil:
 		t.ck.errorf(t.key(k), "bad duration %q: want a number with a unit, like \"30m\" or \"1h30m\"", s)
 	case d < 0:
 		t.ck.errorf(t.key(k), "negative duration %q", s)
-	case d == 0 && !allowZero:
+	case d == 0 && sp.zero == "":
 		t.ck.errorf(t.key(k), "duration must be above zero")
+	case d == 0:
+		return 0, true
+	case d < sp.least:
+		t.ck.errorf(t.key(k), "%s is below the least allowed, %s%s", s, shortDuration(sp.least), zero)
+	case d > sp.most:
+		t.ck.errorf(t.key(k), "%s is above the most allowed, %s%s", s, shortDuration(sp.most), zero)
 	default:
 		return d, true
 	}
 	return 0, false
+}
+
+// shortDuration writes d as a config would: "1m", "24h", "10ms", not "1m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 // size reads a size string (see ParseSize) or a plain integer of bytes.

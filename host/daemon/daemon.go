@@ -152,7 +152,7 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 	d.shm = shm.NewStore()
 	if cfg.Timeline.Path != "" {
 		rot := timeline.Rotation{MaxBytes: cfg.Timeline.MaxBytes, Keep: cfg.Timeline.Keep}
-		if d.tl, err = timeline.Open(cfg.Timeline.Path, rot); err != nil {
+		if d.tl, err = timeline.Open(cfg.Timeline.Path, rot, log); err != nil {
 			return nil, fmt.Errorf("timeline: %w", err)
 		}
 	}
