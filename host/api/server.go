@@ -206,14 +206,23 @@ func (g *grpcService) Status(ctx context.Context, _ *zkhostv1.StatusRequest) (*z
 }
 
 func (g *grpcService) PreloadKey(ctx context.Context, p *zkhostv1.KeyRequest) (*zkhostv1.KeyResponse, error) {
+	if err := requireAdmin(ctx, "preload (PreloadKey)"); err != nil {
+		return nil, ToStatus(err)
+	}
 	return g.key(ctx, p, g.svc.PreloadKey)
 }
 
 func (g *grpcService) EvictKey(ctx context.Context, p *zkhostv1.KeyRequest) (*zkhostv1.KeyResponse, error) {
+	if err := requireAdmin(ctx, "evict (EvictKey)"); err != nil {
+		return nil, ToStatus(err)
+	}
 	return g.key(ctx, p, g.svc.EvictKey)
 }
 
 func (g *grpcService) EnableDevice(ctx context.Context, p *zkhostv1.EnableDeviceRequest) (*zkhostv1.DeviceStatus, error) {
+	if err := requireAdmin(ctx, "enable (EnableDevice)"); err != nil {
+		return nil, ToStatus(err)
+	}
 	if err := checkName("device", p.GetDevice()); err != nil {
 		return nil, ToStatus(err)
 	}

@@ -34,7 +34,8 @@ type Service interface {
 	// Status reports queues, synthesis, devices and the memory budget.
 	Status(ctx context.Context) (StatusReport, error)
 	// PreloadKey loads a circuit's proving key on a device, or on every device when
-	// device is empty, and returns the devices it acted on.
+	// device is empty, and returns the devices it acted on. Like EvictKey and
+	// EnableDevice it is an admin action: the gRPC layer serves it to admins only.
 	PreloadKey(ctx context.Context, circuit, device string) ([]string, error)
 	// EvictKey unloads a circuit's proving key from a device, or from every device when
 	// device is empty, and returns the devices it acted on.
