@@ -14,7 +14,6 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
-	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/sdk"
@@ -119,13 +118,13 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	if err := d.admitSpace(owner, req); err != nil {
 		return api.Job{}, err
 	}
-	if d.cfg.Limits != (config.Limits{}) {
+	if lim := d.cfg.Limits; lim.QueuedPartitions > 0 || lim.QueuedPartitionsPerClient > 0 {
 		// Check and accept under one lock, so that concurrent submissions
 		// cannot pass a limit together.
 		d.admitMu.Lock()
 		defer d.admitMu.Unlock()
 		if req.RequestID == "" || d.jobForRequest(owner, req.RequestID) == "?" {
-			if err := d.checkLimits(owner, len(inputs)); err != nil {
+			if err := d.checkLimits(owner, len(inputs), class); err != nil {
 				return api.Job{}, err
 			}
 		}
@@ -193,7 +192,7 @@ func (d *Daemon) CheckSubmit(ctx context.Context, h api.SubmitHeader) error {
 		return spaceRefusal(err)
 	}
 	if !retry {
-		if err := d.checkLimits(owner, len(h.InputSizes)); err != nil {
+		if err := d.checkLimits(owner, len(h.InputSizes), class); err != nil {
 			return err
 		}
 	}
