@@ -18,6 +18,15 @@ type Service interface {
 	// caller's quotas and the journal's free space admit the job. Submit, once the
 	// bytes are assembled, checks everything again and decides.
 	CheckSubmit(ctx context.Context, h SubmitHeader) error
+	// AdmitStream admits a streamed submission's inputs, after CheckSubmit and
+	// before a byte of them is buffered: it refuses a header declaring more
+	// inputs than one stream may, and reserves the declared bytes from the
+	// memory budget in the job's class, waiting for them until ctx ends (a
+	// total the budget could never grant is a *ResourceExhaustedError at
+	// once). release gives the bytes back; the gRPC layer calls it once the
+	// job is journaled (Submit returned) or the stream has failed. It may be
+	// called more than once.
+	AdmitStream(ctx context.Context, h SubmitHeader) (release func(), err error)
 	// Await calls send with the job's events until the job ends: first an EventSnapshot
 	// whose Job is the job as it is now (so a client that connects late, or reconnects,
 	// starts from the truth), then one event per change, and last exactly one terminal
