@@ -23,11 +23,12 @@ const DefaultMaxMessageBytes = 256 << 20
 // MaxListLimit caps ListFilter.Limit.
 const MaxListLimit = 10000
 
-// DefaultStreamIdleTimeout is how long a SubmitStream may go without a message
-// (the header, a chunk, the end) before the daemon ends it and releases the
-// memory reserved for its inputs: a client that stalls must not hold memory
-// for ever. A live client sends a chunk (client.StreamChunkBytes) far more
-// often than this, even on a slow link.
+// DefaultStreamIdleTimeout is how long a SubmitStream may take to deliver its
+// next message (the header, a chunk, the end) before the daemon ends it and
+// releases the memory reserved for its inputs: a client that stalls must not
+// hold memory for ever. A live client sends a chunk (client.StreamChunkBytes)
+// far more often than this, even on a slow link; one that sends much larger
+// chunks needs a link that carries one within the deadline.
 const DefaultStreamIdleTimeout = time.Minute
 
 // NewGRPCServer returns a gRPC server serving svc as zkhost.v1.Zkhost, with server
@@ -178,14 +179,22 @@ type received struct {
 
 // receiver returns a function that receives the stream's next message, or
 // fails with DeadlineExceeded, saying what was awaited, when none comes within
-// g.streamIdle. Recv cannot be interrupted, so one goroutine receives for the
+// g.streamIdle. Recv cannot be interrupted, so a goroutine receives for the
 // whole call; it ends when the handler returns, which ends the stream and
-// with it a Recv in progress.
+// with it a Recv in progress. It calls Recv only when asked, never ahead: a
+// message a client sends before READY stays in gRPC's flow control instead of
+// in memory the budget does not count while AdmitStream waits.
 func (g *grpcService) receiver(stream grpc.BidiStreamingServer[zkhostv1.SubmitStreamRequest, zkhostv1.SubmitStreamReply]) func(what string) (*zkhostv1.SubmitStreamRequest, error) {
 	ctx := stream.Context()
+	asks := make(chan struct{})
 	msgs := make(chan received)
 	go func() {
 		for {
+			select {
+			case <-asks:
+			case <-ctx.Done():
+				return
+			}
 			msg, err := stream.Recv()
 			select {
 			case msgs <- received{msg, err}:
@@ -200,6 +209,11 @@ func (g *grpcService) receiver(stream grpc.BidiStreamingServer[zkhostv1.SubmitSt
 	return func(what string) (*zkhostv1.SubmitStreamRequest, error) {
 		timer := time.NewTimer(g.streamIdle)
 		defer timer.Stop()
+		select {
+		case asks <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		select {
 		case r := <-msgs:
 			return r.msg, r.err
