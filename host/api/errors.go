@@ -34,6 +34,10 @@ var (
 	ErrUnavailable error = sdk.ErrUnavailable
 	// ErrUnauthenticated: a TCP request without the right bearer token.
 	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrPermissionDenied: a client that is not an admin asked for an admin
+	// action (preload, evict, enable), one that changes devices or keys for
+	// every tenant.
+	ErrPermissionDenied = errors.New("permission denied")
 	// ErrInternal: a failure inside the daemon.
 	ErrInternal = errors.New("internal error")
 )
@@ -50,6 +54,7 @@ var kinds = []struct {
 	{ErrResourceExhausted, codes.ResourceExhausted, "resource_exhausted"},
 	{ErrUnavailable, codes.Unavailable, "unavailable"},
 	{ErrUnauthenticated, codes.Unauthenticated, "unauthenticated"},
+	{ErrPermissionDenied, codes.PermissionDenied, "permission_denied"},
 	{ErrInternal, codes.Internal, "internal"},
 }
 

@@ -23,6 +23,7 @@ func TestErrorStatusRoundTrip(t *testing.T) {
 		{"invalid", InvalidArgumentf("bad"), codes.InvalidArgument, ErrInvalidArgument},
 		{"conflict", Conflictf("request id reused"), codes.AlreadyExists, ErrConflict},
 		{"unavailable", Unavailablef("shutting down"), codes.Unavailable, ErrUnavailable},
+		{"permission denied", requireAdmin(WithIdentity(context.Background(), Identity{Name: "alice"}), "evict (EvictKey)"), codes.PermissionDenied, ErrPermissionDenied},
 		{"wrapped", fmt.Errorf("submit: %w", NotFoundf("no circuit")), codes.NotFound, ErrNotFound},
 		{"too large", TooLarge("job", 10<<30, 8<<30), codes.ResourceExhausted, ErrResourceExhausted},
 		{"plain", errors.New("disk on fire"), codes.Internal, ErrInternal},

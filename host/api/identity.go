@@ -20,7 +20,9 @@ import (
 // Identity is who makes an API call. Jobs belong to the identity that
 // submitted them: a client lists, reads, awaits and cancels only its own jobs,
 // and its queued partitions count against its own limit. An admin sees and
-// acts on every job.
+// acts on every job, and only an admin may take the actions that change
+// devices or keys for every client (PreloadKey, EvictKey, EnableDevice: the
+// gRPC layer refuses them to others with ErrPermissionDenied).
 type Identity struct {
 	// Name is the client's name: a [[client]] name for a TCP token, "uid:N"
 	// for a unix-socket peer, "admin" for the [api] token_file.
@@ -43,6 +45,22 @@ func IdentityFrom(ctx context.Context) Identity {
 		return id
 	}
 	return Identity{Name: "", Admin: true}
+}
+
+// requireAdmin refuses action, an admin action, to a caller of ctx that is not
+// an admin. Admin actions (preload, evict, enable) change devices or keys for
+// every client, so one tenant must not take a key or a device from the others
+// or put back a device an operator left out of service. action names the CLI
+// command and the RPC, so either kind of caller recognises its call.
+func requireAdmin(ctx context.Context, action string) error {
+	id := IdentityFrom(ctx)
+	if id.Admin {
+		return nil
+	}
+	return &Error{Kind: ErrPermissionDenied, Message: fmt.Sprintf(
+		"%s changes devices or keys for every client and needs the admin identity; client %q is not an admin "+
+			"(admins: the [api] token_file's token, a [[client]] with admin = true, or on the unix socket the daemon's own user or root)",
+		action, id.Name)}
 }
 
 // ClientToken is one client's bearer token for the TCP listener.

@@ -47,6 +47,10 @@ type Config struct {
 	Clients []ClientConfig
 	// MaxMessageBytes caps one message; 0 means DefaultMaxMessageBytes.
 	MaxMessageBytes int
+	// StreamIdleTimeout is the longest a SubmitStream may go without a
+	// message before it is ended and its memory released; 0 means
+	// DefaultStreamIdleTimeout.
+	StreamIdleTimeout time.Duration
 }
 
 // ClientConfig is a TCP client with a token of its own ([[client]] in the config).
@@ -93,6 +97,13 @@ func Listen(cfg Config, svc Service, logger hclog.Logger) (*Server, error) {
 	if cfg.MaxMessageBytes < 0 {
 		return nil, fmt.Errorf("api: max message bytes %d is negative", cfg.MaxMessageBytes)
 	}
+	idle := cfg.StreamIdleTimeout
+	if idle < 0 {
+		return nil, fmt.Errorf("api: stream idle timeout %v is negative", idle)
+	}
+	if idle == 0 {
+		idle = DefaultStreamIdleTimeout
+	}
 	if cfg.MaxMessageBytes > 0 {
 		msgOpts = append(msgOpts, grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes))
 	}
@@ -115,13 +126,13 @@ func Listen(cfg Config, svc Service, logger hclog.Logger) (*Server, error) {
 	if s.unixLis, err = ListenUnix(path, mode, cfg.SocketGroup); err != nil {
 		return nil, err
 	}
-	s.unix = NewGRPCServer(svc, logger.Named("unix"), append(msgOpts, unixServerOptions()...)...)
+	s.unix = newGRPCServer(svc, logger.Named("unix"), idle, append(msgOpts, unixServerOptions()...)...)
 	if cfg.TCPAddr != "" {
 		if s.tcpLis, err = net.Listen("tcp", cfg.TCPAddr); err != nil {
 			s.unixLis.Close()
 			return nil, fmt.Errorf("api: listen on %s: %w", cfg.TCPAddr, err)
 		}
-		s.tcp = NewGRPCServer(svc, logger.Named("tcp"), append(msgOpts, tcpOpts...)...)
+		s.tcp = newGRPCServer(svc, logger.Named("tcp"), idle, append(msgOpts, tcpOpts...)...)
 	}
 	return s, nil
 }

@@ -23,12 +23,25 @@ const DefaultMaxMessageBytes = 256 << 20
 // MaxListLimit caps ListFilter.Limit.
 const MaxListLimit = 10000
 
+// DefaultStreamIdleTimeout is how long a SubmitStream may take to deliver its
+// next message (the header, a chunk, the end) before the daemon ends it and
+// releases the memory reserved for its inputs: a client that stalls must not
+// hold memory for ever. A live client sends a chunk (client.StreamChunkBytes)
+// far more often than this, even on a slow link; one that sends much larger
+// chunks needs a link that carries one within the deadline.
+const DefaultStreamIdleTimeout = time.Minute
+
 // NewGRPCServer returns a gRPC server serving svc as zkhost.v1.Zkhost, with server
 // reflection, a panic guard (a panicking handler fails its call with Internal instead of
 // taking the daemon down) and debug logging of every call. opts come after the defaults
 // (a message limit of DefaultMaxMessageBytes), so they can override them; pass TLS
-// credentials and IdentityInterceptors here for TCP.
+// credentials and IdentityInterceptors here for TCP. A SubmitStream idle for
+// DefaultStreamIdleTimeout is ended (Listen's Config can change it).
 func NewGRPCServer(svc Service, logger hclog.Logger, opts ...grpc.ServerOption) *grpc.Server {
+	return newGRPCServer(svc, logger, DefaultStreamIdleTimeout, opts...)
+}
+
+func newGRPCServer(svc Service, logger hclog.Logger, streamIdle time.Duration, opts ...grpc.ServerOption) *grpc.Server {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
@@ -40,7 +53,7 @@ func NewGRPCServer(svc Service, logger hclog.Logger, opts ...grpc.ServerOption) 
 	}
 	all = append(all, opts...)
 	s := grpc.NewServer(all...)
-	zkhostv1.RegisterZkhostServer(s, &grpcService{svc: svc, logger: logger})
+	zkhostv1.RegisterZkhostServer(s, &grpcService{svc: svc, logger: logger, streamIdle: streamIdle})
 	reflection.Register(s)
 	return s
 }
@@ -49,8 +62,9 @@ func NewGRPCServer(svc Service, logger hclog.Logger, opts ...grpc.ServerOption) 
 // translates types and errors, and strips proof bytes where the API promises none.
 type grpcService struct {
 	zkhostv1.UnimplementedZkhostServer
-	svc    Service
-	logger hclog.Logger
+	svc        Service
+	logger     hclog.Logger
+	streamIdle time.Duration // the longest wait for a SubmitStream's next message
 }
 
 func (g *grpcService) Submit(ctx context.Context, p *zkhostv1.SubmitRequest) (*zkhostv1.Job, error) {
@@ -68,16 +82,21 @@ func (g *grpcService) Submit(ctx context.Context, p *zkhostv1.SubmitRequest) (*z
 }
 
 // SubmitStream serves a streamed submission: the header is checked (shape, then
-// the service's CheckSubmit) before a READY reply invites the bytes, so a refused
-// job costs the client no upload. Each input is assembled into a buffer of its
-// declared size, which CheckSubmit held to the circuit's expected size, so the
-// memory a call can take is bounded by what the job legitimately needs; a chunk
-// past the declared sizes, or a stream that ends short, is refused. Only once
-// every byte is in does the job reach Submit, so a client that goes away
-// mid-stream leaves nothing behind.
+// the service's CheckSubmit) and its inputs admitted (AdmitStream: the count
+// of inputs one stream may declare, and their declared bytes reserved from the
+// memory budget) before a READY reply invites the bytes, so a refused job
+// costs the client no upload and every byte buffered here is counted in the
+// budget. Each input is assembled into a buffer of its declared size, which
+// CheckSubmit held to the circuit's expected size; a chunk past the declared
+// sizes, or a stream that ends short, is refused. Only once every byte is in
+// does the job reach Submit, so a client that goes away mid-stream leaves
+// nothing behind. The reservation is released once Submit has journaled the
+// job, or when the stream fails; a stream that sends nothing for streamIdle is
+// ended as failed, so a stalled client cannot hold memory for ever.
 func (g *grpcService) SubmitStream(stream grpc.BidiStreamingServer[zkhostv1.SubmitStreamRequest, zkhostv1.SubmitStreamReply]) error {
 	ctx := stream.Context()
-	first, err := stream.Recv()
+	recv := g.receiver(stream)
+	first, err := recv("the header")
 	if err != nil {
 		return err
 	}
@@ -92,18 +111,27 @@ func (g *grpcService) SubmitStream(stream grpc.BidiStreamingServer[zkhostv1.Subm
 	if err := g.svc.CheckSubmit(ctx, h); err != nil {
 		return ToStatus(err)
 	}
+	release, err := g.svc.AdmitStream(ctx, h)
+	if err != nil {
+		return ToStatus(err)
+	}
+	defer release() // the stream failed: nothing was journaled
 	if err := stream.Send(&zkhostv1.SubmitStreamReply{Ready: true}); err != nil {
 		return err
 	}
 	inputs := make([][]byte, len(h.InputSizes))
 	cur, filled := 0, 0 // the input being filled, and how many of its bytes are in
 	for {
-		msg, err := stream.Recv()
+		what := "the end of the stream"
+		if cur < len(inputs) {
+			what = fmt.Sprintf("%s %d (%d of its %d bytes in)", h.Noun(), cur, filled, h.InputSizes[cur])
+		}
+		msg, err := recv(what)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return err // the client went away: nothing was created
+			return err // the client went away or stalled: nothing was created
 		}
 		if msg.GetHeader() != nil {
 			return ToStatus(InvalidArgumentf("SubmitStream carries one header, first"))
@@ -136,10 +164,66 @@ func (g *grpcService) SubmitStream(stream grpc.BidiStreamingServer[zkhostv1.Subm
 		return ToStatus(err)
 	}
 	job, err := g.svc.Submit(ctx, req)
+	release() // journaled, or refused: the stream holds its bytes no longer
 	if err != nil {
 		return ToStatus(err)
 	}
 	return stream.Send(&zkhostv1.SubmitStreamReply{Job: JobProto(job)})
+}
+
+// received is one result of a SubmitStream's Recv.
+type received struct {
+	msg *zkhostv1.SubmitStreamRequest
+	err error
+}
+
+// receiver returns a function that receives the stream's next message, or
+// fails with DeadlineExceeded, saying what was awaited, when none comes within
+// g.streamIdle. Recv cannot be interrupted, so a goroutine receives for the
+// whole call; it ends when the handler returns, which ends the stream and
+// with it a Recv in progress. It calls Recv only when asked, never ahead: a
+// message a client sends before READY stays in gRPC's flow control instead of
+// in memory the budget does not count while AdmitStream waits.
+func (g *grpcService) receiver(stream grpc.BidiStreamingServer[zkhostv1.SubmitStreamRequest, zkhostv1.SubmitStreamReply]) func(what string) (*zkhostv1.SubmitStreamRequest, error) {
+	ctx := stream.Context()
+	asks := make(chan struct{})
+	msgs := make(chan received)
+	go func() {
+		for {
+			select {
+			case <-asks:
+			case <-ctx.Done():
+				return
+			}
+			msg, err := stream.Recv()
+			select {
+			case msgs <- received{msg, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func(what string) (*zkhostv1.SubmitStreamRequest, error) {
+		timer := time.NewTimer(g.streamIdle)
+		defer timer.Stop()
+		select {
+		case asks <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case r := <-msgs:
+			return r.msg, r.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timer.C:
+			return nil, ToStatus(fmt.Errorf("SubmitStream: no message for %v while waiting for %s; the stream is ended and the memory held for it released: %w",
+				g.streamIdle, what, context.DeadlineExceeded))
+		}
+	}
 }
 
 func (g *grpcService) Await(p *zkhostv1.AwaitRequest, stream grpc.ServerStreamingServer[zkhostv1.JobEvent]) error {
@@ -206,14 +290,23 @@ func (g *grpcService) Status(ctx context.Context, _ *zkhostv1.StatusRequest) (*z
 }
 
 func (g *grpcService) PreloadKey(ctx context.Context, p *zkhostv1.KeyRequest) (*zkhostv1.KeyResponse, error) {
+	if err := requireAdmin(ctx, "preload (PreloadKey)"); err != nil {
+		return nil, ToStatus(err)
+	}
 	return g.key(ctx, p, g.svc.PreloadKey)
 }
 
 func (g *grpcService) EvictKey(ctx context.Context, p *zkhostv1.KeyRequest) (*zkhostv1.KeyResponse, error) {
+	if err := requireAdmin(ctx, "evict (EvictKey)"); err != nil {
+		return nil, ToStatus(err)
+	}
 	return g.key(ctx, p, g.svc.EvictKey)
 }
 
 func (g *grpcService) EnableDevice(ctx context.Context, p *zkhostv1.EnableDeviceRequest) (*zkhostv1.DeviceStatus, error) {
+	if err := requireAdmin(ctx, "enable (EnableDevice)"); err != nil {
+		return nil, ToStatus(err)
+	}
 	if err := checkName("device", p.GetDevice()); err != nil {
 		return nil, ToStatus(err)
 	}

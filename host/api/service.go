@@ -18,6 +18,15 @@ type Service interface {
 	// caller's quotas and the journal's free space admit the job. Submit, once the
 	// bytes are assembled, checks everything again and decides.
 	CheckSubmit(ctx context.Context, h SubmitHeader) error
+	// AdmitStream admits a streamed submission's inputs, after CheckSubmit and
+	// before a byte of them is buffered: it refuses a header declaring more
+	// inputs than one stream may, and reserves the declared bytes from the
+	// memory budget in the job's class, waiting for them until ctx ends (a
+	// total the budget could never grant is a *ResourceExhaustedError at
+	// once). release gives the bytes back; the gRPC layer calls it once the
+	// job is journaled (Submit returned) or the stream has failed. It may be
+	// called more than once.
+	AdmitStream(ctx context.Context, h SubmitHeader) (release func(), err error)
 	// Await calls send with the job's events until the job ends: first an EventSnapshot
 	// whose Job is the job as it is now (so a client that connects late, or reconnects,
 	// starts from the truth), then one event per change, and last exactly one terminal
@@ -34,7 +43,8 @@ type Service interface {
 	// Status reports queues, synthesis, devices and the memory budget.
 	Status(ctx context.Context) (StatusReport, error)
 	// PreloadKey loads a circuit's proving key on a device, or on every device when
-	// device is empty, and returns the devices it acted on.
+	// device is empty, and returns the devices it acted on. Like EvictKey and
+	// EnableDevice it is an admin action: the gRPC layer serves it to admins only.
 	PreloadKey(ctx context.Context, circuit, device string) ([]string, error)
 	// EvictKey unloads a circuit's proving key from a device, or from every device when
 	// device is empty, and returns the devices it acted on.

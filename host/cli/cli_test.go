@@ -832,3 +832,46 @@ func TestRegistry(t *testing.T) {
 		}()
 	}
 }
+
+// TestAdminActionRefused: preload, evict and enable by a client that is not an
+// admin fail with the daemon's PermissionDenied, which says which action needs
+// the admin identity and who the caller is (main prints it after
+// "zkhost CMD: "), and print nothing on stdout.
+func TestAdminActionRefused(t *testing.T) {
+	ctx := testCtx(t)
+	dir := apitest.ShortTempDir(t)
+	certFile, keyFile := apitest.WriteTLSFiles(t, dir)
+	adminTok, aliceTok := filepath.Join(dir, "admin.token"), filepath.Join(dir, "alice.token")
+	for path, tok := range map[string]string{adminTok: "admin-token-0123456789", aliceTok: "alice-token-0123456789"} {
+		if err := os.WriteFile(path, []byte(tok), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := apitest.NewFake("gpu0", "gpu1")
+	fake.Circuits = map[string]bool{"merkle": true}
+	srv := apitest.Serve(t, fake, api.Config{TCPAddr: "127.0.0.1:0", TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: adminTok,
+		Clients: []api.ClientConfig{{Name: "alice", TokenFile: aliceTok}}})
+	for _, tc := range []struct {
+		cmd, arg, action string
+	}{
+		{"preload", "merkle", "preload (PreloadKey)"},
+		{"evict", "merkle", "evict (EvictKey)"},
+		{"enable", "gpu1", "enable (EnableDevice)"},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			flags := []string{"--api", srv.TCPAddr().String(), "--tls-ca", certFile, "--token-file", aliceTok, tc.arg}
+			stdout, _, err := run(ctx, cmd(tc.cmd), flags...)
+			want := tc.action + ` changes devices or keys for every client and needs the admin identity; client "alice" is not an admin`
+			if err == nil || !strings.HasPrefix(err.Error(), want) || stdout != "" {
+				t.Errorf("%s by alice: stdout %q, error %v; want nothing on stdout and an error starting %q", tc.cmd, stdout, err, want)
+			}
+			if !errors.Is(err, api.ErrPermissionDenied) {
+				t.Errorf("%s by alice: %v is not api.ErrPermissionDenied", tc.cmd, err)
+			}
+			flags[5] = adminTok
+			if _, _, err := run(ctx, cmd(tc.cmd), flags...); err != nil {
+				t.Errorf("%s by the admin: %v", tc.cmd, err)
+			}
+		})
+	}
+}

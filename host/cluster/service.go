@@ -152,6 +152,13 @@ func (c *Cluster) CheckSubmit(ctx context.Context, h api.SubmitHeader) error {
 	return c.local.CheckSubmit(ctx, h)
 }
 
+// AdmitStream implements api.Service: a streamed job's inputs are buffered on
+// this host before they are queued, so this host's daemon counts them in its
+// memory budget.
+func (c *Cluster) AdmitStream(ctx context.Context, h api.SubmitHeader) (func(), error) {
+	return c.local.AdmitStream(ctx, h)
+}
+
 // visibleJob reads job id for the caller of ctx: a job of another client is,
 // to a client that is not an admin, a job that does not exist.
 func (c *Cluster) visibleJob(ctx context.Context, id string) (*jobRecord, error) {

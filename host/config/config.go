@@ -91,6 +91,32 @@ type Limits struct {
 	QueuedPartitions int
 	// QueuedPartitionsPerClient bounds each client's partitions.
 	QueuedPartitionsPerClient int
+	// CriticalReserve is the part of QueuedPartitions only critical jobs may
+	// take: other classes together stop at QueuedPartitions minus it, as the
+	// memory budget holds back its critical_reserve, so batch work filling
+	// the daemon never shuts out a deadline proof. By default
+	// DefaultCriticalReserve(QueuedPartitions).
+	CriticalReserve int
+	// StreamInputs bounds the inputs (witnesses or wire assignments) one
+	// streamed submission may declare; DefaultStreamInputs by default.
+	StreamInputs int
+}
+
+// DefaultStreamInputs is the default of limits.stream_inputs: far more
+// partitions than a proof needs (a Filecoin PoRep has 10), far fewer than
+// the API's ceiling of 65,536, which let one stream declare a job no
+// operator meant to accept.
+const DefaultStreamInputs = 4096
+
+// DefaultCriticalReserve is the default of limits.critical_reserve for a
+// queued_partitions limit of queued: a tenth of it, rounded up, as the
+// budget's default critical_reserve is a tenth of the budget, but always
+// leaving other classes at least one partition; 0 without a limit.
+func DefaultCriticalReserve(queued int) int {
+	if queued <= 1 {
+		return 0
+	}
+	return min((queued+9)/10, queued-1)
 }
 
 // API is where clients reach the daemon.

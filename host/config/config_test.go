@@ -90,6 +90,7 @@ func TestDefaults(t *testing.T) {
 		Timeline:  Timeline{Path: "/home/op/.local/state/zkhost/timeline.jsonl", MaxBytes: 64 << 20, Keep: 4},
 		Retry:     Retry{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Minute},
 		Health:    Health{CrashLimit: 3, CrashWindow: 10 * time.Minute},
+		Limits:    Limits{StreamInputs: DefaultStreamInputs},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)

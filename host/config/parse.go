@@ -210,6 +210,18 @@ func (ck *checker) config(doc map[string]any) *Config {
 	if n, ok := lim.integer("queued_partitions_per_client", 0, math.MaxInt32); ok {
 		c.Limits.QueuedPartitionsPerClient = n
 	}
+	c.Limits.CriticalReserve = DefaultCriticalReserve(c.Limits.QueuedPartitions)
+	if n, ok := lim.integer("critical_reserve", 0, math.MaxInt32); ok {
+		if q := c.Limits.QueuedPartitions; q > 0 && n >= q {
+			ck.errorf(lim.key("critical_reserve"), "%d is not below limits.queued_partitions (%d): other classes would get no room", n, q)
+		} else {
+			c.Limits.CriticalReserve = n
+		}
+	}
+	c.Limits.StreamInputs = DefaultStreamInputs
+	if n, ok := lim.integer("stream_inputs", 0, 65536); ok {
+		c.Limits.StreamInputs = n
+	}
 	lim.finish()
 
 	c.Retry = ck.retry(root.sub("retry"))

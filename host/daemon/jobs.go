@@ -14,7 +14,6 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
-	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/sdk"
@@ -119,13 +118,13 @@ func (d *Daemon) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, er
 	if err := d.admitSpace(owner, req); err != nil {
 		return api.Job{}, err
 	}
-	if d.cfg.Limits != (config.Limits{}) {
+	if lim := d.cfg.Limits; lim.QueuedPartitions > 0 || lim.QueuedPartitionsPerClient > 0 {
 		// Check and accept under one lock, so that concurrent submissions
 		// cannot pass a limit together.
 		d.admitMu.Lock()
 		defer d.admitMu.Unlock()
 		if req.RequestID == "" || d.jobForRequest(owner, req.RequestID) == "?" {
-			if err := d.checkLimits(owner, len(inputs)); err != nil {
+			if err := d.checkLimits(owner, len(inputs), class); err != nil {
 				return api.Job{}, err
 			}
 		}
@@ -193,11 +192,66 @@ func (d *Daemon) CheckSubmit(ctx context.Context, h api.SubmitHeader) error {
 		return spaceRefusal(err)
 	}
 	if !retry {
-		if err := d.checkLimits(owner, len(h.InputSizes)); err != nil {
+		if err := d.checkLimits(owner, len(h.InputSizes), class); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// AdmitStream implements api.Service. A streamed job's inputs sit in this
+// process from their first byte until Submit journals the job, so they are
+// memory the host commits like any other: they are reserved from the budget
+// in the job's class before the client may send them, and a header may
+// declare at most limits.stream_inputs of them. The reservation is one
+// request for the whole declared size, not one per input as bytes arrive, so
+// that streams never each hold part of the budget while waiting for the rest
+// (which could leave them all waiting on each other); the wait ends with ctx,
+// or when the daemon stops.
+func (d *Daemon) AdmitStream(ctx context.Context, h api.SubmitHeader) (func(), error) {
+	if err := d.stopping(); err != nil {
+		return nil, err
+	}
+	nouns := "witnesses"
+	if h.Assignments {
+		nouns = "wire assignments"
+	}
+	if l := d.cfg.Limits.StreamInputs; l > 0 && len(h.InputSizes) > l {
+		return nil, &api.ResourceExhaustedError{Need: uint64(len(h.InputSizes)), Limit: uint64(l), Message: fmt.Sprintf(
+			"job refused: the stream declares %d %s, more than limits.stream_inputs = %d allows one stream; submit it as several jobs, or raise the limit in the daemon's config",
+			len(h.InputSizes), nouns, l)}
+	}
+	ce, err := d.circuitFor(h.Circuit)
+	if err != nil {
+		return nil, err
+	}
+	class := ce.class
+	if h.Class != api.ClassUnspecified {
+		class = h.Class
+	}
+	var total uint64
+	for _, n := range h.InputSizes {
+		total += uint64(n) // CheckSubmit held each to the circuit's input size
+	}
+	owner := ownerName(api.IdentityFrom(ctx).Name)
+	// The wait ends when the client goes away or the daemon stops.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(d.ctx, cancel)
+	defer stop()
+	resv, err := d.budget.Reserve(wctx, class, total,
+		fmt.Sprintf("streamed input of %s (%d %s of circuit %s)", owner, len(h.InputSizes), nouns, ce.name))
+	switch {
+	case errors.Is(err, budget.ErrTooLarge):
+		return nil, &api.ResourceExhaustedError{Need: total, Limit: d.budget.Limit(class), Message: fmt.Sprintf(
+			"job refused: its %d streamed %s take %s of host memory until the job is journaled, more than the %s the budget can ever grant class %s; submit it as several jobs",
+			len(h.InputSizes), nouns, budget.FormatBytes(total), budget.FormatBytes(d.budget.Limit(class)), class)}
+	case err != nil && d.ctx.Err() != nil:
+		return nil, errStopping
+	case err != nil:
+		return nil, err // the client went away: a context error
+	}
+	return func() { resv.ReleaseAll() }, nil
 }
 
 // checkSolvable refuses witnesses for a circuit this daemon cannot solve: they are

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/budget"
+	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/journal"
 	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
 	"github.com/zkhost/zkhost/sdk/circuit"
@@ -186,4 +189,134 @@ func TestSubmitStream(t *testing.T) {
 		}
 		verifyProofs(t, small, f.await(ctx, job.ID), ws)
 	})
+
+	t.Run("input counted in the budget until the stream ends", func(t *testing.T) {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stream := f.rawStream(sctx)
+		h := api.SubmitHeader{Circuit: small, InputSizes: sizes(ws)}
+		if err := stream.Send(&zkhostv1.SubmitStreamRequest{Header: api.SubmitHeaderProto(h)}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := stream.Recv(); err != nil || !r.GetReady() {
+			t.Fatalf("answer to the header: %v, %v; want READY", r, err)
+		}
+		// Reserved before READY: the bytes are counted before the first arrives.
+		declared := uint64(len(ws)) * uint64(want)
+		if held := streamHeld(f.d); held != declared {
+			t.Errorf("at READY the budget holds %d bytes for the stream, want the %d declared", held, declared)
+		}
+		if err := stream.Send(&zkhostv1.SubmitStreamRequest{Chunk: ws[0]}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.c.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Budget.UsedBytes < declared {
+			t.Errorf("status shows %d bytes of the budget used while a stream holds %d", st.Budget.UsedBytes, declared)
+		}
+		cancel() // the client goes away mid-stream
+		for streamHeld(f.d) != 0 {
+			if ctx.Err() != nil {
+				t.Fatalf("the client went away and the budget still holds %d bytes for its stream", streamHeld(f.d))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// streamHeld returns the bytes d's budget holds for streamed inputs.
+func streamHeld(d *Daemon) uint64 {
+	var n uint64
+	for _, h := range d.budget.Holdings() {
+		if strings.HasPrefix(h.Owner, "streamed input of ") {
+			n += h.Bytes
+		}
+	}
+	return n
+}
+
+// TestAdmitStream: a stream may declare at most limits.stream_inputs inputs;
+// its declared bytes are reserved in its class (a total the class can never
+// hold is refused at once, naming the numbers), wait for room behind other
+// holders, are released once however often release is called, and a wait
+// ends when the daemon stops.
+func TestAdmitStream(t *testing.T) {
+	dctx, stopDaemon := context.WithCancel(context.Background())
+	defer stopDaemon()
+	d := &Daemon{
+		cfg:      &config.Config{Limits: config.Limits{StreamInputs: 4}},
+		budget:   budget.New(1000, 100),
+		circuits: map[string]*circuitEntry{"c": {name: "c", class: api.ClassNormal}},
+		ctx:      dctx,
+	}
+	ctx := api.WithIdentity(testCtx(t, time.Minute), api.Identity{Name: "alice"})
+	header := func(class api.Class, sizes ...int64) api.SubmitHeader {
+		return api.SubmitHeader{Circuit: "c", Class: class, InputSizes: sizes}
+	}
+
+	_, err := d.AdmitStream(ctx, header(api.ClassUnspecified, 1, 1, 1, 1, 1))
+	checkErr(t, err, api.ErrResourceExhausted, "declares 5 witnesses", "limits.stream_inputs = 4")
+	_, err = d.AdmitStream(ctx, api.SubmitHeader{Circuit: "c", Assignments: true, InputSizes: []int64{1, 1, 1, 1, 1}})
+	checkErr(t, err, api.ErrResourceExhausted, "declares 5 wire assignments")
+	_, err = d.AdmitStream(ctx, header(api.ClassUnspecified, 500, 401))
+	checkErr(t, err, api.ErrResourceExhausted, "2 streamed witnesses take 901 B", "the 900 B the budget can ever grant class normal")
+	if release, err := d.AdmitStream(ctx, header(api.ClassCritical, 500, 450)); err != nil {
+		t.Errorf("a critical stream may use the reserve: %v", err)
+	} else {
+		release()
+	}
+
+	release, err := d.AdmitStream(ctx, header(api.ClassUnspecified, 300, 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := d.budget.Holdings()
+	if len(hs) != 1 || hs[0].Bytes != 600 || hs[0].Class != api.ClassNormal || hs[0].Owner != "streamed input of alice (2 witnesses of circuit c)" {
+		t.Errorf("holdings %+v, want alice's stream's 600 bytes, class normal", hs)
+	}
+	// A second stream waits for room and gets it when the first lets go.
+	second := make(chan error, 1)
+	go func() {
+		r, err := d.AdmitStream(ctx, header(api.ClassUnspecified, 400))
+		if err == nil {
+			r()
+		}
+		second <- err
+	}()
+	for d.budget.Stats().Class(api.ClassNormal).Waiters != 1 {
+		if ctx.Err() != nil {
+			t.Fatal("the second stream never waited for the budget")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	release() // once only: the second call gives back nothing
+	if err := <-second; err != nil {
+		t.Errorf("the second stream: %v", err)
+	}
+	if used := d.budget.Stats().Used; used != 0 {
+		t.Errorf("%d bytes still used after both streams released", used)
+	}
+
+	// A wait for the budget ends when the daemon stops.
+	hold, err := d.AdmitStream(ctx, header(api.ClassUnspecified, 900))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold()
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := d.AdmitStream(ctx, header(api.ClassUnspecified, 10))
+		waiting <- err
+	}()
+	for d.budget.Stats().Class(api.ClassNormal).Waiters != 1 {
+		if ctx.Err() != nil {
+			t.Fatal("the stream never waited for the budget")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stopDaemon()
+	checkErr(t, <-waiting, api.ErrUnavailable, "stopping")
 }

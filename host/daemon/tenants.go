@@ -62,9 +62,13 @@ func (d *Daemon) waitingPartitions(owner string) (total, mine int) {
 	return total, mine
 }
 
-// checkLimits refuses a job of n partitions from owner that would take the
-// waiting partitions past a configured limit, naming the limit.
-func (d *Daemon) checkLimits(owner string, n int) error {
+// checkLimits refuses a job of n partitions of class from owner that would
+// take the waiting partitions past a configured limit, naming the limit. As
+// the memory budget does, the global limit keeps a share for critical work:
+// a job of another class may fill it only up to queued_partitions minus
+// critical_reserve (counting every class's waiting partitions), so clients
+// at their own limits can never fill the daemon against a deadline proof.
+func (d *Daemon) checkLimits(owner string, n int, class api.Class) error {
 	lim := d.cfg.Limits
 	if lim.QueuedPartitions <= 0 && lim.QueuedPartitionsPerClient <= 0 {
 		return nil
@@ -73,7 +77,17 @@ func (d *Daemon) checkLimits(owner string, n int) error {
 	if l := lim.QueuedPartitionsPerClient; l > 0 && mine+n > l {
 		return limitError(fmt.Sprintf("client %s has %d partitions waiting; %d more would pass limits.queued_partitions_per_client = %d", ownerName(owner), mine, n, l), mine+n, l)
 	}
-	if l := lim.QueuedPartitions; l > 0 && total+n > l {
+	l := lim.QueuedPartitions
+	if l <= 0 {
+		return nil
+	}
+	if class != api.ClassCritical && lim.CriticalReserve > 0 {
+		if room := l - lim.CriticalReserve; total+n > room {
+			return limitError(fmt.Sprintf("the daemon has %d partitions waiting; %d more of class %s would pass the %d of limits.queued_partitions = %d that are not held for critical jobs (limits.critical_reserve = %d)",
+				total, n, class, room, l, lim.CriticalReserve), total+n, room)
+		}
+	}
+	if total+n > l {
 		return limitError(fmt.Sprintf("the daemon has %d partitions waiting; %d more would pass limits.queued_partitions = %d", total, n, l), total+n, l)
 	}
 	return nil

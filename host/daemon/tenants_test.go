@@ -107,12 +107,60 @@ func TestCheckLimits(t *testing.T) {
 		{"carol", 3, "limits.queued_partitions = 6"},
 		{"bob", 2, ""},
 	} {
-		err := d.checkLimits(tc.owner, tc.n)
+		err := d.checkLimits(tc.owner, tc.n, api.ClassNormal)
 		if tc.want == "" && err != nil {
 			t.Errorf("%s +%d: %v, want admitted", tc.owner, tc.n, err)
 		}
 		if tc.want != "" {
 			checkErr(t, err, api.ErrResourceExhausted, tc.want)
 		}
+	}
+}
+
+// TestCheckLimitsCriticalShare: clients at their own limits fill the global
+// limit only up to its critical share; a critical job still gets that share,
+// and the whole limit still bounds it.
+func TestCheckLimitsCriticalShare(t *testing.T) {
+	waiting := func(owner string, n int) *liveJob {
+		j := &liveJob{owner: owner, state: api.JobRunning, class: api.ClassNormal}
+		for i := 0; i < n; i++ {
+			j.parts = append(j.parts, api.Partition{Index: i, State: api.PartitionQueued})
+		}
+		return j
+	}
+	// Four clients at their limit of 6 and a fifth with 3: 27 waiting, the
+	// 30 of queued_partitions less the 3 held for critical work.
+	jobs := map[string]*liveJob{}
+	for _, c := range []string{"a", "b", "c", "d"} {
+		jobs[c] = waiting(c, 6)
+	}
+	jobs["e"] = waiting("e", 3)
+	d := &Daemon{cfg: &config.Config{Limits: config.Limits{QueuedPartitions: 30, QueuedPartitionsPerClient: 6, CriticalReserve: 3}}, jobs: jobs}
+	for _, tc := range []struct {
+		owner string
+		n     int
+		class api.Class
+		want  []string // fragments of the refusal; nil for admitted
+	}{
+		{"e", 1, api.ClassNormal, []string{"27 partitions waiting", "1 more of class normal", "the 27 of limits.queued_partitions = 30", "limits.critical_reserve = 3"}},
+		{"f", 1, api.ClassHigh, []string{"1 more of class high", "limits.critical_reserve = 3"}},
+		{"f", 1, api.ClassLow, []string{"limits.critical_reserve = 3"}},
+		{"f", 3, api.ClassCritical, nil},
+		{"e", 3, api.ClassCritical, nil},
+		{"f", 4, api.ClassCritical, []string{"4 more would pass limits.queued_partitions = 30"}},
+		{"a", 1, api.ClassCritical, []string{"client a", "limits.queued_partitions_per_client = 6"}},
+	} {
+		err := d.checkLimits(tc.owner, tc.n, tc.class)
+		if tc.want == nil && err != nil {
+			t.Errorf("%s +%d %s: %v, want admitted", tc.owner, tc.n, tc.class, err)
+		}
+		if tc.want != nil {
+			checkErr(t, err, api.ErrResourceExhausted, tc.want...)
+		}
+	}
+	// Without a share held back, batch work may fill the whole limit.
+	d.cfg.Limits.CriticalReserve = 0
+	if err := d.checkLimits("e", 3, api.ClassNormal); err != nil {
+		t.Errorf("no critical share: %v, want admitted", err)
 	}
 }

@@ -24,6 +24,10 @@ type Fake struct {
 	// InputSize, when non-zero, is the size CheckSubmit holds every streamed
 	// input's declared size to, standing in for the circuit's expected size.
 	InputSize int64
+	// StreamBudget, when non-zero, is the memory AdmitStream grants streams
+	// together: a stream whose declared bytes do not fit beside the others
+	// is refused (TooLarge), standing in for the daemon's budget.
+	StreamBudget uint64
 	// Report is what Status returns (KeysResident filled in from PreloadKey/EvictKey).
 	Report api.StatusReport
 	// OnSubmit, when set, runs in its own goroutine after Submit creates a job, so a test
@@ -36,6 +40,7 @@ type Fake struct {
 	byReq  map[string]string   // request id -> job id
 	keys   map[string][]string // device -> circuits resident
 	cancel int                 // Await calls that ended by the client going away
+	held   uint64              // bytes AdmitStream granted and not yet released
 	wake   chan struct{}       // closed and replaced on every change, for WaitSubscribers
 }
 
@@ -79,6 +84,44 @@ func (f *Fake) CheckSubmit(_ context.Context, h api.SubmitHeader) error {
 		}
 	}
 	return nil
+}
+
+// AdmitStream implements api.Service: it counts the declared bytes as held
+// until release (StreamHeld reports them), refusing what StreamBudget has no
+// room for.
+func (f *Fake) AdmitStream(_ context.Context, h api.SubmitHeader) (func(), error) {
+	var total uint64
+	for _, n := range h.InputSizes {
+		total += uint64(n)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.StreamBudget != 0 && f.held+total > f.StreamBudget {
+		return nil, api.TooLarge(fmt.Sprintf("streamed input of circuit %q", h.Circuit), total, f.StreamBudget-f.held)
+	}
+	f.held += total
+	f.changed()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.held -= total
+			f.changed()
+		})
+	}, nil
+}
+
+// StreamHeld returns the bytes AdmitStream granted that are not yet released.
+func (f *Fake) StreamHeld() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held
+}
+
+// WaitStreamHeld waits until the bytes AdmitStream holds are n.
+func (f *Fake) WaitStreamHeld(ctx context.Context, n uint64) error {
+	return f.waitFor(ctx, func() bool { return f.held == n })
 }
 
 // Submit implements api.Service.
