@@ -202,10 +202,10 @@ func scan(tx *bolt.Tx) ([]Damage, error) {
 			return nil, err
 		}
 	}
-	err := tx.Bucket(bucketJobs).ForEach(func(id, v []byte) error {
+	err := tx.Bucket(bucketJobs).ForEach(func(id, _ []byte) error {
 		jb := tx.Bucket(bucketJobs).Bucket(id)
 		if jb == nil {
-			return fmt.Errorf("jobs bucket holds a value under %q, not a job", id)
+			return fmt.Errorf("%w: the jobs bucket holds a value under %q, not a job; %s", ErrDamagedFile, id, Recovery)
 		}
 		if err := checkJob(jb, string(id)); err != nil {
 			out = append(out, Damage{JobID: string(id), Reason: err.Error()})
@@ -266,6 +266,11 @@ func checkJob(jb *bolt.Bucket, id string) error {
 // stay, unserved (a failed job serves none).
 func failDamaged(tx *bolt.Tx, id, reason string, finished time.Time) error {
 	jb := tx.Bucket(bucketJobs).Bucket([]byte(id))
+	for _, name := range [][]byte{keyParts, keyWitness, keyProof, keyPublic} {
+		if _, err := jb.CreateBucketIfNotExists(name); err != nil { // the damage may have lost one
+			return err
+		}
+	}
 	job, err := readJob(jb, id)
 	if err != nil {
 		job = Job{ID: id, Partitions: jb.Bucket(keyParts).Stats().KeyN}

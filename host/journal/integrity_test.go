@@ -417,3 +417,32 @@ func TestLegacyJournal(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDamagedJobLostABucket: a job whose partition records are gone altogether
+// is failed like any other damaged job, and the others are untouched.
+func TestDamagedJobLostABucket(t *testing.T) {
+	path := damageFixture(t)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketJobs).Bucket([]byte("c")).DeleteBucket(keyParts)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open refused a journal with one damaged job: %v", err)
+	}
+	defer j.Close()
+	if rep := j.Repaired(); len(rep) != 1 || rep[0].JobID != "c" || !strings.Contains(rep[0].Reason, "job c: damaged record: its parts bucket is missing") {
+		t.Errorf("Repaired = %+v, want job c, its parts bucket", rep)
+	}
+	if got, err := j.GetJob("c"); err != nil || got.State != api.JobFailed {
+		t.Errorf("job c: %v (%v), want failed", got.State, err)
+	}
+	checkUntouched(t, j, "c")
+}
