@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/zkhost/zkhost/host/api"
 )
@@ -41,7 +43,8 @@ type soakParams struct {
 }
 
 // TestSoakShort is the soak at about 100 partitions: random kill -9 of backends
-// and one SIGKILL and restart of the host.
+// and one SIGKILL and restart of the host, with a stored proof damaged in its
+// journal meanwhile.
 func TestSoakShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak skipped with -short")
@@ -51,7 +54,8 @@ func TestSoakShort(t *testing.T) {
 
 // TestSoak is the long soak `make soak` runs: by default 1,000 partitions of small
 // circuits across jobs of every class, random kill -9 of backends every few
-// seconds and two SIGKILLs and restarts of the host.
+// seconds and two SIGKILLs and restarts of the host, at the first of which a
+// stored proof is damaged in its journal.
 func TestSoak(t *testing.T) {
 	if !*soakLong {
 		t.Skip("the long soak runs with -soak (make soak)")
@@ -76,6 +80,8 @@ type soakCounts struct {
 	killsSkipped  int // no backend was running at the chosen moment
 	hostKills     int
 	orphanWaitMax time.Duration
+	// damaged: the job whose stored proof the soak damaged ("" before it did).
+	damaged string
 }
 
 func soak(t *testing.T, p soakParams) {
@@ -170,11 +176,11 @@ func soak(t *testing.T, p soakParams) {
 	deadline := time.Now().Add(p.timeout)
 	nextHostKill := 1
 	for {
-		verified, done, failed := soakProgress(t, h, jobs)
+		verified, done, failed := soakProgress(t, h, jobs, counts.damaged)
 		if len(failed) > 0 {
 			t.Fatalf("jobs failed: %v", failed)
 		}
-		if done == len(jobs) {
+		if done == len(jobs) || counts.damaged != "" && done == len(jobs)-1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -184,6 +190,9 @@ func soak(t *testing.T, p soakParams) {
 		if nextHostKill <= p.hostKills && verified >= nextHostKill*p.partitions/(p.hostKills+1) {
 			hostMu.Lock()
 			soakKillHost(t, h, counts)
+			if counts.damaged == "" {
+				counts.damaged = soakDamageProof(t, h, jobs)
+			}
 			h.start()
 			hostMu.Unlock()
 			nextHostKill++
@@ -201,6 +210,13 @@ func soak(t *testing.T, p soakParams) {
 		job, err := h.client.Get(ctxFor(t, time.Minute), j.id)
 		if err != nil {
 			t.Fatalf("get job %s: %v", j.id, err)
+		}
+		if j.id == counts.damaged {
+			// Failed at the restart, with the reason; none of its proofs served.
+			if job.State != api.JobFailed || !strings.Contains(job.Error, "damaged record") {
+				t.Errorf("job %s, whose stored proof the soak damaged, is %s (%q), want failed with the reason", j.id, job.State, job.Error)
+			}
+			continue
 		}
 		checkDone(t, job, j.circuit, j.seed, j.n)
 		if p.verifyCLI {
@@ -241,8 +257,9 @@ func soak(t *testing.T, p soakParams) {
 }
 
 // soakProgress counts verified partitions and finished jobs; it tolerates a host
-// that is restarting (it answers zero progress then).
-func soakProgress(t *testing.T, h *host, jobs []soakJob) (verified, done int, failed []string) {
+// that is restarting (it answers zero progress then). The job damaged, whose
+// stored proof the soak damaged, is expected to fail for it and is not counted.
+func soakProgress(t *testing.T, h *host, jobs []soakJob, damaged string) (verified, done int, failed []string) {
 	list, err := h.client.List(ctxFor(t, 10*time.Second), api.ListFilter{Limit: 10000})
 	if err != nil {
 		t.Logf("list: %v", err)
@@ -253,7 +270,7 @@ func soakProgress(t *testing.T, h *host, jobs []soakJob) (verified, done int, fa
 		ours[j.id] = true
 	}
 	for _, j := range list {
-		if !ours[j.ID] {
+		if !ours[j.ID] || j.ID == damaged && j.State == api.JobFailed && strings.Contains(j.Error, "damaged record") {
 			continue
 		}
 		verified += j.Count(api.PartitionVerified)
@@ -278,6 +295,54 @@ func soakKillHost(t *testing.T, h *host, counts *soakCounts) {
 	defer counts.mu.Unlock()
 	counts.hostKills++
 	counts.orphanWaitMax = max(counts.orphanWaitMax, time.Since(killed))
+}
+
+// soakDamageProof flips one byte inside a stored proof in the killed host's
+// journal file, as a disk would, and returns the proof's job ("" when no job
+// has a proof yet). The restarted host must fail that job with the reason and
+// leave every other one as it was.
+func soakDamageProof(t *testing.T, h *host, jobs []soakJob) string {
+	path := filepath.Join(h.stateDir, "journal.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("opening the killed host's journal: %v", err)
+	}
+	var id string
+	var proof []byte
+	err = db.View(func(tx *bolt.Tx) error {
+		for _, j := range jobs {
+			if jb := tx.Bucket([]byte("jobs")).Bucket([]byte(j.id)); jb != nil {
+				if _, v := jb.Bucket([]byte("proof")).Cursor().First(); v != nil {
+					id, proof = j.id, bytes.Clone(v)
+					return nil
+				}
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil || id == "" {
+		t.Logf("no stored proof to damage yet (%v)", err)
+		return ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every copy: bbolt may keep older ones in free pages.
+	for off := 0; ; {
+		i := bytes.Index(data[off:], proof)
+		if i < 0 {
+			break
+		}
+		data[off+i+len(proof)/2] ^= 0x10
+		off += i + len(proof)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("damaged a stored proof of job %s", id)
+	return id
 }
 
 // writeProofs writes a done job's proofs as `zkhost wait --out` does.
@@ -311,7 +376,7 @@ func soakSummary(h *host, p soakParams, jobs []soakJob, c *soakCounts, elapsed t
 	tw.SetTitle(fmt.Sprintf("zkhost soak: %d partitions, seed %d", p.partitions, p.seed))
 	tw.AppendHeader(table.Row{"WHAT", "COUNT"})
 	rows := []table.Row{
-		{"jobs (all done, every proof verified by gnark)", len(jobs)},
+		{"jobs (all done but a damaged one, every proof verified by gnark)", len(jobs)},
 		{"partitions: chain-k8 / merkle-d4-k2", fmt.Sprintf("%d / %d", perCircuit["chain"], perCircuit["merkle"])},
 		{"partitions: critical / high / normal / low", fmt.Sprintf("%d / %d / %d / %d", perClass[api.ClassCritical], perClass[api.ClassHigh], perClass[api.ClassNormal], perClass[api.ClassLow])},
 		{"backend kill -9s by the soak", c.backendKills},
@@ -323,6 +388,7 @@ func soakSummary(h *host, p soakParams, jobs []soakJob, c *soakCounts, elapsed t
 			count("fault: crashing"), count("fault: hanging"), count("fault: answering an invalid proof"))},
 		{"hung backends killed at the prove deadline (others met a kill -9 first)", count("backend did not answer within its deadline")},
 		{"host SIGKILLs + restarts", c.hostKills},
+		{"jobs failed for a stored proof the soak damaged (the rest done)", map[bool]int{false: 0, true: 1}[c.damaged != ""]},
 		{"slowest backend exit after a host kill", c.orphanWaitMax.Round(time.Millisecond).String()},
 		{"partitions held at the end", shmLeft},
 		{"orphaned backends", orphans},

@@ -2,8 +2,10 @@
 # make soak: the long soak of issue 5. 1,000 partitions of small circuits (chain-k8 and
 # merkle-d4-k2) across jobs of every priority class, on three backend processes (two CPU
 # backends and a fault-injecting one that also crashes and lies now and then), with a
-# random kill -9 of a backend every few seconds and two SIGKILLs + restarts of the host.
-# At the end every job must be done, every proof must verify with gnark (in the test and
+# random kill -9 of a backend every few seconds and two SIGKILLs + restarts of the host;
+# at the first host kill one byte of a stored proof in the journal file is flipped.
+# At the end the job of that proof must be failed with the reason (a damaged record),
+# every other job done, every proof must verify with gnark (in the test and
 # through `zkhost verify`), no shared-memory file may be left and no backend orphaned.
 # It prints a summary table (crashes, retries, restarts) and keeps it in $REPORT.
 #

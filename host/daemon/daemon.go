@@ -148,6 +148,9 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 	if d.journal, err = journal.OpenWith(cfg.Journal.Path, journal.Options{ReserveBytes: cfg.Journal.ReserveBytes}); err != nil {
 		return nil, err // names the journal's path
 	}
+	for _, dmg := range d.journal.Repaired() {
+		log.Error("a record of the job is damaged in the journal; the job is failed", "job", dmg.JobID, "reason", dmg.Reason)
+	}
 	// Partitions are memfds: an earlier run's died with it, nothing to reap.
 	d.shm = shm.NewStore()
 	if cfg.Timeline.Path != "" {

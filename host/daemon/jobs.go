@@ -478,7 +478,11 @@ func (d *Daemon) jobView(j *liveJob, withProofs bool) api.Job {
 }
 
 func (d *Daemon) attachProofs(out *api.Job) {
-	proofs, err := d.journal.Proofs(out.ID)
+	proofs, err := d.storedProofs(out.ID, out.Circuit) // storedproofs.go
+	if errors.Is(err, journal.ErrDamaged) {
+		d.failDamaged(out, err)
+		return
+	}
 	if err != nil {
 		d.log.Warn("reading proofs", "job", out.ID, "error", err)
 		return

@@ -11,6 +11,12 @@
 // that arrive while a commit syncs share the next transaction (group commit),
 // so a disk with slow syncs costs latency, not proofs per second.
 //
+// Nothing read back is trusted blindly (integrity.go): every stored value has
+// a checksum beside it, checked on every read; Open checks the whole journal,
+// fails each job with a damaged record (and only those), and refuses a file
+// that is empty, cut short or too damaged to read, with an error that names it
+// and the way out (Recovery).
+//
 // A full disk is a state, not a failure (space.go): progress on accepted jobs
 // waits and is retried until it commits, a reserve file beside the journal is
 // given up to make room for it, new jobs are refused with a NoSpaceError that

@@ -26,8 +26,9 @@ const DefaultLockTimeout = 2 * time.Second
 const maxPartitions = 1 << 24
 
 // formatVersion is the layout of the database; a journal of another version is
-// refused rather than misread.
-const formatVersion = "1"
+// refused rather than misread, except format 1 (integrity.go), which is read
+// and becomes format 2.
+const formatVersion = "2"
 
 // Errors a caller may test for with errors.Is. The returned errors wrap these
 // with the job and partition they concern.
@@ -120,6 +121,10 @@ type Proof struct {
 	Index  int
 	Proof  []byte
 	Public []byte
+	// Checked: both matched the checksums stored with them. False for a proof
+	// written before the journal kept checksums (integrity.go), which a reader
+	// should verify before trusting it.
+	Checked bool
 }
 
 // Filter selects jobs for ListJobs. The zero Filter selects every job.
@@ -142,6 +147,8 @@ type Journal struct {
 	path  string
 	// now is the clock for Created and Finished; tests replace it.
 	now func() time.Time
+	// repaired lists the jobs Open found damaged and failed (integrity.go).
+	repaired []Damage
 }
 
 // Bucket layout:
@@ -153,6 +160,9 @@ type Journal struct {
 //	              witness  <index> -> witness bytes, until proved
 //	              proof    <index> -> proof bytes
 //	              public   <index> -> public witness bytes
+//	              job.sum, and the buckets parts.sum, witness.sum, proof.sum,
+//	              public.sum <index> -> CRC32C of the value of the same name
+//	              and key (integrity.go)
 //	requests  <request id>, or <owner> NUL <request id> -> job id
 //	seq       <seq> -> job id (submission order; its bucket sequence is the
 //	          counter Seq comes from)
@@ -207,52 +217,119 @@ func OpenWith(path string, opts Options) (*Journal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: max(lockTimeout, time.Millisecond)})
+	if err := refuseEmpty(path); err != nil {
+		return nil, err
+	}
+	if err := create(path); err != nil {
+		return nil, fmt.Errorf("journal %s: creating it: %w", path, err)
+	}
+	// bbolt panics on some damage (a freelist page that is not one, a page
+	// past the end of a file cut short); guard makes that an error. The file
+	// then stays mapped, and so locked, in this process: the daemon exits on
+	// this error.
+	var db *bolt.DB
+	err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: max(lockTimeout, time.Millisecond)})
+		return err
+	})
+	if errors.Is(err, ErrDamagedFile) {
+		return nil, err
+	}
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("journal %s: %w (is another zkhost using this state directory?)", path, ErrLocked)
 	}
 	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) {
 		// Both meta pages are damaged (one alone bbolt survives, losing at
 		// most the last transaction): nothing here can be trusted.
-		return nil, fmt.Errorf("journal %s: %w: the file is damaged; restore it from a backup, or move it aside to start with an empty journal (its jobs are then lost)", path, err)
+		return nil, fmt.Errorf("journal %s: %w: the file is damaged; %s", path, err, Recovery)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	// The mode bbolt passes applies only to a new file; an older, looser file
-	// is tightened, since it holds private witnesses.
-	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(path, 0o600); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("journal %s: %w", path, err)
-		}
-	}
-	// A journal already laid out is only read here: a daemon restarted on a
-	// full disk must open it to resume its jobs, and a write would fail.
-	laidOut := false
-	err = db.View(func(tx *bolt.Tx) error {
-		laidOut = true
-		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketRequests, bucketSeq} {
-			if tx.Bucket(name) == nil {
-				laidOut = false
-			}
-		}
-		if laidOut {
-			if v := tx.Bucket(bucketMeta).Get(keyVersion); string(v) != formatVersion {
-				return fmt.Errorf("format version %q; this zkhost reads version %s", v, formatVersion)
-			}
-		}
-		return nil
-	})
-	if err == nil && !laidOut {
-		err = layOut(db)
-	}
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+	j := &Journal{db: db, path: path, now: time.Now}
+	if err := j.check(); err != nil {
+		guard(path, db.Close) // after a panic in check, Close may panic too
+		return nil, err
 	}
 	space := newSpaceKeeper(path, opts.ReserveBytes)
-	return &Journal{db: db, w: newCommitter(db, space), space: space, path: path, now: time.Now}, nil
+	j.space, j.w = space, newCommitter(db, space)
+	return j, nil
+}
+
+// check readies a journal just opened: it tightens the file's mode, refuses a
+// format it does not read, lays out a new journal, upgrades a format 1 journal,
+// and checks every record (integrity.go), failing the jobs with a damaged one.
+// A journal laid out, current and undamaged is only read here: a daemon
+// restarted on a full disk must open it to resume its jobs, and a write would
+// fail.
+func (j *Journal) check() error {
+	db, path := j.db, j.path
+	// The mode bbolt passes applies only to a new file; an older, looser file
+	// is tightened, since it holds private witnesses.
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(path, 0o600); err != nil {
+			return fmt.Errorf("journal %s: %w", path, err)
+		}
+	}
+	laidOut, legacy := false, false
+	err = guard(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			// bbolt grows the file before it writes past its end, so a file
+			// shorter than its last transaction's pages was cut short.
+			if fi.Size() < tx.Size() {
+				return fmt.Errorf("journal %s: %w: it is cut short (%d bytes, its last transaction wrote up to byte %d); %s", path, ErrDamagedFile, fi.Size(), tx.Size(), Recovery)
+			}
+			laidOut = true
+			for _, name := range [][]byte{bucketMeta, bucketJobs, bucketRequests, bucketSeq} {
+				if tx.Bucket(name) == nil {
+					laidOut = false
+				}
+			}
+			if !laidOut {
+				return nil
+			}
+			switch v := tx.Bucket(bucketMeta).Get(keyVersion); string(v) {
+			case formatVersion:
+			case legacyFormat:
+				legacy = true
+			default:
+				return fmt.Errorf("format version %q; this zkhost reads version %s", v, formatVersion)
+			}
+			var err error
+			j.repaired, err = scan(tx)
+			return err
+		})
+	})
+	if errors.Is(err, ErrDamagedFile) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	if !laidOut {
+		err = layOut(db)
+	}
+	if err == nil && (legacy || len(j.repaired) > 0) {
+		err = db.Update(func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketMeta).Put(keyVersion, []byte(formatVersion)); err != nil {
+				return err
+			}
+			for _, d := range j.repaired {
+				if err := failDamaged(tx, d.JobID, d.Reason, j.now()); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	return nil
 }
 
 // layOut creates the top-level buckets and the format version of a new journal.
@@ -349,7 +426,7 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 				if jb == nil {
 					return fmt.Errorf("journal: request %q points at missing job %s", job.RequestID, id)
 				}
-				prior, err := readJob(jb)
+				prior, err := readJob(jb, string(id))
 				if err != nil {
 					return err
 				}
@@ -357,7 +434,7 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 					return fmt.Errorf("journal: request %q: %w (job %s)", job.RequestID, ErrRequestIDConflict, prior.ID)
 				}
 				out, existing = prior, true
-				out.Pending, err = pendingParts(jb)
+				out.Pending, err = pendingParts(jb, string(id))
 				return err
 			}
 		}
@@ -386,17 +463,9 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 		if err := writeJob(jb, job); err != nil {
 			return err
 		}
-		var parts, wits *bolt.Bucket
 		for _, name := range [][]byte{keyParts, keyWitness, keyProof, keyPublic} {
-			b, err := jb.CreateBucket(name)
-			if err != nil {
+			if _, err := jb.CreateBucket(name); err != nil {
 				return err
-			}
-			switch string(name) {
-			case string(keyParts):
-				parts = b
-			case string(keyWitness):
-				wits = b
 			}
 		}
 		pending, err := json.Marshal(partRecord{State: PartitionPending})
@@ -404,10 +473,10 @@ func (j *Journal) CreateJob(job Job, witnesses [][]byte) (out Job, existing bool
 			return err
 		}
 		for i, w := range witnesses {
-			if err := parts.Put(u32(i), pending); err != nil {
+			if err := putSealed(jb, keyParts, u32(i), pending); err != nil {
 				return err
 			}
-			if err := wits.Put(u32(i), w); err != nil {
+			if err := putSealed(jb, keyWitness, u32(i), w); err != nil {
 				return err
 			}
 		}
@@ -437,7 +506,7 @@ func (j *Journal) JobForRequest(owner, reqID string) (job Job, ok bool, err erro
 			return err
 		}
 		job, ok = rec, true
-		job.Pending, err = pendingParts(jb)
+		job.Pending, err = pendingParts(jb, rec.ID)
 		return err
 	})
 	return job, ok, err
@@ -467,16 +536,16 @@ func (j *Journal) MarkPartitionDone(jobID string, idx int, proof, public []byte)
 		if err := writePart(jb, idx, rec); err != nil {
 			return err
 		}
-		if err := jb.Bucket(keyProof).Put(u32(idx), proof); err != nil {
+		if err := putSealed(jb, keyProof, u32(idx), proof); err != nil {
 			return err
 		}
-		if err := jb.Bucket(keyPublic).Put(u32(idx), public); err != nil {
+		if err := putSealed(jb, keyPublic, u32(idx), public); err != nil {
 			return err
 		}
-		if err := jb.Bucket(keyWitness).Delete(u32(idx)); err != nil {
+		if err := deleteSealed(jb, keyWitness, u32(idx)); err != nil {
 			return err
 		}
-		pending, err := pendingParts(jb)
+		pending, err := pendingParts(jb, jobID)
 		remaining = len(pending)
 		return err
 	})
@@ -529,7 +598,7 @@ func (j *Journal) SetJobState(jobID string, state api.JobState, errMsg string) e
 			return fmt.Errorf("journal: job %s is %s, cannot become %s: %w", jobID, job.State, state, ErrJobFinished)
 		}
 		if state == api.JobDone {
-			pending, err := pendingParts(jb)
+			pending, err := pendingParts(jb, jobID)
 			if err != nil {
 				return err
 			}
@@ -557,7 +626,7 @@ func (j *Journal) GetJob(jobID string) (job Job, err error) {
 			return err
 		}
 		job = rec
-		job.Pending, err = pendingParts(jb)
+		job.Pending, err = pendingParts(jb, jobID)
 		return err
 	})
 	return job, err
@@ -566,16 +635,17 @@ func (j *Journal) GetJob(jobID string) (job Job, err error) {
 // Partitions returns the records of a job's partitions, in index order.
 func (j *Journal) Partitions(jobID string) (parts []Partition, err error) {
 	err = j.db.View(func(tx *bolt.Tx) error {
-		jb, _, err := openJob(tx, jobID)
+		jb, job, err := openJob(tx, jobID)
 		if err != nil {
 			return err
 		}
-		return jb.Bucket(keyParts).ForEach(func(k, v []byte) error {
-			var rec partRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("journal: job %s partition %d: %w", jobID, binary.BigEndian.Uint32(k), err)
+		return jb.Bucket(keyParts).ForEach(func(k, _ []byte) error {
+			idx := int(binary.BigEndian.Uint32(k))
+			rec, err := readPart(jb, job, idx)
+			if err != nil {
+				return err
 			}
-			parts = append(parts, Partition{Index: int(binary.BigEndian.Uint32(k)), State: rec.State, Attempts: rec.Attempts})
+			parts = append(parts, Partition{Index: idx, State: rec.State, Attempts: rec.Attempts})
 			return nil
 		})
 	})
@@ -594,14 +664,14 @@ func (j *Journal) ListJobs(f Filter) ([]Job, error) {
 			if jb == nil {
 				return fmt.Errorf("journal: sequence %d points at missing job %s", binary.BigEndian.Uint64(k), id)
 			}
-			job, err := readJob(jb)
+			job, err := readJob(jb, string(id))
 			if err != nil {
 				return err
 			}
 			if !f.match(job) {
 				continue
 			}
-			if job.Pending, err = pendingParts(jb); err != nil {
+			if job.Pending, err = pendingParts(jb, job.ID); err != nil {
 				return err
 			}
 			out = append(out, job)
@@ -656,7 +726,10 @@ func (j *Journal) Witness(jobID string, idx int) (w []byte, err error) {
 		if idx < 0 || idx >= job.Partitions {
 			return fmt.Errorf("journal: job %s has no partition %d (it has %d)", jobID, idx, job.Partitions)
 		}
-		v := jb.Bucket(keyWitness).Get(u32(idx))
+		v, _, err := getChecked(jb, jobID, keyWitness, idx)
+		if err != nil {
+			return err
+		}
 		if v == nil {
 			return fmt.Errorf("journal: job %s partition %d: %w", jobID, idx, ErrNoWitness)
 		}
@@ -674,14 +747,20 @@ func (j *Journal) Proofs(jobID string) (proofs []Proof, err error) {
 		if err != nil {
 			return err
 		}
-		pb, pub := jb.Bucket(keyProof), jb.Bucket(keyPublic)
 		for i := 0; i < job.Partitions; i++ {
-			p := pb.Get(u32(i))
+			p, proofChecked, err := getChecked(jb, jobID, keyProof, i)
+			if err != nil {
+				return err
+			}
 			if p == nil {
-				pending, _ := pendingParts(jb)
+				pending, _ := pendingParts(jb, jobID)
 				return fmt.Errorf("journal: job %s: %w: %d of %d", jobID, ErrIncomplete, len(pending), job.Partitions)
 			}
-			proofs = append(proofs, Proof{Index: i, Proof: bytes.Clone(p), Public: bytes.Clone(pub.Get(u32(i)))})
+			pub, pubChecked, err := getChecked(jb, jobID, keyPublic, i)
+			if err != nil {
+				return err
+			}
+			proofs = append(proofs, Proof{Index: i, Proof: bytes.Clone(p), Public: bytes.Clone(pub), Checked: proofChecked && pubChecked})
 		}
 		return nil
 	})
@@ -704,7 +783,7 @@ func (j *Journal) PruneFinished(olderThan time.Time) (n int, err error) {
 			if jb == nil {
 				return fmt.Errorf("journal: sequence index points at missing job %s", id)
 			}
-			job, err := readJob(jb)
+			job, err := readJob(jb, string(id))
 			if err != nil {
 				return err
 			}
@@ -771,13 +850,25 @@ func writeJob(jb *bolt.Bucket, job Job) error {
 	if err != nil {
 		return err
 	}
-	return jb.Put(keyJob, data)
+	if err := jb.Put(keyJob, data); err != nil {
+		return err
+	}
+	return jb.Put(keyJobSum, checksum(keyJob, nil, data))
 }
 
-func readJob(jb *bolt.Bucket) (Job, error) {
+// readJob reads job id's record from its bucket jb and checks it against its
+// checksum (a record written before checksums existed has none).
+func readJob(jb *bolt.Bucket, id string) (Job, error) {
+	data := jb.Get(keyJob)
+	if sum := jb.Get(keyJobSum); sum != nil && !bytes.Equal(sum, checksum(keyJob, nil, data)) {
+		return Job{}, fmt.Errorf("journal: job %s: %w: the job record does not match its checksum", id, ErrDamaged)
+	}
 	var rec jobRecord
-	if err := json.Unmarshal(jb.Get(keyJob), &rec); err != nil {
-		return Job{}, fmt.Errorf("journal: corrupt job record: %w", err)
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return Job{}, fmt.Errorf("journal: job %s: %w: the job record does not decode: %v", id, ErrDamaged, err)
+	}
+	if rec.ID != id {
+		return Job{}, fmt.Errorf("journal: job %s: %w: the job record names job %q", id, ErrDamaged, rec.ID)
 	}
 	job := Job{
 		ID: rec.ID, RequestID: rec.RequestID, Owner: rec.Owner, Circuit: rec.Circuit, Seq: rec.Seq,
@@ -785,14 +876,14 @@ func readJob(jb *bolt.Bucket) (Job, error) {
 	}
 	var err error
 	if job.Class, err = classFromDisk(rec.Class); err != nil {
-		return Job{}, fmt.Errorf("journal: job %s: corrupt record: %w", rec.ID, err)
+		return Job{}, fmt.Errorf("journal: job %s: %w: the job record: %v", id, ErrDamaged, err)
 	}
 	if job.State, err = api.ParseJobState(rec.State); err != nil {
-		return Job{}, fmt.Errorf("journal: job %s: corrupt record: %w", rec.ID, err)
+		return Job{}, fmt.Errorf("journal: job %s: %w: the job record: %v", id, ErrDamaged, err)
 	}
 	d, err := hex.DecodeString(rec.Digest)
 	if err != nil || len(d) != len(job.ContentDigest) {
-		return Job{}, fmt.Errorf("journal: job %s: corrupt content digest %q", rec.ID, rec.Digest)
+		return Job{}, fmt.Errorf("journal: job %s: %w: the job record has content digest %q", id, ErrDamaged, rec.Digest)
 	}
 	copy(job.ContentDigest[:], d)
 	return job, nil
@@ -821,7 +912,7 @@ func openJob(tx *bolt.Tx, jobID string) (*bolt.Bucket, Job, error) {
 	if jb == nil {
 		return nil, Job{}, fmt.Errorf("journal: job %q: %w", jobID, ErrNotFound)
 	}
-	job, err := readJob(jb)
+	job, err := readJob(jb, jobID)
 	return jb, job, err
 }
 
@@ -839,9 +930,16 @@ func readPart(jb *bolt.Bucket, job Job, idx int) (partRecord, error) {
 	if idx < 0 || idx >= job.Partitions {
 		return partRecord{}, fmt.Errorf("journal: job %s has no partition %d (it has %d)", job.ID, idx, job.Partitions)
 	}
+	v, _, err := getChecked(jb, job.ID, keyParts, idx)
+	if err != nil {
+		return partRecord{}, err
+	}
 	var rec partRecord
-	if err := json.Unmarshal(jb.Bucket(keyParts).Get(u32(idx)), &rec); err != nil {
-		return partRecord{}, fmt.Errorf("journal: job %s partition %d: corrupt record: %w", job.ID, idx, err)
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return partRecord{}, fmt.Errorf("journal: job %s: %w: the record of partition %d does not decode: %v", job.ID, ErrDamaged, idx, err)
+	}
+	if rec.State != PartitionPending && rec.State != PartitionProved {
+		return partRecord{}, fmt.Errorf("journal: job %s: %w: the record of partition %d has state %q", job.ID, ErrDamaged, idx, rec.State)
 	}
 	return rec, nil
 }
@@ -851,16 +949,21 @@ func writePart(jb *bolt.Bucket, idx int, rec partRecord) error {
 	if err != nil {
 		return err
 	}
-	return jb.Bucket(keyParts).Put(u32(idx), data)
+	return putSealed(jb, keyParts, u32(idx), data)
 }
 
-// pendingParts returns the indices of partitions without a proof.
-func pendingParts(jb *bolt.Bucket) ([]int, error) {
+// pendingParts returns the indices of job id's partitions without a proof.
+func pendingParts(jb *bolt.Bucket, id string) ([]int, error) {
 	pending := []int{}
-	err := jb.Bucket(keyParts).ForEach(func(k, v []byte) error {
+	err := jb.Bucket(keyParts).ForEach(func(k, _ []byte) error {
+		idx := int(binary.BigEndian.Uint32(k))
+		v, _, err := getChecked(jb, id, keyParts, idx)
+		if err != nil {
+			return err
+		}
 		var rec partRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
-			return fmt.Errorf("journal: corrupt partition record: %w", err)
+			return fmt.Errorf("journal: job %s: %w: the record of partition %d does not decode: %v", id, ErrDamaged, idx, err)
 		}
 		if rec.State != PartitionProved {
 			pending = append(pending, int(binary.BigEndian.Uint32(k)))
@@ -870,9 +973,12 @@ func pendingParts(jb *bolt.Bucket) ([]int, error) {
 	return pending, err
 }
 
-// clearBucket empties the sub-bucket name of jb.
+// clearBucket empties the sub-bucket name of jb, and drops its checksums.
 func clearBucket(jb *bolt.Bucket, name []byte) error {
 	if err := jb.DeleteBucket(name); err != nil {
+		return err
+	}
+	if err := jb.DeleteBucket(sumsName(name)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 		return err
 	}
 	_, err := jb.CreateBucket(name)

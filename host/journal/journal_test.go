@@ -684,13 +684,18 @@ func TestOnDiskNames(t *testing.T) {
 	}
 
 	// Records as the journal wrote them before (class and state as strings,
-	// no class for jobs journaled before classes existed), then two a newer
-	// or broken writer could leave.
+	// no class for jobs journaled before classes existed, no checksum for
+	// those journaled before checksums), then two a newer or broken writer
+	// could leave.
 	d := digest(witnesses("plain", 1))
 	put := func(id, rec string) {
 		t.Helper()
 		if err := j.db.Update(func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketJobs).Bucket([]byte(id)).Put(keyJob, []byte(rec))
+			jb := tx.Bucket(bucketJobs).Bucket([]byte(id))
+			if err := jb.Delete(keyJobSum); err != nil {
+				return err
+			}
+			return jb.Put(keyJob, []byte(rec))
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -731,9 +736,9 @@ func TestOnDiskNames(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ class, state, want string }{
-		{"urgent", "queued", `job plain: corrupt record: unknown priority class "urgent"`},
-		{"low", "paused", `job plain: corrupt record: unknown job state "paused"`},
-		{"low", "", `job plain: corrupt record: unknown job state ""`},
+		{"urgent", "queued", `job plain: damaged record: the job record: unknown priority class "urgent"`},
+		{"low", "paused", `job plain: damaged record: the job record: unknown job state "paused"`},
+		{"low", "", `job plain: damaged record: the job record: unknown job state ""`},
 	} {
 		put("plain", old("plain", tc.class, tc.state))
 		if _, err := j.GetJob("plain"); err == nil || !strings.Contains(err.Error(), tc.want) {

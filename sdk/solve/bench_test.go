@@ -1,10 +1,18 @@
 package solve
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"os"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	csolver "github.com/consensys/gnark/constraint/solver"
@@ -81,4 +89,99 @@ func report(b *testing.B, cpuStart time.Duration, constraints float64) {
 	per := float64(b.N) * constraints
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/constraint")
 	b.ReportMetric(float64((processCPU()-cpuStart).Nanoseconds())/per, "cpu-ns/constraint")
+}
+
+// BenchmarkSolveKeySet compares gnark's Solve with R1CS (the fast solver, as
+// the host calls it: fresh W, A and B each time) on one circuit of a key
+// directory, as the H200 script runs it: ZKHOST_SOLVE_KEYS names NAME.ccs
+// beside its NAME.json (a key set from `zkhost keygen`); unset, it runs
+// sha256 with 8 blocks compiled here. "one" is one solve on one thread;
+// "all" is GOMAXPROCS solves at once, a thread each, as a host under a
+// backlog runs them (Mconstraints/s is their sum).
+//
+//	ZKHOST_SOLVE_KEYS=/keys/sha256-b134.ccs go test -run '^$' -bench SolveKeySet ./solve/
+func BenchmarkSolveKeySet(b *testing.B) {
+	ccs, spec := keySetCircuit(b)
+	p, err := Compile(ccs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := spec.Witness(0, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := float64(p.NbConstraints())
+	b.Logf("%s: %d constraints, %d instructions in %d levels, parallel share %.2f",
+		spec.ID(), p.NbConstraints(), p.NbInstructions(), p.NbLevels(), p.ParallelShare())
+	solvers := []struct {
+		name  string
+		solve func() error
+	}{
+		{"gnark", func() error { _, err := ccs.Solve(w, csolver.WithNbTasks(1)); return err }},
+		{"fast", func() error { _, _, _, err := R1CS(ccs, p, w, csolver.WithNbTasks(1)); return err }},
+	}
+	for _, s := range solvers {
+		b.Run(spec.ID()+"/one/"+s.name, func(b *testing.B) {
+			cpu := processCPU()
+			for b.Loop() {
+				if err := s.solve(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			report(b, cpu, n)
+		})
+	}
+	par := runtime.GOMAXPROCS(0)
+	for _, s := range solvers {
+		b.Run(fmt.Sprintf("%s/all%d/%s", spec.ID(), par, s.name), func(b *testing.B) {
+			for b.Loop() {
+				var g errgroup.Group
+				for range par {
+					g.Go(s.solve)
+				}
+				if err := g.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)*float64(par)*n/b.Elapsed().Seconds()/1e6, "Mconstraints/s")
+		})
+	}
+}
+
+// keySetCircuit reads the constraint system ZKHOST_SOLVE_KEYS names and the
+// registry circuit its NAME.json records, or compiles sha256 with 8 blocks.
+func keySetCircuit(b *testing.B) (*cs.R1CS, circuits.Spec) {
+	path := os.Getenv("ZKHOST_SOLVE_KEYS")
+	if path == "" {
+		spec, err := circuits.Lookup("sha256", map[string]int{"b": 8})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return compileCircuit(b, spec.Circuit()), spec
+	}
+	meta, err := os.ReadFile(strings.TrimSuffix(path, ".ccs") + ".json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m struct {
+		Circuit string         `json:"circuit"`
+		Params  map[string]int `json:"params"`
+	}
+	if err := json.Unmarshal(meta, &m); err != nil {
+		b.Fatal(err)
+	}
+	spec, err := circuits.Lookup(m.Circuit, m.Params)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	ccs := cs.NewR1CS(0)
+	if _, err := ccs.ReadFrom(bufio.NewReaderSize(f, 1<<20)); err != nil {
+		b.Fatalf("%s: %v", path, err)
+	}
+	return ccs, spec
 }
