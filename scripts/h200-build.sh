@@ -17,5 +17,6 @@ go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost
 (cd sdk && go test -c -ldflags "$LD" -o "../$OUTDIR/sdktest.test" ./sdktest)
 go test -c -ldflags "$LD" -tags cuda -o "$OUTDIR/gpu.test" ./cudabackend/gpu
 (cd sdk && go test -c -ldflags "$LD" -o "../$OUTDIR/circuit.test" ./circuit)   # BenchmarkEvaluate (CPU only)
+(cd sdk && go test -c -ldflags "$LD" -o "../$OUTDIR/solve.test" ./solve)       # BenchmarkSolveKeySet (CPU only)
 gzip -9 "$OUTDIR"/zkhost "$OUTDIR"/zkhost-backend-cuda "$OUTDIR"/pipes "$OUTDIR"/*.test
 du -sh "$OUTDIR"

@@ -15,16 +15,28 @@
 # smi-*.csv, prove-*.txt, peer-*.txt. The whole run fits BUDGET seconds (default 530); each
 # step has its own box and a step that no longer fits is skipped and logged.
 #
+# With SOLVE=1, before each bench: gnark's Solve against zkhost's solver (sdk/solve) on the
+# circuit's constraint system, one solve on one thread and 16 at once (bin/h200/solve.test,
+# BenchmarkSolveKeySet), in solve-*.txt. Synthesis settings are the daemon's defaults unless
+# WORKERS, SYNTH_CORES or SOLVER_THREADS say otherwise: measure what users get.
+#
 #   scripts/h200-feed.sh                       # everything
 #   CIRCUITS="chain20 chain22" scripts/h200-feed.sh
+#   CIRCUITS="sha256b134 merkle1024d21" SOLVE=1 PEER=0 ISOPROVE=0 scripts/h200-feed.sh
 #   WORKERS=12 SYNTH_CORES=12 BUDGET=520 OUT=/tmp/o scripts/h200-feed.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}
 OUT=${OUT:-$ROOT/h200-feed-out}
 BUDGET=${BUDGET:-530}
 CIRCUITS=${CIRCUITS:-"chain20 chain22 merkle"}
-WORKERS=${WORKERS:-12}          # synthesis workers
-SYNTH_CORES=${SYNTH_CORES:-12}  # issue 9: synthesis gets at most 12 of the 16 cores
+WORKERS=${WORKERS:-}                # synthesis workers (empty: the daemon's default)
+SYNTH_CORES=${SYNTH_CORES:-}        # cores synthesis may use (empty: the daemon's default, 12 of 16)
+SOLVER_THREADS=${SOLVER_THREADS:-}  # solver threads per partition (empty: sized by the daemon)
+SOLVE=${SOLVE:-0}                   # 1: gnark's Solve against zkhost's solver first (solve.test)
+SYNTH_FLAGS=()
+[ -n "$WORKERS" ] && SYNTH_FLAGS+=(--workers "$WORKERS")
+[ -n "$SYNTH_CORES" ] && SYNTH_FLAGS+=(--synth-cores "$SYNTH_CORES")
+[ -n "$SOLVER_THREADS" ] && SYNTH_FLAGS+=(--solver-threads "$SOLVER_THREADS")
 ISOLATED=${ISOLATED:-3}         # single proofs after each bench run
 INFLIGHT=${INFLIGHT:-0}         # proofs in flight per device (0: the backend's default)
 DEVICES=${DEVICES:-1}           # device counts to bench in turn, e.g. "1 2" (issue 16's scaling)
@@ -75,7 +87,13 @@ circuit() {
   chain[0-9]*) local k=${1#chain}
      ARGS=(--circuit chain --k "$k"); KEY=chain-k$k; JOBS=${JOBS20:-40}; CONC=8; PARTS=4; KG=120; BT=${BENCH_T:-120} ;;
   merkle)  ARGS=(--circuit merkle);       KEY=merkle-d16-k4; JOBS=${JOBSM:-40}; CONC=8; PARTS=4; KG=90; BT=100 ;;
-  *) echo "h200-feed: unknown circuit $1 (chain20, chain22, merkle, or chainK)" >&2; return 1 ;;
+  # Bit-heavy: sha256bB, B blocks (134 fill 2^22); the GPU proves one in ~50 ms, so the backlog is long.
+  sha256b[0-9]*) local b=${1#sha256b}
+     ARGS=(--circuit sha256 --param "b=$b"); KEY=sha256-b$b; JOBS=${JOBSS:-60}; CONC=16; PARTS=8; KG=${KGS:-150}; BT=${BENCH_TS:-150} ;;
+  # merkleKdD: K leaves of a depth-D Poseidon2 tree (1024 and 21 fill 2^22).
+  merkle[0-9]*d[0-9]*) local k=${1#merkle}; local d=${k#*d}; k=${k%d*}
+     ARGS=(--circuit merkle --param "k=$k" --param "d=$d"); KEY=merkle-d$d-k$k; JOBS=${JOBSM:-24}; CONC=12; PARTS=4; KG=${KGM:-150}; BT=${BENCH_TM:-150} ;;
+  *) echo "h200-feed: unknown circuit $1 (chain20, chain22, merkle, chainK, sha256bB, merkleKdD)" >&2; return 1 ;;
   esac
 }
 
@@ -98,7 +116,7 @@ bench() {
       sleep 1
     done ) > "$OUT/mem-$tag.txt" 2>&1 &
   local mem=$!
-  log "$tag: bench on $n device(s), in flight ${INFLIGHT/#0/default}, $((JOBS * n)) jobs × $PARTS partitions, concurrency $((CONC * n)), workers $WORKERS, synthesis cores $SYNTH_CORES${kill:+, kill -9 of the backend of device $((n - 1)) after ${kill}s}"
+  log "$tag: bench on $n device(s), in flight ${INFLIGHT/#0/default}, $((JOBS * n)) jobs × $PARTS partitions, concurrency $((CONC * n)), synthesis ${SYNTH_FLAGS[*]:-the daemon defaults}${kill:+, kill -9 of the backend of device $((n - 1)) after ${kill}s}"
   rm -f "$OUT/timeline-$tag.jsonl"
   if [ -n "$kill" ]; then
     ( sleep "$kill"
@@ -110,7 +128,7 @@ bench() {
     killer=$!
   fi
   box "$BT" "$ZK" bench "${ARGS[@]}" --jobs "$((JOBS * n))" --concurrency "$((CONC * n))" --partitions "$PARTS" \
-    --devices "$n" --in-flight "$INFLIGHT" --backend "$CUDA" --keys "$KEYS" --workers "$WORKERS" --synth-cores "$SYNTH_CORES" --isolated "$ISOLATED" \
+    --devices "$n" --in-flight "$INFLIGHT" --backend "$CUDA" --keys "$KEYS" "${SYNTH_FLAGS[@]}" --isolated "$ISOLATED" \
     --timeline "$OUT/timeline-$tag.jsonl" --json "$OUT/bench-$tag.json" --log-level info > "$OUT/bench-$tag.txt" 2>&1
   log "$tag: bench exit $?"
   if [ -n "$killer" ]; then kill "$killer" 2>/dev/null; wait "$killer" 2>/dev/null; fi
@@ -119,7 +137,7 @@ bench() {
            for (j = 1; j <= n; j++) { k = kv[1]; if (k ~ /^gpu/) k = k "[" j - 1 "]"; if (v[j] + 0 > peak[k]) peak[k] = v[j] + 0 } } }
        END { printf "peak memory in use (1 s samples):"; for (k in peak) printf " %s=%d", k, peak[k]; print "" }' \
     "$OUT/mem-$tag.txt" | tee -a "$OUT/summary.txt"
-  grep -E "steady|isolated|ratio|device busy|utilization|proofs per minute|wall time|idle, by cause|proofs, [0-9]+ restarts" \
+  grep -E "steady|isolated|ratio|device busy|utilization|proofs per minute|wall time|idle, by cause|proofs, [0-9]+ restarts|synthesis|stage|memory" \
     "$OUT/bench-$tag.txt" | tee -a "$OUT/summary.txt"
   # nvidia-smi's utilization.gpu per GPU over the middle 60% of its samples (the bench's warm-up
   # and drain left out roughly; zkhost's own figure above uses the exact steady window).
@@ -151,6 +169,15 @@ done
 for c in $CIRCUITS; do
   circuit "$c"
   [ -f "$KEYS/$KEY.pk" ] || { log "$c: no keys, skipped"; continue; }
+  # 1b. The solvers alone on this machine's cores: gnark's Solve and zkhost's.
+  if [ "$SOLVE" = 1 ] && [ -f "$ROOT/bin/h200/solve.test.gz" ]; then
+    [ -x "$BIN/solve.test" ] || { gunzip -c "$ROOT/bin/h200/solve.test.gz" > "$BIN/solve.test" && chmod +x "$BIN/solve.test"; }
+    log "$c: gnark Solve against zkhost's solver (one thread; $(nproc) at once)"
+    ZKHOST_SOLVE_KEYS="$KEYS/$KEY.ccs" box "${SOLVE_T:-150}" "$BIN/solve.test" -test.run '^$' -test.bench SolveKeySet \
+      -test.benchtime "${SOLVE_N:-2}x" -test.v > "$OUT/solve-$c.txt" 2>&1
+    log "$c: solve bench exit $?"
+    grep -E "^Benchmark|parallel share" "$OUT/solve-$c.txt" | tee -a "$OUT/summary.txt"
+  fi
   # 2. The isolated prove: one partition at a time through the CUDA backend.
   if [ "$ISOPROVE" = 1 ]; then
   log "$c: isolated prove (zkhost prove, CUDA backend, 3 partitions)"

@@ -1,9 +1,11 @@
 package solve
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/constraint"
@@ -164,6 +166,12 @@ func Compile(r1cs *cs.R1CS) (*Program, error) {
 			}
 		}
 		if end := uint32(len(p.ops)); end > start {
+			// A level's instructions are independent: run them in the
+			// order of their calldata, so that reading it streams rather
+			// than jumps (gnark orders a level by when each instruction
+			// became solvable).
+			lvOps := p.ops[start:end]
+			slices.SortFunc(lvOps, func(a, b op) int { return cmp.Compare(a.cd, b.cd) })
 			p.levels = append(p.levels, level{start: start, end: end})
 		}
 	}
