@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -129,22 +130,29 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 		d.synthesizeWithPlugin(it, lane, w, queued, start) // synthplugin.go
 		return
 	}
-	W, A, B, w, err := circuit.SynthesizeInput(ce.c, t.witness, int(threads))
-	if err != nil {
+	// The partition's memory is allocated first and the solver writes W, A and
+	// B straight into it: no vectors of its own, and no copy of them.
+	var synthErr error
+	var synthEnd time.Time
+	h, err := d.shm.WriteWith(fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts), sdk.CurveBLS12381,
+		uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), func(W, A, B []fr.Element) error {
+			w, err := circuit.SynthesizeInputInto(ce.c, t.witness, int(threads), W, A, B)
+			if err == nil {
+				// The finalizer checks the proof against the public part: take
+				// it from the witness parsed here, on a synthesis thread, so the
+				// finalizer that device slots hand their results to does not
+				// parse the witness again.
+				t.public, t.publicBytes, err = publicPart(w)
+			}
+			synthErr, synthEnd = err, time.Now()
+			return err
+		})
+	releaseCores()
+	if synthErr != nil {
 		// An input that does not satisfy the circuit fails the same way everywhere.
-		d.failTask(t, fmt.Sprintf("synthesis: %v", err))
+		d.failTask(t, fmt.Sprintf("synthesis: %v", synthErr))
 		return
 	}
-	releaseCores() // staging is not the solver's
-	// The finalizer checks the proof against the public part: take it from the
-	// witness parsed here, on a synthesis thread, so the finalizer that device
-	// slots hand their results to does not parse the witness again.
-	if t.public, t.publicBytes, err = publicPart(w); err != nil {
-		d.failTask(t, err.Error())
-		return
-	}
-	synthEnd := time.Now()
-	h, err := d.shm.Write(fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts), sdk.CurveBLS12381, W, A, B)
 	if err != nil && journal.IsNoSpace(err) {
 		d.stagingNoSpace(it, err)
 		return

@@ -346,6 +346,31 @@ func SynthesizeInput(c *Circuit, data []byte, threads int) (W, A, B []fr.Element
 	return W, A, B, full, nil
 }
 
+// SynthesizeInputInto is SynthesizeInput writing W, A and B into the caller's
+// vectors (len c.NbWires, c.NbConstraints, c.NbConstraints), such as a
+// partition's memory (shm.Store.WriteWith): a witness is solved there in place;
+// a wire assignment's parsed vectors are copied there.
+func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Element) (full witness.Witness, err error) {
+	if len(W) != c.NbWires || len(A) != c.NbConstraints || len(B) != c.NbConstraints {
+		return nil, fmt.Errorf("circuit %s: destination lengths W %d, A %d, B %d; want %d, %d, %d",
+			c.Name, len(W), len(A), len(B), c.NbWires, c.NbConstraints, c.NbConstraints)
+	}
+	if !IsAssignment(data) {
+		if full, err = ParseWitness(data, c); err != nil {
+			return nil, fmt.Errorf("witness %w", err)
+		}
+		return full, SynthesizeInto(c, full, threads, W, A, B)
+	}
+	w, a, b, full, err := SynthesizeInput(c, data, threads)
+	if err != nil {
+		return nil, err
+	}
+	copy(W, w)
+	copy(A, a)
+	copy(B, b)
+	return full, nil
+}
+
 // CheckInput checks one partition's input the way the daemon does at submit: a gnark
 // full witness is parsed (ParseWitness), a wire assignment's header and size are
 // checked (CheckAssignmentHeader). assignment says which the client declared; an

@@ -40,6 +40,22 @@ func Synthesize(c *Circuit, w witness.Witness, threads int) (W, A, B []fr.Elemen
 	return W, A, B, nil
 }
 
+// SynthesizeInto is Synthesize writing W, A and B into the caller's vectors
+// (len c.NbWires, c.NbConstraints, c.NbConstraints), which it overwrites.
+func SynthesizeInto(c *Circuit, w witness.Witness, threads int, W, A, B []fr.Element) error {
+	var opts []solver.Option
+	if threads > 0 {
+		opts = append(opts, solver.WithNbTasks(threads))
+	}
+	if err := checkWitness(c, w); err != nil {
+		return err
+	}
+	if err := solve.R1CSInto(c.CCS, c.Program(), w, W, A, B, opts...); err != nil {
+		return fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
+	}
+	return nil
+}
+
 // checkWitness checks that w has c's field and shape.
 func checkWitness(c *Circuit, w witness.Witness) error {
 	if w == nil {

@@ -17,23 +17,38 @@ import (
 // still solved by gnark. A panic inside gnark's solver (a hint that panics) is
 // an error.
 func R1CS(ccs *cs.R1CS, p *Program, w witness.Witness, opts ...csolver.Option) (W, A, B []fr.Element, err error) {
+	W = make([]fr.Element, len(ccs.Public)+len(ccs.Secret)+ccs.NbInternalVariables)
+	A = make([]fr.Element, ccs.GetNbConstraints())
+	B = make([]fr.Element, ccs.GetNbConstraints())
+	if err := R1CSInto(ccs, p, w, W, A, B, opts...); err != nil {
+		return nil, nil, nil, err
+	}
+	return W, A, B, nil
+}
+
+// R1CSInto is R1CS writing W, A and B into the caller's vectors (len
+// NbWires, NbConstraints, NbConstraints of ccs), which it overwrites.
+func R1CSInto(ccs *cs.R1CS, p *Program, w witness.Witness, W, A, B []fr.Element, opts ...csolver.Option) error {
 	v, ok := w.Vector().(fr.Vector)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("witness holds %T, want BLS12-381 scalars (fr.Vector)", w.Vector())
+		return fmt.Errorf("witness holds %T, want BLS12-381 scalars (fr.Vector)", w.Vector())
 	}
-	if p != nil {
-		W = make([]fr.Element, p.NbWires())
-		A = make([]fr.Element, p.NbConstraints())
-		B = make([]fr.Element, p.NbConstraints())
-		if p.Solve(v, W, A, B, opts...) == nil {
-			return W, A, B, nil
-		}
+	nbWires := len(ccs.Public) + len(ccs.Secret) + ccs.NbInternalVariables
+	if len(W) != nbWires || len(A) != ccs.GetNbConstraints() || len(B) != ccs.GetNbConstraints() {
+		return fmt.Errorf("solve: destination lengths W %d, A %d, B %d; want %d, %d, %d",
+			len(W), len(A), len(B), nbWires, ccs.GetNbConstraints(), ccs.GetNbConstraints())
+	}
+	if p != nil && p.Solve(v, W, A, B, opts...) == nil {
+		return nil
 	}
 	sol, err := gnarkSolve(ccs, w, opts)
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
-	return sol.W, sol.A, sol.B, nil
+	copy(W, sol.W)
+	copy(A, sol.A)
+	copy(B, sol.B)
+	return nil
 }
 
 // gnarkSolve runs gnark's solver, turning a panic inside it into an error.
