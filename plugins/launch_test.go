@@ -405,3 +405,49 @@ func TestLaunchSynthesizerKind(t *testing.T) {
 		t.Errorf("Describe of a backend as a synthesizer: %v, want unimplemented", err)
 	}
 }
+
+// TestKillStoppedPlugin stops a backend with SIGSTOP while a call is in flight:
+// it never answers the shutdown request go-plugin's Kill sends first, so Kill
+// must end it with SIGKILL and return, and the call in flight must end too.
+func TestKillStoppedPlugin(t *testing.T) {
+	proc, backend, logs := launch(t)
+	pid := proc.Pid()
+	// Registered after launch's cleanup, so it runs first: a Kill that fails
+	// this test must not leave a stopped process behind.
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	callDone := make(chan error, 1)
+	go func() {
+		_, err := backend.Prove(context.Background(), sdk.ProveRequest{KeyID: "block"})
+		callDone <- err
+	}()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan struct{})
+	go func() {
+		proc.Kill()
+		close(killed)
+	}()
+	// Generous on a loaded machine; without the SIGKILL, Kill never returns.
+	limit := plugins.KillGrace + time.Minute
+	select {
+	case <-killed:
+	case <-time.After(limit):
+		t.Fatalf("Kill of a stopped backend did not return within %s", limit)
+	}
+	waitGone(t, pid, 10*time.Second)
+	if !proc.Exited() {
+		t.Error("Exited() is false after Kill returned")
+	}
+	select {
+	case err := <-callDone:
+		if !errors.Is(err, sdk.ErrPluginShutdown) {
+			t.Errorf("the call in flight ended with %v, want ErrPluginShutdown", err)
+		}
+	case <-time.After(time.Minute):
+		t.Error("the call in flight on the stopped backend did not end after Kill")
+	}
+	if !strings.Contains(logs.String(), "sending SIGKILL") {
+		t.Errorf("the log does not say the backend was sent SIGKILL:\n%s", logs.String())
+	}
+}
