@@ -25,8 +25,9 @@ var ErrCrashed = errors.New("backend process exited")
 const admissionWait = 10 * time.Second
 
 // controlCallTimeout bounds a call the device makes on its own behalf (unloading
-// an idle key): a backend that takes longer is not serving.
-const controlCallTimeout = 30 * time.Second
+// an idle key): a backend that takes longer is not serving. A variable so tests
+// can shorten it.
+var controlCallTimeout = 30 * time.Second
 
 // ErrStopped is returned by calls on a Device after Close.
 var ErrStopped = errors.New("device stopped")
