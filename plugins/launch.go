@@ -73,7 +73,7 @@ type Process struct {
 	synthesizer sdk.Synthesizer
 	pid         int
 	socketDir   string       // LaunchConfig.SocketDir
-	cmd         *exec.Cmd    // the started process; nil when attached
+	killNow     func()       // SIGKILLs the started process (os/exec's context); nil when attached
 	log         hclog.Logger // go-plugin's and Kill's messages
 }
 
@@ -107,18 +107,21 @@ func (p *Process) NegotiatedVersion() int { return p.client.NegotiatedVersion() 
 // SIGKILL, and is safe to call more than once and from several goroutines.
 func (p *Process) Kill() {
 	rc := p.client.ReattachConfig() // read before Kill, which may forget the address
-	killClient(p.client, p.cmd, p.pid, p.log)
+	killClient(p.client, p.killNow, p.pid, p.log)
+	if p.killNow != nil {
+		p.killNow() // releases the command's context; the process is gone
+	}
 	// A backend killed by a signal (by us, or before this call) leaves its
 	// socket; a clean exit has removed it already.
 	removeSocket(p.socketDir, rc)
 }
 
 // killClient runs go-plugin's Kill of client, bounded: when it has not returned
-// within KillGrace, the process cmd started (pid) is sent SIGKILL, which also
-// ends the shutdown call Kill waits on (its context ends with the process).
-// cmd is nil for an attached plugin, which is not ours to kill; the wait is
-// bounded all the same.
-func killClient(client *plugin.Client, cmd *exec.Cmd, pid int, log hclog.Logger) {
+// within KillGrace, killNow sends the process (pid) SIGKILL, which also ends the
+// shutdown call Kill waits on (its context ends with the process). killNow is
+// nil for an attached plugin, which is not ours to kill; the wait is bounded all
+// the same.
+func killClient(client *plugin.Client, killNow func(), pid int, log hclog.Logger) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -129,13 +132,9 @@ func killClient(client *plugin.Client, cmd *exec.Cmd, pid int, log hclog.Logger)
 		return
 	case <-time.After(KillGrace):
 	}
-	if cmd != nil && cmd.Process != nil {
-		// os.Process signals through a pidfd where it can, and never after
-		// the process was reaped, so a reused pid is never hit.
+	if killNow != nil {
 		log.Warn("plugin did not exit after its connection closed; sending SIGKILL", "pid", pid, "grace", KillGrace)
-		if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			log.Error("sending SIGKILL to the plugin", "pid", pid, "error", err)
-		}
+		killNow()
 	}
 	select {
 	case <-done:
@@ -180,7 +179,12 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	}
 	logger = backendLogger(logger)
 
-	cmd := exec.Command(cfg.Path, cfg.Args...)
+	// The command's context is how the host SIGKILLs the plugin: os/exec
+	// kills the process it started when the context ends (through a pidfd
+	// where it can, and never after the process was reaped, so a reused pid
+	// is never hit), without reading fields go-plugin's goroutines write.
+	killCtx, killNow := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(killCtx, cfg.Path, cfg.Args...)
 	// The host's environment first, then cfg.Env, so cfg.Env wins (exec keeps
 	// the last of duplicate keys); go-plugin appends its own variables after.
 	cmd.Env = append(os.Environ(), cfg.Env...)
@@ -212,8 +216,18 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		SyncStdout:       forward,
 		SyncStderr:       forward,
 	})
-	proc, err := dispense(client, kind, cmd, logger)
+	// The handshake has no context of its own: a caller that gives up (a
+	// daemon that stops while a plugin restarts) kills the process, which ends
+	// the handshake at once, where a stopped plugin would hold it for the
+	// whole start timeout.
+	abandon := context.AfterFunc(ctx, killNow)
+	proc, err := dispense(client, kind, killNow, logger)
+	abandon()
 	if err != nil {
+		killNow()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("launching %s %s: %w (%v)", kind, cfg.Path, ctxErr, err)
+		}
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			return nil, fmt.Errorf("%s binary %s: checksum mismatch (it changed while starting): %w", kind, cfg.Path, err)
 		}
@@ -263,9 +277,9 @@ func Attach(reattach *plugin.ReattachConfig, logger hclog.Logger) (*Process, err
 }
 
 // dispense completes the handshake of client and returns the service of the
-// plugin kind. cmd is the command client starts (nil when it attaches). On
-// failure the client is killed.
-func dispense(client *plugin.Client, kind Kind, cmd *exec.Cmd, log hclog.Logger) (*Process, error) {
+// plugin kind. killNow SIGKILLs the process client starts (nil when it
+// attaches). On failure the client is killed.
+func dispense(client *plugin.Client, kind Kind, killNow func(), log hclog.Logger) (*Process, error) {
 	pid := func() int {
 		if rc := client.ReattachConfig(); rc != nil {
 			return rc.Pid
@@ -274,16 +288,16 @@ func dispense(client *plugin.Client, kind Kind, cmd *exec.Cmd, log hclog.Logger)
 	}
 	rpc, err := client.Client()
 	if err != nil {
-		killClient(client, cmd, pid(), log)
+		killClient(client, killNow, pid(), log)
 		return nil, err
 	}
 	name := kind.pluginName()
 	raw, err := rpc.Dispense(name)
 	if err != nil {
-		killClient(client, cmd, pid(), log)
+		killClient(client, killNow, pid(), log)
 		return nil, err
 	}
-	proc := &Process{client: client, kind: kind, cmd: cmd, log: log, pid: pid()}
+	proc := &Process{client: client, kind: kind, killNow: killNow, log: log, pid: pid()}
 	ok := false
 	switch kind {
 	case KindBackend:
@@ -292,7 +306,7 @@ func dispense(client *plugin.Client, kind Kind, cmd *exec.Cmd, log hclog.Logger)
 		proc.synthesizer, ok = raw.(sdk.Synthesizer)
 	}
 	if !ok {
-		killClient(client, cmd, proc.pid, log)
+		killClient(client, killNow, proc.pid, log)
 		return nil, fmt.Errorf("plugin %q dispensed a %T, not a %s client", name, raw, kind)
 	}
 	return proc, nil
