@@ -29,6 +29,7 @@ var (
 	soakSeed       = flag.Uint64("soak.seed", 1, "seed of the soak's random choices (jobs, kills, faults)")
 	soakReport     = flag.String("soak.report", "", "also write the soak's summary table to this file")
 	soakTimeout    = flag.Duration("soak.timeout", 45*time.Minute, "how long TestSoak may take to finish its jobs")
+	soakStopShare  = flag.Float64("soak.stop-share", 0.25, "share of TestSoak's backend faults that are a SIGSTOP instead of a kill -9")
 )
 
 // soakParams sizes one soak run.
@@ -40,28 +41,32 @@ type soakParams struct {
 	seed       uint64
 	timeout    time.Duration
 	verifyCLI  bool // also check every proof with `zkhost verify`
+	// stopShare is the share of the backend faults that stop the backend
+	// (SIGSTOP, never continued) instead of killing it: the host must kill it
+	// at its prove deadline.
+	stopShare float64
 }
 
 // TestSoakShort is the soak at about 100 partitions: random kill -9 of backends
-// and one SIGKILL and restart of the host, with a stored proof damaged in its
-// journal meanwhile.
+// (a few of them SIGSTOPs) and one SIGKILL and restart of the host, with a
+// stored proof damaged in its journal meanwhile.
 func TestSoakShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak skipped with -short")
 	}
-	soak(t, soakParams{partitions: 100, maxJob: 16, hostKills: 1, killEvery: 1500 * time.Millisecond, seed: *soakSeed, timeout: 5 * time.Minute, verifyCLI: true})
+	soak(t, soakParams{partitions: 100, maxJob: 16, hostKills: 1, killEvery: 1500 * time.Millisecond, seed: *soakSeed, timeout: 5 * time.Minute, verifyCLI: true, stopShare: 0.25})
 }
 
 // TestSoak is the long soak `make soak` runs: by default 1,000 partitions of small
-// circuits across jobs of every class, random kill -9 of backends every few
-// seconds and two SIGKILLs and restarts of the host, at the first of which a
-// stored proof is damaged in its journal.
+// circuits across jobs of every class, random kill -9 or SIGSTOP of backends
+// every few seconds and two SIGKILLs and restarts of the host, at the first of
+// which a stored proof is damaged in its journal.
 func TestSoak(t *testing.T) {
 	if !*soakLong {
 		t.Skip("the long soak runs with -soak (make soak)")
 	}
 	soak(t, soakParams{partitions: *soakPartitions, maxJob: 40, hostKills: *soakHostKills, killEvery: *soakKillEvery,
-		seed: *soakSeed, timeout: *soakTimeout, verifyCLI: true})
+		seed: *soakSeed, timeout: *soakTimeout, verifyCLI: true, stopShare: *soakStopShare})
 }
 
 // soakJob is one job the soak submitted.
@@ -77,6 +82,7 @@ type soakJob struct {
 type soakCounts struct {
 	mu            sync.Mutex
 	backendKills  int
+	backendStops  int // SIGSTOPs, never continued
 	killsSkipped  int // no backend was running at the chosen moment
 	hostKills     int
 	orphanWaitMax time.Duration
@@ -146,7 +152,21 @@ func soak(t *testing.T, p soakParams) {
 			case <-time.After(wait):
 			}
 			hostMu.Lock()
-			if h.running() {
+			if h.running() && krng.Float64() < p.stopShare {
+				// A backend, not one of its prove workers, that is not
+				// stopped already; the host must kill it.
+				var live []proc
+				for _, b := range backendsOf(h.pid()) {
+					if !b.worker && !stopped(b.pid) {
+						live = append(live, b)
+					}
+				}
+				if len(live) > 0 && syscall.Kill(live[krng.IntN(len(live))].pid, syscall.SIGSTOP) == nil {
+					counts.mu.Lock()
+					counts.backendStops++
+					counts.mu.Unlock()
+				}
+			} else if h.running() {
 				if bs := backendsOf(h.pid()); len(bs) > 0 {
 					victim := bs[krng.IntN(len(bs))]
 					if syscall.Kill(victim.pid, syscall.SIGKILL) == nil {
@@ -189,11 +209,14 @@ func soak(t *testing.T, p soakParams) {
 		}
 		if nextHostKill <= p.hostKills && verified >= nextHostKill*p.partitions/(p.hostKills+1) {
 			hostMu.Lock()
-			soakKillHost(t, h, counts)
+			killed := soakKillHost(t, h, counts)
 			if counts.damaged == "" {
 				counts.damaged = soakDamageProof(t, h, jobs)
 			}
 			h.start()
+			// A backend stopped when its host died cannot act on the
+			// parent-death signal; the next host reaps it by its pid file.
+			waitFor(t, 30*time.Second, "the new host to reap the stopped backends of the killed one", func() bool { return len(backendsOf(killed)) == 0 })
 			hostMu.Unlock()
 			nextHostKill++
 		}
@@ -285,16 +308,26 @@ func soakProgress(t *testing.T, h *host, jobs []soakJob, damaged string) (verifi
 }
 
 // soakKillHost SIGKILLs the host and checks its backends follow it (with them
-// goes the last mapping of its partitions: memfds leave nothing to reap).
-func soakKillHost(t *testing.T, h *host, counts *soakCounts) {
+// goes the last mapping of its partitions: memfds leave nothing to reap), all
+// but those the soak stopped, which the next host must reap. It returns the
+// killed host's pid.
+func soakKillHost(t *testing.T, h *host, counts *soakCounts) int {
 	pid := h.pid()
 	h.kill()
 	killed := time.Now()
-	waitFor(t, 5*time.Second, "the backends of the killed host to exit", func() bool { return len(backendsOf(pid)) == 0 })
+	waitFor(t, 5*time.Second, "the backends of the killed host to exit", func() bool {
+		for _, b := range backendsOf(pid) {
+			if !stopped(b.pid) {
+				return false
+			}
+		}
+		return true
+	})
 	counts.mu.Lock()
 	defer counts.mu.Unlock()
 	counts.hostKills++
 	counts.orphanWaitMax = max(counts.orphanWaitMax, time.Since(killed))
+	return pid
 }
 
 // soakDamageProof flips one byte inside a stored proof in the killed host's
@@ -380,6 +413,8 @@ func soakSummary(h *host, p soakParams, jobs []soakJob, c *soakCounts, elapsed t
 		{"partitions: chain-k8 / merkle-d4-k2", fmt.Sprintf("%d / %d", perCircuit["chain"], perCircuit["merkle"])},
 		{"partitions: critical / high / normal / low", fmt.Sprintf("%d / %d / %d / %d", perClass[api.ClassCritical], perClass[api.ClassHigh], perClass[api.ClassNormal], perClass[api.ClassLow])},
 		{"backend kill -9s by the soak", c.backendKills},
+		{"backend SIGSTOPs by the soak (never continued)", c.backendStops},
+		{"backends sent SIGKILL after a kill's grace (stopped ones)", count("sending SIGKILL")},
 		{"backend crashes the host saw (kills + injected)", count("backend process exited: pid=")},
 		{"backend restarts", count("backend ready: ") - devices*starts},
 		{"partition retries", count("partition attempt failed; retrying")},

@@ -24,6 +24,19 @@ import (
 // handshake when LaunchConfig.StartTimeout is zero.
 const DefaultStartTimeout = time.Minute
 
+// KillGrace is how long Process.Kill lets a plugin close its connection and
+// exit before it sends SIGKILL. go-plugin's own Kill first asks the plugin to
+// shut down over gRPC and waits for the answer without a deadline; a stopped
+// (SIGSTOP) or wedged process never answers, and SIGKILL ends it whatever state
+// it is in.
+const KillGrace = 5 * time.Second
+
+// killReapWait bounds how long Kill waits, after SIGKILL, for the process to be
+// gone. A process inside an uninterruptible call (a device driver) dies only
+// when the call returns; Kill logs it and returns rather than block its caller
+// (a device restart, the daemon's stop) on it.
+const killReapWait = 10 * time.Second
+
 // LaunchConfig says which plugin binary Launch starts and how.
 type LaunchConfig struct {
 	// Kind is the kind of plugin the binary is; the zero value is a backend.
@@ -59,7 +72,9 @@ type Process struct {
 	backend     sdk.Backend
 	synthesizer sdk.Synthesizer
 	pid         int
-	socketDir   string // LaunchConfig.SocketDir
+	socketDir   string       // LaunchConfig.SocketDir
+	killNow     func()       // SIGKILLs the started process (os/exec's context); nil when attached
+	log         hclog.Logger // go-plugin's and Kill's messages
 }
 
 // Kind returns the kind of plugin the process serves.
@@ -86,14 +101,46 @@ func (p *Process) Exited() bool { return p.client.Exited() }
 func (p *Process) NegotiatedVersion() int { return p.client.NegotiatedVersion() }
 
 // Kill ends the backend: it closes the connection, waits up to two seconds for
-// the process to exit and then kills it. It blocks until the process is gone and
-// is safe to call more than once.
+// the process to exit and then kills it. A process that does not let go of its
+// connection within KillGrace (stopped, or wedged) is sent SIGKILL. Kill
+// returns once the process is gone, or at the latest killReapWait after the
+// SIGKILL, and is safe to call more than once and from several goroutines.
 func (p *Process) Kill() {
 	rc := p.client.ReattachConfig() // read before Kill, which may forget the address
-	p.client.Kill()
+	killClient(p.client, p.killNow, p.pid, p.log)
+	if p.killNow != nil {
+		p.killNow() // releases the command's context; the process is gone
+	}
 	// A backend killed by a signal (by us, or before this call) leaves its
 	// socket; a clean exit has removed it already.
 	removeSocket(p.socketDir, rc)
+}
+
+// killClient runs go-plugin's Kill of client, bounded: when it has not returned
+// within KillGrace, killNow sends the process (pid) SIGKILL, which also ends the
+// shutdown call Kill waits on (its context ends with the process). killNow is
+// nil for an attached plugin, which is not ours to kill; the wait is bounded all
+// the same.
+func killClient(client *plugin.Client, killNow func(), pid int, log hclog.Logger) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		client.Kill()
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(KillGrace):
+	}
+	if killNow != nil {
+		log.Warn("plugin did not exit after its connection closed; sending SIGKILL", "pid", pid, "grace", KillGrace)
+		killNow()
+	}
+	select {
+	case <-done:
+	case <-time.After(killReapWait):
+		log.Error("plugin process did not end after SIGKILL; no longer waiting for it", "pid", pid, "waited", killReapWait)
+	}
 }
 
 // stderrTailLines is how many of a plugin's last stderr lines a failed start
@@ -132,7 +179,12 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	}
 	logger = backendLogger(logger)
 
-	cmd := exec.Command(cfg.Path, cfg.Args...)
+	// The command's context is how the host SIGKILLs the plugin: os/exec
+	// kills the process it started when the context ends (through a pidfd
+	// where it can, and never after the process was reaped, so a reused pid
+	// is never hit), without reading fields go-plugin's goroutines write.
+	killCtx, killNow := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(killCtx, cfg.Path, cfg.Args...)
 	// The host's environment first, then cfg.Env, so cfg.Env wins (exec keeps
 	// the last of duplicate keys); go-plugin appends its own variables after.
 	cmd.Env = append(os.Environ(), cfg.Env...)
@@ -164,8 +216,18 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		SyncStdout:       forward,
 		SyncStderr:       forward,
 	})
-	proc, err := dispense(client, kind)
+	// The handshake has no context of its own: a caller that gives up (a
+	// daemon that stops while a plugin restarts) kills the process, which ends
+	// the handshake at once, where a stopped plugin would hold it for the
+	// whole start timeout.
+	abandon := context.AfterFunc(ctx, killNow)
+	proc, err := dispense(client, kind, killNow, logger)
+	abandon()
 	if err != nil {
+		killNow()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("launching %s %s: %w (%v)", kind, cfg.Path, ctxErr, err)
+		}
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			return nil, fmt.Errorf("%s binary %s: checksum mismatch (it changed while starting): %w", kind, cfg.Path, err)
 		}
@@ -207,7 +269,7 @@ func Attach(reattach *plugin.ReattachConfig, logger hclog.Logger) (*Process, err
 		SyncStdout:       forward,
 		SyncStderr:       forward,
 	})
-	proc, err := dispense(client, KindBackend)
+	proc, err := dispense(client, KindBackend, nil, logger)
 	if err != nil {
 		return nil, fmt.Errorf("attaching to backend at %v: %w", reattach.Addr, err)
 	}
@@ -215,20 +277,27 @@ func Attach(reattach *plugin.ReattachConfig, logger hclog.Logger) (*Process, err
 }
 
 // dispense completes the handshake of client and returns the service of the
-// plugin kind. On failure the client is killed.
-func dispense(client *plugin.Client, kind Kind) (*Process, error) {
+// plugin kind. killNow SIGKILLs the process client starts (nil when it
+// attaches). On failure the client is killed.
+func dispense(client *plugin.Client, kind Kind, killNow func(), log hclog.Logger) (*Process, error) {
+	pid := func() int {
+		if rc := client.ReattachConfig(); rc != nil {
+			return rc.Pid
+		}
+		return 0
+	}
 	rpc, err := client.Client()
 	if err != nil {
-		client.Kill()
+		killClient(client, killNow, pid(), log)
 		return nil, err
 	}
 	name := kind.pluginName()
 	raw, err := rpc.Dispense(name)
 	if err != nil {
-		client.Kill()
+		killClient(client, killNow, pid(), log)
 		return nil, err
 	}
-	proc := &Process{client: client, kind: kind}
+	proc := &Process{client: client, kind: kind, killNow: killNow, log: log, pid: pid()}
 	ok := false
 	switch kind {
 	case KindBackend:
@@ -237,11 +306,8 @@ func dispense(client *plugin.Client, kind Kind) (*Process, error) {
 		proc.synthesizer, ok = raw.(sdk.Synthesizer)
 	}
 	if !ok {
-		client.Kill()
+		killClient(client, killNow, proc.pid, log)
 		return nil, fmt.Errorf("plugin %q dispensed a %T, not a %s client", name, raw, kind)
-	}
-	if rc := client.ReattachConfig(); rc != nil {
-		proc.pid = rc.Pid
 	}
 	return proc, nil
 }

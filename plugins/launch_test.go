@@ -405,3 +405,103 @@ func TestLaunchSynthesizerKind(t *testing.T) {
 		t.Errorf("Describe of a backend as a synthesizer: %v, want unimplemented", err)
 	}
 }
+
+// TestKillStoppedPlugin stops a backend with SIGSTOP while a call is in flight:
+// it never answers the shutdown request go-plugin's Kill sends first, so Kill
+// must end it with SIGKILL and return, and the call in flight must end too.
+func TestKillStoppedPlugin(t *testing.T) {
+	proc, backend, logs := launch(t)
+	pid := proc.Pid()
+	// Registered after launch's cleanup, so it runs first: a Kill that fails
+	// this test must not leave a stopped process behind.
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	callDone := make(chan error, 1)
+	go func() {
+		_, err := backend.Prove(context.Background(), sdk.ProveRequest{KeyID: "block"})
+		callDone <- err
+	}()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan struct{})
+	go func() {
+		proc.Kill()
+		close(killed)
+	}()
+	// Generous on a loaded machine; without the SIGKILL, Kill never returns.
+	limit := plugins.KillGrace + time.Minute
+	select {
+	case <-killed:
+	case <-time.After(limit):
+		t.Fatalf("Kill of a stopped backend did not return within %s", limit)
+	}
+	waitGone(t, pid, 10*time.Second)
+	if !proc.Exited() {
+		t.Error("Exited() is false after Kill returned")
+	}
+	select {
+	case err := <-callDone:
+		if !errors.Is(err, sdk.ErrPluginShutdown) {
+			t.Errorf("the call in flight ended with %v, want ErrPluginShutdown", err)
+		}
+	case <-time.After(time.Minute):
+		t.Error("the call in flight on the stopped backend did not end after Kill")
+	}
+	if !strings.Contains(logs.String(), "sending SIGKILL") {
+		t.Errorf("the log does not say the backend was sent SIGKILL:\n%s", logs.String())
+	}
+}
+
+// TestLaunchCancelledDuringHandshake cancels Launch's context while the plugin
+// has not answered the handshake (as a stopped one never does): Launch must
+// kill it and return at once rather than wait out the start timeout.
+func TestLaunchCancelledDuringHandshake(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	silent := filepath.Join(dir, "silent")
+	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s\nexec sleep 600\n", pidFile)
+	if err := os.WriteFile(silent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		proc *plugins.Process
+		err  error
+	}
+	launched := make(chan result, 1)
+	go func() {
+		proc, err := plugins.Launch(ctx, plugins.LaunchConfig{Path: silent, Logger: hclog.NewNullLogger(), StartTimeout: 10 * time.Minute})
+		launched <- result{proc, err}
+	}()
+	var pid int
+	deadline := time.Now().Add(time.Minute)
+	for pid == 0 {
+		if b, err := os.ReadFile(pidFile); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the plugin never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Cleanup(func() {
+		if !processGone(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	cancel()
+	select {
+	case r := <-launched:
+		if r.err == nil {
+			r.proc.Kill()
+			t.Fatal("Launch succeeded with a plugin that never answered the handshake")
+		}
+		if !errors.Is(r.err, context.Canceled) || !strings.Contains(r.err.Error(), silent) {
+			t.Errorf("Launch: %v, want context.Canceled naming %s", r.err, silent)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Launch did not return within a minute of its context's end; it waits out the start timeout")
+	}
+	waitGone(t, pid, 10*time.Second)
+}

@@ -466,14 +466,19 @@ func (d *Daemon) Close() {
 // values: an API call that passed its stopping check may still read them, and a
 // closed journal or device answers with an error where a nil one would panic.
 func (d *Daemon) closeResources() {
+	// The plugins stop side by side: each stop is bounded (a process that
+	// does not exit is sent SIGKILL after plugins.KillGrace), so the daemon's
+	// stop takes one such bound however many children are stopped or wedged.
+	var stops sync.WaitGroup
 	for _, de := range d.devices {
-		de.dev.Close()
+		stops.Go(de.dev.Close)
 	}
 	for _, ce := range d.circuits {
 		if ce.synth != nil {
-			ce.synth.Close()
+			stops.Go(ce.synth.Close)
 		}
 	}
+	stops.Wait()
 	closed := map[*circuit.Circuit]bool{}
 	for _, ce := range d.circuits {
 		if !closed[ce.c] {

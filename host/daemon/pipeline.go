@@ -254,7 +254,7 @@ func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
 	if errors.Is(err, context.DeadlineExceeded) && j.ctx.Err() == nil {
 		// A backend that does not answer in time is treated as crashed.
 		d.log.Error("backend did not answer within its deadline; killing it", "device", t.device, "job", j.id, "partition", t.idx)
-		de.dev.Kill()
+		de.dev.KillHung(fmt.Sprintf("backend did not answer a proof within %s; killed", d.proveDeadline(ce)))
 		err = fmt.Errorf("device %s did not answer within %s: %w", t.device, d.proveDeadline(ce), device.ErrCrashed)
 	}
 	// The backend's working memory is free once it returns.

@@ -75,6 +75,9 @@ func (d *Daemon) deviceStatus(de *deviceEntry, now time.Time) api.DeviceStatus {
 		ds.Error = fmt.Sprintf("down: its backend exited and cannot be started again (%d restarts failed, retried with backoff); last: %s", info.StartFailures, info.LastError)
 	case !info.Description.Device.Available:
 		ds.Error = "no usable device: " + info.Description.Device.Reason
+	case info.State == device.StateRestarting && info.LastError != "":
+		// Killed (it did not answer) or exited: say which while it restarts.
+		ds.Error = fmt.Sprintf("restarting: %s", info.LastError)
 	case info.State != device.StateReady:
 		ds.Error = info.State.String()
 	case de.isCPU() && d.hasGPU():

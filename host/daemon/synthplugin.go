@@ -151,7 +151,7 @@ func (d *Daemon) synthesizeWithPlugin(it queue.Item[*task], lane string, w witne
 		if errors.Is(err, context.DeadlineExceeded) {
 			// A synthesizer that does not answer in time is treated as crashed.
 			d.log.Error("synthesizer did not answer within its deadline; killing it", "synthesizer", ce.synthPath, "job", j.id, "partition", t.idx)
-			ce.synth.Kill()
+			ce.synth.KillHung(fmt.Sprintf("synthesizer did not answer within %s; killed", timeout))
 			err = fmt.Errorf("did not answer within %s: %w", timeout, synth.ErrCrashed)
 		}
 		retryable := errors.Is(err, synth.ErrCrashed) ||

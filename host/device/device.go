@@ -24,6 +24,11 @@ var ErrCrashed = errors.New("backend process exited")
 // notices, so for a moment the backend counts one call more than the host.
 const admissionWait = 10 * time.Second
 
+// controlCallTimeout bounds a call the device makes on its own behalf (unloading
+// an idle key): a backend that takes longer is not serving. A variable so tests
+// can shorten it.
+var controlCallTimeout = 30 * time.Second
+
 // ErrStopped is returned by calls on a Device after Close.
 var ErrStopped = errors.New("device stopped")
 
@@ -280,7 +285,10 @@ func (d *Device) onCrash() bool {
 	d.crashes = append(d.crashes, now)
 	d.pruneCrashes(now)
 	d.log.Warn("backend process exited", "pid", d.proc.Pid(), "crashes_in_window", len(d.crashes))
-	d.lastErr = "backend process exited"
+	if d.state == StateReady {
+		// Exited on its own; a process the host killed keeps the reason kill gave.
+		d.lastErr = "backend process exited"
+	}
 	if d.procStop != nil {
 		d.procStop()
 	}
@@ -540,9 +548,21 @@ func (d *Device) EvictIdle(ctx context.Context, idle time.Duration) []string {
 	d.mu.Unlock()
 	var evicted []string
 	for _, id := range ids {
-		if err := d.UnloadKey(ctx, id); err == nil {
+		// Bounded: the caller (the daemon's housekeeping) must not wait on a
+		// stopped backend, and one that does not answer is killed as hung.
+		cctx, cancel := context.WithTimeout(ctx, controlCallTimeout)
+		err := d.UnloadKey(cctx, id)
+		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		if err == nil {
 			evicted = append(evicted, id)
 			d.log.Info("key evicted after idling", "key", id, "idle", idle)
+			continue
+		}
+		if timedOut {
+			d.log.Error("backend did not answer an unload within its deadline; killing it", "key", id, "deadline", controlCallTimeout)
+			d.KillHung(fmt.Sprintf("backend did not answer an unload within %s; killed", controlCallTimeout))
+			break
 		}
 	}
 	return evicted
@@ -653,15 +673,38 @@ func (d *Device) classify(gen uint64, err error) error {
 	return err
 }
 
-// Kill kills the backend process as a crash would (used by tests and by the
-// hang detector): the supervisor restarts it.
-func (d *Device) Kill() {
+// Kill kills the backend process as a crash would (used by tests): the
+// supervisor restarts it.
+func (d *Device) Kill() { d.kill("backend killed by the host") }
+
+// KillHung kills a backend that did not answer a call within its deadline
+// (stopped, hung or wedged). The device shows restarting with reason at once,
+// for as long as the kill takes (up to plugins.KillGrace and a SIGKILL for a
+// process that does not let go), its calls in flight end with ErrCrashed, and
+// the supervisor restarts it once the process is gone.
+func (d *Device) KillHung(reason string) { d.kill(reason) }
+
+// kill marks the device restarting for reason, ends the calls in flight on the
+// current process and kills it.
+func (d *Device) kill(reason string) {
 	d.mu.Lock()
 	proc := d.proc
-	d.mu.Unlock()
-	if proc != nil {
-		proc.Kill()
+	if proc == nil || d.stopped {
+		d.mu.Unlock()
+		return
 	}
+	if d.state == StateReady {
+		// New calls wait for the restart instead of going to the process
+		// being killed; status says why meanwhile.
+		d.state = StateRestarting
+		d.readyCh = make(chan struct{})
+	}
+	d.lastErr = reason
+	if d.procStop != nil {
+		d.procStop()
+	}
+	d.mu.Unlock()
+	proc.Kill()
 }
 
 // Close stops supervision and the backend process.

@@ -55,7 +55,17 @@ func SuperviseLoop(s Supervision) {
 				return
 			case <-time.After(delay):
 			}
+			// A stop ends a restart in progress: a plugin stopped before it
+			// answers its handshake would otherwise hold the stop for the
+			// whole start timeout.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			go func() {
+				select {
+				case <-s.Stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
 			err := s.Restart(ctx)
 			cancel()
 			if err == nil {

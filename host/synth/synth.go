@@ -79,6 +79,7 @@ type Synth struct {
 	procCtx   context.Context    // ends when the current process exits
 	procStop  context.CancelFunc //
 	readyCh   chan struct{}      // closed while a process serves; replaced on exit
+	killing   bool               // the current process is being killed; calls wait for the next
 	unhealthy bool
 	inFlight  int
 	restarts  int
@@ -231,11 +232,14 @@ func (s *Synth) onExit() bool {
 	s.crashes = append(s.crashes, now)
 	s.pruneCrashes(now)
 	s.log.Warn("synthesizer process exited", "pid", s.proc.Pid(), "crashes_in_window", len(s.crashes))
-	s.lastErr = "synthesizer process exited"
+	if !s.killing {
+		// Exited on its own; a process the host killed keeps the reason kill gave.
+		s.lastErr = "synthesizer process exited"
+	}
 	s.procStop()
 	s.proc.Kill()
 	device.RemovePidFile(s.opts.PidDir, s.opts.Name, s.proc.Pid())
-	s.proc, s.client = nil, nil
+	s.proc, s.client, s.killing = nil, nil, false
 	s.readyCh = make(chan struct{})
 	if s.opts.CrashLimit > 0 && len(s.crashes) >= s.opts.CrashLimit {
 		s.unhealthy = true
@@ -287,15 +291,15 @@ func (s *Synth) current(ctx context.Context) (sdk.Synthesizer, context.Context, 
 		case s.unhealthy:
 			s.mu.Unlock()
 			return nil, nil, fmt.Errorf("synthesizer %s crashed %d times within %s: %w", s.opts.Name, s.opts.CrashLimit, s.opts.CrashWindow, ErrUnhealthy)
-		case s.client != nil && !s.proc.Exited():
+		case s.client != nil && !s.killing && !s.proc.Exited():
 			c, pctx := s.client, s.procCtx
 			s.mu.Unlock()
 			return c, pctx, nil
 		}
 		ready := s.readyCh
 		if s.proc != nil {
-			// Exited, not yet noticed by the supervisor: poll rather than hand
-			// the call to a dead process.
+			// Exited (or being killed), not yet noticed by the supervisor:
+			// poll rather than hand the call to a dead process.
 			ready = nil
 		}
 		s.mu.Unlock()
@@ -362,15 +366,33 @@ func (s *Synth) Synthesize(ctx context.Context, witness []byte, out sdk.Partitio
 	return sdk.SynthesizeResult{}, err
 }
 
-// Kill kills the process as a crash would (the daemon's timeout does, for a
-// synthesizer that hangs): the supervisor restarts it.
-func (s *Synth) Kill() {
+// Kill kills the process as a crash would (used by tests): the supervisor
+// restarts it.
+func (s *Synth) Kill() { s.kill("synthesizer killed by the host") }
+
+// KillHung kills a synthesizer that did not answer within its deadline
+// (stopped, hung or wedged). It is not ready from this moment, with reason as
+// its last error, for as long as the kill takes (up to plugins.KillGrace and a
+// SIGKILL for a process that does not let go); its calls in flight end with
+// ErrCrashed and the supervisor restarts it once the process is gone.
+func (s *Synth) KillHung(reason string) { s.kill(reason) }
+
+// kill marks the current process as being killed for reason, ends its calls in
+// flight and kills it.
+func (s *Synth) kill(reason string) {
 	s.mu.Lock()
 	proc := s.proc
-	s.mu.Unlock()
-	if proc != nil {
-		proc.Kill()
+	if proc == nil || s.stopped {
+		s.mu.Unlock()
+		return
 	}
+	s.killing = true
+	s.lastErr = reason
+	if s.procStop != nil {
+		s.procStop()
+	}
+	s.mu.Unlock()
+	proc.Kill()
 }
 
 // Info returns a snapshot for status and logs.
@@ -379,7 +401,7 @@ func (s *Synth) Info() Info {
 	defer s.mu.Unlock()
 	s.pruneCrashes(time.Now())
 	info := Info{
-		Name: s.opts.Name, Path: s.opts.Launch.Path, Description: s.desc, Ready: s.client != nil && !s.unhealthy,
+		Name: s.opts.Name, Path: s.opts.Launch.Path, Description: s.desc, Ready: s.client != nil && !s.killing && !s.unhealthy,
 		Unhealthy: s.unhealthy, InFlight: s.inFlight, Restarts: s.restarts, Crashes: len(s.crashes), LastError: s.lastErr,
 	}
 	if s.proc != nil {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,4 +222,52 @@ func TestStartErrors(t *testing.T) {
 			t.Fatalf("Start with sizes that are not the circuit's: %v, want an invalid_argument loading the circuit", err)
 		}
 	})
+}
+
+// TestKillHungStoppedSynthesizer kills a synthesizer stopped with SIGSTOP (it
+// never answers go-plugin's shutdown request): it is not ready from the kill on,
+// with the reason as its last error, the kill returns once SIGKILL has ended
+// the process, and the next call is served by a new one.
+func TestKillHungStoppedSynthesizer(t *testing.T) {
+	s, err := start(t, faultSynth, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := s.Info().Pid
+	// Registered after start's Close, so it runs first: a failing test never
+	// leaves Close waiting on a stopped process. Only while it is still
+	// stopped: once gone, its pid may be another's.
+	t.Cleanup(func() {
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && strings.Contains(string(stat), ") T ") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	const reason = "synthesizer did not answer within 1s; killed"
+	killed := make(chan struct{})
+	go func() {
+		s.KillHung(reason)
+		close(killed)
+	}()
+	bound := plugins.KillGrace + time.Minute
+	deadline := time.Now().Add(bound)
+	for info := s.Info(); info.Ready || info.LastError != reason; info = s.Info() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s the synthesizer being killed shows %+v, want not ready with the reason", bound, info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-killed:
+	case <-time.After(bound):
+		t.Fatalf("KillHung of a stopped synthesizer did not return within %s", bound)
+	}
+	if err := synthesize(t, s, 0); err != nil {
+		t.Fatalf("Synthesize after the kill: %v", err)
+	}
+	if info := s.Info(); info.Pid == pid || info.Restarts != 1 || !info.Ready || info.LastError != reason {
+		t.Errorf("after the kill: %+v, want a new pid, one restart, ready, the kill's reason", info)
+	}
 }

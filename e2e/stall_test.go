@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/plugins"
+)
+
+// A stopped plugin (SIGSTOP: a debugger, an operator's kill -STOP, a frozen
+// cgroup) never answers, not even go-plugin's shutdown request. These tests stop
+// real backend and synthesizer processes and check that the host kills them
+// (SIGKILL once the graceful kill's grace is over), retries their work, shows the
+// device restarting meanwhile, and stops within its bound while a child is
+// stopped.
+
+// stopProcess sends SIGSTOP to pid and makes sure the test leaves no stopped
+// process behind, whatever happens.
+func stopProcess(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP %d: %v", pid, err)
+	}
+	t.Cleanup(func() {
+		// Only while it is still stopped: once gone, its pid may be another's.
+		if stopped(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
+// stopped reports whether pid exists and is stopped by a signal.
+func stopped(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) S ...: the state follows the last ')'.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] == "T"
+}
+
+// stopHostWithin stops the daemon (SIGTERM) and fails the test unless it has
+// exited within limit (host.stop itself gives up after 30 seconds).
+func stopHostWithin(t *testing.T, h *host, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	h.stop()
+	if el := time.Since(start); el > limit {
+		t.Errorf("the daemon took %s to stop, want at most %s", el.Round(time.Millisecond), limit)
+	}
+}
+
+// shutdownBound is how long a daemon with a stopped child may take to stop: the
+// child's graceful kill gives up after plugins.KillGrace, SIGKILL ends it at
+// once, and the rest of the stop takes a few seconds on a loaded machine.
+const shutdownBound = plugins.KillGrace + 20*time.Second
+
+// TestStoppedBackendKilled stops the only backend with SIGSTOP before a job
+// arrives: its proof meets the prove deadline, the host kills the backend with
+// SIGKILL (status shows the device restarting and why meanwhile), restarts it
+// and proves the partitions again, and the job ends done with verified proofs.
+// Then the new backend is stopped too and the daemon must still stop within
+// its bound, leaving no process behind.
+func TestStoppedBackendKilled(t *testing.T) {
+	exe := linkBinary(t, cpuBin(), "stopped-backend")
+	h := newHost(t, hostConf{Devices: []deviceConf{{Backend: exe, Options: map[string]string{"threads": "1"}}},
+		MaxAttempts: 5, ProveTimeout: 8 * time.Second})
+	h.start()
+	first := h.backendPID(exe, 30*time.Second)
+	stopProcess(t, first)
+	start := time.Now()
+	job := h.submit("merkle", 61, 2, api.ClassNormal)
+
+	waitFor(t, 2*time.Minute, "status to show dev0 restarting after its proof deadline", func() bool {
+		ds := h.device("dev0")
+		return strings.Contains(ds.Error, "restarting: backend did not answer a proof within 8s")
+	})
+	done, events := h.await(job.ID, 3*time.Minute)
+	checkDone(t, done, "merkle", 61, 2)
+	retried := eventsOf(events, api.EventPartitionRetried)
+	if len(retried) == 0 {
+		t.Fatalf("no partition was retried; the stopped backend should have met its deadline; events: %v", kinds(events))
+	}
+	for _, e := range retried {
+		if !strings.Contains(e.Reason, "did not answer within 8s") {
+			t.Errorf("retry of partition %d: %q, want the prove deadline", e.Partition, e.Reason)
+		}
+	}
+	t.Logf("job done %s after its submit", time.Since(start).Round(time.Millisecond))
+	waitFor(t, 30*time.Second, "the stopped backend to be gone", func() bool { return !alive(first) })
+	if !strings.Contains(h.logText(), "sending SIGKILL") {
+		t.Errorf("the daemon's log does not say the stopped backend was sent SIGKILL")
+	}
+	if ds := h.device("dev0"); ds.Restarts < 1 || !ds.Healthy {
+		t.Errorf("dev0 after the kill: %+v, want healthy with a restart", ds)
+	}
+
+	second := h.backendPID(exe, 30*time.Second)
+	if second == first {
+		t.Fatalf("the backend still runs as pid %d", first)
+	}
+	stopProcess(t, second)
+	stopHostWithin(t, h, shutdownBound)
+	if alive(second) {
+		t.Errorf("the stopped backend (pid %d) outlived the daemon's stop", second)
+	}
+}
+
+// TestStoppedSynthesizerKilled stops a synthesizer plugin with SIGSTOP before a
+// job arrives: its call meets synthesizer_timeout, the host kills it with
+// SIGKILL, restarts it and synthesizes the partition again, and the job ends
+// done with verified proofs. Then the new synthesizer is stopped too and the
+// daemon must still stop within its bound, leaving no process behind.
+func TestStoppedSynthesizerKilled(t *testing.T) {
+	script, exe := faultSynth(t, "stopped-synth", "", false)
+	h := newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}, MaxAttempts: 5, Circuits: synthCircuits(
+		map[string]string{"chainsynth": script}, map[string]string{"chainsynth": "synthesizer_timeout = \"3s\""})})
+	h.start()
+	first := h.backendPID(exe, 30*time.Second)
+	stopProcess(t, first)
+	job := h.submitChainAs("chainsynth", 62, 2)
+	done, events := h.await(job.ID, 3*time.Minute)
+	checkDone(t, done, "chain", 62, 2)
+	retried := eventsOf(events, api.EventPartitionRetried)
+	if len(retried) == 0 {
+		t.Fatalf("no partition was retried; the stopped synthesizer should have met its deadline; events: %v", kinds(events))
+	}
+	for _, e := range retried {
+		if !strings.Contains(e.Reason, "did not answer within 3s") {
+			t.Errorf("retry of partition %d: %q, want the synthesizer's deadline", e.Partition, e.Reason)
+		}
+	}
+	waitFor(t, 30*time.Second, "the stopped synthesizer to be gone", func() bool { return !alive(first) })
+
+	second := h.backendPID(exe, 30*time.Second)
+	if second == first {
+		t.Fatalf("the synthesizer still runs as pid %d", first)
+	}
+	stopProcess(t, second)
+	stopHostWithin(t, h, shutdownBound)
+	if alive(second) {
+		t.Errorf("the stopped synthesizer (pid %d) outlived the daemon's stop", second)
+	}
+}

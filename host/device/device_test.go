@@ -1,0 +1,197 @@
+package device
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// fakeBackend is the SDK's fake backend (sdk/sdktest/testdata/fakebackend),
+// built once by TestMain: a real plugin process the tests can stop.
+var fakeBackend string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "device-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeBackend = filepath.Join(dir, "fakebackend")
+	build := exec.Command("go", "build", "-o", fakeBackend, "github.com/zkhost/zkhost/sdk/sdktest/testdata/fakebackend")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the fake backend:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// startStopped starts a device on the fake backend and stops its process with
+// SIGSTOP; the test never leaves it stopped.
+func startStopped(t *testing.T) (*Device, int) {
+	t.Helper()
+	d, err := Start(context.Background(), Options{Name: "fake0", Launch: plugins.LaunchConfig{Path: fakeBackend, StartTimeout: time.Minute},
+		BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := d.Info().Pid
+	// Cleanups run last first: the SIGKILL, registered after Close, runs before
+	// it, so a test that fails never leaves Close waiting on a stopped process.
+	t.Cleanup(d.Close)
+	t.Cleanup(func() {
+		// Only while it is still stopped: once gone, its pid may be another's.
+		if procState(pid) == 'T' {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	return d, pid
+}
+
+// waitState polls the device until cond holds, or fails the test after within.
+func waitState(t *testing.T, d *Device, within time.Duration, what string, cond func(Info) bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond(d.Info()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, %s: %+v", within, what, d.Info())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// bound is how long a kill of a stopped backend may take on a loaded machine:
+// the graceful kill's grace, then SIGKILL ends it at once.
+const bound = plugins.KillGrace + time.Minute
+
+// TestKillHungStoppedBackend kills a backend stopped with SIGSTOP while a proof
+// is in flight on it: the device says restarting with the reason at once, the
+// proof ends with ErrCrashed without waiting for the kill, and the backend is
+// replaced.
+func TestKillHungStoppedBackend(t *testing.T) {
+	d, pid := startStopped(t)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil { // to load the key
+		t.Fatal(err)
+	}
+	key := sdk.KeyRef{ID: "block", Path: "unused"}
+	if _, err := d.LoadKey(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	proved := make(chan error, 1)
+	go func() {
+		_, err := d.Prove(context.Background(), key, sdk.PartitionHandle{})
+		proved <- err
+	}()
+	waitState(t, d, bound, "the proof to be in flight", func(i Info) bool { return i.InFlight == 1 })
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan struct{})
+	go func() {
+		d.KillHung("backend did not answer a proof within 1s; killed")
+		close(killed)
+	}()
+	waitState(t, d, bound, "the device to show restarting with the reason", func(i Info) bool {
+		return i.State == StateRestarting && i.LastError == "backend did not answer a proof within 1s; killed"
+	})
+	select {
+	case err := <-proved:
+		if !errors.Is(err, ErrCrashed) {
+			t.Errorf("the proof in flight ended with %v, want ErrCrashed", err)
+		}
+	case <-time.After(bound):
+		t.Fatal("the proof in flight on the stopped backend did not end")
+	}
+	select {
+	case <-killed:
+	case <-time.After(bound):
+		t.Fatalf("KillHung of a stopped backend did not return within %s", bound)
+	}
+	waitState(t, d, bound, "a new backend to serve", func(i Info) bool {
+		return i.State == StateReady && i.Restarts == 1 && i.Pid != pid
+	})
+	if i := d.Info(); i.LastError != "backend did not answer a proof within 1s; killed" {
+		t.Errorf("last error %q, want the kill's reason", i.LastError)
+	}
+}
+
+// TestEvictIdleStoppedBackend unloads an idle key from a stopped backend: the
+// unload is bounded, and the backend that did not answer it is killed and
+// replaced.
+func TestEvictIdleStoppedBackend(t *testing.T) {
+	old := controlCallTimeout
+	controlCallTimeout = time.Second
+	t.Cleanup(func() { controlCallTimeout = old })
+	d, pid := startStopped(t)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil { // to load the key
+		t.Fatal(err)
+	}
+	if _, err := d.LoadKey(context.Background(), sdk.KeyRef{ID: "k", Path: "unused"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string, 1)
+	go func() { done <- d.EvictIdle(context.Background(), time.Nanosecond) }()
+	select {
+	case ids := <-done:
+		if len(ids) != 0 {
+			t.Errorf("EvictIdle says it evicted %v from a stopped backend", ids)
+		}
+	case <-time.After(bound):
+		t.Fatalf("EvictIdle on a stopped backend did not return within %s", bound)
+	}
+	waitState(t, d, bound, "a new backend to serve", func(i Info) bool {
+		return i.State == StateReady && i.Restarts == 1 && i.Pid != pid
+	})
+}
+
+// TestCloseStoppedBackend closes a device whose backend is stopped: Close
+// returns within its bound and the process is gone.
+func TestCloseStoppedBackend(t *testing.T) {
+	d, pid := startStopped(t)
+	closed := make(chan struct{})
+	go func() {
+		d.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(bound):
+		t.Fatalf("Close with a stopped backend did not return within %s", bound)
+	}
+	if st := procState(pid); st != 0 && st != 'Z' && st != 'X' {
+		t.Errorf("the stopped backend (pid %d) outlived Close (state %c)", pid, st)
+	}
+}
+
+// procState returns the state letter of process pid in /proc ('T' stopped,
+// 'Z' a zombie), or 0 when there is no such process.
+func procState(pid int) byte {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) S ...: the state follows the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return 0
+	}
+	return stat[i+2]
+}
