@@ -29,7 +29,7 @@ help:
 	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuit, same cores"
 	@echo "make proto      regenerate the committed protobuf code"
 	@echo "make test-slowdisk  make test with every fsync delayed (SYNC_DELAY_US, default 120000; needs strace)"
-	@echo "make soak       long soak: 1,000 partitions under random kill -9 of backends and host restarts (not part of make test)"
+	@echo "make soak       long soak: 1,000 partitions under random kill -9 and SIGSTOP of backends, host restarts and a damaged stored proof (not part of make test)"
 	@echo "make soak-cluster  cluster soak: 600 partitions on three hosts sharing NATS JetStream, under kill -9 of hosts (not part of make test)"
 
 build:
