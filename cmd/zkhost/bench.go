@@ -51,7 +51,7 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	threads := fs.Int("threads", 0, "standalone: backend threads (CPU backend; 0: all cores)")
 	workers := fs.Int("workers", 0, "standalone: synthesis workers (0: the daemon's default)")
 	synthCores := fs.Int("synth-cores", 0, "standalone: cores synthesis may use in all ([synthesis] cores; 0: the daemon's default, 3/4 of the cores)")
-	solverThreads := fs.Int("solver-threads", 0, "standalone: solver threads per synthesis worker (0: synth-cores/workers)")
+	solverThreads := fs.Int("solver-threads", 0, "standalone: solver threads per partition (0: sized by the daemon per circuit and backlog)")
 	isolated := fs.Int("isolated", 3, "single-partition jobs proved one at a time after the run for the isolated device time per proof (0: none)")
 	isolatedTime := fs.Duration("isolated-time", 0, "the isolated device time per proof, given instead of measured (e.g. 92ms)")
 	keys := fs.String("keys", bench.DefaultKeyDir(), "standalone: key cache directory")
