@@ -49,25 +49,13 @@ func BenchmarkSolve(b *testing.B) {
 		for _, threads := range []int{1, 4} {
 			opt := csolver.WithNbTasks(threads)
 			b.Run(fmt.Sprintf("%s/gnark/threads%d", spec.ID(), threads), func(b *testing.B) {
-				cpu := processCPU()
-				for b.Loop() {
-					if _, err := ccs.Solve(w, opt); err != nil {
-						b.Fatal(err)
-					}
-				}
-				report(b, cpu, n)
+				benchSolves(b, n, func() error { _, err := ccs.Solve(w, opt); return err })
 			})
+			W := make([]fr.Element, p.NbWires())
+			A := make([]fr.Element, p.NbConstraints())
+			B := make([]fr.Element, p.NbConstraints())
 			b.Run(fmt.Sprintf("%s/fast/threads%d", spec.ID(), threads), func(b *testing.B) {
-				W := make([]fr.Element, p.NbWires())
-				A := make([]fr.Element, p.NbConstraints())
-				B := make([]fr.Element, p.NbConstraints())
-				cpu := processCPU()
-				for b.Loop() {
-					if err := p.Solve(w.Vector().(fr.Vector), W, A, B, opt); err != nil {
-						b.Fatal(err)
-					}
-				}
-				report(b, cpu, n)
+				benchSolves(b, n, func() error { return p.Solve(w.Vector().(fr.Vector), W, A, B, opt) })
 			})
 		}
 	}
@@ -81,6 +69,17 @@ func processCPU() time.Duration {
 		panic(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchSolves runs solve b.N times and reports per constraint of n.
+func benchSolves(b *testing.B, n float64, solve func() error) {
+	cpu := processCPU()
+	for b.Loop() {
+		if err := solve(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	report(b, cpu, n)
 }
 
 // report adds wall and CPU nanoseconds per constraint to b's results: on a
@@ -121,15 +120,7 @@ func BenchmarkSolveKeySet(b *testing.B) {
 		{"fast", func() error { _, _, _, err := R1CS(ccs, p, w, csolver.WithNbTasks(1)); return err }},
 	}
 	for _, s := range solvers {
-		b.Run(spec.ID()+"/one/"+s.name, func(b *testing.B) {
-			cpu := processCPU()
-			for b.Loop() {
-				if err := s.solve(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			report(b, cpu, n)
-		})
+		b.Run(spec.ID()+"/one/"+s.name, func(b *testing.B) { benchSolves(b, n, s.solve) })
 	}
 	par := runtime.GOMAXPROCS(0)
 	for _, s := range solvers {

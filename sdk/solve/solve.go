@@ -327,27 +327,11 @@ func (r *run) r1c(o *op) error {
 	var wire fr.Element
 	switch o.out {
 	case outL:
-		if !b.IsZero() {
-			if b.IsOne() {
-				wire.Set(&c)
-			} else {
-				wire.Div(&c, &b)
-			}
-			wire.Sub(&wire, &a)
-			a.Add(&a, &wire)
-		} else if !c.IsZero() { // a·0 must be c
+		if !solveFactor(&wire, &a, &b, &c) {
 			return &UnsatisfiedError{Constraint: int(o.id), A: a, B: b, C: c}
 		}
 	case outR:
-		if !a.IsZero() {
-			if a.IsOne() {
-				wire.Set(&c)
-			} else {
-				wire.Div(&c, &a)
-			}
-			wire.Sub(&wire, &b)
-			b.Add(&b, &wire)
-		} else if !c.IsZero() {
+		if !solveFactor(&wire, &b, &a, &c) {
 			return &UnsatisfiedError{Constraint: int(o.id), A: a, B: b, C: c}
 		}
 	case outO:
@@ -365,6 +349,23 @@ func (r *run) r1c(o *op) error {
 	r.set(terms[u+1], &wire)
 	r.a[o.id], r.b[o.id] = a, b
 	return nil
+}
+
+// solveFactor solves (partial + wire)·other = c for wire, as gnark does, and
+// adds wire to partial. When other is 0 gnark leaves wire 0 and only checks
+// that c is 0 too; solveFactor reports that check.
+func solveFactor(wire, partial, other, c *fr.Element) bool {
+	if other.IsZero() {
+		return c.IsZero()
+	}
+	if other.IsOne() {
+		wire.Set(c)
+	} else {
+		wire.Div(c, other)
+	}
+	wire.Sub(wire, partial)
+	partial.Add(partial, wire)
+	return true
 }
 
 // hint runs one hint instruction: its inputs' linear expressions evaluated, the
