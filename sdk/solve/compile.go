@@ -44,6 +44,10 @@ type op struct {
 	unk uint32
 	// out is outNone, outL, outR or outO for a constraint, opHint for a hint.
 	out uint8
+	// long has bit k set when linear expression k (L, R, O) is a long one
+	// with a combo (recurrence.go); the op's combos start at Program.combos[lin].
+	long uint8
+	lin  uint32
 }
 
 // level is a run of ops that depend only on earlier levels.
@@ -67,6 +71,13 @@ type Program struct {
 	hintIDs []csolver.HintID
 	// hintNames are the names the system records for them (MHintsDependencies).
 	hintNames []string
+
+	// combos say how the long linear expressions are evaluated, extra holds
+	// their residual terms, nbSlots is how many values they keep
+	// (recurrence.go).
+	combos  []combo
+	extra   []uint32
+	nbSlots uint32
 
 	nbWires       int
 	nbConstraints int
@@ -185,6 +196,9 @@ func Compile(r1cs *cs.R1CS) (*Program, error) {
 			return nil, fmt.Errorf("%w: constraint %d is in no instruction", ErrUnsupported, c)
 		}
 	}
+	// The residuals' coefficients go into a table of the program's own.
+	p.coeffs = slices.Clip(slices.Clone(p.coeffs))
+	p.compileLong()
 	return p, nil
 }
 

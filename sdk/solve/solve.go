@@ -3,6 +3,7 @@ package solve
 import (
 	"fmt"
 	"math/big"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -56,8 +57,10 @@ type run struct {
 	// tags says of each wire whether its value is 0, 1 or anything else, so
 	// that a term reads a byte rather than the value to find its product
 	// trivial.
-	tags  []uint8
-	a, b  []fr.Element
+	tags []uint8
+	a, b []fr.Element
+	// slots hold the values of the long linear expressions (recurrence.go).
+	slots []fr.Element
 	hints []hintFn
 	q     *big.Int
 
@@ -85,7 +88,7 @@ func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver
 			len(W), len(A), len(B), p.nbWires, p.nbConstraints, p.nbConstraints)
 	}
 	r := &run{p: p, values: W, a: A, b: B, q: fr.Modulus(), hints: make([]hintFn, len(p.hintIDs)),
-		tags: make([]uint8, p.nbWires)}
+		tags: make([]uint8, p.nbWires), slots: make([]fr.Element, p.nbSlots)}
 	var missing []string
 	for i, id := range p.hintIDs {
 		f, ok := cfg.HintFunctions[id]
@@ -278,6 +281,23 @@ var smallElements = func() (t [2*smallRange + 1]fr.Element) {
 	return t
 }()
 
+// long evaluates the long linear expression seg into res (zero on entry) as
+// its combo says, and keeps its value in the combo's slot.
+func (r *run) long(res *fr.Element, seg []uint32, c *combo) {
+	if c.base {
+		res.Mul(&c.alpha, &r.slots[c.p1])
+		if c.two {
+			var t fr.Element
+			t.Mul(&c.beta, &r.slots[c.p2])
+			res.Add(res, &t)
+		}
+		r.acc(res, r.p.extra[c.rStart:c.rEnd])
+	} else {
+		r.acc(res, seg)
+	}
+	r.slots[c.slot] = *res
+}
+
 // mul sets z = x·y, without the product when either is 0 or 1.
 func mul(z, x, y *fr.Element) {
 	switch {
@@ -309,6 +329,10 @@ func (r *run) r1c(o *op) error {
 			local := u - bounds[k]
 			r.acc(sums[k], seg[:local])
 			r.acc(sums[k], seg[local+2:])
+			continue
+		}
+		if bit := uint8(1) << k; o.long&bit != 0 {
+			r.long(sums[k], seg, &r.p.combos[o.lin+uint32(bits.OnesCount8(o.long&(bit-1)))])
 			continue
 		}
 		r.acc(sums[k], seg)

@@ -1,0 +1,252 @@
+package solve
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// Long linear expressions from one another.
+//
+// A hash's linear layers are folded by gnark's frontend into the linear
+// expressions of the constraints that follow: in Poseidon2's partial rounds
+// one state element is never constrained, so the expression of each round's
+// S-box input holds every earlier round's output with a full-field
+// coefficient, one term more each round. Evaluated term by term that is a
+// product per term and most of the solve. But the expressions obey the
+// recurrence of the round matrix: each is, on the wires they share, a
+// combination α·P1 + β·P2 of the two before it, plus a term or two. compileLong
+// finds such combinations and the solver evaluates those expressions from the
+// values of the earlier two (kept in slots), with two products and the few
+// remaining terms.
+
+// longMin is the least number of terms an expression needs to be worth a
+// slot and a search.
+const longMin = 16
+
+// combo is how one long expression is evaluated: from slots p1 and p2 (when
+// base is set) with factors alpha and beta, plus the terms extra[rStart:rEnd]
+// (coefficient and wire pairs, as gnark's calldata); without base, the
+// expression's own terms. Its value goes to slot.
+type combo struct {
+	slot, p1, p2 uint32
+	base, two    bool
+	alpha, beta  fr.Element
+	rStart, rEnd uint32
+}
+
+// longExpr is a long expression seen by compileLong.
+type longExpr struct {
+	slot  uint32
+	level int
+	terms []wireCoeff // sorted by wire
+}
+
+type wireCoeff struct {
+	wire  uint32
+	coeff fr.Element
+}
+
+// compileLong marks the long expressions of the program's constraints and
+// finds their combinations. It appends the residual terms' coefficients to the
+// program's coefficient table.
+func (p *Program) compileLong() {
+	history := map[uint64][]*longExpr{}
+	for li, lv := range p.levels {
+		for i := lv.start; i < lv.end; i++ {
+			o := &p.ops[i]
+			if o.out == opHint {
+				continue
+			}
+			cd := p.callData[o.cd:]
+			lens := [3]uint32{cd[1], cd[2], cd[3]}
+			off := uint32(4)
+			first := true
+			for k := 0; k < 3; k++ {
+				seg := cd[off : off+2*lens[k]]
+				off += 2 * lens[k]
+				if lens[k] < longMin || o.out == uint8(k+1) {
+					continue
+				}
+				n, ok := p.sortedTerms(seg)
+				if !ok {
+					continue
+				}
+				key := uint64(n[0].wire)<<32 | uint64(n[1].wire)
+				e := &longExpr{slot: p.nbSlots, level: li, terms: n}
+				p.nbSlots++
+				c := combo{slot: e.slot}
+				var bases []*longExpr
+				for _, h := range history[key] {
+					if h.level < li && len(bases) < 2 {
+						bases = append(bases, h)
+					}
+				}
+				p.findCombo(&c, n, bases)
+				if first {
+					o.lin = uint32(len(p.combos))
+					first = false
+				}
+				o.long |= 1 << k
+				p.combos = append(p.combos, c)
+				// A copy of an expression in the history (x in x·x, and again in
+				// x⁴·x) adds nothing to it: two equal bases leave no system to
+				// solve.
+				if slices.ContainsFunc(history[key], func(h *longExpr) bool { return slices.Equal(h.terms, n) }) {
+					continue
+				}
+				hs := append([]*longExpr{e}, history[key]...)
+				if len(hs) > 4 {
+					hs = hs[:4]
+				}
+				history[key] = hs
+			}
+		}
+	}
+}
+
+// sortedTerms returns seg's terms sorted by wire, or false when a wire repeats.
+func (p *Program) sortedTerms(seg []uint32) ([]wireCoeff, bool) {
+	n := make([]wireCoeff, 0, len(seg)/2)
+	for k := 0; k+1 < len(seg); k += 2 {
+		n = append(n, wireCoeff{wire: seg[k+1], coeff: p.coeffs[seg[k]]})
+	}
+	slices.SortFunc(n, func(a, b wireCoeff) int { return cmp.Compare(a.wire, b.wire) })
+	for i := 1; i < len(n); i++ {
+		if n[i].wire == n[i-1].wire {
+			return nil, false
+		}
+	}
+	return n, true
+}
+
+// findCombo sets c to evaluate n from bases (most recent first) when a
+// combination leaves few enough terms, and otherwise leaves c to evaluate n's
+// own terms.
+func (p *Program) findCombo(c *combo, n []wireCoeff, bases []*longExpr) {
+	limit := len(n) / 4
+	try := func(alpha, beta fr.Element, b1, b2 *longExpr) bool {
+		var p2 []wireCoeff
+		if b2 != nil {
+			p2 = b2.terms
+		}
+		r := residual(n, b1.terms, p2, &alpha, &beta, limit)
+		if r == nil {
+			return false
+		}
+		c.base, c.p1, c.alpha = true, b1.slot, alpha
+		if b2 != nil {
+			c.two, c.p2, c.beta = true, b2.slot, beta
+		}
+		c.rStart = uint32(len(p.extra))
+		for _, t := range r {
+			p.extra = append(p.extra, uint32(len(p.coeffs)), t.wire)
+			p.coeffs = append(p.coeffs, t.coeff)
+			p.smallCoeffs = append(p.smallCoeffs, smallInt(&t.coeff))
+		}
+		c.rEnd = uint32(len(p.extra))
+		return true
+	}
+	if len(bases) >= 1 {
+		// One base: α from a wire both hold.
+		if w, ok := common(n, bases[0].terms, nil, 1); ok {
+			var alpha, zero fr.Element
+			alpha.Div(&coeffOf(n, w[0]).coeff, &coeffOf(bases[0].terms, w[0]).coeff)
+			if try(alpha, zero, bases[0], nil) {
+				return
+			}
+		}
+	}
+	if len(bases) >= 2 {
+		// Two bases: α and β from two wires all three hold.
+		if w, ok := common(n, bases[0].terms, bases[1].terms, 2); ok {
+			a1, a2 := coeffOf(bases[0].terms, w[0]).coeff, coeffOf(bases[0].terms, w[1]).coeff
+			b1, b2 := coeffOf(bases[1].terms, w[0]).coeff, coeffOf(bases[1].terms, w[1]).coeff
+			n1, n2 := coeffOf(n, w[0]).coeff, coeffOf(n, w[1]).coeff
+			// [a1 b1; a2 b2]·[α β] = [n1 n2]
+			var det, t, alpha, beta fr.Element
+			det.Mul(&a1, &b2)
+			t.Mul(&a2, &b1)
+			det.Sub(&det, &t)
+			if !det.IsZero() {
+				alpha.Mul(&n1, &b2)
+				t.Mul(&n2, &b1)
+				alpha.Sub(&alpha, &t).Div(&alpha, &det)
+				beta.Mul(&a1, &n2)
+				t.Mul(&a2, &n1)
+				beta.Sub(&beta, &t).Div(&beta, &det)
+				try(alpha, beta, bases[0], bases[1])
+			}
+		}
+	}
+}
+
+// common returns the last k wires (other than the constant-one wire 0 and
+// constants) that n, a and b (when not nil) all hold.
+func common(n, a, b []wireCoeff, k int) ([]uint32, bool) {
+	var w []uint32
+	for i := len(n) - 1; i >= 0 && len(w) < k; i-- {
+		x := n[i].wire
+		if x == 0 || x == constWire {
+			continue
+		}
+		if coeffOf(a, x) == nil || (b != nil && coeffOf(b, x) == nil) {
+			continue
+		}
+		w = append(w, x)
+	}
+	return w, len(w) == k
+}
+
+// coeffOf returns the term of wire w in sorted terms, or nil.
+func coeffOf(terms []wireCoeff, w uint32) *wireCoeff {
+	i, ok := slices.BinarySearchFunc(terms, w, func(t wireCoeff, w uint32) int { return cmp.Compare(t.wire, w) })
+	if !ok {
+		return nil
+	}
+	return &terms[i]
+}
+
+// residual returns the nonzero terms of n − α·a − β·b (b may be nil), in wire
+// order, or nil when there are more than limit of them. A residual of no terms
+// is a non-nil empty slice. The three are sorted by wire: one merge.
+func residual(n, a, b []wireCoeff, alpha, beta *fr.Element, limit int) []wireCoeff {
+	r := []wireCoeff{}
+	i, j, k := 0, 0, 0
+	for i < len(n) || j < len(a) || k < len(b) {
+		w := uint32(constWire)
+		if i < len(n) {
+			w = min(w, n[i].wire)
+		}
+		if j < len(a) {
+			w = min(w, a[j].wire)
+		}
+		if k < len(b) {
+			w = min(w, b[k].wire)
+		}
+		var v, t fr.Element
+		if i < len(n) && n[i].wire == w {
+			v = n[i].coeff
+			i++
+		}
+		if j < len(a) && a[j].wire == w {
+			t.Mul(&a[j].coeff, alpha)
+			v.Sub(&v, &t)
+			j++
+		}
+		if k < len(b) && b[k].wire == w {
+			t.Mul(&b[k].coeff, beta)
+			v.Sub(&v, &t)
+			k++
+		}
+		if v.IsZero() {
+			continue
+		}
+		if len(r) == limit {
+			return nil
+		}
+		r = append(r, wireCoeff{wire: w, coeff: v})
+	}
+	return r
+}
