@@ -27,6 +27,9 @@ func stopProcess(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatalf("SIGSTOP %d: %v", pid, err)
 	}
+	// The signal takes effect when the process next enters the kernel; on a
+	// loaded machine it could still answer a call sent at once.
+	waitFor(t, 30*time.Second, fmt.Sprintf("process %d to stop", pid), func() bool { return stopped(pid) })
 	t.Cleanup(func() {
 		// Only while it is still stopped: once gone, its pid may be another's.
 		if stopped(pid) {

@@ -57,9 +57,7 @@ func startStopped(t *testing.T) (*Device, int) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	sigstop(t, pid)
 	return d, pid
 }
 
@@ -98,9 +96,7 @@ func TestKillHungStoppedBackend(t *testing.T) {
 		proved <- err
 	}()
 	waitState(t, d, bound, "the proof to be in flight", func(i Info) bool { return i.InFlight == 1 })
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	sigstop(t, pid)
 	killed := make(chan struct{})
 	go func() {
 		d.KillHung("backend did not answer a proof within 1s; killed")
@@ -144,9 +140,7 @@ func TestEvictIdleStoppedBackend(t *testing.T) {
 	if _, err := d.LoadKey(context.Background(), sdk.KeyRef{ID: "k", Path: "unused"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	sigstop(t, pid)
 	done := make(chan []string, 1)
 	go func() { done <- d.EvictIdle(context.Background(), time.Nanosecond) }()
 	select {
@@ -183,6 +177,43 @@ func TestCloseStoppedBackend(t *testing.T) {
 
 // procState returns the state letter of process pid in /proc ('T' stopped,
 // 'Z' a zombie), or 0 when there is no such process.
+// sigstop stops pid with SIGSTOP and waits until every thread of it is
+// stopped: the signal takes effect when each thread next enters the kernel,
+// and on a loaded machine a call sent right after kill(2) could otherwise
+// still be answered.
+func sigstop(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !allStopped(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not stopped 30 s after SIGSTOP (state %c)", pid, procState(pid))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// allStopped reports whether every thread of pid is stopped by a signal.
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 >= len(stat) || (stat[i+2] != 'T' && stat[i+2] != 't') {
+			return false
+		}
+	}
+	return true
+}
+
 func procState(pid int) byte {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
