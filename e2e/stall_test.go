@@ -87,15 +87,7 @@ func TestStoppedBackendKilled(t *testing.T) {
 	})
 	done, events := h.await(job.ID, 3*time.Minute)
 	checkDone(t, done, "merkle", 61, 2)
-	retried := eventsOf(events, api.EventPartitionRetried)
-	if len(retried) == 0 {
-		t.Fatalf("no partition was retried; the stopped backend should have met its deadline; events: %v", kinds(events))
-	}
-	for _, e := range retried {
-		if !strings.Contains(e.Reason, "did not answer within 8s") {
-			t.Errorf("retry of partition %d: %q, want the prove deadline", e.Partition, e.Reason)
-		}
-	}
+	checkRetriedAtDeadline(t, events, "backend", "did not answer within 8s")
 	t.Logf("job done %s after its submit", time.Since(start).Round(time.Millisecond))
 	waitFor(t, 30*time.Second, "the stopped backend to be gone", func() bool { return !alive(first) })
 	if !strings.Contains(h.logText(), "sending SIGKILL") {
@@ -131,15 +123,7 @@ func TestStoppedSynthesizerKilled(t *testing.T) {
 	job := h.submitChainAs("chainsynth", 62, 2)
 	done, events := h.await(job.ID, 3*time.Minute)
 	checkDone(t, done, "chain", 62, 2)
-	retried := eventsOf(events, api.EventPartitionRetried)
-	if len(retried) == 0 {
-		t.Fatalf("no partition was retried; the stopped synthesizer should have met its deadline; events: %v", kinds(events))
-	}
-	for _, e := range retried {
-		if !strings.Contains(e.Reason, "did not answer within 3s") {
-			t.Errorf("retry of partition %d: %q, want the synthesizer's deadline", e.Partition, e.Reason)
-		}
-	}
+	checkRetriedAtDeadline(t, events, "synthesizer", "did not answer within 3s")
 	waitFor(t, 30*time.Second, "the stopped synthesizer to be gone", func() bool { return !alive(first) })
 
 	second := h.backendPID(exe, 30*time.Second)
@@ -150,5 +134,20 @@ func TestStoppedSynthesizerKilled(t *testing.T) {
 	stopHostWithin(t, h, shutdownBound)
 	if alive(second) {
 		t.Errorf("the stopped synthesizer (pid %d) outlived the daemon's stop", second)
+	}
+}
+
+// checkRetriedAtDeadline fails t unless some partition was retried and every
+// retry names the stopped plugin's deadline (reason).
+func checkRetriedAtDeadline(t *testing.T, events []api.JobEvent, plugin, reason string) {
+	t.Helper()
+	retried := eventsOf(events, api.EventPartitionRetried)
+	if len(retried) == 0 {
+		t.Fatalf("no partition was retried; the stopped %s should have met its deadline; events: %v", plugin, kinds(events))
+	}
+	for _, e := range retried {
+		if !strings.Contains(e.Reason, reason) {
+			t.Errorf("retry of partition %d: %q, want the %s's deadline (%q)", e.Partition, e.Reason, plugin, reason)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
@@ -574,4 +577,25 @@ func TestKeygenContextStops(t *testing.T) {
 			t.Errorf("cancelled after %s: left %d entries in the key directory", after, len(entries))
 		}
 	}
+}
+
+// gnarkSolve runs gnark's solver on w and returns the whole solution.
+func gnarkSolve(c *Circuit, w witness.Witness, opts ...solver.Option) (sol *cs.R1CSSolution, err error) {
+	if err := checkWitness(c, w); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			sol, err = nil, fmt.Errorf("circuit %s: solver failed: %v", c.Name, r)
+		}
+	}()
+	res, err := c.CCS.Solve(w, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
+	}
+	sol, ok := res.(*cs.R1CSSolution)
+	if !ok {
+		return nil, fmt.Errorf("circuit %s: solver returned %T, want an R1CS solution", c.Name, res)
+	}
+	return sol, nil
 }

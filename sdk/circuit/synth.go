@@ -5,7 +5,6 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/sdk/solve"
@@ -26,16 +25,9 @@ import (
 // threads bounds the solver's goroutines (gnark's solver.WithNbTasks); 0 lets the
 // solver use every core. The daemon runs several synthesis workers and gives each a share.
 func Synthesize(c *Circuit, w witness.Witness, threads int) (W, A, B []fr.Element, err error) {
-	var opts []solver.Option
-	if threads > 0 {
-		opts = append(opts, solver.WithNbTasks(threads))
-	}
-	if err := checkWitness(c, w); err != nil {
+	W, A, B = make([]fr.Element, c.NbWires), make([]fr.Element, c.NbConstraints), make([]fr.Element, c.NbConstraints)
+	if err := SynthesizeInto(c, w, threads, W, A, B); err != nil {
 		return nil, nil, nil, err
-	}
-	W, A, B, err = solve.R1CS(c.CCS, c.Program(), w, opts...)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
 	}
 	return W, A, B, nil
 }
@@ -76,25 +68,4 @@ func checkWitness(c *Circuit, w witness.Witness) error {
 		return fmt.Errorf("circuit %s: witness has %d public values, want %d", c.Name, got, want)
 	}
 	return nil
-}
-
-// gnarkSolve runs gnark's solver on w and returns the whole solution.
-func gnarkSolve(c *Circuit, w witness.Witness, opts ...solver.Option) (sol *cs.R1CSSolution, err error) {
-	if err := checkWitness(c, w); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			sol, err = nil, fmt.Errorf("circuit %s: solver failed: %v", c.Name, r)
-		}
-	}()
-	res, err := c.CCS.Solve(w, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
-	}
-	sol, ok := res.(*cs.R1CSSolution)
-	if !ok {
-		return nil, fmt.Errorf("circuit %s: solver returned %T, want an R1CS solution", c.Name, res)
-	}
-	return sol, nil
 }

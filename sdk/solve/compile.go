@@ -79,6 +79,8 @@ type Program struct {
 	extra   []uint32
 	nbSlots uint32
 
+	parallelShare float64
+
 	nbWires       int
 	nbConstraints int
 	nbInputs      int // wires set from the witness: the constant one, public and secret
@@ -199,6 +201,7 @@ func Compile(r1cs *cs.R1CS) (*Program, error) {
 	// The residuals' coefficients go into a table of the program's own.
 	p.coeffs = slices.Clip(slices.Clone(p.coeffs))
 	p.compileLong()
+	p.parallelShare = p.parallelShareOf()
 	return p, nil
 }
 
@@ -292,7 +295,11 @@ func smallInt(c *fr.Element) int64 {
 // wide enough for Solve to spread over threads. A circuit whose share is low
 // (a hash chain, SHA-256) solves as fast on one thread as on many, and a host
 // serves it best with many partitions at once, a thread each.
-func (p *Program) ParallelShare() float64 {
+func (p *Program) ParallelShare() float64 { return p.parallelShare }
+
+// parallelShareOf computes ParallelShare once, at Compile: the daemon asks
+// for every partition.
+func (p *Program) parallelShareOf() float64 {
 	if len(p.ops) == 0 {
 		return 0
 	}
