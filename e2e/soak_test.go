@@ -19,6 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 var (
@@ -157,7 +158,7 @@ func soak(t *testing.T, p soakParams) {
 				// stopped already; the host must kill it.
 				var live []proc
 				for _, b := range backendsOf(h.pid()) {
-					if !b.worker && !stopped(b.pid) {
+					if !b.worker && !procfs.Stopped("/proc", b.pid) {
 						live = append(live, b)
 					}
 				}
@@ -317,7 +318,7 @@ func soakKillHost(t *testing.T, h *host, counts *soakCounts) int {
 	killed := time.Now()
 	waitFor(t, 5*time.Second, "the backends of the killed host to exit", func() bool {
 		for _, b := range backendsOf(pid) {
-			if !stopped(b.pid) {
+			if !procfs.Stopped("/proc", b.pid) {
 				return false
 			}
 		}

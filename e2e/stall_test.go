@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 // A stopped plugin (SIGSTOP: a debugger, an operator's kill -STOP, a frozen
@@ -27,26 +26,14 @@ func stopProcess(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatalf("SIGSTOP %d: %v", pid, err)
 	}
-	// The signal takes effect when the process next enters the kernel; on a
-	// loaded machine it could still answer a call sent at once.
-	waitFor(t, 30*time.Second, fmt.Sprintf("process %d to stop", pid), func() bool { return stopped(pid) })
+	// procfs.Stopped says why this waits.
+	waitFor(t, 30*time.Second, fmt.Sprintf("process %d to stop", pid), func() bool { return procfs.Stopped("/proc", pid) })
 	t.Cleanup(func() {
 		// Only while it is still stopped: once gone, its pid may be another's.
-		if stopped(pid) {
+		if procfs.Stopped("/proc", pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-}
-
-// stopped reports whether pid exists and is stopped by a signal.
-func stopped(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// pid (comm) S ...: the state follows the last ')'.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(fields) > 0 && fields[0] == "T"
 }
 
 // stopHostWithin stops the daemon (SIGTERM) and fails the test unless it has

@@ -23,6 +23,7 @@ import (
 
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/procfs"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -422,6 +423,15 @@ func TestKillStoppedPlugin(t *testing.T) {
 	}()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
+	}
+	// Until every thread is stopped it could still answer the shutdown
+	// request (procfs.Stopped).
+	deadline := time.Now().Add(30 * time.Second)
+	for !procfs.Stopped("/proc", pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the backend (pid %d) is not stopped 30 s after SIGSTOP", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	killed := make(chan struct{})
 	go func() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 // fakeBackend is the SDK's fake backend (sdk/sdktest/testdata/fakebackend),
@@ -178,40 +179,19 @@ func TestCloseStoppedBackend(t *testing.T) {
 // procState returns the state letter of process pid in /proc ('T' stopped,
 // 'Z' a zombie), or 0 when there is no such process.
 // sigstop stops pid with SIGSTOP and waits until every thread of it is
-// stopped: the signal takes effect when each thread next enters the kernel,
-// and on a loaded machine a call sent right after kill(2) could otherwise
-// still be answered.
+// stopped (procfs.Stopped says why).
 func sigstop(t *testing.T, pid int) {
 	t.Helper()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !allStopped(pid) {
+	for !procfs.Stopped("/proc", pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("process %d not stopped 30 s after SIGSTOP (state %c)", pid, procState(pid))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// allStopped reports whether every thread of pid is stopped by a signal.
-func allStopped(pid int) bool {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil || len(tasks) == 0 {
-		return false
-	}
-	for _, task := range tasks {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-		if err != nil {
-			return false
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 || i+2 >= len(stat) || (stat[i+2] != 'T' && stat[i+2] != 't') {
-			return false
-		}
-	}
-	return true
 }
 
 func procState(pid int) byte {

@@ -150,3 +150,35 @@ func Children(root string, pid int) []int {
 	}
 	return out
 }
+
+// ParseState reads the state letter (R, S, T, Z, ...) from the text of a
+// /proc/PID/stat or /proc/PID/task/TID/stat: the field after the command.
+func ParseState(stat []byte) (byte, bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return 0, false
+	}
+	return stat[i+2], true
+}
+
+// Stopped reports whether every thread of process pid, under root (normally
+// "/proc"), is stopped by a signal (state T or t). kill(2) only queues
+// SIGSTOP: each thread stops when it next enters the kernel, so a process
+// just sent one may still answer a call until Stopped says so.
+func Stopped(root string, pid int) bool {
+	dir := filepath.Join(root, strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+		if err != nil {
+			return false
+		}
+		if s, ok := ParseState(stat); !ok || (s != 'T' && s != 't') {
+			return false
+		}
+	}
+	return true
+}

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParseMeminfo(t *testing.T) {
@@ -93,5 +95,44 @@ func TestChildren(t *testing.T) {
 	}
 	if ppid, ok := Parent("/proc", cmd.Process.Pid); !ok || ppid != os.Getpid() {
 		t.Errorf("Parent(sleep) = %d, %v; want %d", ppid, ok, os.Getpid())
+	}
+}
+
+// TestStopped stops and continues a real process: Stopped follows it, and
+// says false for a pid that does not exist.
+func TestStopped(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pid := cmd.Process.Pid
+	if Stopped("/proc", pid) {
+		t.Fatal("a running process reads as stopped")
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !Stopped("/proc", pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("a process sent SIGSTOP did not read as stopped within 30 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for Stopped("/proc", pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("a continued process still reads as stopped")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if Stopped(t.TempDir(), pid) {
+		t.Error("a pid missing under root reads as stopped")
+	}
+	if s, ok := ParseState([]byte("12 (a) b) T 1 12")); !ok || s != 'T' {
+		t.Errorf("ParseState of a command with a parenthesis = %c, %v; want T", s, ok)
 	}
 }
