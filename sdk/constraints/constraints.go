@@ -1,0 +1,134 @@
+package constraints
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// ErrInvalid says a Matrices value is inconsistent (Check names what).
+var ErrInvalid = errors.New("constraints: invalid matrices")
+
+// MaxTerms bounds the terms of one matrix: Start is 32-bit, which keeps the
+// row index a device holds to 4 bytes a constraint. A system beyond it is
+// proved from full partitions (W, A and B) instead.
+const MaxTerms = math.MaxUint32
+
+// Matrix is one of the three linear expressions of every constraint, in
+// compressed sparse rows: row i's terms are Wire[k] times
+// Coefficients[Coeff[k]] for k in Start[i]..Start[i+1].
+type Matrix struct {
+	Start []uint32 // NbConstraints+1 entries, Start[0] == 0, non-decreasing
+	Wire  []uint32 // a wire index below NbWires, per term
+	Coeff []uint32 // an index into Matrices.Coefficients, per term
+}
+
+// Terms is the number of terms in m.
+func (m *Matrix) Terms() int { return len(m.Wire) }
+
+// Matrices is an R1CS: constraint i says (L_i·W)·(R_i·W) = O_i·W, with L, R
+// and O the rows of A, B and C. Coefficients are gnark-crypto's fr.Element
+// (Montgomery form), the system's coefficient table.
+type Matrices struct {
+	NbWires      uint64
+	Coefficients []fr.Element
+	A, B, C      Matrix
+}
+
+// NbConstraints is the number of constraints (rows).
+func (m *Matrices) NbConstraints() uint64 {
+	if len(m.A.Start) == 0 {
+		return 0
+	}
+	return uint64(len(m.A.Start) - 1)
+}
+
+// Check verifies that m is consistent: three matrices of the same number of
+// rows, each Start beginning at 0, non-decreasing and ending at the number of
+// terms, every wire below NbWires and every coefficient index inside the
+// table. A backend checks this before it indexes anything with the values: a
+// device kernel must never read out of bounds, whatever the file said.
+func (m *Matrices) Check() error {
+	if len(m.A.Start) == 0 {
+		return fmt.Errorf("%w: A has no row index", ErrInvalid)
+	}
+	rows := len(m.A.Start) - 1
+	for _, mx := range []struct {
+		name string
+		m    *Matrix
+	}{{"A", &m.A}, {"B", &m.B}, {"C", &m.C}} {
+		if err := mx.m.check(mx.name, rows, m.NbWires, uint64(len(m.Coefficients))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *Matrix) check(name string, rows int, nbWires, nbCoeffs uint64) error {
+	if len(x.Start) != rows+1 {
+		return fmt.Errorf("%w: %s has %d rows, A has %d", ErrInvalid, name, len(x.Start)-1, rows)
+	}
+	if len(x.Wire) != len(x.Coeff) {
+		return fmt.Errorf("%w: %s has %d wires and %d coefficients", ErrInvalid, name, len(x.Wire), len(x.Coeff))
+	}
+	if uint64(len(x.Wire)) > MaxTerms {
+		return fmt.Errorf("%w: %s has %d terms, at most %d", ErrInvalid, name, len(x.Wire), uint64(MaxTerms))
+	}
+	if x.Start[0] != 0 {
+		return fmt.Errorf("%w: %s's row 0 starts at term %d, not 0", ErrInvalid, name, x.Start[0])
+	}
+	for i := 1; i <= rows; i++ {
+		if x.Start[i] < x.Start[i-1] {
+			return fmt.Errorf("%w: %s's row %d starts at term %d, before row %d's %d", ErrInvalid, name, i, x.Start[i], i-1, x.Start[i-1])
+		}
+	}
+	if int(x.Start[rows]) != len(x.Wire) {
+		return fmt.Errorf("%w: %s's rows end at term %d, it has %d", ErrInvalid, name, x.Start[rows], len(x.Wire))
+	}
+	for k, w := range x.Wire {
+		if uint64(w) >= nbWires {
+			return fmt.Errorf("%w: %s's term %d is on wire %d, the system has %d", ErrInvalid, name, k, w, nbWires)
+		}
+	}
+	for k, c := range x.Coeff {
+		if uint64(c) >= nbCoeffs {
+			return fmt.Errorf("%w: %s's term %d has coefficient %d, the table has %d", ErrInvalid, name, k, c, nbCoeffs)
+		}
+	}
+	return nil
+}
+
+// Row evaluates row i of x at w: the sum of its terms' coefficients times
+// their wires' values.
+func (m *Matrices) Row(x *Matrix, i int, w []fr.Element) fr.Element {
+	var acc, t fr.Element
+	for k := x.Start[i]; k < x.Start[i+1]; k++ {
+		t.Mul(&m.Coefficients[x.Coeff[k]], &w[x.Wire[k]])
+		acc.Add(&acc, &t)
+	}
+	return acc
+}
+
+// Eval writes A·w, B·w and C·w into a, b and c (each NbConstraints long; c may
+// be nil) and returns the first constraint w does not satisfy (a_i·b_i != c_i),
+// or -1. It is the reference every backend's evaluation is checked against: a
+// plain loop, one core.
+func (m *Matrices) Eval(w, a, b, c []fr.Element) int {
+	bad := -1
+	for i := range int(m.NbConstraints()) {
+		a[i] = m.Row(&m.A, i, w)
+		b[i] = m.Row(&m.B, i, w)
+		ci := m.Row(&m.C, i, w)
+		if c != nil {
+			c[i] = ci
+		}
+		var ab fr.Element
+		ab.Mul(&a[i], &b[i])
+		if bad < 0 && !ab.Equal(&ci) {
+			bad = i
+		}
+	}
+	return bad
+}
