@@ -54,6 +54,12 @@ type Description struct {
 	// the host already counts. The host's budget reserves what these say.
 	HostBytesPerConstraint   uint64
 	DeviceBytesPerConstraint uint64
+	// CompactW says the backend evaluates A and B itself from a circuit's
+	// constraints (KeyRef.Constraints) and proves partitions that carry W
+	// alone, packed (FormatCompactW). The host then sends it the constraints
+	// with every key and compact partitions for the keys it accepted them
+	// for (KeyInfo.CompactW).
+	CompactW bool
 }
 
 // KeyRef names a proving key file for LoadKey.
@@ -65,12 +71,22 @@ type KeyRef struct {
 	// Digest is the SHA-256 of the key file's header block, which itself holds a
 	// SHA-256 of every section: one digest pins the whole file.
 	Digest [32]byte
+	// Constraints, when set, is the circuit's constraint matrices, for a
+	// backend that proves compact partitions (Description.CompactW). A backend
+	// that does not ignores it.
+	Constraints *ConstraintsHandle
 }
 
 // KeyInfo is what LoadKey answers: the bytes the key keeps resident.
 type KeyInfo struct {
 	HostBytes   uint64
 	DeviceBytes uint64
+	// CompactW says Prove takes compact partitions (FormatCompactW) for this
+	// key: the backend holds the constraints KeyRef.Constraints gave (counted
+	// in the bytes above). False when none were given or the backend could
+	// not keep them (say, a key streamed to a device too small for them);
+	// the host then sends full partitions.
+	CompactW bool
 }
 
 // PartitionHandle locates one synthesized partition in a sealed shared-memory
@@ -97,10 +113,22 @@ type PartitionHandle struct {
 	// NbWires is len(W); NbConstraints is len(A) == len(B).
 	NbWires       uint64
 	NbConstraints uint64
-	// WOffset, AOffset and BOffset are the byte offsets of W, A and B.
+	// WOffset, AOffset and BOffset are the byte offsets of W, A and B
+	// (FormatFull; zero otherwise).
 	WOffset uint64
 	AOffset uint64
 	BOffset uint64
+	// Format says what the file holds: FormatFull (W, A, B) unless the
+	// backend asked for compact partitions (Description.CompactW) and loaded
+	// the key with its constraints (KeyInfo.CompactW).
+	Format PartitionFormat
+	// NbOther, OtherOffset, BitsOffset and ValuesOffset describe a
+	// FormatCompactW file (CompactLayout): how many wires are neither 0 nor
+	// 1, and where the Other and Bits bitmaps and those wires' values are.
+	NbOther      uint64
+	OtherOffset  uint64
+	BitsOffset   uint64
+	ValuesOffset uint64
 }
 
 // ProveRequest asks a backend for one Groth16 proof.

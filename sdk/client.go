@@ -38,11 +38,11 @@ func (g *grpcClient) Describe(ctx context.Context) (Description, error) {
 }
 
 func (g *grpcClient) LoadKey(ctx context.Context, key KeyRef) (KeyInfo, error) {
-	r, err := g.c.LoadKey(ctx, &backendv1.LoadKeyRequest{Key: keyRefToProto(key)})
+	r, err := g.c.LoadKey(ctx, &backendv1.LoadKeyRequest{Key: keyRefToProto(key), Constraints: constraintsToProto(key.Constraints)})
 	if err != nil {
 		return KeyInfo{}, errorFromStatus(ctx, err)
 	}
-	return KeyInfo{HostBytes: r.GetHostBytes(), DeviceBytes: r.GetDeviceBytes()}, nil
+	return KeyInfo{HostBytes: r.GetHostBytes(), DeviceBytes: r.GetDeviceBytes(), CompactW: r.GetCompactW()}, nil
 }
 
 func (g *grpcClient) UnloadKey(ctx context.Context, keyID string) error {

@@ -22,13 +22,13 @@ const RequiredSeals = unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW
 // checkSealed refuses a file that lacks one of RequiredSeals with ErrUnsealed. A
 // file that cannot carry seals at all (on disk, or a tmpfs file made with open)
 // is refused the same way.
-func checkSealed(f *os.File, path string) error {
+func checkSealed(f *os.File, what, path string) error {
 	seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
 	if err != nil {
-		return Errorf(ErrUnsealed, "partition file %s: cannot carry seals (%v): a partition must be a sealed memfd", path, err)
+		return Errorf(ErrUnsealed, "%s %s: cannot carry seals (%v): it must be a sealed memfd", what, path, err)
 	}
 	if missing := RequiredSeals &^ seals; missing != 0 {
-		return Errorf(ErrUnsealed, "partition file %s: seals %s, missing %s: its bytes could change while it is proven", path, sealNames(seals), sealNames(missing))
+		return Errorf(ErrUnsealed, "%s %s: seals %s, missing %s: its bytes could change while it is used", what, path, sealNames(seals), sealNames(missing))
 	}
 	return nil
 }

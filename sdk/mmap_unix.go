@@ -13,8 +13,8 @@ const mmapFlags = unix.MAP_SHARED
 
 // checkSealed refuses every partition: the host hands partitions over as sealed
 // memfds, which this SDK checks on Linux only.
-func checkSealed(f *os.File, path string) error {
-	return Errorf(ErrUnimplemented, "partition file %s: sealed partitions are checked on Linux only", path)
+func checkSealed(f *os.File, what, path string) error {
+	return Errorf(ErrUnimplemented, "%s %s: sealed files are checked on Linux only", what, path)
 }
 
 // clearFile does nothing: partitions are memfds, on Linux only.

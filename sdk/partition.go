@@ -106,50 +106,56 @@ func OpenPartition(h PartitionHandle) (*Partition, error) {
 }
 
 // openSealed opens the partition file h names after OpenPartition's checks of
-// the handle, then of the file itself: a regular file with the handle's inode
-// and size, carrying RequiredSeals.
+// the handle, then of the file itself (openSealedFile).
 func openSealed(h PartitionHandle) (*os.File, error) {
 	if err := checkHandle(h); err != nil {
 		return nil, err
 	}
+	return openSealedFile("partition file", h.Path, h.Inode, h.Size)
+}
+
+// openSealedFile opens path read-only and checks it is what the host said: a
+// regular file with the given inode and size, carrying RequiredSeals. what
+// names the file in errors ("partition file").
+func openSealedFile(what, path string, inode uint64, size int64) (*os.File, error) {
 	// No O_NOFOLLOW: the host's /proc/<pid>/fd/<n> is a link by design. What
 	// is opened is then checked for itself: a regular file, the handle's inode,
 	// sealed.
-	f, err := os.OpenFile(h.Path, os.O_RDONLY, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, Errorf(ErrInvalidArgument, "partition file %s: no such file", h.Path)
+			return nil, Errorf(ErrInvalidArgument, "%s %s: no such file", what, path)
 		}
-		return nil, Errorf(ErrInvalidArgument, "partition file %s: %v", h.Path, err)
+		return nil, Errorf(ErrInvalidArgument, "%s %s: %v", what, path, err)
 	}
-	if err := checkFile(f, h); err != nil {
+	if err := checkFile(f, what, path, inode, size); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
 }
 
-// checkFile checks the opened partition file against h: a regular file, h's
-// inode and size, RequiredSeals.
-func checkFile(f *os.File, h PartitionHandle) error {
+// checkFile checks the opened file f: a regular file with the given inode and
+// size, carrying RequiredSeals.
+func checkFile(f *os.File, what, path string, inode uint64, size int64) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return Errorf(ErrInternal, "partition file %s: %v", h.Path, err)
+		return Errorf(ErrInternal, "%s %s: %v", what, path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return Errorf(ErrInvalidArgument, "partition file %s: not a regular file (mode %#o)", h.Path, st.Mode)
+		return Errorf(ErrInvalidArgument, "%s %s: not a regular file (mode %#o)", what, path, st.Mode)
 	}
-	if uint64(st.Ino) != h.Inode {
-		return Errorf(ErrInvalidArgument, "partition file %s: inode %d, the handle says %d (not the partition it names)", h.Path, st.Ino, h.Inode)
+	if uint64(st.Ino) != inode {
+		return Errorf(ErrInvalidArgument, "%s %s: inode %d, the handle says %d (not the file it names)", what, path, st.Ino, inode)
 	}
-	if st.Size != h.Size {
-		return Errorf(ErrInvalidArgument, "partition file %s: has %d bytes, the handle says %d", h.Path, st.Size, h.Size)
+	if st.Size != size {
+		return Errorf(ErrInvalidArgument, "%s %s: has %d bytes, the handle says %d", what, path, st.Size, size)
 	}
-	return checkSealed(f, h.Path)
+	return checkSealed(f, what, path)
 }
 
-// readPiece is how many bytes one read of ReadPartition asks for (4 MiB).
-const readPiece = 4 << 20
+// readChunk is how many bytes one read of ReadPartition asks for (4 MiB).
+const readChunk = 4 << 20
 
 // ReadPartition reads the partition h names into w, a and b (its W, A and B:
 // len(w) == NbWires, len(a) == len(b) == NbConstraints), with up to threads
@@ -164,6 +170,9 @@ const readPiece = 4 << 20
 // the reads' time on the 2-core development VM, little in a loop on the H200's
 // host, 10 ms of the CUDA backend's 51 ms map phase there (BENCHMARKS.md).
 func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
+	if h.Format != FormatFull {
+		return Errorf(ErrInvalidArgument, "partition file %s: format %s, not W, A and B (ReadCompactPartition reads it)", h.Path, h.Format)
+	}
 	f, err := openSealed(h)
 	if err != nil {
 		return err
@@ -182,21 +191,74 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 				d.name, d.got, h.Path, d.want)
 		}
 	}
-	// The pieces of all three sections, spread over the readers.
-	type piece struct {
-		dst []byte
-		off int64
-	}
-	var pieces []piece
+	var pieces []readPiece
 	for _, sec := range []struct {
 		v   []fr.Element
 		off uint64
 	}{{w, h.WOffset}, {a, h.AOffset}, {b, h.BOffset}} {
-		raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sec.v))), len(sec.v)*ElementSize)
-		for lo := 0; lo < len(raw); lo += readPiece {
-			pieces = append(pieces, piece{raw[lo:min(len(raw), lo+readPiece)], int64(sec.off) + int64(lo)})
+		pieces = appendPieces(pieces, elementBytes(sec.v), sec.off)
+	}
+	return readPieces(f, h.Path, pieces, threads)
+}
+
+// ReadCompactPartition reads the FormatCompactW partition h names into other,
+// bits (CompactWords(NbWires) words each) and values (NbOther elements), with
+// up to threads reads at a time, after OpenPartition's checks. It then checks
+// what a device would trust: that the Other bits number exactly NbOther and
+// that no bit lies beyond the last wire (ErrInvalidArgument otherwise). A
+// destination of the wrong length is the caller's bug: ErrInternal.
+func ReadCompactPartition(h PartitionHandle, other, bits []uint64, values []fr.Element, threads int) error {
+	if h.Format != FormatCompactW {
+		return Errorf(ErrInvalidArgument, "partition file %s: format %s, not a compact W", h.Path, h.Format)
+	}
+	f, err := openSealed(h)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	words := CompactWords(h.NbWires)
+	for _, d := range []struct {
+		name      string
+		got, want uint64
+	}{
+		{"Other", uint64(len(other)), words},
+		{"Bits", uint64(len(bits)), words},
+		{"values", uint64(len(values)), h.NbOther},
+	} {
+		if d.got != d.want {
+			return Errorf(ErrInternal, "ReadCompactPartition: %s's destination holds %d, the partition %s has %d",
+				d.name, d.got, h.Path, d.want)
 		}
 	}
+	var pieces []readPiece
+	pieces = appendPieces(pieces, wordBytes(other), h.OtherOffset)
+	pieces = appendPieces(pieces, wordBytes(bits), h.BitsOffset)
+	pieces = appendPieces(pieces, elementBytes(values), h.ValuesOffset)
+	if err := readPieces(f, h.Path, pieces, threads); err != nil {
+		return err
+	}
+	if err := checkCompactBits(h.NbWires, other, bits, h.NbOther); err != nil {
+		return Errorf(ErrInvalidArgument, "partition file %s: %v", h.Path, err)
+	}
+	return nil
+}
+
+// readPiece is one read of a partition: dst from the file at off.
+type readPiece struct {
+	dst []byte
+	off int64
+}
+
+// appendPieces splits the read of dst from off into readChunk pieces.
+func appendPieces(pieces []readPiece, dst []byte, off uint64) []readPiece {
+	for lo := 0; lo < len(dst); lo += readChunk {
+		pieces = append(pieces, readPiece{dst[lo:min(len(dst), lo+readChunk)], int64(off) + int64(lo)})
+	}
+	return pieces
+}
+
+// readPieces reads pieces from f, spread over up to threads readers.
+func readPieces(f *os.File, path string, pieces []readPiece, threads int) error {
 	threads = max(1, min(threads, len(pieces)))
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
@@ -209,7 +271,7 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 				// the whole piece or says why not.
 				if _, err := f.ReadAt(pieces[i].dst, pieces[i].off); err != nil {
 					errs[t] = Errorf(ErrInternal, "partition file %s: reading %d bytes at %d: %v",
-						h.Path, len(pieces[i].dst), pieces[i].off, err)
+						path, len(pieces[i].dst), pieces[i].off, err)
 				}
 			}
 		}()
@@ -221,6 +283,20 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 		}
 	}
 	return nil
+}
+
+// wordBytes views words as bytes.
+func wordBytes(v []uint64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*8)
+}
+
+// layoutField is one offset of a handle, as given and as its layout wants it.
+type layoutField struct {
+	name      string
+	got, want uint64
 }
 
 // checkHandle checks the fields of h against each other, before any file is
@@ -239,15 +315,32 @@ func checkHandle(h PartitionHandle) error {
 	if h.NbConstraints == 0 || h.NbConstraints > MaxPartitionElements {
 		return Errorf(ErrInvalidArgument, "partition handle: nb_constraints is %d, want 1..%d", h.NbConstraints, uint64(MaxPartitionElements))
 	}
-	wOff, aOff, bOff, size := PartitionLayout(h.NbWires, h.NbConstraints)
-	for _, f := range []struct {
-		name      string
-		got, want uint64
-	}{
-		{"w_offset", h.WOffset, wOff},
-		{"a_offset", h.AOffset, aOff},
-		{"b_offset", h.BOffset, bOff},
-	} {
+	var fields []layoutField
+	var size uint64
+	switch h.Format {
+	case FormatFull:
+		var wOff, aOff, bOff uint64
+		wOff, aOff, bOff, size = PartitionLayout(h.NbWires, h.NbConstraints)
+		fields = []layoutField{
+			{"w_offset", h.WOffset, wOff},
+			{"a_offset", h.AOffset, aOff},
+			{"b_offset", h.BOffset, bOff},
+		}
+	case FormatCompactW:
+		if h.NbOther > h.NbWires {
+			return Errorf(ErrInvalidArgument, "partition handle: nb_other is %d, above nb_wires %d", h.NbOther, h.NbWires)
+		}
+		var oOff, bitsOff, vOff uint64
+		oOff, bitsOff, vOff, size = CompactLayout(h.NbWires, h.NbOther)
+		fields = []layoutField{
+			{"other_offset", h.OtherOffset, oOff},
+			{"bits_offset", h.BitsOffset, bitsOff},
+			{"values_offset", h.ValuesOffset, vOff},
+		}
+	default:
+		return Errorf(ErrInvalidArgument, "partition handle: unknown format %d", uint32(h.Format))
+	}
+	for _, f := range fields {
 		if f.got != f.want {
 			return Errorf(ErrInvalidArgument, "partition handle: %s is %d, want %d for %d wires and %d constraints",
 				f.name, f.got, f.want, h.NbWires, h.NbConstraints)
@@ -271,7 +364,7 @@ func (p *Partition) Handle() PartitionHandle { return p.h }
 func (p *Partition) Bytes(s Section) []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed || p.h.Format != FormatFull {
 		return nil
 	}
 	switch s {
@@ -283,6 +376,24 @@ func (p *Partition) Bytes(s Section) []byte {
 		return p.data[p.h.BOffset : p.h.BOffset+p.h.NbConstraints*ElementSize : p.h.BOffset+p.h.NbConstraints*ElementSize]
 	}
 	return nil
+}
+
+// Compact returns a FormatCompactW partition's bitmaps and values (see
+// CompactLayout), aliasing the read-only mapping; nils for a full partition or
+// a closed one. OpenPartition does not count the bitmaps' bits: check them
+// with ExpandW, or read with ReadCompactPartition, before trusting NbOther.
+func (p *Partition) Compact() (other, bits []uint64, values []fr.Element) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.h.Format != FormatCompactW {
+		return nil, nil, nil
+	}
+	n := CompactWords(p.h.NbWires) * 8
+	other = words(p.data[p.h.OtherOffset : p.h.OtherOffset+n : p.h.OtherOffset+n])
+	bits = words(p.data[p.h.BitsOffset : p.h.BitsOffset+n : p.h.BitsOffset+n])
+	v := p.h.NbOther * ElementSize
+	values = elements(p.data[p.h.ValuesOffset : p.h.ValuesOffset+v : p.h.ValuesOffset+v])
+	return other, bits, values
 }
 
 // Raw returns the whole read-only mapping (every section with its padding), for a

@@ -146,7 +146,7 @@ func TestOpenPartition(t *testing.T) {
 // which reads with one), and refuses destinations of the wrong length by name,
 // reading nothing.
 func TestReadPartition(t *testing.T) {
-	const piece = readPiece / ElementSize
+	const piece = readChunk / ElementSize
 	W, A, B := randomVector(t, 2*piece+5), randomVector(t, piece+1), randomVector(t, piece+1)
 	h := writeTestPartition(t, RequiredSeals, W, A, B)
 	for _, threads := range []int{1, 3, 8, 0} {
@@ -235,7 +235,7 @@ func TestOpenPartitionRejects(t *testing.T) {
 		{"relative path", func(h *PartitionHandle) { h.Path = "p.partition" }, ErrInvalidArgument, "not absolute"},
 		{"missing file", func(h *PartitionHandle) { h.Path = filepath.Join(dir, "nope") }, ErrInvalidArgument, "no such file"},
 		{"directory", handleOf(sub, subIno), ErrInvalidArgument, "not a regular file"},
-		{"another inode", func(h *PartitionHandle) { h.Inode++ }, ErrInvalidArgument, "not the partition it names"},
+		{"another inode", func(h *PartitionHandle) { h.Inode++ }, ErrInvalidArgument, "not the file it names"},
 		{"file too short", handleOf(shortPath, shortIno), ErrInvalidArgument, "bytes"},
 		{"unsealed memfd", handleOf(unsealedPath, unsealedIno), ErrUnsealed, "missing F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE"},
 		{"no write seal", handleOf(noWritePath, noWriteIno), ErrUnsealed, "missing F_SEAL_WRITE"},
@@ -365,7 +365,7 @@ func BenchmarkStagePartition(b *testing.B) {
 // CUDA backend's staging copy before ReadPartition: gpu.parallelCopy, which
 // this module cannot import).
 func copyParallel(dst, src []fr.Element, threads int) {
-	const piece = readPiece / ElementSize
+	const piece = readChunk / ElementSize
 	var wg sync.WaitGroup
 	for t := range threads {
 		wg.Add(1)

@@ -148,11 +148,14 @@ func (s *grpcServer) LoadKey(ctx context.Context, req *backendv1.LoadKeyRequest)
 	if err != nil {
 		return nil, errorToStatus(err)
 	}
+	if key.Constraints, err = constraintsFromProto(req.GetConstraints()); err != nil {
+		return nil, errorToStatus(err)
+	}
 	info, err := s.b.LoadKey(ctx, key)
 	if err != nil {
 		return nil, errorToStatus(err)
 	}
-	return &backendv1.LoadKeyResponse{HostBytes: info.HostBytes, DeviceBytes: info.DeviceBytes}, nil
+	return &backendv1.LoadKeyResponse{HostBytes: info.HostBytes, DeviceBytes: info.DeviceBytes, CompactW: info.CompactW}, nil
 }
 
 func (s *grpcServer) UnloadKey(ctx context.Context, req *backendv1.UnloadKeyRequest) (*backendv1.UnloadKeyResponse, error) {

@@ -40,6 +40,7 @@ func describeToProto(d Description) *backendv1.DescribeResponse {
 		Curves:                   curves,
 		MaxInFlight:              clampUint32(d.MaxInFlight),
 		HostBytesPerConstraint:   d.HostBytesPerConstraint,
+		CompactW:                 d.CompactW,
 		DeviceBytesPerConstraint: d.DeviceBytesPerConstraint,
 	}
 }
@@ -66,6 +67,7 @@ func describeFromProto(r *backendv1.DescribeResponse) Description {
 		Curves:                   curves,
 		MaxInFlight:              int(r.GetMaxInFlight()),
 		HostBytesPerConstraint:   r.GetHostBytesPerConstraint(),
+		CompactW:                 r.GetCompactW(),
 		DeviceBytesPerConstraint: r.GetDeviceBytesPerConstraint(),
 	}
 }
@@ -96,6 +98,11 @@ func handleToProto(h PartitionHandle) *backendv1.PartitionHandle {
 		WOffset:       h.WOffset,
 		AOffset:       h.AOffset,
 		BOffset:       h.BOffset,
+		Format:        uint32(h.Format),
+		NbOther:       h.NbOther,
+		OtherOffset:   h.OtherOffset,
+		BitsOffset:    h.BitsOffset,
+		ValuesOffset:  h.ValuesOffset,
 	}
 }
 
@@ -113,6 +120,44 @@ func handleFromProto(h *backendv1.PartitionHandle) (PartitionHandle, error) {
 		WOffset:       h.GetWOffset(),
 		AOffset:       h.GetAOffset(),
 		BOffset:       h.GetBOffset(),
+		Format:        PartitionFormat(h.GetFormat()),
+		NbOther:       h.GetNbOther(),
+		OtherOffset:   h.GetOtherOffset(),
+		BitsOffset:    h.GetBitsOffset(),
+		ValuesOffset:  h.GetValuesOffset(),
+	}, nil
+}
+
+func constraintsToProto(h *ConstraintsHandle) *backendv1.ConstraintsHandle {
+	if h == nil {
+		return nil
+	}
+	return &backendv1.ConstraintsHandle{
+		Path:           h.Path,
+		Inode:          h.Inode,
+		Size:           h.Size,
+		NbConstraints:  h.NbConstraints,
+		NbWires:        h.NbWires,
+		NbCoefficients: h.NbCoefficients,
+		NbTerms:        h.NbTerms[:],
+	}
+}
+
+func constraintsFromProto(h *backendv1.ConstraintsHandle) (*ConstraintsHandle, error) {
+	if h == nil {
+		return nil, nil
+	}
+	if len(h.GetNbTerms()) != 3 {
+		return nil, Errorf(ErrInvalidArgument, "load key: constraints handle has %d term counts, want 3 (A, B, C)", len(h.GetNbTerms()))
+	}
+	return &ConstraintsHandle{
+		Path:           h.GetPath(),
+		Inode:          h.GetInode(),
+		Size:           h.GetSize(),
+		NbConstraints:  h.GetNbConstraints(),
+		NbWires:        h.GetNbWires(),
+		NbCoefficients: h.GetNbCoefficients(),
+		NbTerms:        [3]uint64(h.GetNbTerms()),
 	}, nil
 }
 

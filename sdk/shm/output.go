@@ -5,7 +5,9 @@ package shm
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sys/unix"
@@ -43,22 +45,28 @@ type output struct {
 // handle it returns names it by the host's descriptor (/proc/<pid>/fd/<n>) and
 // its inode. The output stays pending until Adopt or Remove (or Close).
 func (s *Store) Output(name string, curve sdk.Curve, nbWires, nbConstraints uint64) (sdk.PartitionHandle, error) {
+	if nbWires == 0 || nbConstraints == 0 || nbWires > sdk.MaxPartitionElements || nbConstraints > sdk.MaxPartitionElements {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: %d wires and %d constraints, want 1..%d each", name, nbWires, nbConstraints, uint64(sdk.MaxPartitionElements))
+	}
+	wOff, aOff, bOff, size := sdk.PartitionLayout(nbWires, nbConstraints)
+	return s.newOutput(name, curve, sdk.PartitionHandle{
+		Size: int64(size), Curve: curve, NbWires: nbWires, NbConstraints: nbConstraints,
+		WOffset: wOff, AOffset: aOff, BOffset: bOff,
+	})
+}
+
+// newOutput creates the memfd of pending output h (Output's, or a compact
+// partition's): sized, sealed against growing and shrinking, zero, named by
+// the host's descriptor and its inode in the handle it returns.
+func (s *Store) newOutput(name string, curve sdk.Curve, h sdk.PartitionHandle) (sdk.PartitionHandle, error) {
 	if !validName.MatchString(name) {
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: output: bad partition name %q (want 1-128 of A-Z a-z 0-9 . _ -, not starting with . _ or -)", name)
 	}
 	if curve != sdk.CurveBLS12381 {
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: curve %q: only %s partitions are supported", name, curve, sdk.CurveBLS12381)
 	}
-	if nbWires == 0 || nbConstraints == 0 || nbWires > sdk.MaxPartitionElements || nbConstraints > sdk.MaxPartitionElements {
-		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: %d wires and %d constraints, want 1..%d each", name, nbWires, nbConstraints, uint64(sdk.MaxPartitionElements))
-	}
 	if s.isClosed() {
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: the store is closed", name)
-	}
-	wOff, aOff, bOff, size := sdk.PartitionLayout(nbWires, nbConstraints)
-	h := sdk.PartitionHandle{
-		Size: int64(size), Curve: curve, NbWires: nbWires, NbConstraints: nbConstraints,
-		WOffset: wOff, AOffset: aOff, BOffset: bOff,
 	}
 	f, err := memfd("zkhost-" + name)
 	if err != nil {
@@ -152,8 +160,53 @@ func (s *Store) ReadW(h sdk.PartitionHandle, n int) ([]fr.Element, error) {
 		f = o.f
 	}
 	out := make([]fr.Element, n)
+	if h.Format == sdk.FormatCompactW {
+		if err := readCompactW(f, h, out); err != nil {
+			return nil, fmt.Errorf("shm: read W of %s: %w", h.Path, err)
+		}
+		return out, nil
+	}
 	if _, err := f.ReadAt(bytesOf(out), int64(h.WOffset)); err != nil {
 		return nil, fmt.Errorf("shm: read W of %s: %w", h.Path, err)
 	}
 	return out, nil
 }
+
+// readCompactW reads the first len(out) wires of compact partition h from f:
+// the bitmaps' words that cover them, and the values of the others among them.
+func readCompactW(f *os.File, h sdk.PartitionHandle, out []fr.Element) error {
+	words := sdk.CompactWords(uint64(len(out)))
+	other, bits := make([]uint64, words), make([]uint64, words)
+	if _, err := f.ReadAt(wordBytesOf(other), int64(h.OtherOffset)); err != nil {
+		return err
+	}
+	if _, err := f.ReadAt(wordBytesOf(bits), int64(h.BitsOffset)); err != nil {
+		return err
+	}
+	// Only the first len(out) wires: clear the bits of the wires beyond.
+	if tail := len(out) % 64; tail != 0 {
+		other[words-1] &= 1<<tail - 1
+		bits[words-1] &= 1<<tail - 1
+	}
+	var nbOther uint64
+	for _, o := range other {
+		nbOther += uint64(popcount(o))
+	}
+	if nbOther > h.NbOther {
+		return fmt.Errorf("%d of its first %d wires are marked neither 0 nor 1, the handle says %d in all", nbOther, len(out), h.NbOther)
+	}
+	values := make([]fr.Element, nbOther)
+	if _, err := f.ReadAt(bytesOf(values), int64(h.ValuesOffset)); err != nil {
+		return err
+	}
+	return sdk.ExpandW(other, bits, values, out)
+}
+
+func wordBytesOf(v []uint64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*8)
+}
+
+func popcount(x uint64) int { return bits.OnesCount64(x) }

@@ -248,8 +248,12 @@ type DescribeResponse struct {
 	MaxInFlight              uint32   `protobuf:"varint,6,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
 	HostBytesPerConstraint   uint64   `protobuf:"varint,7,opt,name=host_bytes_per_constraint,json=hostBytesPerConstraint,proto3" json:"host_bytes_per_constraint,omitempty"`
 	DeviceBytesPerConstraint uint64   `protobuf:"varint,8,opt,name=device_bytes_per_constraint,json=deviceBytesPerConstraint,proto3" json:"device_bytes_per_constraint,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// compact_w says the backend evaluates A and B itself from a circuit's
+	// constraints (LoadKeyRequest.constraints) and proves compact partitions
+	// (PartitionHandle.format FORMAT_COMPACT_W).
+	CompactW      bool `protobuf:"varint,9,opt,name=compact_w,json=compactW,proto3" json:"compact_w,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -338,6 +342,13 @@ func (x *DescribeResponse) GetDeviceBytesPerConstraint() uint64 {
 	return 0
 }
 
+func (x *DescribeResponse) GetCompactW() bool {
+	if x != nil {
+		return x.CompactW
+	}
+	return false
+}
+
 // KeyRef names a proving key file (sdk.KeyRef).
 type KeyRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -400,17 +411,116 @@ func (x *KeyRef) GetDigest() []byte {
 	return nil
 }
 
+// ConstraintsHandle locates a circuit's constraint matrices in a sealed memfd
+// (sdk.ConstraintsHandle; layout: sdk.ConstraintsLayout): the coefficient
+// table, then the compressed sparse rows of A, B and C.
+type ConstraintsHandle struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Path           string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Inode          uint64                 `protobuf:"varint,2,opt,name=inode,proto3" json:"inode,omitempty"`
+	Size           int64                  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	NbConstraints  uint64                 `protobuf:"varint,4,opt,name=nb_constraints,json=nbConstraints,proto3" json:"nb_constraints,omitempty"`
+	NbWires        uint64                 `protobuf:"varint,5,opt,name=nb_wires,json=nbWires,proto3" json:"nb_wires,omitempty"`
+	NbCoefficients uint64                 `protobuf:"varint,6,opt,name=nb_coefficients,json=nbCoefficients,proto3" json:"nb_coefficients,omitempty"`
+	// nb_terms counts the terms of A, B and C, in that order (three values).
+	NbTerms       []uint64 `protobuf:"varint,7,rep,packed,name=nb_terms,json=nbTerms,proto3" json:"nb_terms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConstraintsHandle) Reset() {
+	*x = ConstraintsHandle{}
+	mi := &file_backend_v1_backend_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConstraintsHandle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConstraintsHandle) ProtoMessage() {}
+
+func (x *ConstraintsHandle) ProtoReflect() protoreflect.Message {
+	mi := &file_backend_v1_backend_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConstraintsHandle.ProtoReflect.Descriptor instead.
+func (*ConstraintsHandle) Descriptor() ([]byte, []int) {
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ConstraintsHandle) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ConstraintsHandle) GetInode() uint64 {
+	if x != nil {
+		return x.Inode
+	}
+	return 0
+}
+
+func (x *ConstraintsHandle) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ConstraintsHandle) GetNbConstraints() uint64 {
+	if x != nil {
+		return x.NbConstraints
+	}
+	return 0
+}
+
+func (x *ConstraintsHandle) GetNbWires() uint64 {
+	if x != nil {
+		return x.NbWires
+	}
+	return 0
+}
+
+func (x *ConstraintsHandle) GetNbCoefficients() uint64 {
+	if x != nil {
+		return x.NbCoefficients
+	}
+	return 0
+}
+
+func (x *ConstraintsHandle) GetNbTerms() []uint64 {
+	if x != nil {
+		return x.NbTerms
+	}
+	return nil
+}
+
 // LoadKeyRequest asks the backend to load one key.
 type LoadKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           *KeyRef                `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   *KeyRef                `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// constraints, when set, are the circuit's matrices, for a backend that
+	// proves compact partitions (DescribeResponse.compact_w); others ignore it.
+	Constraints   *ConstraintsHandle `protobuf:"bytes,2,opt,name=constraints,proto3" json:"constraints,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoadKeyRequest) Reset() {
 	*x = LoadKeyRequest{}
-	mi := &file_backend_v1_backend_proto_msgTypes[4]
+	mi := &file_backend_v1_backend_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -422,7 +532,7 @@ func (x *LoadKeyRequest) String() string {
 func (*LoadKeyRequest) ProtoMessage() {}
 
 func (x *LoadKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[4]
+	mi := &file_backend_v1_backend_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -435,7 +545,7 @@ func (x *LoadKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadKeyRequest.ProtoReflect.Descriptor instead.
 func (*LoadKeyRequest) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{4}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LoadKeyRequest) GetKey() *KeyRef {
@@ -445,18 +555,27 @@ func (x *LoadKeyRequest) GetKey() *KeyRef {
 	return nil
 }
 
+func (x *LoadKeyRequest) GetConstraints() *ConstraintsHandle {
+	if x != nil {
+		return x.Constraints
+	}
+	return nil
+}
+
 // LoadKeyResponse is sdk.KeyInfo: the bytes the key keeps resident.
 type LoadKeyResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	HostBytes     uint64                 `protobuf:"varint,1,opt,name=host_bytes,json=hostBytes,proto3" json:"host_bytes,omitempty"`
-	DeviceBytes   uint64                 `protobuf:"varint,2,opt,name=device_bytes,json=deviceBytes,proto3" json:"device_bytes,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	HostBytes   uint64                 `protobuf:"varint,1,opt,name=host_bytes,json=hostBytes,proto3" json:"host_bytes,omitempty"`
+	DeviceBytes uint64                 `protobuf:"varint,2,opt,name=device_bytes,json=deviceBytes,proto3" json:"device_bytes,omitempty"`
+	// compact_w says Prove takes compact partitions for this key.
+	CompactW      bool `protobuf:"varint,3,opt,name=compact_w,json=compactW,proto3" json:"compact_w,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoadKeyResponse) Reset() {
 	*x = LoadKeyResponse{}
-	mi := &file_backend_v1_backend_proto_msgTypes[5]
+	mi := &file_backend_v1_backend_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -468,7 +587,7 @@ func (x *LoadKeyResponse) String() string {
 func (*LoadKeyResponse) ProtoMessage() {}
 
 func (x *LoadKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[5]
+	mi := &file_backend_v1_backend_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -481,7 +600,7 @@ func (x *LoadKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadKeyResponse.ProtoReflect.Descriptor instead.
 func (*LoadKeyResponse) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{5}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LoadKeyResponse) GetHostBytes() uint64 {
@@ -498,6 +617,13 @@ func (x *LoadKeyResponse) GetDeviceBytes() uint64 {
 	return 0
 }
 
+func (x *LoadKeyResponse) GetCompactW() bool {
+	if x != nil {
+		return x.CompactW
+	}
+	return false
+}
+
 // UnloadKeyRequest asks the backend to release one key.
 type UnloadKeyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -508,7 +634,7 @@ type UnloadKeyRequest struct {
 
 func (x *UnloadKeyRequest) Reset() {
 	*x = UnloadKeyRequest{}
-	mi := &file_backend_v1_backend_proto_msgTypes[6]
+	mi := &file_backend_v1_backend_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -520,7 +646,7 @@ func (x *UnloadKeyRequest) String() string {
 func (*UnloadKeyRequest) ProtoMessage() {}
 
 func (x *UnloadKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[6]
+	mi := &file_backend_v1_backend_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -533,7 +659,7 @@ func (x *UnloadKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnloadKeyRequest.ProtoReflect.Descriptor instead.
 func (*UnloadKeyRequest) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{6}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UnloadKeyRequest) GetKeyId() string {
@@ -552,7 +678,7 @@ type UnloadKeyResponse struct {
 
 func (x *UnloadKeyResponse) Reset() {
 	*x = UnloadKeyResponse{}
-	mi := &file_backend_v1_backend_proto_msgTypes[7]
+	mi := &file_backend_v1_backend_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +690,7 @@ func (x *UnloadKeyResponse) String() string {
 func (*UnloadKeyResponse) ProtoMessage() {}
 
 func (x *UnloadKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[7]
+	mi := &file_backend_v1_backend_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,7 +703,7 @@ func (x *UnloadKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnloadKeyResponse.ProtoReflect.Descriptor instead.
 func (*UnloadKeyResponse) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{7}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{8}
 }
 
 // PartitionHandle locates one synthesized partition in a sealed shared-memory file
@@ -600,14 +726,24 @@ type PartitionHandle struct {
 	BOffset uint64 `protobuf:"varint,9,opt,name=b_offset,json=bOffset,proto3" json:"b_offset,omitempty"`
 	// inode is the file's inode number (st_ino): the backend checks the file it opened
 	// is this one, so a descriptor number the host closed and reused is refused.
-	Inode         uint64 `protobuf:"varint,10,opt,name=inode,proto3" json:"inode,omitempty"`
+	Inode uint64 `protobuf:"varint,10,opt,name=inode,proto3" json:"inode,omitempty"`
+	// format says what the file holds: W, A and B (0, sdk.FormatFull), or W
+	// alone, packed (1, sdk.FormatCompactW: sdk.CompactLayout), for a key loaded
+	// with its constraints.
+	Format uint32 `protobuf:"varint,11,opt,name=format,proto3" json:"format,omitempty"`
+	// nb_other counts the wires that are neither 0 nor 1 (compact W); the
+	// other offsets locate its Other and Bits bitmaps and those wires' values.
+	NbOther       uint64 `protobuf:"varint,12,opt,name=nb_other,json=nbOther,proto3" json:"nb_other,omitempty"`
+	OtherOffset   uint64 `protobuf:"varint,13,opt,name=other_offset,json=otherOffset,proto3" json:"other_offset,omitempty"`
+	BitsOffset    uint64 `protobuf:"varint,14,opt,name=bits_offset,json=bitsOffset,proto3" json:"bits_offset,omitempty"`
+	ValuesOffset  uint64 `protobuf:"varint,15,opt,name=values_offset,json=valuesOffset,proto3" json:"values_offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionHandle) Reset() {
 	*x = PartitionHandle{}
-	mi := &file_backend_v1_backend_proto_msgTypes[8]
+	mi := &file_backend_v1_backend_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -619,7 +755,7 @@ func (x *PartitionHandle) String() string {
 func (*PartitionHandle) ProtoMessage() {}
 
 func (x *PartitionHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[8]
+	mi := &file_backend_v1_backend_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -632,7 +768,7 @@ func (x *PartitionHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionHandle.ProtoReflect.Descriptor instead.
 func (*PartitionHandle) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{8}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PartitionHandle) GetPath() string {
@@ -698,6 +834,41 @@ func (x *PartitionHandle) GetInode() uint64 {
 	return 0
 }
 
+func (x *PartitionHandle) GetFormat() uint32 {
+	if x != nil {
+		return x.Format
+	}
+	return 0
+}
+
+func (x *PartitionHandle) GetNbOther() uint64 {
+	if x != nil {
+		return x.NbOther
+	}
+	return 0
+}
+
+func (x *PartitionHandle) GetOtherOffset() uint64 {
+	if x != nil {
+		return x.OtherOffset
+	}
+	return 0
+}
+
+func (x *PartitionHandle) GetBitsOffset() uint64 {
+	if x != nil {
+		return x.BitsOffset
+	}
+	return 0
+}
+
+func (x *PartitionHandle) GetValuesOffset() uint64 {
+	if x != nil {
+		return x.ValuesOffset
+	}
+	return 0
+}
+
 // ProveRequest asks for one proof with a loaded key.
 type ProveRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -709,7 +880,7 @@ type ProveRequest struct {
 
 func (x *ProveRequest) Reset() {
 	*x = ProveRequest{}
-	mi := &file_backend_v1_backend_proto_msgTypes[9]
+	mi := &file_backend_v1_backend_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +892,7 @@ func (x *ProveRequest) String() string {
 func (*ProveRequest) ProtoMessage() {}
 
 func (x *ProveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[9]
+	mi := &file_backend_v1_backend_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +905,7 @@ func (x *ProveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProveRequest.ProtoReflect.Descriptor instead.
 func (*ProveRequest) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{9}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ProveRequest) GetKeyId() string {
@@ -765,7 +936,7 @@ type Phase struct {
 
 func (x *Phase) Reset() {
 	*x = Phase{}
-	mi := &file_backend_v1_backend_proto_msgTypes[10]
+	mi := &file_backend_v1_backend_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +948,7 @@ func (x *Phase) String() string {
 func (*Phase) ProtoMessage() {}
 
 func (x *Phase) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[10]
+	mi := &file_backend_v1_backend_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +961,7 @@ func (x *Phase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Phase.ProtoReflect.Descriptor instead.
 func (*Phase) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{10}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Phase) GetName() string {
@@ -835,7 +1006,7 @@ type ProveResponse struct {
 
 func (x *ProveResponse) Reset() {
 	*x = ProveResponse{}
-	mi := &file_backend_v1_backend_proto_msgTypes[11]
+	mi := &file_backend_v1_backend_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +1018,7 @@ func (x *ProveResponse) String() string {
 func (*ProveResponse) ProtoMessage() {}
 
 func (x *ProveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[11]
+	mi := &file_backend_v1_backend_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +1031,7 @@ func (x *ProveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProveResponse.ProtoReflect.Descriptor instead.
 func (*ProveResponse) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{11}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ProveResponse) GetProof() []byte {
@@ -902,7 +1073,7 @@ type UtilizationRequest struct {
 
 func (x *UtilizationRequest) Reset() {
 	*x = UtilizationRequest{}
-	mi := &file_backend_v1_backend_proto_msgTypes[12]
+	mi := &file_backend_v1_backend_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1085,7 @@ func (x *UtilizationRequest) String() string {
 func (*UtilizationRequest) ProtoMessage() {}
 
 func (x *UtilizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[12]
+	mi := &file_backend_v1_backend_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1098,7 @@ func (x *UtilizationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UtilizationRequest.ProtoReflect.Descriptor instead.
 func (*UtilizationRequest) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{12}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UtilizationRequest) GetSinceUnixNs() int64 {
@@ -952,7 +1123,7 @@ type UtilizationSample struct {
 
 func (x *UtilizationSample) Reset() {
 	*x = UtilizationSample{}
-	mi := &file_backend_v1_backend_proto_msgTypes[13]
+	mi := &file_backend_v1_backend_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1135,7 @@ func (x *UtilizationSample) String() string {
 func (*UtilizationSample) ProtoMessage() {}
 
 func (x *UtilizationSample) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[13]
+	mi := &file_backend_v1_backend_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1148,7 @@ func (x *UtilizationSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UtilizationSample.ProtoReflect.Descriptor instead.
 func (*UtilizationSample) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{13}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UtilizationSample) GetTimeUnixNs() int64 {
@@ -1014,7 +1185,7 @@ type UtilizationResponse struct {
 
 func (x *UtilizationResponse) Reset() {
 	*x = UtilizationResponse{}
-	mi := &file_backend_v1_backend_proto_msgTypes[14]
+	mi := &file_backend_v1_backend_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1197,7 @@ func (x *UtilizationResponse) String() string {
 func (*UtilizationResponse) ProtoMessage() {}
 
 func (x *UtilizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[14]
+	mi := &file_backend_v1_backend_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1210,7 @@ func (x *UtilizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UtilizationResponse.ProtoReflect.Descriptor instead.
 func (*UtilizationResponse) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{14}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UtilizationResponse) GetSource() string {
@@ -1069,7 +1240,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_backend_v1_backend_proto_msgTypes[15]
+	mi := &file_backend_v1_backend_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1252,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_v1_backend_proto_msgTypes[15]
+	mi := &file_backend_v1_backend_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1265,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_backend_v1_backend_proto_rawDescGZIP(), []int{15}
+	return file_backend_v1_backend_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ErrorDetail) GetKind() ErrorKind {
@@ -1133,7 +1304,7 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12!\n" +
 	"\fmemory_total\x18\x06 \x01(\x04R\vmemoryTotal\x12\x1f\n" +
 	"\vmemory_free\x18\a \x01(\x04R\n" +
-	"memoryFree\"\xd0\x02\n" +
+	"memoryFree\"\xed\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12!\n" +
@@ -1142,20 +1313,31 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\x06curves\x18\x05 \x03(\tR\x06curves\x12\"\n" +
 	"\rmax_in_flight\x18\x06 \x01(\rR\vmaxInFlight\x129\n" +
 	"\x19host_bytes_per_constraint\x18\a \x01(\x04R\x16hostBytesPerConstraint\x12=\n" +
-	"\x1bdevice_bytes_per_constraint\x18\b \x01(\x04R\x18deviceBytesPerConstraint\"D\n" +
+	"\x1bdevice_bytes_per_constraint\x18\b \x01(\x04R\x18deviceBytesPerConstraint\x12\x1b\n" +
+	"\tcompact_w\x18\t \x01(\bR\bcompactW\"D\n" +
 	"\x06KeyRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
-	"\x06digest\x18\x03 \x01(\fR\x06digest\"=\n" +
+	"\x06digest\x18\x03 \x01(\fR\x06digest\"\xd7\x01\n" +
+	"\x11ConstraintsHandle\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
+	"\x05inode\x18\x02 \x01(\x04R\x05inode\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\x12%\n" +
+	"\x0enb_constraints\x18\x04 \x01(\x04R\rnbConstraints\x12\x19\n" +
+	"\bnb_wires\x18\x05 \x01(\x04R\anbWires\x12'\n" +
+	"\x0fnb_coefficients\x18\x06 \x01(\x04R\x0enbCoefficients\x12\x19\n" +
+	"\bnb_terms\x18\a \x03(\x04R\anbTerms\"\x85\x01\n" +
 	"\x0eLoadKeyRequest\x12+\n" +
-	"\x03key\x18\x01 \x01(\v2\x19.zkhost.backend.v1.KeyRefR\x03key\"S\n" +
+	"\x03key\x18\x01 \x01(\v2\x19.zkhost.backend.v1.KeyRefR\x03key\x12F\n" +
+	"\vconstraints\x18\x02 \x01(\v2$.zkhost.backend.v1.ConstraintsHandleR\vconstraints\"p\n" +
 	"\x0fLoadKeyResponse\x12\x1d\n" +
 	"\n" +
 	"host_bytes\x18\x01 \x01(\x04R\thostBytes\x12!\n" +
-	"\fdevice_bytes\x18\x02 \x01(\x04R\vdeviceBytes\")\n" +
+	"\fdevice_bytes\x18\x02 \x01(\x04R\vdeviceBytes\x12\x1b\n" +
+	"\tcompact_w\x18\x03 \x01(\bR\bcompactW\")\n" +
 	"\x10UnloadKeyRequest\x12\x15\n" +
 	"\x06key_id\x18\x01 \x01(\tR\x05keyId\"\x13\n" +
-	"\x11UnloadKeyResponse\"\x86\x02\n" +
+	"\x11UnloadKeyResponse\"\xa2\x03\n" +
 	"\x0fPartitionHandle\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x14\n" +
@@ -1166,7 +1348,13 @@ const file_backend_v1_backend_proto_rawDesc = "" +
 	"\ba_offset\x18\b \x01(\x04R\aaOffset\x12\x19\n" +
 	"\bb_offset\x18\t \x01(\x04R\abOffset\x12\x14\n" +
 	"\x05inode\x18\n" +
-	" \x01(\x04R\x05inodeJ\x04\b\x03\x10\x04R\x06digest\"g\n" +
+	" \x01(\x04R\x05inode\x12\x16\n" +
+	"\x06format\x18\v \x01(\rR\x06format\x12\x19\n" +
+	"\bnb_other\x18\f \x01(\x04R\anbOther\x12!\n" +
+	"\fother_offset\x18\r \x01(\x04R\votherOffset\x12\x1f\n" +
+	"\vbits_offset\x18\x0e \x01(\x04R\n" +
+	"bitsOffset\x12#\n" +
+	"\rvalues_offset\x18\x0f \x01(\x04R\fvaluesOffsetJ\x04\b\x03\x10\x04R\x06digest\"g\n" +
 	"\fProveRequest\x12\x15\n" +
 	"\x06key_id\x18\x01 \x01(\tR\x05keyId\x12@\n" +
 	"\tpartition\x18\x02 \x01(\v2\".zkhost.backend.v1.PartitionHandleR\tpartition\"u\n" +
@@ -1225,48 +1413,50 @@ func file_backend_v1_backend_proto_rawDescGZIP() []byte {
 }
 
 var file_backend_v1_backend_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_backend_v1_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_backend_v1_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_backend_v1_backend_proto_goTypes = []any{
 	(ErrorKind)(0),              // 0: zkhost.backend.v1.ErrorKind
 	(*DescribeRequest)(nil),     // 1: zkhost.backend.v1.DescribeRequest
 	(*DeviceInfo)(nil),          // 2: zkhost.backend.v1.DeviceInfo
 	(*DescribeResponse)(nil),    // 3: zkhost.backend.v1.DescribeResponse
 	(*KeyRef)(nil),              // 4: zkhost.backend.v1.KeyRef
-	(*LoadKeyRequest)(nil),      // 5: zkhost.backend.v1.LoadKeyRequest
-	(*LoadKeyResponse)(nil),     // 6: zkhost.backend.v1.LoadKeyResponse
-	(*UnloadKeyRequest)(nil),    // 7: zkhost.backend.v1.UnloadKeyRequest
-	(*UnloadKeyResponse)(nil),   // 8: zkhost.backend.v1.UnloadKeyResponse
-	(*PartitionHandle)(nil),     // 9: zkhost.backend.v1.PartitionHandle
-	(*ProveRequest)(nil),        // 10: zkhost.backend.v1.ProveRequest
-	(*Phase)(nil),               // 11: zkhost.backend.v1.Phase
-	(*ProveResponse)(nil),       // 12: zkhost.backend.v1.ProveResponse
-	(*UtilizationRequest)(nil),  // 13: zkhost.backend.v1.UtilizationRequest
-	(*UtilizationSample)(nil),   // 14: zkhost.backend.v1.UtilizationSample
-	(*UtilizationResponse)(nil), // 15: zkhost.backend.v1.UtilizationResponse
-	(*ErrorDetail)(nil),         // 16: zkhost.backend.v1.ErrorDetail
+	(*ConstraintsHandle)(nil),   // 5: zkhost.backend.v1.ConstraintsHandle
+	(*LoadKeyRequest)(nil),      // 6: zkhost.backend.v1.LoadKeyRequest
+	(*LoadKeyResponse)(nil),     // 7: zkhost.backend.v1.LoadKeyResponse
+	(*UnloadKeyRequest)(nil),    // 8: zkhost.backend.v1.UnloadKeyRequest
+	(*UnloadKeyResponse)(nil),   // 9: zkhost.backend.v1.UnloadKeyResponse
+	(*PartitionHandle)(nil),     // 10: zkhost.backend.v1.PartitionHandle
+	(*ProveRequest)(nil),        // 11: zkhost.backend.v1.ProveRequest
+	(*Phase)(nil),               // 12: zkhost.backend.v1.Phase
+	(*ProveResponse)(nil),       // 13: zkhost.backend.v1.ProveResponse
+	(*UtilizationRequest)(nil),  // 14: zkhost.backend.v1.UtilizationRequest
+	(*UtilizationSample)(nil),   // 15: zkhost.backend.v1.UtilizationSample
+	(*UtilizationResponse)(nil), // 16: zkhost.backend.v1.UtilizationResponse
+	(*ErrorDetail)(nil),         // 17: zkhost.backend.v1.ErrorDetail
 }
 var file_backend_v1_backend_proto_depIdxs = []int32{
 	2,  // 0: zkhost.backend.v1.DescribeResponse.device:type_name -> zkhost.backend.v1.DeviceInfo
 	4,  // 1: zkhost.backend.v1.LoadKeyRequest.key:type_name -> zkhost.backend.v1.KeyRef
-	9,  // 2: zkhost.backend.v1.ProveRequest.partition:type_name -> zkhost.backend.v1.PartitionHandle
-	11, // 3: zkhost.backend.v1.ProveResponse.phases:type_name -> zkhost.backend.v1.Phase
-	14, // 4: zkhost.backend.v1.UtilizationResponse.samples:type_name -> zkhost.backend.v1.UtilizationSample
-	0,  // 5: zkhost.backend.v1.ErrorDetail.kind:type_name -> zkhost.backend.v1.ErrorKind
-	1,  // 6: zkhost.backend.v1.Backend.Describe:input_type -> zkhost.backend.v1.DescribeRequest
-	5,  // 7: zkhost.backend.v1.Backend.LoadKey:input_type -> zkhost.backend.v1.LoadKeyRequest
-	7,  // 8: zkhost.backend.v1.Backend.UnloadKey:input_type -> zkhost.backend.v1.UnloadKeyRequest
-	10, // 9: zkhost.backend.v1.Backend.Prove:input_type -> zkhost.backend.v1.ProveRequest
-	13, // 10: zkhost.backend.v1.Backend.Utilization:input_type -> zkhost.backend.v1.UtilizationRequest
-	3,  // 11: zkhost.backend.v1.Backend.Describe:output_type -> zkhost.backend.v1.DescribeResponse
-	6,  // 12: zkhost.backend.v1.Backend.LoadKey:output_type -> zkhost.backend.v1.LoadKeyResponse
-	8,  // 13: zkhost.backend.v1.Backend.UnloadKey:output_type -> zkhost.backend.v1.UnloadKeyResponse
-	12, // 14: zkhost.backend.v1.Backend.Prove:output_type -> zkhost.backend.v1.ProveResponse
-	15, // 15: zkhost.backend.v1.Backend.Utilization:output_type -> zkhost.backend.v1.UtilizationResponse
-	11, // [11:16] is the sub-list for method output_type
-	6,  // [6:11] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	5,  // 2: zkhost.backend.v1.LoadKeyRequest.constraints:type_name -> zkhost.backend.v1.ConstraintsHandle
+	10, // 3: zkhost.backend.v1.ProveRequest.partition:type_name -> zkhost.backend.v1.PartitionHandle
+	12, // 4: zkhost.backend.v1.ProveResponse.phases:type_name -> zkhost.backend.v1.Phase
+	15, // 5: zkhost.backend.v1.UtilizationResponse.samples:type_name -> zkhost.backend.v1.UtilizationSample
+	0,  // 6: zkhost.backend.v1.ErrorDetail.kind:type_name -> zkhost.backend.v1.ErrorKind
+	1,  // 7: zkhost.backend.v1.Backend.Describe:input_type -> zkhost.backend.v1.DescribeRequest
+	6,  // 8: zkhost.backend.v1.Backend.LoadKey:input_type -> zkhost.backend.v1.LoadKeyRequest
+	8,  // 9: zkhost.backend.v1.Backend.UnloadKey:input_type -> zkhost.backend.v1.UnloadKeyRequest
+	11, // 10: zkhost.backend.v1.Backend.Prove:input_type -> zkhost.backend.v1.ProveRequest
+	14, // 11: zkhost.backend.v1.Backend.Utilization:input_type -> zkhost.backend.v1.UtilizationRequest
+	3,  // 12: zkhost.backend.v1.Backend.Describe:output_type -> zkhost.backend.v1.DescribeResponse
+	7,  // 13: zkhost.backend.v1.Backend.LoadKey:output_type -> zkhost.backend.v1.LoadKeyResponse
+	9,  // 14: zkhost.backend.v1.Backend.UnloadKey:output_type -> zkhost.backend.v1.UnloadKeyResponse
+	13, // 15: zkhost.backend.v1.Backend.Prove:output_type -> zkhost.backend.v1.ProveResponse
+	16, // 16: zkhost.backend.v1.Backend.Utilization:output_type -> zkhost.backend.v1.UtilizationResponse
+	12, // [12:17] is the sub-list for method output_type
+	7,  // [7:12] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_backend_v1_backend_proto_init() }
@@ -1280,7 +1470,7 @@ func file_backend_v1_backend_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_backend_v1_backend_proto_rawDesc), len(file_backend_v1_backend_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,221 @@
+package sdk
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// PartitionFormat says what a partition file holds.
+type PartitionFormat uint32
+
+const (
+	// FormatFull is W, A and B as field elements (PartitionLayout): what every
+	// backend proves from.
+	FormatFull PartitionFormat = 0
+	// FormatCompactW is W alone, packed (CompactLayout): two bitmaps and the
+	// values that are neither 0 nor 1. Only a backend that said so in
+	// Description.CompactW gets it, and only for a key it loaded with the
+	// circuit's constraints (KeyRef.Constraints, KeyInfo.CompactW): it
+	// evaluates A and B itself.
+	FormatCompactW PartitionFormat = 1
+)
+
+// String names the format.
+func (f PartitionFormat) String() string {
+	switch f {
+	case FormatFull:
+		return "full"
+	case FormatCompactW:
+		return "compact-w"
+	}
+	return fmt.Sprintf("format(%d)", uint32(f))
+}
+
+// CompactWords is the number of 64-bit words of each bitmap of a compact W
+// of nbWires wires.
+func CompactWords(nbWires uint64) uint64 { return (nbWires + 63) / 64 }
+
+// CompactLayout returns the byte offsets of a compact W's sections and the
+// file's size: the Other bitmap, the Bits bitmap (CompactWords words each)
+// and the values (nbOther elements), each on a PartitionAlign boundary.
+//
+// Wire i is bit i%64 of word i/64 of each bitmap. W[i] is values[r], where r
+// is the number of Other bits set below i, when Other's bit i is set; else 1
+// when Bits' bit i is set; else 0. A real witness is mostly 0s and 1s (99.7%
+// of sha256's wires), so this is about two bits a wire where the full format
+// is 32 bytes a wire and 64 a constraint.
+func CompactLayout(nbWires, nbOther uint64) (otherOff, bitsOff, valuesOff, size uint64) {
+	words := CompactWords(nbWires) * 8
+	otherOff = 0
+	bitsOff = alignUp(otherOff + words)
+	valuesOff = alignUp(bitsOff + words)
+	size = alignUp(valuesOff + nbOther*ElementSize)
+	return otherOff, bitsOff, valuesOff, size
+}
+
+// one is 1 in Montgomery form.
+var one = func() fr.Element { var e fr.Element; e.SetOne(); return e }()
+
+// compactPiece is how many words of W's bitmaps one goroutine packs or counts
+// at a time (2^14 words, 2^20 wires).
+const compactPiece = 1 << 14
+
+// CountOther returns how many values of w are neither 0 nor 1, with up to
+// threads goroutines: the nbOther that sizes w's compact file.
+func CountOther(w []fr.Element, threads int) uint64 {
+	words := int(CompactWords(uint64(len(w))))
+	pieces := (words + compactPiece - 1) / compactPiece
+	counts := make([]uint64, pieces)
+	forPieces(pieces, threads, func(p int) {
+		lo, hi := p*compactPiece*64, min(len(w), (p+1)*compactPiece*64)
+		var n uint64
+		for i := lo; i < hi; i++ {
+			if !w[i].IsZero() && w[i] != one {
+				n++
+			}
+		}
+		counts[p] = n
+	})
+	var n uint64
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// PackW packs w into other, bits (CompactWords words each) and values (at
+// least CountOther(w) elements) as CompactLayout describes, with up to
+// threads goroutines, and returns how many values it wrote. It walks w twice
+// (a count per piece, then the packing at each piece's offset), so pieces
+// pack in parallel.
+func PackW(w []fr.Element, other, bits []uint64, values []fr.Element, threads int) (uint64, error) {
+	words := int(CompactWords(uint64(len(w))))
+	if len(other) != words || len(bits) != words {
+		return 0, Errorf(ErrInternal, "pack W: %d wires need %d words per bitmap, got %d and %d", len(w), words, len(other), len(bits))
+	}
+	pieces := (words + compactPiece - 1) / compactPiece
+	// Pass one: each piece's bitmaps and its count of others.
+	counts := make([]uint64, pieces)
+	forPieces(pieces, threads, func(p int) {
+		var n uint64
+		for wd := p * compactPiece; wd < min(words, (p+1)*compactPiece); wd++ {
+			var o, b uint64
+			for i, j := wd*64, 0; i < min(len(w), wd*64+64); i, j = i+1, j+1 {
+				switch {
+				case w[i].IsZero():
+				case w[i] == one:
+					b |= 1 << j
+				default:
+					o |= 1 << j
+				}
+			}
+			other[wd], bits[wd] = o, b
+			n += uint64(popcount(o))
+		}
+		counts[p] = n
+	})
+	offsets := make([]uint64, pieces)
+	var total uint64
+	for p, c := range counts {
+		offsets[p] = total
+		total += c
+	}
+	if uint64(len(values)) < total {
+		return 0, Errorf(ErrInternal, "pack W: %d values are neither 0 nor 1, room for %d", total, len(values))
+	}
+	// Pass two: the values, each piece from its offset.
+	forPieces(pieces, threads, func(p int) {
+		at := offsets[p]
+		for wd := p * compactPiece; wd < min(words, (p+1)*compactPiece); wd++ {
+			for o := other[wd]; o != 0; o &= o - 1 {
+				values[at] = w[wd*64+trailingZeros(o)]
+				at++
+			}
+		}
+	})
+	return total, nil
+}
+
+// ExpandW is PackW's inverse: it writes the nbWires = len(w) values other,
+// bits and values describe into w. It checks what a device kernel would trust:
+// the bitmaps' lengths, that the Other bits number exactly len(values), and
+// that no bit is set beyond the last wire.
+func ExpandW(other, bits []uint64, values []fr.Element, w []fr.Element) error {
+	words := CompactWords(uint64(len(w)))
+	if uint64(len(other)) != words || uint64(len(bits)) != words {
+		return Errorf(ErrInvalidArgument, "compact W: %d wires need %d words per bitmap, got %d and %d", len(w), words, len(other), len(bits))
+	}
+	if err := checkCompactBits(uint64(len(w)), other, bits, uint64(len(values))); err != nil {
+		return err
+	}
+	at := 0
+	for i := range w {
+		wd, bit := i/64, uint(i%64)
+		switch {
+		case other[wd]>>bit&1 == 1:
+			w[i] = values[at]
+			at++
+		case bits[wd]>>bit&1 == 1:
+			w[i] = one
+		default:
+			w[i].SetZero()
+		}
+	}
+	return nil
+}
+
+// checkCompactBits checks that other has exactly nbOther bits set and that
+// neither bitmap has a bit set beyond wire nbWires-1.
+func checkCompactBits(nbWires uint64, other, bits []uint64, nbOther uint64) error {
+	var n uint64
+	for _, o := range other {
+		n += uint64(popcount(o))
+	}
+	if n != nbOther {
+		return Errorf(ErrInvalidArgument, "compact W: %d wires are marked neither 0 nor 1, the handle says %d", n, nbOther)
+	}
+	if tail := nbWires % 64; tail != 0 && len(other) > 0 {
+		last := len(other) - 1
+		if other[last]>>tail != 0 || bits[last]>>tail != 0 {
+			return Errorf(ErrInvalidArgument, "compact W: a bit is set beyond wire %d", nbWires-1)
+		}
+	}
+	return nil
+}
+
+func popcount(x uint64) int      { return bits.OnesCount64(x) }
+func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
+
+// forPieces runs f(0..pieces-1) on up to threads goroutines.
+func forPieces(pieces, threads int, f func(p int)) {
+	threads = max(1, min(threads, pieces))
+	if threads == 1 {
+		for p := range pieces {
+			f(p)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := t; p < pieces; p += threads {
+				f(p)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// words views b (a whole number of 8-byte words, 8-byte aligned) as uint64s.
+func words(b []byte) []uint64 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
+}

@@ -1,0 +1,117 @@
+//go:build linux
+
+package shm
+
+import (
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/constraints"
+)
+
+// TestWriteCompact writes a witness-like W as a compact partition and reads it
+// back as a backend does (ReadCompactPartition, sealed) and as the host does
+// (ReadW of its first wires); Remove releases it.
+func TestWriteCompact(t *testing.T) {
+	s := newTestStore(t)
+	const n = 3000
+	w := make([]fr.Element, n)
+	for i := range w {
+		switch i % 7 {
+		case 1, 4:
+			w[i].SetOne()
+		case 5:
+			w[i].SetUint64(uint64(i) * 1000003)
+		}
+	}
+	h, err := s.WriteCompact("compact", sdk.CurveBLS12381, w, 1234, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Format != sdk.FormatCompactW || h.NbOther != uint64(n/7) || h.NbConstraints != 1234 {
+		t.Fatalf("handle %+v: want compact, %d others, 1234 constraints", h, n/7)
+	}
+	words := sdk.CompactWords(n)
+	other, bits, values := make([]uint64, words), make([]uint64, words), make([]fr.Element, h.NbOther)
+	if err := sdk.ReadCompactPartition(h, other, bits, values, 1); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]fr.Element, n)
+	if err := sdk.ExpandW(other, bits, values, back); err != nil {
+		t.Fatal(err)
+	}
+	for i := range w {
+		if back[i] != w[i] {
+			t.Fatalf("wire %d: read %s, wrote %s", i, back[i].String(), w[i].String())
+		}
+	}
+	for _, k := range []int{0, 1, 6, 64, 100, n} {
+		head, err := s.ReadW(h, k)
+		if err != nil {
+			t.Fatalf("ReadW(%d): %v", k, err)
+		}
+		for i := range head {
+			if head[i] != w[i] {
+				t.Fatalf("ReadW(%d): wire %d differs", k, i)
+			}
+		}
+	}
+	if err := s.Remove(h); err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 0 {
+		t.Fatalf("%d partitions left after Remove", s.Len())
+	}
+}
+
+// TestWriteConstraints writes matrices into a sealed memfd and opens them as a
+// backend does; a handle that lies about the counts is refused.
+func TestWriteConstraints(t *testing.T) {
+	s := newTestStore(t)
+	m := &constraints.Matrices{NbWires: 5, Coefficients: make([]fr.Element, 4)}
+	m.Coefficients[1].SetOne()
+	m.Coefficients[3].SetUint64(7)
+	m.A = constraints.Matrix{Start: []uint32{0, 2, 3}, Wire: []uint32{0, 4, 2}, Coeff: []uint32{1, 3, 1}}
+	m.B = constraints.Matrix{Start: []uint32{0, 1, 1}, Wire: []uint32{1}, Coeff: []uint32{1}}
+	m.C = constraints.Matrix{Start: []uint32{0, 1, 2}, Wire: []uint32{3, 0}, Coeff: []uint32{1, 2}}
+	c, err := s.WriteConstraints("matrices", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, closeFn, err := sdk.OpenConstraints(c.Handle())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NbWires != 5 || got.NbConstraints() != 2 || got.Coefficients[3] != m.Coefficients[3] {
+		t.Fatalf("read %+v", got)
+	}
+	for i, pair := range [][2]*constraints.Matrix{{&got.A, &m.A}, {&got.B, &m.B}, {&got.C, &m.C}} {
+		g, w := pair[0], pair[1]
+		for k := range w.Start {
+			if g.Start[k] != w.Start[k] {
+				t.Fatalf("matrix %d: Start[%d] = %d, want %d", i, k, g.Start[k], w.Start[k])
+			}
+		}
+		for k := range w.Wire {
+			if g.Wire[k] != w.Wire[k] || g.Coeff[k] != w.Coeff[k] {
+				t.Fatalf("matrix %d: term %d differs", i, k)
+			}
+		}
+	}
+	if err := closeFn(); err != nil {
+		t.Fatal(err)
+	}
+	h := c.Handle()
+	h.NbTerms[0]++
+	if _, _, err := sdk.OpenConstraints(h); sdk.KindOf(err) != sdk.ErrInvalidArgument {
+		t.Errorf("a handle with a wrong term count: %v, want invalid argument", err)
+	}
+	bad := *m
+	bad.A.Wire = []uint32{0, 5, 2}
+	if _, err := s.WriteConstraints("bad", &bad); err == nil {
+		t.Error("WriteConstraints took a term on wire 5 of 5")
+	}
+}
