@@ -151,4 +151,3 @@ func TestCompactPartitionHandle(t *testing.T) {
 		}
 	}
 }
-
