@@ -57,6 +57,9 @@ func Print(w io.Writer, r *Result) {
 		}
 		t.AppendRow(table.Row{"devices (at the end)", strings.Join(per, "\n")})
 	}
+	if r.Analysis != nil && r.Analysis.HandoffBytes > 0 {
+		t.AppendRow(table.Row{"partition handed off (mean file)", fmt.Sprintf("%d bytes", r.Analysis.HandoffBytes)})
+	}
 	if r.Analysis != nil {
 		var gaps []string
 		for _, d := range r.Analysis.Devices {

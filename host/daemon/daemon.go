@@ -57,6 +57,8 @@ type circuitEntry struct {
 	synth        *synth.Synth
 	synthPath    string
 	synthTimeout time.Duration
+	// cw, when set, makes the circuit's partitions compact (compact.go).
+	cw *compactW
 }
 
 func (ce *circuitEntry) partitionBytes() uint64 {
@@ -82,6 +84,9 @@ type Daemon struct {
 	circuits map[string]*circuitEntry
 	devices  []*deviceEntry
 	keyResv  []*budget.Reservation
+	// compact holds each circuit's constraints for compact partitions (nil
+	// for a circuit that cannot have them), made at start (compact.go).
+	compact map[*circuit.Circuit]*compactW
 
 	started time.Time
 
@@ -313,6 +318,12 @@ func (d *Daemon) sizeCircuit(ce *circuitEntry) error {
 		perConstraint = max(perConstraint, de.dev.Description().HostBytesPerConstraint)
 	}
 	ce.backendBytes = perConstraint * ce.c.DomainSize
+	d.compactFor(ce)
+	if ce.cw != nil {
+		// A compact partition is reserved at its largest (every wire neither
+		// 0 nor 1) until it is written; then what it does not take goes back.
+		ce.shmBytes = max(ce.shmBytes, compactShmBytes(ce))
+	}
 	if !d.budget.Fits(api.ClassCritical, ce.partitionBytes()) {
 		return fmt.Errorf("circuit %q: one partition needs %s but the whole budget is %s", ce.name,
 			budget.FormatBytes(ce.partitionBytes()), budget.FormatBytes(d.cfg.Budget.Bytes))
@@ -486,6 +497,7 @@ func (d *Daemon) closeResources() {
 			closed[ce.c] = true
 		}
 	}
+	d.closeCompact()
 	if d.shm != nil {
 		d.shm.Close()
 	}

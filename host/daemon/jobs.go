@@ -15,7 +15,6 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
 	"github.com/zkhost/zkhost/host/journal"
-	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 )
@@ -363,7 +362,7 @@ func (d *Daemon) enqueue(t *task) {
 	// The event goes first: once pushed, a worker may take the task (and change
 	// it) and report its next step before this one.
 	d.event(t.job, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts})
-	if err := d.synthQ.Push(queue.Item[*task]{Class: t.job.class, JobSeq: t.job.seq, Partition: t.idx, Value: t}); err != nil {
+	if err := d.synthQ.Push(queueItem(t)); err != nil {
 		d.log.Error("queueing partition", "job", t.job.id, "partition", t.idx, "error", err)
 	}
 }

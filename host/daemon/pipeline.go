@@ -130,23 +130,37 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 		d.synthesizeWithPlugin(it, lane, w, queued, start) // synthplugin.go
 		return
 	}
-	// The partition's memory is allocated first and the solver writes W, A and
-	// B straight into it: no vectors of its own, and no copy of them.
 	var synthErr error
 	var synthEnd time.Time
-	h, err := d.shm.WriteWith(fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts), sdk.CurveBLS12381,
-		uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), func(W, A, B []fr.Element) error {
-			w, err := circuit.SynthesizeInputInto(ce.c, t.witness, int(threads), W, A, B)
-			if err == nil {
-				// The finalizer checks the proof against the public part: take
-				// it from the witness parsed here, on a synthesis thread, so the
-				// finalizer that device slots hand their results to does not
-				// parse the witness again.
-				t.public, t.publicBytes, err = publicPart(w)
+	var h sdk.PartitionHandle
+	name := fmt.Sprintf("%s-%d-%d", j.id, t.idx, t.attempts)
+	if ce.cw != nil && !ce.cw.refused.Load() {
+		// W alone, packed (compact.go): the backend evaluates A and B.
+		h, synthErr, err = d.writeCompact(t, name, int(threads))
+		synthEnd = time.Now()
+		if err == nil && synthErr == nil {
+			// The reservation held the largest compact file; keep what it took.
+			if err := t.resv.Release(ce.shmBytes - uint64(h.Size)); err != nil {
+				d.log.Warn("budget release", "error", err)
 			}
-			synthErr, synthEnd = err, time.Now()
-			return err
-		})
+		}
+	} else {
+		// The partition's memory is allocated first and the solver writes W, A
+		// and B straight into it: no vectors of its own, and no copy of them.
+		h, err = d.shm.WriteWith(name, sdk.CurveBLS12381,
+			uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), func(W, A, B []fr.Element) error {
+				w, err := circuit.SynthesizeInputInto(ce.c, t.witness, int(threads), W, A, B)
+				if err == nil {
+					// The finalizer checks the proof against the public part: take
+					// it from the witness parsed here, on a synthesis thread, so the
+					// finalizer that device slots hand their results to does not
+					// parse the witness again.
+					t.public, t.publicBytes, err = publicPart(w)
+				}
+				synthErr, synthEnd = err, time.Now()
+				return err
+			})
+	}
 	releaseCores()
 	if synthErr != nil {
 		// An input that does not satisfy the circuit fails the same way everywhere.
@@ -180,7 +194,7 @@ func (d *Daemon) staged(it queue.Item[*task], lane string, h sdk.PartitionHandle
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.SynthEnd = end })
 	d.record(t, lane, timeline.PhaseBudgetWait, queued, start, 0)
 	d.record(t, lane, timeline.PhaseSynthesis, start, synthEnd, 0)
-	d.record(t, lane, timeline.PhaseStage, synthEnd, end, 0)
+	d.recordStage(t, lane, synthEnd, end, uint64(h.Size))
 	d.metrics.ObserveSynthesis(j.class.String(), synthEnd.Sub(start))
 	if err := d.readyQ.Push(it); err != nil {
 		d.failTask(t, fmt.Sprintf("ready queue: %v", err))
@@ -318,6 +332,10 @@ func (d *Daemon) finalize(t *task) {
 		d.putBack(t, out.err)
 		return
 	}
+	if errors.Is(out.err, device.ErrCompactRefused) {
+		d.compactRefused(t, out.err) // compact.go
+		return
+	}
 	if out.err != nil {
 		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, out.err), sdk.IsRetryable(out.err) || errors.Is(out.err, device.ErrCrashed))
 		return
@@ -386,7 +404,7 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 	if backoff > d.cfg.Retry.BackoffMax && d.cfg.Retry.BackoffMax > 0 {
 		backoff = d.cfg.Retry.BackoffMax
 	}
-	item := queue.Item[*task]{Class: j.class, JobSeq: j.seq, Partition: t.idx, Value: t}
+	item := queueItem(t)
 	requeue := func() {
 		if j.ctx.Err() != nil {
 			d.releaseTask(t)
@@ -417,6 +435,11 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 	})
 }
 
+// queueItem is t as the synthesis and ready queues hold it.
+func queueItem(t *task) queue.Item[*task] {
+	return queue.Item[*task]{Class: t.job.class, JobSeq: t.job.seq, Partition: t.idx, Value: t}
+}
+
 // putBack returns a staged partition to the ready queue without spending an
 // attempt: the device it was dispatched to went down before its backend had
 // it, so placement gives it to a device that serves.
@@ -431,7 +454,7 @@ func (d *Daemon) putBack(t *task, why error) {
 		p.Error = why.Error()
 	})
 	d.event(j, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: why.Error()})
-	if err := d.readyQ.Requeue(queue.Item[*task]{Class: j.class, JobSeq: j.seq, Partition: t.idx, Value: t}); err != nil {
+	if err := d.readyQ.Requeue(queueItem(t)); err != nil {
 		d.failTask(t, fmt.Sprintf("requeue: %v", err))
 	}
 }
@@ -512,6 +535,18 @@ func (d *Daemon) record(t *task, lane, phase string, start, end time.Time, busy 
 	d.tl.Record(timeline.Event{
 		Job: t.job.id, Partition: t.idx, Attempt: t.attempts, Class: t.job.class.String(), Circuit: t.job.circ.name,
 		Lane: lane, Phase: phase, Start: start, End: end, DeviceBusy: busy,
+	})
+}
+
+// recordStage writes the stage event of t, with the size of the partition
+// file handed to the backend.
+func (d *Daemon) recordStage(t *task, lane string, start, end time.Time, bytes uint64) {
+	if d.tl == nil {
+		return
+	}
+	d.tl.Record(timeline.Event{
+		Job: t.job.id, Partition: t.idx, Attempt: t.attempts, Class: t.job.class.String(), Circuit: t.job.circ.name,
+		Lane: lane, Phase: timeline.PhaseStage, Start: start, End: end, Bytes: bytes,
 	})
 }
 

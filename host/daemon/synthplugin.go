@@ -220,7 +220,7 @@ func (d *Daemon) retrySynthesis(t *task, reason string, retryable bool) {
 	if backoff > d.cfg.Retry.BackoffMax && d.cfg.Retry.BackoffMax > 0 {
 		backoff = d.cfg.Retry.BackoffMax
 	}
-	item := queue.Item[*task]{Class: j.class, JobSeq: j.seq, Partition: t.idx, Value: t}
+	item := queueItem(t)
 	// Wait in a pipeline goroutine, as retryOrFail does, so Close waits for it.
 	d.goRun(func() {
 		select {

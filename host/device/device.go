@@ -37,6 +37,12 @@ var ErrStopped = errors.New("device stopped")
 // work it carried is not at fault.
 var ErrNotServing = errors.New("device cannot start its backend")
 
+// ErrCompactRefused says a compact partition (W alone, sdk.FormatCompactW) was
+// sent for a key the backend loaded without taking its constraints
+// (sdk.KeyInfo.CompactW false): the partition must be synthesized again in
+// full (W, A and B). Nothing was sent to the backend.
+var ErrCompactRefused = errors.New("the backend did not take the circuit's constraints for this key, so it proves only full partitions")
+
 // State is where a device's backend process stands.
 type State int
 
@@ -571,8 +577,12 @@ func (d *Device) EvictIdle(ctx context.Context, idle time.Duration) []string {
 // Prove loads key if needed and proves one partition. If the backend process
 // exits during the call, the error wraps ErrCrashed.
 func (d *Device) Prove(ctx context.Context, key sdk.KeyRef, part sdk.PartitionHandle) (sdk.ProveResult, error) {
-	if _, err := d.LoadKey(ctx, key); err != nil {
+	info, err := d.LoadKey(ctx, key)
+	if err != nil {
 		return sdk.ProveResult{}, err
+	}
+	if part.Format == sdk.FormatCompactW && !info.CompactW {
+		return sdk.ProveResult{}, fmt.Errorf("device %s, key %s: %w", d.opts.Name, key.ID, ErrCompactRefused)
 	}
 	be, gen, pctx, err := d.current(ctx)
 	if err != nil {

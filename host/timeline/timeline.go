@@ -46,6 +46,9 @@ type Event struct {
 	// a pointer, because 0% is a sample too.
 	Utilization *float64 `json:"utilization,omitempty"`
 	Source      string   `json:"source,omitempty"`
+	// Bytes is set on PhaseStage events: the size of the partition file the
+	// host hands the backend (full: W, A and B; compact: W packed).
+	Bytes uint64 `json:"bytes,omitempty"`
 }
 
 // Rotation bounds a timeline on disk: once the file passes MaxBytes it is

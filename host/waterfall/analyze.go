@@ -166,6 +166,9 @@ type Analysis struct {
 	Phases []PhaseStats
 	// Jobs and Partitions count the distinct jobs and (job, partition) pairs.
 	Jobs, Partitions int
+	// HandoffBytes is the mean size of the partition files handed to the
+	// backends (the stage events' bytes; 0 when none says).
+	HandoffBytes uint64
 
 	events []timeline.Event
 	// Utilization support: per device, the phases that reported busy time.
@@ -387,6 +390,7 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 	durations := map[string][]time.Duration{}
 	phaseBusy := map[string]time.Duration{}
 	devices := map[string]bool{}
+	var handoffBytes, handoffs uint64
 
 	for _, ev := range sorted {
 		s := span{off(ev.Start), off(ev.End)}
@@ -414,6 +418,10 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 			case timeline.PhaseStage:
 				synth = append(synth, s)
 				stageEnd[k] = ev.End
+				if ev.Bytes > 0 {
+					handoffBytes += ev.Bytes
+					handoffs++
+				}
 			}
 			continue
 		}
@@ -442,6 +450,9 @@ func Analyze(evs []timeline.Event) (*Analysis, error) {
 		}
 	}
 	a.Jobs, a.Partitions = len(jobs), len(parts)
+	if handoffs > 0 {
+		a.HandoffBytes = handoffBytes / handoffs
+	}
 
 	// A staged partition is ready from the end of its staging (attempt n) until
 	// its dispatch (attempt n+1).

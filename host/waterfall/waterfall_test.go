@@ -349,3 +349,22 @@ func TestAnalyzeUtilizationSamples(t *testing.T) {
 		t.Fatalf("a sample without a value: %v, want an error", err)
 	}
 }
+
+// TestHandoffBytes: the mean partition file size comes from the stage events
+// that carry one; events without bytes (older timelines) do not count.
+func TestHandoffBytes(t *testing.T) {
+	evs := []timeline.Event{
+		ev("j", 0, 0, "", timeline.PhaseSynthesis, 0, 10, 0),
+		ev("j", 0, 0, "", timeline.PhaseStage, 10, 11, 0),
+		ev("j", 1, 0, "", timeline.PhaseStage, 12, 13, 0),
+		ev("j", 2, 0, "", timeline.PhaseStage, 14, 15, 0),
+	}
+	evs[1].Bytes, evs[2].Bytes = 1000, 3000
+	a, err := Analyze(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.HandoffBytes != 2000 {
+		t.Fatalf("HandoffBytes = %d, want 2000", a.HandoffBytes)
+	}
+}

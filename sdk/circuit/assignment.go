@@ -349,10 +349,11 @@ func SynthesizeInput(c *Circuit, data []byte, threads int) (W, A, B []fr.Element
 // SynthesizeInputInto is SynthesizeInput writing W, A and B into the caller's
 // vectors (len c.NbWires, c.NbConstraints, c.NbConstraints), such as a
 // partition's memory (shm.Store.WriteWith): a witness is solved there in place;
-// a wire assignment's parsed vectors are copied there.
+// a wire assignment's parsed vectors are copied there. A and B may both be nil
+// (W alone, for a compact partition).
 func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Element) (full witness.Witness, err error) {
-	if len(W) != c.NbWires || len(A) != c.NbConstraints || len(B) != c.NbConstraints {
-		return nil, fmt.Errorf("circuit %s: destination lengths W %d, A %d, B %d; want %d, %d, %d",
+	if len(W) != c.NbWires || (A != nil || B != nil) && (len(A) != c.NbConstraints || len(B) != c.NbConstraints) {
+		return nil, fmt.Errorf("circuit %s: destination lengths W %d, A %d, B %d; want %d, %d, %d (or A and B nil)",
 			c.Name, len(W), len(A), len(B), c.NbWires, c.NbConstraints, c.NbConstraints)
 	}
 	if !IsAssignment(data) {
@@ -366,8 +367,10 @@ func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Elem
 		return nil, err
 	}
 	copy(W, w)
-	copy(A, a)
-	copy(B, b)
+	if A != nil {
+		copy(A, a)
+		copy(B, b)
+	}
 	return full, nil
 }
 

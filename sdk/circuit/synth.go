@@ -33,7 +33,9 @@ func Synthesize(c *Circuit, w witness.Witness, threads int) (W, A, B []fr.Elemen
 }
 
 // SynthesizeInto is Synthesize writing W, A and B into the caller's vectors
-// (len c.NbWires, c.NbConstraints, c.NbConstraints), which it overwrites.
+// (len c.NbWires, c.NbConstraints, c.NbConstraints), which it overwrites. A
+// and B may both be nil: W alone is solved (for a compact partition), every
+// constraint still checked.
 func SynthesizeInto(c *Circuit, w witness.Witness, threads int, W, A, B []fr.Element) error {
 	var opts []solver.Option
 	if threads > 0 {

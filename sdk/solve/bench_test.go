@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	csolver "github.com/consensys/gnark/constraint/solver"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
@@ -91,7 +93,9 @@ func report(b *testing.B, cpuStart time.Duration, constraints float64) {
 }
 
 // BenchmarkSolveKeySet compares gnark's Solve with R1CS (the fast solver, as
-// the host calls it: fresh W, A and B each time) on one circuit of a key
+// the host calls it for a full partition: fresh W, A and B each time) and
+// with W alone packed compactly (fastw, the host's compact partition) on one
+// circuit of a key
 // directory, as the H200 script runs it: ZKHOST_SOLVE_KEYS names NAME.ccs
 // beside its NAME.json (a key set from `zkhost keygen`); unset, it runs
 // sha256 with 8 blocks compiled here. "one" is one solve on one thread;
@@ -110,6 +114,8 @@ func BenchmarkSolveKeySet(b *testing.B) {
 		b.Fatal(err)
 	}
 	n := float64(p.NbConstraints())
+	v := w.Vector().(fr.Vector)
+	wPool := sync.Pool{New: func() any { w := make([]fr.Element, p.NbWires()); return &w }}
 	b.Logf("%s: %d constraints, %d instructions in %d levels, parallel share %.2f",
 		spec.ID(), p.NbConstraints(), p.NbInstructions(), p.NbLevels(), p.ParallelShare())
 	solvers := []struct {
@@ -118,6 +124,19 @@ func BenchmarkSolveKeySet(b *testing.B) {
 	}{
 		{"gnark", func() error { _, err := ccs.Solve(w, csolver.WithNbTasks(1)); return err }},
 		{"fast", func() error { _, _, _, err := R1CS(ccs, p, w, csolver.WithNbTasks(1)); return err }},
+		// What the host does for a compact partition: W alone into a reused
+		// vector, then counted and packed (sdk.PackW).
+		{"fastw", func() error {
+			wp := wPool.Get().(*[]fr.Element)
+			defer wPool.Put(wp)
+			if err := p.Solve(v, *wp, nil, nil, csolver.WithNbTasks(1)); err != nil {
+				return err
+			}
+			words := sdk.CompactWords(uint64(len(*wp)))
+			values := make([]fr.Element, sdk.CountOther(*wp, 1))
+			_, err := sdk.PackW(*wp, make([]uint64, words), make([]uint64, words), values, 1)
+			return err
+		}},
 	}
 	for _, s := range solvers {
 		b.Run(spec.ID()+"/one/"+s.name, func(b *testing.B) { benchSolves(b, n, s.solve) })

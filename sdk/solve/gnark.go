@@ -27,14 +27,15 @@ func R1CS(ccs *cs.R1CS, p *Program, w witness.Witness, opts ...csolver.Option) (
 }
 
 // R1CSInto is R1CS writing W, A and B into the caller's vectors (len
-// NbWires, NbConstraints, NbConstraints of ccs), which it overwrites.
+// NbWires, NbConstraints, NbConstraints of ccs), which it overwrites. A and B
+// may both be nil: W alone is solved, every constraint still checked.
 func R1CSInto(ccs *cs.R1CS, p *Program, w witness.Witness, W, A, B []fr.Element, opts ...csolver.Option) error {
 	v, ok := w.Vector().(fr.Vector)
 	if !ok {
 		return fmt.Errorf("witness holds %T, want BLS12-381 scalars (fr.Vector)", w.Vector())
 	}
 	nbWires := len(ccs.Public) + len(ccs.Secret) + ccs.NbInternalVariables
-	if len(W) != nbWires || len(A) != ccs.GetNbConstraints() || len(B) != ccs.GetNbConstraints() {
+	if len(W) != nbWires || !abLengthsOK(A, B, ccs.GetNbConstraints()) {
 		return fmt.Errorf("solve: destination lengths W %d, A %d, B %d; want %d, %d, %d",
 			len(W), len(A), len(B), nbWires, ccs.GetNbConstraints(), ccs.GetNbConstraints())
 	}
@@ -46,8 +47,10 @@ func R1CSInto(ccs *cs.R1CS, p *Program, w witness.Witness, W, A, B []fr.Element,
 		return err
 	}
 	copy(W, sol.W)
-	copy(A, sol.A)
-	copy(B, sol.B)
+	if A != nil {
+		copy(A, sol.A)
+		copy(B, sol.B)
+	}
 	return nil
 }
 

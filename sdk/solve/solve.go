@@ -74,7 +74,9 @@ type run struct {
 // and B (len NbConstraints), which it overwrites. opts are gnark's solver
 // options: hints (WithHints, OverrideHint) and threads (WithNbTasks; every core
 // by default). W, A and B are what gnark's R1CS Solve returns as its
-// solution's W, A and B for the same witness and options.
+// solution's W, A and B for the same witness and options. A and B may both be
+// nil: W alone is solved (for a compact partition, whose backend evaluates A
+// and B itself), and every constraint is still checked.
 func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver.Option) error {
 	cfg, err := csolver.NewConfig(opts...)
 	if err != nil {
@@ -83,7 +85,7 @@ func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver
 	if want := p.nbInputs - 1; len(witness) != want {
 		return fmt.Errorf("invalid witness size, got %d, expected %d", len(witness), want)
 	}
-	if len(W) != p.nbWires || len(A) != p.nbConstraints || len(B) != p.nbConstraints {
+	if len(W) != p.nbWires || !abLengthsOK(A, B, p.nbConstraints) {
 		return fmt.Errorf("solve: destination lengths W %d, A %d, B %d; want %d, %d, %d",
 			len(W), len(A), len(B), p.nbWires, p.nbConstraints, p.nbConstraints)
 	}
@@ -344,7 +346,9 @@ func (r *run) r1c(o *op) error {
 		if !check.Equal(&c) {
 			return &UnsatisfiedError{Constraint: int(o.id), A: a, B: b, C: c}
 		}
-		r.a[o.id], r.b[o.id] = a, b
+		if r.a != nil {
+			r.a[o.id], r.b[o.id] = a, b
+		}
 		return nil
 	}
 
@@ -371,7 +375,9 @@ func (r *run) r1c(o *op) error {
 		wire.Div(&wire, &r.p.coeffs[cid])
 	}
 	r.set(terms[u+1], &wire)
-	r.a[o.id], r.b[o.id] = a, b
+	if r.a != nil {
+		r.a[o.id], r.b[o.id] = a, b
+	}
 	return nil
 }
 
@@ -479,4 +485,13 @@ func (p *pool) close() {
 	for _, ch := range p.start {
 		close(ch)
 	}
+}
+
+// abLengthsOK says A and B are both nil (W alone is wanted) or both hold n
+// elements.
+func abLengthsOK(A, B []fr.Element, n int) bool {
+	if A == nil && B == nil {
+		return true
+	}
+	return len(A) == n && len(B) == n
 }

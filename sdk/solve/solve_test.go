@@ -82,6 +82,16 @@ func both(t testing.TB, ccs *cs.R1CS, p *Program, w witness.Witness, opts ...cso
 			}
 		}
 	}
+	// W alone (A and B nil, for a compact partition): the same W.
+	W2 := make([]fr.Element, p.NbWires())
+	if err := p.Solve(w.Vector().(fr.Vector), W2, nil, nil, opts...); err != nil {
+		t.Fatalf("W alone: %v", err)
+	}
+	for i := range W2 {
+		if W2[i] != W[i] {
+			t.Fatalf("W alone: W[%d] = %s, with A and B %s", i, W2[i].String(), W[i].String())
+		}
+	}
 	return nil, nil
 }
 
