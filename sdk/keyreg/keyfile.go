@@ -31,9 +31,34 @@ func OpenKeyFile(ref sdk.KeyRef) (*keyfile.File, error) {
 	return f, nil
 }
 
-// CheckPartition checks that partition h fits proving key pk (named id): the same
-// number of wires, and at least one constraint but no more than the key's domain.
+// CheckPartition checks that partition h fits proving key pk (named id): W, A
+// and B (sdk.FormatFull: a compact partition is refused, for a backend that
+// does not evaluate A and B itself), the same number of wires, and at least
+// one constraint but no more than the key's domain.
 func CheckPartition(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string) error {
+	if h.Format != sdk.FormatFull {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition is %s; this backend proves only full partitions (W, A and B) and did not say otherwise (Description.CompactW)", h.Format)
+	}
+	return checkCounts(pk, h, id)
+}
+
+// CheckCompactPartition checks a compact partition (sdk.FormatCompactW) for a
+// key whose backend took its constraints (rows of them, sdk.KeyInfo.CompactW):
+// the same number of wires as pk, and exactly the constraint system's rows.
+func CheckCompactPartition(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string, rows uint64) error {
+	if h.Format != sdk.FormatCompactW {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition is %s, not compact", h.Format)
+	}
+	if rows == 0 {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: a compact partition for key %q, which was loaded without its constraints", id)
+	}
+	if h.NbConstraints != rows {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d constraints, key %q's constraint system %d", h.NbConstraints, id, rows)
+	}
+	return checkCounts(pk, h, id)
+}
+
+func checkCounts(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string) error {
 	if h.NbWires != pk.NbWires {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d wires, key %q has %d", h.NbWires, id, pk.NbWires)
 	}

@@ -156,6 +156,7 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("LoadKey", func(t *testing.T) { s.testLoadKey(t, chain, merkle) })
 	t.Run("Prove", func(t *testing.T) { s.testProve(t, chain, merkle) })
 	t.Run("BadRequests", func(t *testing.T) { s.testBadRequests(t, chain, merkle) })
+	t.Run("Compact", func(t *testing.T) { s.testCompact(t, chain, merkle) }) // compact.go
 	t.Run("Cancel", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("skipped under -short: it needs a larger circuit")
