@@ -153,6 +153,7 @@ type Phase struct {
 const (
 	PhaseMap    = "map"    // open, check and map the partition
 	PhaseUpload = "upload" // host to device copies
+	PhaseEval   = "eval"   // a compact W expanded, A, B and C evaluated and checked
 	PhaseNTT    = "ntt"    // H = (A·B − C)/Z
 	PhaseMSMG1  = "msm_g1" // G1 multi-scalar multiplications
 	PhaseMSMG2  = "msm_g2" // G2 multi-scalar multiplication
