@@ -7,7 +7,9 @@
  * only the partition (W, A, B), computes H = (A·B − C)/Z on the device and runs
  * the five MSMs against the resident bases; the host assembles the proof with
  * fresh r and s from the five sums it gets back (cheap: a few scalar
- * multiplications).
+ * multiplications). A key that also holds its circuit's constraint matrices
+ * proves compact partitions (zk_g16_prove_compact): W as two bitmaps and the
+ * few values neither 0 nor 1, from which the device evaluates A, B and C.
  *
  * A proof runs in a slot (zk_g16_slot_create): everything one proof in flight
  * needs, allocated once per key and reused by every proof, so nothing between
