@@ -30,7 +30,10 @@ enum {
     ZK_ENOMEM = 3,
     /* ZK_ENODEV: no usable CUDA device: no GPU, no driver, or a driver
      * older than the CUDA runtime this library was built with. */
-    ZK_ENODEV = 4
+    ZK_ENODEV = 4,
+    /* ZK_EUNSAT: the witness does not satisfy a constraint (compact
+     * partitions, whose constraints the device checks). */
+    ZK_EUNSAT = 5
 };
 
 /* zk_device_props describes one CUDA device. */

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "compact.cuh"
 #include "groth16.h"
 #include "msm.h"
 #include "msm_plan.h"
@@ -57,6 +58,15 @@ struct zk_g16_key {
     std::vector<void*> copies;      // pinned copies where registration failed
     uint64_t pinned_copy_bytes;
     uint64_t work_g1, work_g2;      // MSM working memory of one proof, per stream
+    // The constraint system (zk_g16_key_set_constraints), resident whether
+    // the point sets are or not: cs_n rows (0: none), the coefficient table
+    // and A, B, C in compressed sparse rows.
+    size_t cs_n;
+    void* cs_coeffs;
+    uint32_t* cs_start[3];
+    uint32_t* cs_wire[3];
+    uint32_t* cs_coeff[3];
+    uint64_t cs_bytes;
 };
 
 static const size_t kFr = 32, kG1 = 96, kG2 = 192, kJac1 = 144, kJac2 = 288;
@@ -102,11 +112,35 @@ extern "C" void zk_g16_key_info(const zk_g16_key* key, zk_g16_key_info_t* info) 
         info->copies[i] = (uint64_t)d;
         info->copies_c[i] = (uint64_t)c;
     }
+    info->constraints = key->cs_n;
+    info->constraint_bytes = key->cs_bytes;
 }
 
 static int msm_fail(int rc, const char* what, char* err, size_t errlen, const char* inner) {
     int code = rc == ZK_MSM_ENOMEM ? ZK_ENOMEM : rc == ZK_MSM_EINVAL ? ZK_EINVAL : ZK_ECUDA;
     return zk_fail(err, errlen, code, "%s: %s", what, inner);
+}
+
+// cs_release frees the key's constraint system, whatever of it was
+// allocated, and returns the first error.
+static cudaError_t cs_release(zk_g16_key* key) {
+    cudaError_t first = cudaSuccess;
+    auto drop = [&](void* p) {
+        cudaError_t e = p ? cudaFree(p) : cudaSuccess;
+        if (first == cudaSuccess) first = e;
+    };
+    drop(key->cs_coeffs);
+    key->cs_coeffs = nullptr;
+    for (int i = 0; i < 3; i++) {
+        drop(key->cs_start[i]);
+        drop(key->cs_wire[i]);
+        drop(key->cs_coeff[i]);
+        key->cs_start[i] = key->cs_wire[i] = key->cs_coeff[i] = nullptr;
+    }
+    key->cs_n = 0;
+    key->bytes -= key->cs_bytes;
+    key->cs_bytes = 0;
+    return first;
 }
 
 extern "C" int zk_g16_key_free(zk_g16_key* key, char* err, size_t errlen) {
@@ -134,6 +168,7 @@ extern "C" int zk_g16_key_free(zk_g16_key* key, char* err, size_t errlen) {
             }
             if (st->copy) note(cudaStreamDestroy(st->copy), "free key: stream");
         }
+        note(cs_release(key), "free key: constraints");
         if (key->idx_a) note(cudaFree(key->idx_a), "free key: index");
         if (key->idx_b) note(cudaFree(key->idx_b), "free key: index");
         for (void* p : key->registered) note(cudaHostUnregister(p), "free key: unregister");
@@ -383,16 +418,117 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     return ZK_OK;
 }
 
+// cs_check verifies one matrix of a constraint system on the host, as
+// sdk/constraints' Matrix.check does: the device kernels index with these
+// values unchecked, so nothing out of range may reach them, whatever the
+// caller passed.
+static int cs_check(const char* name, size_t rows, size_t nwires, size_t nb_coeffs,
+                    const uint32_t* start, const uint32_t* wire, const uint32_t* coeff,
+                    size_t terms, char* err, size_t errlen) {
+    if (!start || (terms && (!wire || !coeff)))
+        return zk_fail(err, errlen, ZK_EINVAL, "constraints: %s: nil row index or terms", name);
+    if (terms > UINT32_MAX)
+        return zk_fail(err, errlen, ZK_EINVAL, "constraints: %s has %zu terms, at most %u", name,
+                       terms, UINT32_MAX);
+    if (start[0] != 0)
+        return zk_fail(err, errlen, ZK_EINVAL, "constraints: %s's row 0 starts at term %u", name,
+                       start[0]);
+    for (size_t i = 1; i <= rows; i++)
+        if (start[i] < start[i - 1])
+            return zk_fail(err, errlen, ZK_EINVAL,
+                           "constraints: %s's row %zu starts at term %u, before row %zu's %u", name,
+                           i, start[i], i - 1, start[i - 1]);
+    if (start[rows] != terms)
+        return zk_fail(err, errlen, ZK_EINVAL, "constraints: %s's rows end at term %u of %zu",
+                       name, start[rows], terms);
+    for (size_t k = 0; k < terms; k++) {
+        if (wire[k] >= nwires)
+            return zk_fail(err, errlen, ZK_EINVAL,
+                           "constraints: %s's term %zu is on wire %u, the key has %zu", name, k,
+                           wire[k], nwires);
+        if (coeff[k] >= nb_coeffs)
+            return zk_fail(err, errlen, ZK_EINVAL,
+                           "constraints: %s's term %zu has coefficient %u, the table has %zu",
+                           name, k, coeff[k], nb_coeffs);
+    }
+    return ZK_OK;
+}
+
+// upload_words copies n words to new device memory (none for n == 0).
+static int upload_words(const void* src, size_t bytes, void** dst, char* err, size_t errlen) {
+    *dst = nullptr;
+    if (bytes == 0) return ZK_OK;
+    ZK_CUDA(cudaMalloc(dst, bytes));
+    ZK_CUDA(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+    return ZK_OK;
+}
+
+extern "C" int zk_g16_key_set_constraints(
+    zk_g16_key* key, size_t nwires, size_t nb_constraints, size_t nb_coeffs, const void* coeffs,
+    const uint32_t* a_start, const uint32_t* a_wire, const uint32_t* a_coeff, size_t a_terms,
+    const uint32_t* b_start, const uint32_t* b_wire, const uint32_t* b_coeff, size_t b_terms,
+    const uint32_t* c_start, const uint32_t* c_wire, const uint32_t* c_coeff, size_t c_terms,
+    char* err, size_t errlen) {
+    if (!key) return zk_fail(err, errlen, ZK_EINVAL, "constraints: nil key");
+    if (key->cs_n)
+        return zk_fail(err, errlen, ZK_EINVAL, "constraints: the key has %zu constraints already",
+                       key->cs_n);
+    const size_t N = size_t(1) << key->log_n;
+    if (nwires != key->nwires)
+        return zk_fail(err, errlen, ZK_EINVAL, "constraints over %zu wires, the key has %zu", nwires,
+                       key->nwires);
+    if (nb_constraints == 0 || nb_constraints > N)
+        return zk_fail(err, errlen, ZK_EINVAL, "%zu constraints; the key's domain takes 1 to %zu",
+                       nb_constraints, N);
+    if (nb_coeffs && !coeffs) return zk_fail(err, errlen, ZK_EINVAL, "constraints: nil coefficients");
+    const uint32_t* start[3] = {a_start, b_start, c_start};
+    const uint32_t* wire[3] = {a_wire, b_wire, c_wire};
+    const uint32_t* coeff[3] = {a_coeff, b_coeff, c_coeff};
+    const size_t terms[3] = {a_terms, b_terms, c_terms};
+    const char* names[3] = {"A", "B", "C"};
+    int rc;
+    for (int i = 0; i < 3; i++)
+        if ((rc = cs_check(names[i], nb_constraints, nwires, nb_coeffs, start[i], wire[i], coeff[i],
+                           terms[i], err, errlen)) != ZK_OK)
+            return rc;
+    if ((rc = zk_use_device(key->device, err, errlen)) != ZK_OK) return rc;
+    // As at key load: the MSM pool hands back what earlier proofs left in it.
+    char inner[512] = {0};
+    if (int mrc = zk_msm_trim(key->device, inner, sizeof inner))
+        return msm_fail(mrc, "trim", err, errlen, inner);
+    rc = upload_words(coeffs, nb_coeffs * kFr, &key->cs_coeffs, err, errlen);
+    for (int i = 0; i < 3 && rc == ZK_OK; i++) {
+        rc = upload_words(start[i], (nb_constraints + 1) * 4, (void**)&key->cs_start[i], err, errlen);
+        if (rc == ZK_OK) rc = upload_words(wire[i], terms[i] * 4, (void**)&key->cs_wire[i], err, errlen);
+        if (rc == ZK_OK)
+            rc = upload_words(coeff[i], terms[i] * 4, (void**)&key->cs_coeff[i], err, errlen);
+    }
+    if (rc != ZK_OK) {
+        cs_release(key);
+        return rc;
+    }
+    key->cs_n = nb_constraints;
+    key->cs_bytes = zk_g16_constraints_device_bytes(nb_constraints, nb_coeffs,
+                                                    (uint64_t)a_terms + b_terms + c_terms);
+    key->bytes += key->cs_bytes;
+    return ZK_OK;
+}
+
 // zk_g16_slot is what one proof in flight needs, allocated once (groth16.h).
 struct zk_g16_slot {
     int device = 0;
     size_t nwires = 0, N = 0;
-    void *w = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;  // device
+    // Device: W, and A, B, C in one allocation of 3N (a, b, c point into
+    // it), which a compact partition's values borrow until A and B are
+    // evaluated.
+    void *w = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
+    void* compact = nullptr;  // device: a compact W's bitmaps, ranks and flags
     void* staging = nullptr;  // pinned host: W (nwires) then A, B (N each)
     cudaStream_t stream = nullptr, stream2 = nullptr;
     // ev[0..5] time a proof (zk_g16_prove); ev[6]: W is on the device;
-    // ev[7]: W's classification is made (on stream2).
-    cudaEvent_t ev[8] = {};
+    // ev[7]: W's classification is made (on stream2); ev[8]: a compact W's
+    // upload is done.
+    cudaEvent_t ev[9] = {};
 };
 
 extern "C" int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen) {
@@ -407,7 +543,7 @@ extern "C" int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen) {
         };
         if (slot->stream) note(cudaStreamSynchronize(slot->stream));
         if (slot->stream2) note(cudaStreamSynchronize(slot->stream2));
-        void* bufs[] = {slot->w, slot->a, slot->b, slot->c};
+        void* bufs[] = {slot->w, slot->a, slot->compact};  // b and c are in a's allocation
         for (void* p : bufs)
             if (p) note(cudaFree(p));
         if (slot->staging) note(cudaFreeHost(slot->staging));
@@ -427,9 +563,10 @@ static int slot_init(zk_g16_slot* s, char* err, size_t errlen) {
     ZK_CUDA(cudaStreamCreateWithFlags(&s->stream2, cudaStreamNonBlocking));
     for (auto& e : s->ev) ZK_CUDA(cudaEventCreate(&e));
     ZK_CUDA(cudaMalloc(&s->w, s->nwires * kFr));
-    ZK_CUDA(cudaMalloc(&s->a, s->N * kFr));
-    ZK_CUDA(cudaMalloc(&s->b, s->N * kFr));
-    ZK_CUDA(cudaMalloc(&s->c, s->N * kFr));
+    ZK_CUDA(cudaMalloc(&s->a, 3 * s->N * kFr));
+    s->b = (char*)s->a + s->N * kFr;
+    s->c = (char*)s->b + s->N * kFr;
+    ZK_CUDA(cudaMalloc(&s->compact, zk_g16_compact_device_bytes(s->nwires)));
     // Portable: the Go threads that fill it and the one that proves vary.
     ZK_CUDA(cudaHostAlloc(&s->staging, (s->nwires + 2 * s->N) * kFr, cudaHostAllocPortable));
     return ZK_OK;
@@ -458,7 +595,7 @@ extern "C" int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, 
     *w = s->staging;
     *a = (char*)s->staging + s->nwires * kFr;
     *b = (char*)s->staging + (s->nwires + s->N) * kFr;
-    *device_bytes = (uint64_t)(s->nwires + 3 * s->N) * kFr;
+    *device_bytes = (uint64_t)(s->nwires + 3 * s->N) * kFr + zk_g16_compact_device_bytes(s->nwires);
     *host_bytes = (uint64_t)(s->nwires + 2 * s->N) * kFr;
     return ZK_OK;
 }
@@ -582,27 +719,38 @@ static int stream_msm(streamer* s, const char* host, size_t npts, const uint32_t
     return ZK_OK;
 }
 
-extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1,
-                            void* out_g2, zk_g16_timing* timing, char* err, size_t errlen) {
-    if (!key || !slot || !out_g1 || !out_g2)
-        return zk_fail(err, errlen, ZK_EINVAL, "nil argument");
-    const size_t N = 1ull << key->log_n;
-    const size_t nwires = key->nwires;
-    if (slot->nwires != nwires || slot->N != N || slot->device != key->device)
+// prove_check validates a proof's arguments: a slot made for key, n
+// constraints within its domain.
+static int prove_check(const zk_g16_key* key, const zk_g16_slot* slot, size_t n, char* err,
+                       size_t errlen) {
+    if (!key || !slot) return zk_fail(err, errlen, ZK_EINVAL, "nil argument");
+    const size_t N = size_t(1) << key->log_n;
+    if (slot->nwires != key->nwires || slot->N != N || slot->device != key->device)
         return zk_fail(err, errlen, ZK_EINVAL,
                        "slot made for %zu wires and domain %zu on device %d, the key has %zu "
                        "wires and domain %zu on device %d",
-                       slot->nwires, slot->N, slot->device, nwires, N, key->device);
+                       slot->nwires, slot->N, slot->device, key->nwires, N, key->device);
     if (n == 0 || n > N)
         return zk_fail(err, errlen, ZK_EINVAL, "%zu constraints; the key wants 1 to %zu", n, N);
-    int rc = zk_use_device(key->device, err, errlen);
+    return ZK_OK;
+}
+
+static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* out_g2,
+                      zk_g16_timing* timing, char* err, size_t errlen);
+
+extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1,
+                            void* out_g2, zk_g16_timing* timing, char* err, size_t errlen) {
+    int rc = prove_check(key, slot, n, err, errlen);
     if (rc != ZK_OK) return rc;
+    if (!out_g1 || !out_g2) return zk_fail(err, errlen, ZK_EINVAL, "nil argument");
+    if ((rc = zk_use_device(key->device, err, errlen)) != ZK_OK) return rc;
+    const size_t N = slot->N, nwires = key->nwires;
     const char* hw = (const char*)slot->staging;
     const char* ha = hw + nwires * kFr;
     const char* hb = ha + N * kFr;
     cudaStream_t st = slot->stream;
     cudaEvent_t* ev = slot->ev;
-    Drain drain{slot};  // declared before g2: the G2 thread is joined first
+    Drain drain{slot};  // after an error below, nothing queued may read the staging
 
     // From pinned staging: asynchronous DMAs, beside whatever other slots run.
     // W first: the G2 MSM and W's classification start as soon as it is on the
@@ -617,6 +765,20 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
         ZK_CUDA(cudaMemsetAsync((char*)slot->b + n * kFr, 0, (N - n) * kFr, st));
     }
     ZK_CUDA(cudaEventRecord(ev[1], st));
+    return prove_tail(key, slot, out_g1, out_g2, timing, err, errlen);
+}
+
+// prove_tail is every proof's device work once its partition is in place in
+// slot: W (ev[6] recorded on the slot's stream once it is there) and A and B
+// zero-padded to the domain (ev[1]), with ev[0] recorded at the proof's start.
+// The G2 MSM, H, the G1 MSMs; timing from ev[0] (upload_ms: ev[0] to ev[1]).
+static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* out_g2,
+                      zk_g16_timing* timing, char* err, size_t errlen) {
+    const size_t nwires = key->nwires;
+    cudaStream_t st = slot->stream;
+    cudaEvent_t* ev = slot->ev;
+    int rc;
+    Drain drain{slot};  // declared before g2: the G2 thread is joined first
 
     // W's 0s and 1s (most of a witness) get no Pippenger work in the MSMs
     // over W: classified once, for all four, on the G2 MSM's stream by the G2
@@ -738,6 +900,7 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     ZK_CUDA(cudaEventSynchronize(ev[3]));
     ZK_CUDA(cudaEventSynchronize(ev[5]));
     if (timing) {
+        *timing = zk_g16_timing{};
         timing->upload_ms = elapsed(ev[0], ev[1]);
         timing->ntt_ms = elapsed(ev[1], ev[2]);
         timing->msm_g1_ms = elapsed(ev[2], ev[3]);
@@ -747,4 +910,145 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
         timing->total_ms = g1_end > g2_end ? g1_end : g2_end;
     }
     return ZK_OK;
+}
+
+// compact_check validates a compact proof's arguments: a key with the
+// constraint system of n rows, a compact W of nb_other values that fits the
+// slot's staging and, on the device, its A, B and C buffers (where the values
+// go until A and B are evaluated).
+static int compact_check(const zk_g16_key* key, const zk_g16_slot* slot, size_t n,
+                         size_t nb_other, char* err, size_t errlen) {
+    int rc = prove_check(key, slot, n, err, errlen);
+    if (rc != ZK_OK) return rc;
+    if (!key->cs_n)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "the key has no constraints: compact partitions need them "
+                       "(zk_g16_key_set_constraints)");
+    if (n != key->cs_n)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "a compact partition of %zu constraints; the key's constraint system has %zu",
+                       n, key->cs_n);
+    const size_t N = slot->N, nwires = key->nwires;
+    const size_t voff = zk_g16_compact_values_offset(nwires), staging = (nwires + 2 * N) * kFr;
+    if (nb_other > nwires || nb_other > 3 * N || nb_other > (staging - voff) / kFr)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "a compact W of %zu values for %zu wires: the slot takes at most %zu "
+                       "(its staging holds %zu bytes, the values from byte %zu; its device A, B "
+                       "and C hold %zu)",
+                       nb_other, nwires, std::min(nwires, std::min(3 * N, (staging - voff) / kFr)),
+                       staging, voff, 3 * N);
+    return ZK_OK;
+}
+
+// compact_enqueue queues a compact proof's first half on the slot's stream:
+// the bitmaps (to the slot's compact area) and the values (to its A, B and C
+// buffers) from the staging, W expanded into the slot's W, then A and B (and
+// C with write_c, for the test hook; H makes its own C = A∘B, equal to the
+// evaluated one wherever the check passes) evaluated from the matrices and
+// zero-padded to the domain. Events: ev[0] at the start, ev[8] once the
+// upload is done, ev[6] once W is expanded (the G2 MSM waits for it), ev[1]
+// once A and B are, as zk_g16_prove records them.
+static int compact_enqueue(zk_g16_key* key, zk_g16_slot* slot, size_t n, size_t nb_other,
+                           bool write_c, char* err, size_t errlen) {
+    const size_t N = slot->N, nwires = key->nwires;
+    const size_t voff = zk_g16_compact_values_offset(nwires);
+    const char* h = (const char*)slot->staging;
+    cudaStream_t st = slot->stream;
+    cudaEvent_t* ev = slot->ev;
+    const zk_compact_dev d = zk_compact_at(slot->compact, nwires);
+    ZK_CUDA(cudaEventRecord(ev[0], st));
+    // other then bits: adjacent in the staging and in the compact area.
+    ZK_CUDA(cudaMemcpyAsync(d.other, h, voff, cudaMemcpyHostToDevice, st));
+    if (nb_other)
+        ZK_CUDA(cudaMemcpyAsync(slot->a, h + voff, nb_other * kFr, cudaMemcpyHostToDevice, st));
+    ZK_CUDA(cudaEventRecord(ev[8], st));
+    int rc = zk_compact_expand(d, slot->a, nb_other, nwires, slot->w, st, err, errlen);
+    if (rc != ZK_OK) return rc;
+    ZK_CUDA(cudaEventRecord(ev[6], st));
+    zk_cs_matrix m[3];
+    for (int i = 0; i < 3; i++) m[i] = {key->cs_start[i], key->cs_wire[i], key->cs_coeff[i]};
+    rc = zk_compact_eval(m, key->cs_coeffs, d, slot->w, n, slot->a, slot->b,
+                         write_c ? slot->c : nullptr, st, err, errlen);
+    if (rc != ZK_OK) return rc;
+    if (n < N) {
+        ZK_CUDA(cudaMemsetAsync((char*)slot->a + n * kFr, 0, (N - n) * kFr, st));
+        ZK_CUDA(cudaMemsetAsync((char*)slot->b + n * kFr, 0, (N - n) * kFr, st));
+        if (write_c) ZK_CUDA(cudaMemsetAsync((char*)slot->c + n * kFr, 0, (N - n) * kFr, st));
+    }
+    ZK_CUDA(cudaEventRecord(ev[1], st));
+    return ZK_OK;
+}
+
+// compact_verdict reads the flags of the compact partition last evaluated in
+// slot, once its stream is done, and turns them into the call's result:
+// ZK_EINVAL when other's set bits are not nb_other (the expansion read no
+// value past nb_other, but W is wrong), ZK_EUNSAT with *bad the first
+// unsatisfied constraint, else ZK_OK with *bad -1.
+static int compact_verdict(zk_g16_slot* slot, size_t nb_other, int64_t* bad, char* err,
+                           size_t errlen) {
+    uint32_t f[4];
+    const zk_compact_dev d = zk_compact_at(slot->compact, slot->nwires);
+    ZK_CUDA(cudaMemcpyAsync(f, d.flags, sizeof f, cudaMemcpyDeviceToHost, slot->stream));
+    ZK_CUDA(cudaStreamSynchronize(slot->stream));
+    *bad = -1;
+    if (f[1] != nb_other)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "the compact W's other bitmap marks %u wires, but %zu values were staged",
+                       f[1], nb_other);
+    if (f[0] != UINT32_MAX) {
+        *bad = f[0];
+        return zk_fail(err, errlen, ZK_EUNSAT,
+                       "constraint %u is not satisfied (A*B != C): the witness is wrong", f[0]);
+    }
+    return ZK_OK;
+}
+
+extern "C" int zk_g16_prove_compact(zk_g16_key* key, zk_g16_slot* slot, size_t n_constraints,
+                                    size_t nb_other, void* out_g1, void* out_g2,
+                                    zk_g16_timing* timing, int64_t* bad_constraint, char* err,
+                                    size_t errlen) {
+    int64_t bad = -1;
+    if (bad_constraint) *bad_constraint = -1;
+    if (!out_g1 || !out_g2) return zk_fail(err, errlen, ZK_EINVAL, "nil argument");
+    int rc = compact_check(key, slot, n_constraints, nb_other, err, errlen);
+    if (rc != ZK_OK) return rc;
+    if ((rc = zk_use_device(key->device, err, errlen)) != ZK_OK) return rc;
+    Drain drain{slot};  // after an error below, nothing queued may read the staging
+    if ((rc = compact_enqueue(key, slot, n_constraints, nb_other, false, err, errlen)) != ZK_OK)
+        return rc;
+    // The proof goes on without waiting for the check (no host round trip
+    // between the evaluation and H); its verdict is read at the end, and a
+    // failed check throws the sums away.
+    if ((rc = prove_tail(key, slot, out_g1, out_g2, timing, err, errlen)) != ZK_OK) return rc;
+    rc = compact_verdict(slot, nb_other, &bad, err, errlen);
+    if (bad_constraint) *bad_constraint = bad;
+    if (rc != ZK_OK) return rc;
+    if (timing) {
+        timing->upload_ms = elapsed(slot->ev[0], slot->ev[8]);
+        timing->eval_ms = elapsed(slot->ev[8], slot->ev[1]);
+    }
+    return ZK_OK;
+}
+
+extern "C" int zk_g16_eval_compact(zk_g16_key* key, zk_g16_slot* slot, size_t n_constraints,
+                                   size_t nb_other, void* w, void* a, void* b, void* c,
+                                   int64_t* bad_constraint, char* err, size_t errlen) {
+    int64_t bad = -1;
+    if (bad_constraint) *bad_constraint = -1;
+    if (!w || !a || !b || !c) return zk_fail(err, errlen, ZK_EINVAL, "nil argument");
+    int rc = compact_check(key, slot, n_constraints, nb_other, err, errlen);
+    if (rc != ZK_OK) return rc;
+    if ((rc = zk_use_device(key->device, err, errlen)) != ZK_OK) return rc;
+    Drain drain{slot};
+    if ((rc = compact_enqueue(key, slot, n_constraints, nb_other, true, err, errlen)) != ZK_OK)
+        return rc;
+    const size_t N = slot->N;
+    cudaStream_t st = slot->stream;
+    ZK_CUDA(cudaMemcpyAsync(w, slot->w, key->nwires * kFr, cudaMemcpyDeviceToHost, st));
+    ZK_CUDA(cudaMemcpyAsync(a, slot->a, N * kFr, cudaMemcpyDeviceToHost, st));
+    ZK_CUDA(cudaMemcpyAsync(b, slot->b, N * kFr, cudaMemcpyDeviceToHost, st));
+    ZK_CUDA(cudaMemcpyAsync(c, slot->c, N * kFr, cudaMemcpyDeviceToHost, st));
+    rc = compact_verdict(slot, nb_other, &bad, err, errlen);
+    if (bad_constraint) *bad_constraint = bad;
+    return rc == ZK_EUNSAT ? ZK_OK : rc;
 }

@@ -7,7 +7,9 @@
  * only the partition (W, A, B), computes H = (A·B − C)/Z on the device and runs
  * the five MSMs against the resident bases; the host assembles the proof with
  * fresh r and s from the five sums it gets back (cheap: a few scalar
- * multiplications).
+ * multiplications). A key that also holds its circuit's constraint matrices
+ * proves compact partitions (zk_g16_prove_compact): W as two bitmaps and the
+ * few values neither 0 nor 1, from which the device evaluates A, B and C.
  *
  * A proof runs in a slot (zk_g16_slot_create): everything one proof in flight
  * needs, allocated once per key and reused by every proof, so nothing between
@@ -76,6 +78,8 @@ typedef struct zk_g16_key_info_t {
     uint64_t registered;        /* host ranges registered in place */
     uint64_t copies[5];         /* precomputed copies of A, B, K, Z (G1) and B (G2); 1: none */
     uint64_t copies_c[5];       /* the window they were made for (0: none) */
+    uint64_t constraints;       /* rows of the constraint system set (0: none) */
+    uint64_t constraint_bytes;  /* device memory they take (in device_bytes) */
 } zk_g16_key_info_t;
 
 /* zk_g16_host_register_read_only is 1 when device can read host memory
@@ -92,7 +96,8 @@ int zk_g16_key_free(zk_g16_key* key, char* err, size_t errlen);
 /* zk_g16_timing holds device-busy milliseconds per phase, from CUDA events on
  * the proof's stream. */
 typedef struct zk_g16_timing {
-    float upload_ms; /* W, A, B host to device */
+    float upload_ms; /* W, A, B host to device (compact: the bitmaps and values) */
+    float eval_ms;   /* compact only: W expanded, A, B, C evaluated and checked */
     float ntt_ms;    /* H */
     float msm_g1_ms;       /* the four G1 MSMs, after H on the main stream */
     float msm_g2_start_ms; /* when the G2 MSM started on its own stream (after W's upload) */
@@ -103,9 +108,9 @@ typedef struct zk_g16_timing {
 typedef struct zk_g16_slot zk_g16_slot;
 
 /* zk_g16_slot_create allocates a slot for proofs on key: device buffers for W
- * (the key's wires) and for A, B, C (the key's domain N), two streams, the
- * events, and pinned host staging for W (nwires scalars) then A and B (N
- * scalars each). *w, *a and *b receive the staging addresses the caller fills.
+ * (the key's wires), for A, B, C (the key's domain N) and for a compact W
+ * (zk_g16_compact_device_bytes), two streams, the events, and pinned host
+ * staging for W (nwires scalars) then A and B (N scalars each), or a compact W. *w, *a and *b receive the staging addresses the caller fills.
  * *device_bytes and *host_bytes receive what the slot holds. */
 int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, void** a, void** b,
                        uint64_t* device_bytes, uint64_t* host_bytes, char* err, size_t errlen);
@@ -124,6 +129,97 @@ int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen);
  * buffers serve one proof's G1 and one proof's G2 MSMs at a time). */
 int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1, void* out_g2,
                  zk_g16_timing* timing, char* err, size_t errlen);
+
+/* ---- Compact partitions ---------------------------------------------------
+ *
+ * A key that holds its circuit's constraint matrices (zk_g16_key_set_constraints)
+ * also proves compact partitions (zk_g16_prove_compact): the slot's staging holds
+ * W compactly instead of W, A and B, and the device evaluates A, B and C itself,
+ * checking every constraint on the way.
+ *
+ * Compact W of nwires wires, in the slot's staging from its start (the area that
+ * holds W, A and B for zk_g16_prove): `other`, then `bits`, bitmaps of
+ * zk_g16_compact_words(nwires) uint64 words each (wire i is bit i % 64 of word
+ * i / 64), then from zk_g16_compact_values_offset(nwires) bytes on the nb_other
+ * values (fr elements, Montgomery form, gnark-crypto's layout) of the wires whose
+ * `other` bit is set, in wire order. Wire i is values[rank(i)] where other's bit
+ * i is set (rank(i): other's set bits below i), else 1 where bits' bit i is set,
+ * else 0. Bits at or past nwires are ignored. */
+
+/* ZK_G16_COMPACT_RANK_WORDS is how many bitmap words one rank block of the
+ * expansion covers (a device detail, in the slot's device bytes). */
+#define ZK_G16_COMPACT_RANK_WORDS 1024
+
+/* zk_g16_compact_words is the words of each bitmap of a compact W. */
+static inline size_t zk_g16_compact_words(size_t nwires) { return (nwires + 63) / 64; }
+
+/* zk_g16_compact_values_offset is where a compact W's values start in the
+ * staging, in bytes: after both bitmaps. */
+static inline size_t zk_g16_compact_values_offset(size_t nwires) {
+    return 16 * zk_g16_compact_words(nwires);
+}
+
+/* zk_g16_compact_device_bytes is the device memory a slot holds for a compact W
+ * besides W, A, B and C: the bitmaps, four flag words and the ranks (a word per
+ * bitmap word, and one per ZK_G16_COMPACT_RANK_WORDS of them). The values go to
+ * the slot's A, B and C buffers (one allocation of 3N elements), free until A and
+ * B are evaluated: at most 3N values. */
+static inline uint64_t zk_g16_compact_device_bytes(size_t nwires) {
+    uint64_t w = zk_g16_compact_words(nwires);
+    return 16 * w + 16 + 4 * w +
+           4 * ((w + ZK_G16_COMPACT_RANK_WORDS - 1) / ZK_G16_COMPACT_RANK_WORDS);
+}
+
+/* zk_g16_constraints_device_bytes is the device memory a constraint system of
+ * rows constraints, nb_coeffs coefficients and terms terms in its three matrices
+ * together takes beside the key: the coefficient table, each matrix's row index
+ * (rows + 1 words) and 8 bytes a term (its wire and its coefficient's index). */
+static inline uint64_t zk_g16_constraints_device_bytes(uint64_t rows, uint64_t nb_coeffs,
+                                                       uint64_t terms) {
+    return 32 * nb_coeffs + 3 * 4 * (rows + 1) + 8 * terms;
+}
+
+/* zk_g16_key_set_constraints uploads the circuit's constraint matrices beside
+ * key, resident until zk_g16_key_free and counted in its device bytes: a
+ * coefficient table of nb_coeffs fr elements, and for each of A, B and C a row
+ * index of nb_constraints + 1 words (*_start) and *_terms terms (*_wire: a wire
+ * below nwires; *_coeff: an index into coeffs), sdk/constraints' Matrices. Every
+ * index is checked here, on the host, before anything reaches the device.
+ * Refused (ZK_EINVAL): nwires other than the key's, nb_constraints of 0 or above
+ * the key's domain, a key that has constraints already. Streamed keys take them
+ * too. Not while proofs on key run. */
+int zk_g16_key_set_constraints(zk_g16_key* key, size_t nwires, size_t nb_constraints,
+                               size_t nb_coeffs, const void* coeffs, const uint32_t* a_start,
+                               const uint32_t* a_wire, const uint32_t* a_coeff, size_t a_terms,
+                               const uint32_t* b_start, const uint32_t* b_wire,
+                               const uint32_t* b_coeff, size_t b_terms, const uint32_t* c_start,
+                               const uint32_t* c_wire, const uint32_t* c_coeff, size_t c_terms,
+                               char* err, size_t errlen);
+
+/* zk_g16_prove_compact is zk_g16_prove for a compact partition staged in slot
+ * (see "Compact partitions" above; nb_other values): it uploads the bitmaps and
+ * the values, expands W on the device, evaluates A, B and C of the
+ * n_constraints rows (which must be the key's constraint system's), zero-pads
+ * A and B to the domain, then proves as zk_g16_prove does (the G2 MSM starts
+ * once W is expanded). Every constraint is checked: when A_i·B_i != C_i for
+ * some i, it returns ZK_EUNSAT with *bad_constraint the first such i (else
+ * *bad_constraint is -1; bad_constraint may be NULL). ZK_EINVAL: a key without
+ * constraints, a compact W that does not fit the staging or more than 3N
+ * values, or nb_other other than the set bits of `other` (found on the device,
+ * which then reads no value past nb_other). timing->eval_ms is the expansion,
+ * evaluation and check; upload_ms the compact upload. */
+int zk_g16_prove_compact(zk_g16_key* key, zk_g16_slot* slot, size_t n_constraints,
+                         size_t nb_other, void* out_g1, void* out_g2, zk_g16_timing* timing,
+                         int64_t* bad_constraint, char* err, size_t errlen);
+
+/* zk_g16_eval_compact is a test hook: the first half of zk_g16_prove_compact
+ * (upload, expansion, evaluation, check) in slot, then the expanded W (nwires
+ * elements) and the device's A, B and C (the key's domain N elements each,
+ * zero past n_constraints) copied to host buffers w, a, b, c. *bad_constraint
+ * receives the first unsatisfied constraint or -1; ZK_OK either way. */
+int zk_g16_eval_compact(zk_g16_key* key, zk_g16_slot* slot, size_t n_constraints,
+                        size_t nb_other, void* w, void* a, void* b, void* c,
+                        int64_t* bad_constraint, char* err, size_t errlen);
 
 /* zk_g16_set_binary_split turns the witness-aware MSM (msm.h's zk_msm_split:
  * W's 0 and 1 scalars get no Pippenger work) on (1) or off (0) for every

@@ -44,6 +44,8 @@ func check(op string, rc C.int, e *errBuf) error {
 		kind = ErrOutOfMemory
 	case C.ZK_ENODEV:
 		kind = ErrUnavailable
+	case C.ZK_EUNSAT:
+		kind = ErrUnsatisfied
 	default:
 		kind = ErrCUDA
 	}

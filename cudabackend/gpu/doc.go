@@ -31,6 +31,11 @@
 //     window grows. A resident Groth16 key gets them at load as far as the
 //     device-memory plan allows (PlanDevice's Depth, LoadGroth16KeyPlan),
 //     unless ZKHOST_CUDA_MSM_PRECOMPUTE=0.
+//   - compact partitions (Groth16Key.SetConstraints, StageCompactWith,
+//     ProveCompact): a key holding its circuit's constraint matrices proves
+//     from W as two bitmaps (0s and 1s) and the few other values; the device
+//     expands W, evaluates A, B and C and checks every constraint
+//     (ErrUnsatisfied, UnsatisfiedError naming the first it finds).
 //   - arithmetic throughput probes (ProbeMadd, ProbeFmul): the MSM's G1
 //     mixed addition and the Fq product with no memory traffic, results
 //     returned for checking against gnark-crypto; their rates bound the

@@ -21,6 +21,10 @@ var (
 	ErrOutOfMemory = errors.New("gpu: out of device memory")
 	// ErrCUDA means a CUDA call failed (launch failure, faulted context).
 	ErrCUDA = errors.New("gpu: cuda error")
+	// ErrUnsatisfied means a compact partition's witness does not satisfy
+	// one of its constraints, which the device checks (ProveCompact); the
+	// error is an *UnsatisfiedError naming the constraint.
+	ErrUnsatisfied = errors.New("gpu: constraint not satisfied")
 )
 
 // Decimation is the order convention of an NTT, numbered as gnark-crypto's

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -11,13 +12,34 @@ import (
 // Total is the span from the first event to the last on either stream, the
 // device-busy time of the proof.
 type Groth16Timing struct {
-	Upload     time.Duration // W, A, B to the device
+	Upload     time.Duration // W, A, B to the device (compact: the bitmaps and values)
+	Evaluate   time.Duration // compact only: W expanded, A, B, C evaluated and checked
 	NTT        time.Duration // H, after the upload
 	MSMG1      time.Duration // the four G1 MSMs, after H
 	MSMG2Start time.Duration // when the G2 MSM started, from the first event
 	MSMG2      time.Duration // the G2 MSM
 	Total      time.Duration // first event to last
 }
+
+// UnsatisfiedError is ProveCompact's error when the device found a
+// constraint the witness does not satisfy (A_i·B_i != C_i): the partition is
+// wrong, not the device, and proving it again gives the same answer.
+type UnsatisfiedError struct {
+	// Constraint is the first unsatisfied constraint, as
+	// constraints.Matrices.Eval reports it.
+	Constraint int
+	msg        string
+}
+
+func (e *UnsatisfiedError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return fmt.Sprintf("gpu: constraint %d not satisfied", e.Constraint)
+}
+
+// Unwrap returns ErrUnsatisfied.
+func (e *UnsatisfiedError) Unwrap() error { return ErrUnsatisfied }
 
 // KeyInfo describes a proving key loaded on a GPU (LoadGroth16Key).
 type KeyInfo struct {
@@ -43,4 +65,9 @@ type KeyInfo struct {
 	// Copies is the precomputed copies a resident key keeps of A, B, K, Z
 	// (G1) and B (G2), as KeyCopiesOf plans them (D 1: none).
 	Copies [5]SetCopies
+	// Constraints is the rows of the constraint system the key holds
+	// (SetConstraints; 0: none), and ConstraintBytes the device memory it
+	// takes, part of DeviceBytes.
+	Constraints     int
+	ConstraintBytes uint64
 }

@@ -9,6 +9,7 @@ package gpu
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -18,6 +19,7 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -81,19 +83,63 @@ func loadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64, depth int) (*
 	if err := check("gpu: load key", rc, &e); err != nil {
 		return nil, err
 	}
+	return &Groth16Key{ptr: k, info: keyInfo(k), nwires: int(pk.NbWires), domain: int(pk.DomainSize), pk: pk}, nil
+}
+
+// keyInfo reads a loaded key's description from C.
+func keyInfo(k *C.zk_g16_key) KeyInfo {
 	var ci C.zk_g16_key_info_t
 	C.zk_g16_key_info(k, &ci)
 	info := KeyInfo{
 		DeviceBytes: uint64(ci.device_bytes), Chunk: uint64(ci.chunk),
 		WorkG1: uint64(ci.work_g1), WorkG2: uint64(ci.work_g2),
 		PinnedCopyBytes: uint64(ci.pinned_copy_bytes), Registered: int(ci.registered),
+		Constraints: int(ci.constraints), ConstraintBytes: uint64(ci.constraint_bytes),
 	}
 	for i := range info.Partials {
 		info.Partials[i] = int(ci.partials[i])
 		info.Copies[i] = SetCopies{C: int(ci.copies_c[i]), D: int(ci.copies[i])}
 	}
-	return &Groth16Key{ptr: k, info: info, nwires: int(pk.NbWires), domain: int(pk.DomainSize), pk: pk}, nil
+	return info
 }
+
+func u32Ptr(s []uint32) *C.uint32_t { return (*C.uint32_t)(ptrOf(s)) }
+
+// SetConstraints uploads the circuit's constraint matrices beside the key,
+// resident until Free and counted in its DeviceBytes (ConstraintsDeviceBytes
+// says how much before), so that it proves compact partitions (ProveCompact):
+// the device then evaluates A, B and C itself and checks every constraint.
+// m is checked (m.Check) and must be over the key's wires, with at most its
+// domain's constraints; a key takes one constraint system, once. Streamed keys
+// take them too. Not while proofs on k run.
+func (k *Groth16Key) SetConstraints(m *constraints.Matrices) error {
+	if k == nil || k.ptr == nil || m == nil {
+		return fmt.Errorf("gpu: set constraints: nil or freed key, or nil matrices: %w", ErrInvalid)
+	}
+	if err := m.Check(); err != nil {
+		return fmt.Errorf("gpu: set constraints: %w: %w", ErrInvalid, err)
+	}
+	if m.NbWires != uint64(k.nwires) {
+		return fmt.Errorf("gpu: set constraints: %d wires, the key has %d: %w", m.NbWires, k.nwires, ErrInvalid)
+	}
+	var e errBuf
+	rc := C.zk_g16_key_set_constraints(k.ptr, C.size_t(m.NbWires), C.size_t(m.NbConstraints()),
+		C.size_t(len(m.Coefficients)), ptrOf(m.Coefficients),
+		u32Ptr(m.A.Start), u32Ptr(m.A.Wire), u32Ptr(m.A.Coeff), C.size_t(m.A.Terms()),
+		u32Ptr(m.B.Start), u32Ptr(m.B.Wire), u32Ptr(m.B.Coeff), C.size_t(m.B.Terms()),
+		u32Ptr(m.C.Start), u32Ptr(m.C.Wire), u32Ptr(m.C.Coeff), C.size_t(m.C.Terms()),
+		e.ptr(), e.size())
+	runtime.KeepAlive(m)
+	if err := check("gpu: set constraints", rc, &e); err != nil {
+		return err
+	}
+	k.info = keyInfo(k.ptr)
+	return nil
+}
+
+// HasConstraints reports whether the key holds a constraint system
+// (SetConstraints), and so proves compact partitions.
+func (k *Groth16Key) HasConstraints() bool { return k != nil && k.info.Constraints > 0 }
 
 // DeviceBytes is the device memory the key holds.
 func (k *Groth16Key) DeviceBytes() uint64 { return k.info.DeviceBytes }
@@ -121,6 +167,11 @@ type Groth16Slot struct {
 	w, a, b     []fr.Element // the pinned staging, C memory
 	deviceBytes uint64
 	hostBytes   uint64
+}
+
+// staging is the whole pinned staging: W then A then B, or a compact W.
+func (s *Groth16Slot) staging() (unsafe.Pointer, int) {
+	return unsafe.Pointer(unsafe.SliceData(s.w)), (len(s.w) + 2*len(s.a)) * FrBytes
 }
 
 // NewSlot allocates a slot for proofs on k.
@@ -184,6 +235,43 @@ func (s *Groth16Slot) StageWith(nbWires, nbConstraints int, fill func(w, a, b []
 	return fill(s.w, s.a[:nbConstraints], s.b[:nbConstraints])
 }
 
+// CompactCapacity is the most values (wires neither 0 nor 1) a compact W
+// staged in s may have: what its staging holds after the two bitmaps, and
+// what the device's A, B and C buffers hold, where they wait to be expanded.
+func (s *Groth16Slot) CompactCapacity() int {
+	if s == nil || s.ptr == nil {
+		return 0
+	}
+	_, bytes := s.staging()
+	return min(len(s.w), 3*len(s.a), (bytes-16*CompactWords(len(s.w)))/FrBytes)
+}
+
+// StageCompactWith has fill write a compact W of nbWires wires (the key's)
+// and nbOther values straight into the slot's pinned staging: other and bits,
+// bitmaps of CompactWords(nbWires) words each (wire i is bit i%64 of word
+// i/64), and values, the nbOther wires whose other bit is set, in wire order
+// (Montgomery form). Wire i is then values[rank(i)] where other's bit i is set
+// (rank(i): other's set bits below i), else 1 where bits' bit i is set, else
+// 0. fill must set every word of both bitmaps (the staging holds whatever the
+// last partition left). Refused (ErrInvalid) before fill is called: other
+// wires than the key's, or more values than CompactCapacity. Returns fill's
+// error. Like Stage, CPU only; ProveCompact proves it.
+func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bits []uint64, values []fr.Element) error) error {
+	if s == nil || s.ptr == nil {
+		return fmt.Errorf("gpu: stage compact: nil or freed slot: %w", ErrInvalid)
+	}
+	if nbWires != len(s.w) || nbOther < 0 || nbOther > s.CompactCapacity() {
+		return fmt.Errorf("gpu: stage a compact W of %d wires and %d values into a slot for %d wires and up to %d values: %w",
+			nbWires, nbOther, len(s.w), s.CompactCapacity(), ErrInvalid)
+	}
+	base, _ := s.staging()
+	words := CompactWords(nbWires)
+	other := unsafe.Slice((*uint64)(base), words)
+	bits := unsafe.Slice((*uint64)(unsafe.Add(base, 8*words)), words)
+	values := unsafe.Slice((*fr.Element)(unsafe.Add(base, 16*words)), nbOther)
+	return fill(other, bits, values)
+}
+
 // sumG1 adds MSM sums (an MSM over chunks is the sum of the chunks' MSMs). An
 // empty sum comes back all zero from C; gnark's Jacobian infinity is (1, 1, 0).
 func sumG1(parts []bls12381.G1Jac) bls12381.G1Jac {
@@ -241,9 +329,62 @@ func parallelCopy(dst, src []fr.Element, threads int) {
 // The host assembles the proof from the sums. When it returns, s may be staged
 // again.
 func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16Timing, error) {
+	return k.prove(s, "gpu: prove", func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int {
+		return C.zk_g16_prove(k.ptr, s.ptr, C.size_t(n), g1, g2, t, e.ptr(), e.size())
+	})
+}
+
+// ProveCompact is Prove for a compact partition staged in s
+// (StageCompactWith, nbOther values) of nbConstraints constraints, which must
+// be the key's constraint system's (SetConstraints; a key without one
+// refuses, ErrInvalid): the device expands W, evaluates A, B and C from the
+// matrices and checks every constraint, then proves as Prove does. A witness
+// that fails a constraint gives an *UnsatisfiedError (errors.Is
+// ErrUnsatisfied) naming the first, as constraints.Matrices.Eval does; a
+// compact W whose other bitmap marks other than nbOther wires, ErrInvalid.
+func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults, Groth16Timing, error) {
+	if nbConstraints <= 0 || nbOther < 0 {
+		return refprover.MSMResults{}, Groth16Timing{}, fmt.Errorf("gpu: prove compact: %d constraints, %d values: %w", nbConstraints, nbOther, ErrInvalid)
+	}
+	var bad C.int64_t = -1
+	res, t, err := k.prove(s, "gpu: prove compact", func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int {
+		return C.zk_g16_prove_compact(k.ptr, s.ptr, C.size_t(nbConstraints), C.size_t(nbOther), g1, g2, t, &bad, e.ptr(), e.size())
+	})
+	if errors.Is(err, ErrUnsatisfied) {
+		return res, t, &UnsatisfiedError{Constraint: int(bad), msg: err.Error()}
+	}
+	return res, t, err
+}
+
+// evalCompact is the test hook zk_g16_eval_compact: the first half of
+// ProveCompact, then the device's W, A, B and C (the domain's length, zero
+// past n) and the first unsatisfied constraint (-1: none).
+func (k *Groth16Key) evalCompact(s *Groth16Slot, n, nbOther int) (w, a, b, c []fr.Element, bad int, err error) {
+	if k == nil || k.ptr == nil || s == nil || s.ptr == nil || n <= 0 || nbOther < 0 {
+		return nil, nil, nil, nil, -1, fmt.Errorf("gpu: eval compact: bad arguments: %w", ErrInvalid)
+	}
+	w = make([]fr.Element, k.nwires)
+	a = make([]fr.Element, k.domain)
+	b = make([]fr.Element, k.domain)
+	c = make([]fr.Element, k.domain)
+	var cbad C.int64_t
+	var e errBuf
+	rc := C.zk_g16_eval_compact(k.ptr, s.ptr, C.size_t(n), C.size_t(nbOther), ptrOf(w), ptrOf(a), ptrOf(b), ptrOf(c), &cbad, e.ptr(), e.size())
+	if err := check("gpu: eval compact", rc, &e); err != nil {
+		return nil, nil, nil, nil, -1, err
+	}
+	return w, a, b, c, int(cbad), nil
+}
+
+// prove runs one proof through call (zk_g16_prove or zk_g16_prove_compact)
+// and adds up the sums it returns.
+func (k *Groth16Key) prove(s *Groth16Slot, op string, call func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int) (refprover.MSMResults, Groth16Timing, error) {
 	var res refprover.MSMResults
+	if k == nil || k.ptr == nil {
+		return res, Groth16Timing{}, fmt.Errorf("%s: nil or freed key: %w", op, ErrInvalid)
+	}
 	if s == nil || s.ptr == nil {
-		return res, Groth16Timing{}, fmt.Errorf("gpu: prove: nil or freed slot: %w", ErrInvalid)
+		return res, Groth16Timing{}, fmt.Errorf("%s: nil or freed slot: %w", op, ErrInvalid)
 	}
 	// One sum per set, or per chunk of a streamed key's sets: C memory, so
 	// that the C side may write them from its threads.
@@ -255,8 +396,8 @@ func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16
 	g2 := unsafe.Slice((*bls12381.G2Jac)(unsafe.Add(buf, n1*144)), p[4])
 	var t C.zk_g16_timing
 	var e errBuf
-	rc := C.zk_g16_prove(k.ptr, s.ptr, C.size_t(n), unsafe.Pointer(unsafe.SliceData(g1)), unsafe.Add(buf, n1*144), &t, e.ptr(), e.size())
-	if err := check("gpu: prove", rc, &e); err != nil {
+	rc := call(unsafe.Pointer(unsafe.SliceData(g1)), unsafe.Add(buf, n1*144), &t, &e)
+	if err := check(op, rc, &e); err != nil {
 		return res, Groth16Timing{}, err
 	}
 	var sums [4]bls12381.G1Jac
@@ -267,7 +408,7 @@ func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16
 	}
 	res.Ar, res.Bs1, res.Krs, res.Krs2, res.Bs2 = sums[0], sums[1], sums[2], sums[3], sumG2(g2)
 	return res, Groth16Timing{
-		Upload: msDuration(t.upload_ms), NTT: msDuration(t.ntt_ms), MSMG1: msDuration(t.msm_g1_ms),
+		Upload: msDuration(t.upload_ms), Evaluate: msDuration(t.eval_ms), NTT: msDuration(t.ntt_ms), MSMG1: msDuration(t.msm_g1_ms),
 		MSMG2Start: msDuration(t.msm_g2_start_ms), MSMG2: msDuration(t.msm_g2_ms), Total: msDuration(t.total_ms),
 	}, nil
 }

@@ -5,6 +5,7 @@ package gpu
 import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -57,6 +58,25 @@ func (s *Groth16Slot) StageWith(nbWires, nbConstraints int, fill func(w, a, b []
 
 // Prove reports that the package was built without CUDA.
 func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16Timing, error) {
+	return refprover.MSMResults{}, Groth16Timing{}, errNoCUDABuild
+}
+
+// SetConstraints reports that the package was built without CUDA.
+func (k *Groth16Key) SetConstraints(m *constraints.Matrices) error { return errNoCUDABuild }
+
+// HasConstraints is false.
+func (k *Groth16Key) HasConstraints() bool { return false }
+
+// CompactCapacity is zero.
+func (s *Groth16Slot) CompactCapacity() int { return 0 }
+
+// StageCompactWith reports that the package was built without CUDA.
+func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bits []uint64, values []fr.Element) error) error {
+	return errNoCUDABuild
+}
+
+// ProveCompact reports that the package was built without CUDA.
+func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults, Groth16Timing, error) {
 	return refprover.MSMResults{}, Groth16Timing{}, errNoCUDABuild
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -532,9 +533,36 @@ func StreamKeyDeviceBytes(s KeyShape, chunk uint64) uint64 {
 }
 
 // SlotDeviceBytes is the device memory one slot (Groth16Slot) holds for a
-// domain of 2^logN and nwires wires: W, A, B and C.
+// domain of 2^logN and nwires wires: W, A, B and C, and the area a compact W
+// needs beside them (CompactDeviceBytes).
 func SlotDeviceBytes(logN uint32, nwires int) uint64 {
-	return (uint64(nwires) + 3*(uint64(1)<<logN)) * FrBytes
+	return (uint64(nwires)+3*(uint64(1)<<logN))*FrBytes + CompactDeviceBytes(nwires)
+}
+
+// compactRankWords is csrc/groth16.h's ZK_G16_COMPACT_RANK_WORDS: the bitmap
+// words one rank block of the expansion covers.
+const compactRankWords = 1024
+
+// CompactWords is the uint64 words of each bitmap of a compact W of nwires
+// wires (csrc/groth16.h's zk_g16_compact_words): wire i is bit i%64 of word
+// i/64.
+func CompactWords(nwires int) int { return (nwires + 63) / 64 }
+
+// CompactDeviceBytes is the device memory a slot holds for a compact W of
+// nwires wires besides its W, A, B and C (csrc/groth16.h's
+// zk_g16_compact_device_bytes): both bitmaps, four flag words and the ranks.
+// The values borrow the slot's A, B and C buffers until A and B are evaluated.
+func CompactDeviceBytes(nwires int) uint64 {
+	w := uint64(CompactWords(nwires))
+	return 16*w + 16 + 4*w + 4*((w+compactRankWords-1)/compactRankWords)
+}
+
+// ConstraintsDeviceBytes is the device memory SetConstraints takes for m
+// beside the key (csrc/groth16.h's zk_g16_constraints_device_bytes): the
+// coefficient table, each matrix's row index and 8 bytes a term.
+func ConstraintsDeviceBytes(m *constraints.Matrices) uint64 {
+	terms := uint64(m.A.Terms() + m.B.Terms() + m.C.Terms())
+	return 32*uint64(len(m.Coefficients)) + 3*4*(m.NbConstraints()+1) + 8*terms
 }
 
 // SlotHostBytes is the pinned host memory one slot holds: the staging of W, A

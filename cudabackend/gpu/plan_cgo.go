@@ -2,13 +2,15 @@
 
 package gpu
 
-// The C plan of csrc/msm_plan.h, the one msm.cu sizes its allocations from,
+// The C plan of csrc/msm_plan.h, the one msm.cu sizes its allocations from
+// (and groth16.h's sizes of compact partitions and constraint systems),
 // reached through cgo so that tests compare memplan.go's arithmetic with it on
 // any machine (the header needs no CUDA).
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../csrc
 #include "msm_plan.h"
+#include "groth16.h"
 */
 import "C"
 
@@ -59,3 +61,16 @@ func cMSMPlainBelow(n uint64, c, depth int) uint64 {
 
 // cMSMClassifyWork is zk_msm_classify_work(n).
 func cMSMClassifyWork(n uint64) uint64 { return uint64(C.zk_msm_classify_work(C.size_t(n))) }
+
+// cCompactDeviceBytes is zk_g16_compact_device_bytes(nwires).
+func cCompactDeviceBytes(nwires int) uint64 {
+	return uint64(C.zk_g16_compact_device_bytes(C.size_t(nwires)))
+}
+
+// cCompactWords is zk_g16_compact_words(nwires).
+func cCompactWords(nwires int) int { return int(C.zk_g16_compact_words(C.size_t(nwires))) }
+
+// cConstraintsDeviceBytes is zk_g16_constraints_device_bytes(rows, coeffs, terms).
+func cConstraintsDeviceBytes(rows, coeffs, terms uint64) uint64 {
+	return uint64(C.zk_g16_constraints_device_bytes(C.uint64_t(rows), C.uint64_t(coeffs), C.uint64_t(terms)))
+}

@@ -2,7 +2,13 @@
 
 package gpu
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/sdk/constraints"
+)
 
 // TestMSMWorkMatchesPlanHeader checks that memplan.go (the admission estimate)
 // computes what csrc/msm_plan.h (the sizes msm.cu allocates) computes, field by
@@ -89,5 +95,29 @@ func TestMSMWorkMatchesPlanHeader(t *testing.T) {
 		if c, g := cMSMClassifyWork(n), MSMClassifyBytes(n); c != g {
 			t.Errorf("classification of %d scalars: memplan.go %d, msm_plan.h %d", n, g, c)
 		}
+	}
+}
+
+// TestCompactSizesMatchHeader checks memplan.go's sizes of a compact W and of
+// a constraint system against csrc/groth16.h's, which groth16.cu allocates
+// from.
+func TestCompactSizesMatchHeader(t *testing.T) {
+	for _, n := range []int{1, 63, 64, 65, 1 << 12, 64*1024 + 1, 64*1024*3 - 1, 1 << 22, 1<<26 + 5} {
+		if got, want := CompactWords(n), cCompactWords(n); got != want {
+			t.Errorf("CompactWords(%d) = %d, the header says %d", n, got, want)
+		}
+		if got, want := CompactDeviceBytes(n), cCompactDeviceBytes(n); got != want {
+			t.Errorf("CompactDeviceBytes(%d) = %d, the header says %d", n, got, want)
+		}
+	}
+	m := &constraints.Matrices{
+		NbWires:      4,
+		Coefficients: make([]fr.Element, 5),
+		A:            constraints.Matrix{Start: []uint32{0, 2, 3}, Wire: []uint32{0, 1, 2}, Coeff: []uint32{1, 1, 2}},
+		B:            constraints.Matrix{Start: []uint32{0, 1, 2}, Wire: []uint32{0, 3}, Coeff: []uint32{1, 4}},
+		C:            constraints.Matrix{Start: []uint32{0, 0, 1}, Wire: []uint32{3}, Coeff: []uint32{1}},
+	}
+	if got, want := ConstraintsDeviceBytes(m), cConstraintsDeviceBytes(2, 5, 6); got != want {
+		t.Errorf("ConstraintsDeviceBytes = %d, the header says %d", got, want)
 	}
 }

@@ -53,6 +53,11 @@ func TestStubUnavailable(t *testing.T) {
 		"StageWith": func() error {
 			return (&Groth16Slot{}).StageWith(4, 4, func(w, a, b []fr.Element) error { return nil })
 		},
+		"SetConstraints": func() error { return (&Groth16Key{}).SetConstraints(nil) },
+		"StageCompactWith": func() error {
+			return (&Groth16Slot{}).StageCompactWith(4, 0, func(o, b []uint64, v []fr.Element) error { return nil })
+		},
+		"ProveCompact": func() error { _, _, err := (&Groth16Key{}).ProveCompact(&Groth16Slot{}, 1, 0); return err },
 	}
 	checkUnavailable(t, calls)
 	// Releasing what was never allocated is harmless.

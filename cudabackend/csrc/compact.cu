@@ -1,0 +1,265 @@
+// compact.cu: a compact partition's W expanded on the device, and every
+// constraint evaluated and checked there (compact.cuh).
+
+#include <cub/block/block_scan.cuh>
+
+#include "common.cuh"
+#include "compact.cuh"
+#include "field.cuh"
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kRank = ZK_G16_COMPACT_RANK_WORDS;  // threads of the rank kernels
+constexpr unsigned kFull = 0xffffffffu;
+
+// kLongRow: a row with more terms than this in any of its three matrices is
+// evaluated by a whole warp (bit recompositions of 32 to 256 terms, linear
+// layers); the others, nearly all of 1 to 3 terms, by one thread each, so a
+// long row does not hold its 31 neighbours' threads idle while it sums.
+constexpr uint32_t kLongRow = 16;
+
+// load_fr reads an element through the read-only cache in two 16-byte loads
+// (fr_t is 4-byte aligned as a type; every buffer here is 32-byte aligned).
+__device__ __forceinline__ fr_t load_fr(const fr_t* p) {
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    const uint4 lo = __ldg(q), hi = __ldg(q + 1);
+    fr_t r;
+    r.l[0] = lo.x, r.l[1] = lo.y, r.l[2] = lo.z, r.l[3] = lo.w;
+    r.l[4] = hi.x, r.l[5] = hi.y, r.l[6] = hi.z, r.l[7] = hi.w;
+    return r;
+}
+
+// store_fr writes an element in two 16-byte stores, so a warp's consecutive
+// elements go out as whole sectors.
+__device__ __forceinline__ void store_fr(fr_t* p, const fr_t& v) {
+    uint4* q = reinterpret_cast<uint4*>(p);
+    q[0] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
+    q[1] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
+}
+
+// k_rank: per bitmap word, the set bits of other in the words before it in
+// its block (wpre), and per block the block's total (bsum, made exclusive by
+// k_scan_blocks). Bits at or past nwires in the last word are not counted.
+__global__ void k_rank(const uint64_t* __restrict__ other, uint32_t words, uint64_t last_mask,
+                       uint32_t* __restrict__ wpre, uint32_t* __restrict__ bsum) {
+    using Scan = cub::BlockScan<uint32_t, kRank>;
+    __shared__ typename Scan::TempStorage tmp;
+    const uint32_t t = blockIdx.x * kRank + threadIdx.x;
+    uint32_t c = 0;
+    if (t < words) {
+        uint64_t v = other[t];
+        if (t == words - 1) v &= last_mask;
+        c = (uint32_t)__popcll(v);
+    }
+    uint32_t pre, total;
+    Scan(tmp).ExclusiveSum(c, pre, total);
+    if (t < words) wpre[t] = pre;
+    if (threadIdx.x == 0) bsum[blockIdx.x] = total;
+}
+
+// k_scan_blocks turns the nblk block totals into exclusive prefixes, in one
+// block, kRank at a time (a few thousand blocks at most: 2^32 wires), and
+// stores the grand total, other's set bits, in flags[1].
+__global__ void k_scan_blocks(uint32_t* __restrict__ bsum, uint32_t nblk, uint32_t* __restrict__ flags) {
+    using Scan = cub::BlockScan<uint32_t, kRank>;
+    __shared__ typename Scan::TempStorage tmp;
+    uint32_t carry = 0;
+    for (uint32_t base = 0; base < nblk; base += kRank) {
+        const uint32_t i = base + threadIdx.x;
+        const uint32_t x = i < nblk ? bsum[i] : 0;
+        uint32_t pre, total;
+        Scan(tmp).ExclusiveSum(x, pre, total);
+        if (i < nblk) bsum[i] = carry + pre;
+        carry += total;
+        __syncthreads();  // tmp is reused by the next round
+    }
+    if (threadIdx.x == 0) flags[1] = carry;
+}
+
+// k_expand writes wire i of W: values[rank(i)] where other's bit i is set,
+// else one where bits' bit i is set, else zero. A rank at or past nb_other
+// (the host gave fewer values than other marks; flags[1] says so) reads
+// nothing and gives zero.
+__global__ void k_expand(const uint64_t* __restrict__ other, const uint64_t* __restrict__ bits,
+                         const uint32_t* __restrict__ wpre, const uint32_t* __restrict__ bsum,
+                         const fr_t* __restrict__ values, uint32_t nb_other, uint32_t nwires,
+                         fr_t* __restrict__ w) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nwires) return;
+    const uint32_t word = i >> 6, bit = i & 63;
+    const uint64_t o = other[word];
+    fr_t v = fr_t::zero();
+    if ((o >> bit) & 1) {
+        const uint32_t rank = bsum[word / kRank] + wpre[word] +
+                              (uint32_t)__popcll(o & ((uint64_t(1) << bit) - 1));
+        if (rank < nb_other) v = load_fr(values + rank);
+    } else if ((bits[word] >> bit) & 1) {
+        v = fr_t::one();
+    }
+    store_fr(w + i, v);
+}
+
+// eval_params is what k_eval reads: the three matrices, the coefficient
+// table, the compact bitmaps and the expanded W, and where the rows go.
+struct eval_params {
+    zk_cs_matrix m[3];
+    const fr_t* coeffs;
+    const uint64_t* other;
+    const uint64_t* bits;
+    const fr_t* w;
+    fr_t* out[3];  // a, b, c; c may be null (H computes C = A∘B itself)
+    uint32_t n;
+    uint32_t* bad;
+    fr_t one, minus_one;
+};
+
+// add_term adds term k of matrix m to acc. The bitmaps decide first, from
+// two 8-byte words that stay in cache: a wire that is 0 adds nothing (its
+// coefficient is not even read), a wire that is 1 adds its coefficient; only
+// the others read W and multiply, and a coefficient of 1 or -1 (the common
+// ones) is an add or a subtract.
+__device__ __forceinline__ void add_term(const eval_params& p, const zk_cs_matrix& m, uint32_t k,
+                                         fr_t& acc) {
+    const uint32_t j = __ldg(m.wire + k);
+    const uint32_t word = j >> 6, bit = j & 63;
+    if ((__ldg(p.other + word) >> bit) & 1) {
+        const fr_t x = load_fr(p.w + j);
+        const fr_t cf = load_fr(p.coeffs + __ldg(m.coeff + k));
+        if (cf == p.one)
+            acc = acc + x;
+        else if (cf == p.minus_one)
+            acc = acc - x;
+        else
+            acc = acc + cf * x;
+    } else if ((__ldg(p.bits + word) >> bit) & 1) {
+        acc = acc + load_fr(p.coeffs + __ldg(m.coeff + k));
+    }
+}
+
+// warp_sum is the sum of every lane's v, in every lane.
+__device__ __forceinline__ fr_t warp_sum(fr_t v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        fr_t o;
+#pragma unroll
+        for (int i = 0; i < 8; i++) o.l[i] = __shfl_xor_sync(kFull, v.l[i], off);
+        v = v + o;
+    }
+    return v;
+}
+
+// finish_row stores row i's three values and checks the constraint.
+__device__ __forceinline__ void finish_row(const eval_params& p, uint32_t i, const fr_t r[3]) {
+    store_fr(p.out[0] + i, r[0]);
+    store_fr(p.out[1] + i, r[1]);
+    if (p.out[2]) store_fr(p.out[2] + i, r[2]);
+    if (r[0] * r[1] != r[2]) atomicMin(p.bad, i);
+}
+
+// k_eval evaluates rows 0..n-1, a thread per row; a row with more than
+// kLongRow terms in a matrix is left by its thread to the whole warp, which
+// takes its warp's long rows one after another (each lane sums every 32nd
+// term, then the lanes' sums are added). Every thread of a launched warp
+// reaches the ballot: blockDim is a multiple of 32 and nothing returns early.
+__global__ void __launch_bounds__(kThreads) k_eval(const eval_params p) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool active = i < p.n;
+    bool islong = false;
+    if (active) {
+#pragma unroll
+        for (int mi = 0; mi < 3; mi++)
+            islong |= __ldg(p.m[mi].start + i + 1) - __ldg(p.m[mi].start + i) > kLongRow;
+    }
+    if (active && !islong) {
+        fr_t r[3];
+#pragma unroll
+        for (int mi = 0; mi < 3; mi++) {
+            const zk_cs_matrix& m = p.m[mi];
+            const uint32_t e = __ldg(m.start + i + 1);
+            fr_t acc = fr_t::zero();
+            for (uint32_t k = __ldg(m.start + i); k < e; k++) add_term(p, m, k, acc);
+            r[mi] = acc;
+        }
+        finish_row(p, i, r);
+    }
+    unsigned pending = __ballot_sync(kFull, active && islong);
+    const uint32_t lane = threadIdx.x & 31;
+    while (pending) {
+        const int src = __ffs(pending) - 1;
+        pending &= pending - 1;
+        const uint32_t row = __shfl_sync(kFull, i, src);
+        fr_t r[3];
+#pragma unroll
+        for (int mi = 0; mi < 3; mi++) {
+            const zk_cs_matrix& m = p.m[mi];
+            const uint32_t e = __ldg(m.start + row + 1);
+            fr_t acc = fr_t::zero();
+            for (uint32_t k = __ldg(m.start + row) + lane; k < e; k += 32) add_term(p, m, k, acc);
+            r[mi] = warp_sum(acc);
+        }
+        if (lane == 0) finish_row(p, row, r);
+    }
+}
+
+}  // namespace
+
+zk_compact_dev zk_compact_at(void* base, size_t nwires) {
+    const size_t words = zk_g16_compact_words(nwires);
+    char* p = (char*)base;
+    zk_compact_dev d;
+    d.other = (uint64_t*)p;
+    d.bits = (uint64_t*)(p + 8 * words);
+    d.flags = (uint32_t*)(p + 16 * words);
+    d.wpre = (uint32_t*)(p + 16 * words + 16);
+    d.bsum = (uint32_t*)(p + 16 * words + 16 + 4 * words);
+    return d;
+}
+
+int zk_compact_expand(const zk_compact_dev& d, const void* values, size_t nb_other,
+                      size_t nwires, void* w, cudaStream_t st, char* err, size_t errlen) {
+    if (nwires > UINT32_MAX || nb_other > nwires)
+        return zk_fail(err, errlen, ZK_EINVAL, "compact W: %zu values for %zu wires", nb_other,
+                       nwires);
+    const size_t words = zk_g16_compact_words(nwires);
+    const size_t nblk = (words + kRank - 1) / kRank;
+    // flags[0] = no unsatisfied row yet; k_scan_blocks writes flags[1].
+    ZK_CUDA(cudaMemsetAsync(d.flags, 0xff, 4 * sizeof(uint32_t), st));
+    if (nblk) {
+        const uint64_t last_mask = nwires % 64 ? (uint64_t(1) << (nwires % 64)) - 1 : ~uint64_t(0);
+        k_rank<<<(unsigned)nblk, kRank, 0, st>>>(d.other, (uint32_t)words, last_mask, d.wpre, d.bsum);
+        ZK_LAUNCHED();
+    }
+    k_scan_blocks<<<1, kRank, 0, st>>>(d.bsum, (uint32_t)nblk, d.flags);
+    ZK_LAUNCHED();
+    if (nwires) {
+        k_expand<<<(unsigned)((nwires + kThreads - 1) / kThreads), kThreads, 0, st>>>(
+            d.other, d.bits, d.wpre, d.bsum, (const fr_t*)values, (uint32_t)nb_other,
+            (uint32_t)nwires, (fr_t*)w);
+        ZK_LAUNCHED();
+    }
+    return ZK_OK;
+}
+
+int zk_compact_eval(const zk_cs_matrix m[3], const void* coeffs, const zk_compact_dev& d,
+                    const void* w, size_t n, void* a, void* b, void* c, cudaStream_t st,
+                    char* err, size_t errlen) {
+    if (n == 0 || n >= UINT32_MAX)
+        return zk_fail(err, errlen, ZK_EINVAL, "compact evaluation of %zu rows", n);
+    eval_params p;
+    for (int i = 0; i < 3; i++) p.m[i] = m[i];
+    p.coeffs = (const fr_t*)coeffs;
+    p.other = d.other;
+    p.bits = d.bits;
+    p.w = (const fr_t*)w;
+    p.out[0] = (fr_t*)a;
+    p.out[1] = (fr_t*)b;
+    p.out[2] = (fr_t*)c;
+    p.n = (uint32_t)n;
+    p.bad = d.flags;
+    p.one = fr_t::one();
+    p.minus_one = fr_t::zero() - fr_t::one();
+    k_eval<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(p);
+    ZK_LAUNCHED();
+    return ZK_OK;
+}
