@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkhost/zkhost/cudabackend/gpu"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/keyreg"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -89,6 +90,9 @@ type key struct {
 	// proofBytes is the device working memory one proof takes (its MSMs on
 	// both streams), as msm.cu sizes it on this device; admitted per proof.
 	proofBytes uint64
+	// rows is the constraint system's rows when the key took its
+	// constraints (compact partitions proved), else 0.
+	rows uint64
 }
 
 // free releases the slots, then the key's device memory.
@@ -184,6 +188,9 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 		HostBytesPerConstraint:   HostBytesPerConstraint,
 		DeviceBytesPerConstraint: perConstraint(b.res),
 		Device:                   sdk.DeviceInfo{Kind: "cuda", Index: b.opts.Device},
+		// The device evaluates A, B and C from the circuit's matrices: a
+		// partition need carry only W, packed.
+		CompactW: b.unavailable == nil,
 	}
 	if b.unavailable != nil {
 		d.Device.Reason = b.unavailable.Error()
@@ -227,17 +234,42 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, err
 		}
 		pk := f.Key()
-		plan, err := b.planKey(pk)
+		// The constraints, when sent, are opened and checked first: the plan
+		// leaves room for them, unless that would stream a key that fits
+		// resident without them (then the key proves full partitions).
+		var cs *constraints.Matrices
+		var csBytes uint64
+		if ref.Constraints != nil {
+			m, closeCS, err := sdk.OpenConstraints(*ref.Constraints)
+			if err != nil {
+				f.Close()
+				return nil, sdk.KeyInfo{}, err
+			}
+			defer closeCS()
+			if m.NbWires != pk.NbWires || m.NbConstraints() > pk.DomainSize {
+				f.Close()
+				return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %s: its constraints have %d wires and %d rows, the key %d wires and a domain of %d",
+					ref.ID, m.NbWires, m.NbConstraints(), pk.NbWires, pk.DomainSize)
+			}
+			cs, csBytes = m, gpu.ConstraintsDeviceBytes(m)
+		}
+		plan, err := b.planKey(pk, csBytes)
+		if err == nil && cs != nil && plan.Streamed() {
+			if alone, aerr := b.planKey(pk, 0); aerr == nil && !alone.Streamed() {
+				b.log.Warn("the key's constraints would stream a key that fits resident without them: it proves full partitions", "key", ref.ID, "constraints_bytes", csBytes)
+				plan, cs, csBytes = alone, nil, 0
+			}
+		}
 		if err != nil {
 			f.Close()
 			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrResourceExhausted, "load key %s: %v", ref.ID, err)
 		}
-		need := plan.LoadBytes()
+		need := plan.LoadBytes() + csBytes
 		if err := b.admit(need, true); err != nil {
 			f.Close()
 			return nil, sdk.KeyInfo{}, err
 		}
-		k, err := b.loadKey(pk, plan)
+		k, err := b.loadKey(pk, plan, cs)
 		b.mu.Lock()
 		b.deviceInUse -= need
 		if err == nil {
@@ -265,13 +297,14 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		b.log.Info("key loaded", "key", ref.ID, "domain", pk.DomainSize, "wires", pk.NbWires, "slots", len(k.all),
 			"plan", plan.String(), "streamed", plan.Streamed(), "chunk", info.Chunk, "registered_ranges", info.Registered,
 			"device_bytes", k.deviceBytes(), "proof_device_bytes", k.proofBytes, "proof_device_bytes_estimate", plan.ProofBytes,
-			"pinned_bytes", hostBytes-uint64(f.Size()), "took", time.Since(begin).String())
-		return k, sdk.KeyInfo{HostBytes: hostBytes, DeviceBytes: k.deviceBytes()}, nil
+			"pinned_bytes", hostBytes-uint64(f.Size()), "compact", k.rows > 0, "took", time.Since(begin).String())
+		return k, sdk.KeyInfo{HostBytes: hostBytes, DeviceBytes: k.deviceBytes(), CompactW: k.rows > 0}, nil
 	})
 }
 
 // planKey decides whether pk's points stay on the device or stream from the
-// host, in the device memory not yet admitted: resident with MaxInFlight slots
+// host, in the device memory not yet admitted less besides (the key's
+// constraints): resident with MaxInFlight slots
 // when the key, its slots and a proof in every slot fit; else resident with
 // fewer slots, down to minResidentSlots; else streamed in the largest chunks
 // that fit with MaxInFlight slots. A slot less costs a few points of
@@ -279,9 +312,9 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 // H200), while a streamed key copies all its points over PCIe for every proof:
 // an H200 keeps a 2^26 key resident with three slots rather than streaming it
 // with four.
-func (b *Backend) planKey(pk *keyfile.ProvingKey) (gpu.DevicePlan, error) {
+func (b *Backend) planKey(pk *keyfile.ProvingKey, besides uint64) (gpu.DevicePlan, error) {
 	b.mu.Lock()
-	room := b.limit() - min(b.limit(), b.deviceInUse+b.deviceKeys)
+	room := b.limit() - min(b.limit(), b.deviceInUse+b.deviceKeys+besides)
 	b.mu.Unlock()
 	shape := gpu.ShapeOf(pk)
 	for slots := b.opts.MaxInFlight; slots >= min(minResidentSlots, b.opts.MaxInFlight); slots-- {
@@ -296,15 +329,27 @@ func (b *Backend) planKey(pk *keyfile.ProvingKey) (gpu.DevicePlan, error) {
 // resident: with one, the GPU idles through every host round trip.
 const minResidentSlots = 2
 
-// loadKey uploads pk's bases (or sets up their streaming) and allocates the
-// plan's slots for its proofs.
-func (b *Backend) loadKey(pk *keyfile.ProvingKey, plan gpu.DevicePlan) (*key, error) {
+// loadKey uploads pk's bases (or sets up their streaming) and cs, the
+// circuit's constraints when not nil, and allocates the plan's slots for its
+// proofs.
+func (b *Backend) loadKey(pk *keyfile.ProvingKey, plan gpu.DevicePlan, cs *constraints.Matrices) (*key, error) {
 	dk, err := gpu.LoadGroth16KeyPlan(b.opts.Device, pk, plan)
 	if err != nil {
 		return nil, err
 	}
+	if cs != nil {
+		if err := dk.SetConstraints(cs); err != nil {
+			if ferr := dk.Free(); ferr != nil {
+				b.log.Warn("freeing a key after its constraints failed", "error", ferr)
+			}
+			return nil, err
+		}
+	}
 	info := dk.Info()
 	k := &key{dev: dk, plan: plan, logN: gpu.ShapeOf(pk).LogN, proofBytes: gpu.ProofPoolBytes(info.WorkG1, info.WorkG2), slots: make(chan *gpu.Groth16Slot, plan.Slots)}
+	if cs != nil {
+		k.rows = cs.NbConstraints()
+	}
 	for range plan.Slots {
 		s, err := dk.NewSlot()
 		if err != nil {
@@ -373,7 +418,13 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	k := lease.Key()
 	pk := k.file.Key()
 	h := req.Partition
-	if err := keyreg.CheckPartition(pk, h, req.KeyID); err != nil {
+	compact := h.Format == sdk.FormatCompactW
+	if compact {
+		err = keyreg.CheckCompactPartition(pk, h, req.KeyID, k.rows)
+	} else {
+		err = keyreg.CheckPartition(pk, h, req.KeyID)
+	}
+	if err != nil {
 		return sdk.ProveResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -416,10 +467,17 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	// ReadPartition's errors are sdk kinds already (a bad handle or file):
 	// they go back as they are, not through deviceError.
 	var readErr error
-	err = slot.StageWith(int(h.NbWires), int(h.NbConstraints), func(w, a, bv []fr.Element) error {
-		readErr = sdk.ReadPartition(h, w, a, bv, b.opts.StageThreads)
-		return readErr
-	})
+	if compact {
+		err = slot.StageCompactWith(int(h.NbWires), int(h.NbOther), func(other, bits []uint64, values []fr.Element) error {
+			readErr = sdk.ReadCompactPartition(h, other, bits, values, b.opts.StageThreads)
+			return readErr
+		})
+	} else {
+		err = slot.StageWith(int(h.NbWires), int(h.NbConstraints), func(w, a, bv []fr.Element) error {
+			readErr = sdk.ReadPartition(h, w, a, bv, b.opts.StageThreads)
+			return readErr
+		})
+	}
 	if readErr != nil {
 		return sdk.ProveResult{}, readErr
 	}
@@ -432,7 +490,17 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 
 	devBegin := time.Now()
-	out, timing, err := k.dev.Prove(slot, int(h.NbConstraints))
+	var out refprover.MSMResults
+	var timing gpu.Groth16Timing
+	if compact {
+		out, timing, err = k.dev.ProveCompact(slot, int(h.NbConstraints), int(h.NbOther))
+	} else {
+		out, timing, err = k.dev.Prove(slot, int(h.NbConstraints))
+	}
+	var unsat *gpu.UnsatisfiedError
+	if errors.As(err, &unsat) {
+		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition's W does not satisfy constraint %d (checked on the device)", unsat.Constraint)
+	}
 	if err != nil {
 		return sdk.ProveResult{}, deviceError("prove", err)
 	}
@@ -456,15 +524,21 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	// on the proof's stream, the G2 MSM on its own stream beside them. Each
 	// phase's busy time counts the device once: the G2 MSM only past the G1 end.
 	off := devBegin.Sub(start)
-	g1End := timing.Upload + timing.NTT + timing.MSMG1
+	ntt := timing.Upload + timing.Evaluate // where H starts
+	g1End := ntt + timing.NTT + timing.MSMG1
 	phases := []sdk.Phase{
 		{Name: sdk.PhaseMap, Start: mapBegin.Sub(start), Wall: mapWall},
 		{Name: sdk.PhaseUpload, Start: off, Wall: timing.Upload, DeviceBusy: timing.Upload},
-		{Name: sdk.PhaseNTT, Start: off + timing.Upload, Wall: timing.NTT, DeviceBusy: timing.NTT},
-		{Name: sdk.PhaseMSMG1, Start: off + timing.Upload + timing.NTT, Wall: timing.MSMG1, DeviceBusy: timing.MSMG1},
+	}
+	if compact {
+		phases = append(phases, sdk.Phase{Name: sdk.PhaseEval, Start: off + timing.Upload, Wall: timing.Evaluate, DeviceBusy: timing.Evaluate})
+	}
+	phases = append(phases, []sdk.Phase{
+		{Name: sdk.PhaseNTT, Start: off + ntt, Wall: timing.NTT, DeviceBusy: timing.NTT},
+		{Name: sdk.PhaseMSMG1, Start: off + ntt + timing.NTT, Wall: timing.MSMG1, DeviceBusy: timing.MSMG1},
 		{Name: sdk.PhaseMSMG2, Start: off + timing.MSMG2Start, Wall: timing.MSMG2, DeviceBusy: max(0, timing.MSMG2Start+timing.MSMG2-g1End)},
 		{Name: sdk.PhaseFinish, Start: finBegin.Sub(start), Wall: finWall},
-	}
+	}...)
 	wall := time.Since(start)
 	busy := timing.Total
 	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall.String(), "device", devWall.String(), "busy", busy.String())
