@@ -110,4 +110,3 @@ func TestPrintResult(t *testing.T) {
 		t.Errorf("result:\n%s", s)
 	}
 }
-
