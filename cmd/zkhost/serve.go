@@ -12,6 +12,7 @@ import (
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/daemon"
+	"github.com/zkhost/zkhost/host/sdnotify"
 	"github.com/zkhost/zkhost/host/web"
 )
 
@@ -98,6 +99,17 @@ READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
 		// A line for the operator; JSON logs carry the same in the API's "listening" entry.
 		fmt.Fprintf(stderr, "zkhost serving on %s\n", cfg.API.Socket)
 	}
+	// Under systemd (Type=notify) the unit is started once clients can connect;
+	// outside it this does nothing.
+	if _, err := sdnotify.Notify(sdnotify.Ready + "\nSTATUS=serving on " + cfg.API.Socket); err != nil {
+		log.Warn("telling systemd the daemon is ready", "error", err)
+	}
+	stopping := context.AfterFunc(ctx, func() {
+		if _, err := sdnotify.Notify(sdnotify.Stopping); err != nil {
+			log.Warn("telling systemd the daemon is stopping", "error", err)
+		}
+	})
+	defer stopping()
 	runErr := d.Run(ctx)
 	stopCluster()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

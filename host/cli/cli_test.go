@@ -524,6 +524,9 @@ func TestFindDaemon(t *testing.T) {
 	}
 	t.Setenv(EnvConfig, "")
 	t.Setenv(EnvAPI, "")
+	saved := systemSocket
+	t.Cleanup(func() { systemSocket = saved })
+	systemSocket = filepath.Join(state, "no-system-service.sock") // whatever this machine runs
 	_, _, err := run(ctx, cmd("jobs"))
 	want := "no zkhost daemon at " + filepath.Join(state, "zkhost", "zkhost.sock") + ": no such socket — is `zkhost serve` running?\n" +
 		"(the default socket; for a daemon started with --config FILE, give the same --config FILE or export ZKHOST_CONFIG=FILE; for another address, --api ADDR or ZKHOST_API=ADDR)"
@@ -552,6 +555,11 @@ func TestFindDaemon(t *testing.T) {
 		t.Errorf("jobs with $ZKHOST_API = %q, %v", stdout, err)
 	}
 	t.Setenv(EnvAPI, "")
+	// The system service's socket, when the user's own does not exist.
+	systemSocket = d.sock
+	if stdout, _, err := run(ctx, cmd("jobs")); err != nil || stdout != "no jobs\n" {
+		t.Errorf("jobs with only the system service's socket = %q, %v", stdout, err)
+	}
 	if err := os.Symlink(d.sock, filepath.Join(state, "zkhost", "zkhost.sock")); err != nil {
 		t.Fatal(err)
 	}

@@ -103,8 +103,19 @@ func (d *daemonFlags) address() (addr, source string, err error) {
 		return os.Getenv(EnvAPI), EnvAPI + "=" + os.Getenv(EnvAPI), nil
 	}
 	addr, err = api.DefaultSocketPath()
+	if _, statErr := os.Stat(addr); errors.Is(statErr, fs.ErrNotExist) {
+		if _, err := os.Stat(systemSocket); err == nil {
+			return systemSocket, "the system service's socket", nil
+		}
+	}
 	return addr, "", err
 }
+
+// systemSocket is where the system service (packaging/zkhost.service, its
+// installed config) listens. A client with no flag or variable uses it when the
+// user's own default socket does not exist, so the members of group zkhost reach
+// the machine's daemon with no setup. A variable only for tests.
+var systemSocket = "/run/zkhost/zkhost.sock"
 
 // configSocket returns the [api] socket of the config file at path.
 func configSocket(path string) (string, error) {
