@@ -17,14 +17,29 @@ RACE_PKGS := ./host/... ./plugins/... ./e2e/
 NORACE_PKGS = $(shell $(GO) list ./... | grep -v -E '^github.com/zkhost/zkhost/(host|plugins|e2e)(/|$$)')
 SDK_RACE_PKGS := ./ ./keyreg/
 
-.PHONY: all build cuda test test-slowdisk test-race vet demo bench-cpu proto clean help soak soak-cluster
+.PHONY: all build cuda test test-slowdisk test-race vet demo bench-cpu proto clean help soak soak-cluster install check-install docs-test
+
+# `make install`: where things go (GNU conventions; DESTDIR stages a package).
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+DOCDIR     ?= $(PREFIX)/share/doc/zkhost
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# The version every binary reports (internal/version): a release sets it
+# (make VERSION=v1.2.0 install); otherwise every binary reports the module
+# version go build stamps from the checkout, the same for all of them.
+VERSION    ?=
+LDFLAGS    := $(if $(VERSION),-X github.com/zkhost/zkhost/internal/version.version=$(VERSION))
 
 all: build
 
 help:
 	@echo "make build      build bin/zkhost and bin/zkhost-backend-cpu"
-	@echo "make test       vet (with scripts/check-sdk-deps.sh) + the whole test suite, the SDK's module included (race detector on the host, plugin and SDK packages)"
+	@echo "make test       vet, gofmt, scripts/check-sdk-deps.sh, the install check (systemd-analyze verify), then the whole test suite, the SDK's and examples' modules included (race detector on the host, plugin, e2e and SDK packages)"
 	@echo "make demo       keygen (cached), then prove a 4-partition merkle job and print the verified result"
+	@echo "make install    install the binaries, the service's config and the systemd unit (PREFIX=/usr/local, DESTDIR)"
+	@echo "make docs-test  run every shell block of README.md and docs/*.md as pasted, in a fresh clone (a few minutes)"
 	@echo "make cuda       build bin/zkhost-backend-cuda (needs nvcc)"
 	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuit, same cores"
 	@echo "make proto      regenerate the committed protobuf code"
@@ -33,14 +48,14 @@ help:
 	@echo "make soak-cluster  cluster soak: 600 partitions on three hosts sharing NATS JetStream, under kill -9 of hosts (not part of make test)"
 
 build:
-	$(GO) build -o $(BIN)/ ./cmd/zkhost ./cmd/zkhost-backend-cpu
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/zkhost ./cmd/zkhost-backend-cpu
 
 include cudabackend/cuda.mk
 
 # The CUDA backend: kernels built by nvcc into build/cuda/libzkcuda.a, linked with
 # cudart statically, so the binary needs only the driver where it runs.
 cuda: cuda-lib cuda-tools
-	$(GO) build -tags cuda -o $(BIN)/zkhost-backend-cuda ./cmd/zkhost-backend-cuda
+	$(GO) build -tags cuda -ldflags '$(LDFLAGS)' -o $(BIN)/zkhost-backend-cuda ./cmd/zkhost-backend-cuda
 
 vet:
 	$(GO) vet $(PKGS)
@@ -48,7 +63,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	GO=$(GO) ./scripts/check-sdk-deps.sh
 
-test: build vet
+test: build vet check-install
 	$(GO) test -count=1 -timeout 20m $(NORACE_PKGS)
 	cd $(SDK_MOD) && $(GO) test -count=1 -timeout 20m ./...
 	for m in $(EXAMPLE_MODS); do (cd $$m && $(GO) test -count=1 -timeout 10m ./...) || exit 1; done
@@ -65,6 +80,32 @@ test-slowdisk:
 
 demo: build
 	./scripts/demo.sh
+
+# The binaries (the CUDA backend too when `make cuda` built it), the service's
+# config (never over an existing one), the full example config, the systemd unit
+# and its user; packaging/README.md says what to run after.
+install: build
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/zkhost $(DESTDIR)$(DOCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
+	install -m 0755 $(BIN)/zkhost $(BIN)/zkhost-backend-cpu $(DESTDIR)$(BINDIR)/
+	if [ -x $(BIN)/zkhost-backend-cuda ]; then install -m 0755 $(BIN)/zkhost-backend-cuda $(DESTDIR)$(BINDIR)/; fi
+	test -e $(DESTDIR)$(SYSCONFDIR)/zkhost/zkhost.toml || install -m 0644 packaging/zkhost.toml $(DESTDIR)$(SYSCONFDIR)/zkhost/zkhost.toml
+	install -m 0644 examples/zkhost.toml $(DESTDIR)$(DOCDIR)/zkhost.toml.example
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 packaging/README.md $(DESTDIR)$(DOCDIR)/INSTALL.md
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
+		packaging/zkhost.service.in > $(DESTDIR)$(UNITDIR)/zkhost.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/zkhost.service
+	install -m 0644 packaging/sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/zkhost.conf
+
+# `make install` into a scratch DESTDIR, then systemd-analyze verify on the unit
+# it wrote (part of make test).
+check-install: build
+	./scripts/check-install.sh
+
+# Every shell block of README.md and docs/*.md, run as pasted in a fresh clone
+# (scripts/docs-test.sh; .ci/run runs it).
+docs-test:
+	./scripts/docs-test.sh
 
 bench-cpu: build
 	./scripts/bench-cpu.sh

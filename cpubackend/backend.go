@@ -12,17 +12,19 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	hclog "github.com/hashicorp/go-hclog"
 
+	"github.com/zkhost/zkhost/internal/version"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/keyreg"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
-// Name and Version identify the backend in Describe.
-const (
-	Name    = "zkhost-backend-cpu"
-	Version = "0.1.0"
-)
+// Name identifies the backend in Describe.
+const Name = "zkhost-backend-cpu"
+
+// Version is the backend's version in Describe: the build's, as every zkhost binary
+// reports it (internal/version).
+var Version = version.String()
 
 // HostBytesPerConstraint is the heap one in-flight proof needs per constraint, beyond
 // the partition file the host counts and the key (LoadKey's HostBytes). refprover's

@@ -12,6 +12,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/cudabackend/gpu"
+	"github.com/zkhost/zkhost/internal/version"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -19,11 +20,12 @@ import (
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
-// Name and Version identify the backend in Describe.
-const (
-	Name    = "zkhost-backend-cuda"
-	Version = "0.1.0"
-)
+// Name identifies the backend in Describe.
+const Name = "zkhost-backend-cuda"
+
+// Version is the backend's version in Describe: the build's, as every zkhost binary
+// reports it (internal/version).
+var Version = version.String()
 
 // DefaultMaxInFlight is how many proofs the backend holds at once when not told.
 // Measured under the daemon at chain 2^22 (BENCHMARKS.md, "Feeding the GPU" and

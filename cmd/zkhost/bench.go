@@ -44,8 +44,7 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	caFile := fs.String("tls-ca", "", "CA of the daemon's certificate, for a host:port --api")
 	tl := fs.String("timeline", "", "standalone: the timeline to write (default zkhost-bench-<time>.jsonl here);\nwith --api: the daemon's timeline to read")
 	noTL := fs.Bool("no-timeline", false, "standalone: write no timeline (to measure its overhead)")
-	defaultBackend := daemonBackend()
-	backend := fs.String("backend", defaultBackend, "standalone: backend binary")
+	backend := fs.String("backend", "", "standalone: backend binary (default: zkhost-backend-cpu beside this executable)")
 	devices := fs.Int("devices", 1, "standalone: devices (backend processes, device indices 0..N-1)")
 	inFlight := fs.Int("in-flight", 0, "standalone: partitions in flight per device (0: the backend's own)")
 	threads := fs.Int("threads", 0, "standalone: backend threads (CPU backend; 0: all cores)")
@@ -54,7 +53,7 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	solverThreads := fs.Int("solver-threads", 0, "standalone: solver threads per partition (0: sized by the daemon per circuit and backlog)")
 	isolated := fs.Int("isolated", 3, "single-partition jobs proved one at a time after the run for the isolated device time per proof (0: none)")
 	isolatedTime := fs.Duration("isolated-time", 0, "the isolated device time per proof, given instead of measured (e.g. 92ms)")
-	keys := fs.String("keys", bench.DefaultKeyDir(), "standalone: key cache directory")
+	keys := fs.String("keys", "", "standalone: key cache directory (default: zkhost/keys in the user's cache directory, $XDG_CACHE_HOME or ~/.cache)")
 	logLevel := fs.String("log-level", "warn", "standalone: the daemon's log level")
 	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
 	memEvery := fs.Duration("memory-every", 250*time.Millisecond, "sample memory at this interval during the run (the daemon's budget and partitions at work; standalone: also this process, its backends and the machine); 0: none")
@@ -64,6 +63,14 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", cli.ErrUsage, fs.Arg(0))
+	}
+	// Defaults that depend on the machine are resolved here, so --help reads the
+	// same everywhere.
+	if *backend == "" {
+		*backend = daemonBackend()
+	}
+	if *keys == "" {
+		*keys = bench.DefaultKeyDir()
 	}
 	if *jobs < 1 || *conc < 1 || *parts < 1 {
 		return fmt.Errorf("%w: --jobs, --concurrency and --partitions must be at least 1", cli.ErrUsage)

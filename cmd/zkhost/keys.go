@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -58,18 +59,14 @@ func parseCircuitOut(fs *flag.FlagSet, args []string, spec func() (circuits.Spec
 }
 
 func cmdKeygen(ctx context.Context, inv cli.Invocation) error {
-	args, stdout, stderr := inv.Args, inv.Stdout, inv.Stderr
-	fs := inv.FlagSet("")
+	args, stdout := inv.Args, inv.Stdout
+	fs := inv.FlagSet(`Compiles an example circuit and runs a Groth16 setup, writing the key set
+NAME.{ccs,vk,pk,json} into KEYDIR (NAME is the circuit with its parameters, such as
+merkle-d16-k4 or chain-k16). This is a DEVELOPMENT setup: one process knows the toxic
+waste. Production keys come from a multi-party ceremony; bring their gnark files in
+with ` + "`zkhost key import`" + `.`)
 	spec := circuitFlags(fs)
 	out := fs.String("out", "", "key directory to write NAME.ccs, NAME.vk, NAME.pk and NAME.json into")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: zkhost keygen --circuit NAME [--k K] [--d D] --out KEYDIR")
-		fmt.Fprintln(stderr, "\nCompiles an example circuit and runs a Groth16 setup. This is a DEVELOPMENT")
-		fmt.Fprintln(stderr, "setup: one process knows the toxic waste. Production keys come from a multi-party")
-		fmt.Fprintln(stderr, "ceremony; convert their gnark proving key with `zkhost key convert`.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	s, err := parseCircuitOut(fs, args, spec, out)
 	if err != nil {
 		return err
@@ -90,7 +87,9 @@ func cmdKeygen(ctx context.Context, inv cli.Invocation) error {
 
 func cmdWitness(ctx context.Context, inv cli.Invocation) error {
 	args, stdout := inv.Args, inv.Stdout
-	fs := inv.FlagSet("")
+	fs := inv.FlagSet(`Writes N valid witnesses of an example circuit into DIR as 0.wtns, 1.wtns, ...
+(gnark full witnesses, witness.MarshalBinary), one per partition, for zkhost prove
+and zkhost submit. The same --circuit, --k and --d as keygen's pick the same circuit.`)
 	spec := circuitFlags(fs)
 	n := fs.Int("partitions", 1, "number of witnesses (partitions)")
 	seed := fs.Uint64("seed", 0, "seed: different seeds give different witnesses")
@@ -115,7 +114,9 @@ func cmdWitness(ctx context.Context, inv cli.Invocation) error {
 
 func cmdKeyConvert(ctx context.Context, inv cli.Invocation) error {
 	args, stdout := inv.Args, inv.Stdout
-	fs := inv.FlagSet("")
+	fs := inv.FlagSet(`Rewrites a gnark Groth16 proving key (BLS12-381) in zkhost's page-aligned key
+file format (docs/keyfile.md), which backends map read-only. zkhost key import does
+this as part of importing a whole key set; this is the step alone.`)
 	in := fs.String("in", "", "gnark proving key file (ProvingKey.WriteTo or WriteRawTo), BLS12-381")
 	out := fs.String("out", "", "zkhost key file to write")
 	pos, err := cli.Parse(fs, args)
@@ -151,14 +152,19 @@ func cmdKeyImport(ctx context.Context, inv cli.Invocation) error {
 	fs := inv.FlagSet(`Brings a circuit you compiled and set up with gnark into a key directory the daemon and
 ` + "`zkhost prove`" + ` serve. The three files are checked together (curve, sizes, one setup), and
 with --witness by proving and verifying one partition. A circuit whose solver needs hints
-zkhost does not have is refused, naming them, unless --assignments-only.`)
+zkhost does not have is refused, naming them, unless --assignments-only: its jobs are
+then solved elsewhere, by a synthesizer plugin named on its [[circuit]] in the daemon's
+config (jobs of gnark witnesses) or by the client (jobs of wire assignments,
+docs/assignment.md). Hints are found by their Go names: keep a hint's function name
+and package as the circuit was compiled with them. Nothing is written (and no --out
+directory is left behind) unless the import succeeds.`)
 	ccs := fs.String("ccs", "", "gnark constraint system (R1CS.WriteTo), BLS12-381")
 	pk := fs.String("pk", "", "gnark proving key (ProvingKey.WriteTo or WriteRawTo)")
 	vk := fs.String("vk", "", "gnark verifying key (VerifyingKey.WriteTo)")
 	name := fs.String("name", "", "key set name: the circuit's name in --circuit and in the daemon's config")
 	out := fs.String("out", "", "key directory to write NAME.ccs, NAME.vk, NAME.pk and NAME.json into")
 	wit := fs.String("witness", "", "optional: one partition's gnark full witness (witness.MarshalBinary) or wire assignment,\nproved with the key and verified with the verifying key before anything is written")
-	assignmentsOnly := fs.Bool("assignments-only", false, "import a circuit whose hints zkhost does not have; its jobs must carry wire assignments")
+	assignmentsOnly := fs.Bool("assignments-only", false, "import a circuit whose hints zkhost does not have: its jobs go through a synthesizer plugin or carry wire assignments")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
@@ -170,8 +176,14 @@ zkhost does not have is refused, naming them, unless --assignments-only.`)
 		return fmt.Errorf("%w: --ccs, --pk, --vk, --name and --out are required", cli.ErrUsage)
 	}
 	files := circuit.ImportFiles{CCS: *ccs, PK: *pk, VK: *vk, Witness: *wit, AssignmentsOnly: *assignmentsOnly}
+	_, statErr := os.Stat(*out)
 	res, err := circuit.Import(ctx, files, *name, *out)
 	if err != nil {
+		if os.IsNotExist(statErr) {
+			// The import made --out; a failed one leaves nothing behind. Remove
+			// refuses a directory that is not empty, so nothing else is lost.
+			os.Remove(*out)
+		}
 		return err
 	}
 	c := res.Circuit
@@ -180,8 +192,9 @@ zkhost does not have is refused, naming them, unless --assignments-only.`)
 	if res.Proved {
 		checked += "; " + *wit + " proved and verified"
 	}
-	fmt.Fprintf(stdout, "wrote %s.{ccs,vk,pk,json} in %s: %d constraints, %d wires, %d public, domain %d, key digest %s (%s)\n",
-		*name, *out, c.NbConstraints, c.NbWires, c.NbPublic-1, c.DomainSize, c.PKDigestHex(), checked)
+	// The .json's nb_public counts gnark's constant wire "one" with the inputs; say both.
+	fmt.Fprintf(stdout, "wrote %s.{ccs,vk,pk,json} in %s: %d constraints, %d wires, %d public inputs (nb_public %d with the constant wire), domain %d, key digest %s (%s)\n",
+		*name, *out, c.NbConstraints, c.NbWires, c.NbPublic-1, c.NbPublic, c.DomainSize, c.PKDigestHex(), checked)
 	if err := c.CheckSolvable(); err != nil {
 		fmt.Fprintf(stdout, "note: %v\n", err)
 	}

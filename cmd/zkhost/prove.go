@@ -36,7 +36,17 @@ func newLogger(stderr io.Writer, level string) hclog.Logger {
 
 func cmdProve(ctx context.Context, inv cli.Invocation) error {
 	args, stdout, stderr := inv.Args, inv.Stdout, inv.Stderr
-	fs := inv.FlagSet("")
+	fs := inv.FlagSet(`Proves one job without a daemon to run: it starts one in this process (a
+temporary state directory, one backend process), so the proofs take the daemon's
+pipeline, and each is verified before it is written. The files are one gnark full
+witness per partition (witness.MarshalBinary), or with --assignment one wire
+assignment per partition (docs/assignment.md); --partitions N proves N generated
+witnesses of an example circuit instead. DIR receives <i>.proof, <i>.public and
+summary.json; it must not hold the proofs of an earlier run.
+
+A circuit with hints of its own is proved from wire assignments here; to prove
+its witnesses through its synthesizer plugin, run zkhost serve with a config
+naming the plugin and use zkhost submit (docs/synthesizer.md).`)
 	keys := fs.String("keys", "", "`DIR` of keys written by zkhost keygen") // backquotes name the placeholder
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	n := fs.Int("partitions", 0, "generate N example witnesses (when no --witness is given)")
@@ -44,7 +54,7 @@ func cmdProve(ctx context.Context, inv cli.Invocation) error {
 	fs.Var(&witnesses, "witness", "gnark full witness file, one per partition (repeatable; more files may follow the flags)")
 	assign := fs.Bool("assignment", false, "the files are wire assignments solved elsewhere (docs/assignment.md), not gnark witnesses")
 	out := fs.String("out", "", "`DIR` for <i>.proof, <i>.public and summary.json")
-	backend := fs.String("backend", daemonBackend(), "backend binary")
+	backend := fs.String("backend", "", "backend binary (default: zkhost-backend-cpu beside this executable)")
 	sha := fs.String("backend-sha256", "", "expected SHA-256 of the backend binary (hex)")
 	threads := fs.Int("threads", 0, "backend threads (0: all cores; CPU backend)")
 	logLevel := fs.String("log-level", "warn", "log level: trace, debug, info, warn, error")
@@ -54,6 +64,9 @@ func cmdProve(ctx context.Context, inv cli.Invocation) error {
 		return err
 	}
 	witnesses = append(witnesses, pos...)
+	if *backend == "" {
+		*backend = daemonBackend()
+	}
 	partitionsSet := false
 	fs.Visit(func(f *flag.Flag) { partitionsSet = partitionsSet || f.Name == "partitions" })
 	if *n < 0 || partitionsSet && *n == 0 {

@@ -73,45 +73,15 @@ func TestReportExitStatus(t *testing.T) {
 		{live, nil, 0, ""},
 		{live, flag.ErrHelp, 0, ""},
 		{live, errors.New("boom"), 1, "zkhost prove: boom\n"},
-		{live, fmt.Errorf("%w: bad flag", cli.ErrUsage), 2, "zkhost prove: usage: bad flag\n"},
+		{live, fmt.Errorf("%w: bad flag", cli.ErrUsage), 2, "zkhost prove: bad flag\nUsage: zkhost prove --keys KEYDIR --circuit NAME (--partitions N | [--assignment] FILE...) --out DIR\nRun 'zkhost help prove' for details.\n"},
 		{stopped, interrupted, 130, "zkhost prove: interrupted: wrote 6 of 30 proofs to pint; the directory is incomplete (no summary.json)\n"},
 		{stopped, context.Canceled, 130, "zkhost prove: interrupted\n"},
 		{stopped, nil, 0, ""},
 	} {
 		var stderr bytes.Buffer
-		if code := report(tc.ctx, "prove", tc.err, &stderr); code != tc.code || stderr.String() != tc.want {
+		prove, _, _, _ := commands.Find([]string{"prove"})
+		if code := report(tc.ctx, prove, tc.err, &stderr); code != tc.code || stderr.String() != tc.want {
 			t.Errorf("report(%v) = %d, %q; want %d, %q", tc.err, code, stderr.String(), tc.code, tc.want)
-		}
-	}
-}
-
-func TestHelpUsageVersion(t *testing.T) {
-	for _, tc := range []struct {
-		args      []string
-		code      int
-		out, want string // want in stdout (out "stdout") or stderr
-		once      string // appears exactly once in stderr
-	}{
-		{[]string{"help", "prove"}, 0, "stderr", "Usage: zkhost prove", ""},
-		{[]string{"help", "key", "convert"}, 0, "stderr", "Usage: zkhost key convert", ""},
-		{[]string{"help"}, 0, "stdout", "Commands:", ""},
-		{[]string{"prove", "--help"}, 0, "stderr", "-keys DIR\n", ""},
-		{[]string{"verify", "--help"}, 0, "stderr", "-keys DIR\n", ""},
-		{[]string{"cancel"}, 2, "stderr", "Usage: zkhost cancel", "no JOB given"},
-		{[]string{"jobs", "--state", "bogus"}, 2, "stderr", "Usage: zkhost jobs", `unknown job state "bogus"`},
-		{[]string{"submit", "--bogus"}, 2, "stderr", "Usage: zkhost submit", "-bogus"},
-		{[]string{"prove", "--partitions", "x"}, 2, "stderr", "Usage: zkhost prove", `invalid value "x"`},
-		{[]string{"version"}, 0, "stdout", "built with " + runtime.Version(), ""},
-		{[]string{"--version"}, 0, "stdout", "zkhost ", ""},
-	} {
-		var stdout, stderr bytes.Buffer
-		code := run(tc.args, &stdout, &stderr)
-		got := stderr.String()
-		if tc.out == "stdout" {
-			got = stdout.String()
-		}
-		if code != tc.code || !strings.Contains(got, tc.want) || tc.once != "" && strings.Count(stderr.String(), tc.once) != 1 {
-			t.Errorf("%v: exit %d, %s:\n%s\nwant exit %d, %q (and %q once)", tc.args, code, tc.out, got, tc.code, tc.want, tc.once)
 		}
 	}
 }
@@ -119,11 +89,11 @@ func TestHelpUsageVersion(t *testing.T) {
 func TestVersionText(t *testing.T) {
 	bi := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "github.com/zkhost/zkhost", Version: "v1.2.3"},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}
-	want := "zkhost v1.2.3 (github.com/zkhost/zkhost)\nrevision abc123 (2026-01-02T03:04:05Z), with uncommitted changes\nbuilt with go1.99 " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
-	if got := versionText(bi); got != want {
+	want := "zkhost v9.9.9\nrevision abc123 (2026-01-02T03:04:05Z), with uncommitted changes\nbuilt with go1.99 " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
+	if got := versionText("v9.9.9", bi); got != want {
 		t.Errorf("versionText = %q\nwant %q", got, want)
 	}
-	if got := versionText(nil); !strings.Contains(got, "no build information") {
+	if got := versionText("devel", nil); got != "zkhost devel\nbuilt with "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+"\n" {
 		t.Errorf("versionText(nil) = %q", got)
 	}
 }
@@ -138,34 +108,5 @@ func TestPrintResult(t *testing.T) {
 	// The wall time has a line of its own, not a footer in the verified column.
 	if strings.Contains(s, "3992.6 MS") || !strings.HasSuffix(s, "\n1 partition proven and verified in 3992.6 ms wall time\n") {
 		t.Errorf("result:\n%s", s)
-	}
-}
-
-// TestEveryCommandInHelp checks the one command table against what users see:
-// `zkhost help` lists every command with its usage, and each command's --help
-// (through the dispatcher, as `zkhost NAME --help`) prints that same usage.
-func TestEveryCommandInHelp(t *testing.T) {
-	var help, stderr bytes.Buffer
-	if code := run([]string{"help"}, &help, &stderr); code != 0 {
-		t.Fatalf("zkhost help: exit %d, %s", code, stderr.String())
-	}
-	cmds := commands.Commands()
-	if len(cmds) < 19 {
-		t.Errorf("%d commands registered, want the daemon's, the client's and the tools' (19)", len(cmds))
-	}
-	for _, c := range cmds {
-		if !strings.Contains(help.String(), "  "+c.Name+" ") || !strings.Contains(help.String(), "zkhost "+c.Usage+"\n") {
-			t.Errorf("zkhost help does not list %q with its usage %q:\n%s", c.Name, c.Usage, help.String())
-		}
-		var stdout, stderr bytes.Buffer
-		args := append(strings.Fields(c.Name), "--help")
-		if code := run(args, &stdout, &stderr); code != 0 || !strings.HasPrefix(stderr.String(), "Usage: zkhost "+c.Usage+"\n") {
-			t.Errorf("zkhost %s --help: exit %d, stderr:\n%s", c.Name, code, stderr.String())
-		}
-	}
-	var stdout bytes.Buffer
-	stderr.Reset()
-	if code := run([]string{"key"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), `unknown command "key"`) {
-		t.Errorf("zkhost key: exit %d, %s", code, stderr.String())
 	}
 }

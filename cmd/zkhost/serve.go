@@ -12,13 +12,22 @@ import (
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/daemon"
+	"github.com/zkhost/zkhost/host/sdnotify"
 	"github.com/zkhost/zkhost/host/web"
 )
 
 func cmdServe(ctx context.Context, inv cli.Invocation) error {
 	args, stdout, stderr := inv.Args, inv.Stdout, inv.Stderr
-	fs := inv.FlagSet("")
-	cfgPath := fs.String("config", "", "TOML config (default: the embedded defaults; see examples/zkhost.toml)")
+	fs := inv.FlagSet(`Runs the proving daemon in the foreground until SIGINT or SIGTERM: the API on
+its [api] socket (and TCP address, when set), one backend process per [[device]],
+the key sets of its [[circuit]] entries (with none, those found in the state
+directory's keys/), and the status page at [api] web_address when set.
+
+The config is --config FILE, else $` + cli.EnvConfig + `, else the embedded defaults
+(zkhost serve --print-default-config prints them). Export ` + cli.EnvConfig + `=FILE and
+the client commands find this daemon too. Under systemd (Type=notify) it reports
+READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
+	cfgPath := fs.String("config", "", "TOML config (default: $`+cli.EnvConfig+`, else the embedded defaults; see examples/zkhost.toml)")
 	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
@@ -31,7 +40,7 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 		_, err := stdout.Write(config.DefaultTOML())
 		return err
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := config.Load(cli.ConfigPath(*cfgPath))
 	if err != nil {
 		return err
 	}
@@ -90,6 +99,17 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 		// A line for the operator; JSON logs carry the same in the API's "listening" entry.
 		fmt.Fprintf(stderr, "zkhost serving on %s\n", cfg.API.Socket)
 	}
+	// Under systemd (Type=notify) the unit is started once clients can connect;
+	// outside it this does nothing.
+	if _, err := sdnotify.Notify(sdnotify.Ready + "\nSTATUS=serving on " + cfg.API.Socket); err != nil {
+		log.Warn("telling systemd the daemon is ready", "error", err)
+	}
+	stopping := context.AfterFunc(ctx, func() {
+		if _, err := sdnotify.Notify(sdnotify.Stopping); err != nil {
+			log.Warn("telling systemd the daemon is stopping", "error", err)
+		}
+	})
+	defer stopping()
 	runErr := d.Run(ctx)
 	stopCluster()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

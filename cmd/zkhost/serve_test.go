@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +57,72 @@ func TestServeRefusesAtStart(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServeNotifiesSystemd: under a Type=notify unit, zkhost serve sends
+// READY=1 once its socket accepts clients, and STOPPING=1 when told to stop
+// (SIGTERM, here the context), then returns.
+func TestServeNotifiesSystemd(t *testing.T) {
+	dir, err := os.MkdirTemp("", "zks") // short: socket paths are at most 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	notifyPath := filepath.Join(dir, "notify")
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notifyPath, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	t.Setenv("NOTIFY_SOCKET", notifyPath)
+	backend := filepath.Join(dir, "zkhost-backend-cpu")
+	if out, err := exec.Command("go", "build", "-o", backend, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu").CombinedOutput(); err != nil {
+		t.Fatalf("building the backend: %v\n%s", err, out)
+	}
+	sock := filepath.Join(dir, "zk.sock")
+	cfg := filepath.Join(dir, "zkhost.toml")
+	text := fmt.Sprintf("state_dir = %q\nlog_level = \"info\"\n[api]\nsocket = %q\n[[device]]\nbackend = %q\n", filepath.Join(dir, "state"), sock, backend)
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	go func() {
+		var stdout bytes.Buffer
+		done <- cmdServe(ctx, cli.Invocation{Command: cli.Command{Name: "serve"}, Args: []string{"--config", cfg}, Stdout: &stdout, Stderr: logFile})
+	}()
+	read := func() string {
+		notify.SetReadDeadline(time.Now().Add(20 * time.Second))
+		buf := make([]byte, 4096)
+		n, err := notify.Read(buf)
+		if err != nil {
+			log, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("no notification: %v\nserve's log:\n%s", err, log)
+		}
+		return string(buf[:n])
+	}
+	if got := read(); !strings.HasPrefix(got, "READY=1\n") || !strings.Contains(got, sock) {
+		t.Fatalf("first notification %q, want READY=1 with the socket", got)
+	}
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatalf("READY=1 came before the socket accepts: %v", err)
+	}
+	conn.Close()
+	cancel()
+	if got := read(); got != "STOPPING=1" {
+		t.Errorf("notification on stop %q, want STOPPING=1", got)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not return within 30 s of being told to stop")
 	}
 }

@@ -22,7 +22,7 @@ func cmdTimeline(ctx context.Context, inv cli.Invocation) error {
 	args, stdout := inv.Args, inv.Stdout
 	fs := inv.FlagSet("" +
 		"FILE is a timeline the daemon wrote, or - for standard input. Without FILE it is the daemon's own: the\n" +
-		"[timeline] path of --config, else of the default config (timeline.jsonl in the state directory), with\n" +
+		"[timeline] path of --config (or $ZKHOST_CONFIG), else of the default config (timeline.jsonl in the state directory), with\n" +
 		"the files rotation kept of it. The page is one self-contained HTML file: an SVG waterfall with one lane\n" +
 		"per synthesis worker and per device, each device's busy share from the busy time its backend measured\n" +
 		"and its utilization samples (NVML on a GPU), and its largest idle gaps with what the host was doing.")
@@ -58,8 +58,8 @@ func cmdTimeline(ctx context.Context, inv cli.Invocation) error {
 		src, files = pos[0], []string{pos[0]}
 	} else {
 		cfg := config.Default()
-		if *cfgPath != "" {
-			if cfg, err = config.Load(*cfgPath); err != nil {
+		if path := cli.ConfigPath(*cfgPath); path != "" {
+			if cfg, err = config.Load(path); err != nil {
 				return err
 			}
 		}

@@ -24,7 +24,11 @@ type proofPair struct{ proof, public string }
 
 func cmdVerify(ctx context.Context, inv cli.Invocation) error {
 	args, stdout := inv.Args, inv.Stdout
-	fs := inv.FlagSet("")
+	fs := inv.FlagSet(`Verifies proofs with gnark's groth16.Verify and the circuit's verifying key
+(KEYDIR/NAME.vk), independently of any daemon. Give PROOF PUBLIC pairs (gnark's
+Proof.WriteTo and the public witness, witness.MarshalBinary), or directories that
+zkhost prove, submit --out or wait --out wrote (every <i>.proof with its <i>.public).
+Exits 1 when any proof does not verify.`)
 	keys := fs.String("keys", "", "`DIR` of keys written by zkhost keygen (NAME.vk is read)") // backquotes name the placeholder
 	name := fs.String("circuit", "", "circuit name (e.g. merkle, or a full key name such as chain-k16)")
 	quiet := fs.Bool("quiet", false, "print only the summary line")

@@ -11,7 +11,11 @@
 // The daemon launches it, loads the circuit's constraint system into it and
 // sends it each partition's witness; it solves the circuit with its hint and
 // writes the partition (sdk/synthgnark does all of that). It lives in its own
-// Go module, as a user's synthesizer would, importing only zkhost's SDK.
+// Go module, as a user's synthesizer would: the program imports only zkhost's
+// SDK; its test also imports the host module (github.com/zkhost/zkhost), to prove
+// a job through a real daemon, which is why go.mod requires it. A synthesizer of
+// yours needs only the SDK, with a replace directive pointing at a checkout (the
+// module is not on a module proxy).
 package main
 
 import (

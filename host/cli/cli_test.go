@@ -45,7 +45,7 @@ func run(ctx context.Context, cmd func(context.Context, []string, *bytes.Buffer,
 }
 
 // daemonCommands are the commands of this package, as cmd/zkhost registers them.
-var daemonCommands = NewRegistry(Submit, Wait, Status, Jobs, Job, Cancel, Preload, Evict, Enable)
+var daemonCommands = NewRegistry(nil, Submit, Wait, Status, Jobs, Job, Cancel, Preload, Evict, Enable)
 
 // cmd looks a command up in daemonCommands, so the registry itself is tested.
 func cmd(name string) func(context.Context, []string, *bytes.Buffer, *bytes.Buffer) error {
@@ -470,23 +470,25 @@ func TestUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd+" "+tt.want, func(t *testing.T) {
-			_, stderr, err := run(ctx, cmd(tt.cmd), tt.args...)
+			stdout, stderr, err := run(ctx, cmd(tt.cmd), tt.args...)
 			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want ErrUsage with %q", err, tt.want)
 			}
-			if tt.want != "use --api or --config, not both" && !strings.Contains(stderr, "Usage: zkhost "+tt.cmd) {
-				t.Errorf("stderr lacks the usage:\n%s", stderr)
-			}
-			// The caller prints the message, once; the command printed only the usage.
-			if strings.Contains(stderr, tt.want) {
-				t.Errorf("the command printed the message itself:\n%s", stderr)
+			// The caller prints the message first, then the synopsis (cmd/zkhost's
+			// report): the command itself prints nothing, no page of flags above it.
+			if stdout != "" || stderr != "" {
+				t.Errorf("a usage error printed stdout %q, stderr %q", stdout, stderr)
 			}
 		})
 	}
+	// Help that was asked for is the command's output: stdout, no error.
 	for _, c := range daemonCommands.Commands() {
-		_, stderr, err := run(ctx, cmd(c.Name), "--help")
-		if err != nil || !strings.Contains(stderr, "Usage: zkhost "+c.Name) || !strings.Contains(stderr, "-api") {
-			t.Errorf("%s --help = %v\n%s", c.Name, err, stderr)
+		stdout, stderr, err := run(ctx, cmd(c.Name), "--help")
+		if err != nil || !strings.HasPrefix(stdout, "Usage: zkhost "+c.Usage+"\n") || !strings.Contains(stdout, "-api") || stderr != "" {
+			t.Errorf("%s --help = %v\nstdout:\n%s\nstderr:\n%s", c.Name, err, stdout, stderr)
+		}
+		if strings.Contains(stdout, `"s `) {
+			t.Errorf("%s --help has a stray quote:\n%s", c.Name, stdout)
 		}
 	}
 	// A missing witness file is named.
@@ -520,10 +522,43 @@ func TestFindDaemon(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(state, "zkhost"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv(EnvConfig, "")
+	t.Setenv(EnvAPI, "")
+	saved := systemSocket
+	t.Cleanup(func() { systemSocket = saved })
+	systemSocket = filepath.Join(state, "no-system-service.sock") // whatever this machine runs
 	_, _, err := run(ctx, cmd("jobs"))
-	want := "no zkhost daemon at " + filepath.Join(state, "zkhost", "zkhost.sock") + ": no such socket — is `zkhost serve` running?"
-	if err == nil || err.Error() != want {
+	want := "no zkhost daemon at " + filepath.Join(state, "zkhost", "zkhost.sock") + ": no such socket — is `zkhost serve` running?\n" +
+		"(the default socket; for a daemon started with --config FILE, give the same --config FILE or export ZKHOST_CONFIG=FILE; for another address, --api ADDR or ZKHOST_API=ADDR)"
+	if err == nil || err.Error() != want || !errors.Is(err, api.ErrUnavailable) {
 		t.Errorf("jobs without a daemon = %v\nwant %s", err, want)
+	}
+
+	// $ZKHOST_CONFIG: the daemon its config names, as `zkhost serve` (which reads
+	// the same variable) was started with; a flag still wins.
+	t.Setenv(EnvConfig, cfg)
+	if stdout, _, err := run(ctx, cmd("jobs")); err != nil || stdout != "no jobs\n" {
+		t.Errorf("jobs with $ZKHOST_CONFIG = %q, %v", stdout, err)
+	}
+	if _, _, err := run(ctx, cmd("jobs"), "--api", filepath.Join(state, "none.sock")); err == nil ||
+		!strings.Contains(err.Error(), "none.sock") || !strings.Contains(err.Error(), "(the address from --api)") {
+		t.Errorf("--api beside $ZKHOST_CONFIG = %v, want the flag's address", err)
+	}
+	t.Setenv(EnvConfig, bad)
+	if _, _, err := run(ctx, cmd("jobs")); err == nil || !strings.Contains(err.Error(), "$ZKHOST_CONFIG") || !strings.Contains(err.Error(), "sockett") {
+		t.Errorf("jobs with a bad $ZKHOST_CONFIG = %v, want the variable and the key named", err)
+	}
+	t.Setenv(EnvConfig, "")
+	// $ZKHOST_API: an address.
+	t.Setenv(EnvAPI, d.sock)
+	if stdout, _, err := run(ctx, cmd("jobs")); err != nil || stdout != "no jobs\n" {
+		t.Errorf("jobs with $ZKHOST_API = %q, %v", stdout, err)
+	}
+	t.Setenv(EnvAPI, "")
+	// The system service's socket, when the user's own does not exist.
+	systemSocket = d.sock
+	if stdout, _, err := run(ctx, cmd("jobs")); err != nil || stdout != "no jobs\n" {
+		t.Errorf("jobs with only the system service's socket = %q, %v", stdout, err)
 	}
 	if err := os.Symlink(d.sock, filepath.Join(state, "zkhost", "zkhost.sock")); err != nil {
 		t.Fatal(err)
@@ -777,9 +812,9 @@ func TestSubmitStreamsFiles(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	noop := func(context.Context, Invocation) error { return nil }
-	r := NewRegistry(
+	r := NewRegistry([]Group{{Name: "key", Summary: "keys"}},
 		Command{Name: "key convert", Summary: "convert a key", Usage: "key convert --in F", Run: noop},
-		Command{Name: "key", Summary: "a group word that is a command too", Usage: "key", Run: noop},
+		Command{Name: "key import", Summary: "import keys", Usage: "key import --ccs F", Run: noop},
 		Command{Name: "bench", Summary: "measure", Usage: "bench [flags]", Run: noop},
 	)
 	for _, tc := range []struct {
@@ -790,7 +825,8 @@ func TestRegistry(t *testing.T) {
 		lookedUp string
 	}{
 		{[]string{"key", "convert", "--in", "f"}, "key convert", []string{"--in", "f"}, true, "key convert"},
-		{[]string{"key", "--help"}, "key", []string{"--help"}, true, "key"},
+		{[]string{"key", "--help"}, "", nil, false, "key"},
+		{[]string{"key"}, "", nil, false, "key"},
 		{[]string{"bench"}, "bench", []string{}, true, "bench"},
 		{[]string{"nosuch", "x"}, "", nil, false, "nosuch"},
 		{nil, "", nil, false, ""},
@@ -800,27 +836,48 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Find(%q) = %q, %q, %q, %v; want %q, %q, %q, %v", tc.args, c.Name, rest, name, ok, tc.name, tc.rest, tc.lookedUp, tc.ok)
 		}
 	}
+	if g, ok := r.Group("key"); !ok || g.Summary != "keys" {
+		t.Errorf("Group(key) = %v, %v", g, ok)
+	}
+	if _, ok := r.Group("bench"); ok {
+		t.Errorf("bench is a command, not a group")
+	}
 	var help bytes.Buffer
 	r.Help(&help)
 	want := "" +
-		"  bench        measure\n" +
-		"               zkhost bench [flags]\n" +
-		"  key          a group word that is a command too\n" +
-		"               zkhost key\n" +
-		"  key convert  convert a key\n" +
-		"               zkhost key convert --in F\n"
+		"  bench  measure\n" +
+		"  key    keys\n"
 	if help.String() != want {
 		t.Errorf("Help:\n%s\nwant:\n%s", help.String(), want)
 	}
+	help.Reset()
+	r.GroupHelp(&help, "key")
+	want = "" +
+		"  key convert  convert a key\n" +
+		"               zkhost key convert --in F\n" +
+		"  key import   import keys\n" +
+		"               zkhost key import --ccs F\n"
+	if help.String() != want {
+		t.Errorf("GroupHelp:\n%s\nwant:\n%s", help.String(), want)
+	}
+	if got := r.GroupCommands("key"); strings.Join(got, ",") != "key convert,key import" {
+		t.Errorf("GroupCommands(key) = %q", got)
+	}
+	grp := []Group{{Name: "g", Summary: "s"}}
 	for _, tc := range []struct {
-		name string
-		cmds []Command
-		want string
+		name   string
+		groups []Group
+		cmds   []Command
+		want   string
 	}{
-		{"twice", []Command{{Name: "a", Summary: "s", Usage: "a", Run: noop}, {Name: "a", Summary: "t", Usage: "a", Run: noop}}, `command "a" registered twice`},
-		{"no summary", []Command{{Name: "a", Usage: "a", Run: noop}}, `command "a" lacks`},
-		{"no run", []Command{{Name: "a", Summary: "s", Usage: "a"}}, `command "a" lacks`},
-		{"usage of another", []Command{{Name: "a", Summary: "s", Usage: "b [flags]", Run: noop}}, `usage of command "a" does not start with its name`},
+		{"twice", nil, []Command{{Name: "a", Summary: "s", Usage: "a", Run: noop}, {Name: "a", Summary: "t", Usage: "a", Run: noop}}, `command "a" registered twice`},
+		{"no summary", nil, []Command{{Name: "a", Usage: "a", Run: noop}}, `command "a" lacks`},
+		{"no run", nil, []Command{{Name: "a", Summary: "s", Usage: "a"}}, `command "a" lacks`},
+		{"usage of another", nil, []Command{{Name: "a", Summary: "s", Usage: "b [flags]", Run: noop}}, `usage of command "a" does not start with its name`},
+		{"no group", nil, []Command{{Name: "g a", Summary: "s", Usage: "g a", Run: noop}}, `command "g a" is in no registered group "g"`},
+		{"empty group", grp, []Command{{Name: "a", Summary: "s", Usage: "a", Run: noop}}, `group "g" has no commands`},
+		{"group and command", grp, []Command{{Name: "g", Summary: "s", Usage: "g", Run: noop}, {Name: "g a", Summary: "s", Usage: "g a", Run: noop}}, `command "g" is also a group`},
+		{"group without summary", []Group{{Name: "g"}}, nil, `group "g" lacks`},
 	} {
 		func() {
 			defer func() {
@@ -828,7 +885,7 @@ func TestRegistry(t *testing.T) {
 					t.Errorf("%s: NewRegistry panicked with %v, want %q", tc.name, p, tc.want)
 				}
 			}()
-			NewRegistry(tc.cmds...)
+			NewRegistry(tc.groups, tc.cmds...)
 		}()
 	}
 }

@@ -26,8 +26,8 @@ type daemonFlags struct {
 }
 
 func (d *daemonFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.api, "api", "", "daemon address: a socket path, unix:///path, or host:port (TLS)")
-	fs.StringVar(&d.config, "config", "", "read the daemon's socket from this config file's [api] section")
+	fs.StringVar(&d.api, "api", "", "daemon address: a socket path, unix:///path, or host:port (TLS) (default $"+EnvAPI+")")
+	fs.StringVar(&d.config, "config", "", "read the daemon's socket from this config file's [api] section (default $"+EnvConfig+")")
 	fs.StringVar(&d.tokenFile, "token-file", "", "bearer token file, for a host:port address")
 	fs.StringVar(&d.caFile, "tls-ca", "", "PEM file of the CA that signed the daemon's certificate, for a host:port address (default: system roots)")
 }
@@ -62,25 +62,71 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// address returns where the daemon is: --api, else --config's [api] socket, else the
-// default socket.
-func (d *daemonFlags) address() (string, error) {
+// EnvConfig and EnvAPI name the environment variables that tell the client commands
+// (and, for EnvConfig, `zkhost serve` and `zkhost timeline`) which daemon to use when
+// no flag does: a config file, whose [api] socket is the daemon's, and an address.
+// With ZKHOST_CONFIG exported once, `zkhost serve` and every client in that shell
+// agree on one config without repeating --config.
+const (
+	EnvConfig = "ZKHOST_CONFIG"
+	EnvAPI    = "ZKHOST_API"
+)
+
+// ConfigPath returns the config file a command uses: flagValue when set, else
+// $ZKHOST_CONFIG (empty: none, the embedded defaults).
+func ConfigPath(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return os.Getenv(EnvConfig)
+}
+
+// address returns where the daemon is and what said so: --api, else --config's [api]
+// socket, else $ZKHOST_CONFIG's, else $ZKHOST_API, else the default socket.
+func (d *daemonFlags) address() (addr, source string, err error) {
 	switch {
 	case d.api != "" && d.config != "":
-		return "", fmt.Errorf("%w: use --api or --config, not both", ErrUsage)
+		return "", "", fmt.Errorf("%w: use --api or --config, not both", ErrUsage)
 	case d.api != "":
-		return d.api, nil
+		return d.api, "--api", nil
 	case d.config != "":
-		cfg, err := config.Load(d.config)
+		addr, err := configSocket(d.config)
+		return addr, "--config " + d.config, err
+	case os.Getenv(EnvConfig) != "":
+		path := os.Getenv(EnvConfig)
+		addr, err := configSocket(path)
 		if err != nil {
-			return "", err
+			err = fmt.Errorf("$%s: %w", EnvConfig, err)
 		}
-		if cfg.API.Socket == "" {
-			return "", fmt.Errorf("config %s names no [api] socket", d.config)
-		}
-		return cfg.API.Socket, nil
+		return addr, EnvConfig + "=" + path, err
+	case os.Getenv(EnvAPI) != "":
+		return os.Getenv(EnvAPI), EnvAPI + "=" + os.Getenv(EnvAPI), nil
 	}
-	return api.DefaultSocketPath()
+	addr, err = api.DefaultSocketPath()
+	if _, statErr := os.Stat(addr); errors.Is(statErr, fs.ErrNotExist) {
+		if _, err := os.Stat(systemSocket); err == nil {
+			return systemSocket, "the system service's socket", nil
+		}
+	}
+	return addr, "", err
+}
+
+// systemSocket is where the system service (packaging/zkhost.service, its
+// installed config) listens. A client with no flag or variable uses it when the
+// user's own default socket does not exist, so the members of group zkhost reach
+// the machine's daemon with no setup. A variable only for tests.
+var systemSocket = "/run/zkhost/zkhost.sock"
+
+// configSocket returns the [api] socket of the config file at path.
+func configSocket(path string) (string, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return "", err
+	}
+	if cfg.API.Socket == "" {
+		return "", fmt.Errorf("config %s names no [api] socket", path)
+	}
+	return cfg.API.Socket, nil
 }
 
 // parseOneAndDial parses the arguments of a command that takes exactly one
@@ -122,24 +168,38 @@ func parseNone(fs *flag.FlagSet, args []string) (ok bool, err error) {
 }
 
 func (d *daemonFlags) dial() (*client.Client, error) {
-	addr, err := d.address()
+	addr, source, err := d.address()
 	if err != nil {
 		return nil, err
 	}
-	return client.Dial(addr, client.Options{TokenFile: d.tokenFile, CAFile: d.caFile})
+	c, err := client.Dial(addr, client.Options{TokenFile: d.tokenFile, CAFile: d.caFile})
+	if err != nil && errors.Is(err, api.ErrUnavailable) {
+		return nil, notFoundHint(err, source)
+	}
+	return c, err
+}
+
+// notFoundHint adds to a daemon-not-found error how the address was chosen and how
+// to choose another: a daemon started with a config of its own listens where that
+// config says, which the default socket is not.
+func notFoundHint(err error, source string) error {
+	if source == "" {
+		return fmt.Errorf("%w\n(the default socket; for a daemon started with --config FILE, give the same --config FILE or export %s=FILE; for another address, --api ADDR or %s=ADDR)", err, EnvConfig, EnvAPI)
+	}
+	return fmt.Errorf("%w\n(the address from %s)", err, source)
 }
 
 // newFlagSet returns a flag set whose --help prints synopsis, description and flags
-// (Invocation.FlagSet, which every zkhost subcommand uses).
-func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
+// on out (Invocation.FlagSet, which every zkhost subcommand uses).
+func newFlagSet(name, synopsis, description string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: zkhost %s\n\n", synopsis)
+		fmt.Fprintf(out, "Usage: zkhost %s\n\n", synopsis)
 		if d := strings.TrimSpace(description); d != "" {
-			fmt.Fprintf(stderr, "%s\n\n", d)
+			fmt.Fprintf(out, "%s\n\n", d)
 		}
-		fmt.Fprintln(stderr, "Flags:")
+		fmt.Fprintln(out, "Flags:")
 		fs.PrintDefaults()
 	}
 	return fs
@@ -147,16 +207,16 @@ func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.Flag
 
 // Parse parses args, allowing flags after positional arguments ("zkhost wait JOB --out
 // d"); "--" ends the flags. It returns the positional arguments, or an error wrapping
-// flag.ErrHelp for --help (usage printed) or ErrUsage for a bad flag.
+// flag.ErrHelp for --help (the help printed on the flag set's output) or ErrUsage for
+// a bad flag (nothing printed: the caller reports the error, then the synopsis).
 func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := parseQuiet(fs, args); err != nil {
-			fs.Usage()
 			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
 				return nil, errHelp
 			}
-			// The message is printed once, after the usage, by whoever reports the error.
 			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 		rest := fs.Args()
@@ -172,7 +232,8 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // parseQuiet runs fs.Parse without the flag package printing a bad flag's message
-// and the usage itself: Parse prints the usage, and the message is the error's.
+// and the usage itself: Parse prints the help when asked, and the message is the
+// error's.
 func parseQuiet(fs *flag.FlagSet, args []string) error {
 	out, usage := fs.Output(), fs.Usage
 	fs.SetOutput(io.Discard)
@@ -184,10 +245,9 @@ func parseQuiet(fs *flag.FlagSet, args []string) error {
 // errHelp tells a command that --help was asked for and printed; the command returns nil.
 var errHelp = flag.ErrHelp
 
-// usageErr prints fs's usage and returns an ErrUsage error saying what is wrong; the
-// caller prints that message (once, after the usage).
-func usageErr(fs *flag.FlagSet, format string, args ...any) error {
-	fs.Usage()
+// usageErr returns an ErrUsage error saying what is wrong with the command line;
+// the caller prints it, then the command's synopsis.
+func usageErr(_ *flag.FlagSet, format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
 }
 

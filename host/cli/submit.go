@@ -23,16 +23,16 @@ func submitCmd(ctx context.Context, inv Invocation) error {
 	fs := inv.FlagSet(`
 Submit a proof job: one partition per WITNESS file (a gnark full witness, as
 witness.MarshalBinary writes it). Prints the job id on stdout. With --assignment
-the files are wire assignments instead: every wire"s value, solved elsewhere
+the files are wire assignments instead: every wire's value, solved elsewhere
 (docs/assignment.md); the daemon checks every constraint before proving.
 
 With --wait, follow the job until it ends, printing each partition as it finishes
-(on stderr). With --out DIR (implies --wait), write each partition"s proof to
+(on stderr). With --out DIR (implies --wait), write each partition's proof to
 DIR/<i>.proof (gnark Proof.WriteTo) and public witness to DIR/<i>.public
 (witness.MarshalBinary), i counting from 0 in WITNESS order, once the job is done.
 
 The files are streamed, never held whole in memory: the daemon checks each
-file"s size against what the circuit expects before any byte is sent.
+file's size against what the circuit expects before any byte is sent.
 
 --request-id makes the submission idempotent: submitting again with the same id
 and the same files returns the same job instead of proving twice.`)
@@ -195,7 +195,7 @@ func waitCmd(ctx context.Context, inv Invocation) error {
 	args, stderr := inv.Args, inv.Stderr
 	fs := inv.FlagSet(`
 Follow a job until it ends, printing each partition as it finishes (on stderr).
-With --out DIR, write each partition"s proof to DIR/<i>.proof and public witness
+With --out DIR, write each partition's proof to DIR/<i>.proof and public witness
 to DIR/<i>.public once the job is done. A job that already ended is reported (and
 its proofs written) at once. Exits with an error if the job failed or was cancelled.`)
 	var (

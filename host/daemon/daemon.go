@@ -26,14 +26,16 @@ import (
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/synth"
 	"github.com/zkhost/zkhost/host/timeline"
+	"github.com/zkhost/zkhost/internal/version"
 	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
-// Version is the daemon's version string, reported by Status.
-var Version = "0.1.0-dev"
+// Version is the daemon's version string, reported by Status: the build's, as every
+// zkhost binary reports it (internal/version).
+var Version = version.String()
 
 // finalizeBytes is what a partition keeps reserved after its device returns: the
 // proof, the public witness and the verifier's working memory.
