@@ -17,6 +17,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyconv"
@@ -116,42 +117,17 @@ func matricesOf(ccs constraint.ConstraintSystem) (*constraints.Matrices, error) 
 	if !ok {
 		return nil, fmt.Errorf("not a BLS12-381 R1CS: %T", ccs)
 	}
-	m := &constraints.Matrices{
-		NbWires:      uint64(r.GetNbInternalVariables() + r.GetNbSecretVariables() + r.GetNbPublicVariables()),
-		Coefficients: r.Coefficients,
-	}
-	for _, x := range []*constraints.Matrix{&m.A, &m.B, &m.C} {
-		x.Start = []uint32{0}
-	}
-	add := func(x *constraints.Matrix, le constraint.LinearExpression) {
-		for _, t := range le {
-			x.Wire = append(x.Wire, t.VID)
-			x.Coeff = append(x.Coeff, t.CID)
-		}
-		x.Start = append(x.Start, uint32(len(x.Wire)))
-	}
-	for _, c := range r.GetR1Cs() {
-		add(&m.A, c.L)
-		add(&m.B, c.R)
-		add(&m.C, c.O)
-	}
-	return m, m.Check()
+	return keyconv.Constraints(r)
 }
 
-// packW is the compact form of w (the sdk's packer will replace this test
-// helper): other and bits bitmaps, and the values of the wires neither 0 nor 1.
+// packW is the compact form of w (sdk.PackW): other and bits bitmaps, and
+// the values of the wires neither 0 nor 1.
 func packW(w []fr.Element) (other, bits []uint64, values []fr.Element) {
 	words := CompactWords(len(w))
 	other, bits = make([]uint64, words), make([]uint64, words)
-	for i := range w {
-		switch {
-		case w[i].IsZero():
-		case w[i].IsOne():
-			bits[i/64] |= 1 << (i % 64)
-		default:
-			other[i/64] |= 1 << (i % 64)
-			values = append(values, w[i])
-		}
+	values = make([]fr.Element, sdk.CountOther(w, 1))
+	if _, err := sdk.PackW(w, other, bits, values, 1); err != nil {
+		panic(err) // the lengths are right by construction
 	}
 	return other, bits, values
 }
