@@ -20,6 +20,7 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 	fs := inv.FlagSet("")
 	cfgPath := fs.String("config", "", "TOML config (default: the embedded defaults; see examples/zkhost.toml)")
 	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
+	reconfigure := fs.Bool("cluster-reconfigure", false, "change the cluster-wide [cluster] settings (replicas, ack_wait, [journal] retention) of the running cluster to this host's (docs/cluster.md)")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
@@ -34,6 +35,12 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err
+	}
+	if *reconfigure {
+		if cfg.Cluster == nil {
+			return fmt.Errorf("--cluster-reconfigure: the config has no [cluster]")
+		}
+		cfg.Cluster.Reconfigure = true
 	}
 	log := hclog.New(&hclog.LoggerOptions{
 		Name: "zkhost", Output: stderr, Level: hclog.LevelFromString(cfg.LogLevel), JSONFormat: cfg.LogJSON,
@@ -69,7 +76,9 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 			fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
 		}
 	}
-	svc, stopCluster, err := serveCluster(ctx, cfg, d, log) // cluster.go: d alone without [cluster]
+	ctx, failCluster := context.WithCancelCause(ctx)
+	defer failCluster(nil)
+	svc, stopCluster, err := serveCluster(ctx, cfg, d, log, failCluster) // cluster.go: d alone without [cluster]
 	if err != nil {
 		d.Close()
 		return err
@@ -91,6 +100,9 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 		fmt.Fprintf(stderr, "zkhost serving on %s\n", cfg.API.Socket)
 	}
 	runErr := d.Run(ctx)
+	if cause := context.Cause(ctx); runErr == nil && cause != nil && cause != context.Canceled {
+		runErr = cause // the cluster's connection failed for good
+	}
 	stopCluster()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	srv.Stop(stopCtx)

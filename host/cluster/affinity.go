@@ -30,8 +30,6 @@ import (
 // busy, or is gone, is proved by whoever pulls it, so none is starved and a
 // hand-back delays a partition by at most a few seconds.
 const (
-	presenceSubject      = "zkhost.hosts."
-	nudgeSubject         = "zkhost.nudge."
 	presenceInterval     = time.Second
 	presenceTTL          = 3 * presenceInterval
 	affinityDelay        = 250 * time.Millisecond
@@ -129,7 +127,7 @@ func (p *peers) handBack(circuit string, seq, delivered uint64, now time.Time) (
 // listenPresence subscribes to the other hosts' presence and to this host's
 // nudges.
 func (c *Cluster) listenPresence() error {
-	sub, err := c.nc.Subscribe(presenceSubject+"*", func(m *nats.Msg) {
+	sub, err := c.nc.Subscribe(c.n.presence+"*", func(m *nats.Msg) {
 		var pr presence
 		if json.Unmarshal(m.Data, &pr) == nil {
 			c.peers.heard(pr, time.Now())
@@ -139,7 +137,7 @@ func (c *Cluster) listenPresence() error {
 		return err
 	}
 	c.presenceSubs = append(c.presenceSubs, sub)
-	if sub, err = c.nc.Subscribe(nudgeSubject+c.cfg.Name, func(*nats.Msg) { c.signal() }); err != nil {
+	if sub, err = c.nc.Subscribe(c.n.nudge+c.cfg.Name, func(*nats.Msg) { c.signal() }); err != nil {
 		return err
 	}
 	c.presenceSubs = append(c.presenceSubs, sub)
@@ -150,7 +148,7 @@ func (c *Cluster) listenPresence() error {
 // time changed is signalled, until ctx ends; then it says the host is gone.
 // room reports the partitions the puller would take now.
 func (c *Cluster) announce(ctx context.Context, changed <-chan struct{}, room func() int) {
-	subject := presenceSubject + c.cfg.Name
+	subject := c.n.presence + c.cfg.Name
 	send := func(pr presence) {
 		b, _ := json.Marshal(pr)
 		c.nc.Publish(subject, b)
@@ -224,6 +222,6 @@ func (c *Cluster) handBackToHolder(msg jetstream.Msg, circuit string, seq, deliv
 	}
 	c.log.Debug("handing a partition back for the host that holds its key", "circuit", circuit, "holder", holder, "delivery", delivered)
 	msg.NakWithDelay(affinityDelay)
-	time.AfterFunc(affinityDelay+20*time.Millisecond, func() { c.nc.Publish(nudgeSubject+holder, nil) })
+	time.AfterFunc(affinityDelay+20*time.Millisecond, func() { c.nc.Publish(c.n.nudge+holder, nil) })
 	return true
 }

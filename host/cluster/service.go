@@ -21,6 +21,10 @@ import (
 // daemon.
 var _ api.Service = (*Cluster)(nil)
 
+// submitGrace is how long a reconnection may take before Submit refuses at
+// once (saying why) instead of trying its requests.
+const submitGrace = 2 * time.Second
+
 // Submit implements api.Service: the local daemon checks the job as it would
 // its own, then the job is recorded in the bucket and its partitions queued.
 func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, error) {
@@ -32,6 +36,9 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	if err := c.CheckSubmit(ctx, h); err != nil {
 		return api.Job{}, err
 	}
+	if err := c.conn.usable(submitGrace); err != nil {
+		return api.Job{}, api.Unavailablef("cluster: %v", err)
+	}
 	req.Class = req.Class.OrNormal()
 	owner := api.IdentityFrom(ctx).Name
 	digest := req.Digest()
@@ -41,7 +48,7 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	}
 	if req.RequestID != "" {
 		rr, _ := json.Marshal(reqRecord{JobID: id, Digest: hex.EncodeToString(digest[:])})
-		err := request(ctx, func(ctx context.Context) error {
+		err := c.request(ctx, func(ctx context.Context) error {
 			_, err := c.kv.Create(ctx, reqKey(owner, req.RequestID), rr)
 			return err
 		})
@@ -62,7 +69,7 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	rec := newJobRecord(id, req, owner, c.cfg.Name)
 	rec.markObjects(inputs, c.inlineMax())
 	b, _ := json.Marshal(rec)
-	err = request(ctx, func(ctx context.Context) error {
+	err = c.request(ctx, func(ctx context.Context) error {
 		_, err := c.kv.Create(ctx, jobKey(id), b)
 		return err
 	})
@@ -94,7 +101,7 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		if rec.verified(i) {
 			continue
 		}
-		m := nats.NewMsg(partSubject(rec.Class, rec.ID))
+		m := nats.NewMsg(c.n.partSubject(rec.Class, rec.ID))
 		m.Header.Set(jetstream.MsgIDHeader, rec.ID+"."+strconv.Itoa(i))
 		m.Header.Set(hdrPartition, strconv.Itoa(i))
 		if assignments {
@@ -132,7 +139,7 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		if transient(err) {
 			// Publish it again and wait for its ack: JetStream drops a
 			// second copy of a message it stored, by its message id.
-			err = request(ctx, func(ctx context.Context) error {
+			err = c.request(ctx, func(ctx context.Context) error {
 				_, err := c.js.PublishMsg(ctx, f.Msg())
 				return err
 			})
@@ -142,7 +149,7 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		}
 	}
 	// Wake the idle pullers of every host (a lost wake-up costs a poll).
-	c.nc.Publish(wakeSubject, nil)
+	c.nc.Publish(c.n.wake, nil)
 	return nil
 }
 
@@ -211,7 +218,7 @@ func (c *Cluster) Await(ctx context.Context, id string, send func(api.JobEvent) 
 		return err
 	}
 	woken := make(chan struct{}, 1)
-	sub, err := c.nc.Subscribe("$KV."+bucketName+"."+jobKey(id), func(*nats.Msg) {
+	sub, err := c.nc.Subscribe(c.n.kvSubject(jobKey(id)), func(*nats.Msg) {
 		select {
 		case woken <- struct{}{}:
 		default:

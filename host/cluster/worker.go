@@ -19,7 +19,11 @@ import (
 // woken: redeliveries (a dead host's partitions) wake nobody.
 const pollInterval = time.Second
 
-// Run pulls partitions for this host's daemon until ctx ends. The host holds
+// Run pulls partitions for this host's daemon until ctx ends, or until the
+// NATS connection fails for good (it closed, or its credentials changed in a
+// way it cannot follow): then it returns why, and zkhost serve exits non-zero
+// for its supervisor to start it again, rather than live on refusing all
+// work. The host holds
 // at most Pull partitions (by default its device slots plus its synthesis
 // workers: enough to keep every device fed, no more), and asks the consumers
 // in priority order whenever one of them is free.
@@ -51,15 +55,32 @@ func (c *Cluster) Run(ctx context.Context) error {
 		}
 	}
 	wg.Go(func() { c.announce(ctx, changed, func() int { return slots - int(held.Load()) }) })
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-c.conn.failed:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	failed := func() error {
+		select {
+		case <-c.conn.failed:
+			return c.conn.failure
+		default:
+			return nil
+		}
+	}
 	for {
 		select {
 		case free <- struct{}{}:
 		case <-ctx.Done():
-			return nil
+			return failed()
 		}
 		msg := c.next(ctx)
 		if msg == nil {
-			return nil
+			return failed()
 		}
 		held.Add(1)
 		roomChanged()
@@ -132,7 +153,7 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	// A redelivered partition may have been proved by a host that died
 	// before it marked the job; a first delivery cannot have been.
-	if md.NumDelivered > 1 && request(ctx, func(ctx context.Context) error {
+	if md.NumDelivered > 1 && c.request(ctx, func(ctx context.Context) error {
 		_, err := c.kv.Get(ctx, proofKey(jobID, idx))
 		return err
 	}) == nil {

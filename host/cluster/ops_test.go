@@ -1,0 +1,266 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/config"
+)
+
+// authServers runs n routed NATS servers in this process whose clients log in
+// with users (each server's options are given to reload, for a test that
+// changes them); it returns the servers, their client URLs and the configs
+// they were made from.
+func authServers(t *testing.T, n int, users func() []*server.User) ([]*server.Server, []string, []*server.Options) {
+	t.Helper()
+	clients, routes := make([]string, n), make([]string, n)
+	for i := range n {
+		clients[i], routes[i] = freeAddr(t), freeAddr(t)
+	}
+	var srvs []*server.Server
+	var urls []string
+	var all []*server.Options
+	for i := range n {
+		var others []string
+		for j := range n {
+			if j != i {
+				others = append(others, "nats-route://"+routes[j])
+			}
+		}
+		cc := &config.Cluster{Name: fmt.Sprintf("s%d", i), Listen: clients[i], ClusterName: "test",
+			ClusterListen: routes[i], Routes: others, StoreDir: t.TempDir()}
+		if n == 1 {
+			cc.ClusterListen, cc.Routes = "", nil
+		}
+		opts, err := serverOptions(cc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Users = users()
+		s, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatal("server not ready")
+		}
+		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+		srvs, urls, all = append(srvs, s), append(urls, "nats://"+clients[i]), append(all, opts)
+	}
+	return srvs, urls, all
+}
+
+// startMember is member with a config of the test's own, returning Start's
+// error instead of failing.
+func startMember(t *testing.T, cc config.Cluster, retention time.Duration, within time.Duration) (*Cluster, error) {
+	t.Helper()
+	if cc.AckWait == 0 {
+		cc.AckWait = 5 * time.Second
+	}
+	if cc.MaxDeliver == 0 {
+		cc.MaxDeliver = 3
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	c, err := Start(ctx, &config.Config{Cluster: &cc, Journal: config.Journal{Retention: retention}}, nil, hclog.NewNullLogger())
+	if err == nil {
+		t.Cleanup(c.Close)
+	}
+	return c, err
+}
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCredentialsRotated: the servers' password is rotated while a host is
+// connected: the servers drop it, its reconnections are refused while its
+// password file still holds the old one (it keeps trying, and says why in its
+// status), and once the file holds the new password it is back, with every
+// record as it was, and works. nats.go used to give up after the same
+// authorization error twice, leaving a live host refusing all work
+// ("nats: connection closed") for good, even once the password was restored.
+func TestCredentialsRotated(t *testing.T) {
+	pass := "old-password"
+	srvs, urls, opts := authServers(t, 3, func() []*server.User {
+		return []*server.User{{Username: "zk", Password: pass}}
+	})
+	pwFile := filepath.Join(t.TempDir(), "password")
+	writeFile(t, pwFile, "old-password\n")
+	c, err := startMember(t, config.Cluster{Name: "h0", URLs: urls, Replicas: 3, User: "zk", PasswordFile: pwFile}, time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := createJob(t, c, 4, api.ClassNormal)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.recordProof(ctx, rec.ID, 0, proofRecord{Proof: []byte{0}, Host: "h0"}); err != nil {
+		t.Fatal(err)
+	}
+
+	pass = "new-password"
+	for i, s := range srvs {
+		o := opts[i].Clone()
+		o.Users = []*server.User{{Username: "zk", Password: pass}}
+		if err := s.ReloadOptions(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Dropped and refused: the status says so, in NATS's words.
+	waitFor(t, 10*time.Second, "the host to see its reconnections refused", func() bool {
+		st := c.conn.status()
+		return st.State == "reconnecting" && strings.Contains(strings.ToLower(st.LastError), "authorization")
+	})
+	time.Sleep(time.Second) // several refusals: nats.go used to give up after two
+	if err := c.conn.usable(0); err == nil {
+		t.Error("a host that cannot reconnect says it is usable")
+	}
+	writeFile(t, pwFile, "new-password\n")
+	waitFor(t, 10*time.Second, "the host to reconnect with the new password", func() bool {
+		return c.conn.status().State == "connected"
+	})
+	if st := c.conn.status(); st.Reconnects < 1 {
+		t.Errorf("status after the rotation: %+v, want a reconnection counted", st)
+	}
+	for idx := 1; idx < 4; idx++ {
+		if err := c.recordProof(ctx, rec.ID, idx, proofRecord{Proof: []byte{byte(idx)}, Host: "h0"}); err != nil {
+			t.Fatalf("recording partition %d after the rotation: %v", idx, err)
+		}
+	}
+	got, err := c.Get(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != api.JobDone || got.Count(api.PartitionVerified) != 4 {
+		t.Fatalf("job after the rotation: %s with %d verified, want done with 4", got.State, got.Count(api.PartitionVerified))
+	}
+	select {
+	case <-c.conn.failed:
+		t.Fatalf("the connection failed: %v", c.conn.failure)
+	default:
+	}
+}
+
+// TestConnectionClosedEndsRun: a connection that closes for good (here,
+// closed under the host) ends Run with the reason, so zkhost serve exits
+// non-zero for its supervisor, instead of living on refusing all work.
+func TestConnectionClosedEndsRun(t *testing.T) {
+	urls := startServers(t, 1)
+	c, err := startMember(t, config.Cluster{Name: "h0", URLs: urls, Replicas: 1, Pull: 1}, time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.local = idleDaemon{}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	time.Sleep(100 * time.Millisecond)
+	c.nc.Close() // not through Close: as nats.go closes a connection it gives up on
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Fatalf("Run ended with %v, want the connection's closing", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run goes on over a closed connection")
+	}
+}
+
+// idleDaemon is a local daemon with no jobs and no devices: what Run asks of
+// it before the first partition. Its other methods are never called here.
+type idleDaemon struct{ api.Service }
+
+func (idleDaemon) List(context.Context, api.ListFilter) ([]api.Job, error) { return nil, nil }
+func (idleDaemon) Status(context.Context) (api.StatusReport, error)       { return api.StatusReport{}, nil }
+
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSettingsDrift: a host whose cluster-wide settings differ from the
+// running cluster's refuses to start, naming each setting with both values
+// and how to change them deliberately, and changes nothing; with
+// Reconfigure it changes them, and a host with the old settings is then the
+// one refused.
+func TestSettingsDrift(t *testing.T) {
+	urls := startServers(t, 1)
+	first, err := startMember(t, config.Cluster{Name: "h0", URLs: urls, Replicas: 1, AckWait: 10 * time.Second}, 30*24*time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = first
+	for _, tc := range []struct {
+		name      string
+		cc        config.Cluster
+		retention time.Duration
+		want      []string
+	}{
+		{"ack_wait", config.Cluster{AckWait: 5 * time.Second, Replicas: 1}, 30 * 24 * time.Hour,
+			[]string{"cluster.ack_wait is 5s here but 10s in consumer zkhost-critical"}},
+		{"retention", config.Cluster{AckWait: 10 * time.Second, Replicas: 1}, time.Hour,
+			[]string{"[journal] retention is 1h0m0s here but 720h0m0s in bucket zkhost_jobs", "720h0m0s in object store zkhost_inputs"}},
+		{"replicas", config.Cluster{AckWait: 10 * time.Second, Replicas: 3}, 30 * 24 * time.Hour,
+			[]string{"cluster.replicas is 3 here but 1 in stream ZKHOST_PARTITIONS"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := tc.cc
+			cc.Name, cc.URLs = "h1", urls
+			_, err := startMember(t, cc, tc.retention, 10*time.Second)
+			var de *DriftError
+			if !errors.As(err, &de) {
+				t.Fatalf("Start: %v, want a drift refused", err)
+			}
+			for _, w := range append(tc.want, "--cluster-reconfigure") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+	// Nothing changed.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ci, err := first.cons[0].Info(ctx)
+	if err != nil || ci.Config.AckWait != 10*time.Second {
+		t.Fatalf("ack_wait after refusals: %v, %v; want 10s unchanged", ci.Config.AckWait, err)
+	}
+	// Deliberately changed: the host with the new settings starts, and one
+	// with the old is refused.
+	if _, err := startMember(t, config.Cluster{Name: "h1", URLs: urls, Replicas: 1, AckWait: 5 * time.Second, Reconfigure: true}, time.Hour, 10*time.Second); err != nil {
+		t.Fatalf("reconfiguring: %v", err)
+	}
+	for i := range first.cons {
+		ci, err := first.cons[i].Info(ctx)
+		if err != nil || ci.Config.AckWait != 5*time.Second {
+			t.Fatalf("consumer %d's ack_wait after reconfiguring: %v, %v; want 5s", i, ci.Config.AckWait, err)
+		}
+	}
+	st, err := first.kv.Status(ctx)
+	if err != nil || st.TTL() != time.Hour {
+		t.Fatalf("bucket TTL after reconfiguring: %v, %v", st.TTL(), err)
+	}
+	_, err = startMember(t, config.Cluster{Name: "h2", URLs: urls, Replicas: 1, AckWait: 10 * time.Second}, 30*24*time.Hour, 10*time.Second)
+	if !strings.Contains(fmt.Sprint(err), "cluster.ack_wait is 10s here but 5s") {
+		t.Fatalf("a host with the old settings: %v", err)
+	}
+}
