@@ -184,7 +184,7 @@ func TestConnectionClosedEndsRun(t *testing.T) {
 type idleDaemon struct{ api.Service }
 
 func (idleDaemon) List(context.Context, api.ListFilter) ([]api.Job, error) { return nil, nil }
-func (idleDaemon) Status(context.Context) (api.StatusReport, error)       { return api.StatusReport{}, nil }
+func (idleDaemon) Status(context.Context) (api.StatusReport, error)        { return api.StatusReport{}, nil }
 
 func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 	t.Helper()

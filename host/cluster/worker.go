@@ -328,11 +328,12 @@ func (c *Cluster) recordProofPatiently(ctx context.Context, jobID string, idx in
 }
 
 // keepAlive tells JetStream the partition is still being worked on, every
-// third of the ack wait, until stop is called.
+// fifth of the ack wait (so four in a row may be lost, to a NATS server's
+// failover, before the partition goes to another host), until stop is called.
 func (c *Cluster) keepAlive(msg jetstream.Msg) (stop func()) {
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(c.cfg.AckWait / 3)
+		t := time.NewTicker(c.cfg.AckWait / 5)
 		defer t.Stop()
 		for {
 			select {
