@@ -65,23 +65,26 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	if cfg.API.WebAddress != "" {
-		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, TokenFile: cfg.API.TokenFile, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey}, d, log.Named("web"))
-		if err != nil {
-			d.Close()
-			return err
-		}
-		defer ws.Close(context.Background())
-		if !cfg.LogJSON { // JSON logs stay JSON lines; the web logger said where it listens
-			fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
-		}
-	}
 	ctx, failCluster := context.WithCancelCause(ctx)
 	defer failCluster(nil)
 	svc, stopCluster, err := serveCluster(ctx, cfg, d, log, failCluster) // cluster.go: d alone without [cluster]
 	if err != nil {
 		d.Close()
 		return err
+	}
+	// The status page and /metrics show what the API serves: with [cluster],
+	// the cluster too.
+	if cfg.API.WebAddress != "" {
+		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, TokenFile: cfg.API.TokenFile, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey}, svc, log.Named("web"))
+		if err != nil {
+			d.Close()
+			stopCluster()
+			return err
+		}
+		defer ws.Close(context.Background())
+		if !cfg.LogJSON { // JSON logs stay JSON lines; the web logger said where it listens
+			fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
+		}
 	}
 	srv, err := api.Listen(api.Config{
 		Socket: cfg.API.Socket, SocketMode: cfg.API.SocketMode, SocketGroup: cfg.API.SocketGroup,

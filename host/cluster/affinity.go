@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
@@ -35,6 +37,8 @@ const (
 	affinityDelay        = 250 * time.Millisecond
 	affinityTries        = 3
 	affinityMaxDelivered = 10
+	// forgetAfter is how long status still lists a host not heard from.
+	forgetAfter = 10 * time.Minute
 )
 
 // presence is what a host announces.
@@ -45,6 +49,8 @@ type presence struct {
 	Keys []string `json:"keys"`
 	// Free is how many more partitions it would pull now.
 	Free int `json:"free"`
+	// Devices are its devices, "(down)" after one not healthy (for status).
+	Devices []string `json:"devices,omitempty"`
 	// Gone says it is leaving the cluster.
 	Gone bool `json:"gone,omitempty"`
 }
@@ -55,6 +61,10 @@ type peers struct {
 	self string
 	seen map[string]heard // other hosts, by name
 	own  []string         // this host's loaded keys
+	// ownDevices and ownFree are this host's devices and room, as it last
+	// announced them.
+	ownDevices []string
+	ownFree    int
 	// handedBack counts this host's hand-backs per message (stream
 	// sequence); entries go with their time.
 	handedBack map[uint64]handBack
@@ -86,12 +96,36 @@ func (p *peers) heard(pr presence, now time.Time) {
 		return
 	}
 	p.seen[pr.Host] = heard{pr, now}
+	for name, h := range p.seen { // a host that died unannounced, long ago
+		if now.Sub(h.at) > forgetAfter {
+			delete(p.seen, name)
+		}
+	}
 }
 
 func (p *peers) setOwn(keys []string) {
 	p.mu.Lock()
 	p.own = keys
 	p.mu.Unlock()
+}
+
+func (p *peers) setOwnRoom(devices []string, free int) {
+	p.mu.Lock()
+	p.ownDevices, p.ownFree = devices, free
+	p.mu.Unlock()
+}
+
+// hosts lists every host heard (alive when heard within presenceTTL) and
+// this one, by name.
+func (p *peers) hosts(now time.Time) []api.ClusterHost {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []api.ClusterHost{{Name: p.self, Alive: true, LastSeen: now, Keys: p.own, Free: p.ownFree, Devices: p.ownDevices}}
+	for name, h := range p.seen {
+		out = append(out, api.ClusterHost{Name: name, Alive: now.Sub(h.at) < presenceTTL, LastSeen: h.at, Keys: h.Keys, Free: h.Free, Devices: h.Devices})
+	}
+	slices.SortFunc(out, func(a, b api.ClusterHost) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // handBack decides whether this host hands back a partition of circuit, the
@@ -153,11 +187,13 @@ func (c *Cluster) announce(ctx context.Context, changed <-chan struct{}, room fu
 		b, _ := json.Marshal(pr)
 		c.nc.Publish(subject, b)
 	}
-	keys := c.loadedKeys(ctx)
+	keys, devices := c.loadedKeys(ctx)
 	t := time.NewTicker(presenceInterval)
 	defer t.Stop()
 	for {
-		send(presence{Host: c.cfg.Name, Keys: keys, Free: room()})
+		free := room()
+		c.peers.setOwnRoom(devices, free)
+		send(presence{Host: c.cfg.Name, Keys: keys, Free: free, Devices: devices})
 		select {
 		case <-ctx.Done():
 			send(presence{Host: c.cfg.Name, Gone: true})
@@ -165,7 +201,7 @@ func (c *Cluster) announce(ctx context.Context, changed <-chan struct{}, room fu
 			return
 		case <-changed:
 		case <-t.C:
-			keys = c.loadedKeys(ctx)
+			keys, devices = c.loadedKeys(ctx)
 		}
 	}
 }
@@ -178,16 +214,22 @@ type circuitKeys interface {
 }
 
 // loadedKeys reads the circuits (by the names jobs use) whose key is loaded
-// on a healthy device of this host, and keeps them as its own.
-func (c *Cluster) loadedKeys(ctx context.Context) []string {
+// on a healthy device of this host, and keeps them as its own; and the
+// host's devices, for status.
+func (c *Cluster) loadedKeys(ctx context.Context) (keys, devices []string) {
 	st, err := c.local.Status(ctx)
 	if err != nil {
 		c.peers.mu.Lock()
 		defer c.peers.mu.Unlock()
-		return c.peers.own
+		return c.peers.own, c.peers.ownDevices
 	}
 	resident := map[string]bool{}
 	for _, d := range st.Devices {
+		name := d.Name
+		if !d.Healthy {
+			name += " (down)"
+		}
+		devices = append(devices, name)
 		if d.Healthy {
 			for _, k := range d.KeysResident {
 				resident[k] = true
@@ -195,7 +237,6 @@ func (c *Cluster) loadedKeys(ctx context.Context) []string {
 		}
 	}
 	ck, _ := c.local.(circuitKeys)
-	var keys []string
 	for _, name := range c.circuits {
 		id := name
 		if ck != nil {
@@ -209,7 +250,7 @@ func (c *Cluster) loadedKeys(ctx context.Context) []string {
 	}
 	slices.Sort(keys)
 	c.peers.setOwn(keys)
-	return keys
+	return keys, devices
 }
 
 // handBackToHolder hands a partition of circuit back for a live host that

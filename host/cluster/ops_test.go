@@ -181,10 +181,15 @@ func TestConnectionClosedEndsRun(t *testing.T) {
 
 // idleDaemon is a local daemon with no jobs and no devices: what Run asks of
 // it before the first partition. Its other methods are never called here.
-type idleDaemon struct{ api.Service }
+type idleDaemon struct {
+	api.Service
+	devices []api.DeviceStatus
+}
 
 func (idleDaemon) List(context.Context, api.ListFilter) ([]api.Job, error) { return nil, nil }
-func (idleDaemon) Status(context.Context) (api.StatusReport, error)        { return api.StatusReport{}, nil }
+func (d idleDaemon) Status(context.Context) (api.StatusReport, error) {
+	return api.StatusReport{Devices: d.devices}, nil
+}
 
 func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 	t.Helper()
@@ -263,4 +268,62 @@ func TestSettingsDrift(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(err), "cluster.ack_wait is 10s here but 5s") {
 		t.Fatalf("a host with the old settings: %v", err)
 	}
+}
+
+// TestClusterStatus: a host's status shows the cluster: every host (alive,
+// free room, devices), its NATS connection, and the queue (waiting per
+// class, the oldest partition's time).
+func TestClusterStatus(t *testing.T) {
+	urls := startServers(t, 1)
+	a, err := startMember(t, config.Cluster{Name: "h0", URLs: urls, Replicas: 1, Pull: 2}, time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := startMember(t, config.Cluster{Name: "h1", URLs: urls, Replicas: 1, Pull: 3}, time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.local = idleDaemon{}
+	b.local = idleDaemon{devices: []api.DeviceStatus{{Name: "gpu0", Healthy: true}, {Name: "gpu1"}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// b announces itself (as Run does) without pulling; a hears it.
+	go b.announce(ctx, make(chan struct{}), func() int { return 3 })
+	rec := createJob(t, a, 5, api.ClassHigh)
+	if err := a.publish(ctx, rec, make([][]byte, 5), false); err != nil {
+		t.Fatal(err)
+	}
+	var st api.StatusReport
+	waitFor(t, 5*time.Second, "h0 to hear h1", func() bool {
+		st, err = a.Status(ctx)
+		return err == nil && st.Cluster != nil && len(st.Cluster.Hosts) == 2
+	})
+	cl := st.Cluster
+	if cl.Connection.State != "connected" || cl.Connection.Server == "" {
+		t.Errorf("connection %+v, want connected to a server", cl.Connection)
+	}
+	h1 := cl.Hosts[1]
+	if h1.Name != "h1" || !h1.Alive || h1.Free != 3 || strings.Join(h1.Devices, ",") != "gpu0,gpu1 (down)" {
+		t.Errorf("h1 as h0 sees it: %+v", h1)
+	}
+	if len(cl.Queues) != 4 || cl.Queues[1].Class != api.ClassHigh || cl.Queues[1].Waiting != 5 {
+		t.Errorf("queues %+v, want 5 high waiting", cl.Queues)
+	}
+	if cl.Oldest.IsZero() || time.Since(cl.Oldest) > time.Minute {
+		t.Errorf("oldest partition queued at %v", cl.Oldest)
+	}
+	// One is pulled and not acked: held.
+	if m := b.next(ctx); m == nil {
+		t.Fatal("nothing pulled")
+	}
+	st, _ = a.Status(ctx)
+	if q := st.Cluster.Queues[1]; q.Waiting != 4 || q.Held != 1 {
+		t.Errorf("after a pull: %+v, want 4 waiting and 1 held", q)
+	}
+	// h1 leaves: h0 lists it no more.
+	cancel()
+	waitFor(t, 5*time.Second, "h1 gone from h0's status", func() bool {
+		st, err := a.Status(context.Background())
+		return err == nil && len(st.Cluster.Hosts) == 1
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/journal"
+	"github.com/zkhost/zkhost/host/metrics"
 )
 
 // The Cluster serves the API: jobs from the bucket, so every host answers
@@ -347,8 +349,55 @@ func (c *Cluster) List(ctx context.Context, f api.ListFilter) ([]api.Job, error)
 	return out, nil
 }
 
-// Status implements api.Service: this host's own queues, devices and budget.
-func (c *Cluster) Status(ctx context.Context) (api.StatusReport, error) { return c.local.Status(ctx) }
+// Status implements api.Service: this host's own queues, devices and budget,
+// and the cluster as this host sees it (ClusterStatus). A cluster whose
+// queue cannot be read now (NATS unreachable) still reports the host, its
+// connection and the hosts it heard, saying why the queue is missing.
+func (c *Cluster) Status(ctx context.Context) (api.StatusReport, error) {
+	st, err := c.local.Status(ctx)
+	if err != nil {
+		return st, err
+	}
+	cs := c.ClusterStatus(ctx)
+	st.Cluster = &cs
+	return st, nil
+}
+
+// statusTimeout bounds the reads of the queue for one status.
+const statusTimeout = 2 * time.Second
+
+// ClusterStatus is the cluster as this host sees it: its NATS connection,
+// every host heard, and the queue per class (one request per consumer and
+// one for the stream).
+func (c *Cluster) ClusterStatus(ctx context.Context) api.ClusterStatus {
+	conn := c.conn.status()
+	cs := api.ClusterStatus{
+		Host: c.cfg.Name, Prefix: c.n.prefix,
+		Connection: api.ClusterConnection{State: conn.State, Since: conn.Since, Server: conn.Server,
+			LastError: conn.LastError, LastErrorAt: conn.LastErrAt, Reconnects: conn.Reconnects},
+		Hosts: c.peers.hosts(time.Now()),
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	for i, cons := range c.cons {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			cs.Queues, cs.QueueError = nil, fmt.Sprintf("consumer %s: %v", c.n.consumer(api.Classes[i]), err)
+			return cs
+		}
+		cs.Queues = append(cs.Queues, api.ClusterQueue{Class: api.Classes[i], Waiting: info.NumPending,
+			Held: uint64(info.NumAckPending), Redelivered: uint64(info.NumRedelivered)})
+	}
+	info, err := c.stream.Info(ctx)
+	if err != nil {
+		cs.QueueError = fmt.Sprintf("stream %s: %v", c.n.stream, err)
+		return cs
+	}
+	if info.State.Msgs > 0 {
+		cs.Oldest = info.State.FirstTime
+	}
+	return cs
+}
 
 // PreloadKey implements api.Service on this host's devices.
 func (c *Cluster) PreloadKey(ctx context.Context, circuit, device string) ([]string, error) {
@@ -363,4 +412,14 @@ func (c *Cluster) EvictKey(ctx context.Context, circuit, device string) ([]strin
 // EnableDevice implements api.Service on this host's devices.
 func (c *Cluster) EnableDevice(ctx context.Context, device string) (api.DeviceStatus, error) {
 	return c.local.EnableDevice(ctx, device)
+}
+
+// Metrics passes on the local daemon's metrics (as web.MetricsProvider asks):
+// /metrics and the status page, served over the cluster, keep the devices'
+// proving times and busy history.
+func (c *Cluster) Metrics() *metrics.Metrics {
+	if mp, ok := c.local.(interface{ Metrics() *metrics.Metrics }); ok {
+		return mp.Metrics()
+	}
+	return nil
 }
