@@ -188,13 +188,21 @@ func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, n na
 // forming reports whether err is JetStream saying that its cluster is not
 // formed yet: too few servers known for the replicas asked (10005, 10023), or
 // JetStream not yet enabled (10039, 10076) on a server just started.
+//
+// Hosts starting together race to create the objects: the loser's create
+// fails as already done (10058 a stream, 10148 a consumer, 10013 a consumer
+// name, or a bucket that exists), and its next try finds them; a bucket
+// just created by another host may not be found for a moment (10059).
 func forming(err error) bool {
+	if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return true
+	}
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) {
 		return false
 	}
 	switch apiErr.ErrorCode {
-	case 10005, 10023, 10039, 10076:
+	case 10005, 10023, 10039, 10076, 10058, 10148, 10013, 10059:
 		return true
 	}
 	return apiErr.Code == 503

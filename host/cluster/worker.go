@@ -28,6 +28,7 @@ const pollInterval = time.Second
 // workers: enough to keep every device fed, no more), and asks the consumers
 // in priority order whenever one of them is free.
 func (c *Cluster) Run(ctx context.Context) error {
+	c.handBackHeld()
 	c.cancelLeftovers(ctx)
 	slots := c.cfg.Pull
 	if slots <= 0 {
@@ -169,7 +170,9 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
-	stop := c.keepAlive(msg)
+	touch, release := c.holdRecord(msg, md.Sequence.Stream)
+	defer release()
+	stop := c.keepAlive(msg, touch)
 	defer stop()
 	in, err := c.readInput(ctx, msg, jobID, idx)
 	if err != nil {
@@ -330,7 +333,7 @@ func (c *Cluster) recordProofPatiently(ctx context.Context, jobID string, idx in
 // keepAlive tells JetStream the partition is still being worked on, every
 // fifth of the ack wait (so four in a row may be lost, to a NATS server's
 // failover, before the partition goes to another host), until stop is called.
-func (c *Cluster) keepAlive(msg jetstream.Msg) (stop func()) {
+func (c *Cluster) keepAlive(msg jetstream.Msg, touch func()) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(c.cfg.AckWait / 5)
@@ -341,6 +344,7 @@ func (c *Cluster) keepAlive(msg jetstream.Msg) (stop func()) {
 				return
 			case <-t.C:
 				msg.InProgress()
+				touch()
 			}
 		}
 	}()
