@@ -21,7 +21,7 @@ import (
 // with users (each server's options are given to reload, for a test that
 // changes them); it returns the servers, their client URLs and the configs
 // they were made from.
-func authServers(t *testing.T, n int, users func() []*server.User) ([]*server.Server, []string, []*server.Options) {
+func authServers(t *testing.T, n int, users func() []*server.User, tweak ...func(*server.Options)) ([]*server.Server, []string, []*server.Options) {
 	t.Helper()
 	clients, routes := make([]string, n), make([]string, n)
 	for i := range n {
@@ -46,7 +46,12 @@ func authServers(t *testing.T, n int, users func() []*server.User) ([]*server.Se
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts.Users = users()
+		if users != nil {
+			opts.Users = users()
+		}
+		for _, f := range tweak {
+			f(opts)
+		}
 		s, err := server.NewServer(opts)
 		if err != nil {
 			t.Fatal(err)
@@ -187,6 +192,7 @@ type idleDaemon struct {
 }
 
 func (idleDaemon) List(context.Context, api.ListFilter) ([]api.Job, error) { return nil, nil }
+func (idleDaemon) CheckSubmit(context.Context, api.SubmitHeader) error     { return nil }
 func (d idleDaemon) Status(context.Context) (api.StatusReport, error) {
 	return api.StatusReport{Devices: d.devices}, nil
 }
@@ -407,5 +413,57 @@ func TestFreshClusterForms(t *testing.T) {
 	// leaves room for a loaded test machine.
 	if d > 15*time.Second {
 		t.Errorf("formed in %v", d)
+	}
+}
+
+// TestHostCutOff: a host cut off from NATS (its only server gone: a network
+// partition, as the host sees it) refuses new jobs at once, saying why,
+// shows it in its status, and its partition goes to a host on the other side
+// once ack_wait (2 s here) passes without its word; the cluster loses
+// nothing.
+func TestHostCutOff(t *testing.T) {
+	// Servers that do not tell clients of each other: a host given one
+	// server's URL has no other way in when it is gone.
+	srvs, urls, _ := authServers(t, 3, nil, func(o *server.Options) { o.Cluster.NoAdvertise = true })
+	cc := config.Cluster{Name: "h0", URLs: urls[0:1], Replicas: 3, AckWait: 2 * time.Second}
+	a, err := startMember(t, cc, time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := startMember(t, config.Cluster{Name: "h1", URLs: urls[1:], Replicas: 3, AckWait: 2 * time.Second}, time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.local = idleDaemon{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec := createJob(t, a, 1, api.ClassNormal)
+	if err := a.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
+		t.Fatal(err)
+	}
+	msg := a.next(ctx)
+	stop := a.keepAlive(msg, func() {}) // a proves it, saying so
+	defer stop()
+	time.Sleep(3 * time.Second) // beyond ack_wait: held by a's word alone
+	srvs[0].Shutdown()
+	cut := time.Now()
+	waitFor(t, 5*time.Second, "h0 to see itself cut off", func() bool { return a.conn.status().State == "reconnecting" })
+	time.Sleep(submitGrace)
+	begun := time.Now()
+	_, err = a.Submit(ctx, api.SubmitRequest{Circuit: "chain", Witnesses: [][]byte{{1}}})
+	if err == nil || !strings.Contains(err.Error(), "NATS disconnected") || time.Since(begun) > time.Second {
+		t.Errorf("a submit to a host cut off: %v after %v, want refused at once", err, time.Since(begun))
+	}
+	got := b.next(ctx)
+	if got == nil {
+		t.Fatal("the partition never reached the other side")
+	}
+	md, _ := got.Metadata()
+	t.Logf("the partition reached h1 %v after the cut (delivery %d)", time.Since(cut), md.NumDelivered)
+	if md.NumDelivered != 2 {
+		t.Errorf("delivery %d, want the second", md.NumDelivered)
+	}
+	if d := time.Since(cut); d > 2*time.Second+3*time.Second {
+		t.Errorf("redelivered %v after the cut, want about ack_wait", d)
 	}
 }
