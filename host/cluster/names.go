@@ -71,25 +71,46 @@ func (n names) kvSubject(key string) string { return "$KV." + n.bucket + "." + k
 // exactly these.
 func Permissions(prefix string, reconfigure bool) (publish, subscribe []string) {
 	n := newNames(prefix)
-	streams := []string{n.stream, n.kvStream(), n.objStream()}
-	publish = []string{"$JS.API.INFO"}
-	for _, s := range streams {
-		publish = append(publish,
-			"$JS.API.STREAM.INFO."+s,
-			"$JS.API.STREAM.CREATE."+s,
-			"$JS.API.STREAM.PURGE."+s,
-			"$JS.API.STREAM.MSG.GET."+s,
-			"$JS.API.DIRECT.GET."+s+".>",
-			"$JS.API.CONSUMER.INFO."+s+".*",
-			"$JS.API.CONSUMER.CREATE."+s+".>",
-			"$JS.API.CONSUMER.DELETE."+s+".*",
-			"$JS.API.CONSUMER.MSG.NEXT."+s+".*",
-			"$JS.ACK."+s+".>")
-		if reconfigure {
-			publish = append(publish, "$JS.API.STREAM.UPDATE."+s)
+	api := "$JS.API."
+	publish = []string{
+		api + "INFO", // the account's JetStream (nats.go asks before a bucket)
+		// The partitions' stream: created or found, its consumers created
+		// or found, pulled from and acked; a cancelled job's partitions purged.
+		api + "STREAM.INFO." + n.stream,
+		api + "STREAM.CREATE." + n.stream,
+		api + "STREAM.PURGE." + n.stream,
+		api + "CONSUMER.INFO." + n.stream + ".*",
+		api + "CONSUMER.CREATE." + n.stream + ".>",
+		api + "CONSUMER.MSG.NEXT." + n.stream + ".*",
+		"$JS.ACK." + n.stream + ".>",
+		n.subjects + ">",
+		// The jobs bucket: read (direct, and from the leader), written,
+		// watched (List: an ordered consumer, deleted after).
+		api + "STREAM.INFO." + n.kvStream(),
+		api + "STREAM.CREATE." + n.kvStream(),
+		api + "STREAM.MSG.GET." + n.kvStream(),
+		api + "DIRECT.GET." + n.kvStream() + ".>",
+		api + "CONSUMER.CREATE." + n.kvStream() + ".>",
+		api + "CONSUMER.DELETE." + n.kvStream() + ".*",
+		"$KV." + n.bucket + ".>",
+		// The inputs' object store: written, read, deleted (a purge).
+		api + "STREAM.INFO." + n.objStream(),
+		api + "STREAM.CREATE." + n.objStream(),
+		api + "STREAM.PURGE." + n.objStream(),
+		api + "STREAM.MSG.GET." + n.objStream(),
+		api + "DIRECT.GET." + n.objStream() + ".>",
+		api + "CONSUMER.CREATE." + n.objStream() + ".>",
+		api + "CONSUMER.DELETE." + n.objStream() + ".*",
+		"$O." + n.inputs + ".>",
+		// Presence, nudges and wake-ups between hosts.
+		n.wake, n.presence + "*", n.nudge + "*",
+	}
+	if reconfigure {
+		for _, s := range []string{n.stream, n.kvStream(), n.objStream()} {
+			publish = append(publish, api+"STREAM.UPDATE."+s)
 		}
 	}
-	publish = append(publish, "$KV."+n.bucket+".>", "$O."+n.inputs+".>", n.prefix+".>")
-	subscribe = []string{"_INBOX.>", "$KV." + n.bucket + ".>", n.prefix + ".>"}
+	// Replies; a job record's writes (Await); the hosts' subjects.
+	subscribe = []string{"_INBOX.>", "$KV." + n.bucket + ".>", n.wake, n.presence + "*", n.nudge + "*"}
 	return publish, subscribe
 }

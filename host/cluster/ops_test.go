@@ -135,9 +135,11 @@ func TestCredentialsRotated(t *testing.T) {
 		t.Error("a host that cannot reconnect says it is usable")
 	}
 	writeFile(t, pwFile, "new-password\n")
+	rewritten := time.Now()
 	waitFor(t, 10*time.Second, "the host to reconnect with the new password", func() bool {
 		return c.conn.status().State == "connected"
 	})
+	t.Logf("reconnected %v after the password file was rewritten", time.Since(rewritten))
 	if st := c.conn.status(); st.Reconnects < 1 {
 		t.Errorf("status after the rotation: %+v, want a reconnection counted", st)
 	}

@@ -222,3 +222,19 @@ func TestTokenAndCreds(t *testing.T) {
 	}
 	createJob(t, j, 1, api.ClassNormal)
 }
+
+// TestPermissionsDocumented: docs/cluster.md lists every subject a host
+// needs, as Permissions builds them (one source: the doc is checked against
+// the code).
+func TestPermissionsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/cluster.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, sub := Permissions("zkhost", true)
+	for _, s := range append(pub, sub...) {
+		if !strings.Contains(string(doc), `"`+s+`"`) && !strings.Contains(string(doc), "`"+s+"`") {
+			t.Errorf("docs/cluster.md does not list %s", s)
+		}
+	}
+}
