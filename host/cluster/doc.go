@@ -7,13 +7,16 @@
 //     CheckSubmit: circuit, input sizes, budget), recorded in the JetStream
 //     key-value bucket zkhost_jobs under job.<id>, and split into one message per
 //     partition on the work-queue stream ZKHOST_PARTITIONS, subject
-//     zkhost.part.<class>.<job> (names for the default prefix). The message carries the partition's input, or,
-//     above inline_max, names it in the object store zkhost_inputs (inputs.go).
+//     zkhost.part.<class>.<job> (names for the default prefix). The message
+//     carries the partition's input, or, above inline_max, names it in the
+//     object store zkhost_inputs (inputs.go).
+//
 //   - Every host runs a puller (worker.go) with one durable pull consumer per
 //     priority class, shared by all hosts. It holds at most as many partitions
 //     as it has device slots and synthesis workers, and it always asks the
 //     critical consumer first, then high, normal, low, so critical partitions
 //     go first on every host.
+//
 //   - A host proves a partition by submitting it to its own daemon as a
 //     one-partition job (request id cluster-<job>-<partition>-<delivery>): the
 //     daemon's queue, budget, synthesis, device slots and finalizer (which
@@ -24,10 +27,12 @@
 //     updated by compare-and-set on its revision (so a job completes once), the
 //     message is acked. A host that dies acks nothing: after ack_wait JetStream
 //     delivers its partitions to another host, or at once when it comes back.
+//
 //   - A host prefers circuits whose keys it holds (affinity.go): hosts announce
 //     their loaded keys and free room on plain NATS subjects, and a host that
 //     pulls a partition whose key another live host holds with room hands it
 //     back (a few times at most, so none is starved).
+//
 //   - Get, Await, Cancel and List read and write the bucket, so they answer the
 //     same on every host; Status, keys and devices stay the local daemon's.
 //
