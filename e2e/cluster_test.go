@@ -11,7 +11,7 @@ import (
 )
 
 // clusterAckWait is the tests' [cluster] ack_wait: how soon the partitions of
-// a killed host go to another. Hosts extend it every third while they prove,
+// a killed host go to another. Hosts extend it every fifth while they prove,
 // so a loaded machine costs at worst a duplicate proof, which is recorded once.
 const clusterAckWait = "4s"
 

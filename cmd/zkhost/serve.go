@@ -65,8 +65,18 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	ctx, failCluster := context.WithCancelCause(ctx)
-	defer failCluster(nil)
+	// A cluster whose NATS connection fails for good stops the host, which
+	// then exits non-zero for its supervisor to start it again.
+	ctx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
+	clusterFailed := make(chan error, 1)
+	failCluster := func(err error) {
+		select {
+		case clusterFailed <- err:
+		default:
+		}
+		stopServe()
+	}
 	svc, stopCluster, err := serveCluster(ctx, cfg, d, log, failCluster) // cluster.go: d alone without [cluster]
 	if err != nil {
 		d.Close()
@@ -103,8 +113,12 @@ func cmdServe(ctx context.Context, inv cli.Invocation) error {
 		fmt.Fprintf(stderr, "zkhost serving on %s\n", cfg.API.Socket)
 	}
 	runErr := d.Run(ctx)
-	if cause := context.Cause(ctx); runErr == nil && cause != nil && cause != context.Canceled {
-		runErr = cause // the cluster's connection failed for good
+	select {
+	case err := <-clusterFailed:
+		if runErr == nil {
+			runErr = err
+		}
+	default:
 	}
 	stopCluster()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
