@@ -42,6 +42,15 @@ func (c *Cluster) Run(ctx context.Context) error {
 		}
 	}
 	c.log.Info("pulling partitions", "host", c.cfg.Name, "at_once", slots)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-c.conn.failed:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	free := make(chan struct{}, slots)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -56,15 +65,6 @@ func (c *Cluster) Run(ctx context.Context) error {
 		}
 	}
 	wg.Go(func() { c.announce(ctx, changed, func() int { return slots - int(held.Load()) }) })
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		select {
-		case <-c.conn.failed:
-			stop()
-		case <-ctx.Done():
-		}
-	}()
 	failed := func() error {
 		select {
 		case <-c.conn.failed:
