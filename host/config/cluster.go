@@ -210,19 +210,20 @@ func (ck *checker) checkCluster(t *table, c *Cluster) {
 		ck.errorf(t.key("user"), "cluster.user and cluster.password_file go together: set both, or neither")
 	}
 	var kinds []string
+	lastKey := ""
 	for _, k := range []struct {
-		set  bool
-		name string
+		set       bool
+		key, name string
 	}{
-		{c.User != "", "cluster.user with cluster.password_file"}, {c.TokenFile != "", "cluster.token_file"},
-		{c.NkeySeedFile != "", "cluster.nkey_seed_file"}, {c.CredsFile != "", "cluster.creds_file"},
+		{c.User != "", "user", "cluster.user with cluster.password_file"}, {c.TokenFile != "", "token_file", "cluster.token_file"},
+		{c.NkeySeedFile != "", "nkey_seed_file", "cluster.nkey_seed_file"}, {c.CredsFile != "", "creds_file", "cluster.creds_file"},
 	} {
 		if k.set {
-			kinds = append(kinds, k.name)
+			kinds, lastKey = append(kinds, k.name), k.key
 		}
 	}
 	if len(kinds) > 1 {
-		ck.errorf(t.key("user"), "set one kind of NATS credentials, not %s", strings.Join(kinds, " and "))
+		ck.errorf(t.key(lastKey), "set one kind of NATS credentials, not %s", strings.Join(kinds, " and "))
 	}
 	if c.Embedded && c.CredsFile != "" {
 		ck.errorf(t.key("creds_file"), "the embedded server takes no JWT credentials (they need a NATS server in operator mode): use cluster.user with cluster.password_file, cluster.token_file or cluster.nkey_seed_file, or cluster.urls")

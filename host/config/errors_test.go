@@ -54,7 +54,7 @@ func TestBadConfigs(t *testing.T) {
 		{"cluster max_payload tiny", "[cluster]\nembedded = true\nstore_dir = \"/s\"\nmax_payload = \"1KiB\"\n", "cluster.max_payload", 4, "want 4KiB to 64MiB"},
 		{"cluster inline_max past max_payload", "[cluster]\nembedded = true\nstore_dir = \"/s\"\nmax_payload = \"4KiB\"\ninline_max = \"4KiB\"\n", "cluster.inline_max", 5, "want at most 3KiB"},
 		{"cluster url with a credential", "[cluster]\nurls = [\"nats://zk:s3cret@127.0.0.1:4222\"]\n", "cluster.urls", 2, "nats://REDACTED@127.0.0.1:4222 carries a credential"},
-		{"cluster two kinds of credentials", "[cluster]\nurls = [\"nats://127.0.0.1:4222\"]\ntoken_file = \"/t\"\ncreds_file = \"/c\"\n", "cluster.user", 0, "not cluster.token_file and cluster.creds_file"},
+		{"cluster two kinds of credentials", "[cluster]\nurls = [\"nats://127.0.0.1:4222\"]\ntoken_file = \"/t\"\ncreds_file = \"/c\"\n", "cluster.creds_file", 4, "not cluster.token_file and cluster.creds_file"},
 		{"cluster creds_file embedded", "[cluster]\nembedded = true\nstore_dir = \"/s\"\ncreds_file = \"/c\"\n", "cluster.creds_file", 4, "operator mode"},
 		{"cluster bad prefix", "[cluster]\nembedded = true\nstore_dir = \"/s\"\nprefix = \"a.b\"\n", "cluster.prefix", 4, "bad prefix"},
 		{"cluster inline_max percentage", "[cluster]\nembedded = true\nstore_dir = \"/s\"\ninline_max = \"5%\"\n", "cluster.inline_max", 4, "not a percentage"},
