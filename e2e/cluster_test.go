@@ -135,6 +135,7 @@ func TestClusterThreeHosts(t *testing.T) {
 	job, _ := hosts[1].await(a.ID, 3*time.Minute)
 	checkDone(t, job, "chain", 7, 2)
 	clusterBadInputs(t, hosts)
+	clusterOperated(t, hosts)
 	for _, h := range hosts {
 		h.stop()
 	}
