@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -468,4 +469,42 @@ func TestHostCutOff(t *testing.T) {
 	if d := time.Since(cut); d > 2*time.Second+3*time.Second {
 		t.Errorf("redelivered %v after the cut, want about ack_wait", d)
 	}
+}
+
+// TestEmbeddedLogsItsAddress: a host with an embedded server logs where that
+// server listens, not nats.go's default URL.
+func TestEmbeddedLogsItsAddress(t *testing.T) {
+	addr := freeAddr(t)
+	buf := &syncWriter{w: &strings.Builder{}}
+	log := hclog.New(&hclog.LoggerOptions{Output: buf, Level: hclog.Info})
+	cc := config.Cluster{Name: "h0", Embedded: true, Listen: addr, StoreDir: t.TempDir(), Replicas: 1, AckWait: 5 * time.Second, MaxDeliver: 3}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Start(ctx, &config.Config{Cluster: &cc, Journal: config.Journal{Retention: time.Hour}}, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	out := buf.String()
+	if !strings.Contains(out, "joined the proving cluster") || !strings.Contains(out, "nats://"+addr) || strings.Contains(out, "127.0.0.1:4222") {
+		t.Errorf("the join's log line does not name nats://%s alone:\n%s", addr, out)
+	}
+}
+
+// syncWriter serializes writes to w (hclog writes from several goroutines).
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
