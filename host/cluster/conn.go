@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -27,6 +29,10 @@ type connState struct {
 	// violation) and when it came.
 	refusal   error
 	refusalAt time.Time
+	// refusedWake is closed at the next refusal that can fail a request
+	// (refusesRequests), then replaced: a request waiting for an answer NATS
+	// refused stops waiting at once.
+	refusedWake chan struct{}
 	// failed is closed, with failure set, when the connection cannot heal:
 	// it closed without Close, or its credentials changed in a way it cannot
 	// follow.
@@ -77,9 +83,69 @@ func (s *connState) reconnectFailed(err error) bool {
 func (s *connState) refused(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !refusesRequests(err) {
+		s.lastErr, s.lastErrAt = err.Error(), time.Now()
+		return
+	}
 	s.refusal, s.refusalAt = err, time.Now()
 	s.lastErr, s.lastErrAt = err.Error(), time.Now()
+	if s.refusedWake != nil {
+		close(s.refusedWake)
+		s.refusedWake = nil
+	}
 }
+
+// refusesRequests reports whether NATS's asynchronous error can be why a
+// request got no answer: a publish refused (the request itself), or the
+// subscription to replies refused. A refused subscription to anything else
+// (Await's wake-ups) fails no request.
+func refusesRequests(err error) bool {
+	e := err.Error()
+	return strings.Contains(e, "Permissions Violation for Publish") || strings.Contains(e, `Subscription to "_INBOX`)
+}
+
+// nextRefusal returns a channel closed at the next refusal that can fail a
+// request.
+func (s *connState) nextRefusal() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refusedWake == nil {
+		s.refusedWake = make(chan struct{})
+	}
+	return s.refusedWake
+}
+
+// attempt runs op within d and ends it as soon as NATS refuses a request,
+// returning the refusal (in NATS's words, with op's error) in place of op's
+// error; NATS sends a refusal apart, and the request itself is never
+// answered.
+func (s *connState) attempt(ctx context.Context, d time.Duration, op func(ctx context.Context) error) error {
+	begun := time.Now()
+	actx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	wake := s.nextRefusal()
+	go func() {
+		select {
+		case <-wake:
+			cancel()
+		case <-actx.Done():
+		}
+	}()
+	err := op(actx)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if refusal := s.refusedSince(begun); refusal != nil && (transient(err) || errors.Is(err, context.Canceled)) {
+		return &refusedError{refusal: refusal, err: err}
+	}
+	return err
+}
+
+// refusedError is a request NATS refused: its message is NATS's.
+type refusedError struct{ refusal, err error }
+
+func (e *refusedError) Error() string { return fmt.Sprintf("%v (%v)", e.refusal, e.err) }
+func (e *refusedError) Unwrap() error { return e.refusal }
 
 // refusedSince returns NATS's refusal that came at or after t, or nil.
 func (s *connState) refusedSince(t time.Time) error {

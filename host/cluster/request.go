@@ -37,20 +37,16 @@ const retryPause = 250 * time.Millisecond
 //
 // A request NATS refuses (a permission the user lacks) gets no answer either:
 // NATS sends the refusal apart, to the connection's error handler. A request
-// that got no answer after such a refusal returns it at once, in NATS's words,
-// rather than being retried for retryFor and reported as unanswered.
+// waiting for its answer is ended by such a refusal and returns it at once, in
+// NATS's words, rather than being retried for retryFor and reported as
+// unanswered (connState.attempt).
 func (c *Cluster) request(ctx context.Context, op func(ctx context.Context) error) error {
 	deadline := time.Now().Add(retryFor)
 	for {
-		begun := time.Now()
-		actx, cancel := context.WithTimeout(ctx, requestTimeout)
-		err := op(actx)
-		cancel()
-		if err == nil || !transient(err) {
+		err := c.conn.attempt(ctx, requestTimeout, op)
+		var refused *refusedError
+		if err == nil || !transient(err) || errors.As(err, &refused) {
 			return err
-		}
-		if refusal := c.conn.refusedSince(begun); refusal != nil {
-			return fmt.Errorf("%w (%w)", refusal, err)
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w (%w)", err, ctx.Err())

@@ -156,19 +156,17 @@ func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, n na
 	want := wanted(cc, n, retention)
 	var lastLog time.Time
 	for {
-		begun := time.Now()
-		tctx, cancel := context.WithTimeout(ctx, setupTry)
-		h, err := setupOnce(tctx, js, cc, want, log)
-		cancel()
+		var h jsHandles
+		err := st.attempt(ctx, setupTry, func(ctx context.Context) (err error) {
+			h, err = setupOnce(ctx, js, cc, want, log)
+			return err
+		})
 		if err == nil {
 			return h, nil
 		}
-		if refusal := st.refusedSince(begun); refusal != nil && transient(err) {
-			// A request NATS refused gets no answer: the refusal came apart.
-			return jsHandles{}, fmt.Errorf("%w (%w)", refusal, err)
-		}
 		var de *DriftError
-		if errors.As(err, &de) || !(transient(err) || forming(err)) {
+		var refused *refusedError
+		if errors.As(err, &de) || errors.As(err, &refused) || !(transient(err) || forming(err)) {
 			return jsHandles{}, err
 		}
 		if ctx.Err() != nil {
