@@ -51,6 +51,10 @@ type presence struct {
 	Free int `json:"free"`
 	// Devices are its devices, "(down)" after one not healthy (for status).
 	Devices []string `json:"devices,omitempty"`
+	// Held are the reply subjects of the partitions it holds: when it falls
+	// silent, a live host naks them (reap), so its death costs them
+	// seconds, not ack_wait.
+	Held []string `json:"held,omitempty"`
 	// Gone says it is leaving the cluster.
 	Gone bool `json:"gone,omitempty"`
 }
@@ -73,6 +77,8 @@ type peers struct {
 type heard struct {
 	presence
 	at time.Time
+	// reaped says its held partitions were handed back after it fell silent.
+	reaped bool
 }
 
 type handBack struct {
@@ -95,7 +101,7 @@ func (p *peers) heard(pr presence, now time.Time) {
 		delete(p.seen, pr.Host)
 		return
 	}
-	p.seen[pr.Host] = heard{pr, now}
+	p.seen[pr.Host] = heard{presence: pr, at: now}
 	for name, h := range p.seen { // a host that died unannounced, long ago
 		if now.Sub(h.at) > forgetAfter {
 			delete(p.seen, name)
@@ -107,6 +113,31 @@ func (p *peers) setOwn(keys []string) {
 	p.mu.Lock()
 	p.own = keys
 	p.mu.Unlock()
+}
+
+// reap returns, by host, the held partitions of the hosts silent for
+// presenceTTL that this host is to hand back (it is the first by name of the
+// live hosts, itself included, so one host naks each partition once), and
+// marks those hosts reaped.
+func (p *peers) reap(now time.Time) map[string][]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, h := range p.seen {
+		if now.Sub(h.at) < presenceTTL && name < p.self {
+			return nil // another live host reaps
+		}
+	}
+	out := map[string][]string{}
+	for name, h := range p.seen {
+		if now.Sub(h.at) >= presenceTTL && !h.reaped {
+			h.reaped = true
+			p.seen[name] = h
+			if len(h.Held) > 0 {
+				out[name] = h.Held
+			}
+		}
+	}
+	return out
 }
 
 func (p *peers) setOwnRoom(devices []string, free int) {
@@ -193,7 +224,7 @@ func (c *Cluster) announce(ctx context.Context, changed <-chan struct{}, room fu
 	for {
 		free := room()
 		c.peers.setOwnRoom(devices, free)
-		send(presence{Host: c.cfg.Name, Keys: keys, Free: free, Devices: devices})
+		send(presence{Host: c.cfg.Name, Keys: keys, Free: free, Devices: devices, Held: c.heldReplies()})
 		select {
 		case <-ctx.Done():
 			send(presence{Host: c.cfg.Name, Gone: true})
@@ -202,7 +233,28 @@ func (c *Cluster) announce(ctx context.Context, changed <-chan struct{}, room fu
 		case <-changed:
 		case <-t.C:
 			keys, devices = c.loadedKeys(ctx)
+			c.reap()
 		}
+	}
+}
+
+// reap hands back the partitions of the hosts fallen silent (no presence for
+// presenceTTL, without saying they leave: killed, or cut off), when this host
+// is the one to do it: JetStream would give them to another host only after
+// ack_wait. It naks each (an ack or a nak is a publish to the delivery's
+// reply subject, from any connection). Only a host connected for longer than
+// presenceTTL reaps, so one that was itself cut off, and has not heard the
+// others since, hands back nobody's work.
+func (c *Cluster) reap() {
+	st := c.conn.status()
+	if st.State != "connected" || time.Since(st.Since) < presenceTTL+presenceInterval {
+		return
+	}
+	for host, replies := range c.peers.reap(time.Now()) {
+		for _, r := range replies {
+			c.nc.Publish(r, []byte("-NAK"))
+		}
+		c.log.Warn("a host fell silent; handing back the partitions it held", "host", host, "partitions", len(replies))
 	}
 }
 

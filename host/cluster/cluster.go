@@ -51,6 +51,12 @@ type Cluster struct {
 	wake    chan struct{}
 	wakeSub *nats.Subscription
 
+	// held are the reply subjects of the partitions this host holds, by
+	// stream sequence, announced so that a live host hands them back if this
+	// one falls silent (affinity.go, reap).
+	heldMu sync.Mutex
+	held   map[uint64]string
+
 	closeOnce sync.Once
 }
 
@@ -67,7 +73,7 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 		log = hclog.NewNullLogger()
 	}
 	c := &Cluster{cfg: cc, log: log, local: local, wake: make(chan struct{}, 1), peers: newPeers(cc.Name),
-		n: newNames(cc.Prefix), conn: newConnState()}
+		n: newNames(cc.Prefix), conn: newConnState(), held: map[uint64]string{}}
 	for _, ci := range cfg.Circuits {
 		c.circuits = append(c.circuits, ci.Name)
 	}

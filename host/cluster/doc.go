@@ -43,7 +43,9 @@
 //     told to change them (settings.go); the connection reconnects without
 //     end, reading its credential files again, and its state is in Status
 //     with every host heard and the queue (conn.go, service.go); a host that
-//     comes back hands back at once the partitions it held (held.go).
+//     comes back hands back at once the partitions it held (held.go), and a
+//     host fallen silent has its partitions handed back by a live one
+//     (affinity.go, reap).
 //
 // With replicas = 3 the stream and the bucket survive the loss of one NATS
 // server. Without [cluster] none of this runs and the daemon needs no NATS.

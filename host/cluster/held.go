@@ -73,3 +73,32 @@ func (c *Cluster) handBackHeld() int {
 	}
 	return n
 }
+
+// hold notes that this host holds msg, for its presence (reap); the
+// returned function lets it go.
+func (c *Cluster) hold(msg jetstream.Msg) (release func()) {
+	md, err := msg.Metadata()
+	if err != nil || msg.Reply() == "" {
+		return func() {}
+	}
+	seq := md.Sequence.Stream
+	c.heldMu.Lock()
+	c.held[seq] = msg.Reply()
+	c.heldMu.Unlock()
+	return func() {
+		c.heldMu.Lock()
+		delete(c.held, seq)
+		c.heldMu.Unlock()
+	}
+}
+
+// heldReplies are the reply subjects of the partitions this host holds.
+func (c *Cluster) heldReplies() []string {
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	out := make([]string, 0, len(c.held))
+	for _, r := range c.held {
+		out = append(out, r)
+	}
+	return out
+}

@@ -508,3 +508,56 @@ func (s *syncWriter) String() string {
 	defer s.mu.Unlock()
 	return s.w.String()
 }
+
+// TestSilentHostReaped: a host killed while it holds a partition falls
+// silent; a live host hands the partition back once presenceTTL passes, so
+// another proves it seconds later, not after ack_wait (30 s here).
+func TestSilentHostReaped(t *testing.T) {
+	urls := startServers(t, 1)
+	ackWait := 30 * time.Second
+	reaper, err := startMember(t, config.Cluster{Name: "h0", URLs: urls, Replicas: 1, AckWait: ackWait}, time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim, err := startMember(t, config.Cluster{Name: "h1", URLs: urls, Replicas: 1, AckWait: ackWait}, time.Hour, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reaper.local, victim.local = idleDaemon{}, idleDaemon{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go reaper.announce(ctx, make(chan struct{}), func() int { return 0 })
+	changed := make(chan struct{}, 1)
+	go victim.announce(ctx, changed, func() int { return 0 })
+
+	rec := createJob(t, reaper, 1, api.ClassNormal)
+	if err := reaper.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
+		t.Fatal(err)
+	}
+	msg := victim.next(ctx)
+	md, _ := msg.Metadata()
+	victim.hold(msg) // as Run does; never released: the host dies
+	changed <- struct{}{}
+	waitFor(t, 5*time.Second, "h0 to hear that h1 holds the partition", func() bool {
+		reaper.peers.mu.Lock()
+		defer reaper.peers.mu.Unlock()
+		return len(reaper.peers.seen["h1"].Held) == 1
+	})
+	victim.conn.close()
+	victim.nc.Close() // killed: no word more, no nak, no "gone"
+	killed := time.Now()
+
+	got := reaper.next(ctx)
+	if got == nil {
+		t.Fatal("the partition never came back")
+	}
+	gmd, _ := got.Metadata()
+	d := time.Since(killed)
+	t.Logf("the partition was delivered again %v after the kill (delivery %d)", d, gmd.NumDelivered)
+	if gmd.Sequence.Stream != md.Sequence.Stream || gmd.NumDelivered != 2 {
+		t.Errorf("got message %d delivery %d, want %d's second", gmd.Sequence.Stream, gmd.NumDelivered, md.Sequence.Stream)
+	}
+	if d > presenceTTL+3*presenceInterval {
+		t.Errorf("handed back %v after the kill, want within presenceTTL and a tick or two", d)
+	}
+}

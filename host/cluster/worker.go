@@ -84,6 +84,7 @@ func (c *Cluster) Run(ctx context.Context) error {
 			return failed()
 		}
 		held.Add(1)
+		release := c.hold(msg)
 		roomChanged()
 		wg.Add(1)
 		go func() {
@@ -91,6 +92,7 @@ func (c *Cluster) Run(ctx context.Context) error {
 			defer func() { <-free }()
 			defer roomChanged()
 			defer held.Add(-1)
+			defer release()
 			c.handle(ctx, msg)
 		}()
 	}
