@@ -245,7 +245,14 @@ func (c *Cluster) announce(ctx context.Context, changed <-chan struct{}, room fu
 // reply subject, from any connection). Only a host connected for longer than
 // presenceTTL reaps, so one that was itself cut off, and has not heard the
 // others since, hands back nobody's work.
+//
+// With an ack_wait no longer than a silence takes to notice, JetStream has
+// redelivered them by then, and a nak would take them from their new holder:
+// such a cluster does not reap.
 func (c *Cluster) reap() {
+	if c.cfg.AckWait <= presenceTTL+presenceInterval {
+		return
+	}
 	st := c.conn.status()
 	if st.State != "connected" || time.Since(st.Since) < presenceTTL+presenceInterval {
 		return
