@@ -11,7 +11,7 @@ import (
 )
 
 // clusterAckWait is the tests' [cluster] ack_wait: how soon the partitions of
-// a killed host go to another. Hosts extend it every third while they prove,
+// a killed host go to another. Hosts extend it every fifth while they prove,
 // so a loaded machine costs at worst a duplicate proof, which is recorded once.
 const clusterAckWait = "4s"
 
@@ -135,6 +135,7 @@ func TestClusterThreeHosts(t *testing.T) {
 	job, _ := hosts[1].await(a.ID, 3*time.Minute)
 	checkDone(t, job, "chain", 7, 2)
 	clusterBadInputs(t, hosts)
+	clusterOperated(t, hosts)
 	for _, h := range hosts {
 		h.stop()
 	}

@@ -142,6 +142,8 @@ type host struct {
 	socket   string
 	cfgPath  string
 	logPath  string
+	// args are added to `zkhost serve --config <cfgPath>` at each start.
+	args []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -193,7 +195,7 @@ func (h *host) tryStart(timeout time.Duration) error {
 		return err
 	}
 	fmt.Fprintf(logf, "==== e2e: starting zkhost serve at %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(zkhostBin(), "serve", "--config", h.cfgPath)
+	cmd := exec.Command(zkhostBin(), append([]string{"serve", "--config", h.cfgPath}, h.args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -19,8 +19,10 @@ const clusterJoinTimeout = 2 * time.Minute
 // serveCluster returns the service the API serves: the daemon alone, or, with
 // [cluster], the cluster member built on it, pulling partitions until ctx
 // ends. stop ends the puller, waits for it and leaves the cluster; call it after the
-// daemon has stopped.
-func serveCluster(ctx context.Context, cfg *config.Config, d *daemon.Daemon, log hclog.Logger) (svc api.Service, stop func(), err error) {
+// daemon has stopped. A member whose NATS connection fails for good calls
+// fail with why: serve then stops and exits non-zero, for its supervisor to
+// start it again.
+func serveCluster(ctx context.Context, cfg *config.Config, d *daemon.Daemon, log hclog.Logger, fail func(error)) (svc api.Service, stop func(), err error) {
 	if cfg.Cluster == nil {
 		return d, func() {}, nil
 	}
@@ -34,7 +36,10 @@ func serveCluster(ctx context.Context, cfg *config.Config, d *daemon.Daemon, log
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		cl.Run(runCtx)
+		if err := cl.Run(runCtx); err != nil {
+			log.Error("leaving: the cluster connection failed", "error", err)
+			fail(err)
+		}
 	}()
 	return cl, func() {
 		stopRun()

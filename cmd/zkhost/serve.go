@@ -29,6 +29,7 @@ the client commands find this daemon too. Under systemd (Type=notify) it reports
 READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
 	cfgPath := fs.String("config", "", "TOML config (default: $`+cli.EnvConfig+`, else the embedded defaults; see examples/zkhost.toml)")
 	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
+	reconfigure := fs.Bool("cluster-reconfigure", false, "change the cluster-wide [cluster] settings (replicas, ack_wait, [journal] retention) of the running cluster to this host's (docs/cluster.md)")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
@@ -43,6 +44,12 @@ READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
 	cfg, err := config.Load(cli.ConfigPath(*cfgPath))
 	if err != nil {
 		return err
+	}
+	if *reconfigure {
+		if cfg.Cluster == nil {
+			return fmt.Errorf("--cluster-reconfigure: the config has no [cluster]")
+		}
+		cfg.Cluster.Reconfigure = true
 	}
 	log := hclog.New(&hclog.LoggerOptions{
 		Name: "zkhost", Output: stderr, Level: hclog.LevelFromString(cfg.LogLevel), JSONFormat: cfg.LogJSON,
@@ -67,21 +74,36 @@ READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
 	if err != nil {
 		return err
 	}
+	// A cluster whose NATS connection fails for good stops the host, which
+	// then exits non-zero for its supervisor to start it again.
+	ctx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
+	clusterFailed := make(chan error, 1)
+	failCluster := func(err error) {
+		select {
+		case clusterFailed <- err:
+		default:
+		}
+		stopServe()
+	}
+	svc, stopCluster, err := serveCluster(ctx, cfg, d, log, failCluster) // cluster.go: d alone without [cluster]
+	if err != nil {
+		d.Close()
+		return err
+	}
+	// The status page and /metrics show what the API serves: with [cluster],
+	// the cluster too.
 	if cfg.API.WebAddress != "" {
-		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, TokenFile: cfg.API.TokenFile, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey}, d, log.Named("web"))
+		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, TokenFile: cfg.API.TokenFile, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey}, svc, log.Named("web"))
 		if err != nil {
 			d.Close()
+			stopCluster()
 			return err
 		}
 		defer ws.Close(context.Background())
 		if !cfg.LogJSON { // JSON logs stay JSON lines; the web logger said where it listens
 			fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
 		}
-	}
-	svc, stopCluster, err := serveCluster(ctx, cfg, d, log) // cluster.go: d alone without [cluster]
-	if err != nil {
-		d.Close()
-		return err
 	}
 	srv, err := api.Listen(api.Config{
 		Socket: cfg.API.Socket, SocketMode: cfg.API.SocketMode, SocketGroup: cfg.API.SocketGroup,
@@ -111,6 +133,13 @@ READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
 	})
 	defer stopping()
 	runErr := d.Run(ctx)
+	select {
+	case err := <-clusterFailed:
+		if runErr == nil {
+			runErr = err
+		}
+	default:
+	}
 	stopCluster()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	srv.Stop(stopCtx)

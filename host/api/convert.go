@@ -222,7 +222,52 @@ func StatusReportProto(s StatusReport) *zkhostv1.StatusReport {
 	for _, d := range s.Devices {
 		p.Devices = append(p.Devices, deviceStatusProto(d))
 	}
+	p.Cluster = clusterStatusProto(s.Cluster)
 	return p
+}
+
+func clusterStatusProto(c *ClusterStatus) *zkhostv1.ClusterStatus {
+	if c == nil {
+		return nil
+	}
+	p := &zkhostv1.ClusterStatus{
+		Host: c.Host, Prefix: c.Prefix, OldestUnixNano: unixNano(c.Oldest), QueueError: c.QueueError,
+		Connection: &zkhostv1.ClusterConnection{
+			State: c.Connection.State, SinceUnixNano: unixNano(c.Connection.Since), Server: c.Connection.Server,
+			LastError: c.Connection.LastError, LastErrorUnixNano: unixNano(c.Connection.LastErrorAt),
+			Reconnects: uint32(c.Connection.Reconnects),
+		},
+	}
+	for _, h := range c.Hosts {
+		p.Hosts = append(p.Hosts, &zkhostv1.ClusterHost{Name: h.Name, Alive: h.Alive, LastSeenUnixNano: unixNano(h.LastSeen),
+			Keys: h.Keys, Free: int32(h.Free), Devices: h.Devices})
+	}
+	for _, q := range c.Queues {
+		p.Queues = append(p.Queues, &zkhostv1.ClusterQueue{Class: zkhostv1.PriorityClass(q.Class), Waiting: q.Waiting, Held: q.Held, Redelivered: q.Redelivered})
+	}
+	return p
+}
+
+func clusterStatusFromProto(p *zkhostv1.ClusterStatus) *ClusterStatus {
+	if p == nil {
+		return nil
+	}
+	pc := p.GetConnection()
+	c := &ClusterStatus{
+		Host: p.GetHost(), Prefix: p.GetPrefix(), Oldest: fromUnixNano(p.GetOldestUnixNano()), QueueError: p.GetQueueError(),
+		Connection: ClusterConnection{
+			State: pc.GetState(), Since: fromUnixNano(pc.GetSinceUnixNano()), Server: pc.GetServer(),
+			LastError: pc.GetLastError(), LastErrorAt: fromUnixNano(pc.GetLastErrorUnixNano()), Reconnects: int(pc.GetReconnects()),
+		},
+	}
+	for _, h := range p.GetHosts() {
+		c.Hosts = append(c.Hosts, ClusterHost{Name: h.GetName(), Alive: h.GetAlive(), LastSeen: fromUnixNano(h.GetLastSeenUnixNano()),
+			Keys: h.GetKeys(), Free: int(h.GetFree()), Devices: h.GetDevices()})
+	}
+	for _, q := range p.GetQueues() {
+		c.Queues = append(c.Queues, ClusterQueue{Class: Class(q.GetClass()), Waiting: q.GetWaiting(), Held: q.GetHeld(), Redelivered: q.GetRedelivered()})
+	}
+	return c
 }
 
 // StatusReportFromProto returns the report p carries.
@@ -258,6 +303,7 @@ func StatusReportFromProto(p *zkhostv1.StatusReport) StatusReport {
 	for _, d := range p.GetDevices() {
 		s.Devices = append(s.Devices, DeviceStatusFromProto(d))
 	}
+	s.Cluster = clusterStatusFromProto(p.GetCluster())
 	return s
 }
 

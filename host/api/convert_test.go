@@ -51,6 +51,12 @@ func TestStatusAndFilterRoundTrip(t *testing.T) {
 		Version: "v0.1.0",
 		Journal: JournalStatus{Dir: "/var/lib/zkhost", Writable: false, ShortSince: time.Unix(1700000000, 5),
 			LastError: "no space left on device", WriteRetries: 7, FreeBytes: 4096, ReserveBytes: 64 << 20, ReserveHeld: false},
+		Cluster: &ClusterStatus{Host: "h0", Prefix: "zkhost", Oldest: time.Unix(1700000000, 7), QueueError: "",
+			Connection: ClusterConnection{State: "reconnecting", Since: time.Unix(1700000001, 0), Server: "nats://n1:4222",
+				LastError: "nats: authorization violation", LastErrorAt: time.Unix(1700000002, 0), Reconnects: 2},
+			Hosts: []ClusterHost{{Name: "h0", Alive: true, LastSeen: time.Unix(1700000003, 0), Keys: []string{"porep"}, Free: 2,
+				Devices: []string{"gpu0", "gpu1 (down)"}}, {Name: "h1", LastSeen: time.Unix(1700000000, 0)}},
+			Queues: []ClusterQueue{{Class: ClassCritical, Waiting: 3, Held: 2, Redelivered: 1}}},
 	}
 	if got := StatusReportFromProto(StatusReportProto(s)); !reflect.DeepEqual(got, s) {
 		t.Errorf("status round trip:\n got %+v\nwant %+v", got, s)

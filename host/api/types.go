@@ -441,6 +441,55 @@ type StatusReport struct {
 	Version           string
 	// Journal is the state of the journal's storage.
 	Journal JournalStatus
+	// Cluster is the proving cluster as this host sees it; nil without
+	// [cluster].
+	Cluster *ClusterStatus
+}
+
+// ClusterStatus is the proving cluster as one of its hosts sees it: every
+// host, this host's NATS connection, and the cluster's queue.
+type ClusterStatus struct {
+	Host       string // the host answering
+	Prefix     string // the start of the cluster's names in NATS
+	Connection ClusterConnection
+	Hosts      []ClusterHost  // every host heard, this one included, by name
+	Queues     []ClusterQueue // per priority class, in priority order
+	// Oldest is when the oldest partition not yet done was queued; zero
+	// when none waits.
+	Oldest time.Time
+	// QueueError says why the queue could not be read now (Queues is then
+	// empty).
+	QueueError string
+}
+
+// ClusterConnection is a host's NATS connection.
+type ClusterConnection struct {
+	State  string // connected, reconnecting, closed
+	Since  time.Time
+	Server string // without credentials
+	// LastError is NATS's latest error, as NATS said it, kept after a
+	// reconnection.
+	LastError   string
+	LastErrorAt time.Time
+	Reconnects  int
+}
+
+// ClusterHost is one host of a cluster, from its presence messages.
+type ClusterHost struct {
+	Name     string
+	Alive    bool // heard within the last few seconds
+	LastSeen time.Time
+	Keys     []string // circuits whose key is loaded on one of its healthy devices
+	Free     int      // partitions it would take now
+	Devices  []string // its devices, "(down)" after one not healthy
+}
+
+// ClusterQueue is one priority class's partitions in the cluster's queue.
+type ClusterQueue struct {
+	Class       Class
+	Waiting     uint64 // queued, held by no host
+	Held        uint64 // held by hosts, not yet done
+	Redelivered uint64 // held after a redelivery (a host died, failed or handed it back)
 }
 
 // JournalStatus is the state of the journal's storage. While Writable is false

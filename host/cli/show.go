@@ -114,7 +114,53 @@ keys resident, restarts, health) and the host memory budget.`)
 	jt.AppendRow(table.Row{orDash(s.Journal.Dir), api.FormatBytes(s.Journal.FreeBytes), reserve, s.Journal.WriteRetries, state})
 	alignRight(jt, 2, 3, 4)
 	fmt.Fprintln(stdout, jt.Render())
+	if s.Cluster != nil {
+		fmt.Fprintln(stdout)
+		showCluster(stdout, s.Cluster)
+	}
 	return nil
+}
+
+// showCluster prints the cluster as the host sees it: its NATS connection,
+// every host heard, and the cluster's queue.
+func showCluster(stdout io.Writer, c *api.ClusterStatus) {
+	conn := fmt.Sprintf("NATS %s since %s", c.Connection.State, c.Connection.Since.Format(time.RFC3339))
+	if c.Connection.Server != "" {
+		conn += " to " + c.Connection.Server
+	}
+	conn += fmt.Sprintf(", %d reconnections", c.Connection.Reconnects)
+	if c.Connection.LastError != "" {
+		conn += fmt.Sprintf("; last error at %s: %s", c.Connection.LastErrorAt.Format(time.RFC3339), c.Connection.LastError)
+	}
+	fmt.Fprintf(stdout, "Cluster (host %s, prefix %s): %s\n", c.Host, c.Prefix, conn)
+	h := newTable("Cluster hosts")
+	h.AppendHeader(table.Row{"HOST", "STATE", "FREE", "DEVICES", "KEYS"})
+	for _, x := range c.Hosts {
+		state := "alive"
+		if !x.Alive {
+			state = "SILENT since " + x.LastSeen.Format(time.RFC3339)
+		}
+		h.AppendRow(table.Row{x.Name, state, x.Free, orDash(strings.Join(x.Devices, ", ")), orDash(strings.Join(x.Keys, ", "))})
+	}
+	alignRight(h, 3)
+	fmt.Fprintln(stdout, h.Render())
+	fmt.Fprintln(stdout)
+	if c.QueueError != "" {
+		fmt.Fprintf(stdout, "Cluster queue: unreadable now: %s\n", c.QueueError)
+		return
+	}
+	q := newTable("Cluster queue")
+	q.AppendHeader(table.Row{"CLASS", "WAITING", "HELD", "REDELIVERED"})
+	for _, x := range c.Queues {
+		q.AppendRow(table.Row{x.Class.String(), x.Waiting, x.Held, x.Redelivered})
+	}
+	alignRight(q, 2, 3, 4)
+	fmt.Fprintln(stdout, q.Render())
+	oldest := "none"
+	if !c.Oldest.IsZero() {
+		oldest = time.Since(c.Oldest).Round(time.Second).String()
+	}
+	fmt.Fprintf(stdout, "Oldest partition not yet done: %s\n", oldest)
 }
 
 // Jobs runs `zkhost jobs`: a table of recent jobs, newest first.

@@ -77,7 +77,7 @@ func TestPresenceTravels(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		// Presence is sent again and again; so here.
-		if err := a.nc.Publish(presenceSubject+"h0", data); err != nil {
+		if err := a.nc.Publish(a.n.presence+"h0", data); err != nil {
 			t.Fatal(err)
 		}
 		b.peers.mu.Lock()
@@ -99,7 +99,7 @@ func TestPresenceTravels(t *testing.T) {
 	case <-b.wake:
 	default:
 	}
-	if err := a.nc.Publish(nudgeSubject+"h1", nil); err != nil {
+	if err := a.nc.Publish(a.n.nudge+"h1", nil); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -27,7 +27,10 @@ type Cluster struct {
 	log   hclog.Logger
 	local api.Service // this host's daemon
 
-	srv  *server.Server // the embedded server, or nil
+	srv *server.Server // the embedded server, or nil
+	// n are the names of this cluster's things in NATS (names.go).
+	n    names
+	conn *connState // the NATS connection's state (conn.go)
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
@@ -48,6 +51,12 @@ type Cluster struct {
 	wake    chan struct{}
 	wakeSub *nats.Subscription
 
+	// held are the reply subjects of the partitions this host holds, by
+	// stream sequence, announced so that a live host hands them back if this
+	// one falls silent (affinity.go, reap).
+	heldMu sync.Mutex
+	held   map[uint64]string
+
 	closeOnce sync.Once
 }
 
@@ -63,7 +72,8 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	c := &Cluster{cfg: cc, log: log, local: local, wake: make(chan struct{}, 1), peers: newPeers(cc.Name)}
+	c := &Cluster{cfg: cc, log: log, local: local, wake: make(chan struct{}, 1), peers: newPeers(cc.Name),
+		n: newNames(cc.Prefix), conn: newConnState(), held: map[uint64]string{}}
 	for _, ci := range cfg.Circuits {
 		c.circuits = append(c.circuits, ci.Name)
 	}
@@ -77,7 +87,7 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 			return nil, err
 		}
 	}
-	if c.nc, err = connect(cc, c.srv, log); err != nil {
+	if c.nc, err = connect(cc, c.srv, log, c.conn); err != nil {
 		return nil, err
 	}
 	// An async publish whose ack was lost (publish waits requestTimeout, then
@@ -85,12 +95,12 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if c.js, err = jetstream.New(c.nc, jetstream.WithPublishAsyncTimeout(time.Minute)); err != nil {
 		return nil, err
 	}
-	h, err := setup(ctx, c.js, cc, cfg.Journal.Retention, log)
+	h, err := setup(ctx, c.js, cc, c.n, cfg.Journal.Retention, c.conn, log)
 	if err != nil {
 		return nil, err
 	}
 	c.stream, c.cons, c.kv, c.inputs = h.stream, h.cons, h.kv, h.inputs
-	if c.wakeSub, err = c.nc.Subscribe(wakeSubject, func(*nats.Msg) { c.signal() }); err != nil {
+	if c.wakeSub, err = c.nc.Subscribe(c.n.wake, func(*nats.Msg) { c.signal() }); err != nil {
 		return nil, err
 	}
 	if err = c.listenPresence(); err != nil {
@@ -99,8 +109,12 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if err = c.nc.Flush(); err != nil { // the subscriptions are in place
 		return nil, err
 	}
-	log.Info("joined the proving cluster", "host", cc.Name, "replicas", cc.Replicas, "embedded", cc.Embedded,
-		"servers", c.nc.Servers())
+	servers := redactURLs(cc.URLs)
+	if c.srv != nil && len(cc.URLs) == 0 {
+		servers = []string{c.srv.ClientURL()} // where it listens, not nats.go's default URL
+	}
+	log.Info("joined the proving cluster", "host", cc.Name, "prefix", c.n.prefix, "replicas", cc.Replicas,
+		"ack_wait", cc.AckWait, "embedded", cc.Embedded, "servers", servers)
 	return c, nil
 }
 
@@ -115,6 +129,7 @@ func (c *Cluster) signal() {
 // server) and stops the embedded server.
 func (c *Cluster) Close() {
 	c.closeOnce.Do(func() {
+		c.conn.close()
 		if c.wakeSub != nil {
 			c.wakeSub.Unsubscribe()
 		}
@@ -193,7 +208,7 @@ func (c *Cluster) casKey(ctx context.Context, key string, change func(old []byte
 		if err != nil || !write {
 			return old, err
 		}
-		err = request(ctx, func(ctx context.Context) (err error) {
+		err = c.request(ctx, func(ctx context.Context) (err error) {
 			if found {
 				_, err = c.kv.Update(ctx, key, val, rev)
 			} else {
@@ -234,7 +249,7 @@ func (c *Cluster) recordProof(ctx context.Context, id string, idx int, pr proofR
 	if err != nil {
 		return err
 	}
-	err = request(ctx, func(ctx context.Context) error {
+	err = c.request(ctx, func(ctx context.Context) error {
 		_, err := c.kv.Create(ctx, proofKey(id, idx), b)
 		return err
 	})
@@ -289,8 +304,8 @@ func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, rea
 		// Its waiting partitions (one subject: its class's) go at once;
 		// those held by hosts see the ended job and drop theirs. A purge
 		// lost with a NATS server costs only their deliveries.
-		request(ctx, func(ctx context.Context) error {
-			return c.stream.Purge(ctx, jetstream.WithPurgeSubject(partSubject(r.Class, id)))
+		c.request(ctx, func(ctx context.Context) error {
+			return c.stream.Purge(ctx, jetstream.WithPurgeSubject(c.n.partSubject(r.Class, id)))
 		})
 	}
 	if err == nil && ended {
@@ -333,7 +348,7 @@ func (c *Cluster) get(ctx context.Context, key string) ([]byte, error) {
 // may lag behind a write another host just made).
 func (c *Cluster) getRev(ctx context.Context, key string) ([]byte, uint64, error) {
 	var e jetstream.KeyValueEntry
-	err := request(ctx, func(ctx context.Context) (err error) {
+	err := c.request(ctx, func(ctx context.Context) (err error) {
 		e, err = c.kv.Get(ctx, key)
 		return err
 	})
@@ -350,12 +365,12 @@ func (c *Cluster) getRev(ctx context.Context, key string) ([]byte, uint64, error
 // STREAM.MSG.GET API, which only the leader answers), never from a replica.
 // A deleted or absent key is errNotFound.
 func (c *Cluster) leaderGet(ctx context.Context, key string) ([]byte, uint64, error) {
-	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucketName + "." + key})
+	req, _ := json.Marshal(map[string]string{"last_by_subj": c.n.kvSubject(key)})
 	// Only the leader answers: between two leaders nobody does, so the
 	// request is retried until one is elected.
 	var m *nats.Msg
-	err := request(ctx, func(ctx context.Context) (err error) {
-		m, err = c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucketName, req)
+	err := c.request(ctx, func(ctx context.Context) (err error) {
+		m, err = c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+c.n.kvStream(), req)
 		return err
 	})
 	if err != nil {

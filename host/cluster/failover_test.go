@@ -97,7 +97,7 @@ func bucketLeader(t *testing.T, c *Cluster, srvs []*server.Server) *server.Serve
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := c.js.Stream(ctx, "KV_"+bucketName)
+	s, err := c.js.Stream(ctx, c.n.kvStream())
 	if err != nil {
 		t.Fatal(err)
 	}

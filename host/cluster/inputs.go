@@ -31,9 +31,8 @@ import (
 // records) removes any a host could not delete (it died in between).
 
 const (
-	inputsBucket = "zkhost_inputs"
 	// headers of a partition message whose input is an object
-	hdrObject = "Zkhost-Object" // the object's name in inputsBucket
+	hdrObject = "Zkhost-Object" // the object's name in the inputs bucket
 	hdrSize   = "Zkhost-Size"   // its size in bytes
 	hdrSHA256 = "Zkhost-Sha256" // its SHA-256, hex
 
@@ -99,7 +98,7 @@ func (c *Cluster) putInput(ctx context.Context, m *nats.Msg, job string, idx int
 	ctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(len(in)/putRate)*time.Second)
 	defer cancel()
 	if _, err := c.inputs.Put(ctx, meta, bytes.NewReader(in)); err != nil {
-		return fmt.Errorf("storing input %d of job %s (%d bytes) in bucket %s: %w", idx, job, len(in), inputsBucket, err)
+		return fmt.Errorf("storing input %d of job %s (%d bytes) in bucket %s: %w", idx, job, len(in), c.n.inputs, err)
 	}
 	return nil
 }
@@ -121,7 +120,7 @@ func (c *Cluster) readInput(ctx context.Context, msg jetstream.Msg, job string, 
 		return msg.Data(), nil
 	}
 	lost := func(format string, a ...any) error {
-		return fmt.Errorf("%w: job %s partition %d: input object %s in bucket %s: %s", errInputLost, job, idx, name, inputsBucket, fmt.Sprintf(format, a...))
+		return fmt.Errorf("%w: job %s partition %d: input object %s in bucket %s: %s", errInputLost, job, idx, name, c.n.inputs, fmt.Sprintf(format, a...))
 	}
 	size, err := strconv.Atoi(h.Get(hdrSize))
 	want, herr := hex.DecodeString(h.Get(hdrSHA256))
@@ -178,7 +177,7 @@ func (c *Cluster) dropInputs(ctx context.Context, r *jobRecord) {
 		// Not found may be a lagging replica's answer: asked a few times.
 		var err error
 		for try := 0; try < 4 && ctx.Err() == nil; try++ {
-			err = request(ctx, func(ctx context.Context) error { return c.inputs.Delete(ctx, inputName(r.ID, i)) })
+			err = c.request(ctx, func(ctx context.Context) error { return c.inputs.Delete(ctx, inputName(r.ID, i)) })
 			if !errors.Is(err, jetstream.ErrObjectNotFound) {
 				break
 			}

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -14,16 +13,34 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
-	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/config"
 )
 
 // startServer runs the embedded NATS server of [cluster] embedded = true and
 // waits until it takes connections.
 func startServer(cc *config.Cluster, log hclog.Logger) (*server.Server, error) {
+	opts, err := serverOptions(cc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS server: %w", err)
+	}
+	s.SetLoggerV2(natsLogger{log}, false, false, false)
+	s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("embedded NATS server did not listen on %s within 30s (is the port taken?)", cc.Listen)
+	}
+	return s, nil
+}
+
+// serverOptions are the embedded server's options from [cluster]: the
+// credentials are read from their files now.
+func serverOptions(cc *config.Cluster) (*server.Options, error) {
 	host, port, err := splitHostPort(cc.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("cluster.listen: %w", err)
@@ -49,15 +66,25 @@ func startServer(cc *config.Cluster, log hclog.Logger) (*server.Server, error) {
 		}
 		opts.TLSConfig, opts.TLS, opts.TLSTimeout = tc, true, 5
 	}
-	user, pass, nkeyPub, err := credentials(cc)
-	if err != nil {
-		return nil, err
-	}
 	switch {
-	case user != "":
-		opts.Username, opts.Password = user, pass
-	case nkeyPub != "":
-		opts.Nkeys = []*server.NkeyUser{{Nkey: nkeyPub}}
+	case cc.PasswordFile != "":
+		pass, err := readSecret("cluster.password_file", cc.PasswordFile)
+		if err != nil {
+			return nil, err
+		}
+		opts.Username, opts.Password = cc.User, pass
+	case cc.TokenFile != "":
+		token, err := readSecret("cluster.token_file", cc.TokenFile)
+		if err != nil {
+			return nil, err
+		}
+		opts.Authorization = token
+	case cc.NkeySeedFile != "":
+		pub, err := nkeyPublic(cc.NkeySeedFile)
+		if err != nil {
+			return nil, err
+		}
+		opts.Nkeys = []*server.NkeyUser{{Nkey: pub}}
 	}
 	if cc.ClusterListen != "" {
 		h, p, err := splitHostPort(cc.ClusterListen)
@@ -80,17 +107,7 @@ func startServer(cc *config.Cluster, log hclog.Logger) (*server.Server, error) {
 			opts.Routes = append(opts.Routes, u)
 		}
 	}
-	s, err := server.NewServer(opts)
-	if err != nil {
-		return nil, fmt.Errorf("embedded NATS server: %w", err)
-	}
-	s.SetLoggerV2(natsLogger{log}, false, false, false)
-	s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		s.Shutdown()
-		return nil, fmt.Errorf("embedded NATS server did not listen on %s within 30s (is the port taken?)", cc.Listen)
-	}
-	return s, nil
+	return opts, nil
 }
 
 func splitHostPort(addr string) (string, int, error) {
@@ -102,64 +119,130 @@ func splitHostPort(addr string) (string, int, error) {
 	return h, n, err
 }
 
-// credentials reads the user and password, or the nkey seed's public key.
-func credentials(cc *config.Cluster) (user, pass, nkeyPub string, err error) {
-	if cc.PasswordFile != "" {
-		b, err := os.ReadFile(cc.PasswordFile)
-		if err != nil {
-			return "", "", "", fmt.Errorf("cluster.password_file: %w", err)
-		}
-		pass = strings.TrimSpace(string(b))
-		if pass == "" {
-			return "", "", "", fmt.Errorf("cluster.password_file: %s is empty", cc.PasswordFile)
-		}
-		return cc.User, pass, "", nil
+// readSecret reads a credential file: its content, trimmed. The error names
+// the file, never its content.
+func readSecret(key, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
 	}
-	if cc.NkeySeedFile != "" {
-		b, err := os.ReadFile(cc.NkeySeedFile)
-		if err != nil {
-			return "", "", "", fmt.Errorf("cluster.nkey_seed_file: %w", err)
-		}
-		kp, err := nkeys.FromSeed([]byte(strings.TrimSpace(string(b))))
-		if err != nil {
-			return "", "", "", fmt.Errorf("cluster.nkey_seed_file: %s: %w", cc.NkeySeedFile, err)
-		}
-		pub, err := kp.PublicKey()
-		if err != nil {
-			return "", "", "", fmt.Errorf("cluster.nkey_seed_file: %w", err)
-		}
-		return "", "", pub, nil
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%s: %s is empty", key, path)
 	}
-	return "", "", "", nil
+	return s, nil
+}
+
+// nkeyPublic reads an nkey seed file and returns its user public key.
+func nkeyPublic(path string) (string, error) {
+	seed, err := readSecret("cluster.nkey_seed_file", path)
+	if err != nil {
+		return "", err
+	}
+	kp, err := nkeys.FromSeed([]byte(seed))
+	if err != nil {
+		return "", fmt.Errorf("cluster.nkey_seed_file: %s: %w", path, err)
+	}
+	defer kp.Wipe()
+	pub, err := kp.PublicKey()
+	if err != nil || !nkeys.IsValidPublicUserKey(pub) {
+		return "", fmt.Errorf("cluster.nkey_seed_file: %s holds no user seed", path)
+	}
+	return pub, nil
+}
+
+// nkeySign signs a server's nonce with the seed in path, read again for
+// every signature (as a password file is read again for every connection).
+func nkeySign(path string, nonce []byte) ([]byte, error) {
+	seed, err := readSecret("cluster.nkey_seed_file", path)
+	if err != nil {
+		return nil, err
+	}
+	kp, err := nkeys.FromSeed([]byte(seed))
+	if err != nil {
+		return nil, fmt.Errorf("cluster.nkey_seed_file: %s: %w", path, err)
+	}
+	defer kp.Wipe()
+	return kp.Sign(nonce)
 }
 
 // connect opens the host's NATS connection: to its embedded server in process
-// when it has one and no URLs, else to the URLs.
-func connect(cc *config.Cluster, srv *server.Server, log hclog.Logger) (*nats.Conn, error) {
+// when it has one and no URLs, else to the URLs. The connection never gives
+// up: it reconnects without end, reading the credential files again at every
+// attempt (so a rotated password, token, nkey seed or .creds file is picked
+// up, and an authorization error does not end it), and st follows its state
+// for Status and for the requests that would otherwise wait on a dead link.
+// What cannot heal in place (an nkey seed that now holds another key, whose
+// public key the connection was made with) is reported to st as fatal: the
+// host exits for its supervisor to start it again.
+func connect(cc *config.Cluster, srv *server.Server, log hclog.Logger, st *connState) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name("zkhost " + cc.Name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
+		// By default nats.go stops reconnecting after the same authorization
+		// error twice: a rotated password then left a live host that
+		// refused all work, for good.
+		nats.IgnoreAuthErrorAbort(),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			st.disconnected(err)
 			if err != nil {
 				log.Warn("NATS connection lost; reconnecting", "error", err)
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "server", nc.ConnectedUrlRedacted()) }),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			if st.reconnectFailed(err) {
+				log.Warn("NATS reconnection failed; trying again", "error", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			st.connected(nc.ConnectedUrlRedacted())
+			log.Info("NATS reconnected", "server", nc.ConnectedUrlRedacted())
+		}),
+		nats.ClosedHandler(func(nc *nats.Conn) { st.closed(nc.LastError()) }),
+		// NATS's asynchronous errors (a permission refused, a slow consumer)
+		// come only here: each is logged as NATS said it and kept for the
+		// request it failed (request.go).
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			st.refused(err)
+			if sub != nil {
+				log.Error("NATS refused", "error", err, "subscription", sub.Subject)
+				return
+			}
+			log.Error("NATS refused", "error", err)
+		}),
 	}
-	if cc.PasswordFile != "" {
-		user, pass, _, err := credentials(cc)
+	switch {
+	case cc.PasswordFile != "":
+		opts = append(opts, nats.UserInfoHandler(func() (string, string) {
+			pass, err := readSecret("cluster.password_file", cc.PasswordFile)
+			if err != nil {
+				log.Error("reading the NATS password", "error", err)
+			}
+			return cc.User, pass
+		}))
+	case cc.TokenFile != "":
+		opts = append(opts, nats.TokenHandler(func() string {
+			token, err := readSecret("cluster.token_file", cc.TokenFile)
+			if err != nil {
+				log.Error("reading the NATS token", "error", err)
+			}
+			return token
+		}))
+	case cc.NkeySeedFile != "":
+		pub, err := nkeyPublic(cc.NkeySeedFile)
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, nats.UserInfo(user, pass))
-	}
-	if cc.NkeySeedFile != "" {
-		o, err := nats.NkeyOptionFromSeed(cc.NkeySeedFile)
-		if err != nil {
-			return nil, fmt.Errorf("cluster.nkey_seed_file: %w", err)
-		}
-		opts = append(opts, o)
+		opts = append(opts, nats.Nkey(pub, func(nonce []byte) ([]byte, error) {
+			if now, err := nkeyPublic(cc.NkeySeedFile); err == nil && now != pub {
+				st.fatal(fmt.Errorf("cluster.nkey_seed_file %s now holds another key (%s, was %s): this connection cannot change its key; exiting so that the host starts again with it", cc.NkeySeedFile, now, pub))
+			}
+			return nkeySign(cc.NkeySeedFile, nonce)
+		}))
+	case cc.CredsFile != "":
+		// nats.go reads the file (JWT and seed) again at every connection.
+		opts = append(opts, nats.UserCredentials(cc.CredsFile))
 	}
 	if cc.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(cc.TLSCA))
@@ -168,15 +251,35 @@ func connect(cc *config.Cluster, srv *server.Server, log hclog.Logger) (*nats.Co
 		opts = append(opts, nats.ClientCert(cc.TLSCert, cc.TLSKey))
 	}
 	servers := strings.Join(cc.URLs, ",")
+	shown := strings.Join(redactURLs(cc.URLs), ",")
 	if srv != nil && len(cc.URLs) == 0 {
 		opts = append(opts, nats.InProcessServer(srv))
-		servers = ""
+		servers, shown = "", "embedded server at "+srv.ClientURL()
 	}
 	nc, err := nats.Connect(servers, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to NATS (%s): %w", orText(servers, "embedded server"), err)
+		return nil, fmt.Errorf("connecting to NATS (%s): %w", shown, err)
 	}
+	st.connected(orText(nc.ConnectedUrlRedacted(), shown))
 	return nc, nil
+}
+
+// redactURLs hides any credential in the URLs (the config refuses them; a
+// URL built elsewhere may still carry one).
+func redactURLs(urls []string) []string {
+	out := make([]string, len(urls))
+	for i, s := range urls {
+		u, err := url.Parse(s)
+		if err != nil {
+			out[i] = "(a URL that does not parse)"
+			continue
+		}
+		if u.User != nil {
+			u.User = url.User("REDACTED")
+		}
+		out[i] = u.String()
+	}
+	return out
 }
 
 func orText(s, alt string) string {
@@ -184,92 +287,6 @@ func orText(s, alt string) string {
 		return alt
 	}
 	return s
-}
-
-// jsHandles are what setup creates or finds.
-type jsHandles struct {
-	stream jetstream.Stream
-	cons   [4]jetstream.Consumer
-	kv     jetstream.KeyValue
-	inputs jetstream.ObjectStore
-}
-
-// setup creates (or finds) the stream, its consumers and the buckets,
-// retrying while JetStream has no leader yet: servers of a cluster starting
-// together elect one only once a majority is up.
-func setup(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, retention time.Duration, log hclog.Logger) (jsHandles, error) {
-	var h jsHandles
-	try := func() error {
-		// A request sent before a leader is elected gets no answer: each try
-		// has its own deadline.
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		var err error
-		h.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        streamName,
-			Description: "zkhost partitions waiting for a host",
-			Subjects:    []string{subjectPrefix + ">"},
-			Retention:   jetstream.WorkQueuePolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    cc.Replicas,
-			Duplicates:  2 * time.Minute,
-		})
-		if err != nil {
-			return fmt.Errorf("stream %s: %w", streamName, err)
-		}
-		for i, class := range api.Classes {
-			c, err := js.CreateOrUpdateConsumer(ctx, streamName, jetstream.ConsumerConfig{
-				Durable:       consumerName(class),
-				FilterSubject: subjectPrefix + class.String() + ".>",
-				AckPolicy:     jetstream.AckExplicitPolicy,
-				AckWait:       cc.AckWait,
-				// Each host bounds what it holds (Pull); this bounds the whole cluster.
-				MaxAckPending: 1 << 16,
-				Replicas:      cc.Replicas,
-			})
-			if err != nil {
-				return fmt.Errorf("consumer %s: %w", consumerName(class), err)
-			}
-			h.cons[i] = c
-		}
-		kvc := jetstream.KeyValueConfig{
-			Bucket:      bucketName,
-			Description: "zkhost jobs and their proofs",
-			Storage:     jetstream.FileStorage,
-			Replicas:    cc.Replicas,
-			History:     1,
-			TTL:         retention,
-		}
-		h.kv, err = js.CreateOrUpdateKeyValue(ctx, kvc)
-		if err != nil {
-			return fmt.Errorf("bucket %s: %w", bucketName, err)
-		}
-		h.inputs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket:      inputsBucket,
-			Description: "zkhost partition inputs too large for a message",
-			Storage:     jetstream.FileStorage,
-			Replicas:    cc.Replicas,
-			TTL:         retention,
-		})
-		if err != nil {
-			return fmt.Errorf("object store %s: %w", inputsBucket, err)
-		}
-		return nil
-	}
-	for {
-		err := try()
-		if err == nil {
-			return h, nil
-		}
-		if ctx.Err() != nil {
-			return jsHandles{}, fmt.Errorf("JetStream not ready: %w (are a majority of the NATS servers up, with JetStream enabled?)", err)
-		}
-		log.Info("waiting for JetStream", "reason", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 // natsLogger sends the embedded server's log lines to hclog.

@@ -12,16 +12,8 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 )
 
-// Names in NATS. The stream and the bucket are shared by every host of a
-// cluster; changing a name splits a running cluster in two.
+// Names of a partition message's parts; the names in NATS are in names.go.
 const (
-	streamName    = "ZKHOST_PARTITIONS"
-	subjectPrefix = "zkhost.part."
-	// wakeSubject carries an empty message once a job's partitions are
-	// queued: a plain subscription to the stream's subjects would give every
-	// host a copy of every partition's input only to wake it.
-	wakeSubject = "zkhost.wake"
-	bucketName  = "zkhost_jobs"
 	// headers of a partition message
 	hdrPartition = "Zkhost-Partition"
 	hdrInput     = "Zkhost-Input" // "witness" or "assignment"
@@ -30,15 +22,6 @@ const (
 	// for the cluster on its own daemon.
 	localPrefix = "cluster-"
 )
-
-// partSubject is the subject of job's partitions in class: per class, so
-// each class has its own consumer; per job, so a cancel purges the job's
-// partitions at once.
-func partSubject(class api.Class, job string) string {
-	return subjectPrefix + class.OrNormal().String() + "." + job
-}
-
-func consumerName(class api.Class) string { return "zkhost-" + class.String() }
 
 func jobKey(id string) string            { return "job." + id }
 func proofKey(id string, idx int) string { return "proof." + id + "." + strconv.Itoa(idx) }

@@ -34,13 +34,18 @@ const retryPause = 250 * time.Millisecond
 // retryFor or until ctx ends. op must be safe to repeat: every write of this
 // package is (a Create finds its own key, an Update on a revision finds it
 // moved on, a publish carries a message id JetStream deduplicates).
-func request(ctx context.Context, op func(ctx context.Context) error) error {
+//
+// A request NATS refuses (a permission the user lacks) gets no answer either:
+// NATS sends the refusal apart, to the connection's error handler. A request
+// waiting for its answer is ended by such a refusal and returns it at once, in
+// NATS's words, rather than being retried for retryFor and reported as
+// unanswered (connState.attempt).
+func (c *Cluster) request(ctx context.Context, op func(ctx context.Context) error) error {
 	deadline := time.Now().Add(retryFor)
 	for {
-		actx, cancel := context.WithTimeout(ctx, requestTimeout)
-		err := op(actx)
-		cancel()
-		if err == nil || !transient(err) {
+		err := c.conn.attempt(ctx, requestTimeout, op)
+		var refused *refusedError
+		if err == nil || !transient(err) || errors.As(err, &refused) {
 			return err
 		}
 		if ctx.Err() != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -14,12 +15,17 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/journal"
+	"github.com/zkhost/zkhost/host/metrics"
 )
 
 // The Cluster serves the API: jobs from the bucket, so every host answers
 // the same; the machine's own state (Status, keys, devices) from the local
 // daemon.
 var _ api.Service = (*Cluster)(nil)
+
+// submitGrace is how long a reconnection may take before Submit refuses at
+// once (saying why) instead of trying its requests.
+const submitGrace = 2 * time.Second
 
 // Submit implements api.Service: the local daemon checks the job as it would
 // its own, then the job is recorded in the bucket and its partitions queued.
@@ -32,6 +38,9 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	if err := c.CheckSubmit(ctx, h); err != nil {
 		return api.Job{}, err
 	}
+	if err := c.conn.usable(submitGrace); err != nil {
+		return api.Job{}, api.Unavailablef("cluster: %v", err)
+	}
 	req.Class = req.Class.OrNormal()
 	owner := api.IdentityFrom(ctx).Name
 	digest := req.Digest()
@@ -41,7 +50,7 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	}
 	if req.RequestID != "" {
 		rr, _ := json.Marshal(reqRecord{JobID: id, Digest: hex.EncodeToString(digest[:])})
-		err := request(ctx, func(ctx context.Context) error {
+		err := c.request(ctx, func(ctx context.Context) error {
 			_, err := c.kv.Create(ctx, reqKey(owner, req.RequestID), rr)
 			return err
 		})
@@ -62,7 +71,7 @@ func (c *Cluster) Submit(ctx context.Context, req api.SubmitRequest) (api.Job, e
 	rec := newJobRecord(id, req, owner, c.cfg.Name)
 	rec.markObjects(inputs, c.inlineMax())
 	b, _ := json.Marshal(rec)
-	err = request(ctx, func(ctx context.Context) error {
+	err = c.request(ctx, func(ctx context.Context) error {
 		_, err := c.kv.Create(ctx, jobKey(id), b)
 		return err
 	})
@@ -94,7 +103,7 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		if rec.verified(i) {
 			continue
 		}
-		m := nats.NewMsg(partSubject(rec.Class, rec.ID))
+		m := nats.NewMsg(c.n.partSubject(rec.Class, rec.ID))
 		m.Header.Set(jetstream.MsgIDHeader, rec.ID+"."+strconv.Itoa(i))
 		m.Header.Set(hdrPartition, strconv.Itoa(i))
 		if assignments {
@@ -132,7 +141,7 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		if transient(err) {
 			// Publish it again and wait for its ack: JetStream drops a
 			// second copy of a message it stored, by its message id.
-			err = request(ctx, func(ctx context.Context) error {
+			err = c.request(ctx, func(ctx context.Context) error {
 				_, err := c.js.PublishMsg(ctx, f.Msg())
 				return err
 			})
@@ -142,7 +151,7 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		}
 	}
 	// Wake the idle pullers of every host (a lost wake-up costs a poll).
-	c.nc.Publish(wakeSubject, nil)
+	c.nc.Publish(c.n.wake, nil)
 	return nil
 }
 
@@ -211,7 +220,7 @@ func (c *Cluster) Await(ctx context.Context, id string, send func(api.JobEvent) 
 		return err
 	}
 	woken := make(chan struct{}, 1)
-	sub, err := c.nc.Subscribe("$KV."+bucketName+"."+jobKey(id), func(*nats.Msg) {
+	sub, err := c.nc.Subscribe(c.n.kvSubject(jobKey(id)), func(*nats.Msg) {
 		select {
 		case woken <- struct{}{}:
 		default:
@@ -340,8 +349,55 @@ func (c *Cluster) List(ctx context.Context, f api.ListFilter) ([]api.Job, error)
 	return out, nil
 }
 
-// Status implements api.Service: this host's own queues, devices and budget.
-func (c *Cluster) Status(ctx context.Context) (api.StatusReport, error) { return c.local.Status(ctx) }
+// Status implements api.Service: this host's own queues, devices and budget,
+// and the cluster as this host sees it (ClusterStatus). A cluster whose
+// queue cannot be read now (NATS unreachable) still reports the host, its
+// connection and the hosts it heard, saying why the queue is missing.
+func (c *Cluster) Status(ctx context.Context) (api.StatusReport, error) {
+	st, err := c.local.Status(ctx)
+	if err != nil {
+		return st, err
+	}
+	cs := c.ClusterStatus(ctx)
+	st.Cluster = &cs
+	return st, nil
+}
+
+// statusTimeout bounds the reads of the queue for one status.
+const statusTimeout = 2 * time.Second
+
+// ClusterStatus is the cluster as this host sees it: its NATS connection,
+// every host heard, and the queue per class (one request per consumer and
+// one for the stream).
+func (c *Cluster) ClusterStatus(ctx context.Context) api.ClusterStatus {
+	conn := c.conn.status()
+	cs := api.ClusterStatus{
+		Host: c.cfg.Name, Prefix: c.n.prefix,
+		Connection: api.ClusterConnection{State: conn.State, Since: conn.Since, Server: conn.Server,
+			LastError: conn.LastError, LastErrorAt: conn.LastErrAt, Reconnects: conn.Reconnects},
+		Hosts: c.peers.hosts(time.Now()),
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	for i, cons := range c.cons {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			cs.Queues, cs.QueueError = nil, fmt.Sprintf("consumer %s: %v", c.n.consumer(api.Classes[i]), err)
+			return cs
+		}
+		cs.Queues = append(cs.Queues, api.ClusterQueue{Class: api.Classes[i], Waiting: info.NumPending,
+			Held: uint64(info.NumAckPending), Redelivered: uint64(info.NumRedelivered)})
+	}
+	info, err := c.stream.Info(ctx)
+	if err != nil {
+		cs.QueueError = fmt.Sprintf("stream %s: %v", c.n.stream, err)
+		return cs
+	}
+	if info.State.Msgs > 0 {
+		cs.Oldest = info.State.FirstTime
+	}
+	return cs
+}
 
 // PreloadKey implements api.Service on this host's devices.
 func (c *Cluster) PreloadKey(ctx context.Context, circuit, device string) ([]string, error) {
@@ -356,4 +412,14 @@ func (c *Cluster) EvictKey(ctx context.Context, circuit, device string) ([]strin
 // EnableDevice implements api.Service on this host's devices.
 func (c *Cluster) EnableDevice(ctx context.Context, device string) (api.DeviceStatus, error) {
 	return c.local.EnableDevice(ctx, device)
+}
+
+// Metrics passes on the local daemon's metrics (as web.MetricsProvider asks):
+// /metrics and the status page, served over the cluster, keep the devices'
+// proving times and busy history.
+func (c *Cluster) Metrics() *metrics.Metrics {
+	if mp, ok := c.local.(interface{ Metrics() *metrics.Metrics }); ok {
+		return mp.Metrics()
+	}
+	return nil
 }

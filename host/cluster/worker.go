@@ -19,11 +19,16 @@ import (
 // woken: redeliveries (a dead host's partitions) wake nobody.
 const pollInterval = time.Second
 
-// Run pulls partitions for this host's daemon until ctx ends. The host holds
+// Run pulls partitions for this host's daemon until ctx ends, or until the
+// NATS connection fails for good (it closed, or its credentials changed in a
+// way it cannot follow): then it returns why, and zkhost serve exits non-zero
+// for its supervisor to start it again, rather than live on refusing all
+// work. The host holds
 // at most Pull partitions (by default its device slots plus its synthesis
 // workers: enough to keep every device fed, no more), and asks the consumers
 // in priority order whenever one of them is free.
 func (c *Cluster) Run(ctx context.Context) error {
+	c.handBackHeld()
 	c.cancelLeftovers(ctx)
 	slots := c.cfg.Pull
 	if slots <= 0 {
@@ -37,6 +42,15 @@ func (c *Cluster) Run(ctx context.Context) error {
 		}
 	}
 	c.log.Info("pulling partitions", "host", c.cfg.Name, "at_once", slots)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-c.conn.failed:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	free := make(chan struct{}, slots)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -51,17 +65,26 @@ func (c *Cluster) Run(ctx context.Context) error {
 		}
 	}
 	wg.Go(func() { c.announce(ctx, changed, func() int { return slots - int(held.Load()) }) })
+	failed := func() error {
+		select {
+		case <-c.conn.failed:
+			return c.conn.failure
+		default:
+			return nil
+		}
+	}
 	for {
 		select {
 		case free <- struct{}{}:
 		case <-ctx.Done():
-			return nil
+			return failed()
 		}
 		msg := c.next(ctx)
 		if msg == nil {
-			return nil
+			return failed()
 		}
 		held.Add(1)
+		release := c.hold(msg)
 		roomChanged()
 		wg.Add(1)
 		go func() {
@@ -69,6 +92,7 @@ func (c *Cluster) Run(ctx context.Context) error {
 			defer func() { <-free }()
 			defer roomChanged()
 			defer held.Add(-1)
+			defer release()
 			c.handle(ctx, msg)
 		}()
 	}
@@ -132,7 +156,7 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	// A redelivered partition may have been proved by a host that died
 	// before it marked the job; a first delivery cannot have been.
-	if md.NumDelivered > 1 && request(ctx, func(ctx context.Context) error {
+	if md.NumDelivered > 1 && c.request(ctx, func(ctx context.Context) error {
 		_, err := c.kv.Get(ctx, proofKey(jobID, idx))
 		return err
 	}) == nil {
@@ -148,7 +172,9 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
-	stop := c.keepAlive(msg)
+	touch, release := c.holdRecord(msg, md.Sequence.Stream)
+	defer release()
+	stop := c.keepAlive(msg, touch)
 	defer stop()
 	in, err := c.readInput(ctx, msg, jobID, idx)
 	if err != nil {
@@ -307,11 +333,12 @@ func (c *Cluster) recordProofPatiently(ctx context.Context, jobID string, idx in
 }
 
 // keepAlive tells JetStream the partition is still being worked on, every
-// third of the ack wait, until stop is called.
-func (c *Cluster) keepAlive(msg jetstream.Msg) (stop func()) {
+// fifth of the ack wait (so four in a row may be lost, to a NATS server's
+// failover, before the partition goes to another host), until stop is called.
+func (c *Cluster) keepAlive(msg jetstream.Msg, touch func()) (stop func()) {
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(c.cfg.AckWait / 3)
+		t := time.NewTicker(c.cfg.AckWait / 5)
 		defer t.Stop()
 		for {
 			select {
@@ -319,6 +346,7 @@ func (c *Cluster) keepAlive(msg jetstream.Msg) (stop func()) {
 				return
 			case <-t.C:
 				msg.InProgress()
+				touch()
 			}
 		}
 	}()

@@ -52,11 +52,30 @@ type Cluster struct {
 	// MiB by default); a larger one goes to the object store and the message
 	// carries its name, size and digest.
 	InlineMax uint64
-	// User and PasswordFile, or NkeySeedFile, are the NATS credentials (the
-	// embedded server requires the same).
+	// User and PasswordFile, or TokenFile, or NkeySeedFile, or CredsFile are
+	// the NATS credentials (the embedded server requires the same; it takes
+	// no CredsFile, which needs a server in operator mode). The files are
+	// read again at every reconnection, so a rotated credential is picked up
+	// without a restart.
 	User         string
 	PasswordFile string
+	TokenFile    string
 	NkeySeedFile string
+	CredsFile    string
+	// Prefix starts every name this cluster uses in NATS (subjects, the
+	// stream, the buckets, the consumers): two clusters with different
+	// prefixes share one NATS account without meeting. "zkhost" by default.
+	Prefix string
+	// Reconfigure lets this host change the cluster-wide settings of the
+	// existing stream, consumers and buckets to its own (replicas, ack_wait,
+	// [journal] retention). Without it a host whose settings differ refuses
+	// to start. Set by zkhost serve --cluster-reconfigure, never by the file:
+	// a change of the whole cluster is a deliberate act, not a leftover key.
+	Reconfigure bool
+	// HeldDir records the partitions this host holds (<state_dir>/cluster-held),
+	// so that after a crash it hands them back at once instead of leaving
+	// them until ack_wait passes; empty without a state_dir.
+	HeldDir string
 	// TLSCA, TLSCert and TLSKey secure client connections (and, for the
 	// embedded server, its listeners and routes).
 	TLSCA   string
@@ -69,7 +88,11 @@ type Cluster struct {
 // them too).
 const (
 	DefaultMaxPayload = 8 << 20
-	DefaultInlineMax  = 1 << 20
+	// DefaultAckWait is [cluster] ack_wait when unset: what the death of a
+	// host costs its partitions. A host proving a long partition extends it
+	// every fifth of it, so it need not cover a partition's proving time.
+	DefaultAckWait   = 10 * time.Second
+	DefaultInlineMax = 1 << 20
 )
 
 // InlineMargin is what a partition message needs beside its input (subject,
@@ -84,7 +107,7 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 		t.finish()
 		return nil
 	}
-	c := &Cluster{ClusterName: "zkhost", AckWait: 30 * time.Second, MaxDeliver: 3, Listen: "127.0.0.1:4222",
+	c := &Cluster{ClusterName: "zkhost", AckWait: DefaultAckWait, Prefix: "zkhost", MaxDeliver: 3, Listen: "127.0.0.1:4222",
 		MaxPayload: DefaultMaxPayload, InlineMax: DefaultInlineMax}
 	if host, err := os.Hostname(); err == nil {
 		c.Name = host
@@ -111,6 +134,13 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 	c.Routes = t.strList("routes")
 	if stateDir != "" {
 		c.StoreDir = filepath.Join(stateDir, "nats")
+		c.HeldDir = filepath.Join(stateDir, "cluster-held")
+	}
+	if s, ok := t.str("prefix"); ok {
+		c.Prefix = s
+		if !validPrefix(s) {
+			ck.errorf(t.key("prefix"), "bad prefix %q: want 1 to 32 letters, digits, - and _, starting with a letter", s)
+		}
 	}
 	if p, ok := t.path("store_dir"); ok {
 		c.StoreDir = p
@@ -142,6 +172,8 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 	c.User, _ = t.str("user")
 	c.PasswordFile, _ = t.optPath("password_file")
 	c.NkeySeedFile, _ = t.optPath("nkey_seed_file")
+	c.TokenFile, _ = t.optPath("token_file")
+	c.CredsFile, _ = t.optPath("creds_file")
 	c.TLSCA, _ = t.optPath("tls_ca")
 	c.TLSCert, _ = t.optPath("tls_cert")
 	c.TLSKey, _ = t.optPath("tls_key")
@@ -177,13 +209,29 @@ func (ck *checker) checkCluster(t *table, c *Cluster) {
 	if (c.User == "") != (c.PasswordFile == "") {
 		ck.errorf(t.key("user"), "cluster.user and cluster.password_file go together: set both, or neither")
 	}
-	if c.User != "" && c.NkeySeedFile != "" {
-		ck.errorf(t.key("nkey_seed_file"), "set either cluster.user with cluster.password_file or cluster.nkey_seed_file, not both")
+	var kinds []string
+	lastKey := ""
+	for _, k := range []struct {
+		set       bool
+		key, name string
+	}{
+		{c.User != "", "user", "cluster.user with cluster.password_file"}, {c.TokenFile != "", "token_file", "cluster.token_file"},
+		{c.NkeySeedFile != "", "nkey_seed_file", "cluster.nkey_seed_file"}, {c.CredsFile != "", "creds_file", "cluster.creds_file"},
+	} {
+		if k.set {
+			kinds, lastKey = append(kinds, k.name), k.key
+		}
+	}
+	if len(kinds) > 1 {
+		ck.errorf(t.key(lastKey), "set one kind of NATS credentials, not %s", strings.Join(kinds, " and "))
+	}
+	if c.Embedded && c.CredsFile != "" {
+		ck.errorf(t.key("creds_file"), "the embedded server takes no JWT credentials (they need a NATS server in operator mode): use cluster.user with cluster.password_file, cluster.token_file or cluster.nkey_seed_file, or cluster.urls")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		ck.errorf(t.key("tls_cert"), "cluster.tls_cert and cluster.tls_key go together: set both, or neither")
 	}
-	creds := c.User != "" || c.NkeySeedFile != ""
+	creds := len(kinds) > 0
 	// secure refuses an address beyond this machine that lacks what it needs:
 	// a listener its certificate, a client the CA to check the server's, both
 	// credentials, routes mutual TLS.
@@ -199,7 +247,7 @@ func (ck *checker) checkCluster(t *table, c *Cluster) {
 			missing = append(missing, "cluster.tls_ca")
 		}
 		if !creds {
-			missing = append(missing, "credentials (cluster.user with cluster.password_file, or cluster.nkey_seed_file)")
+			missing = append(missing, "credentials (cluster.user with cluster.password_file, cluster.token_file, cluster.nkey_seed_file or cluster.creds_file)")
 		}
 		if key == "routes" || key == "cluster_listen" {
 			if c.TLSCA == "" {
@@ -212,6 +260,13 @@ func (ck *checker) checkCluster(t *table, c *Cluster) {
 		}
 	}
 	for _, u := range c.URLs {
+		if pu, err := url.Parse(u); err == nil && pu.User != nil {
+			// A credential in a URL is printed wherever the URL is (logs,
+			// errors, ps): the files are the only place for one.
+			pu.User = url.User("REDACTED")
+			ck.errorf(t.key("urls"), "%s carries a credential: remove it and set cluster.token_file, or cluster.user with cluster.password_file", pu.String())
+			continue
+		}
 		hp, err := urlHostPort(u, "nats", "tls")
 		if err != nil {
 			ck.errorf(t.key("urls"), "%v", err)
@@ -253,6 +308,20 @@ func (ck *checker) checkCluster(t *table, c *Cluster) {
 			}
 		}
 	}
+}
+
+// validPrefix reports whether p can start NATS subjects, stream, bucket and
+// consumer names alike.
+func validPrefix(p string) bool {
+	if len(p) == 0 || len(p) > 32 || !(p[0] >= 'a' && p[0] <= 'z' || p[0] >= 'A' && p[0] <= 'Z') {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // urlHostPort returns the host:port of a URL with one of schemes.

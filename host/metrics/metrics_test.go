@@ -305,3 +305,43 @@ func TestNewRegistry(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterMetrics: a host of a cluster shows the cluster: its NATS
+// connection, every host heard, and the cluster's queue.
+func TestClusterMetrics(t *testing.T) {
+	svc := sampleService()
+	svc.status.Cluster = &api.ClusterStatus{Host: "h0",
+		Connection: api.ClusterConnection{State: "reconnecting", Reconnects: 2},
+		Hosts: []api.ClusterHost{{Name: "h0", Alive: true, Free: 2, Devices: []string{"gpu0", "gpu1"}},
+			{Name: "h1", Alive: false, Devices: []string{"gpu0 (down)"}}},
+		Queues: []api.ClusterQueue{{Class: api.ClassCritical, Waiting: 1}, {Class: api.ClassNormal, Waiting: 7, Held: 4, Redelivered: 2}},
+	}
+	want := `
+# HELP zkhost_cluster_nats_connected 1 while this host's NATS connection is up, 0 while it reconnects or after it closed.
+# TYPE zkhost_cluster_nats_connected gauge
+zkhost_cluster_nats_connected 0
+# HELP zkhost_cluster_nats_reconnects_total Reconnections of this host's NATS connection since it started.
+# TYPE zkhost_cluster_nats_reconnects_total counter
+zkhost_cluster_nats_reconnects_total 2
+# HELP zkhost_cluster_host_alive 1 for a host of the cluster heard within the last seconds, 0 for one heard before.
+# TYPE zkhost_cluster_host_alive gauge
+zkhost_cluster_host_alive{host="h0"} 1
+zkhost_cluster_host_alive{host="h1"} 0
+# HELP zkhost_cluster_host_devices The host's devices.
+# TYPE zkhost_cluster_host_devices gauge
+zkhost_cluster_host_devices{host="h0"} 2
+zkhost_cluster_host_devices{host="h1"} 1
+# HELP zkhost_cluster_queue_waiting_partitions Partitions in the cluster's queue held by no host, by priority class.
+# TYPE zkhost_cluster_queue_waiting_partitions gauge
+zkhost_cluster_queue_waiting_partitions{class="critical"} 1
+zkhost_cluster_queue_waiting_partitions{class="normal"} 7
+# HELP zkhost_cluster_queue_redelivered_partitions Partitions held after a redelivery (a host died, failed or handed one back), by priority class.
+# TYPE zkhost_cluster_queue_redelivered_partitions gauge
+zkhost_cluster_queue_redelivered_partitions{class="critical"} 0
+zkhost_cluster_queue_redelivered_partitions{class="normal"} 2
+`
+	if err := testutil.CollectAndCompare(NewStatusCollector(svc), strings.NewReader(want), "zkhost_cluster_nats_connected", "zkhost_cluster_nats_reconnects_total",
+		"zkhost_cluster_host_alive", "zkhost_cluster_host_devices", "zkhost_cluster_queue_waiting_partitions", "zkhost_cluster_queue_redelivered_partitions"); err != nil {
+		t.Error(err)
+	}
+}

@@ -107,6 +107,10 @@ type StatusCollector struct {
 	devKeys, devRestarts, devInfo, buildInfo *prometheus.Desc
 	journalWritable, journalRetries          *prometheus.Desc
 	journalFree, journalReserve              *prometheus.Desc
+	// the cluster, on a host with [cluster]
+	clConnected, clReconnects, clHostAlive, clHostFree *prometheus.Desc
+	clHostDevices, clWaiting, clHeld, clRedelivered    *prometheus.Desc
+	clOldest                                           *prometheus.Desc
 }
 
 // NewStatusCollector returns a collector over svc. A scrape waits at most 5
@@ -133,6 +137,15 @@ func NewStatusCollector(svc api.Service) *StatusCollector {
 		journalRetries:  desc("journal_write_retries_total", "Journal writes retried after a space error (full disk, quota, file-size limit)."),
 		journalFree:     desc("journal_free_bytes", "Space free to the daemon's user in the journal's directory.", "dir"),
 		journalReserve:  desc("journal_reserve_held_bytes", "Space the journal's reserve file holds now (released when the disk fills)."),
+		clConnected:     desc("cluster_nats_connected", "1 while this host's NATS connection is up, 0 while it reconnects or after it closed."),
+		clReconnects:    desc("cluster_nats_reconnects_total", "Reconnections of this host's NATS connection since it started."),
+		clHostAlive:     desc("cluster_host_alive", "1 for a host of the cluster heard within the last seconds, 0 for one heard before.", "host"),
+		clHostFree:      desc("cluster_host_free_partitions", "Partitions the host would take now.", "host"),
+		clHostDevices:   desc("cluster_host_devices", "The host's devices.", "host"),
+		clWaiting:       desc("cluster_queue_waiting_partitions", "Partitions in the cluster's queue held by no host, by priority class.", "class"),
+		clHeld:          desc("cluster_queue_held_partitions", "Partitions held by hosts of the cluster, not yet done, by priority class.", "class"),
+		clRedelivered:   desc("cluster_queue_redelivered_partitions", "Partitions held after a redelivery (a host died, failed or handed one back), by priority class.", "class"),
+		clOldest:        desc("cluster_oldest_partition_age_seconds", "Age of the oldest partition of the cluster not yet done; 0 when none."),
 	}
 }
 
@@ -143,6 +156,8 @@ func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.budgetUsed, c.budgetTotal, c.budgetReserve, c.devInFlight, c.devMaxInFlight,
 		c.devHealthy, c.devKeys, c.devRestarts, c.devInfo, c.buildInfo,
 		c.journalWritable, c.journalRetries, c.journalFree, c.journalReserve,
+		c.clConnected, c.clReconnects, c.clHostAlive, c.clHostFree, c.clHostDevices,
+		c.clWaiting, c.clHeld, c.clRedelivered, c.clOldest,
 	} {
 		ch <- d
 	}
@@ -194,6 +209,9 @@ func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.journalRetries, prometheus.CounterValue, float64(st.Journal.WriteRetries))
 	gauge(c.journalFree, float64(st.Journal.FreeBytes), st.Journal.Dir)
 	gauge(c.journalReserve, held)
+	if cl := st.Cluster; cl != nil {
+		c.collectCluster(ch, cl, gauge)
+	}
 
 	jobs, err := ActiveJobs(ctx, c.svc)
 	if err != nil {
@@ -227,4 +245,37 @@ func NewRegistry(m *Metrics, svc api.Service) (*prometheus.Registry, error) {
 		}
 	}
 	return reg, nil
+}
+
+// collectCluster adds the cluster's state as this host sees it.
+func (c *StatusCollector) collectCluster(ch chan<- prometheus.Metric, cl *api.ClusterStatus, gauge func(*prometheus.Desc, float64, ...string)) {
+	connected := 0.0
+	if cl.Connection.State == "connected" {
+		connected = 1
+	}
+	gauge(c.clConnected, connected)
+	ch <- prometheus.MustNewConstMetric(c.clReconnects, prometheus.CounterValue, float64(cl.Connection.Reconnects))
+	for _, h := range cl.Hosts {
+		alive := 0.0
+		if h.Alive {
+			alive = 1
+		}
+		gauge(c.clHostAlive, alive, h.Name)
+		gauge(c.clHostFree, float64(h.Free), h.Name)
+		gauge(c.clHostDevices, float64(len(h.Devices)), h.Name)
+	}
+	if cl.QueueError != "" {
+		ch <- prometheus.NewInvalidMetric(c.clWaiting, fmt.Errorf("cluster queue: %s", cl.QueueError))
+		return
+	}
+	for _, q := range cl.Queues {
+		gauge(c.clWaiting, float64(q.Waiting), q.Class.String())
+		gauge(c.clHeld, float64(q.Held), q.Class.String())
+		gauge(c.clRedelivered, float64(q.Redelivered), q.Class.String())
+	}
+	age := 0.0
+	if !cl.Oldest.IsZero() {
+		age = time.Since(cl.Oldest).Seconds()
+	}
+	gauge(c.clOldest, age)
 }

@@ -76,6 +76,37 @@ type Status struct {
 	// BusyHistory is absent when the service keeps no metrics.
 	BusyHistory *BusyHistory `json:"busy_history,omitempty"`
 	Jobs        []Job        `json:"jobs"`
+	// Cluster is the proving cluster as this host sees it; absent without
+	// [cluster].
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is the proving cluster: this host's NATS connection, every host
+// heard, the cluster's queue.
+type Cluster struct {
+	Host       string            `json:"host"`
+	Connection ClusterConnection `json:"connection"`
+	Hosts      []api.ClusterHost `json:"hosts"`
+	Queues     []ClusterQueue    `json:"queues"`
+	QueueError string            `json:"queue_error,omitempty"`
+	// OldestSeconds is the age of the oldest partition not yet done; 0 when none.
+	OldestSeconds float64 `json:"oldest_seconds"`
+}
+
+// ClusterConnection is the host's NATS connection.
+type ClusterConnection struct {
+	State      string `json:"state"`
+	Server     string `json:"server"`
+	LastError  string `json:"last_error,omitempty"`
+	Reconnects int    `json:"reconnects"`
+}
+
+// ClusterQueue is one class's partitions in the cluster's queue.
+type ClusterQueue struct {
+	Class       string `json:"class"`
+	Waiting     uint64 `json:"waiting"`
+	Held        uint64 `json:"held"`
+	Redelivered uint64 `json:"redelivered"`
 }
 
 // Queue is one priority class's waiting work.
@@ -179,6 +210,16 @@ func StatusJSON(ctx context.Context, svc api.Service, now time.Time) (*Status, e
 			BusyPercent: d.BusyPercent, Keys: keys, Restarts: d.Restarts, Healthy: d.Healthy, Error: d.Error,
 			UtilizationPercent: d.UtilizationPercent, UtilizationSource: d.UtilizationSource, UtilizationNote: d.UtilizationNote,
 		})
+	}
+	if cl := st.Cluster; cl != nil {
+		out.Cluster = &Cluster{Host: cl.Host, Hosts: cl.Hosts, Queues: []ClusterQueue{}, QueueError: cl.QueueError,
+			Connection: ClusterConnection{State: cl.Connection.State, Server: cl.Connection.Server, LastError: cl.Connection.LastError, Reconnects: cl.Connection.Reconnects}}
+		for _, q := range cl.Queues {
+			out.Cluster.Queues = append(out.Cluster.Queues, ClusterQueue{Class: q.Class.String(), Waiting: q.Waiting, Held: q.Held, Redelivered: q.Redelivered})
+		}
+		if !cl.Oldest.IsZero() {
+			out.Cluster.OldestSeconds = now.Sub(cl.Oldest).Seconds()
+		}
 	}
 	if mp, ok := svc.(MetricsProvider); ok && mp.Metrics() != nil {
 		h := mp.Metrics().BusyHistory(now)

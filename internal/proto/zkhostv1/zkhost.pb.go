@@ -1340,6 +1340,7 @@ type StatusReport struct {
 	UptimeNanos       int64                  `protobuf:"varint,6,opt,name=uptime_nanos,json=uptimeNanos,proto3" json:"uptime_nanos,omitempty"`
 	Version           string                 `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
 	Journal           *JournalStatus         `protobuf:"bytes,8,opt,name=journal,proto3" json:"journal,omitempty"`
+	Cluster           *ClusterStatus         `protobuf:"bytes,9,opt,name=cluster,proto3" json:"cluster,omitempty"` // absent on a host without [cluster]
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1430,6 +1431,346 @@ func (x *StatusReport) GetJournal() *JournalStatus {
 	return nil
 }
 
+func (x *StatusReport) GetCluster() *ClusterStatus {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// ClusterStatus is the proving cluster as one of its hosts sees it.
+type ClusterStatus struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Host       string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`     // the host answering
+	Prefix     string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"` // the start of the cluster's names in NATS
+	Connection *ClusterConnection     `protobuf:"bytes,3,opt,name=connection,proto3" json:"connection,omitempty"`
+	Hosts      []*ClusterHost         `protobuf:"bytes,4,rep,name=hosts,proto3" json:"hosts,omitempty"`   // every host heard, this one included
+	Queues     []*ClusterQueue        `protobuf:"bytes,5,rep,name=queues,proto3" json:"queues,omitempty"` // per priority class
+	// oldest_unix_nano is when the oldest partition not yet done was queued; 0 when none.
+	OldestUnixNano int64  `protobuf:"varint,6,opt,name=oldest_unix_nano,json=oldestUnixNano,proto3" json:"oldest_unix_nano,omitempty"`
+	QueueError     string `protobuf:"bytes,7,opt,name=queue_error,json=queueError,proto3" json:"queue_error,omitempty"` // why the queue could not be read now, if it could not
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ClusterStatus) Reset() {
+	*x = ClusterStatus{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterStatus) ProtoMessage() {}
+
+func (x *ClusterStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterStatus.ProtoReflect.Descriptor instead.
+func (*ClusterStatus) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ClusterStatus) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *ClusterStatus) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ClusterStatus) GetConnection() *ClusterConnection {
+	if x != nil {
+		return x.Connection
+	}
+	return nil
+}
+
+func (x *ClusterStatus) GetHosts() []*ClusterHost {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *ClusterStatus) GetQueues() []*ClusterQueue {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+func (x *ClusterStatus) GetOldestUnixNano() int64 {
+	if x != nil {
+		return x.OldestUnixNano
+	}
+	return 0
+}
+
+func (x *ClusterStatus) GetQueueError() string {
+	if x != nil {
+		return x.QueueError
+	}
+	return ""
+}
+
+// ClusterConnection is a host's NATS connection.
+type ClusterConnection struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	State             string                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"` // connected, reconnecting, closed
+	SinceUnixNano     int64                  `protobuf:"varint,2,opt,name=since_unix_nano,json=sinceUnixNano,proto3" json:"since_unix_nano,omitempty"`
+	Server            string                 `protobuf:"bytes,3,opt,name=server,proto3" json:"server,omitempty"`                        // the server connected to, without credentials
+	LastError         string                 `protobuf:"bytes,4,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"` // NATS's latest error, as NATS said it
+	LastErrorUnixNano int64                  `protobuf:"varint,5,opt,name=last_error_unix_nano,json=lastErrorUnixNano,proto3" json:"last_error_unix_nano,omitempty"`
+	Reconnects        uint32                 `protobuf:"varint,6,opt,name=reconnects,proto3" json:"reconnects,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ClusterConnection) Reset() {
+	*x = ClusterConnection{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterConnection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterConnection) ProtoMessage() {}
+
+func (x *ClusterConnection) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterConnection.ProtoReflect.Descriptor instead.
+func (*ClusterConnection) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ClusterConnection) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ClusterConnection) GetSinceUnixNano() int64 {
+	if x != nil {
+		return x.SinceUnixNano
+	}
+	return 0
+}
+
+func (x *ClusterConnection) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *ClusterConnection) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *ClusterConnection) GetLastErrorUnixNano() int64 {
+	if x != nil {
+		return x.LastErrorUnixNano
+	}
+	return 0
+}
+
+func (x *ClusterConnection) GetReconnects() uint32 {
+	if x != nil {
+		return x.Reconnects
+	}
+	return 0
+}
+
+// ClusterHost is one host of the cluster, from its presence messages.
+type ClusterHost struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Name             string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Alive            bool                   `protobuf:"varint,2,opt,name=alive,proto3" json:"alive,omitempty"` // heard within the last few seconds
+	LastSeenUnixNano int64                  `protobuf:"varint,3,opt,name=last_seen_unix_nano,json=lastSeenUnixNano,proto3" json:"last_seen_unix_nano,omitempty"`
+	Keys             []string               `protobuf:"bytes,4,rep,name=keys,proto3" json:"keys,omitempty"`       // circuits whose key is loaded on a healthy device
+	Free             int32                  `protobuf:"varint,5,opt,name=free,proto3" json:"free,omitempty"`      // partitions it would take now
+	Devices          []string               `protobuf:"bytes,6,rep,name=devices,proto3" json:"devices,omitempty"` // its devices, "(down)" after one that is not healthy
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ClusterHost) Reset() {
+	*x = ClusterHost{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterHost) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterHost) ProtoMessage() {}
+
+func (x *ClusterHost) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterHost.ProtoReflect.Descriptor instead.
+func (*ClusterHost) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ClusterHost) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClusterHost) GetAlive() bool {
+	if x != nil {
+		return x.Alive
+	}
+	return false
+}
+
+func (x *ClusterHost) GetLastSeenUnixNano() int64 {
+	if x != nil {
+		return x.LastSeenUnixNano
+	}
+	return 0
+}
+
+func (x *ClusterHost) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *ClusterHost) GetFree() int32 {
+	if x != nil {
+		return x.Free
+	}
+	return 0
+}
+
+func (x *ClusterHost) GetDevices() []string {
+	if x != nil {
+		return x.Devices
+	}
+	return nil
+}
+
+// ClusterQueue is one priority class's partitions in the cluster's queue.
+type ClusterQueue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Class         PriorityClass          `protobuf:"varint,1,opt,name=class,proto3,enum=zkhost.v1.PriorityClass" json:"class,omitempty"`
+	Waiting       uint64                 `protobuf:"varint,2,opt,name=waiting,proto3" json:"waiting,omitempty"`         // queued, not held by any host
+	Held          uint64                 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`               // held by hosts, not yet done
+	Redelivered   uint64                 `protobuf:"varint,4,opt,name=redelivered,proto3" json:"redelivered,omitempty"` // held after a redelivery (a host died, failed or handed it back)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterQueue) Reset() {
+	*x = ClusterQueue{}
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterQueue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterQueue) ProtoMessage() {}
+
+func (x *ClusterQueue) ProtoReflect() protoreflect.Message {
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterQueue.ProtoReflect.Descriptor instead.
+func (*ClusterQueue) Descriptor() ([]byte, []int) {
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ClusterQueue) GetClass() PriorityClass {
+	if x != nil {
+		return x.Class
+	}
+	return PriorityClass_PRIORITY_CLASS_UNSPECIFIED
+}
+
+func (x *ClusterQueue) GetWaiting() uint64 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *ClusterQueue) GetHeld() uint64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *ClusterQueue) GetRedelivered() uint64 {
+	if x != nil {
+		return x.Redelivered
+	}
+	return 0
+}
+
 // JournalStatus is the state of the journal's storage. While writable is false
 // (the disk is full) new jobs are refused, no new partitions are taken, and
 // proofs of accepted jobs wait in memory until they can be recorded.
@@ -1449,7 +1790,7 @@ type JournalStatus struct {
 
 func (x *JournalStatus) Reset() {
 	*x = JournalStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1802,7 @@ func (x *JournalStatus) String() string {
 func (*JournalStatus) ProtoMessage() {}
 
 func (x *JournalStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[17]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1815,7 @@ func (x *JournalStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalStatus.ProtoReflect.Descriptor instead.
 func (*JournalStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{17}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JournalStatus) GetDir() string {
@@ -1545,7 +1886,7 @@ type ClassQueue struct {
 
 func (x *ClassQueue) Reset() {
 	*x = ClassQueue{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1898,7 @@ func (x *ClassQueue) String() string {
 func (*ClassQueue) ProtoMessage() {}
 
 func (x *ClassQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[18]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1911,7 @@ func (x *ClassQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassQueue.ProtoReflect.Descriptor instead.
 func (*ClassQueue) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{18}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ClassQueue) GetClass() PriorityClass {
@@ -1622,7 +1963,7 @@ type DeviceStatus struct {
 
 func (x *DeviceStatus) Reset() {
 	*x = DeviceStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[19]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1975,7 @@ func (x *DeviceStatus) String() string {
 func (*DeviceStatus) ProtoMessage() {}
 
 func (x *DeviceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[19]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1988,7 @@ func (x *DeviceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceStatus.ProtoReflect.Descriptor instead.
 func (*DeviceStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{19}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeviceStatus) GetName() string {
@@ -1759,7 +2100,7 @@ type BudgetStatus struct {
 
 func (x *BudgetStatus) Reset() {
 	*x = BudgetStatus{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[20]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +2112,7 @@ func (x *BudgetStatus) String() string {
 func (*BudgetStatus) ProtoMessage() {}
 
 func (x *BudgetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[20]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +2125,7 @@ func (x *BudgetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetStatus.ProtoReflect.Descriptor instead.
 func (*BudgetStatus) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{20}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BudgetStatus) GetUsedBytes() uint64 {
@@ -1826,7 +2167,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[21]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +2179,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_zkhost_v1_zkhost_proto_msgTypes[21]
+	mi := &file_zkhost_v1_zkhost_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +2192,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{21}
+	return file_zkhost_v1_zkhost_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ErrorDetail) GetKind() string {
@@ -1960,7 +2301,7 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\aattempt\x18\x05 \x01(\rR\aattempt\x12\x16\n" +
 	"\x06device\x18\x06 \x01(\tR\x06device\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reason\x12 \n" +
-	"\x03job\x18\b \x01(\v2\x0e.zkhost.v1.JobR\x03job\"\xee\x02\n" +
+	"\x03job\x18\b \x01(\v2\x0e.zkhost.v1.JobR\x03job\"\xa2\x03\n" +
 	"\fStatusReport\x12-\n" +
 	"\x06queues\x18\x01 \x03(\v2\x15.zkhost.v1.ClassQueueR\x06queues\x12+\n" +
 	"\x11synthesis_running\x18\x02 \x01(\rR\x10synthesisRunning\x12-\n" +
@@ -1969,7 +2310,41 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\x06budget\x18\x05 \x01(\v2\x17.zkhost.v1.BudgetStatusR\x06budget\x12!\n" +
 	"\fuptime_nanos\x18\x06 \x01(\x03R\vuptimeNanos\x12\x18\n" +
 	"\aversion\x18\a \x01(\tR\aversion\x122\n" +
-	"\ajournal\x18\b \x01(\v2\x18.zkhost.v1.JournalStatusR\ajournal\"\x9b\x02\n" +
+	"\ajournal\x18\b \x01(\v2\x18.zkhost.v1.JournalStatusR\ajournal\x122\n" +
+	"\acluster\x18\t \x01(\v2\x18.zkhost.v1.ClusterStatusR\acluster\"\xa3\x02\n" +
+	"\rClusterStatus\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x16\n" +
+	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12<\n" +
+	"\n" +
+	"connection\x18\x03 \x01(\v2\x1c.zkhost.v1.ClusterConnectionR\n" +
+	"connection\x12,\n" +
+	"\x05hosts\x18\x04 \x03(\v2\x16.zkhost.v1.ClusterHostR\x05hosts\x12/\n" +
+	"\x06queues\x18\x05 \x03(\v2\x17.zkhost.v1.ClusterQueueR\x06queues\x12(\n" +
+	"\x10oldest_unix_nano\x18\x06 \x01(\x03R\x0eoldestUnixNano\x12\x1f\n" +
+	"\vqueue_error\x18\a \x01(\tR\n" +
+	"queueError\"\xd9\x01\n" +
+	"\x11ClusterConnection\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12&\n" +
+	"\x0fsince_unix_nano\x18\x02 \x01(\x03R\rsinceUnixNano\x12\x16\n" +
+	"\x06server\x18\x03 \x01(\tR\x06server\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\x12/\n" +
+	"\x14last_error_unix_nano\x18\x05 \x01(\x03R\x11lastErrorUnixNano\x12\x1e\n" +
+	"\n" +
+	"reconnects\x18\x06 \x01(\rR\n" +
+	"reconnects\"\xa8\x01\n" +
+	"\vClusterHost\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05alive\x18\x02 \x01(\bR\x05alive\x12-\n" +
+	"\x13last_seen_unix_nano\x18\x03 \x01(\x03R\x10lastSeenUnixNano\x12\x12\n" +
+	"\x04keys\x18\x04 \x03(\tR\x04keys\x12\x12\n" +
+	"\x04free\x18\x05 \x01(\x05R\x04free\x12\x18\n" +
+	"\adevices\x18\x06 \x03(\tR\adevices\"\x8e\x01\n" +
+	"\fClusterQueue\x12.\n" +
+	"\x05class\x18\x01 \x01(\x0e2\x18.zkhost.v1.PriorityClassR\x05class\x12\x18\n" +
+	"\awaiting\x18\x02 \x01(\x04R\awaiting\x12\x12\n" +
+	"\x04held\x18\x03 \x01(\x04R\x04held\x12 \n" +
+	"\vredelivered\x18\x04 \x01(\x04R\vredelivered\"\x9b\x02\n" +
 	"\rJournalStatus\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1a\n" +
 	"\bwritable\x18\x02 \x01(\bR\bwritable\x121\n" +
@@ -2076,7 +2451,7 @@ func file_zkhost_v1_zkhost_proto_rawDescGZIP() []byte {
 }
 
 var file_zkhost_v1_zkhost_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_zkhost_v1_zkhost_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_zkhost_v1_zkhost_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_zkhost_v1_zkhost_proto_goTypes = []any{
 	(PriorityClass)(0),          // 0: zkhost.v1.PriorityClass
 	(JobState)(0),               // 1: zkhost.v1.JobState
@@ -2099,11 +2474,15 @@ var file_zkhost_v1_zkhost_proto_goTypes = []any{
 	(*Partition)(nil),           // 18: zkhost.v1.Partition
 	(*JobEvent)(nil),            // 19: zkhost.v1.JobEvent
 	(*StatusReport)(nil),        // 20: zkhost.v1.StatusReport
-	(*JournalStatus)(nil),       // 21: zkhost.v1.JournalStatus
-	(*ClassQueue)(nil),          // 22: zkhost.v1.ClassQueue
-	(*DeviceStatus)(nil),        // 23: zkhost.v1.DeviceStatus
-	(*BudgetStatus)(nil),        // 24: zkhost.v1.BudgetStatus
-	(*ErrorDetail)(nil),         // 25: zkhost.v1.ErrorDetail
+	(*ClusterStatus)(nil),       // 21: zkhost.v1.ClusterStatus
+	(*ClusterConnection)(nil),   // 22: zkhost.v1.ClusterConnection
+	(*ClusterHost)(nil),         // 23: zkhost.v1.ClusterHost
+	(*ClusterQueue)(nil),        // 24: zkhost.v1.ClusterQueue
+	(*JournalStatus)(nil),       // 25: zkhost.v1.JournalStatus
+	(*ClassQueue)(nil),          // 26: zkhost.v1.ClassQueue
+	(*DeviceStatus)(nil),        // 27: zkhost.v1.DeviceStatus
+	(*BudgetStatus)(nil),        // 28: zkhost.v1.BudgetStatus
+	(*ErrorDetail)(nil),         // 29: zkhost.v1.ErrorDetail
 }
 var file_zkhost_v1_zkhost_proto_depIdxs = []int32{
 	0,  // 0: zkhost.v1.SubmitRequest.class:type_name -> zkhost.v1.PriorityClass
@@ -2118,36 +2497,41 @@ var file_zkhost_v1_zkhost_proto_depIdxs = []int32{
 	2,  // 9: zkhost.v1.Partition.state:type_name -> zkhost.v1.PartitionState
 	3,  // 10: zkhost.v1.JobEvent.kind:type_name -> zkhost.v1.EventKind
 	17, // 11: zkhost.v1.JobEvent.job:type_name -> zkhost.v1.Job
-	22, // 12: zkhost.v1.StatusReport.queues:type_name -> zkhost.v1.ClassQueue
-	23, // 13: zkhost.v1.StatusReport.devices:type_name -> zkhost.v1.DeviceStatus
-	24, // 14: zkhost.v1.StatusReport.budget:type_name -> zkhost.v1.BudgetStatus
-	21, // 15: zkhost.v1.StatusReport.journal:type_name -> zkhost.v1.JournalStatus
-	0,  // 16: zkhost.v1.ClassQueue.class:type_name -> zkhost.v1.PriorityClass
-	4,  // 17: zkhost.v1.Zkhost.Submit:input_type -> zkhost.v1.SubmitRequest
-	5,  // 18: zkhost.v1.Zkhost.SubmitStream:input_type -> zkhost.v1.SubmitStreamRequest
-	8,  // 19: zkhost.v1.Zkhost.Await:input_type -> zkhost.v1.AwaitRequest
-	9,  // 20: zkhost.v1.Zkhost.Get:input_type -> zkhost.v1.GetRequest
-	10, // 21: zkhost.v1.Zkhost.Cancel:input_type -> zkhost.v1.CancelRequest
-	11, // 22: zkhost.v1.Zkhost.List:input_type -> zkhost.v1.ListRequest
-	13, // 23: zkhost.v1.Zkhost.Status:input_type -> zkhost.v1.StatusRequest
-	14, // 24: zkhost.v1.Zkhost.PreloadKey:input_type -> zkhost.v1.KeyRequest
-	14, // 25: zkhost.v1.Zkhost.EvictKey:input_type -> zkhost.v1.KeyRequest
-	15, // 26: zkhost.v1.Zkhost.EnableDevice:input_type -> zkhost.v1.EnableDeviceRequest
-	17, // 27: zkhost.v1.Zkhost.Submit:output_type -> zkhost.v1.Job
-	7,  // 28: zkhost.v1.Zkhost.SubmitStream:output_type -> zkhost.v1.SubmitStreamReply
-	19, // 29: zkhost.v1.Zkhost.Await:output_type -> zkhost.v1.JobEvent
-	17, // 30: zkhost.v1.Zkhost.Get:output_type -> zkhost.v1.Job
-	17, // 31: zkhost.v1.Zkhost.Cancel:output_type -> zkhost.v1.Job
-	12, // 32: zkhost.v1.Zkhost.List:output_type -> zkhost.v1.ListResponse
-	20, // 33: zkhost.v1.Zkhost.Status:output_type -> zkhost.v1.StatusReport
-	16, // 34: zkhost.v1.Zkhost.PreloadKey:output_type -> zkhost.v1.KeyResponse
-	16, // 35: zkhost.v1.Zkhost.EvictKey:output_type -> zkhost.v1.KeyResponse
-	23, // 36: zkhost.v1.Zkhost.EnableDevice:output_type -> zkhost.v1.DeviceStatus
-	27, // [27:37] is the sub-list for method output_type
-	17, // [17:27] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	26, // 12: zkhost.v1.StatusReport.queues:type_name -> zkhost.v1.ClassQueue
+	27, // 13: zkhost.v1.StatusReport.devices:type_name -> zkhost.v1.DeviceStatus
+	28, // 14: zkhost.v1.StatusReport.budget:type_name -> zkhost.v1.BudgetStatus
+	25, // 15: zkhost.v1.StatusReport.journal:type_name -> zkhost.v1.JournalStatus
+	21, // 16: zkhost.v1.StatusReport.cluster:type_name -> zkhost.v1.ClusterStatus
+	22, // 17: zkhost.v1.ClusterStatus.connection:type_name -> zkhost.v1.ClusterConnection
+	23, // 18: zkhost.v1.ClusterStatus.hosts:type_name -> zkhost.v1.ClusterHost
+	24, // 19: zkhost.v1.ClusterStatus.queues:type_name -> zkhost.v1.ClusterQueue
+	0,  // 20: zkhost.v1.ClusterQueue.class:type_name -> zkhost.v1.PriorityClass
+	0,  // 21: zkhost.v1.ClassQueue.class:type_name -> zkhost.v1.PriorityClass
+	4,  // 22: zkhost.v1.Zkhost.Submit:input_type -> zkhost.v1.SubmitRequest
+	5,  // 23: zkhost.v1.Zkhost.SubmitStream:input_type -> zkhost.v1.SubmitStreamRequest
+	8,  // 24: zkhost.v1.Zkhost.Await:input_type -> zkhost.v1.AwaitRequest
+	9,  // 25: zkhost.v1.Zkhost.Get:input_type -> zkhost.v1.GetRequest
+	10, // 26: zkhost.v1.Zkhost.Cancel:input_type -> zkhost.v1.CancelRequest
+	11, // 27: zkhost.v1.Zkhost.List:input_type -> zkhost.v1.ListRequest
+	13, // 28: zkhost.v1.Zkhost.Status:input_type -> zkhost.v1.StatusRequest
+	14, // 29: zkhost.v1.Zkhost.PreloadKey:input_type -> zkhost.v1.KeyRequest
+	14, // 30: zkhost.v1.Zkhost.EvictKey:input_type -> zkhost.v1.KeyRequest
+	15, // 31: zkhost.v1.Zkhost.EnableDevice:input_type -> zkhost.v1.EnableDeviceRequest
+	17, // 32: zkhost.v1.Zkhost.Submit:output_type -> zkhost.v1.Job
+	7,  // 33: zkhost.v1.Zkhost.SubmitStream:output_type -> zkhost.v1.SubmitStreamReply
+	19, // 34: zkhost.v1.Zkhost.Await:output_type -> zkhost.v1.JobEvent
+	17, // 35: zkhost.v1.Zkhost.Get:output_type -> zkhost.v1.Job
+	17, // 36: zkhost.v1.Zkhost.Cancel:output_type -> zkhost.v1.Job
+	12, // 37: zkhost.v1.Zkhost.List:output_type -> zkhost.v1.ListResponse
+	20, // 38: zkhost.v1.Zkhost.Status:output_type -> zkhost.v1.StatusReport
+	16, // 39: zkhost.v1.Zkhost.PreloadKey:output_type -> zkhost.v1.KeyResponse
+	16, // 40: zkhost.v1.Zkhost.EvictKey:output_type -> zkhost.v1.KeyResponse
+	27, // 41: zkhost.v1.Zkhost.EnableDevice:output_type -> zkhost.v1.DeviceStatus
+	32, // [32:42] is the sub-list for method output_type
+	22, // [22:32] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_zkhost_v1_zkhost_proto_init() }
@@ -2161,7 +2545,7 @@ func file_zkhost_v1_zkhost_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zkhost_v1_zkhost_proto_rawDesc), len(file_zkhost_v1_zkhost_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   22,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
