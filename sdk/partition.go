@@ -178,18 +178,12 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 		return err
 	}
 	defer f.Close()
-	for _, d := range []struct {
-		name      string
-		got, want uint64
-	}{
+	if err := checkDestinations("ReadPartition", h.Path, []layoutField{
 		{"W", uint64(len(w)), h.NbWires},
 		{"A", uint64(len(a)), h.NbConstraints},
 		{"B", uint64(len(b)), h.NbConstraints},
-	} {
-		if d.got != d.want {
-			return Errorf(ErrInternal, "ReadPartition: %s's destination holds %d elements, the partition %s has %d",
-				d.name, d.got, h.Path, d.want)
-		}
+	}); err != nil {
+		return err
 	}
 	var pieces []readPiece
 	for _, sec := range []struct {
@@ -217,18 +211,12 @@ func ReadCompactPartition(h PartitionHandle, other, bits []uint64, values []fr.E
 	}
 	defer f.Close()
 	words := CompactWords(h.NbWires)
-	for _, d := range []struct {
-		name      string
-		got, want uint64
-	}{
+	if err := checkDestinations("ReadCompactPartition", h.Path, []layoutField{
 		{"Other", uint64(len(other)), words},
 		{"Bits", uint64(len(bits)), words},
 		{"values", uint64(len(values)), h.NbOther},
-	} {
-		if d.got != d.want {
-			return Errorf(ErrInternal, "ReadCompactPartition: %s's destination holds %d, the partition %s has %d",
-				d.name, d.got, h.Path, d.want)
-		}
+	}); err != nil {
+		return err
 	}
 	var pieces []readPiece
 	pieces = appendPieces(pieces, wordBytes(other), h.OtherOffset)
@@ -239,6 +227,17 @@ func ReadCompactPartition(h PartitionHandle, other, bits []uint64, values []fr.E
 	}
 	if err := checkCompactBits(h.NbWires, other, bits, h.NbOther); err != nil {
 		return Errorf(ErrInvalidArgument, "partition file %s: %v", h.Path, err)
+	}
+	return nil
+}
+
+// checkDestinations checks each destination's length (got) against the
+// partition's (want): a wrong one is the caller's bug, ErrInternal naming it.
+func checkDestinations(fn, path string, dests []layoutField) error {
+	for _, d := range dests {
+		if d.got != d.want {
+			return Errorf(ErrInternal, "%s: %s's destination holds %d elements, the partition %s has %d", fn, d.name, d.got, path, d.want)
+		}
 	}
 	return nil
 }

@@ -114,18 +114,6 @@ func (s *suite) compactPartition(t *testing.T, f *fixture, i, breakWire int) (sd
 			t.Fatalf("%s: changing wire %d broke no constraint", f.c.Name, breakWire)
 		}
 	}
-	s.mu.Lock()
-	s.names++
-	name := f.c.Name + "-compact-" + strconv.Itoa(i) + "-" + strconv.Itoa(s.names)
-	s.mu.Unlock()
-	h, err := s.store.WriteCompact(name, sdk.CurveBLS12381, W, uint64(f.c.NbConstraints), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.store.Remove(h) })
-	pub, err := w.Public()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, pub, bad
+	h, err := s.store.WriteCompact(s.partitionName(f, "compact", i), sdk.CurveBLS12381, W, uint64(f.c.NbConstraints), 2)
+	return s.kept(t, h, err), public(t, w), bad
 }

@@ -225,20 +225,40 @@ func (s *suite) partition(t *testing.T, f *fixture, i int) (sdk.PartitionHandle,
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, err := s.store.Write(s.partitionName(f, "", i), sdk.CurveBLS12381, W, A, B)
+	return s.kept(t, h, err), public(t, w)
+}
+
+// partitionName names partition i of f's circuit, kind ("" or "compact")
+// and a counter making it unique.
+func (s *suite) partitionName(f *fixture, kind string, i int) string {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.names++
-	name := f.c.Name + "-" + strconv.Itoa(i) + "-" + strconv.Itoa(s.names)
-	s.mu.Unlock()
-	h, err := s.store.Write(name, sdk.CurveBLS12381, W, A, B)
+	if kind != "" {
+		kind += "-"
+	}
+	return f.c.Name + "-" + kind + strconv.Itoa(i) + "-" + strconv.Itoa(s.names)
+}
+
+// kept fails t on a write's error, else removes h when t ends and returns it.
+func (s *suite) kept(t *testing.T, h sdk.PartitionHandle, err error) sdk.PartitionHandle {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.store.Remove(h) })
+	return h
+}
+
+// public is w's public part.
+func public(t *testing.T, w witness.Witness) witness.Witness {
+	t.Helper()
 	pub, err := w.Public()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, pub
+	return pub
 }
 
 // prove proves h with f's key and checks the proof with groth16.Verify.
