@@ -167,6 +167,11 @@ type Synthesis struct {
 	Workers int
 	// Threads is how many threads each worker's solver uses.
 	Threads int
+	// CoresSet and WorkersSet say the config gave cores and workers: the
+	// daemon sizes the ones not given to its devices (three quarters of the
+	// cores, or all but one per device when every device evaluates A and B
+	// itself and the backends need next to no CPU).
+	CoresSet, WorkersSet bool
 }
 
 // Circuit is one circuit the daemon proves.

@@ -385,7 +385,7 @@ func (ck *checker) synthesis(t *table) Synthesis {
 	// synthesis is not the only thing the machine does.
 	s := Synthesis{Cores: max(1, cpus-cpus/4)}
 	if n, ok := t.integer("cores", 1, maxThreads); ok {
-		s.Cores = n
+		s.Cores, s.CoresSet = n, true
 	}
 	// A worker per core by default: under a backlog partitions are solved a
 	// thread each, many at once, which feeds a device best (the daemon gives a
@@ -396,6 +396,7 @@ func (ck *checker) synthesis(t *table) Synthesis {
 	if n, ok := t.integer("workers", 1, maxThreads); ok {
 		s.Workers, workersSet = n, true
 	}
+	s.WorkersSet = workersSet
 	threadsSet := false
 	if n, ok := t.integer("threads", 0, maxThreads); ok {
 		s.Threads, threadsSet = n, true

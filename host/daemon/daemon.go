@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -100,6 +101,9 @@ type Daemon struct {
 	// restart). It stays in the journal as it was and resumes when a restart
 	// serves the circuit again, unless a client cancels it.
 	parked map[string]string
+	// synthCores and synthWorkers are [synthesis] cores and workers, or,
+	// where the config leaves them, what sizeSynthesis chose.
+	synthCores, synthWorkers int
 	// admitMu makes a limit check and the acceptance it allows one step (tenants.go).
 	admitMu sync.Mutex
 
@@ -138,7 +142,6 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 		parked:   map[string]string{},
 		started:  time.Now(),
 		metrics:  metrics.New(),
-		cores:    semaphore.NewWeighted(int64(max(1, cfg.Synthesis.Cores))),
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	defer func() {
@@ -198,6 +201,7 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 			return nil, err
 		}
 	}
+	d.sizeSynthesis(runtime.NumCPU())
 	if err := d.recover(); err != nil {
 		return nil, err
 	}
@@ -410,7 +414,7 @@ func matchSelector(desc sdk.Description, sel *config.Selector) error {
 
 // Run serves until ctx ends, then stops the pipeline and the backends.
 func (d *Daemon) Run(ctx context.Context) error {
-	workers := max(1, d.cfg.Synthesis.Workers)
+	workers := d.synthWorkers
 	slots := 0
 	for _, de := range d.devices {
 		slots += de.dev.MaxInFlight()
@@ -541,4 +545,41 @@ func (d *Daemon) housekeeping() {
 			}
 		}
 	}
+}
+
+// sizeSynthesis sets the synthesis cores and workers: the config's where it
+// gives them, else sized to the devices. The config's default leaves a
+// quarter of the cpus to the rest of the machine, the backends' staging of
+// full partitions above all (a 2^22 partition is 400 MB to read). When every
+// device evaluates A and B itself (compact partitions for every circuit it
+// serves) a backend's host work is a few megabytes and the proof's assembly,
+// so synthesis gets all but one core per device: on bit-heavy circuits it is
+// what paces the GPU.
+func (d *Daemon) sizeSynthesis(cpus int) {
+	s := d.cfg.Synthesis
+	cores, workers := max(1, s.Cores), max(1, s.Workers)
+	if !s.CoresSet && d.allCompact() {
+		cores = max(cores, cpus-len(d.devices))
+		if !s.WorkersSet {
+			workers = cores
+		}
+		d.log.Info("synthesis sized to the devices: every partition is compact, so the backends need a core each",
+			"cores", cores, "workers", workers, "cpus", cpus)
+	}
+	d.synthCores, d.synthWorkers = cores, workers
+	d.cores = semaphore.NewWeighted(int64(cores))
+}
+
+// allCompact says every circuit the daemon serves is proved from compact
+// partitions on every device (compactFor made the choice per circuit).
+func (d *Daemon) allCompact() bool {
+	if len(d.devices) == 0 || len(d.circuits) == 0 {
+		return false
+	}
+	for _, ce := range d.circuits {
+		if ce.cw == nil {
+			return false
+		}
+	}
+	return true
 }

@@ -610,7 +610,7 @@ func (b *busyWindow) percent(now time.Time, since time.Time) float64 {
 // is what keeps a device fed (many solvers at once, not one wide one). It
 // takes what is free rather than wait for more.
 func (d *Daemon) acquireSolverThreads(ctx context.Context, ce *circuitEntry) (int64, error) {
-	cores := int64(max(1, d.cfg.Synthesis.Cores))
+	cores := int64(d.synthCores)
 	if n := d.cfg.Synthesis.Threads; n > 0 {
 		threads := min(int64(n), cores)
 		return threads, d.cores.Acquire(ctx, threads)

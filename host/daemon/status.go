@@ -19,7 +19,7 @@ func (d *Daemon) Status(ctx context.Context) (api.StatusReport, error) {
 	}
 	now := time.Now()
 	rep := api.StatusReport{
-		SynthesisCapacity: max(1, d.cfg.Synthesis.Workers),
+		SynthesisCapacity: d.synthWorkers,
 		Uptime:            now.Sub(d.started),
 		Version:           Version,
 	}
