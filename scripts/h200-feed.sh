@@ -33,6 +33,7 @@ WORKERS=${WORKERS:-}                # synthesis workers (empty: the daemon's def
 SYNTH_CORES=${SYNTH_CORES:-}        # cores synthesis may use (empty: the daemon's default, 12 of 16)
 SOLVER_THREADS=${SOLVER_THREADS:-}  # solver threads per partition (empty: sized by the daemon)
 SOLVE=${SOLVE:-0}                   # 1: gnark's Solve against zkhost's solver first (solve.test)
+SOLVE_ONLY=${SOLVE_ONLY:-}          # with SOLVE=1: only for these circuits (empty: every one)
 SYNTH_FLAGS=()
 [ -n "$WORKERS" ] && SYNTH_FLAGS+=(--workers "$WORKERS")
 [ -n "$SYNTH_CORES" ] && SYNTH_FLAGS+=(--synth-cores "$SYNTH_CORES")
@@ -170,7 +171,7 @@ for c in $CIRCUITS; do
   circuit "$c"
   [ -f "$KEYS/$KEY.pk" ] || { log "$c: no keys, skipped"; continue; }
   # 1b. The solvers alone on this machine's cores: gnark's Solve and zkhost's.
-  if [ "$SOLVE" = 1 ] && [ -f "$ROOT/bin/h200/solve.test.gz" ]; then
+  if [ "$SOLVE" = 1 ] && [ -f "$ROOT/bin/h200/solve.test.gz" ] && { [ -z "$SOLVE_ONLY" ] || [[ " $SOLVE_ONLY " == *" $c "* ]]; }; then
     [ -x "$BIN/solve.test" ] || { gunzip -c "$ROOT/bin/h200/solve.test.gz" > "$BIN/solve.test" && chmod +x "$BIN/solve.test"; }
     log "$c: gnark Solve against zkhost's solver (one thread; $(nproc) at once)"
     ZKHOST_SOLVE_KEYS="$KEYS/$KEY.ccs" box "${SOLVE_T:-150}" "$BIN/solve.test" -test.run '^$' -test.bench SolveKeySet \
