@@ -27,7 +27,7 @@ The config is --config FILE, else $` + cli.EnvConfig + `, else the embedded defa
 (zkhost serve --print-default-config prints them). Export ` + cli.EnvConfig + `=FILE and
 the client commands find this daemon too. Under systemd (Type=notify) it reports
 READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
-	cfgPath := fs.String("config", "", "TOML config (default: $`+cli.EnvConfig+`, else the embedded defaults; see examples/zkhost.toml)")
+	cfgPath := fs.String("config", "", "TOML config (default: $"+cli.EnvConfig+", else the embedded defaults; see examples/zkhost.toml)")
 	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
 	reconfigure := fs.Bool("cluster-reconfigure", false, "change the cluster-wide [cluster] settings (replicas, ack_wait, [journal] retention) of the running cluster to this host's (docs/cluster.md)")
 	pos, err := cli.Parse(fs, args)
