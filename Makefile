@@ -26,7 +26,7 @@ help:
 	@echo "make test       vet (with scripts/check-sdk-deps.sh) + the whole test suite, the SDK's module included (race detector on the host, plugin and SDK packages)"
 	@echo "make demo       keygen (cached), then prove a 4-partition merkle job and print the verified result"
 	@echo "make cuda       build bin/zkhost-backend-cuda (needs nvcc)"
-	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuit, same cores"
+	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuits and cores: medians and ratios over alternating rounds (scripts/bench-cpu.sh)"
 	@echo "make proto      regenerate the committed protobuf code"
 	@echo "make test-slowdisk  make test with every fsync delayed (SYNC_DELAY_US, default 120000; needs strace)"
 	@echo "make soak       long soak: 1,000 partitions under random kill -9 and SIGSTOP of backends, host restarts and a damaged stored proof (not part of make test)"
