@@ -62,6 +62,9 @@ type Backend struct {
 
 	// device is a one-slot semaphore: the proof holding it computes.
 	device chan struct{}
+	// lastWorker is the worker that computed the last proof (with workers);
+	// read and written only by the proof holding device.
+	lastWorker *warmWorker
 
 	keys *keyreg.Registry[*loadedKey]
 
@@ -323,6 +326,15 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 // backend has one, and returns it in gnark's encoding.
 func (b *Backend) prove(ctx context.Context, k *loadedKey, part *sdk.Partition) ([]byte, refprover.Timings, error) {
 	if k.worker != nil {
+		// Another key's worker may still hold its last proof's heap: it gives
+		// it back before this proof computes, so that proofs on the CPU use
+		// one proof's memory at a time, as the host counts them.
+		if last := b.lastWorker; last != nil && last != k.worker {
+			if err := last.release(); err != nil {
+				b.log.Warn("asking a prove worker to give its memory back", "error", err)
+			}
+		}
+		b.lastWorker = k.worker
 		return k.worker.prove(ctx, part.Handle())
 	}
 	proof, timings, err := refprover.Prove(ctx, k.file.Key(), part.W(), part.A(), part.B(), b.threads)

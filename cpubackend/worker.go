@@ -66,6 +66,22 @@ func (w *warmWorker) prove(ctx context.Context, h sdk.PartitionHandle) ([]byte, 
 	return proof, timings, err
 }
 
+// release asks the worker to give its last proof's heap back to the system, so
+// that another key's proof does not run beside memory the host no longer counts.
+// A worker that cannot answer is gone; the key's next proof starts another.
+func (w *warmWorker) release() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.proc == nil || !w.proc.Alive() {
+		return nil
+	}
+	err := w.proc.Release(context.Background())
+	if !w.proc.Alive() {
+		w.proc = nil
+	}
+	return err
+}
+
 // replace starts the key's next worker if it has none.
 func (w *warmWorker) replace() {
 	w.mu.Lock()

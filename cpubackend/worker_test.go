@@ -260,3 +260,45 @@ func cpuTime() time.Duration {
 	}
 	return sum(self) + sum(kids)
 }
+
+// TestWorkersTakeTurns proves with two keys in turn, each with its own worker:
+// before one key's worker computes, the other's gives its heap back (a release
+// it answers), and every proof verifies.
+func TestWorkersTakeTurns(t *testing.T) {
+	f := chainFixture(t)
+	b := New(Options{Threads: 1, WorkerPath: testExecutable(t)})
+	t.Cleanup(func() { b.Close() })
+	for _, id := range []string{"a", "b"} {
+		if _, err := b.LoadKey(context.Background(), f.keyRef(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kids := workerChildren(t); len(kids) != 2 {
+		t.Fatalf("workers after loading two keys: %v, want two", kids)
+	}
+	for _, id := range []string{"a", "b", "a"} {
+		res, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: id, Partition: f.partition(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifyResult(t, f, res)
+	}
+	// The worker of b proved last; a release leaves it proving.
+	lease, err := b.keys.Acquire("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := lease.Key().worker
+	lease.Release()
+	if err := w.release(); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if w.proc == nil || !w.proc.Alive() {
+		t.Fatal("the worker is gone after a release")
+	}
+	res, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: "b", Partition: f.partition(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyResult(t, f, res)
+}

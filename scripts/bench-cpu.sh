@@ -30,15 +30,19 @@ done
 
 echo "== $(date -u +%F) $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 go test -c -o bin/oneshot.test ./host/oneshot
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# Every result line, tagged with its side, size and round, is kept for the summary and the record.
+log=${BENCH_LOG:-$PWD/bin/bench-cpu.log}
+: >"$log"
 
 # bench SIDE BENCHMARK BACKEND K ROUND: one benchmark run, its result lines tagged for the summary.
 bench() {
   local side=$1 name=$2 backend=$3 k=$4 round=$5
   ZKHOST_BENCH_KEYS="$KEYS" ZKHOST_BENCH_BACKEND="$backend" ZKHOST_BENCH_CIRCUITS="chain-k$k" \
     ./bin/oneshot.test -test.run '^$' -test.bench "^$name\$" -test.benchtime "$BENCHTIME" -test.timeout 60m |
-    grep '^Benchmark' | tee /dev/stderr | sed "s/^/RESULT $side $k $round /" >>"$log"
+    grep '^Benchmark' | while IFS= read -r line; do
+      echo "$line"
+      echo "RESULT $side $k $round $line" >>"$log"
+    done
 }
 
 # rounds K: how many rounds size K gets.
@@ -85,7 +89,7 @@ END {
   for (k = 10; k <= 30; k++) {
     if (!(k in ks)) continue
     for (s = 1; s <= n; s++) {
-      side = sides[s]; g = w = c = rw = rc = ""
+      side = sides[s]; g = w = c = rw = rc = gc = sc = rcpu = ""
       for (r = 1; r <= rounds[k]; r++) {
         if (!((side, k, r) in whole) || !(("gnark", k, r) in whole)) continue
         g = g " " whole["gnark", k, r]; w = w " " whole[side, k, r]; c = c " " call[side, k, r]
@@ -97,5 +101,5 @@ END {
     }
   }
 }' "$log"
-echo "per-round figures above; ratios are the medians of each round's ratio to the gnark run just before it;"
+echo "per-round figures above and in $log; ratios are the medians of each round's ratio to the gnark run just before it;"
 echo "CPU: user+system time per proof, gnark's process (solve included) and zkhost's whole path (host, backend, workers)"

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -45,10 +46,14 @@ import (
 // its request (SCM_RIGHTS on a socket pair), so it reads the very files the
 // backend checked; it dies with the backend (PR_SET_PDEATHSIG).
 //
-// Between proofs a worker gives the memory of its last proof back to the system
-// (debug.FreeOSMemory), so an idle worker holds the key's mapping (shared with the
-// backend's), the domain's tables (DomainBytes) and its runtime, not a proof's
-// heap, which the host counts only while a proof is in flight.
+// A worker keeps its last proof's heap for the next proof while proofs follow one
+// another: giving it back to the system after each proof and faulting it in again
+// cost 7% of a 2^16 proof on 2 cores (BENCHMARKS.md). It gives it back
+// (debug.FreeOSMemory) when no request came for WorkerIdleRelease, or when the
+// backend asks (WorkerProcess.Release, before another key's worker computes), so
+// an idle worker holds the key's mapping (shared with the backend's), the domain's
+// tables (DomainBytes) and its runtime, not a proof's heap, which the host counts
+// only while a proof is in flight.
 
 // WorkerArg is the first argument that makes a backend binary run as a prove
 // worker (ServeWorker) instead of serving: a binary that is its own Worker.Path
@@ -72,11 +77,16 @@ type workerHello struct {
 	Threads   int
 }
 
-// workerRequest is one proof to compute; the partition's descriptor travels
-// with it.
+// workerRequest is one proof to compute, the partition's descriptor travelling
+// with it, or (Release) a request to give the last proof's heap back.
 type workerRequest struct {
 	Partition sdk.PartitionHandle
+	Release   bool
 }
+
+// WorkerIdleRelease is how long a worker keeps its last proof's heap waiting for
+// the next request before it gives it back to the system.
+const WorkerIdleRelease = time.Second
 
 // workerResponse answers the hello (Ready, or Err) and each request.
 type workerResponse struct {
@@ -255,6 +265,16 @@ func (p *WorkerProcess) Prove(ctx context.Context, h sdk.PartitionHandle) ([]byt
 	return resp.Proof, resp.Timings, nil
 }
 
+// Release asks the worker to give its last proof's heap back to the system now
+// and waits until it has (a worker does so by itself after WorkerIdleRelease).
+func (p *WorkerProcess) Release(ctx context.Context) error {
+	resp, err := p.exchange(ctx, workerRequest{Release: true}, nil)
+	if err == nil && resp.Err != "" {
+		err = sdk.Errorf(resp.Kind, "%s", resp.Err)
+	}
+	return err
+}
+
 // exchange sends msg (with file's descriptor, when not nil) and reads the
 // answer. If ctx ends first the worker is killed and the error is ctx.Err().
 func (p *WorkerProcess) exchange(ctx context.Context, msg any, file *os.File) (workerResponse, error) {
@@ -369,9 +389,23 @@ func ServeWorker() int {
 		fmt.Fprintln(os.Stderr, "prove worker: writing the answer:", err)
 		return 2
 	}
+	held := false // whether the last proof's heap is kept
 	for {
+		deadline := time.Time{}
+		if held {
+			deadline = time.Now().Add(WorkerIdleRelease)
+		}
+		if err := conn.SetReadDeadline(deadline); err != nil {
+			fmt.Fprintln(os.Stderr, "prove worker: the socket:", err)
+			return 2
+		}
 		var req workerRequest
 		fd, err := readRequest(conn, buf, oob, &req)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			debug.FreeOSMemory() // idle: the host counts a proof's memory only while it is in flight
+			held = false
+			continue
+		}
 		if errors.Is(err, io.EOF) {
 			return 0 // the backend closed the socket: no more proofs
 		}
@@ -379,14 +413,21 @@ func ServeWorker() int {
 			fmt.Fprintln(os.Stderr, "prove worker: reading a request:", err)
 			return 2
 		}
-		resp := workerProve(kf, req, fd, hello.Threads)
+		var resp workerResponse
+		if req.Release {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			debug.FreeOSMemory()
+			held = false
+		} else {
+			resp = workerProve(kf, req, fd, hello.Threads)
+			held = true
+		}
 		if err := writeResponse(conn, resp); err != nil {
 			fmt.Fprintln(os.Stderr, "prove worker: writing the answer:", err)
 			return 2
 		}
-		// Between proofs the worker holds the key and the domain, not the last
-		// proof's heap (the host counts a proof's memory only while it is in flight).
-		debug.FreeOSMemory()
 		runtime.KeepAlive(domain)
 	}
 }
