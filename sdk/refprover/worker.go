@@ -48,7 +48,7 @@ import (
 //
 // A worker keeps its last proof's heap for the next proof while proofs follow one
 // another: giving it back to the system after each proof and faulting it in again
-// cost 7% of a 2^16 proof on 2 cores (BENCHMARKS.md). It gives it back
+// cost as much as a fresh process per proof did (BENCHMARKS.md). It gives it back
 // (debug.FreeOSMemory) when no request came for WorkerIdleRelease, or when the
 // backend asks (WorkerProcess.Release, before another key's worker computes), so
 // an idle worker holds the key's mapping (shared with the backend's), the domain's
