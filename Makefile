@@ -41,7 +41,7 @@ help:
 	@echo "make install    install the binaries, the service's config and the systemd unit (PREFIX=/usr/local, DESTDIR)"
 	@echo "make docs-test  run every shell block of README.md and docs/*.md as pasted, in a fresh clone (a few minutes)"
 	@echo "make cuda       build bin/zkhost-backend-cuda (needs nvcc)"
-	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuit, same cores"
+	@echo "make bench-cpu  gnark groth16.Prove against zkhost's CPU path, same circuits and cores: medians and ratios over alternating rounds (scripts/bench-cpu.sh)"
 	@echo "make proto      regenerate the committed protobuf code"
 	@echo "make test-slowdisk  make test with every fsync delayed (SYNC_DELAY_US, default 120000; needs strace)"
 	@echo "make soak       long soak: 1,000 partitions under random kill -9 and SIGSTOP of backends, host restarts and a damaged stored proof (not part of make test)"

@@ -46,11 +46,12 @@ type Options struct {
 	MaxInFlight int
 	// Logger receives the backend's logs; nil discards them.
 	Logger hclog.Logger
-	// WorkerPath, when set, is a binary that runs each proof in a child process
-	// (it must call ServeWorker when its first argument is WorkerArg; the
-	// backend's own executable, as zkhost-backend-cpu sets it). A cancel then
-	// kills the proof at once instead of waiting for its MSMs (see worker.go).
-	// Empty proves in this process.
+	// WorkerPath, when set, is a binary that runs proofs in a child process, one
+	// per loaded key, started with the key (it must call ServeWorker when its
+	// first argument is WorkerArg; the backend's own executable, as
+	// zkhost-backend-cpu sets it). A cancel then kills the proof at once instead
+	// of waiting for its MSMs, and a new worker takes the killed one's place
+	// (worker.go). Empty proves in this process.
 	WorkerPath string
 }
 
@@ -63,6 +64,9 @@ type Backend struct {
 
 	// device is a one-slot semaphore: the proof holding it computes.
 	device chan struct{}
+	// lastWorker is the worker that computed the last proof (with workers);
+	// read and written only by the proof holding device.
+	lastWorker *warmWorker
 
 	keys *keyreg.Registry[*loadedKey]
 
@@ -74,13 +78,14 @@ type Backend struct {
 	workers workerCPU
 }
 
-// loadedKey is a mapped, verified key file and, for proofs in this process, the FFT
-// domain of its size.
+// loadedKey is a mapped, verified key file and the FFT domain of its size: held
+// here for proofs in this process, or by the key's worker.
 type loadedKey struct {
 	id     string
 	file   *keyfile.File
 	domain *fft.Domain // held so refprover's domain cache keeps it while the key is loaded; nil with workers
 	fd     *os.File    // the same file, open for workers to inherit (nil without workers)
+	worker *warmWorker // the key's prove worker (nil without workers)
 }
 
 // New returns a CPU backend configured by opts.
@@ -151,8 +156,10 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 
 // LoadKey maps the key file, checks that its header digest is key.Digest and that
 // every section matches the header (one SHA-256 pass over the file), and keeps it
-// mapped, with its FFT domain when proofs run in this process. HostBytes is the
-// file's size, plus the domain's tables when this process holds them.
+// mapped, with its FFT domain: in this process, or in the key's prove worker,
+// started here (with WorkerPath), which maps the same file. HostBytes is the
+// file's size plus the domain's tables (the worker's mapping shares the file's
+// pages with this process's; between proofs it holds no proof's heap).
 // Loading a loaded ID with the same digest answers the same KeyInfo without touching
 // the file; with another digest it is an ErrInvalidArgument.
 func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, error) {
@@ -175,17 +182,24 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		}
 		pk := f.Key()
 		info := sdk.KeyInfo{HostBytes: uint64(f.Size())}
-		var domain *fft.Domain
+		k := &loadedKey{id: ref.ID, file: f, fd: fd}
 		if fd == nil { // proofs in this process use the domain's tables; a worker builds its own
-			if domain, err = refprover.Domain(pk.DomainSize); err != nil {
+			if k.domain, err = refprover.Domain(pk.DomainSize); err != nil {
 				f.Close()
 				return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
 			}
-			info.HostBytes += refprover.DomainBytes(pk.DomainSize)
+		} else if k.worker, err = b.startWorker(ctx, fd, f.HeaderDigest()); err != nil {
+			f.Close()
+			fd.Close()
+			if ctx.Err() != nil {
+				return nil, sdk.KeyInfo{}, canceled(ctx.Err(), "load key "+ref.ID)
+			}
+			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.KindOf(err), "load key %q: %v", ref.ID, err)
 		}
+		info.HostBytes += refprover.DomainBytes(pk.DomainSize)
 		b.log.Info("key loaded", "key", ref.ID, "path", ref.Path, "domain", pk.DomainSize, "wires", pk.NbWires,
 			"host_bytes", info.HostBytes, "took", time.Since(begin).String())
-		return &loadedKey{id: ref.ID, file: f, domain: domain, fd: fd}, info, nil
+		return k, info, nil
 	})
 }
 
@@ -222,8 +236,11 @@ func closeFile(f *os.File) {
 	}
 }
 
-// close unmaps the key file.
+// close stops the key's worker and unmaps the key file.
 func (k *loadedKey) close(log hclog.Logger) {
+	if k.worker != nil {
+		k.worker.close()
+	}
 	if err := k.file.Close(); err != nil {
 		log.Warn("closing a key file", "key", k.id, "error", err)
 	}
@@ -310,8 +327,17 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 // prove computes the proof of a mapped partition, in a worker process when the
 // backend has one, and returns it in gnark's encoding.
 func (b *Backend) prove(ctx context.Context, k *loadedKey, part *sdk.Partition) ([]byte, refprover.Timings, error) {
-	if k.fd != nil {
-		return b.proveInWorker(ctx, k.fd, k.file.HeaderDigest(), part.Handle())
+	if k.worker != nil {
+		// Another key's worker may still hold its last proof's heap: it gives
+		// it back before this proof computes, so that proofs on the CPU use
+		// one proof's memory at a time, as the host counts them.
+		if last := b.lastWorker; last != nil && last != k.worker {
+			if err := last.release(); err != nil {
+				b.log.Warn("asking a prove worker to give its memory back", "error", err)
+			}
+		}
+		b.lastWorker = k.worker
+		return k.worker.prove(ctx, part.Handle())
 	}
 	proof, timings, err := refprover.Prove(ctx, k.file.Key(), part.W(), part.A(), part.B(), b.threads)
 	if err != nil {

@@ -7,6 +7,10 @@
 // the host's shared-memory files (sdk.OpenPartition). The proving math is
 // sdk/refprover's.
 //
+// With Options.WorkerPath (as zkhost-backend-cpu runs) each loaded key has a prove
+// worker, a child process started with the key that proves its partitions one after
+// another and that a cancel kills (worker.go).
+//
 // Proofs compute one at a time, each on all the configured threads: the CPU is the
 // device, and two proofs at once would only split it. With MaxInFlight above one the
 // next partition is mapped and checked (its "map" phase, a SHA-256 pass over the file)

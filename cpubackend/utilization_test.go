@@ -48,23 +48,33 @@ func TestUtilizationCountsProcessCPU(t *testing.T) {
 	}
 }
 
-// TestUtilizationCountsWorkers: a proof computed in a worker process counts in
-// the backend's utilization (its CPU time is the worker's, not the backend's).
+// TestUtilizationCountsWorkers: a proof computed in the key's worker process
+// counts in the backend's utilization (its CPU time is the worker's, not the
+// backend's), while the worker runs and after it ended.
 func TestUtilizationCountsWorkers(t *testing.T) {
 	f, b := loadedChain(t, Options{Threads: 1, WorkerPath: testExecutable(t)})
+	b.clockMu.Lock()
+	var pid int
+	for p := range b.workers.live {
+		pid = p
+	}
+	live := len(b.workers.live)
+	b.clockMu.Unlock()
+	if live != 1 {
+		t.Fatalf("%d workers live after LoadKey, want one", live)
+	}
 	if _, err := b.Utilization(context.Background(), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := processCPU()
+	workerBefore := liveCPU(pid)
 	if _, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: "chain", Partition: f.partition(t)}); err != nil {
 		t.Fatal(err)
 	}
 	own, _ := processCPU()
-	b.clockMu.Lock()
-	ended, live := b.workers.ended, len(b.workers.live)
-	b.clockMu.Unlock()
-	if ended <= 0 || live != 0 {
-		t.Fatalf("after a worker's proof: %v of worker CPU counted, %d workers live; want some and none", ended, live)
+	worker := liveCPU(pid) - workerBefore
+	if worker <= 0 {
+		t.Fatalf("the worker's CPU time did not grow over a proof (%v)", worker)
 	}
 	u, err := b.Utilization(context.Background(), time.Time{})
 	if err != nil {
@@ -72,9 +82,20 @@ func TestUtilizationCountsWorkers(t *testing.T) {
 	}
 	s := u.Samples[0]
 	// One thread: the sample's CPU time is percent × period; it holds the
-	// worker's time on top of the backend's own.
-	if got := time.Duration(s.Percent / 100 * float64(s.Period)); s.Percent < 100 && got < ended+(own-before)-time.Millisecond {
-		t.Fatalf("sample %+v holds %v of CPU, want at least the worker's %v and the backend's %v", s, got, ended, own-before)
+	// worker's time on top of the backend's own (/proc counts in 10 ms ticks).
+	if got := time.Duration(s.Percent / 100 * float64(s.Period)); s.Percent < 100 && got < worker+(own-before)-10*time.Millisecond {
+		t.Fatalf("sample %+v holds %v of CPU, want at least the worker's %v and the backend's %v", s, got, worker, own-before)
+	}
+
+	// Once the key is unloaded its worker has ended, and its time is kept.
+	if err := b.UnloadKey(context.Background(), "chain"); err != nil {
+		t.Fatal(err)
+	}
+	b.clockMu.Lock()
+	ended, live := b.workers.ended, len(b.workers.live)
+	b.clockMu.Unlock()
+	if ended < worker || live != 0 {
+		t.Fatalf("after the worker ended: %v of its CPU counted, %d workers live; want at least %v and none", ended, live, worker)
 	}
 }
 

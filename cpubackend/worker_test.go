@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,8 +24,15 @@ func testExecutable(t testing.TB) string {
 	return self
 }
 
+// TestWorkerProveVerifies proves twice with a loaded key: both proofs verify, the
+// key's one worker (started by LoadKey) computes both, and it is gone once the key
+// is unloaded.
 func TestWorkerProveVerifies(t *testing.T) {
 	f, b := loadedChain(t, Options{Threads: 2, WorkerPath: testExecutable(t)})
+	started := workerChildren(t)
+	if len(started) != 1 {
+		t.Fatalf("workers after LoadKey: %v, want one", started)
+	}
 	for range 2 {
 		res, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: "chain", Partition: f.partition(t)})
 		if err != nil {
@@ -34,9 +42,15 @@ func TestWorkerProveVerifies(t *testing.T) {
 		if len(res.Phases) != 5 {
 			t.Errorf("phases %+v, want map, ntt, msm_g1, msm_g2 and finish", res.Phases)
 		}
+		if kids := workerChildren(t); !slices.Equal(kids, started) {
+			t.Errorf("workers after a proof: %v, want the one LoadKey started, %v", kids, started)
+		}
+	}
+	if err := b.UnloadKey(context.Background(), "chain"); err != nil {
+		t.Fatal(err)
 	}
 	if kids := workerChildren(t); len(kids) != 0 {
-		t.Errorf("worker processes left after the proofs: %v", kids)
+		t.Errorf("worker processes left after the key was unloaded: %v", kids)
 	}
 }
 
@@ -50,16 +64,22 @@ func TestWorkerCancelKills(t *testing.T) {
 		_, err := b.Prove(ctx, sdk.ProveRequest{KeyID: "chain", Partition: f.partition(t)})
 		done <- err
 	}()
-	// Cancel once the worker runs (the proof takes far longer than starting it).
+	// Cancel once the worker computes (the proof takes far longer than the
+	// request's way there).
+	kids := workerChildren(t)
+	if len(kids) != 1 {
+		t.Fatalf("workers after LoadKey: %v, want one", kids)
+	}
+	killed := kids[0]
 	deadline := time.Now().Add(30 * time.Second)
-	for len(workerChildren(t)) == 0 {
+	for liveCPU(killed) < 20*time.Millisecond {
 		select {
 		case err := <-done:
-			t.Fatalf("the Prove returned (%v) before a worker was seen", err)
+			t.Fatalf("the Prove returned (%v) before its worker was seen computing", err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no worker process appeared")
+			t.Fatal("the worker did not start computing")
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -68,10 +88,35 @@ func TestWorkerCancelKills(t *testing.T) {
 	if sdk.KindOf(err) != sdk.ErrCanceled {
 		t.Fatalf("err = %v, want an ErrCanceled", err)
 	}
-	if kids := workerChildren(t); len(kids) != 0 {
-		t.Errorf("worker processes left after the cancel: %v", kids)
+	if kids := workerChildren(t); slices.Contains(kids, killed) {
+		t.Errorf("the cancelled proof's worker %d is still running (workers: %v)", killed, kids)
 	}
-	// The backend proves again afterwards.
+	// A new worker takes its place without waiting for a proof, and proves.
+	replacement := waitForWorker(t, killed)
+	res, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: "chain", Partition: f.partition(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyResult(t, f, res)
+	if kids := workerChildren(t); !slices.Equal(kids, []int{replacement}) {
+		t.Errorf("workers after the next proof: %v, want the replacement %d", kids, replacement)
+	}
+}
+
+// TestWorkerDiedBetweenProofs kills the key's worker while it waits for work: the
+// next Prove starts another and proves.
+func TestWorkerDiedBetweenProofs(t *testing.T) {
+	f, b := loadedChain(t, Options{Threads: 1, WorkerPath: testExecutable(t)})
+	kids := workerChildren(t)
+	if len(kids) != 1 {
+		t.Fatalf("workers after LoadKey: %v, want one", kids)
+	}
+	if err := syscall.Kill(kids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for slices.Contains(workerChildren(t), kids[0]) { // until it is reaped
+		time.Sleep(time.Millisecond)
+	}
 	res, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: "chain", Partition: f.partition(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -79,18 +124,36 @@ func TestWorkerCancelKills(t *testing.T) {
 	verifyResult(t, f, res)
 }
 
+// waitForWorker waits until one worker other than old runs and returns it.
+func waitForWorker(t *testing.T, old int) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		kids := workerChildren(t)
+		if len(kids) == 1 && kids[0] != old {
+			return kids[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workers %v 30 s after the cancel, want one replacing %d", kids, old)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestWorkerFailures(t *testing.T) {
 	tests := []struct {
 		name, worker, want string
 	}{
-		{"exits", "/bin/false", "prove worker: exit status 1"},
+		{"exits", "/bin/false", "exit status 1"},
 		{"missing", filepath.Join(t.TempDir(), "no-such-worker"), "prove worker: starting"},
-		{"answers nothing", "/bin/true", "prove worker: decoding its answer"},
+		{"answers nothing", "/bin/true", "exit status 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, b := loadedChain(t, Options{WorkerPath: tt.worker})
-			_, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: "chain", Partition: f.partition(t)})
+			f := chainFixture(t)
+			b := New(Options{WorkerPath: tt.worker})
+			defer b.Close()
+			_, err := b.LoadKey(context.Background(), f.keyRef("chain"))
 			if sdk.KindOf(err) != sdk.ErrInternal || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want an internal error containing %q", err, tt.want)
 			}
@@ -196,4 +259,46 @@ func cpuTime() time.Duration {
 		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 	}
 	return sum(self) + sum(kids)
+}
+
+// TestWorkersTakeTurns proves with two keys in turn, each with its own worker:
+// before one key's worker computes, the other's gives its heap back (a release
+// it answers), and every proof verifies.
+func TestWorkersTakeTurns(t *testing.T) {
+	f := chainFixture(t)
+	b := New(Options{Threads: 1, WorkerPath: testExecutable(t)})
+	t.Cleanup(func() { b.Close() })
+	for _, id := range []string{"a", "b"} {
+		if _, err := b.LoadKey(context.Background(), f.keyRef(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kids := workerChildren(t); len(kids) != 2 {
+		t.Fatalf("workers after loading two keys: %v, want two", kids)
+	}
+	for _, id := range []string{"a", "b", "a"} {
+		res, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: id, Partition: f.partition(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifyResult(t, f, res)
+	}
+	// The worker of b proved last; a release leaves it proving.
+	lease, err := b.keys.Acquire("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := lease.Key().worker
+	lease.Release()
+	if err := w.release(); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if w.proc == nil || !w.proc.Alive() {
+		t.Fatal("the worker is gone after a release")
+	}
+	res, err := b.Prove(context.Background(), sdk.ProveRequest{KeyID: "b", Partition: f.partition(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyResult(t, f, res)
 }

@@ -7,9 +7,10 @@
 //	-threads N         ZKHOST_CPU_THREADS        goroutines per proof (0 = all cores)
 //	-max-in-flight N   ZKHOST_CPU_MAX_IN_FLIGHT  Prove calls accepted at once (default 1)
 //
-// Logs go to standard error as hclog JSON (level from ZKHOST_LOG_LEVEL). Each proof
-// runs in a child process of the same binary (first argument cpubackend.WorkerArg),
-// which a cancel kills.
+// Logs go to standard error as hclog JSON (level from ZKHOST_LOG_LEVEL). Proofs run
+// in a child process of the same binary (first argument cpubackend.WorkerArg), one
+// per loaded key, started with the key; a cancel kills it and another takes its
+// place.
 //
 // The process runs Go's garbage collector with a 20% target (GOGC=20) unless GOGC is
 // set: a proof's large vectors hold no pointers, so the collector does not scan them, and a tight
@@ -52,8 +53,8 @@ func main() {
 	}
 	log := sdk.NewLogger(cpubackend.Name)
 	opts.Logger = log
-	// Each proof runs in a child process of this binary, so that a cancel stops it
-	// at once (cpubackend's worker.go says why).
+	// Proofs run in a child process of this binary, one per loaded key, so that a
+	// cancel stops a proof at once (cpubackend's worker.go says why).
 	if opts.WorkerPath, err = os.Executable(); err != nil {
 		log.Error("finding this executable for the prove workers", "error", err)
 		os.Exit(1)

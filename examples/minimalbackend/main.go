@@ -45,7 +45,7 @@ const hostBytesPerConstraint = 1536
 func main() {
 	debug.SetGCPercent(20)
 	if len(os.Args) > 1 && os.Args[1] == refprover.WorkerArg {
-		os.Exit(refprover.ServeWorker()) // one proof, in a process of its own
+		os.Exit(refprover.ServeWorker()) // Worker.Prove: one proof, in a process of its own
 	}
 	log := sdk.NewLogger("minimalbackend")
 	self, err := os.Executable()

@@ -19,8 +19,9 @@
 // memory mappings (a partition file, a key file): no function here writes to them.
 // Points are gnark-crypto affine points from the key; partial results are Jacobian.
 //
-// A Worker runs a whole proof in a child process that a cancel kills at once, for
-// backends that need prompt cancellation (worker.go says why and what it costs).
+// A Worker runs whole proofs in a child process that a cancel kills at once, for
+// backends that need prompt cancellation: one started per key proves partition after
+// partition (Worker.Start), or one per proof (Worker.Prove); worker.go says why.
 //
 // Every result is exactly gnark's: field and group arithmetic is exact, so H equals
 // gnark's computeH element for element and, for the same r and s, the proof equals the
