@@ -14,9 +14,11 @@ import (
 
 	"github.com/zkhost/zkhost/internal/version"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/keyreg"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // Name identifies the backend in Describe.
@@ -53,6 +55,12 @@ type Options struct {
 	// of waiting for its MSMs, and a new worker takes the killed one's place
 	// (worker.go). Empty proves in this process.
 	WorkerPath string
+	// CompactW makes the backend take compact partitions (W alone, packed)
+	// for keys the host sends with their constraints: it evaluates A and B
+	// itself (compact.go). Off by default: on a CPU it saves the host's
+	// writes but not the proof's work; it lets a CPU device serve beside GPUs
+	// that take compact partitions, and tests the host's compact path.
+	CompactW bool
 }
 
 // Backend is the CPU backend. It is safe for concurrent use.
@@ -61,6 +69,9 @@ type Backend struct {
 	maxInFlight int
 	log         hclog.Logger
 	workerPath  string
+	compactW    bool
+	// store holds the full partitions made from compact ones (compact.go).
+	store *shm.Store
 
 	// device is a one-slot semaphore: the proof holding it computes.
 	device chan struct{}
@@ -86,6 +97,9 @@ type loadedKey struct {
 	domain *fft.Domain // held so refprover's domain cache keeps it while the key is loaded; nil with workers
 	fd     *os.File    // the same file, open for workers to inherit (nil without workers)
 	worker *warmWorker // the key's prove worker (nil without workers)
+	// matrices are the circuit's constraints when the key took them
+	// (Options.CompactW and KeyRef.Constraints), else nil.
+	matrices *constraints.Matrices
 }
 
 // New returns a CPU backend configured by opts.
@@ -95,7 +109,11 @@ func New(opts Options) *Backend {
 		maxInFlight: opts.MaxInFlight,
 		log:         opts.Logger,
 		workerPath:  opts.WorkerPath,
+		compactW:    opts.CompactW,
 		device:      make(chan struct{}, 1),
+	}
+	if b.compactW {
+		b.store = shm.NewStore()
 	}
 	if b.threads <= 0 {
 		b.threads = runtime.NumCPU()
@@ -151,6 +169,7 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 		MaxInFlight:              b.maxInFlight,
 		HostBytesPerConstraint:   HostBytesPerConstraint,
 		DeviceBytesPerConstraint: 0,
+		CompactW:                 b.compactW,
 	}, nil
 }
 
@@ -197,8 +216,16 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.KindOf(err), "load key %q: %v", ref.ID, err)
 		}
 		info.HostBytes += refprover.DomainBytes(pk.DomainSize)
+		if b.compactW && ref.Constraints != nil {
+			if k.matrices, err = takeConstraints(*ref.Constraints, pk, ref.ID); err != nil {
+				k.close(b.log)
+				return nil, sdk.KeyInfo{}, err
+			}
+			info.CompactW = true
+			info.HostBytes += uint64(ref.Constraints.Size)
+		}
 		b.log.Info("key loaded", "key", ref.ID, "path", ref.Path, "domain", pk.DomainSize, "wires", pk.NbWires,
-			"host_bytes", info.HostBytes, "took", time.Since(begin).String())
+			"host_bytes", info.HostBytes, "compact", info.CompactW, "took", time.Since(begin).String())
 		return k, info, nil
 	})
 }
@@ -259,6 +286,9 @@ func (b *Backend) UnloadKey(ctx context.Context, keyID string) error {
 // Close unloads every key. Proofs still running keep theirs until they return.
 func (b *Backend) Close() error {
 	b.keys.UnloadAll()
+	if b.store != nil {
+		return b.store.Close()
+	}
 	return nil
 }
 
@@ -276,6 +306,19 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	defer lease.Release()
 	pk := lease.Key().file.Key()
 	h := req.Partition
+	var phases []sdk.Phase
+	if h.Format == sdk.FormatCompactW && lease.Key().matrices != nil {
+		// A compact partition becomes a full one here (compact.go), which
+		// the rest proves as any other.
+		evalBegin := time.Now()
+		full, err := b.expand(lease.Key(), h, req.KeyID)
+		if err != nil {
+			return sdk.ProveResult{}, err
+		}
+		defer b.store.Remove(full)
+		phases = append(phases, sdk.Phase{Name: sdk.PhaseEval, Start: evalBegin.Sub(start), Wall: time.Since(evalBegin), DeviceBusy: time.Since(evalBegin)})
+		h = full
+	}
 	if err := keyreg.CheckPartition(pk, h, req.KeyID); err != nil {
 		return sdk.ProveResult{}, err
 	}
@@ -294,7 +337,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		}
 	}()
 	mapWall := time.Since(mapBegin)
-	phases := []sdk.Phase{{Name: sdk.PhaseMap, Start: mapBegin.Sub(start), Wall: mapWall}}
+	phases = append(phases, sdk.Phase{Name: sdk.PhaseMap, Start: mapBegin.Sub(start), Wall: mapWall})
 
 	select {
 	case b.device <- struct{}{}:

@@ -86,6 +86,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	fs.SetOutput(usage)
 	fs.IntVar(&opts.Threads, "threads", threads, "goroutines per proof (0 = all cores)")
 	fs.IntVar(&opts.MaxInFlight, "max-in-flight", inFlight, "Prove calls accepted at once")
+	fs.BoolVar(&opts.CompactW, "compact-w", false, "take compact partitions (W alone) and evaluate A and B here, from the constraints the host sends with each key")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
 	}

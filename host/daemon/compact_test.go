@@ -1,11 +1,18 @@
 package daemon
 
 import (
+	"os"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	hclog "github.com/hashicorp/go-hclog"
 
+	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/host/timeline"
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // TestSizeSynthesis: cores and workers the config leaves are sized to the
@@ -36,5 +43,64 @@ func TestSizeSynthesis(t *testing.T) {
 				t.Fatalf("cores %d, workers %d; want %d and %d", d.synthCores, d.synthWorkers, tc.wantCores, tc.wantWorks)
 			}
 		})
+	}
+}
+
+// TestCompactPartitions proves a job through compact partitions, end to end
+// with a real backend (the CPU backend with -compact-w, which evaluates A and
+// B from the constraints the daemon sends with the key): every proof verifies
+// with gnark, each partition file handed off is the compact one, and a W that
+// breaks a constraint is refused by the backend, naming it.
+func TestCompactPartitions(t *testing.T) {
+	f := start(t, opts{compactW: true})
+	ce := f.d.circuits[small]
+	if ce.cw == nil || ce.key.Constraints == nil {
+		t.Fatalf("circuit %s is not compact with a compact backend", small)
+	}
+	ctx := testCtx(t, 2*time.Minute)
+	ws := witnesses(t, small, 3, 41)
+	job := f.await(ctx, f.submit(ctx, small, api.ClassNormal, ws).ID)
+	if job.State != api.JobDone {
+		t.Fatalf("job %s ended %s: %s", job.ID, job.State, job.Error)
+	}
+	verifyProofs(t, small, job, ws)
+
+	// The daemon's own solver never writes a W that breaks a constraint, so
+	// the device is asked directly.
+	w := make([]fr.Element, ce.c.NbWires)
+	w[0].SetOne()
+	h, err := f.d.shm.WriteCompact("broken", sdk.CurveBLS12381, w, uint64(ce.c.NbConstraints), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.d.devices[0].dev.Prove(ctx, ce.key, h)
+	if sdk.KindOf(err) != sdk.ErrInvalidArgument || !strings.Contains(err.Error(), "constraint") {
+		t.Fatalf("a W that breaks a constraint: %v, want invalid argument naming it", err)
+	}
+	f.d.shm.Remove(h)
+
+	f.shutdown() // flushes the timeline
+	file, err := os.Open(f.cfg.Timeline.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	evs, err := timeline.Read(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, full := sdk.PartitionLayout(uint64(ce.c.NbWires), uint64(ce.c.NbConstraints))
+	staged := 0
+	for _, ev := range evs {
+		if ev.Job != job.ID || ev.Phase != timeline.PhaseStage {
+			continue
+		}
+		staged++
+		if ev.Bytes == 0 || ev.Bytes >= full {
+			t.Errorf("partition %d handed off %d bytes; a full one is %d", ev.Partition, ev.Bytes, full)
+		}
+	}
+	if staged != len(ws) {
+		t.Errorf("%d stage events, want %d", staged, len(ws))
 	}
 }

@@ -140,6 +140,9 @@ type opts struct {
 	// noCircuits leaves out every [[circuit]]: the daemon serves what it finds in
 	// <state_dir>/keys.
 	noCircuits bool
+	// compactW starts the CPU backend with -compact-w: it takes compact
+	// partitions, so the daemon sends them.
+	compactW bool
 }
 
 // fixture is a running daemon and a client connected to it.
@@ -185,6 +188,9 @@ func configText(stateDir string, o opts) string {
 	}
 	b.WriteString("\n[retry]\n" + retry + "\n")
 	fmt.Fprintf(&b, "\n[[device]]\nbackend = %q\nin_flight = 1\n[device.options]\nthreads = \"2\"\n", backendBin)
+	if o.compactW {
+		b.WriteString("compact-w = \"true\"\n")
+	}
 	names := o.circuits
 	if len(names) == 0 {
 		names = []string{small}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -131,4 +132,46 @@ func (m *Matrices) Eval(w, a, b, c []fr.Element) int {
 		}
 	}
 	return bad
+}
+
+// evalChunk is how many rows one goroutine of EvalParallel evaluates at a
+// time.
+const evalChunk = 1 << 14
+
+// EvalParallel is Eval over up to threads goroutines (one when threads is
+// below 2), without C: it writes A·w and B·w into a and b and returns the
+// first constraint w does not satisfy, or -1. The rows are independent, so
+// they split into chunks; the first failure is the least chunk's.
+func (m *Matrices) EvalParallel(w, a, b []fr.Element, threads int) int {
+	n := int(m.NbConstraints())
+	chunks := (n + evalChunk - 1) / evalChunk
+	bad := make([]int, chunks)
+	var wg sync.WaitGroup
+	threads = max(1, min(threads, chunks))
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ch := t; ch < chunks; ch += threads {
+				bad[ch] = -1
+				for i := ch * evalChunk; i < min(n, (ch+1)*evalChunk); i++ {
+					a[i] = m.Row(&m.A, i, w)
+					b[i] = m.Row(&m.B, i, w)
+					c := m.Row(&m.C, i, w)
+					var ab fr.Element
+					ab.Mul(&a[i], &b[i])
+					if bad[ch] < 0 && !ab.Equal(&c) {
+						bad[ch] = i
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, i := range bad {
+		if i >= 0 {
+			return i
+		}
+	}
+	return -1
 }

@@ -64,3 +64,51 @@ func TestEval(t *testing.T) {
 		t.Fatalf("Eval names %d, want constraint 0", bad)
 	}
 }
+
+// TestEvalParallel agrees with Eval on a system of several chunks, with a
+// failure in a late chunk and in an early one.
+func TestEvalParallel(t *testing.T) {
+	const rows = 3*evalChunk + 7
+	m := &Matrices{NbWires: 3, Coefficients: make([]fr.Element, 2)}
+	m.Coefficients[1].SetOne()
+	// Every row: w1 · w1 = w2.
+	for _, x := range []*Matrix{&m.A, &m.B, &m.C} {
+		x.Start = make([]uint32, rows+1)
+		x.Wire = make([]uint32, rows)
+		x.Coeff = make([]uint32, rows)
+		for i := range rows {
+			x.Start[i+1] = uint32(i + 1)
+			x.Wire[i], x.Coeff[i] = 1, 1
+		}
+	}
+	for i := range m.C.Wire {
+		m.C.Wire[i] = 2
+	}
+	var w [3]fr.Element
+	w[0].SetOne()
+	w[1].SetUint64(7)
+	w[2].SetUint64(49)
+	for _, tc := range []struct {
+		breakRow int
+	}{{-1}, {2*evalChunk + 3}, {5}} {
+		mm := *m
+		mm.C.Wire = append([]uint32(nil), m.C.Wire...)
+		if tc.breakRow >= 0 {
+			mm.C.Wire[tc.breakRow] = 1 // w1 · w1 = w1: false for 7
+		}
+		n := rows
+		a1, b1 := make([]fr.Element, n), make([]fr.Element, n)
+		a2, b2 := make([]fr.Element, n), make([]fr.Element, n)
+		want := mm.Eval(w[:], a1, b1, nil)
+		for _, threads := range []int{1, 3} {
+			if got := mm.EvalParallel(w[:], a2, b2, threads); got != want || got != tc.breakRow {
+				t.Fatalf("threads %d: EvalParallel names %d, Eval %d, broken row %d", threads, got, want, tc.breakRow)
+			}
+			for i := range a1 {
+				if a1[i] != a2[i] || b1[i] != b2[i] {
+					t.Fatalf("row %d differs", i)
+				}
+			}
+		}
+	}
+}
