@@ -104,7 +104,7 @@ func Print(w io.Writer, r *Result) {
 	} else {
 		t.AppendRow(table.Row{"timeline", "none"})
 	}
-	t.SetColumnConfigs([]table.ColumnConfig{{Number: 2, WidthMax: 100}})
+	t.SetColumnConfigs([]table.ColumnConfig{{Number: 2, WidthMax: 100, WidthMaxEnforcer: text.WrapSoft}})
 	t.Render()
 
 	p := table.NewWriter()
