@@ -763,7 +763,7 @@ func (env *badEnv) pluginCases() []badCase {
 			d.SHA256 = fileSHA256(t, faultBin())
 			return d
 		}),
-		env.pluginCase("a binary that is not a plugin", "Unrecognized remote plugin message: zkhost: a Groth16", func(t *testing.T) deviceConf {
+		env.pluginCase("a binary that is not a plugin", "Unrecognized remote plugin message", func(t *testing.T) deviceConf {
 			return deviceConf{Backend: zkhostBin()}
 		}),
 		env.pluginCase("stdout noise before the handshake", "Unrecognized remote plugin message: hello from a noisy backend", fault(map[string]string{"stdout-noise": "hello from a noisy backend"})),
