@@ -55,6 +55,20 @@ func (w *warmWorker) prove(ctx context.Context, h sdk.PartitionHandle) ([]byte, 
 		w.proc = proc
 	}
 	proof, timings, err := w.proc.Prove(ctx, h)
+	if err != nil && ctx.Err() == nil && !w.proc.Alive() {
+		// The worker is gone and no cancel killed it: it may have died
+		// between proofs after the check above (its exit not yet seen), so
+		// the proof is tried once more on a fresh one. A partition that
+		// kills its worker fails this second try as well, and that error
+		// is returned.
+		proc, serr := w.start(ctx)
+		if serr != nil {
+			w.proc = nil
+			return nil, refprover.Timings{}, serr
+		}
+		w.proc = proc
+		proof, timings, err = w.proc.Prove(ctx, h)
+	}
 	if !w.proc.Alive() {
 		w.proc = nil
 		if ctx.Err() != nil {
