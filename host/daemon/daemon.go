@@ -335,8 +335,9 @@ func (d *Daemon) sizeCircuit(ce *circuitEntry) error {
 	d.compactFor(ce)
 	if ce.cw != nil {
 		// A compact partition is reserved at its largest (every wire neither
-		// 0 nor 1) until it is written; then what it does not take goes back.
-		ce.shmBytes = max(ce.shmBytes, compactShmBytes(ce))
+		// 0 nor 1, no A and B) until it is written; then what it does not
+		// take goes back.
+		ce.shmBytes = compactShmBytes(ce)
 	}
 	if !d.budget.Fits(api.ClassCritical, ce.partitionBytes()) {
 		return fmt.Errorf("circuit %q: one partition needs %s but the whole budget is %s", ce.name,
