@@ -167,10 +167,21 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 		},
 		Curves:                   []sdk.Curve{sdk.CurveBLS12381},
 		MaxInFlight:              b.maxInFlight,
-		HostBytesPerConstraint:   HostBytesPerConstraint,
+		HostBytesPerConstraint:   b.hostBytesPerConstraint(),
 		DeviceBytesPerConstraint: 0,
 		CompactW:                 b.compactW,
 	}, nil
+}
+
+// hostBytesPerConstraint is HostBytesPerConstraint, plus, when the backend
+// takes compact partitions, the full partition it makes of each (W, A and B,
+// a wire per constraint: the example circuits' shape) and the vectors it
+// builds them in.
+func (b *Backend) hostBytesPerConstraint() uint64 {
+	if b.compactW {
+		return HostBytesPerConstraint + 2*3*32
+	}
+	return HostBytesPerConstraint
 }
 
 // LoadKey maps the key file, checks that its header digest is key.Digest and that
