@@ -23,9 +23,9 @@ import (
 // daemon's user may connect.
 const DefaultSocketMode os.FileMode = 0o600
 
-// maxSocketPath is the longest unix socket path Linux accepts (sun_path is 108 bytes,
-// NUL included).
-const maxSocketPath = 107
+// MaxSocketPath is the longest unix socket path Linux accepts (sun_path is 108 bytes,
+// NUL included). The config's checks use it too.
+const MaxSocketPath = 107
 
 // Config says where the daemon serves its API.
 type Config struct {
@@ -247,8 +247,8 @@ func ListenUnix(path string, mode os.FileMode, group string) (net.Listener, erro
 	if path == "" {
 		return nil, errors.New("api: empty unix socket path")
 	}
-	if len(path) > maxSocketPath {
-		return nil, fmt.Errorf("api: unix socket path %s is %d bytes, longer than the %d the kernel accepts", path, len(path), maxSocketPath)
+	if len(path) > MaxSocketPath {
+		return nil, fmt.Errorf("api: unix socket path %s is %d bytes, longer than the %d the kernel accepts", path, len(path), MaxSocketPath)
 	}
 	if mode&^os.ModePerm != 0 {
 		return nil, fmt.Errorf("api: socket mode %v has bits other than permissions", mode)
@@ -274,7 +274,7 @@ func ListenUnix(path string, mode os.FileMode, group string) (net.Listener, erro
 	}
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, "s")
-	if len(tmp) > maxSocketPath {
+	if len(tmp) > MaxSocketPath {
 		// The private directory's name does not fit sun_path: bind in place, then set
 		// the mode (a short window with the umask's permissions).
 		tmp = path

@@ -22,10 +22,6 @@ import (
 // machine's cores, low enough that a slip cannot ask for millions of threads.
 const maxThreads = 4096
 
-// maxSocketPath is the longest unix socket path Linux accepts (sun_path is 108
-// bytes with the terminating NUL).
-const maxSocketPath = 107
-
 // logLevels are hclog's level names.
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 
@@ -247,9 +243,9 @@ func (ck *checker) api(t *table, stateDir string) API {
 	} else if stateDir != "" {
 		a.Socket = filepath.Join(stateDir, "zkhost.sock")
 	}
-	if len(a.Socket) > maxSocketPath {
+	if len(a.Socket) > api.MaxSocketPath {
 		ck.errorf(t.key("socket"), "%q is %d bytes, longer than a unix socket path may be (%d); set a shorter api.socket",
-			a.Socket, len(a.Socket), maxSocketPath)
+			a.Socket, len(a.Socket), api.MaxSocketPath)
 	}
 	if v, ok := t.lookup("socket_mode"); ok {
 		if m, err := parseMode(v); err != nil {
