@@ -174,12 +174,11 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 }
 
 // hostBytesPerConstraint is HostBytesPerConstraint, plus, when the backend
-// takes compact partitions, the full partition it makes of each (W, A and B,
-// a wire per constraint: the example circuits' shape) and the vectors it
-// builds them in.
+// takes compact partitions, the full partition it makes of each (W, A and B
+// in a memfd, a wire per constraint: the example circuits' shape).
 func (b *Backend) hostBytesPerConstraint() uint64 {
 	if b.compactW {
-		return HostBytesPerConstraint + 2*3*32
+		return HostBytesPerConstraint + 3*32
 	}
 	return HostBytesPerConstraint
 }

@@ -19,22 +19,15 @@ func takeConstraints(h sdk.ConstraintsHandle, pk *keyfile.ProvingKey, id string)
 		return nil, err
 	}
 	defer closeFn()
-	if m.NbWires != pk.NbWires || m.NbConstraints() > pk.DomainSize {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: its constraints have %d wires and %d rows, the key %d wires and a domain of %d",
-			id, m.NbWires, m.NbConstraints(), pk.NbWires, pk.DomainSize)
+	if err := keyreg.CheckConstraints(pk, m, id); err != nil {
+		return nil, err
 	}
-	c := &constraints.Matrices{NbWires: m.NbWires, Coefficients: append([]fr.Element(nil), m.Coefficients...)}
-	for i, x := range []*constraints.Matrix{&m.A, &m.B, &m.C} {
-		dst := []*constraints.Matrix{&c.A, &c.B, &c.C}[i]
-		dst.Start = append([]uint32(nil), x.Start...)
-		dst.Wire = append([]uint32(nil), x.Wire...)
-		dst.Coeff = append([]uint32(nil), x.Coeff...)
-	}
-	return c, nil
+	return m.Clone(), nil
 }
 
 // expand turns compact partition h (W alone) into a full one in the
-// backend's own store: W expanded, A and B evaluated from the key's
+// backend's own store (shm.Store.WriteWith: W expanded and A and B evaluated
+// in the memfd's memory, no vectors of their own), A and B from the key's
 // constraints on every core, every constraint checked. A W that breaks one
 // is refused, naming it. The caller removes the full partition.
 func (b *Backend) expand(k *loadedKey, h sdk.PartitionHandle, id string) (sdk.PartitionHandle, error) {
@@ -47,18 +40,23 @@ func (b *Backend) expand(k *loadedKey, h sdk.PartitionHandle, id string) (sdk.Pa
 	if err := sdk.ReadCompactPartition(h, other, bits, values, b.threads); err != nil {
 		return sdk.PartitionHandle{}, err
 	}
-	w := make([]fr.Element, h.NbWires)
-	if err := sdk.ExpandW(other, bits, values, w); err != nil {
-		return sdk.PartitionHandle{}, err
-	}
-	n := h.NbConstraints
-	a, bv := make([]fr.Element, n), make([]fr.Element, n)
-	if bad := k.matrices.EvalParallel(w, a, bv, b.threads); bad >= 0 {
-		return sdk.PartitionHandle{}, sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition's W does not satisfy constraint %d", bad)
-	}
-	full, err := b.store.Write("expanded", h.Curve, w, a, bv)
-	if err != nil {
+	// Expanded and evaluated straight into the full partition's memory.
+	var bad int
+	full, err := b.store.WriteWith("expanded", h.Curve, h.NbWires, h.NbConstraints, func(w, a, bv []fr.Element) error {
+		if err := sdk.ExpandW(other, bits, values, w); err != nil {
+			return err
+		}
+		bad = k.matrices.EvalParallel(w, a, bv, b.threads)
+		return nil
+	})
+	switch {
+	case err != nil && sdk.KindOf(err) != sdk.ErrInternal:
+		return sdk.PartitionHandle{}, err // ExpandW's refusal of the file
+	case err != nil:
 		return sdk.PartitionHandle{}, sdk.Errorf(sdk.ErrResourceExhausted, "prove: writing the full partition of a compact one: %v", err)
+	case bad >= 0:
+		b.store.Remove(full)
+		return sdk.PartitionHandle{}, sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition's W does not satisfy constraint %d", bad)
 	}
 	return full, nil
 }

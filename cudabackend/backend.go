@@ -248,10 +248,9 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 				return nil, sdk.KeyInfo{}, err
 			}
 			defer closeCS()
-			if m.NbWires != pk.NbWires || m.NbConstraints() > pk.DomainSize {
+			if err := keyreg.CheckConstraints(pk, m, ref.ID); err != nil {
 				f.Close()
-				return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %s: its constraints have %d wires and %d rows, the key %d wires and a domain of %d",
-					ref.ID, m.NbWires, m.NbConstraints(), pk.NbWires, pk.DomainSize)
+				return nil, sdk.KeyInfo{}, err
 			}
 			cs, csBytes = m, gpu.ConstraintsDeviceBytes(m)
 		}

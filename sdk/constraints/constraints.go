@@ -56,11 +56,8 @@ func (m *Matrices) Check() error {
 		return fmt.Errorf("%w: A has no row index", ErrInvalid)
 	}
 	rows := len(m.A.Start) - 1
-	for _, mx := range []struct {
-		name string
-		m    *Matrix
-	}{{"A", &m.A}, {"B", &m.B}, {"C", &m.C}} {
-		if err := mx.m.check(mx.name, rows, m.NbWires, uint64(len(m.Coefficients))); err != nil {
+	for i, x := range m.matrices() {
+		if err := x.check(string("ABC"[i]), rows, m.NbWires, uint64(len(m.Coefficients))); err != nil {
 			return err
 		}
 	}
@@ -100,6 +97,33 @@ func (x *Matrix) check(name string, rows int, nbWires, nbCoeffs uint64) error {
 	}
 	return nil
 }
+
+// Clone returns a copy of m in memory of its own (m may alias a mapping
+// that is about to go).
+func (m *Matrices) Clone() *Matrices {
+	c := &Matrices{NbWires: m.NbWires, Coefficients: make([]fr.Element, len(m.Coefficients))}
+	for i, x := range m.matrices() {
+		*c.matrices()[i] = Matrix{Start: make([]uint32, len(x.Start)), Wire: make([]uint32, len(x.Wire)), Coeff: make([]uint32, len(x.Coeff))}
+	}
+	m.CopyTo(c)
+	return c
+}
+
+// CopyTo copies m's contents into dst, which has m's shape (every slice of
+// the same length: a constraints file's view, or Clone's allocation).
+func (m *Matrices) CopyTo(dst *Matrices) {
+	dst.NbWires = m.NbWires
+	copy(dst.Coefficients, m.Coefficients)
+	for i, x := range m.matrices() {
+		d := dst.matrices()[i]
+		copy(d.Start, x.Start)
+		copy(d.Wire, x.Wire)
+		copy(d.Coeff, x.Coeff)
+	}
+}
+
+// matrices lists A, B and C.
+func (m *Matrices) matrices() [3]*Matrix { return [3]*Matrix{&m.A, &m.B, &m.C} }
 
 // Row evaluates row i of x at w: the sum of its terms' coefficients times
 // their wires' values.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -56,6 +57,16 @@ func CheckCompactPartition(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id str
 		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d constraints, key %q's constraint system %d", h.NbConstraints, id, rows)
 	}
 	return checkCounts(pk, h, id)
+}
+
+// CheckConstraints checks that a circuit's constraints m fit key pk (named
+// id): the key's wires, and no more rows than its domain.
+func CheckConstraints(pk *keyfile.ProvingKey, m *constraints.Matrices, id string) error {
+	if m.NbWires != pk.NbWires || m.NbConstraints() > pk.DomainSize {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: its constraints have %d wires and %d rows, the key %d wires and a domain of %d",
+			id, m.NbWires, m.NbConstraints(), pk.NbWires, pk.DomainSize)
+	}
+	return nil
 }
 
 func checkCounts(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string) error {

@@ -133,14 +133,7 @@ func (s *Store) WriteConstraints(name string, m *constraints.Matrices) (*Constra
 		return nil, fmt.Errorf("shm: write constraints %q: %w", name, err)
 	}
 	err = mapFile(f, "constraints "+name, h.Size, func(mem []byte) error {
-		view := sdk.ViewConstraints(h, mem)
-		copy(view.Coefficients, m.Coefficients)
-		for i, src := range []*constraints.Matrix{&m.A, &m.B, &m.C} {
-			dst := []*constraints.Matrix{&view.A, &view.B, &view.C}[i]
-			copy(dst.Start, src.Start)
-			copy(dst.Wire, src.Wire)
-			copy(dst.Coeff, src.Coeff)
-		}
+		m.CopyTo(sdk.ViewConstraints(h, mem))
 		return nil
 	})
 	if err == nil {
