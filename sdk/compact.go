@@ -45,9 +45,9 @@ func CompactWords(nbWires uint64) uint64 { return (nbWires + 63) / 64 }
 //
 // Wire i is bit i%64 of word i/64 of each bitmap. W[i] is values[r], where r
 // is the number of Other bits set below i, when Other's bit i is set; else 1
-// when Bits' bit i is set; else 0. A real witness is mostly 0s and 1s (99.7%
-// of sha256's wires), so this is about two bits a wire where the full format
-// is 32 bytes a wire and 64 a constraint.
+// when Bits' bit i is set; else 0. A real witness is mostly 0s and 1s (the
+// share for sha256 is in BENCHMARKS.md), so this is about two bits a wire
+// where the full format is 32 bytes a wire and 64 a constraint.
 func CompactLayout(nbWires, nbOther uint64) (otherOff, bitsOff, valuesOff, size uint64) {
 	words := CompactWords(nbWires) * 8
 	otherOff = 0
@@ -89,16 +89,29 @@ func CountOther(w []fr.Element, threads int) uint64 {
 
 // PackW packs w into other, bits (CompactWords words each) and values (at
 // least CountOther(w) elements) as CompactLayout describes, with up to
-// threads goroutines, and returns how many values it wrote. It walks w twice
-// (a count per piece, then the packing at each piece's offset), so pieces
-// pack in parallel.
+// threads goroutines, and returns how many values it wrote: PackBits, then
+// GatherOther.
 func PackW(w []fr.Element, other, bits []uint64, values []fr.Element, threads int) (uint64, error) {
+	n, err := PackBits(w, other, bits, threads)
+	if err != nil {
+		return 0, err
+	}
+	if uint64(len(values)) < n {
+		return 0, Errorf(ErrInternal, "pack W: %d values are neither 0 nor 1, room for %d", n, len(values))
+	}
+	return n, GatherOther(w, other, values[:n], threads)
+}
+
+// PackBits fills the Other and Bits bitmaps of w (CompactWords words each)
+// with up to threads goroutines, and returns how many values are neither 0
+// nor 1: the one pass over W that sizes a compact file (GatherOther then
+// reads only those values).
+func PackBits(w []fr.Element, other, bits []uint64, threads int) (uint64, error) {
 	words := int(CompactWords(uint64(len(w))))
 	if len(other) != words || len(bits) != words {
 		return 0, Errorf(ErrInternal, "pack W: %d wires need %d words per bitmap, got %d and %d", len(w), words, len(other), len(bits))
 	}
 	pieces := (words + compactPiece - 1) / compactPiece
-	// Pass one: each piece's bitmaps and its count of others.
 	counts := make([]uint64, pieces)
 	forPieces(pieces, threads, func(p int) {
 		var n uint64
@@ -118,16 +131,31 @@ func PackW(w []fr.Element, other, bits []uint64, values []fr.Element, threads in
 		}
 		counts[p] = n
 	})
-	offsets := make([]uint64, pieces)
 	var total uint64
-	for p, c := range counts {
-		offsets[p] = total
+	for _, c := range counts {
 		total += c
 	}
-	if uint64(len(values)) < total {
-		return 0, Errorf(ErrInternal, "pack W: %d values are neither 0 nor 1, room for %d", total, len(values))
+	return total, nil
+}
+
+// GatherOther writes the values of w that other marks into values, in wire
+// order, with up to threads goroutines: each piece of the bitmap from the
+// offset the set bits before it give. values must hold exactly other's set
+// bits.
+func GatherOther(w []fr.Element, other []uint64, values []fr.Element, threads int) error {
+	words := len(other)
+	pieces := (words + compactPiece - 1) / compactPiece
+	offsets := make([]uint64, pieces+1)
+	for p := range pieces {
+		var n uint64
+		for _, o := range other[p*compactPiece : min(words, (p+1)*compactPiece)] {
+			n += uint64(popcount(o))
+		}
+		offsets[p+1] = offsets[p] + n
 	}
-	// Pass two: the values, each piece from its offset.
+	if offsets[pieces] != uint64(len(values)) {
+		return Errorf(ErrInternal, "gather W's values: the bitmap marks %d, room for %d", offsets[pieces], len(values))
+	}
 	forPieces(pieces, threads, func(p int) {
 		at := offsets[p]
 		for wd := p * compactPiece; wd < min(words, (p+1)*compactPiece); wd++ {
@@ -137,7 +165,7 @@ func PackW(w []fr.Element, other, bits []uint64, values []fr.Element, threads in
 			}
 		}
 	})
-	return total, nil
+	return nil
 }
 
 // ExpandW is PackW's inverse: it writes the nbWires = len(w) values other,

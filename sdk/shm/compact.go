@@ -18,14 +18,22 @@ import (
 // WriteCompact makes partition name from a solved W alone, packed
 // (sdk.FormatCompactW, laid out by sdk.CompactLayout), for a backend that
 // evaluates A and B from the circuit's constraints: about two bits a wire
-// where a full partition is 32 bytes a wire and 64 a constraint. It counts
-// and packs W with up to threads goroutines straight into the memfd's
-// memory, seals it and returns its handle. On any error nothing is kept.
+// where a full partition is 32 bytes a wire and 64 a constraint. It packs W
+// with up to threads goroutines (its bitmaps, then its other values
+// straight into the memfd's memory), seals it and returns its handle. On
+// any error nothing is kept.
 func (s *Store) WriteCompact(name string, curve sdk.Curve, w []fr.Element, nbConstraints uint64, threads int) (sdk.PartitionHandle, error) {
 	if len(w) == 0 || nbConstraints == 0 || uint64(len(w)) > sdk.MaxPartitionElements || nbConstraints > sdk.MaxPartitionElements {
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %d wires and %d constraints, want 1..%d each", name, len(w), nbConstraints, uint64(sdk.MaxPartitionElements))
 	}
-	nbOther := sdk.CountOther(w, threads)
+	// One pass over W: the bitmaps, here, and the count that sizes the file;
+	// then only the values that are neither 0 nor 1 are read again.
+	words := sdk.CompactWords(uint64(len(w)))
+	other, bits := make([]uint64, words), make([]uint64, words)
+	nbOther, err := sdk.PackBits(w, other, bits, threads)
+	if err != nil {
+		return sdk.PartitionHandle{}, err
+	}
 	oOff, bOff, vOff, size := sdk.CompactLayout(uint64(len(w)), nbOther)
 	h, err := s.newOutput(name, curve, sdk.PartitionHandle{
 		Size: int64(size), Curve: curve, NbWires: uint64(len(w)), NbConstraints: nbConstraints,
@@ -35,9 +43,9 @@ func (s *Store) WriteCompact(name string, curve sdk.Curve, w []fr.Element, nbCon
 		return sdk.PartitionHandle{}, err
 	}
 	err = s.mapOutput(h, func(mem []byte) error {
-		words := sdk.CompactWords(h.NbWires)
-		_, err := sdk.PackW(w, wordsAt(mem, oOff, words), wordsAt(mem, bOff, words), elementsAt(mem, vOff, nbOther), threads)
-		return err
+		copy(wordsAt(mem, oOff, words), other)
+		copy(wordsAt(mem, bOff, words), bits)
+		return sdk.GatherOther(w, other, elementsAt(mem, vOff, nbOther), threads)
 	})
 	if err == nil {
 		h, err = s.Adopt(h)

@@ -125,7 +125,7 @@ func BenchmarkSolveKeySet(b *testing.B) {
 		{"gnark", func() error { _, err := ccs.Solve(w, csolver.WithNbTasks(1)); return err }},
 		{"fast", func() error { _, _, _, err := R1CS(ccs, p, w, csolver.WithNbTasks(1)); return err }},
 		// What the host does for a compact partition: W alone into a reused
-		// vector, then counted and packed (sdk.PackW).
+		// vector, then packed as shm.Store.WriteCompact packs it.
 		{"fastw", func() error {
 			wp := wPool.Get().(*[]fr.Element)
 			defer wPool.Put(wp)
@@ -133,9 +133,12 @@ func BenchmarkSolveKeySet(b *testing.B) {
 				return err
 			}
 			words := sdk.CompactWords(uint64(len(*wp)))
-			values := make([]fr.Element, sdk.CountOther(*wp, 1))
-			_, err := sdk.PackW(*wp, make([]uint64, words), make([]uint64, words), values, 1)
-			return err
+			other, bits := make([]uint64, words), make([]uint64, words)
+			n, err := sdk.PackBits(*wp, other, bits, 1)
+			if err != nil {
+				return err
+			}
+			return sdk.GatherOther(*wp, other, make([]fr.Element, n), 1)
 		}},
 	}
 	for _, s := range solvers {
