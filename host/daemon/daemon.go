@@ -326,10 +326,10 @@ func (d *Daemon) sizeCircuit(ce *circuitEntry) error {
 	ce.backendBytes = perConstraint * ce.c.DomainSize
 	if ce.synth == nil {
 		// The solver's program is compiled once per circuit, which takes
-		// seconds for a large one (about 25 s for a 2^22 Poseidon2 tree):
-		// begin now, beside the keys' loading, rather than at the first
-		// partition with every worker waiting on it. Not waited for: Close
-		// does not need it, and the first partition waits if it must.
+		// seconds for a large one (BENCHMARKS.md, BenchmarkCompile): begin
+		// now, beside the keys' loading, rather than at the first partition
+		// with every worker waiting on it. Not waited for: Close does not
+		// need it, and the first partition waits if it must.
 		go ce.c.Program()
 	}
 	d.compactFor(ce)

@@ -194,7 +194,8 @@ func (d *Daemon) staged(it queue.Item[*task], lane string, h sdk.PartitionHandle
 	d.updatePart(j, t.idx, func(p *api.Partition) { p.SynthEnd = end })
 	d.record(t, lane, timeline.PhaseBudgetWait, queued, start, 0)
 	d.record(t, lane, timeline.PhaseSynthesis, start, synthEnd, 0)
-	d.recordStage(t, lane, synthEnd, end, uint64(h.Size))
+	// The stage event carries the size of the file handed to the backend.
+	d.recordEvent(t, timeline.Event{Lane: lane, Phase: timeline.PhaseStage, Start: synthEnd, End: end, Bytes: uint64(h.Size)})
 	d.metrics.ObserveSynthesis(j.class.String(), synthEnd.Sub(start))
 	if err := d.readyQ.Push(it); err != nil {
 		d.failTask(t, fmt.Sprintf("ready queue: %v", err))
@@ -529,25 +530,17 @@ func (d *Daemon) releaseTask(t *task) {
 
 // record writes one timeline event when a timeline is configured.
 func (d *Daemon) record(t *task, lane, phase string, start, end time.Time, busy time.Duration) {
-	if d.tl == nil {
-		return
-	}
-	d.tl.Record(timeline.Event{
-		Job: t.job.id, Partition: t.idx, Attempt: t.attempts, Class: t.job.class.String(), Circuit: t.job.circ.name,
-		Lane: lane, Phase: phase, Start: start, End: end, DeviceBusy: busy,
-	})
+	d.recordEvent(t, timeline.Event{Lane: lane, Phase: phase, Start: start, End: end, DeviceBusy: busy})
 }
 
-// recordStage writes the stage event of t, with the size of the partition
-// file handed to the backend.
-func (d *Daemon) recordStage(t *task, lane string, start, end time.Time, bytes uint64) {
+// recordEvent writes ev, one of t's, filling in what names t.
+func (d *Daemon) recordEvent(t *task, ev timeline.Event) {
 	if d.tl == nil {
 		return
 	}
-	d.tl.Record(timeline.Event{
-		Job: t.job.id, Partition: t.idx, Attempt: t.attempts, Class: t.job.class.String(), Circuit: t.job.circ.name,
-		Lane: lane, Phase: timeline.PhaseStage, Start: start, End: end, Bytes: bytes,
-	})
+	ev.Job, ev.Partition, ev.Attempt = t.job.id, t.idx, t.attempts
+	ev.Class, ev.Circuit = t.job.class.String(), t.job.circ.name
+	d.tl.Record(ev)
 }
 
 // busyWindow sums device-busy time reported over a sliding window.

@@ -24,7 +24,7 @@ import (
 func (s *suite) testCompact(t *testing.T, chain, merkle *fixture) {
 	ctx := context.Background()
 	if !s.desc.CompactW {
-		h, _, _ := s.compactPartition(t, chain, 0, -1)
+		h, _, _ := s.compactPartition(t, chain, nil, 0, -1)
 		_, err := s.backend.Prove(ctx, sdk.ProveRequest{KeyID: chain.key.ID, Partition: h})
 		wantKind(t, "a compact partition sent to a backend that does not declare CompactW", err, sdk.ErrInvalidArgument, sdk.ErrUnimplemented)
 		return
@@ -55,17 +55,17 @@ func (s *suite) testCompact(t *testing.T, chain, merkle *fixture) {
 		fc := *f
 		fc.key = ref
 		for i := range 2 {
-			h, pub, _ := s.compactPartition(t, f, i, -1)
+			h, pub, _ := s.compactPartition(t, f, m, i, -1)
 			if _, err := s.prove(ctx, &fc, h, pub); err != nil {
 				t.Errorf("compact: %v", err)
 			}
 		}
 		// A W that breaks a constraint: the backend checks what it evaluates.
-		h, _, bad := s.compactPartition(t, f, 2, brokenWire(t, f, m))
+		h, _, bad := s.compactPartition(t, f, m, 2, brokenWire(t, f, m))
 		_, err = s.backend.Prove(ctx, sdk.ProveRequest{KeyID: ref.ID, Partition: h})
 		wantKind(t, "a compact W that breaks constraint "+strconv.Itoa(bad), err, sdk.ErrInvalidArgument)
 		// The same partition for the key loaded without its constraints.
-		good, _, _ := s.compactPartition(t, f, 0, -1)
+		good, _, _ := s.compactPartition(t, f, m, 0, -1)
 		_, err = s.backend.Prove(ctx, sdk.ProveRequest{KeyID: f.key.ID, Partition: good})
 		wantKind(t, "a compact partition for a key loaded without constraints", err, sdk.ErrInvalidArgument)
 	}
@@ -89,8 +89,8 @@ func brokenWire(t *testing.T, f *fixture, m *constraints.Matrices) int {
 
 // compactPartition solves partition i of f's circuit for W alone and writes it
 // compact. With breakWire >= 0, that wire is changed by 2 first, and the
-// constraint it then breaks (constraints.Eval's first) is returned, else -1.
-func (s *suite) compactPartition(t *testing.T, f *fixture, i, breakWire int) (sdk.PartitionHandle, witness.Witness, int) {
+// constraint it then breaks (m's Eval's first) is returned, else -1.
+func (s *suite) compactPartition(t *testing.T, f *fixture, m *constraints.Matrices, i, breakWire int) (sdk.PartitionHandle, witness.Witness, int) {
 	t.Helper()
 	w, err := f.spec.Witness(i, 0)
 	if err != nil {
@@ -105,10 +105,6 @@ func (s *suite) compactPartition(t *testing.T, f *fixture, i, breakWire int) (sd
 		var two fr.Element
 		two.SetUint64(2)
 		W[breakWire].Add(&W[breakWire], &two)
-		m, err := keyconv.Constraints(f.c.CCS)
-		if err != nil {
-			t.Fatal(err)
-		}
 		n := int(m.NbConstraints())
 		if bad = m.Eval(W, make([]fr.Element, n), make([]fr.Element, n), nil); bad < 0 {
 			t.Fatalf("%s: changing wire %d broke no constraint", f.c.Name, breakWire)
