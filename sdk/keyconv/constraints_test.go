@@ -9,7 +9,9 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/constraints"
 )
 
 // TestConstraintsEvaluateToGnarksSolution checks the matrices against gnark's
@@ -82,6 +84,42 @@ func TestConstraintsEvaluateToGnarksSolution(t *testing.T) {
 			if ab == c[i] {
 				t.Fatalf("Eval names constraint %d, which holds", i)
 			}
+		})
+	}
+}
+
+// BenchmarkConstraints builds the matrices of the example circuits and
+// reports what a constraints file (and the device's copy) holds per
+// constraint.
+//
+//	go test -run '^$' -bench Constraints ./keyconv/
+func BenchmarkConstraints(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		params map[string]int
+	}{
+		{"sha256", map[string]int{"b": 4}},
+		{"merkle", map[string]int{"k": 8, "d": 10}},
+		{"chain", map[string]int{"k": 14}},
+	} {
+		spec, err := circuits.Lookup(tc.name, tc.params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, spec.Circuit())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(spec.ID(), func(b *testing.B) {
+			var m *constraints.Matrices
+			for b.Loop() {
+				if m, err = Constraints(ccs.(*cs.R1CS)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			n := float64(m.NbConstraints())
+			b.ReportMetric(float64(sdk.ConstraintsHandleFor(m).Size)/n, "file-bytes/constraint")
+			b.ReportMetric(float64(m.A.Terms()+m.B.Terms()+m.C.Terms())/n, "terms/constraint")
 		})
 	}
 }
