@@ -206,3 +206,26 @@ func procState(pid int) byte {
 	}
 	return stat[i+2]
 }
+
+// TestCompactRefusedBeforeTheBackend: a compact partition for a key the
+// backend loaded without taking its constraints (the fake backend takes
+// none) is refused by the device layer with ErrCompactRefused, so the daemon
+// synthesizes it again in full; a full partition goes to the backend as ever.
+func TestCompactRefusedBeforeTheBackend(t *testing.T) {
+	d, err := Start(context.Background(), Options{Name: "fake0", Launch: plugins.LaunchConfig{Path: fakeBackend, StartTimeout: time.Minute},
+		BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	key := sdk.KeyRef{ID: "plain", Path: "unused"}
+	_, err = d.Prove(context.Background(), key, sdk.PartitionHandle{Format: sdk.FormatCompactW})
+	if !errors.Is(err, ErrCompactRefused) {
+		t.Fatalf("a compact partition for a key without constraints: %v, want ErrCompactRefused", err)
+	}
+	// A full partition reaches the backend, which refuses the empty handle
+	// itself (invalid argument), not as compact.
+	if _, err := d.Prove(context.Background(), key, sdk.PartitionHandle{}); errors.Is(err, ErrCompactRefused) || sdk.KindOf(err) != sdk.ErrInvalidArgument {
+		t.Fatalf("a full partition: %v, want the backend's invalid argument", err)
+	}
+}
