@@ -177,7 +177,7 @@ func ExpandW(other, bits []uint64, values []fr.Element, w []fr.Element) error {
 	if uint64(len(other)) != words || uint64(len(bits)) != words {
 		return Errorf(ErrInvalidArgument, "compact W: %d wires need %d words per bitmap, got %d and %d", len(w), words, len(other), len(bits))
 	}
-	if err := checkCompactBits(uint64(len(w)), other, bits, uint64(len(values))); err != nil {
+	if err := CheckCompactBits(uint64(len(w)), other, bits, uint64(len(values))); err != nil {
 		return err
 	}
 	at := 0
@@ -196,9 +196,10 @@ func ExpandW(other, bits []uint64, values []fr.Element, w []fr.Element) error {
 	return nil
 }
 
-// checkCompactBits checks that other has exactly nbOther bits set and that
-// neither bitmap has a bit set beyond wire nbWires-1.
-func checkCompactBits(nbWires uint64, other, bits []uint64, nbOther uint64) error {
+// CheckCompactBits checks that other has exactly nbOther bits set and that
+// neither bitmap has a bit set beyond wire nbWires-1: what a reader of a
+// compact W trusts before it indexes the values by the bitmaps.
+func CheckCompactBits(nbWires uint64, other, bits []uint64, nbOther uint64) error {
 	var n uint64
 	for _, o := range other {
 		n += uint64(popcount(o))

@@ -225,7 +225,7 @@ func ReadCompactPartition(h PartitionHandle, other, bits []uint64, values []fr.E
 	if err := readPieces(f, h.Path, pieces, threads); err != nil {
 		return err
 	}
-	if err := checkCompactBits(h.NbWires, other, bits, h.NbOther); err != nil {
+	if err := CheckCompactBits(h.NbWires, other, bits, h.NbOther); err != nil {
 		return Errorf(ErrInvalidArgument, "partition file %s: %v", h.Path, err)
 	}
 	return nil

@@ -42,8 +42,24 @@ func assignmentsOf(t *testing.T, c *circuit.Circuit, ws [][]byte) [][]byte {
 	return out
 }
 
-// TestAssignments: jobs that carry wire assignments instead of witnesses prove and
-// verify; a tampered assignment fails its job naming the first constraint it breaks,
+// compactAssignments re-encodes wire assignments of c in the compact format.
+func compactAssignments(t *testing.T, c *circuit.Circuit, as [][]byte) [][]byte {
+	t.Helper()
+	out := make([][]byte, len(as))
+	for i, a := range as {
+		W, err := circuit.ParseAssignment(a, c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = circuit.MarshalCompactAssignment(W, c.NbPublic, c.NbSecret, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestAssignments: jobs that carry wire assignments instead of witnesses, full or
+// compact, prove and verify; a tampered assignment fails its job naming the first constraint it breaks,
 // without reaching a device and without harming a job beside it; assignments of the
 // wrong size or kind are refused at submit.
 func TestAssignments(t *testing.T) {
@@ -63,6 +79,12 @@ func TestAssignments(t *testing.T) {
 	ws := witnesses(t, small, 3, 41)
 	as := assignmentsOf(t, c, ws)
 	job, err := f.c.Submit(ctx, api.SubmitRequest{Circuit: small, Assignments: as})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyProofs(t, small, f.await(ctx, job.ID), ws)
+	compact := compactAssignments(t, c, as)
+	job, err = f.c.Submit(ctx, api.SubmitRequest{Circuit: small, Assignments: compact})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,30 @@ func TestCompactPartitions(t *testing.T) {
 		t.Fatalf("job %s ended %s: %s", job.ID, job.State, job.Error)
 	}
 	verifyProofs(t, small, job, ws)
+
+	// Wire assignments, full and compact (what a synthesis host ships), go
+	// the compact way too: W alone, parsed into the pooled vector; the
+	// device evaluates A and B and checks every constraint, so one wrong
+	// value fails its partition naming a constraint.
+	as := assignmentsOf(t, ce.c, ws[:2])
+	compact := compactAssignments(t, ce.c, as)
+	submit := func(in [][]byte) api.Job {
+		t.Helper()
+		j, err := f.c.Submit(ctx, api.SubmitRequest{Circuit: small, Assignments: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.await(ctx, j.ID)
+	}
+	for _, in := range [][][]byte{as, compact} {
+		verifyProofs(t, small, submit(in), ws[:2])
+	}
+	tampered := slices.Clone(compact[1])
+	tampered[len(tampered)-1] ^= 1 // the last value's low bit: still canonical
+	bad := submit([][]byte{compact[0], tampered})
+	if bad.State != api.JobFailed || !strings.Contains(bad.Error, "partition 1") || !strings.Contains(bad.Error, "constraint") {
+		t.Errorf("a compact assignment with a wrong value: job %s, %q; want failed naming partition 1 and a constraint", bad.State, bad.Error)
+	}
 
 	// The daemon's own solver never writes a W that breaks a constraint, so
 	// the device is asked directly.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -167,11 +168,15 @@ func (d *Daemon) CheckSubmit(ctx context.Context, h api.SubmitHeader) error {
 	if err := ce.checkSolvable(h.Assignments); err != nil {
 		return err
 	}
-	want := circuit.InputSize(ce.c, h.Assignments)
+	lo, hi := circuit.InputSizeRange(ce.c, h.Assignments)
+	want := strconv.FormatInt(lo, 10)
+	if hi != lo {
+		want = fmt.Sprintf("%d to %d (a compact one: docs/assignment.md)", lo, hi)
+	}
 	var total uint64
 	for i, n := range h.InputSizes {
-		if n != want {
-			return api.InvalidArgumentf("%s %d is declared as %d bytes, circuit %s wants %d", h.Noun(), i, n, ce.name, want)
+		if n < lo || n > hi {
+			return api.InvalidArgumentf("%s %d is declared as %d bytes, circuit %s wants %s", h.Noun(), i, n, ce.name, want)
 		}
 		total += uint64(n)
 	}

@@ -63,7 +63,7 @@ func MarshalAssignment(W []fr.Element, nbPublic, nbSecret int) []byte {
 // without decoding its values: what the daemon refuses at submit. Errors say what is
 // wrong and what c wants.
 func CheckAssignmentHeader(data []byte, c *Circuit) error {
-	return checkAssignment(data[:min(len(data), assignmentHeader)], int64(len(data)), c)
+	return checkAssignment(data[:min(len(data), compactAssignmentHeader)], int64(len(data)), c)
 }
 
 // checkAssignment checks an assignment's header (its first bytes, up to
@@ -78,8 +78,9 @@ func checkAssignment(head []byte, size int64, c *Circuit) error {
 	if len(head) < assignmentHeader {
 		return fmt.Errorf("is truncated: %d bytes, shorter than the %d-byte header", size, assignmentHeader)
 	}
-	if v := binary.BigEndian.Uint32(head[4:]); v != AssignmentVersion {
-		return fmt.Errorf("has format version %d, this build reads %d", v, AssignmentVersion)
+	version := binary.BigEndian.Uint32(head[4:])
+	if version != AssignmentVersion && version != CompactAssignmentVersion {
+		return fmt.Errorf("has format version %d, this build reads %d (full) and %d (compact)", version, AssignmentVersion, CompactAssignmentVersion)
 	}
 	nbPublic := binary.BigEndian.Uint32(head[8:])
 	nbSecret := binary.BigEndian.Uint32(head[12:])
@@ -87,6 +88,9 @@ func checkAssignment(head []byte, size int64, c *Circuit) error {
 	if int64(nbPublic) != int64(c.NbPublic) || int64(nbSecret) != int64(c.NbSecret) || int64(nbWires) != int64(c.NbWires) {
 		return fmt.Errorf("has %d wires (%d public, %d secret), circuit %s has %d wires (%d public including the constant one, %d secret)",
 			nbWires, nbPublic, nbSecret, c.Name, c.NbWires, c.NbPublic, c.NbSecret)
+	}
+	if version == CompactAssignmentVersion {
+		return checkCompactAssignment(head, size, c)
 	}
 	if want := assignmentHeader + int64(nbWires)*fr.Bytes; size != want {
 		return fmt.Errorf("has %d bytes, want %d for %d wires of %d bytes (truncated, or trailing bytes)", size, want, nbWires, fr.Bytes)
@@ -99,26 +103,41 @@ func checkAssignment(head []byte, size int64, c *Circuit) error {
 // wire 0, the constant one, must be 1. It decodes on threads goroutines (0: every
 // core). The result is W, the value of every wire, ready for Evaluate.
 func ParseAssignment(data []byte, c *Circuit, threads int) ([]fr.Element, error) {
-	if err := CheckAssignmentHeader(data, c); err != nil {
+	W := make([]fr.Element, c.NbWires)
+	if err := parseAssignmentInto(data, c, threads, W); err != nil {
 		return nil, err
 	}
-	W := make([]fr.Element, c.NbWires)
-	values := data[assignmentHeader:]
-	bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
-		for i := lo; i < hi; i++ {
-			if err := W[i].SetBytesCanonical(values[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
-				return i, err
-			}
+	return W, nil
+}
+
+// parseAssignmentInto is ParseAssignment into W (c.NbWires values), of
+// either format (full or compact).
+func parseAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
+	if err := CheckAssignmentHeader(data, c); err != nil {
+		return err
+	}
+	if binary.BigEndian.Uint32(data[4:]) == CompactAssignmentVersion {
+		if err := parseCompactAssignmentInto(data, c, threads, W); err != nil {
+			return err
 		}
-		return -1, nil
-	})
-	if bad.index >= 0 {
-		return nil, fmt.Errorf("wire %d is not a canonical BLS12-381 scalar: %v", bad.index, bad.err)
+	} else {
+		values := data[assignmentHeader:]
+		bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
+			for i := lo; i < hi; i++ {
+				if err := W[i].SetBytesCanonical(values[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
+					return i, err
+				}
+			}
+			return -1, nil
+		})
+		if bad.index >= 0 {
+			return fmt.Errorf("wire %d is not a canonical BLS12-381 scalar: %v", bad.index, bad.err)
+		}
 	}
 	if !W[0].IsOne() {
-		return nil, fmt.Errorf("wire 0, the constant one, is %s, want 1", W[0].String())
+		return fmt.Errorf("wire 0, the constant one, is %s, want 1", W[0].String())
 	}
-	return W, nil
+	return nil
 }
 
 // ReadAssignment reads a wire assignment file for circuit c (ParseAssignment with
@@ -362,6 +381,14 @@ func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Elem
 		}
 		return full, SynthesizeInto(c, full, threads, W, A, B)
 	}
+	if A == nil {
+		// W alone: the backend evaluates A, B and C from the circuit's
+		// matrices, and checks every constraint as it does.
+		if err := parseAssignmentInto(data, c, threads, W); err != nil {
+			return nil, fmt.Errorf("wire assignment %w", err)
+		}
+		return AssignmentWitness(c, W)
+	}
 	w, a, b, full, err := SynthesizeInput(c, data, threads)
 	if err != nil {
 		return nil, err
@@ -387,6 +414,19 @@ func CheckInput(data []byte, assignment bool, c *Circuit) error {
 	}
 	_, err := ParseWitness(data, c)
 	return err
+}
+
+// InputSizeRange returns the sizes in bytes an input of circuit c may have,
+// held to before its bytes arrive: a gnark full witness and a full wire
+// assignment have exactly InputSize's bytes; a compact wire assignment has at
+// least its header and bitmaps, and at most every value besides (a range
+// that holds the full assignment's size too).
+func InputSizeRange(c *Circuit, assignment bool) (lo, hi int64) {
+	if !assignment {
+		n := InputSize(c, false)
+		return n, n
+	}
+	return compactAssignmentSize(uint64(c.NbWires), 0), compactAssignmentSize(uint64(c.NbWires), uint64(c.NbWires))
 }
 
 // InputSize returns the size in bytes every input of circuit c has: a wire

@@ -75,6 +75,14 @@ func FuzzParseAssignment(f *testing.F) {
 	bad := slices.Clone(valid)
 	bad[len(bad)-fr.Bytes] = 0xff // a value above the modulus
 	f.Add(bad)
+	// The compact format: W's 0 and 1 in bitmaps, the rest as values.
+	compact, err := MarshalCompactAssignment(W, c.NbPublic, c.NbSecret, 1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(compact)
+	f.Add(compact[:compactAssignmentHeader])
+	f.Add(compact[:len(compact)-1])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := ParseAssignment(data, c, 2)
 		if err != nil {

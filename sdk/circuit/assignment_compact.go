@@ -1,0 +1,165 @@
+package circuit
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/sdk"
+)
+
+// A compact wire assignment (version 2) is a wire assignment packed for the
+// witnesses real circuits have, whose wires are mostly 0 or 1: two bitmaps
+// and the values that are neither. It is what a synthesis host ships to the
+// host that proves (docs/assignment.md; the same bitmaps as a compact
+// partition, sdk.CompactLayout):
+//
+//	offset      size     field
+//	0           4        magic "ZKWA"
+//	4           4        version, big-endian uint32: 2
+//	8           4        public wires, including the constant-one wire
+//	12          4        secret wires
+//	16          4        all wires, n
+//	20          4        k, the wires whose value is neither 0 nor 1
+//	24          8·m      the Other bitmap: m = ceil(n/64) little-endian uint64
+//	                     words; bit i%64 of word i/64 is set when wire i is
+//	                     neither 0 nor 1
+//	24+8·m      8·m      the Bits bitmap: bit i set when wire i is 1
+//	24+16·m     32·k     the k values of the Other wires, in wire order, each a
+//	                     canonical big-endian BLS12-381 scalar
+//
+// Wire i is the next value when its Other bit is set, else 1 when its Bits
+// bit is set, else 0. No bit is set beyond wire n-1.
+const (
+	CompactAssignmentVersion = 2
+	compactAssignmentHeader  = 24
+)
+
+// compactAssignmentSize is the size of a compact assignment of nbWires wires,
+// nbOther of them neither 0 nor 1.
+func compactAssignmentSize(nbWires, nbOther uint64) int64 {
+	return compactAssignmentHeader + int64(16*sdk.CompactWords(nbWires)+nbOther*fr.Bytes)
+}
+
+// MarshalCompactAssignment encodes the wire values W of a circuit with
+// nbPublic public wires (the constant-one wire included) and nbSecret secret
+// wires as a compact wire assignment, with up to threads goroutines.
+func MarshalCompactAssignment(W []fr.Element, nbPublic, nbSecret, threads int) ([]byte, error) {
+	nw := sdk.CompactWords(uint64(len(W)))
+	other, ones := make([]uint64, nw), make([]uint64, nw)
+	k, err := sdk.PackBits(W, other, ones, max(1, threads))
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, compactAssignmentSize(uint64(len(W)), k))
+	copy(b, AssignmentMagic)
+	binary.BigEndian.PutUint32(b[4:], CompactAssignmentVersion)
+	binary.BigEndian.PutUint32(b[8:], uint32(nbPublic))
+	binary.BigEndian.PutUint32(b[12:], uint32(nbSecret))
+	binary.BigEndian.PutUint32(b[16:], uint32(len(W)))
+	binary.BigEndian.PutUint32(b[20:], uint32(k))
+	at := compactAssignmentHeader
+	for _, words := range [][]uint64{other, ones} {
+		for _, x := range words {
+			binary.LittleEndian.PutUint64(b[at:], x)
+			at += 8
+		}
+	}
+	values := b[at:]
+	ranks := otherRanks(other)
+	firstFailure(int(nw), threads, func(lo, hi int) (int, error) {
+		if lo >= hi {
+			return -1, nil
+		}
+		r := ranks[lo]
+		for wd := lo; wd < hi; wd++ {
+			for o := other[wd]; o != 0; o &= o - 1 {
+				v := W[wd*64+bits.TrailingZeros64(o)].Bytes()
+				copy(values[r*fr.Bytes:], v[:])
+				r++
+			}
+		}
+		return -1, nil
+	})
+	return b, nil
+}
+
+// otherRanks returns, for every word of the Other bitmap, how many bits are
+// set in the words before it: where its values start.
+func otherRanks(other []uint64) []uint64 {
+	ranks := make([]uint64, len(other)+1)
+	for i, o := range other {
+		ranks[i+1] = ranks[i] + uint64(bits.OnesCount64(o))
+	}
+	return ranks
+}
+
+// checkCompactAssignment checks a compact assignment's counts and size, its
+// header already read: nbWires wires, nbOther of them neither 0 nor 1.
+func checkCompactAssignment(head []byte, size int64, c *Circuit) error {
+	if len(head) < compactAssignmentHeader {
+		return fmt.Errorf("is truncated: %d bytes, shorter than the %d-byte header of a compact assignment", size, compactAssignmentHeader)
+	}
+	nbWires := uint64(binary.BigEndian.Uint32(head[16:]))
+	nbOther := uint64(binary.BigEndian.Uint32(head[20:]))
+	if nbOther > nbWires {
+		return fmt.Errorf("says %d of its %d wires are neither 0 nor 1", nbOther, nbWires)
+	}
+	if want := compactAssignmentSize(nbWires, nbOther); size != want {
+		return fmt.Errorf("has %d bytes, want %d for a compact assignment of %d wires, %d of them neither 0 nor 1 (truncated, or trailing bytes)", size, want, nbWires, nbOther)
+	}
+	return nil
+}
+
+// parseCompactAssignmentInto decodes a compact assignment, its header and
+// size checked, into W (c.NbWires values) with up to threads goroutines: the
+// bitmaps must mark exactly the header's count of values and no wire past
+// the last, and every value must be a canonical scalar.
+func parseCompactAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
+	nbWires := uint64(len(W))
+	nbOther := uint64(binary.BigEndian.Uint32(data[20:]))
+	nw := sdk.CompactWords(nbWires)
+	other, ones := make([]uint64, nw), make([]uint64, nw)
+	at := compactAssignmentHeader
+	for _, words := range [][]uint64{other, ones} {
+		for i := range words {
+			words[i] = binary.LittleEndian.Uint64(data[at:])
+			at += 8
+		}
+	}
+	if err := sdk.CheckCompactBits(nbWires, other, ones, nbOther); err != nil {
+		return err
+	}
+	values := data[at:]
+	ranks := otherRanks(other)
+	bad := firstFailure(int(nw), threads, func(lo, hi int) (int, error) {
+		if lo >= hi {
+			return -1, nil
+		}
+		r := ranks[lo]
+		for wd := lo; wd < hi; wd++ {
+			o, b := other[wd], ones[wd]
+			for j := range min(64, int(nbWires)-wd*64) {
+				i := wd*64 + j
+				switch {
+				case o>>j&1 == 1:
+					if err := W[i].SetBytesCanonical(values[r*fr.Bytes : (r+1)*fr.Bytes]); err != nil {
+						return i, err
+					}
+					r++
+				case b>>j&1 == 1:
+					W[i].SetOne()
+				default:
+					W[i].SetZero()
+				}
+			}
+		}
+		return -1, nil
+	})
+	if bad.index >= 0 {
+		return fmt.Errorf("wire %d is not a canonical BLS12-381 scalar: %v", bad.index, bad.err)
+	}
+	return nil
+}
