@@ -6,7 +6,7 @@
 // if two kinds issue side by side, the mix takes the longer of their times;
 // if they share the issue, the sum.
 //
-//   make cuda-tools && build/cuda/bench/pipes      (or STEPS=pipes scripts/h200-run.sh)
+//   make cuda-tools && build/cuda/bench/pipes      (or STEPS=pipes scripts/gpu-run.sh)
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
