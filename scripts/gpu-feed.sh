@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-feed.sh: issue 9's measurement ("feed the GPU"), in one command on the GPU machine (no Go
+# gpu-feed.sh: how well the daemon feeds the GPU, in one command on the GPU machine (no Go
 # there), from the repository root, with bin/gpu/ built here by scripts/gpu-build.sh. For each
 # of chain 2^20, chain 2^22 and merkle it runs, time-boxed:
 #   1. keygen (reused when the keys are in $KEYS already),
@@ -40,7 +40,7 @@ SYNTH_FLAGS=()
 [ -n "$SOLVER_THREADS" ] && SYNTH_FLAGS+=(--solver-threads "$SOLVER_THREADS")
 ISOLATED=${ISOLATED:-3}         # single proofs after each bench run
 INFLIGHT=${INFLIGHT:-0}         # proofs in flight per device (0: the backend's default)
-DEVICES=${DEVICES:-1}           # device counts to bench in turn, e.g. "1 2" (issue 16's scaling)
+DEVICES=${DEVICES:-1}           # device counts to bench in turn, e.g. "1 2" (the scaling)
 KILL_AFTER=${KILL_AFTER:-}      # seconds: also a bench on every device with the last one's backend killed
 PEER=${PEER:-1}                 # 0: no gnark peer (a scaling run compares GPU counts)
 ISOPROVE=${ISOPROVE:-1}         # 0: no one-shot isolated prove (the bench measures isolated proofs too)
@@ -81,7 +81,7 @@ fi
 # circuit NAME: sets ARGS (zkhost's circuit flags), KEY (the key set's name), the bench's shape
 # (JOBS, CONC, PARTS) and the boxes (KG keygen, BT bench) for NAME.
 circuit() {
-  # The shapes of issue 9's runs; another chainK (e.g. chain12, for a dry run on a small
+  # The shapes of the first feed runs; another chainK (e.g. chain12, for a dry run on a small
   # machine) takes chain20's.
   case $1 in
   chain22) ARGS=(--circuit chain --k 22); KEY=chain-k22; JOBS=${JOBS22:-16}; CONC=6; PARTS=3; KG=200; BT=150 ;;
@@ -111,7 +111,7 @@ bench() {
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory --format=csv,noheader,nounits -lms 100 \
     > "$OUT/smi-$tag.csv" 2>&1 &
   local smi=$!
-  # Host memory in use and each GPU's memory in use, every second (issue 14's peaks).
+  # Host memory in use and each GPU's memory in use, every second (the peaks).
   ( while :; do
       echo "$(date -u +%T) host_used_mib=$(free -m | awk 'NR==2 { print $3 }') gpu_used_mib=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | paste -sd/)"
       sleep 1
@@ -191,7 +191,7 @@ for c in $CIRCUITS; do
 
   # 3, 4 and 6: the bench under a backlog for each device count, nvidia-smi beside it, its waterfall.
   for n in $DEVICES; do bench "$c" "$n" ""; done
-  # Issue 16: a GPU lost mid-run. The last device's backend is killed (-9) KILL_AFTER seconds into a
+  # A GPU lost mid-run. The last device's backend is killed (-9) KILL_AFTER seconds into a
   # bench on every device: its partitions must move to the others, every proof verify, and the
   # backend come back (the bench's "devices (at the end)" row: its restarts and proofs).
   if [ -n "$KILL_AFTER" ]; then bench "$c" "$MAXDEV" "$KILL_AFTER"; fi
