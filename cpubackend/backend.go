@@ -31,9 +31,9 @@ var Version = version.String()
 // HostBytesPerConstraint is the heap one in-flight proof needs per constraint, beyond
 // the partition file the host counts and the key (LoadKey's HostBytes). refprover's
 // BenchmarkProveMemory measures the peak heap (live objects and garbage not yet
-// freed) at up to about 1,350 bytes per constraint with GOGC=20, as
-// zkhost-backend-cpu runs, on chain circuits of 2^16 and 2^18 constraints on 2 cores
-// (BENCHMARKS.md; gnark's own groth16.Prove peaks at 1,170-1,260 in the same run).
+// freed) with GOGC=20, as zkhost-backend-cpu runs, on chain circuits of 2^16 and
+// 2^18 constraints, a little above gnark's own groth16.Prove; this leaves a margin
+// above that peak (BENCHMARKS.md, "Heap per proof").
 // Most of it is gnark-crypto's MSM bucket tables, which stop growing near 2^20
 // points, so the figure over-reserves for very large circuits rather than
 // under-reserving for the common ones.

@@ -28,14 +28,12 @@ const Name = "zkhost-backend-cuda"
 var Version = version.String()
 
 // DefaultMaxInFlight is how many proofs the backend holds at once when not told.
-// Measured under the daemon at chain 2^22 (BENCHMARKS.md, "Feeding the GPU" and
-// "Several GPUs"): on one H200, two slots kept it 94.1% busy (NVML) and three
-// 97.3%, in one run; with the host feeding two H200s, three slots kept each
-// 93.6-94.9% busy and four 98.3%, in one run, where one GPU alone did as well
-// with four as with three. A slot idles its GPU while it waits on the host (the
-// copy of its next partition into pinned staging, the round trip between two
-// MSMs); the more the host is shared, the longer those waits, and a fourth slot
-// covers them. Each slot costs device and pinned host memory (docs/sizing.md).
+// A slot idles its GPU while it waits on the host (the copy of its next
+// partition into pinned staging, the round trip between two MSMs); the more
+// the host is shared (two GPUs on one host), the longer those waits, and a
+// fourth slot covers them, at no cost to a GPU alone. Each slot costs device
+// and pinned host memory (docs/sizing.md). The measurements: BENCHMARKS.md,
+// "Feeding the GPU" and "Several GPUs on one host".
 const DefaultMaxInFlight = 4
 
 // HostBytesPerConstraint is the host memory one proof in flight needs beyond the
@@ -45,11 +43,10 @@ const DefaultMaxInFlight = 4
 const HostBytesPerConstraint = 3 * gpu.FrBytes
 
 // DefaultStageThreads is how many threads read a partition into its slot's
-// pinned staging: a few reach the memory bandwidth one copy cannot. On the
-// H200's 16-core host (chain 2^22, 384 MiB; BENCHMARKS.md) 8 read it in 30-31
-// ms instead of 46-48 and made a proof proved alone 17 ms faster, but under a
-// backlog, beside 12 synthesis workers, the daemon proved 7% fewer proofs a
-// minute: the default serves the backlog.
+// pinned staging: a few reach the memory bandwidth one copy cannot. More make
+// a proof proved alone faster, but under a backlog they take cores from the
+// synthesis workers and the daemon proves fewer proofs a minute: the default
+// serves the backlog (BENCHMARKS.md, "The partition read into the staging").
 const DefaultStageThreads = 4
 
 // deviceReserve is device memory left unadmitted for the CUDA context, the NTT
@@ -309,10 +306,9 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 // when the key, its slots and a proof in every slot fit; else resident with
 // fewer slots, down to minResidentSlots; else streamed in the largest chunks
 // that fit with MaxInFlight slots. A slot less costs a few points of
-// utilization (BENCHMARKS.md: 94.1% with two against 97.3% with three on one
-// H200), while a streamed key copies all its points over PCIe for every proof:
-// an H200 keeps a 2^26 key resident with three slots rather than streaming it
-// with four.
+// utilization (BENCHMARKS.md, "Feeding the GPU"), while a streamed key copies
+// all its points over PCIe for every proof: an H200 keeps a 2^26 key resident
+// with three slots rather than streaming it with four.
 func (b *Backend) planKey(pk *keyfile.ProvingKey, besides uint64) (gpu.DevicePlan, error) {
 	b.mu.Lock()
 	room := b.limit() - min(b.limit(), b.deviceInUse+b.deviceKeys+besides)
@@ -462,8 +458,8 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 
 	// Map: read the sealed partition into the slot's pinned staging, on CPU
 	// threads, while other slots keep the GPU busy; the device reads the
-	// staging. Read, not mapped and copied: no page table to build (chain
-	// 2^22 on the H200: 41 ms against 51; BENCHMARKS.md).
+	// staging. Read, not mapped and copied: no page table to build
+	// (BENCHMARKS.md, "The partition read into the staging").
 	mapBegin := time.Now()
 	// ReadPartition's errors are sdk kinds already (a bad handle or file):
 	// they go back as they are, not through deviceError.

@@ -11,7 +11,7 @@ import (
 
 // On a machine without a usable GPU (or a build without CUDA) the backend must
 // describe itself with no device and refuse work with a typed, clear error: never
-// crash. On a GPU machine the conformance suite (scripts/h200-run.sh) covers the rest.
+// crash. On a GPU machine the conformance suite (scripts/gpu-run.sh) covers the rest.
 func TestNoGPU(t *testing.T) {
 	if _, err := gpu.DeviceInfo(0); err == nil {
 		t.Skip("a GPU is present: the conformance suite covers this machine")

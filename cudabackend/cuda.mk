@@ -34,7 +34,7 @@ cuda-lib: $(CUDA_LIB)
 # cuda-tools builds the stand-alone device measurements of
 # cudabackend/csrc/bench (each a main of its own, cudart linked statically
 # by nvcc): bench/pipes.cu, which issue pipes share a multiprocessor.
-# scripts/h200-build.sh carries them to the GPU machine.
+# scripts/gpu-build.sh carries them to the GPU machine.
 CUDA_TOOLS := $(patsubst $(CUDA_SRCDIR)/bench/%.cu,$(CUDA_OUTDIR)/bench/%,$(wildcard $(CUDA_SRCDIR)/bench/*.cu))
 
 cuda-tools: $(CUDA_TOOLS)

@@ -8,7 +8,7 @@ import (
 
 // mmapFlags maps partitions shared, without MAP_POPULATE: pre-faulting costs
 // about what faulting on first touch does (BENCHMARKS.md, "The partition
-// handoff": 12 ms either way for 96 MiB), and first touch happens where the
+// handoff"), and first touch happens where the
 // data is used, on the threads that use it (the CPU backend's prove worker,
 // which maps the file again), not in the map phase. A backend that copies the
 // partition anyway reads it instead (ReadPartition) and builds no page table.

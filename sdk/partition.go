@@ -166,9 +166,9 @@ const readChunk = 4 << 20
 // For a backend that copies the partition anyway (into pinned memory for DMA,
 // say): the kernel copies each piece straight from the file's pages, where a
 // copy out of OpenPartition's mapping first builds the mapping's page table,
-// a fault every few pages. What that saves depends on the machine: five times
-// the reads' time on the 2-core development VM, little in a loop on the H200's
-// host, 10 ms of the CUDA backend's 51 ms map phase there (BENCHMARKS.md).
+// a fault every few pages. What that saves depends on the machine: much on a
+// small VM, less on a large host, where it still shortens the CUDA backend's
+// map phase (BENCHMARKS.md, "The partition read into the staging").
 func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 	if h.Format != FormatFull {
 		return Errorf(ErrInvalidArgument, "partition file %s: format %s, not W, A and B (ReadCompactPartition reads it)", h.Path, h.Format)

@@ -39,9 +39,9 @@ namespace zk_dev {
 // difference adds 2p when it borrows (add_chain, sub_chain with K = 2). Zero tests
 // (fzero) and values leaving the device (fcanon) reduce once to [0, p).
 // After Matter Labs' ZPrize 2022 MSM (ff_dispatch_st.cuh: values in [0, 2p),
-// mul<0> without the final subtraction, sub adding 2p). Measured on the H200
-// (G1 MSM 2^24 with copies, inlined product): 1.6% faster than full
-// reduction.
+// mul<0> without the final subtraction, sub adding 2p). Faster than full
+// reduction on the G1 MSM (BENCHMARKS.md, "G1 MSM: the product inlined, lazy
+// reduction, a dedicated squaring").
 #ifndef ZK_FQ_LAZY
 #define ZK_FQ_LAZY 1
 #endif
@@ -51,8 +51,8 @@ constexpr int FQ_K = ZK_FQ_LAZY ? 2 : 1;  // Fq values lie below FQ_K * p
 // its ~600 instructions at every use made G2 kernels take minutes to
 // compile, spill, and overflow the instruction cache. Arguments and result
 // travel in registers (no stack frame), so a call costs a few dozen moves.
-// G1 inlines it (fmul): 3.8% faster on the G1 MSM at 2^24 (BENCHMARKS.md,
-// fourth session).
+// G1 inlines it (fmul), so the compiler schedules across its products
+// (BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a dedicated squaring").
 __device__ __noinline__ fq_t fq_mul_call(fq_t a, fq_t b) {
     return ZK_FQ_LAZY ? fq_t::mul_lazy(a, b) : fq_t::mul_eo(a, b);
 }
@@ -107,8 +107,9 @@ ZK_HD fq_t fq2_mul(const fq_t& a, const fq_t& b) {
 #endif
 }
 // fsqr is field.cuh's dedicated squaring on the device (78 products before
-// the reduction instead of 144): 1.7% faster on the G1 MSM at 2^24, two of a
-// mixed addition's ten products being squares (BENCHMARKS.md).
+// the reduction instead of 144), two of a mixed addition's ten products being
+// squares (BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a
+// dedicated squaring").
 ZK_HD fq_t fsqr(const fq_t& a) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
     return fq_t::sqr_lazy(a);
@@ -120,7 +121,8 @@ ZK_HD fq_t fsqr(const fq_t& a) {
 }
 // fmul_sub is a*b - c*d (the Y coordinates of G1's point formulas): on the
 // device with the lazy form, two wide products and one reduction (field.cuh's
-// mul_sub_lazy; 2.7% faster on the G1 MSM at 2^24, BENCHMARKS.md).
+// mul_sub_lazy; BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a
+// dedicated squaring").
 ZK_HD fq_t fmul_sub(const fq_t& a, const fq_t& b, const fq_t& c, const fq_t& d) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
     return fq_t::mul_sub_lazy(a, b, c, d);

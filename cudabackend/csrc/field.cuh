@@ -43,8 +43,8 @@ struct fr_params {
     // As the literal 0xffffffff, ptxas turns m = t0*M0 into -t0 and then
     // splits every reduction row's m*p_j into separate low and high
     // multiply-adds instead of fusing them (IMAD.WIDE.U32) as in the a*b
-    // rows: 48 more SASS instructions per product on sm_90 (nvcc 11.8), and
-    // the NTT 6.5-7.3% slower on the H200 (BENCHMARKS.md). sppark's
+    // rows: more SASS instructions per product on sm_90 (nvcc 11.8), and a
+    // slower NTT (BENCHMARKS.md, "The G1 MSM's upload in pieces"). sppark's
     // mont_t.cuh keeps its M0 in __constant__ memory for the same reason.
     ZK_HD static uint32_t m0() {
 #ifdef __CUDA_ARCH__

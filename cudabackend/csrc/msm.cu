@@ -87,10 +87,10 @@ constexpr size_t MAX_CHUNK = ZK_MSM_MAX_CHUNK;
 // ZK_ACC_MAX_BLOCKS (default 2; 0: as many as fit): the blocks of k_accum0
 // per SM its plan counts on, so the threads it launches (one segment each)
 // and the segments' length. The G1 kernel fits three blocks at 168
-// registers, but measured on the H200 it is 4% slower so (2^24: 110.0 against
-// 105.5 ms, BENCHMARKS.md): the extra warps add no throughput to a kernel bound by its
-// multiplications, and more, shorter segments (their cache lines, their
-// partial sums) cost.
+// registers, but it measured slower so (BENCHMARKS.md, "G1 MSM: the product
+// inlined, lazy reduction, a dedicated squaring"): the extra warps add no
+// throughput to a kernel bound by its multiplications, and more, shorter
+// segments (their cache lines, their partial sums) cost.
 #ifndef ZK_ACC_MAX_BLOCKS
 #define ZK_ACC_MAX_BLOCKS 2
 #endif
@@ -314,8 +314,8 @@ cudaError_t get_pool(int dev, cudaMemPool_t* out) {
         // No opportunistic reuse across streams: a proof's G1 MSMs (one stream)
         // and its G2 MSM (another) would otherwise take each other's freed
         // blocks as they come free, and the pool grow past the largest G1 MSM
-        // plus the G2 MSM that admission counts (measured on the H200: 48 MiB
-        // over the estimate for a streamed key at 2^22). Same-stream reuse,
+        // plus the G2 MSM that admission counts (measured for a streamed key:
+        // BENCHMARKS.md, "Larger sizes"). Same-stream reuse,
         // the MSMs' own pattern, is unaffected.
         int no = 0;
         e = cudaMemPoolSetAttribute(pools[dev], cudaMemPoolReuseAllowOpportunistic, &no);
@@ -499,14 +499,11 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
 // the other of two sets of sort buffers, while the MSM's stream accumulates
 // the piece before: only the first piece's copy and sort stay in front of the
 // accumulation, which leaves most of each SM's registers and all its shared
-// memory to the sort's blocks (two blocks of 128 threads). Measured against
-// sorting in line, one set of buffers (BENCHMARKS.md): 2^24 in 2 pieces 99.5
-// against 100.7 ms, in 4 99.2 against 101.1.
-// The defaults, from the H200 (BENCHMARKS.md, G1 with copies, pinned
-// scalars): 2^24 in 2 pieces 99.5 ms against 101.6 whole, 2^26 in 4 372.9
-// against 376.9 (2 chunks); 2^22 in 2 pieces 28.6 against 28.3 whole, so a
-// piece keeps at least 2^23 scalars (pieces from 2^24 on; 2^23-2^24 is not
-// measured).
+// memory to the sort's blocks (two blocks of 128 threads). That measured
+// faster than sorting in line with one set of buffers, and pieces faster than
+// a whole upload at 2^24 and 2^26 but not at 2^22, so a piece keeps at least
+// 2^23 scalars (2^23-2^24 is not measured); BENCHMARKS.md, "The G1 MSM's
+// upload in pieces".
 constexpr int DEFAULT_PIECES = 4;
 constexpr size_t DEFAULT_MIN_PIECE = (size_t)1 << 23;
 std::atomic<int> pieces_set{0};

@@ -54,8 +54,9 @@ ZK_HD void stp(T* p, const T& v) {
 // prefetch_l2 asks for the cache lines of the object at p (device only).
 // Level 0 of the accumulation asks for the next pair's point before adding
 // the current one, so the random read of a base overlaps an addition
-// (0.6% of the G1 MSM at 2^24, BENCHMARKS.md: the kernel is bound by its
-// multiplications, not by these reads).
+// (a small gain: the kernel is bound by its multiplications, not by these
+// reads; BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a dedicated
+// squaring").
 template <class T>
 ZK_HD void prefetch_l2(const T* p) {
 #ifdef __CUDA_ARCH__
@@ -238,10 +239,10 @@ ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, u
 // starts and ends in this segment then starts from its bucket's sum instead
 // of infinity, so closing it stays a store: a load where the first piece has
 // none, and no extra addition executed while the warp's other threads wait
-// (adding each closed run into its bucket made the whole accumulation 2.7x
-// slower, BENCHMARKS.md). A run that continues into the next segment starts
-// from infinity as before: the merge level that closes it adds into the
-// bucket, which level 0 left alone.
+// (adding each closed run into its bucket made the whole accumulation several
+// times slower; BENCHMARKS.md, "The G1 MSM's upload in pieces"). A run that
+// continues into the next segment starts from infinity as before: the merge
+// level that closes it adds into the bucket, which level 0 left alone.
 // A template parameter, so the first chunk's kernel (every MSM has one) keeps
 // its registers: the G2 one has none to spare.
 template <bool LEVEL0, class F, bool RESUME = false>

@@ -274,10 +274,10 @@ scale_spec const_spec(const fr_t& c) {
 }
 
 // ntt_radix_mode is zk_ntt_set_radix's choice: -1 follows the environment
-// (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2). Measured on the H200 (BENCHMARKS.md,
-// third session): radix 4 in its own kernel is 0.1-1.2% faster than radix 2
-// from 2^20 to 2^26 and 8-14% at 2^16-2^18; held to four blocks per SM (64
-// registers, spills) it was slower than radix 2.
+// (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2): radix 4 in its own kernel measured
+// faster than radix 2 at every size, most at the small ones; held to four
+// blocks per SM (64 registers, spills) it was slower than radix 2
+// (BENCHMARKS.md, "GPU kernels against sppark, same runs").
 std::atomic<int> ntt_radix_mode{-1};
 
 int ntt_radix() {

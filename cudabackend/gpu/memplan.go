@@ -438,10 +438,10 @@ func ProofWorkBytesDepth(s KeyShape, chunk uint64, r Residency, depth int) uint6
 	return ProofPoolBytes(g1, g2)
 }
 
-// MSMPoolBlock is the step in which the MSM pool reserves device memory: on
-// the H200 (driver 580) a proof's reservation measured 1408, 1440, 2080,
-// 2112, 3136 and 3168 MiB (TestGroth16ProofDeviceMemory), every one a multiple
-// of 32 MiB, once above the sum of its allocations (1440 against 1438).
+// MSMPoolBlock is the step in which the MSM pool reserves device memory: every
+// reservation of a proof TestGroth16ProofDeviceMemory measured was a multiple
+// of 32 MiB, once above the sum of its allocations (BENCHMARKS.md, "The G1
+// MSM's upload in pieces").
 const MSMPoolBlock = 32 << 20
 
 // ProofPoolBytes is what the MSM pool reserves for a proof whose G1 stream

@@ -20,7 +20,7 @@ import (
 )
 
 // needDevice skips the test when no GPU is usable, unless ZK_REQUIRE_GPU=1
-// (scripts/h200-run.sh sets it), where a missing GPU is a failure.
+// (scripts/gpu-run.sh sets it), where a missing GPU is a failure.
 func needDevice(tb testing.TB) {
 	tb.Helper()
 	if _, err := DeviceCount(); err != nil {

@@ -301,8 +301,7 @@ func publicPart(full witness.Witness) (witness.Witness, []byte, error) {
 
 // proveDeadline bounds one Prove call, from the partition's size: two minutes
 // plus 50 µs per constraint, about twice what the CPU backend takes on the 2-core
-// dev machine (27 µs per constraint at 2^18, BENCHMARKS.md), so only a hung
-// backend meets it.
+// dev machine (BENCHMARKS.md, "Heap per proof"), so only a hung backend meets it.
 func (d *Daemon) proveDeadline(ce *circuitEntry) time.Duration {
 	if t := d.cfg.Retry.ProveTimeout; t > 0 {
 		return t

@@ -103,9 +103,9 @@ func circuitRef(c *circuit.Circuit) (sdk.CircuitRef, error) {
 
 // synthDeadline bounds one Synthesize call: [[circuit]] synthesizer_timeout, or
 // one minute plus 20 µs per constraint, about 100 times what gnark's solver
-// takes on the chain circuit (42-49 ms at 2^18 on the 2-core dev machine,
-// BENCHMARKS.md's CPU table): a synthesizer's own hints may be slow, and only one
-// that hangs should meet it.
+// takes on the chain circuit on the 2-core dev machine (BENCHMARKS.md, "CPU
+// path: zkhost's CPU backend against gnark's groth16.Prove"): a synthesizer's
+// own hints may be slow, and only one that hangs should meet it.
 func (d *Daemon) synthDeadline(ce *circuitEntry) time.Duration {
 	if ce.synthTimeout > 0 {
 		return ce.synthTimeout

@@ -30,12 +30,12 @@ import (
 // Proofs computed in a worker process.
 //
 // gnark-crypto's multi-scalar multiplications cannot be interrupted, and cutting
-// them into chunks to check a context between them costs work: measured here with
-// one thread, a G1 MSM cut in quarters did 52% more work than whole at 2^13 points,
-// 22% at 2^16 and 7% at 2^18 (each chunk pays its own bucket reduction and a
-// smaller window). A proof's MSMs are most of its time, so a cancelled proof would
-// run on for most of its length. A worker process computes proofs instead, and a
-// cancel kills it at once: cancellation reaches every phase at no cost to the MSMs.
+// them into chunks to check a context between them costs work, the more the smaller
+// the MSM: each chunk pays its own bucket reduction and a smaller window
+// (BENCHMARKS.md, "The CPU backend's prove worker"). A proof's MSMs are most of
+// its time, so a cancelled proof would run on for most of its length. A worker
+// process computes proofs instead, and a cancel kills it at once: cancellation
+// reaches every phase at no cost to the MSMs.
 //
 // A worker is started for a key (Worker.Start) and proves one partition after
 // another with it until it is closed or killed, so a proof does not pay a process

@@ -24,7 +24,7 @@ func keyDir() string {
 
 // TestExternalBackendConforms runs the suite against the backend binary named by
 // $ZKHOST_SDKTEST_BACKEND (for example zkhost-backend-cuda on a GPU machine, where
-// scripts/h200-run.sh runs this test binary); skipped when unset.
+// scripts/gpu-run.sh runs this test binary); skipped when unset.
 func TestExternalBackendConforms(t *testing.T) {
 	bin := os.Getenv("ZKHOST_SDKTEST_BACKEND")
 	if bin == "" {

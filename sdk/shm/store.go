@@ -129,9 +129,9 @@ var fillFile = fill
 
 // fill sizes f for h, writes W, A and B at their offsets and seals f. The chunks
 // are written by up to fillWriters goroutines at once: a memfd's pages are
-// allocated and zeroed as they are first written, and one thread doing that for
-// 400 MB (a 2^22 partition) took 355 ms p50 on the H200 host, a seventh of the
-// synthesis it follows (BENCHMARKS.md).
+// allocated and zeroed as they are first written, and one thread doing that for a
+// large partition takes a share of the synthesis it follows worth spreading
+// (BENCHMARKS.md, "Feeding the GPU").
 func fill(f *os.File, h sdk.PartitionHandle, W, A, B []fr.Element) error {
 	// Truncate first: the padding between sections stays a hole that reads as
 	// zeros and costs no memory.

@@ -96,7 +96,7 @@ func report(b *testing.B, cpuStart time.Duration, constraints float64) {
 // the host calls it for a full partition: fresh W, A and B each time) and
 // with W alone packed compactly (fastw, the host's compact partition) on one
 // circuit of a key
-// directory, as the H200 script runs it: ZKHOST_SOLVE_KEYS names NAME.ccs
+// directory, as scripts/gpu-feed.sh runs it: ZKHOST_SOLVE_KEYS names NAME.ccs
 // beside its NAME.json (a key set from `zkhost keygen`); unset, it runs
 // sha256 with 8 blocks compiled here. "one" is one solve on one thread;
 // "all" is GOMAXPROCS solves at once, a thread each, as a host under a

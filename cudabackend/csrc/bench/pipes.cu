@@ -1,12 +1,13 @@
 // pipes.cu: do the FP64 units and the integer pipes issue side by side on
-// this GPU? (Issue 10: an Fq product with its limb products on the FP64
-// pipe, fq_f64.cuh of commit 94f509f, ran no faster than the integer one;
-// BENCHMARKS.md.) Independent chains of IMAD.WIDE (with their 64-bit adds),
+// this GPU? (An Fq product with its limb products on the FP64 pipe,
+// fq_f64.cuh of commit 94f509f, ran no faster than the integer one;
+// BENCHMARKS.md, "FP64 products".) Independent chains of IMAD.WIDE (with their
+// 64-bit adds),
 // of DFMA and of ALU operations (add, xor), alone and mixed, each mix timed:
 // if two kinds issue side by side, the mix takes the longer of their times;
 // if they share the issue, the sum.
 //
-//   make cuda-tools && build/cuda/bench/pipes      (or STEPS=pipes scripts/h200-run.sh)
+//   make cuda-tools && build/cuda/bench/pipes      (or STEPS=pipes scripts/gpu-run.sh)
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -9,7 +9,8 @@
 //
 //   - fixed-base multiplication with one precomputed table per window (fixedbase.go):
 //     gnark-crypto's BatchScalarMultiplicationG1/G2 keep one table and double 255 times
-//     per point, which was 85% of groth16.Setup's time (BENCHMARKS.md); a table per
+//     per point, which was most of groth16.Setup's time (BENCHMARKS.md, "Development
+//     keygen"); a table per
 //     window needs no doubling, only one mixed addition per window;
 //   - the points are computed chunk by chunk straight into the key's slices and turned
 //     affine per chunk, never a Jacobian copy of the whole key;

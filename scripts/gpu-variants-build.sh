@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Builds kernel variants for an A/B comparison on the H200 in one device call: for each
+# Builds kernel variants for an A/B comparison on the GPU machine in one device call: for each
 # NAME=DEFINES argument, msm.cu and probe.cu compiled with those preprocessor defines (sm_90),
 # linked with the other objects of the current build into a gpu.test at
-# bin/h200/variants/gpu-NAME.test.gz (so a variant's probes run its arithmetic too).
-# scripts/h200-run.sh's step `variants` runs the same benchmark on each, in turns.
+# bin/gpu/variants/gpu-NAME.test.gz (so a variant's probes run its arithmetic too).
+# scripts/gpu-run.sh's step `variants` runs the same benchmark on each, in turns.
 #
-#   scripts/h200-build.sh     # first: the objects the variants share, and the usual binaries
-#   scripts/h200-variants-build.sh base= nolazy=-DZK_FQ_LAZY=0 'blocks3=-DZK_ACC_MAX_BLOCKS=0'
+#   scripts/gpu-build.sh     # first: the objects the variants share, and the usual binaries
+#   scripts/gpu-variants-build.sh base= nolazy=-DZK_FQ_LAZY=0 'blocks3=-DZK_ACC_MAX_BLOCKS=0'
 #
 # Variants compile two at a time (msm.cu takes 1-3 minutes each). KEEP=1 keeps the variants
 # built before (else the folder starts empty).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=bin/h200/variants
+OUT=bin/gpu/variants
 VB=build/variants
 [ "${KEEP:-0}" = 1 ] || rm -rf "$OUT"
 mkdir -p "$OUT" "$VB"

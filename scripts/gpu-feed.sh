@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# h200-feed.sh: issue 9's measurement ("feed the GPU"), in one command on the GPU machine (no Go
-# there), from the repository root, with bin/h200/ built here by scripts/h200-build.sh. For each
+# gpu-feed.sh: how well the daemon feeds the GPU, in one command on the GPU machine (no Go
+# there), from the repository root, with bin/gpu/ built here by scripts/gpu-build.sh. For each
 # of chain 2^20, chain 2^22 and merkle it runs, time-boxed:
 #   1. keygen (reused when the keys are in $KEYS already),
 #   2. the isolated prove: one-shot `zkhost prove` of a few partitions with the CUDA backend,
@@ -10,23 +10,23 @@
 #   4. nvidia-smi sampling utilization.gpu every 100 ms beside the bench, as a cross-check,
 #   5. gnark's groth16.Prove on the same machine's cores, per proof (`zkhost prove --gnark-peer`),
 #   6. the waterfall page of the bench's timeline (`zkhost timeline`).
-# Everything goes to $OUT (default ./h200-feed-out): summary.txt (the figures, one block per
+# Everything goes to $OUT (default ./gpu-feed-out): summary.txt (the figures, one block per
 # circuit), machine.txt, and per circuit bench-*.txt/json, timeline-*.jsonl, waterfall-*.html,
 # smi-*.csv, prove-*.txt, peer-*.txt. The whole run fits BUDGET seconds (default 530); each
 # step has its own box and a step that no longer fits is skipped and logged.
 #
 # With SOLVE=1, before each bench: gnark's Solve against zkhost's solver (sdk/solve) on the
-# circuit's constraint system, one solve on one thread and 16 at once (bin/h200/solve.test,
+# circuit's constraint system, one solve on one thread and 16 at once (bin/gpu/solve.test,
 # BenchmarkSolveKeySet), in solve-*.txt. Synthesis settings are the daemon's defaults unless
 # WORKERS, SYNTH_CORES or SOLVER_THREADS say otherwise: measure what users get.
 #
-#   scripts/h200-feed.sh                       # everything
-#   CIRCUITS="chain20 chain22" scripts/h200-feed.sh
-#   CIRCUITS="sha256b134 merkle1024d21" SOLVE=1 PEER=0 ISOPROVE=0 scripts/h200-feed.sh
-#   WORKERS=12 SYNTH_CORES=12 BUDGET=520 OUT=/tmp/o scripts/h200-feed.sh
+#   scripts/gpu-feed.sh                       # everything
+#   CIRCUITS="chain20 chain22" scripts/gpu-feed.sh
+#   CIRCUITS="sha256b134 merkle1024d21" SOLVE=1 PEER=0 ISOPROVE=0 scripts/gpu-feed.sh
+#   WORKERS=12 SYNTH_CORES=12 BUDGET=520 OUT=/tmp/o scripts/gpu-feed.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}
-OUT=${OUT:-$ROOT/h200-feed-out}
+OUT=${OUT:-$ROOT/gpu-feed-out}
 BUDGET=${BUDGET:-530}
 CIRCUITS=${CIRCUITS:-"chain20 chain22 merkle"}
 WORKERS=${WORKERS:-}                # synthesis workers (empty: the daemon's default)
@@ -40,12 +40,12 @@ SYNTH_FLAGS=()
 [ -n "$SOLVER_THREADS" ] && SYNTH_FLAGS+=(--solver-threads "$SOLVER_THREADS")
 ISOLATED=${ISOLATED:-3}         # single proofs after each bench run
 INFLIGHT=${INFLIGHT:-0}         # proofs in flight per device (0: the backend's default)
-DEVICES=${DEVICES:-1}           # device counts to bench in turn, e.g. "1 2" (issue 16's scaling)
+DEVICES=${DEVICES:-1}           # device counts to bench in turn, e.g. "1 2" (the scaling)
 KILL_AFTER=${KILL_AFTER:-}      # seconds: also a bench on every device with the last one's backend killed
 PEER=${PEER:-1}                 # 0: no gnark peer (a scaling run compares GPU counts)
 ISOPROVE=${ISOPROVE:-1}         # 0: no one-shot isolated prove (the bench measures isolated proofs too)
-BIN=/tmp/zkhost-h200
-KEYS=${KEYS:-/tmp/zkhost-h200-keys}
+BIN=/tmp/zkhost-gpu
+KEYS=${KEYS:-/tmp/zkhost-gpu-keys}
 START=$SECONDS
 mkdir -p "$OUT" "$BIN" "$KEYS"
 log() { echo "== $(date -u +%T) +$((SECONDS-START))s $*" | tee -a "$OUT/summary.txt"; }
@@ -57,8 +57,8 @@ box() {
   [ "$t" -le 5 ] && { log "skipped (budget): $*"; return 124; }
   timeout -k 5 "$t" "$@"
 }
-for f in "$ROOT"/bin/h200/zkhost.gz "$ROOT"/bin/h200/zkhost-backend-cuda.gz; do
-  [ -f "$f" ] || { echo "h200-feed: $f missing: run scripts/h200-build.sh where Go is and carry bin/h200" >&2; exit 2; }
+for f in "$ROOT"/bin/gpu/zkhost.gz "$ROOT"/bin/gpu/zkhost-backend-cuda.gz; do
+  [ -f "$f" ] || { echo "gpu-feed: $f missing: run scripts/gpu-build.sh where Go is and carry bin/gpu" >&2; exit 2; }
   gunzip -c "$f" > "$BIN/$(basename "${f%.gz}")"
 done
 chmod +x "$BIN"/*
@@ -70,9 +70,9 @@ CUDA=${BACKEND:-$BIN/zkhost-backend-cuda}  # BACKEND=<cpu backend> for a dry run
 cat "$OUT/machine.txt"
 
 # NVML first: zkhost's utilization figures depend on it (the kernel tests' TestOpenNVML, when
-# bin/h200 has gpu.test).
-if [ -f "$ROOT/bin/h200/gpu.test.gz" ]; then
-  gunzip -c "$ROOT/bin/h200/gpu.test.gz" > "$BIN/gpu.test" && chmod +x "$BIN/gpu.test"
+# bin/gpu has gpu.test).
+if [ -f "$ROOT/bin/gpu/gpu.test.gz" ]; then
+  gunzip -c "$ROOT/bin/gpu/gpu.test.gz" > "$BIN/gpu.test" && chmod +x "$BIN/gpu.test"
   (cd "$ROOT/cudabackend/gpu" && export ZK_REQUIRE_GPU=1 && box 30 "$BIN/gpu.test" -test.run 'TestOpenNVML|TestNVMLPlaceSamples' -test.v) > "$OUT/nvml-check.txt" 2>&1
   log "NVML check exit $? ($(grep -E '^(ok|PASS|FAIL|--- FAIL)' "$OUT/nvml-check.txt" | tr '\n' ' '))"
   grep -E 'nvml_test.go' "$OUT/nvml-check.txt" | tee -a "$OUT/summary.txt"
@@ -81,7 +81,7 @@ fi
 # circuit NAME: sets ARGS (zkhost's circuit flags), KEY (the key set's name), the bench's shape
 # (JOBS, CONC, PARTS) and the boxes (KG keygen, BT bench) for NAME.
 circuit() {
-  # The shapes of issue 9's runs; another chainK (e.g. chain12, for a dry run on a small
+  # The shapes of the first feed runs; another chainK (e.g. chain12, for a dry run on a small
   # machine) takes chain20's.
   case $1 in
   chain22) ARGS=(--circuit chain --k 22); KEY=chain-k22; JOBS=${JOBS22:-16}; CONC=6; PARTS=3; KG=200; BT=150 ;;
@@ -94,7 +94,7 @@ circuit() {
   # merkleKdD: K leaves of a depth-D Poseidon2 tree (1024 and 21 fill 2^22).
   merkle[0-9]*d[0-9]*) local k=${1#merkle}; local d=${k#*d}; k=${k%d*}
      ARGS=(--circuit merkle --param "k=$k" --param "d=$d"); KEY=merkle-d$d-k$k; JOBS=${JOBSM:-24}; CONC=12; PARTS=4; KG=${KGM:-150}; BT=${BENCH_TM:-150} ;;
-  *) echo "h200-feed: unknown circuit $1 (chain20, chain22, merkle, chainK, sha256bB, merkleKdD)" >&2; return 1 ;;
+  *) echo "gpu-feed: unknown circuit $1 (chain20, chain22, merkle, chainK, sha256bB, merkleKdD)" >&2; return 1 ;;
   esac
 }
 
@@ -111,7 +111,7 @@ bench() {
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory --format=csv,noheader,nounits -lms 100 \
     > "$OUT/smi-$tag.csv" 2>&1 &
   local smi=$!
-  # Host memory in use and each GPU's memory in use, every second (issue 14's peaks).
+  # Host memory in use and each GPU's memory in use, every second (the peaks).
   ( while :; do
       echo "$(date -u +%T) host_used_mib=$(free -m | awk 'NR==2 { print $3 }') gpu_used_mib=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | paste -sd/)"
       sleep 1
@@ -149,7 +149,7 @@ bench() {
         printf "nvidia-smi utilization.gpu, GPU %s, 100 ms samples, middle 60%%: %.1f%% (%d of %d samples)\n", g, s/k, k, n[g] } }' \
     "$OUT/smi-$tag.csv" | tee -a "$OUT/summary.txt"
   if [ -s "$OUT/timeline-$tag.jsonl" ]; then
-    box 60 "$ZK" timeline "$OUT/timeline-$tag.jsonl" -o "$OUT/waterfall-$tag.html" --title "zkhost bench $tag (H200 x$n, CUDA backend)" \
+    box 60 "$ZK" timeline "$OUT/timeline-$tag.jsonl" -o "$OUT/waterfall-$tag.html" --title "zkhost bench $tag (GPU x$n, CUDA backend)" \
       > "$OUT/waterfall-$tag.txt" 2>&1
     log "$tag: waterfall exit $?"
   fi
@@ -171,8 +171,8 @@ for c in $CIRCUITS; do
   circuit "$c"
   [ -f "$KEYS/$KEY.pk" ] || { log "$c: no keys, skipped"; continue; }
   # 1b. The solvers alone on this machine's cores: gnark's Solve and zkhost's.
-  if [ "$SOLVE" = 1 ] && [ -f "$ROOT/bin/h200/solve.test.gz" ] && { [ -z "$SOLVE_ONLY" ] || [[ " $SOLVE_ONLY " == *" $c "* ]]; }; then
-    [ -x "$BIN/solve.test" ] || { gunzip -c "$ROOT/bin/h200/solve.test.gz" > "$BIN/solve.test" && chmod +x "$BIN/solve.test"; }
+  if [ "$SOLVE" = 1 ] && [ -f "$ROOT/bin/gpu/solve.test.gz" ] && { [ -z "$SOLVE_ONLY" ] || [[ " $SOLVE_ONLY " == *" $c "* ]]; }; then
+    [ -x "$BIN/solve.test" ] || { gunzip -c "$ROOT/bin/gpu/solve.test.gz" > "$BIN/solve.test" && chmod +x "$BIN/solve.test"; }
     log "$c: gnark Solve against zkhost's solver (one thread; $(nproc) at once)"
     ZKHOST_SOLVE_KEYS="$KEYS/$KEY.ccs" box "${SOLVE_T:-150}" "$BIN/solve.test" -test.run '^$' -test.bench SolveKeySet \
       -test.benchtime "${SOLVE_N:-2}x" -test.v > "$OUT/solve-$c.txt" 2>&1
@@ -191,7 +191,7 @@ for c in $CIRCUITS; do
 
   # 3, 4 and 6: the bench under a backlog for each device count, nvidia-smi beside it, its waterfall.
   for n in $DEVICES; do bench "$c" "$n" ""; done
-  # Issue 16: a GPU lost mid-run. The last device's backend is killed (-9) KILL_AFTER seconds into a
+  # A GPU lost mid-run. The last device's backend is killed (-9) KILL_AFTER seconds into a
   # bench on every device: its partitions must move to the others, every proof verify, and the
   # backend come back (the bench's "devices (at the end)" row: its restarts and proofs).
   if [ -n "$KILL_AFTER" ]; then bench "$c" "$MAXDEV" "$KILL_AFTER"; fi

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Builds, on a machine with Go and nvcc (no GPU needed), everything scripts/h200-run.sh and
-# scripts/h200-feed.sh run on the GPU machine (which has no Go): the zkhost CLI, the CUDA backend,
-# the conformance suite and the kernel tests, stripped and gzipped into bin/h200/ (git-ignored;
+# Builds, on a machine with Go and nvcc (no GPU needed), everything scripts/gpu-run.sh and
+# scripts/gpu-feed.sh run on the GPU machine (which has no Go): the zkhost CLI, the CUDA backend,
+# the conformance suite and the kernel tests, stripped and gzipped into bin/gpu/ (git-ignored;
 # carry it to the device).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUTDIR=bin/h200
+OUTDIR=bin/gpu
 rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
 # The H200 needs sm_90 only; CI and `make cuda` build every architecture.
 make cuda-lib cuda-tools CUDA_ARCH_FLAGS="-gencode arch=compute_90,code=[sm_90,compute_90]"
-cp build/cuda/bench/pipes "$OUTDIR/pipes"   # h200-run.sh's step pipes
+cp build/cuda/bench/pipes "$OUTDIR/pipes"   # gpu-run.sh's step pipes
 LD='-s -w'
 go build -ldflags "$LD" -o "$OUTDIR/zkhost" ./cmd/zkhost
 go build -ldflags "$LD" -tags cuda -o "$OUTDIR/zkhost-backend-cuda" ./cmd/zkhost-backend-cuda

@@ -1,65 +1,65 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (no Go there) from the repository root, with bin/h200/ built by
-# scripts/h200-build.sh: GPU kernel tests (results against gnark-crypto) and benchmarks, the
+# Runs on the GPU machine (no Go there) from the repository root, with bin/gpu/ built by
+# scripts/gpu-build.sh: GPU kernel tests (results against gnark-crypto) and benchmarks, the
 # sdktest conformance suite against zkhost-backend-cuda, and the full-prove benchmark against
 # gnark's groth16.Prove on the same machine's cores, in one run. Each step is time-boxed so the
-# whole run fits one device call; logs go to $OUT (default ./h200-out).
-#   STEPS="kernels conformance prove" KS="20" BUDGET=520 scripts/h200-run.sh
-# Which issue pipes share a multiprocessor (IMAD.WIDE, DFMA, ALU; issue 10), ~1 s:
-#   STEPS=pipes scripts/h200-run.sh
-# Development keygen at size (issue 14), fresh keys, time per phase and peak memory, then
+# whole run fits one device call; logs go to $OUT (default ./gpu-out).
+#   STEPS="kernels conformance prove" KS="20" BUDGET=520 scripts/gpu-run.sh
+# Which issue pipes share a multiprocessor (IMAD.WIDE, DFMA, ALU), ~1 s:
+#   STEPS=pipes scripts/gpu-run.sh
+# Development keygen at size, fresh keys, time per phase and peak memory, then
 # proofs with those keys through the CUDA backend, each verified by the host with gnark:
-#   STEPS="keygen prove" KGKS="22 24" KS="22 24" PARTS=2 PEER_PARTS=1 BUDGET=560 scripts/h200-run.sh
-# Keys larger than device memory (issue 14): chain 2^$STREAM_K proved one-shot through the CUDA
+#   STEPS="keygen prove" KGKS="22 24" KS="22 24" PARTS=2 PEER_PARTS=1 BUDGET=560 scripts/gpu-run.sh
+# Keys larger than device memory: chain 2^$STREAM_K proved one-shot through the CUDA
 # backend resident, then with its device memory capped at each of $STREAM_CAPS (the backend
 # streams the key's points from pinned host memory); each proof verified; peak device memory
 # sampled by nvidia-smi beside each run:
-#   STEPS=stream STREAM_K=24 STREAM_CAPS="24GiB 16GiB" scripts/h200-run.sh
-# The witness-aware MSM with and without (issue 10; sha256 b=BS_B, chain 2^BS_K, ~3 minutes):
-#   STEPS=binsplit BUDGET=200 scripts/h200-run.sh
-# sppark beside our kernels in one step (issue 10's peers): BenchmarkNTT then sppark's nttbench at
+#   STEPS=stream STREAM_K=24 STREAM_CAPS="24GiB 16GiB" scripts/gpu-run.sh
+# The witness-aware MSM with and without (sha256 b=BS_B, chain 2^BS_K, ~3 minutes):
+#   STEPS=binsplit BUDGET=200 scripts/gpu-run.sh
+# sppark beside our kernels in one step (the kernels' peers): BenchmarkNTT then sppark's nttbench at
 # PEER_NTT_LOGS, BenchmarkMSMG1 then sppark's msmbench at PEER_MSM_LOGS (empty: none). The peers are
 # prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
-#   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/h200-run.sh
-# Isolated device time per proof (issue 10's ns per constraint) with a resident key's precomputed
+#   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/gpu-run.sh
+# Isolated device time per proof (ns per constraint) with a resident key's precomputed
 # copies (the default) and without (ZKHOST_CUDA_MSM_PRECOMPUTE=0), chain 2^k for k in ISO_KS:
 # `zkhost bench` proves two partitions, then ISO_N single proofs one at a time on the warm daemon,
 # every proof verified:
-#   STEPS=isoprove ISO_KS="20 22 24" ISO_N=5 BUDGET=300 scripts/h200-run.sh
-# Host memory per partition in flight (issue 14): chain 2^$HM_K through the daemon and the CUDA
+#   STEPS=isoprove ISO_KS="20 22 24" ISO_N=5 BUDGET=300 scripts/gpu-run.sh
+# Host memory per partition in flight: chain 2^$HM_K through the daemon and the CUDA
 # backend at HM_DEPTHS partitions in flight (each depth d: d synthesis workers, d in flight on the
 # device, jobs of d partitions), memory sampled every 100 ms by `zkhost bench` (this process, the
 # backend, the machine, the budget); the difference between depths is the cost of one more:
-#   STEPS=hostmem HM_K=24 HM_DEPTHS="1 4" BUDGET=300 scripts/h200-run.sh
-# The MSM over precomputed bases (issue 10's first lever; tests, then d=1 against the best depth,
+#   STEPS=hostmem HM_K=24 HM_DEPTHS="1 4" BUDGET=300 scripts/gpu-run.sh
+# The MSM over precomputed bases (tests, then d=1 against the best depth,
 # pageable and pinned scalars, G1 and G2 at 2^20/22/24; ~5 minutes):
-#   STEPS=msmpre BUDGET=560 scripts/h200-run.sh
+#   STEPS=msmpre BUDGET=560 scripts/gpu-run.sh
 # The G1 MSM's upload in pieces against whole (ZK_BENCH_MSM_PIECES: piece counts; the test binary
 # reads it):
 #   STEPS=msmpre MP_RUN='^$' MP_BENCH='MSMPrecompute/G1/.*/best/pinned/' ZK_BENCH_MSM_LOGS="22 24 26" \
-#     ZK_BENCH_MSM_PIECES="1 2 4" scripts/h200-run.sh
+#     ZK_BENCH_MSM_PIECES="1 2 4" scripts/gpu-run.sh
 # The full prove with and without a key's precomputed copies (chain 2^22, ~4 minutes with keygen):
-#   STEPS=msmpreprove BUDGET=560 scripts/h200-run.sh
+#   STEPS=msmpreprove BUDGET=560 scripts/gpu-run.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}  # the repository root (run from there)
-OUT=${OUT:-$ROOT/h200-out}
+OUT=${OUT:-$ROOT/gpu-out}
 STEPS=${STEPS:-"kernels conformance prove"}
 KS=${KS:-"20"}
 BUDGET=${BUDGET:-520}   # seconds for the whole run
-BIN=/tmp/zkhost-h200
-KEYS=${KEYS:-/tmp/zkhost-h200-keys}
+BIN=/tmp/zkhost-gpu
+KEYS=${KEYS:-/tmp/zkhost-gpu-keys}
 START=$SECONDS
 mkdir -p "$OUT" "$BIN" "$KEYS"
-for f in "$ROOT"/bin/h200/*.gz; do gunzip -c "$f" > "$BIN/$(basename "${f%.gz}")"; done
+for f in "$ROOT"/bin/gpu/*.gz; do gunzip -c "$f" > "$BIN/$(basename "${f%.gz}")"; done
 chmod +x "$BIN"/*
-# The arithmetic probes (issue 10; the G1 mixed addition and the Fq product with no memory
+# The arithmetic probes (the G1 mixed addition and the Fq product with no memory
 # traffic, checked against gnark-crypto: the ceiling of the MSM's accumulation, ~15 s):
-#   STEPS=kernels GPU_RUN=Probe GPU_BENCH=Probe GPU_BENCHTIME=5x KB=60 scripts/h200-run.sh
-# Kernel variants side by side (issue 10's levers; built by scripts/h200-variants-build.sh into
-# bin/h200/variants): each variant's correctness tests (VAR_RUN) once, then VAR_ROUNDS rounds of
+#   STEPS=kernels GPU_RUN=Probe GPU_BENCH=Probe GPU_BENCHTIME=5x KB=60 scripts/gpu-run.sh
+# Kernel variants side by side (built by scripts/gpu-variants-build.sh into
+# bin/gpu/variants): each variant's correctness tests (VAR_RUN) once, then VAR_ROUNDS rounds of
 # the benchmark VAR_BENCH over every variant in turn (ABAB, so drift hits all alike):
-#   STEPS=variants VAR_BENCH='MSMPrecompute/G1/n=2\^2[24]/best/pinned$' VAR_ROUNDS=2 scripts/h200-run.sh
-# VAR_MAIN=1 adds bin/h200/gpu.test as variant "main" (build only the other variants then).
+#   STEPS=variants VAR_BENCH='MSMPrecompute/G1/n=2\^2[24]/best/pinned$' VAR_ROUNDS=2 scripts/gpu-run.sh
+# VAR_MAIN=1 adds bin/gpu/gpu.test as variant "main" (build only the other variants then).
 log() { echo "== $(date -u +%T) +$((SECONDS-START))s $*" | tee -a "$OUT/summary.txt"; }
 left() { echo $((BUDGET - (SECONDS - START))); }
 # box SECONDS CMD...: run CMD with at most SECONDS (and never past the budget).
@@ -87,7 +87,7 @@ for step in $STEPS; do
     log "kernel benchmarks exit $?"
     grep -E "^Benchmark" "$OUT/kernels.txt" | head -40 ;;
   pipes)
-    # Which issue pipes share a multiprocessor (cudabackend/csrc/bench/pipes.cu; issue 10's FP64
+    # Which issue pipes share a multiprocessor (cudabackend/csrc/bench/pipes.cu; the FP64
     # products): IMAD.WIDE, DFMA and ALU chains alone and mixed, ~1 s.
     log "pipes"; box 60 "$BIN/pipes" > "$OUT/pipes.txt" 2>&1; log "pipes exit $?"; tee -a "$OUT/summary.txt" < "$OUT/pipes.txt" ;;
   conformance)
@@ -140,7 +140,7 @@ for step in $STEPS; do
       rm -rf "/tmp/s$k-$cap"
     done ;;
   binsplit)
-    # Issue 10's witness-aware MSM (W's 0s and 1s kept out of Pippenger), in ~3 minutes: its GPU
+    # The witness-aware MSM (W's 0s and 1s kept out of Pippenger), in ~3 minutes: its GPU
     # tests, then one-shot proofs of sha256 (bit-heavy: 99.7% of W is 0 or 1) and chain 2^22
     # (0%: the split's overhead) with the split on and off (ZKHOST_CUDA_BINARY_SPLIT=0),
     # alternating, then BenchmarkMSMSplitG1 (90%-binary scalars, split against dense).
@@ -221,7 +221,7 @@ for step in $STEPS; do
   variants)
     mkdir -p "$BIN/variants"
     vs=()
-    for f in "$ROOT"/bin/h200/variants/gpu-*.test.gz; do
+    for f in "$ROOT"/bin/gpu/variants/gpu-*.test.gz; do
       v=$(basename "${f%.test.gz}"); v=${v#gpu-}; vs+=("$v")
       gunzip -c "$f" > "$BIN/variants/$v.test"; chmod +x "$BIN/variants/$v.test"
     done
@@ -246,7 +246,7 @@ for step in $STEPS; do
       done
     done ;;
   msmpre)
-    # Issue 10's precomputed bases (zk_msm_precompute): their GPU tests against gnark-crypto
+    # The precomputed bases (zk_msm_precompute): their GPU tests against gnark-crypto
     # (edge cases, sizes, the split, G1 and G2), then BenchmarkMSMPrecompute: G1 and G2 at 2^20,
     # 2^22, 2^24 over the bases alone (d=1) and with the copies the cost model picks (best), from
     # pageable and pinned scalars; wall-ms/op is the call's wall time with the upload (~5 minutes).
