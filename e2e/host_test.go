@@ -58,6 +58,9 @@ type hostConf struct {
 	NoPreload bool
 	// Extra is appended to the config (a [cluster] table).
 	Extra string
+	// ReadyLog, when set, is the log line that says the host is up, for a
+	// host that serves no API (a cluster's synthesis host).
+	ReadyLog string
 }
 
 // cpuDevice is a CPU backend device with one proving thread.
@@ -144,6 +147,8 @@ type host struct {
 	logPath  string
 	// args are added to `zkhost serve --config <cfgPath>` at each start.
 	args []string
+	// readyLog is hostConf.ReadyLog.
+	readyLog string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -170,6 +175,7 @@ func newHost(t testing.TB, conf hostConf) *host {
 	if err := os.MkdirAll(h.stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	h.readyLog = conf.ReadyLog
 	h.writeConfig(conf)
 	t.Cleanup(h.cleanup)
 	return h
@@ -218,6 +224,12 @@ func (h *host) tryStart(timeout time.Duration) error {
 		case <-exited:
 			return fmt.Errorf("zkhost serve exited while starting: %v", cmd.ProcessState)
 		case <-time.After(50 * time.Millisecond):
+		}
+		if h.readyLog != "" {
+			if strings.Contains(h.logText(), h.readyLog) {
+				return nil
+			}
+			continue
 		}
 		if _, err := os.Stat(h.socket); err != nil {
 			continue

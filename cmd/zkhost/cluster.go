@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
@@ -10,6 +13,8 @@ import (
 	"github.com/zkhost/zkhost/host/cluster"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/daemon"
+	"github.com/zkhost/zkhost/host/sdnotify"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // clusterJoinTimeout bounds the wait for JetStream at start: servers of a
@@ -46,4 +51,63 @@ func serveCluster(ctx context.Context, cfg *config.Config, d *daemon.Daemon, log
 		<-done
 		cl.Close()
 	}, nil
+}
+
+// serveSynthesis runs a synthesis host (cluster.role = "synthesize"): no
+// daemon, no backend, no API; it loads its circuits, joins the cluster and
+// solves partitions for the proving hosts until ctx ends. Its solvers, one
+// thread each, number [synthesis] workers when set, else its cores
+// ([synthesis] cores when set, else every core).
+func serveSynthesis(ctx context.Context, cfg *config.Config, log hclog.Logger) error {
+	ccs := cfg.Circuits
+	if len(ccs) == 0 && cfg.StateDir != "" {
+		var err error
+		if ccs, err = daemon.DiscoverCircuits(filepath.Join(cfg.StateDir, "keys")); err != nil {
+			return err
+		}
+	}
+	circuits := map[string]*circuit.Circuit{}
+	byFiles := map[string]*circuit.Circuit{}
+	defer func() {
+		for _, c := range byFiles {
+			c.Close()
+		}
+	}()
+	for i, cc := range ccs {
+		dir, keyName, err := daemon.KeySet(cc)
+		if err != nil {
+			return fmt.Errorf("circuit[%d] %q: %w", i, cc.Name, err)
+		}
+		c := byFiles[filepath.Join(dir, keyName)]
+		if c == nil {
+			if c, err = circuit.Load(dir, keyName); err != nil {
+				return fmt.Errorf("circuit[%d] %q: %w", i, cc.Name, err)
+			}
+			byFiles[filepath.Join(dir, keyName)] = c
+			c.Program() // compiled now, not at the first partition
+			log.Info("circuit loaded", "circuit", cc.Name, "key", c.Name, "constraints", c.NbConstraints, "wires", c.NbWires)
+		}
+		circuits[cc.Name] = c
+	}
+	workers := runtime.NumCPU()
+	if cfg.Synthesis.CoresSet {
+		workers = cfg.Synthesis.Cores
+	}
+	if cfg.Synthesis.WorkersSet {
+		workers = cfg.Synthesis.Workers
+	}
+	joinCtx, cancel := context.WithTimeout(ctx, clusterJoinTimeout)
+	cl, err := cluster.Start(joinCtx, cfg, nil, log.Named("cluster"))
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if _, err := sdnotify.Notify(sdnotify.Ready + "\nSTATUS=synthesizing for cluster " + cfg.Cluster.Prefix); err != nil {
+		log.Warn("telling systemd the host is ready", "error", err)
+	}
+	err = cl.RunSynthesis(ctx, circuits, workers)
+	st := cl.Synthesized()
+	log.Info("synthesis host stopped", "partitions", st.Partitions, "constraints", st.Constraints, "bytes", st.Bytes)
+	return err
 }

@@ -26,7 +26,10 @@ directory's keys/), and the status page at [api] web_address when set.
 The config is --config FILE, else $` + cli.EnvConfig + `, else the embedded defaults
 (zkhost serve --print-default-config prints them). Export ` + cli.EnvConfig + `=FILE and
 the client commands find this daemon too. Under systemd (Type=notify) it reports
-READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
+READY=1 once the API listens, and STOPPING=1 when it begins to stop.
+
+With [cluster] role = "synthesize" it runs no daemon, backend or API: it joins
+the cluster and solves partitions for its proving hosts (docs/cluster.md).`)
 	cfgPath := fs.String("config", "", "TOML config (default: $"+cli.EnvConfig+", else the embedded defaults; see examples/zkhost.toml)")
 	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
 	reconfigure := fs.Bool("cluster-reconfigure", false, "change the cluster-wide [cluster] settings (replicas, ack_wait, [journal] retention) of the running cluster to this host's (docs/cluster.md)")
@@ -70,6 +73,9 @@ READY=1 once the API listens, and STOPPING=1 when it begins to stop.`)
 		log.Warn(w)
 	}
 	log.Info("starting", "config", cfg.Source, "state_dir", cfg.StateDir)
+	if cfg.Cluster != nil && cfg.Cluster.Role == config.RoleSynthesize {
+		return serveSynthesis(ctx, cfg, log) // cluster.go
+	}
 	d, err := daemon.New(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -276,6 +276,9 @@ type circuitKeys interface {
 // on a healthy device of this host, and keeps them as its own; and the
 // host's devices, for status.
 func (c *Cluster) loadedKeys(ctx context.Context) (keys, devices []string) {
+	if c.local == nil {
+		return nil, nil // a synthesis host: no devices, no keys
+	}
 	st, err := c.local.Status(ctx)
 	if err != nil {
 		c.peers.mu.Lock()

@@ -43,7 +43,7 @@ func BenchmarkQueueCost(b *testing.B) {
 				b.Fatal(err)
 			}
 			for range b.N {
-				m := c.next(ctx)
+				m := c.next(ctx, c.cons[:])
 				idx := 0
 				fmt.Sscan(m.Headers().Get(hdrPartition), &idx)
 				if _, _, err := c.getJob(ctx, rec.ID); err != nil {
@@ -388,7 +388,7 @@ func BenchmarkInputPath(b *testing.B) {
 				if err := a.publish(ctx, rec, [][]byte{in}, false); err != nil {
 					b.Fatal(err)
 				}
-				m := p.next(ctx)
+				m := p.next(ctx, p.cons[:])
 				got, err := p.readInput(ctx, m, rec.ID, 0)
 				if err != nil || len(got) != len(in) {
 					b.Fatalf("read %d bytes: %v", len(got), err)

@@ -35,6 +35,9 @@ type Cluster struct {
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	cons [4]jetstream.Consumer // by api.Classes order
+	// ready are the consumers of synthesized partitions (synthesis.go), by
+	// api.Classes order.
+	ready [4]jetstream.Consumer
 	// stream is the partitions' stream, for purging an ended job's.
 	stream jetstream.Stream
 
@@ -57,13 +60,17 @@ type Cluster struct {
 	heldMu sync.Mutex
 	held   map[uint64]string
 
+	// synthStats count a synthesis host's work (synthesis.go).
+	synthStats synthCounters
+
 	closeOnce sync.Once
 }
 
 // Start joins the cluster of cfg.Cluster: it starts the embedded NATS server
 // when configured, connects, and creates the stream, consumers and bucket if
 // they do not exist yet (waiting, within ctx, for JetStream to elect a leader).
-// local is this host's daemon, which proves what the host pulls.
+// local is this host's daemon, which proves what the host pulls; nil for a
+// synthesis host, which runs RunSynthesis instead of Run and serves no API.
 func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog.Logger) (_ *Cluster, err error) {
 	cc := cfg.Cluster
 	if cc == nil {
@@ -99,7 +106,7 @@ func Start(ctx context.Context, cfg *config.Config, local api.Service, log hclog
 	if err != nil {
 		return nil, err
 	}
-	c.stream, c.cons, c.kv, c.inputs = h.stream, h.cons, h.kv, h.inputs
+	c.stream, c.cons, c.ready, c.kv, c.inputs = h.stream, h.cons, h.ready, h.kv, h.inputs
 	if c.wakeSub, err = c.nc.Subscribe(c.n.wake, func(*nats.Msg) { c.signal() }); err != nil {
 		return nil, err
 	}
@@ -301,12 +308,15 @@ func (c *Cluster) endJob(ctx context.Context, id string, state api.JobState, rea
 		return true
 	})
 	if err == nil && ended && state != api.JobDone {
-		// Its waiting partitions (one subject: its class's) go at once;
-		// those held by hosts see the ended job and drop theirs. A purge
-		// lost with a NATS server costs only their deliveries.
-		c.request(ctx, func(ctx context.Context) error {
-			return c.stream.Purge(ctx, jetstream.WithPurgeSubject(c.n.partSubject(r.Class, id)))
-		})
+		// Its waiting partitions (two subjects: its class's, to synthesize
+		// and synthesized) go at once; those held by hosts see the ended
+		// job and drop theirs. A purge lost with a NATS server costs only
+		// their deliveries.
+		for _, subject := range []string{c.n.partSubject(r.Class, id), c.n.readySubject(r.Class, id)} {
+			c.request(ctx, func(ctx context.Context) error {
+				return c.stream.Purge(ctx, jetstream.WithPurgeSubject(subject))
+			})
+		}
 	}
 	if err == nil && ended {
 		c.dropInputs(ctx, r)

@@ -250,7 +250,7 @@ func TestCriticalFirst(t *testing.T) {
 	}
 	var got []string
 	for range order {
-		m := c.next(ctx)
+		m := c.next(ctx, c.cons[:])
 		if m == nil {
 			t.Fatal("no partition")
 		}

@@ -50,6 +50,10 @@ const (
 
 func inputName(job string, idx int) string { return job + "." + strconv.Itoa(idx) }
 
+// readyName is the object of partition idx's compact wire assignment, shipped
+// by a synthesis host (synthesis.go) beside the input it was solved from.
+func readyName(job string, idx int) string { return inputName(job, idx) + ".w" }
+
 // maxPayload is the embedded server's max_payload (8 MiB when unset).
 func maxPayload(cc *config.Cluster) uint64 {
 	if cc.MaxPayload == 0 {
@@ -82,12 +86,11 @@ func (c *Cluster) roomInMessage() int { return int(c.nc.MaxPayload()) - config.I
 // reference in its message: no host can prove its partition, so the job fails.
 var errInputLost = errors.New("input lost")
 
-// putInput stores input idx of job as an object and sets the headers of its
-// message to name it. An object of that name with the same content (a
+// putInput stores input idx of job as object name and sets the headers of
+// its message to name it. An object of that name with the same content (a
 // retried submit) is kept as it is.
-func (c *Cluster) putInput(ctx context.Context, m *nats.Msg, job string, idx int, in []byte) error {
+func (c *Cluster) putInput(ctx context.Context, m *nats.Msg, name, job string, idx int, in []byte) error {
 	sum := sha256.Sum256(in)
-	name := inputName(job, idx)
 	m.Header.Set(hdrObject, name)
 	m.Header.Set(hdrSize, strconv.Itoa(len(in)))
 	m.Header.Set(hdrSHA256, hex.EncodeToString(sum[:]))

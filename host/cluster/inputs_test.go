@@ -38,7 +38,7 @@ func pull(t *testing.T, c *Cluster, job string) (jetstream.Msg, int) {
 	defer cancel()
 	var m jetstream.Msg
 	for {
-		if m = c.next(ctx); m == nil {
+		if m = c.next(ctx, c.cons[:]); m == nil {
 			t.Fatal("no partition")
 		}
 		if strings.HasSuffix(m.Subject(), "."+job) {

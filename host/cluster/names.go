@@ -56,6 +56,21 @@ func (n names) partSubject(class api.Class, job string) string {
 // every host.
 func (n names) consumer(class api.Class) string { return n.prefix + "-" + class.String() }
 
+// readyStart starts the subjects of synthesized partitions: their compact
+// wire assignments, shipped by synthesis hosts (synthesis.go) to the proving
+// hosts. Within the stream's subjects (readyStart's "ready" is no class), so
+// the stream needs no change.
+func (n names) readyStart() string { return n.subjects + "ready." }
+
+// readySubject is the subject of job's synthesized partitions in class.
+func (n names) readySubject(class api.Class, job string) string {
+	return n.readyStart() + class.OrNormal().String() + "." + job
+}
+
+// readyConsumer is the durable pull consumer of class's synthesized
+// partitions, shared by the proving hosts.
+func (n names) readyConsumer(class api.Class) string { return n.prefix + "-ready-" + class.String() }
+
 // kvStream and objStream are the streams JetStream keeps the buckets in.
 func (n names) kvStream() string  { return "KV_" + n.bucket }
 func (n names) objStream() string { return "OBJ_" + n.inputs }

@@ -325,7 +325,7 @@ func TestClusterStatus(t *testing.T) {
 		t.Errorf("oldest partition queued at %v", cl.Oldest)
 	}
 	// One is pulled and not acked: held.
-	if m := b.next(ctx); m == nil {
+	if m := b.next(ctx, b.cons[:]); m == nil {
 		t.Fatal("nothing pulled")
 	}
 	waitFor(t, 5*time.Second, "4 waiting and 1 held after a pull", func() bool {
@@ -361,7 +361,7 @@ func TestRestartHandsBack(t *testing.T) {
 	if err := a.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
 		t.Fatal(err)
 	}
-	msg := a.next(ctx)
+	msg := a.next(ctx, a.cons[:])
 	md, err := msg.Metadata()
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func TestRestartHandsBack(t *testing.T) {
 	}
 	fctx, fcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer fcancel()
-	got := b.next(fctx)
+	got := b.next(fctx, b.cons[:])
 	if got == nil {
 		t.Fatal("the partition did not come back within 5 s")
 	}
@@ -447,7 +447,7 @@ func TestHostCutOff(t *testing.T) {
 	if err := a.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
 		t.Fatal(err)
 	}
-	msg := a.next(ctx)
+	msg := a.next(ctx, a.cons[:])
 	stop := a.keepAlive(msg, func() {}) // a proves it, saying so
 	defer stop()
 	time.Sleep(3 * time.Second) // beyond ack_wait: held by a's word alone
@@ -460,7 +460,7 @@ func TestHostCutOff(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "NATS disconnected") || time.Since(begun) > time.Second {
 		t.Errorf("a submit to a host cut off: %v after %v, want refused at once", err, time.Since(begun))
 	}
-	got := b.next(ctx)
+	got := b.next(ctx, b.cons[:])
 	if got == nil {
 		t.Fatal("the partition never reached the other side")
 	}
@@ -537,7 +537,7 @@ func TestSilentHostReaped(t *testing.T) {
 	if err := reaper.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
 		t.Fatal(err)
 	}
-	msg := victim.next(ctx)
+	msg := victim.next(ctx, victim.cons[:])
 	md, _ := msg.Metadata()
 	victim.hold(msg) // as Run does; never released: the host dies
 	changed <- struct{}{}
@@ -550,7 +550,7 @@ func TestSilentHostReaped(t *testing.T) {
 	victim.nc.Close() // killed: no word more, no nak, no "gone"
 	killed := time.Now()
 
-	got := reaper.next(ctx)
+	got := reaper.next(ctx, reaper.cons[:])
 	if got == nil {
 		t.Fatal("the partition never came back")
 	}

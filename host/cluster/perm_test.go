@@ -61,7 +61,7 @@ func TestLeastPrivilege(t *testing.T) {
 	events := make(chan api.JobEvent, 8)
 	go b.Await(ctx, rec.ID, func(ev api.JobEvent) error { events <- ev; return nil })
 	for range 2 {
-		msg := b.next(ctx)
+		msg := b.next(ctx, b.cons[:])
 		if msg == nil {
 			t.Fatal("no partition pulled")
 		}

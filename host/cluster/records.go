@@ -18,6 +18,9 @@ const (
 	hdrPartition = "Zkhost-Partition"
 	hdrInput     = "Zkhost-Input" // "witness" or "assignment"
 	inputAssign  = "assignment"
+	// hdrSynthesizedBy names the synthesis host that solved a synthesized
+	// partition (synthesis.go).
+	hdrSynthesizedBy = "Zkhost-Synthesized-By"
 	// localPrefix starts the request id of the one-partition jobs a host runs
 	// for the cluster on its own daemon.
 	localPrefix = "cluster-"
@@ -154,6 +157,9 @@ type proofRecord struct {
 	Device   string    `json:"device"`
 	Attempts int       `json:"attempts"`
 	At       time.Time `json:"at"`
+	// SynthesizedBy is the synthesis host that solved the partition; empty
+	// when the proving host did, or the job carried wire assignments.
+	SynthesizedBy string `json:"synthesized_by,omitempty"`
 }
 
 // reqRecord ties a request id to its job.

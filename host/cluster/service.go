@@ -103,14 +103,20 @@ func (c *Cluster) publish(ctx context.Context, rec *jobRecord, inputs [][]byte, 
 		if rec.verified(i) {
 			continue
 		}
-		m := nats.NewMsg(c.n.partSubject(rec.Class, rec.ID))
+		// An assignment is solved already: it goes with the synthesized
+		// partitions, which no synthesis host pulls.
+		subject := c.n.partSubject(rec.Class, rec.ID)
+		if assignments {
+			subject = c.n.readySubject(rec.Class, rec.ID)
+		}
+		m := nats.NewMsg(subject)
 		m.Header.Set(jetstream.MsgIDHeader, rec.ID+"."+strconv.Itoa(i))
 		m.Header.Set(hdrPartition, strconv.Itoa(i))
 		if assignments {
 			m.Header.Set(hdrInput, inputAssign)
 		}
 		if rec.inObject(i) {
-			if err := c.putInput(ctx, m, rec.ID, i, in); err != nil {
+			if err := c.putInput(ctx, m, inputName(rec.ID, i), rec.ID, i, in); err != nil {
 				return api.Unavailablef("cluster: %v (submit again with the same request id to finish queueing it)", err)
 			}
 		} else {

@@ -32,6 +32,7 @@ const setupTry = 2 * time.Second
 type jsHandles struct {
 	stream jetstream.Stream
 	cons   [4]jetstream.Consumer
+	ready  [4]jetstream.Consumer
 	kv     jetstream.KeyValue
 	inputs jetstream.ObjectStore
 }
@@ -40,6 +41,7 @@ type jsHandles struct {
 type desired struct {
 	stream jetstream.StreamConfig
 	cons   [4]jetstream.ConsumerConfig
+	ready  [4]jetstream.ConsumerConfig // synthesized partitions (synthesis.go)
 	kv     jetstream.KeyValueConfig
 	obj    jetstream.ObjectStoreConfig
 }
@@ -55,16 +57,20 @@ func wanted(cc *config.Cluster, n names, retention time.Duration) desired {
 		Replicas:    cc.Replicas,
 		Duplicates:  2 * time.Minute,
 	}
-	for i, class := range api.Classes {
-		d.cons[i] = jetstream.ConsumerConfig{
-			Durable:       n.consumer(class),
-			FilterSubject: n.subjects + class.String() + ".>",
+	consumer := func(name, filter string) jetstream.ConsumerConfig {
+		return jetstream.ConsumerConfig{
+			Durable:       name,
+			FilterSubject: filter,
 			AckPolicy:     jetstream.AckExplicitPolicy,
 			AckWait:       cc.AckWait,
 			// Each host bounds what it holds (Pull); this bounds the whole cluster.
 			MaxAckPending: 1 << 16,
 			Replicas:      cc.Replicas,
 		}
+	}
+	for i, class := range api.Classes {
+		d.cons[i] = consumer(n.consumer(class), n.subjects+class.String()+".>")
+		d.ready[i] = consumer(n.readyConsumer(class), n.readyStart()+class.String()+".>")
 	}
 	d.kv = jetstream.KeyValueConfig{
 		Bucket:      n.bucket,
@@ -230,8 +236,8 @@ func setupOnce(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, 
 		}
 		streamCfg = h.stream.CachedInfo().Config
 	}
-	// Its consumers.
-	for i, cw := range want.cons {
+	// Its consumers: of partitions to synthesize, then of those synthesized.
+	for i, cw := range append(want.cons[:], want.ready[:]...) {
 		c, err := h.stream.Consumer(ctx, cw.Durable)
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
 			c, err = h.stream.CreateConsumer(ctx, cw)
@@ -247,7 +253,11 @@ func setupOnce(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, 
 				return h, fmt.Errorf("changing consumer %s: %w", cw.Durable, err)
 			}
 		}
-		h.cons[i] = c
+		if i < len(h.cons) {
+			h.cons[i] = c
+		} else {
+			h.ready[i-len(h.cons)] = c
+		}
 	}
 	// The jobs bucket.
 	h.kv, err = js.KeyValue(ctx, want.kv.Bucket)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	hclog "github.com/hashicorp/go-hclog"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -41,7 +42,21 @@ func (c *Cluster) Run(ctx context.Context) error {
 			slots = max(1, n)
 		}
 	}
+	// Synthesized partitions first within each class: they need no
+	// synthesis here, and their synthesis host has done its part.
+	var order []jetstream.Consumer
+	for i := range c.cons {
+		order = append(order, c.ready[i], c.cons[i])
+	}
 	c.log.Info("pulling partitions", "host", c.cfg.Name, "at_once", slots)
+	return c.pull(ctx, slots, func(ctx context.Context) jetstream.Msg { return c.next(ctx, order) }, c.handle)
+}
+
+// pull holds at most slots partitions at once: it takes the next from next
+// whenever one of them is free and gives it to handle, until ctx ends or the
+// NATS connection fails for good (then it returns why). It announces this
+// host's presence and room meanwhile (affinity.go).
+func (c *Cluster) pull(ctx context.Context, slots int, next func(context.Context) jetstream.Msg, handle func(context.Context, jetstream.Msg)) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
@@ -79,7 +94,7 @@ func (c *Cluster) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return failed()
 		}
-		msg := c.next(ctx)
+		msg := next(ctx)
 		if msg == nil {
 			return failed()
 		}
@@ -93,16 +108,16 @@ func (c *Cluster) Run(ctx context.Context) error {
 			defer roomChanged()
 			defer held.Add(-1)
 			defer release()
-			c.handle(ctx, msg)
+			handle(ctx, msg)
 		}()
 	}
 }
 
-// next waits for the next partition, critical first: each consumer is asked
-// in priority order, and the first that has a partition gives it.
-func (c *Cluster) next(ctx context.Context) jetstream.Msg {
+// next waits for the next partition from consumers, asked in their order
+// (priority order, critical first): the first that has a partition gives it.
+func (c *Cluster) next(ctx context.Context, consumers []jetstream.Consumer) jetstream.Msg {
 	for {
-		for _, cons := range c.cons {
+		for _, cons := range consumers {
 			b, err := cons.FetchNoWait(1)
 			if err != nil {
 				if ctx.Err() == nil {
@@ -130,43 +145,11 @@ func (c *Cluster) next(ctx context.Context) jetstream.Msg {
 // handle proves one partition on this host's daemon and records its proof;
 // the message is acked only once the proof is stored in the bucket.
 func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
-	subj := msg.Subject()
-	jobID := subj[strings.LastIndexByte(subj, '.')+1:]
-	idx, err := strconv.Atoi(msg.Headers().Get(hdrPartition))
-	md, merr := msg.Metadata()
-	if err != nil || merr != nil {
-		c.log.Error("a partition message without its partition number; dropped", "subject", subj)
-		msg.TermWithReason("no partition number")
+	p, ok := c.open(ctx, msg)
+	if !ok {
 		return
 	}
-	log := c.log.With("job", jobID, "partition", idx, "delivery", md.NumDelivered)
-	rec, _, err := c.getJob(ctx, jobID)
-	switch {
-	case errors.Is(err, errNotFound):
-		log.Warn("a partition of a job the cluster does not know (pruned past retention?); dropped")
-		msg.TermWithReason("job not found")
-		return
-	case err != nil:
-		log.Warn("reading the job; the partition goes back to the queue", "error", err)
-		msg.NakWithDelay(time.Second)
-		return
-	case rec.state().Terminal() || rec.verified(idx):
-		msg.Ack()
-		return
-	}
-	// A redelivered partition may have been proved by a host that died
-	// before it marked the job; a first delivery cannot have been.
-	if md.NumDelivered > 1 && c.request(ctx, func(ctx context.Context) error {
-		_, err := c.kv.Get(ctx, proofKey(jobID, idx))
-		return err
-	}) == nil {
-		if err := c.markVerified(ctx, jobID, idx); err != nil {
-			msg.NakWithDelay(time.Second)
-			return
-		}
-		msg.Ack()
-		return
-	}
+	jobID, idx, md, rec, log := p.job, p.idx, p.md, p.rec, p.log
 
 	if c.handBackToHolder(msg, rec.Circuit, md.Sequence.Stream, md.NumDelivered) {
 		return
@@ -205,7 +188,8 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 	switch final.State {
 	case api.JobDone:
 		p := final.Partitions[0]
-		pr := proofRecord{Proof: p.Proof, Public: p.PublicWitness, Host: c.cfg.Name, Device: p.Device, Attempts: p.Attempts, At: p.VerifiedAt}
+		pr := proofRecord{Proof: p.Proof, Public: p.PublicWitness, Host: c.cfg.Name, Device: p.Device, Attempts: p.Attempts, At: p.VerifiedAt,
+			SynthesizedBy: msg.Headers().Get(hdrSynthesizedBy)}
 		if err := c.recordProofPatiently(ctx, jobID, idx, pr); err != nil {
 			log.Error("could not record a verified proof; the partition goes back to the queue", "error", err)
 			msg.Nak()
@@ -215,12 +199,70 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 			// Recorded: a redelivery finds the proof and only acks.
 			log.Debug("ack not confirmed", "error", err)
 		}
+		if msg.Headers().Get(hdrObject) == readyName(jobID, idx) {
+			// A synthesis host's object has served; what a failure
+			// leaves, the bucket's TTL removes.
+			c.request(ctx, func(ctx context.Context) error { return c.inputs.Delete(ctx, readyName(jobID, idx)) })
+		}
 		log.Debug("partition proved and recorded", "local_job", lj.ID)
 	case api.JobCancelled:
 		msg.Ack() // the cluster's job ended (awaitLocal cancelled it)
 	default:
 		c.failedHere(ctx, msg, md, idx, jobID, final.Error)
 	}
+}
+
+// pulled is a partition message with its job's record.
+type pulled struct {
+	job string
+	idx int
+	md  *jetstream.MsgMetadata
+	rec *jobRecord
+	log hclog.Logger
+}
+
+// open reads which partition msg holds and its job's record. When there is
+// nothing to do (a malformed message, a job unknown or ended, a partition
+// proved already) it settles msg itself and returns false.
+func (c *Cluster) open(ctx context.Context, msg jetstream.Msg) (pulled, bool) {
+	subj := msg.Subject()
+	jobID := subj[strings.LastIndexByte(subj, '.')+1:]
+	idx, err := strconv.Atoi(msg.Headers().Get(hdrPartition))
+	md, merr := msg.Metadata()
+	if err != nil || merr != nil {
+		c.log.Error("a partition message without its partition number; dropped", "subject", subj)
+		msg.TermWithReason("no partition number")
+		return pulled{}, false
+	}
+	log := c.log.With("job", jobID, "partition", idx, "delivery", md.NumDelivered)
+	rec, _, err := c.getJob(ctx, jobID)
+	switch {
+	case errors.Is(err, errNotFound):
+		log.Warn("a partition of a job the cluster does not know (pruned past retention?); dropped")
+		msg.TermWithReason("job not found")
+		return pulled{}, false
+	case err != nil:
+		log.Warn("reading the job; the partition goes back to the queue", "error", err)
+		msg.NakWithDelay(time.Second)
+		return pulled{}, false
+	case rec.state().Terminal() || rec.verified(idx):
+		msg.Ack()
+		return pulled{}, false
+	}
+	// A redelivered partition may have been proved by a host that died
+	// before it marked the job; a first delivery cannot have been.
+	if md.NumDelivered > 1 && c.request(ctx, func(ctx context.Context) error {
+		_, err := c.kv.Get(ctx, proofKey(jobID, idx))
+		return err
+	}) == nil {
+		if err := c.markVerified(ctx, jobID, idx); err != nil {
+			msg.NakWithDelay(time.Second)
+			return pulled{}, false
+		}
+		msg.Ack()
+		return pulled{}, false
+	}
+	return pulled{job: jobID, idx: idx, md: md, rec: rec, log: log}, true
 }
 
 // inputFailed handles a partition whose input could not be read: a lost

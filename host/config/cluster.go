@@ -43,8 +43,17 @@ type Cluster struct {
 	// MaxDeliver is how many deliveries of a partition may fail before its job fails.
 	MaxDeliver int
 	// Pull is how many partitions this host holds at once; 0 means its device
-	// slots plus its synthesis workers.
+	// slots plus its synthesis workers (a synthesis host: its workers).
 	Pull int
+	// Role is what this host does for the cluster: RoleProve (the default)
+	// proves on its devices, synthesizing what it pulls unsolved; a
+	// RoleSynthesize host has no devices and only solves partitions,
+	// shipping their compact wire assignments to the proving hosts.
+	Role string
+	// ReadyMax is the most synthesized partitions waiting in the cluster for
+	// a proving host: a synthesis host pulls no more work while as many
+	// wait, so that it runs ahead of the devices by a bounded amount.
+	ReadyMax int
 	// MaxPayload is the embedded server's largest message (8 MiB by default,
 	// NATS's advised ceiling).
 	MaxPayload uint64
@@ -93,6 +102,15 @@ const (
 	// every fifth of it, so it need not cover a partition's proving time.
 	DefaultAckWait   = 10 * time.Second
 	DefaultInlineMax = 1 << 20
+	// DefaultReadyMax is cluster.ready_max's default: a few partitions for
+	// each of a few proving hosts' devices.
+	DefaultReadyMax = 16
+)
+
+// The roles of a cluster host (cluster.role).
+const (
+	RoleProve      = "prove"
+	RoleSynthesize = "synthesize"
 )
 
 // InlineMargin is what a partition message needs beside its input (subject,
@@ -108,7 +126,7 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 		return nil
 	}
 	c := &Cluster{ClusterName: "zkhost", AckWait: DefaultAckWait, Prefix: "zkhost", MaxDeliver: 3, Listen: "127.0.0.1:4222",
-		MaxPayload: DefaultMaxPayload, InlineMax: DefaultInlineMax}
+		MaxPayload: DefaultMaxPayload, InlineMax: DefaultInlineMax, Role: RoleProve, ReadyMax: DefaultReadyMax}
 	if host, err := os.Hostname(); err == nil {
 		c.Name = host
 	}
@@ -156,6 +174,15 @@ func (ck *checker) cluster(root *table, stateDir string) *Cluster {
 	}
 	if n, ok := t.integer("pull", 0, maxThreads); ok {
 		c.Pull = n
+	}
+	if s, ok := t.str("role"); ok {
+		if s != RoleProve && s != RoleSynthesize {
+			ck.errorf(t.key("role"), "unknown role %q: want %q (prove on this host's devices) or %q (solve partitions for the proving hosts, no devices)", s, RoleProve, RoleSynthesize)
+		}
+		c.Role = s
+	}
+	if n, ok := t.integer("ready_max", 1, 1<<16); ok {
+		c.ReadyMax = n
 	}
 	for _, k := range []struct {
 		name string

@@ -231,6 +231,13 @@ func (ck *checker) config(doc map[string]any) *Config {
 	}
 	h.finish()
 	c.Cluster = ck.cluster(root, c.StateDir)
+	if c.Cluster != nil && c.Cluster.Role == RoleSynthesize {
+		// A synthesis host proves nothing: no backend runs on it.
+		if len(devices) > 0 {
+			ck.errorf(root.key("device"), "cluster.role = %q runs no backend: remove the [[device]] tables, or set cluster.role = %q", RoleSynthesize, RoleProve)
+		}
+		c.Devices = nil
+	}
 
 	root.finish()
 	return c

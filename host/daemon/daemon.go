@@ -235,6 +235,17 @@ func DiscoverCircuits(dir string) ([]config.Circuit, error) {
 	return out, nil
 }
 
+// KeySet returns the directory and base name of the key set a [[circuit]]
+// names: its keys directory and the name found there, or, for individual
+// files, theirs (which must share a directory and base name).
+func KeySet(cc config.Circuit) (dir, keyName string, err error) {
+	if cc.PK != "" {
+		return filepath.Dir(cc.PK), strings.TrimSuffix(filepath.Base(cc.PK), circuit.ExtPK), nil
+	}
+	keyName, err = circuit.ResolveName(cc.Keys, cc.Name)
+	return cc.Keys, keyName, err
+}
+
 // loadCircuits loads every [[circuit]] and reserves its key's memory.
 func (d *Daemon) loadCircuits() error {
 	if len(d.cfg.Circuits) == 0 {
@@ -250,17 +261,10 @@ func (d *Daemon) loadCircuits() error {
 	}
 	loaded := map[string]*circuit.Circuit{}
 	for i, cc := range d.cfg.Circuits {
-		name, dir := cc.Name, cc.Keys
-		keyName := name
-		if cc.PK != "" {
-			// Individual files: they must share a directory and base name.
-			dir = filepath.Dir(cc.PK)
-			keyName = strings.TrimSuffix(filepath.Base(cc.PK), circuit.ExtPK)
-		} else {
-			var err error
-			if keyName, err = circuit.ResolveName(dir, name); err != nil {
-				return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
-			}
+		name := cc.Name
+		dir, keyName, err := KeySet(cc)
+		if err != nil {
+			return fmt.Errorf("circuit[%d] %q: %w", i, name, err)
 		}
 		class := api.ClassNormal
 		if cc.Class.Specified() {

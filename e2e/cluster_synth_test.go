@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkhost/zkhost/host/api"
+)
+
+// synthReadyLog is the line a synthesis host logs once it pulls work.
+const synthReadyLog = "synthesizing partitions for the proving hosts"
+
+// TestClusterSynthesisHosts: one proving host and two synthesis-only hosts
+// (cluster.role = "synthesize": no device, no backend, no API). The
+// synthesis hosts solve partitions and ship their compact wire assignments;
+// the proving host (the CPU backend taking compact partitions, as a GPU
+// backend does) proves them, and every proof verifies. Each synthesis host
+// does part of the work; a witness the circuit does not accept fails its job
+// naming the partition and the constraint, whichever host solves it; jobs of
+// wire assignments go straight to the proving host.
+func TestClusterSynthesisHosts(t *testing.T) {
+	hosts, _ := startClusterWith(t, 3, func(i int) (hostConf, string) {
+		if i == 0 {
+			dev := cpuDevice()
+			dev.Options["compact-w"] = "true"
+			return hostConf{Devices: []deviceConf{dev}}, ""
+		}
+		return hostConf{ReadyLog: synthReadyLog}, "role = \"synthesize\""
+	})
+	prover := hosts[0]
+	const parts = 16
+	job := prover.submit("chain", 500, parts, api.ClassNormal)
+	got, _ := prover.await(job.ID, 4*time.Minute)
+	checkDone(t, got, "chain", 500, parts)
+	// Each synthesis host synthesized some of them, and the proving host
+	// proved what they shipped.
+	for i, h := range hosts[1:] {
+		if n := strings.Count(h.logText(), "partition synthesized"); n == 0 {
+			t.Errorf("synthesis host h%d synthesized nothing of %d partitions\n%s", i+1, parts, h.logTail(30))
+		} else {
+			t.Logf("synthesis host h%d synthesized %d partitions", i+1, n)
+		}
+	}
+
+	// A well-formed witness the circuit does not accept fails its job.
+	bad := append([]byte(nil), witnesses(t, "chain", 501, 1)[0]...)
+	bad[len(bad)-1] ^= 1
+	good := witnesses(t, "chain", 502, 1)[0]
+	j, err := prover.client.Submit(ctxFor(t, time.Minute), api.SubmitRequest{Circuit: "chain", Witnesses: [][]byte{bad, good}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, _ := prover.await(j.ID, 3*time.Minute)
+	if failed.State != api.JobFailed || !strings.Contains(failed.Error, "partition 0") || !strings.Contains(failed.Error, "constraint") {
+		t.Errorf("job with an unsatisfied witness: %s (%s), want failed naming partition 0 and a constraint", failed.State, failed.Error)
+	}
+
+	// Wire assignments are solved already: proved without a synthesis host.
+	ws := witnesses(t, "chain", 503, 3)
+	aj, err := prover.client.Submit(ctxFor(t, time.Minute), api.SubmitRequest{Circuit: "chain", Assignments: assignments(t, "chain", ws)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = prover.await(aj.ID, 3*time.Minute)
+	checkDone(t, got, "chain", 503, 3)
+	for _, h := range hosts {
+		h.stop()
+	}
+}
