@@ -30,10 +30,10 @@ import (
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/synth"
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/partcheck"
+	"github.com/zkhost/zkhost/sdk/plugins"
 )
 
 // startSynthesizers starts the synthesizer plugin of every [[circuit]] that

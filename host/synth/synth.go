@@ -10,8 +10,8 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/host/device"
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/plugins"
 )
 
 // ErrCrashed is returned (wrapped) by calls that were in flight when the
