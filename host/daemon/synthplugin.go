@@ -60,15 +60,11 @@ func (d *Daemon) startSynthesizers(ctx context.Context) error {
 			}
 		}
 		s, err := synth.Start(ctx, synth.Options{
-			Name:        name,
-			Launch:      lc,
-			Circuit:     ref,
-			BackoffBase: d.cfg.Retry.BackoffBase,
-			BackoffMax:  d.cfg.Retry.BackoffMax,
-			CrashLimit:  d.cfg.Health.CrashLimit,
-			CrashWindow: d.cfg.Health.CrashWindow,
-			Logger:      d.log.Named(name),
-			PidDir:      d.pidDir(),
+			Name:    name,
+			Launch:  lc,
+			Circuit: ref,
+			Policy:  d.pluginPolicy(),
+			Logger:  d.log.Named(name),
 		})
 		if err != nil {
 			return fmt.Errorf("circuit[%d] %q: %w", i, cc.Name, err)
