@@ -11,11 +11,11 @@ SDK_MOD := sdk
 EXAMPLE_MODS := examples/hintsynth
 # Packages whose concurrency matters run under the race detector in `make test`;
 # the proving packages (gnark's MSMs) run without it, to keep the suite's time down.
-RACE_PKGS := ./host/... ./plugins/... ./e2e/
+RACE_PKGS := ./host/... ./e2e/
 # The others run once without it (the race run covers RACE_PKGS: running them twice
 # doubled the e2e suite's time for nothing the race run does not see).
-NORACE_PKGS = $(shell $(GO) list ./... | grep -v -E '^github.com/zkhost/zkhost/(host|plugins|e2e)(/|$$)')
-SDK_RACE_PKGS := ./ ./keyreg/
+NORACE_PKGS = $(shell $(GO) list ./... | grep -v -E '^github.com/zkhost/zkhost/(host|e2e)(/|$$)')
+SDK_RACE_PKGS := ./ ./keyreg/ ./plugins/
 # Tests run without the race detector, each for a race that is not ours: rotating a
 # NATS server's password (ReloadOptions) races inside nats-server v2.15.2 itself
 # (reloadAuthorization's auth-error event against a client connecting), which the

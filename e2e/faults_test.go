@@ -233,7 +233,7 @@ func TestCrashLoopUnhealthyCPUFallback(t *testing.T) {
 	// The CPU took its first partition only once the GPU was out of service
 	// (the supervisor logs that right after the state changes; log times have
 	// millisecond precision).
-	m := regexp.MustCompile(`(?m)^(\S+) \[ERROR\] +zkhost\.device\.dev0: backend crashed too often; device taken out of service`).FindStringSubmatch(h.logText())
+	m := regexp.MustCompile(`(?m)^(\S+) \[ERROR\] +zkhost\.device\.dev0: backend crashed too often; taken out of service`).FindStringSubmatch(h.logText())
 	if m == nil {
 		t.Fatal("the daemon did not log taking dev0 out of service")
 	}

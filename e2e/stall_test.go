@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/procfs"
 )
 

@@ -9,7 +9,7 @@
 // (BackendPlugin, SynthesizerPlugin), the handshake and the gRPC adapters here too,
 // with the generated wire code internal to the SDK (the .proto sources are in the
 // repository's proto/); a host dials a plugin with go-plugin and gets a Backend back
-// (NewBackendClient), as zkhost's host does in package plugins. Serve serves a
+// (NewBackendClient), as zkhost's host does in package sdk/plugins. Serve serves a
 // Backend and watches the host process (WatchParent): a backend whose host died
 // exits rather than hold its device.
 //

@@ -8,7 +8,7 @@ import (
 )
 
 // ParentPIDEnv is the environment variable through which the host's launcher
-// (plugins.Launch) tells a plugin
+// (sdk/plugins.Launch) tells a plugin
 // the host's process id, so WatchParent also notices a host that died before the
 // watch began.
 const ParentPIDEnv = "ZKHOST_BACKEND_PARENT_PID"

@@ -25,12 +25,13 @@ import (
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/metrics"
 	"github.com/zkhost/zkhost/host/queue"
+	"github.com/zkhost/zkhost/host/supervise"
 	"github.com/zkhost/zkhost/host/synth"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/internal/version"
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -171,7 +172,7 @@ func New(ctx context.Context, cfg *config.Config, log hclog.Logger) (_ *Daemon, 
 	}
 	// Backends of an earlier host of this state directory that outlived it (the
 	// parent-death signal and the watchdog normally end them) are reaped now.
-	if pids, err := device.ReapStale(d.pidDir()); err != nil {
+	if pids, err := supervise.ReapStale(d.pidDir()); err != nil {
 		log.Warn("reaping stale backends", "error", err)
 	} else if len(pids) > 0 {
 		log.Warn("killed backends left running by an earlier host", "pids", pids)
@@ -350,6 +351,18 @@ func (d *Daemon) sizeCircuit(ce *circuitEntry) error {
 	return nil
 }
 
+// pluginPolicy is how the daemon keeps its plugin processes, backends and
+// synthesizers alike, running.
+func (d *Daemon) pluginPolicy() supervise.Policy {
+	return supervise.Policy{
+		BackoffBase: d.cfg.Retry.BackoffBase,
+		BackoffMax:  d.cfg.Retry.BackoffMax,
+		CrashLimit:  d.cfg.Health.CrashLimit,
+		CrashWindow: d.cfg.Health.CrashWindow,
+		PidDir:      d.pidDir(),
+	}
+}
+
 // startDevices launches one backend per [[device]].
 func (d *Daemon) startDevices(ctx context.Context) error {
 	for i, dc := range d.cfg.Devices {
@@ -379,15 +392,11 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 			lc.Env = append(lc.Env, fmt.Sprintf("ZKHOST_DEVICE_INDEX=%d", dc.Index))
 		}
 		dev, err := device.Start(ctx, device.Options{
-			PidDir:      d.pidDir(),
-			Name:        name,
-			Launch:      lc,
-			InFlight:    dc.InFlight,
-			BackoffBase: d.cfg.Retry.BackoffBase,
-			BackoffMax:  d.cfg.Retry.BackoffMax,
-			CrashLimit:  d.cfg.Health.CrashLimit,
-			CrashWindow: d.cfg.Health.CrashWindow,
-			Logger:      d.log.Named("device." + name),
+			Name:     name,
+			Launch:   lc,
+			InFlight: dc.InFlight,
+			Policy:   d.pluginPolicy(),
+			Logger:   d.log.Named("device." + name),
 		})
 		if err != nil {
 			return fmt.Errorf("device[%d]: %w", i, err)

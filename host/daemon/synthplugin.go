@@ -30,10 +30,10 @@ import (
 	"github.com/zkhost/zkhost/host/journal"
 	"github.com/zkhost/zkhost/host/queue"
 	"github.com/zkhost/zkhost/host/synth"
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/partcheck"
+	"github.com/zkhost/zkhost/sdk/plugins"
 )
 
 // startSynthesizers starts the synthesizer plugin of every [[circuit]] that
@@ -60,15 +60,11 @@ func (d *Daemon) startSynthesizers(ctx context.Context) error {
 			}
 		}
 		s, err := synth.Start(ctx, synth.Options{
-			Name:        name,
-			Launch:      lc,
-			Circuit:     ref,
-			BackoffBase: d.cfg.Retry.BackoffBase,
-			BackoffMax:  d.cfg.Retry.BackoffMax,
-			CrashLimit:  d.cfg.Health.CrashLimit,
-			CrashWindow: d.cfg.Health.CrashWindow,
-			Logger:      d.log.Named(name),
-			PidDir:      d.pidDir(),
+			Name:    name,
+			Launch:  lc,
+			Circuit: ref,
+			Policy:  d.pluginPolicy(),
+			Logger:  d.log.Named(name),
 		})
 		if err != nil {
 			return fmt.Errorf("circuit[%d] %q: %w", i, cc.Name, err)

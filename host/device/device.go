@@ -9,13 +9,16 @@ import (
 
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/host/supervise"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/plugins"
 )
 
-// ErrCrashed is returned by calls that were in flight when the backend process
-// exited, and by calls made while it restarts. The work may be retried.
-var ErrCrashed = errors.New("backend process exited")
+// ErrCrashed is returned (wrapped) by calls that were in flight when the
+// backend process exited, by calls made while it restarts, and by calls on a
+// device out of service. The work may be retried. It is the supervisor's, the
+// same for both plugin kinds.
+var ErrCrashed = supervise.ErrCrashed
 
 // admissionWait bounds how long Prove keeps asking a backend that refuses a call
 // for lack of room (a retryable resource_exhausted) before it returns the refusal.
@@ -29,13 +32,13 @@ const admissionWait = 10 * time.Second
 // can shorten it.
 var controlCallTimeout = 30 * time.Second
 
-// ErrStopped is returned by calls on a Device after Close.
-var ErrStopped = errors.New("device stopped")
+// ErrStopped is returned (wrapped) by calls on a Device after Close.
+var ErrStopped = supervise.ErrStopped
 
-// ErrNotServing is returned by calls on a device whose backend exited and could
-// not be started again (StateDown). The call never reached a backend, so the
-// work it carried is not at fault.
-var ErrNotServing = errors.New("device cannot start its backend")
+// ErrNotServing is returned (wrapped) by calls on a device whose backend
+// exited and could not be started again (StateDown). The call never reached a
+// backend, so the work it carried is not at fault.
+var ErrNotServing = supervise.ErrNotServing
 
 // ErrCompactRefused says a compact partition (W alone, sdk.FormatCompactW) was
 // sent for a key the backend loaded without taking its constraints
@@ -43,36 +46,18 @@ var ErrNotServing = errors.New("device cannot start its backend")
 // full (W, A and B). Nothing was sent to the backend.
 var ErrCompactRefused = errors.New("the backend did not take the circuit's constraints for this key, so it proves only full partitions")
 
-// State is where a device's backend process stands.
-type State int
+// State is where a device's backend process stands (the supervisor's state).
+type State = supervise.State
 
 // Device states.
 const (
-	StateStarting   State = iota // launching the backend
-	StateReady                   // serving
-	StateRestarting              // the backend exited; waiting out the backoff
-	StateUnhealthy               // crashed CrashLimit times within CrashWindow; not restarted until re-enabled or the window passes
-	StateStopped                 // Close was called
-	StateDown                    // the backend exited and a restart failed (binary gone or changed, cannot start); retried with backoff
+	StateStarting   = supervise.Starting   // launching the backend
+	StateReady      = supervise.Ready      // serving
+	StateRestarting = supervise.Restarting // the backend exited; waiting out the backoff
+	StateUnhealthy  = supervise.Unhealthy  // crashed CrashLimit times within CrashWindow; not restarted until re-enabled or the window passes
+	StateStopped    = supervise.Stopped    // Close was called
+	StateDown       = supervise.Down       // the backend exited and a restart failed (binary gone or changed, cannot start); retried with backoff
 )
-
-func (s State) String() string {
-	switch s {
-	case StateStarting:
-		return "starting"
-	case StateReady:
-		return "ready"
-	case StateRestarting:
-		return "restarting"
-	case StateUnhealthy:
-		return "unhealthy"
-	case StateStopped:
-		return "stopped"
-	case StateDown:
-		return "down"
-	}
-	return fmt.Sprintf("state(%d)", int(s))
-}
 
 // Options configures a Device.
 type Options struct {
@@ -82,20 +67,10 @@ type Options struct {
 	Launch plugins.LaunchConfig
 	// InFlight, when above zero, overrides the backend's declared MaxInFlight.
 	InFlight int
-	// BackoffBase and BackoffMax bound the delay before a restart; it doubles
-	// after each consecutive crash. Defaults 200ms and 30s.
-	BackoffBase time.Duration
-	BackoffMax  time.Duration
-	// CrashLimit crashes within CrashWindow make the device unhealthy; 0 never does.
-	CrashLimit  int
-	CrashWindow time.Duration
-	// PollInterval is how often the process is checked for exit; default 50ms.
-	PollInterval time.Duration
+	// Policy says how the backend is kept running.
+	supervise.Policy
 	// Logger is the device's logger; the backend's stderr is forwarded to it.
 	Logger hclog.Logger
-	// PidDir, when set, holds a pid file per running backend, so a host that
-	// starts after a crash can reap backends left behind (ReapStale).
-	PidDir string
 }
 
 // Info is a snapshot of a device for status pages.
@@ -127,25 +102,17 @@ type residentKey struct {
 type Device struct {
 	opts Options
 	log  hclog.Logger
+	sup  *supervise.Supervisor[backend]
 
-	mu        sync.Mutex
-	state     State
-	proc      *plugins.Process
-	backend   sdk.Backend
-	desc      sdk.Description
-	gen       uint64             // incremented at every (re)start
-	procCtx   context.Context    // cancelled when the current process exits
-	procStop  context.CancelFunc //
-	keys      map[string]*residentKey
-	inFlight  int
-	restarts  int
-	startFail int // failed restarts since the backend last ran
-	crashes   []time.Time
-	lastErr   string
-	readyCh   chan struct{} // closed when state becomes Ready; replaced on restart
-	stopCh    chan struct{}
-	stopped   bool
-	superDone chan struct{}
+	mu       sync.Mutex
+	keys     map[string]*residentKey
+	inFlight int
+}
+
+// backend is what a start of the backend process makes ready.
+type backend struct {
+	client sdk.Backend
+	desc   sdk.Description
 }
 
 // Start launches the backend and waits for its first Describe, so a missing
@@ -155,70 +122,51 @@ func Start(ctx context.Context, opts Options) (*Device, error) {
 	if opts.Name == "" {
 		opts.Name = "device"
 	}
-	if opts.BackoffBase <= 0 {
-		opts.BackoffBase = 200 * time.Millisecond
-	}
-	if opts.BackoffMax <= 0 {
-		opts.BackoffMax = 30 * time.Second
-	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = 50 * time.Millisecond
-	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	d := &Device{
-		opts:      opts,
-		log:       opts.Logger,
-		keys:      map[string]*residentKey{},
-		readyCh:   make(chan struct{}),
-		stopCh:    make(chan struct{}),
-		superDone: make(chan struct{}),
-	}
-	if err := d.launch(ctx); err != nil {
-		return nil, fmt.Errorf("device %s: %w", opts.Name, err)
-	}
-	go d.supervise()
-	return d, nil
-}
-
-// launch starts one backend process and describes it.
-func (d *Device) launch(ctx context.Context) error {
-	lc := d.opts.Launch
+	d := &Device{opts: opts, log: opts.Logger, keys: map[string]*residentKey{}}
+	lc := opts.Launch
+	lc.Kind = plugins.KindBackend
 	if lc.Logger == nil {
 		lc.Logger = d.log.Named("backend")
 	}
-	proc, err := plugins.Launch(ctx, lc)
+	sup, err := supervise.Start(ctx, supervise.Config[backend]{
+		Kind: plugins.KindBackend, Name: opts.Name, Path: lc.Path,
+		Start: supervise.LaunchThen(lc, d.describe), Forget: d.forgetKeys,
+		Policy: opts.Policy, Logger: opts.Logger,
+		// A device that cannot start its backend takes no work; the
+		// scheduler sends it to the others.
+		FailWhileDown: true,
+	})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("device %s: %w", opts.Name, err)
 	}
+	d.sup = sup
+	return d, nil
+}
+
+// describe asks a started backend process to describe itself and checks it.
+func (d *Device) describe(ctx context.Context, proc *plugins.Process) (backend, error) {
+	path := d.opts.Launch.Path
 	be := proc.Backend()
-	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	desc, err := be.Describe(dctx)
-	cancel()
+	desc, err := be.Describe(ctx)
 	if err != nil {
-		proc.Kill()
-		return fmt.Errorf("describe %s: %w", lc.Path, err)
+		return backend{}, fmt.Errorf("describe %s: %w", path, err)
 	}
 	if err := checkDescription(desc); err != nil {
-		proc.Kill()
-		return fmt.Errorf("backend %s: %w", lc.Path, err)
+		return backend{}, fmt.Errorf("backend %s: %w", path, err)
 	}
-	if err := writePidFile(d.opts.PidDir, d.opts.Name, proc.Pid(), lc.Path); err != nil {
-		d.log.Warn("recording the backend's pid", "error", err)
-	}
-	pctx, pstop := context.WithCancel(context.Background())
-	d.mu.Lock()
-	d.proc, d.backend, d.desc = proc, be, desc
-	d.procCtx, d.procStop = pctx, pstop
-	d.gen++
-	d.state = StateReady
-	d.startFail = 0
-	close(d.readyCh)
-	d.mu.Unlock()
 	d.log.Info("backend ready", "name", desc.Name, "version", desc.Version, "kind", desc.Device.Kind,
 		"model", desc.Device.Model, "available", desc.Device.Available, "max_in_flight", desc.MaxInFlight, "pid", proc.Pid())
-	return nil
+	return backend{client: be, desc: desc}, nil
+}
+
+// forgetKeys forgets the keys resident in a backend process that is gone.
+func (d *Device) forgetKeys() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.keys = map[string]*residentKey{}
 }
 
 // checkDescription rejects a backend this host cannot use.
@@ -238,165 +186,43 @@ func checkDescription(desc sdk.Description) error {
 	return nil
 }
 
-// supervise watches the process and restarts it after a crash.
-func (d *Device) supervise() {
-	defer close(d.superDone)
-	SuperviseLoop(Supervision{
-		Stop: d.stopCh, PollInterval: d.opts.PollInterval,
-		BackoffBase: d.opts.BackoffBase, BackoffMax: d.opts.BackoffMax,
-		Exited: func() bool {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			return d.proc != nil && d.proc.Exited()
-		},
-		OnExit: func() bool {
-			unhealthy := d.onCrash()
-			if unhealthy {
-				d.log.Error("backend crashed too often; device taken out of service", "crashes", d.opts.CrashLimit, "window", d.opts.CrashWindow)
-			}
-			return unhealthy
-		},
-		WaitHealthy: d.waitHealthy,
-		Restart: func(ctx context.Context) error {
-			if err := d.launch(ctx); err != nil {
-				return err
-			}
-			d.mu.Lock()
-			d.restarts++
-			d.mu.Unlock()
-			return nil
-		},
-		RestartFailed: func(err error, retryIn time.Duration) {
-			d.log.Error("backend restart failed; the device takes no work until a restart succeeds", "error", err, "retry_in", retryIn)
-			d.mu.Lock()
-			// Down, not restarting: a backend that cannot start (its binary
-			// replaced or removed, a library missing) stays so until someone
-			// acts, and its device must neither look healthy nor take work.
-			d.lastErr = err.Error()
-			d.startFail++
-			if d.state == StateRestarting {
-				d.state = StateDown
-			}
-			d.mu.Unlock()
-		},
-	})
-}
-
-// onCrash records a crash, fails calls in flight, forgets resident keys, and
-// reports whether the device is now unhealthy.
-func (d *Device) onCrash() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	now := time.Now()
-	d.crashes = append(d.crashes, now)
-	d.pruneCrashes(now)
-	d.log.Warn("backend process exited", "pid", d.proc.Pid(), "crashes_in_window", len(d.crashes))
-	if d.state == StateReady {
-		// Exited on its own; a process the host killed keeps the reason kill gave.
-		d.lastErr = "backend process exited"
-	}
-	if d.procStop != nil {
-		d.procStop()
-	}
-	d.proc.Kill()
-	removePidFile(d.opts.PidDir, d.opts.Name, d.proc.Pid())
-	d.proc, d.backend = nil, nil
-	d.keys = map[string]*residentKey{}
-	d.readyCh = make(chan struct{})
-	if d.opts.CrashLimit > 0 && len(d.crashes) >= d.opts.CrashLimit {
-		d.state = StateUnhealthy
-		return true
-	}
-	d.state = StateRestarting
-	return false
-}
-
-func (d *Device) pruneCrashes(now time.Time) {
-	if d.opts.CrashWindow <= 0 {
-		return
-	}
-	i := 0
-	for i < len(d.crashes) && now.Sub(d.crashes[i]) > d.opts.CrashWindow {
-		i++
-	}
-	d.crashes = d.crashes[i:]
-}
-
-// waitHealthy blocks until the crash window has passed or Enable is called; it
-// returns false when the device is stopped meanwhile.
-func (d *Device) waitHealthy() bool {
-	for {
-		select {
-		case <-d.stopCh:
-			return false
-		case <-time.After(d.opts.PollInterval * 4):
-		}
-		d.mu.Lock()
-		d.pruneCrashes(time.Now())
-		ok := d.state != StateUnhealthy || len(d.crashes) < d.opts.CrashLimit
-		if ok {
-			d.state = StateRestarting
-		}
-		d.mu.Unlock()
-		if ok {
-			return true
-		}
-	}
-}
-
 // Enable puts an unhealthy device back into service (an operator's decision).
-func (d *Device) Enable() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.state == StateUnhealthy {
-		d.crashes = nil
-		d.state = StateRestarting
-	}
-}
+func (d *Device) Enable() { d.sup.Enable() }
 
 // Healthy reports whether the device is serving or about to serve again.
 func (d *Device) Healthy() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.state == StateReady || d.state == StateRestarting || d.state == StateStarting
+	st := d.sup.State()
+	return st == StateReady || st == StateRestarting || st == StateStarting
 }
 
 // Name returns the device's name.
 func (d *Device) Name() string { return d.opts.Name }
 
 // Description returns the backend's latest Describe answer.
-func (d *Device) Description() sdk.Description {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.desc
-}
+func (d *Device) Description() sdk.Description { return d.sup.Status().Latest.desc }
 
 // MaxInFlight is how many partitions the host keeps outstanding on this device.
 func (d *Device) MaxInFlight() int {
 	if d.opts.InFlight > 0 {
 		return d.opts.InFlight
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return max(1, d.desc.MaxInFlight)
+	return max(1, d.Description().MaxInFlight)
 }
 
 // Info returns a snapshot for status.
 func (d *Device) Info() Info {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.pruneCrashes(time.Now())
+	st := d.sup.Status()
 	info := Info{
-		Name: d.opts.Name, State: d.state, Description: d.desc, InFlight: d.inFlight,
-		Restarts: d.restarts, StartFailures: d.startFail, Crashes: len(d.crashes), LastError: d.lastErr,
+		Name: d.opts.Name, State: st.State, Description: st.Latest.desc, Pid: st.Pid,
+		Restarts: st.Restarts, StartFailures: st.StartFailures, Crashes: st.Crashes, LastError: st.LastError,
 	}
 	info.MaxInFlight = d.opts.InFlight
 	if info.MaxInFlight <= 0 {
-		info.MaxInFlight = max(1, d.desc.MaxInFlight)
+		info.MaxInFlight = max(1, st.Latest.desc.MaxInFlight)
 	}
-	if d.proc != nil {
-		info.Pid = d.proc.Pid()
-	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	info.InFlight = d.inFlight
 	for id, k := range d.keys {
 		if k.err == nil {
 			info.Keys = append(info.Keys, id)
@@ -425,53 +251,18 @@ func isClosed(ch chan struct{}) bool {
 // current waits for a ready backend and returns it with its generation and the
 // context that ends when that process exits.
 func (d *Device) current(ctx context.Context) (sdk.Backend, uint64, context.Context, error) {
-	for {
-		d.mu.Lock()
-		if d.stopped {
-			d.mu.Unlock()
-			return nil, 0, nil, ErrStopped
-		}
-		if d.state == StateUnhealthy {
-			d.mu.Unlock()
-			return nil, 0, nil, fmt.Errorf("device %s is unhealthy (crashed %d times within %s): %w", d.opts.Name, d.opts.CrashLimit, d.opts.CrashWindow, ErrCrashed)
-		}
-		if d.state == StateDown {
-			err := fmt.Errorf("device %s: %w: %s", d.opts.Name, ErrNotServing, d.lastErr)
-			d.mu.Unlock()
-			return nil, 0, nil, err
-		}
-		if d.state == StateReady && d.proc != nil && d.proc.Exited() {
-			// The process died and the supervisor has not noticed yet: wait for
-			// it rather than hand a call to a dead backend (which would cost the
-			// caller's partition an attempt).
-			d.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return nil, 0, nil, ctx.Err()
-			case <-d.stopCh:
-				return nil, 0, nil, ErrStopped
-			case <-time.After(d.opts.PollInterval):
-			}
-			continue
-		}
-		if d.state == StateReady {
-			be, gen, pctx := d.backend, d.gen, d.procCtx
-			d.mu.Unlock()
-			return be, gen, pctx, nil
-		}
-		ready := d.readyCh
-		d.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return nil, 0, nil, ctx.Err()
-		case <-d.stopCh:
-			return nil, 0, nil, ErrStopped
-		case <-ready:
-		case <-time.After(d.opts.PollInterval):
-			// Look again: a restart that fails makes the device down, and a
-			// call waiting for it must hear so rather than wait on.
-		}
+	sess, err := d.sup.Current(ctx)
+	switch {
+	case err == nil:
+		return sess.Client.client, sess.Gen, sess.Alive, nil
+	case errors.Is(err, supervise.ErrUnhealthy):
+		// Crashed, as far as the caller is concerned: its work may go to
+		// another device.
+		return nil, 0, nil, fmt.Errorf("device %s: %w: %w", d.opts.Name, ErrCrashed, err)
+	case err == ctx.Err():
+		return nil, 0, nil, err
 	}
+	return nil, 0, nil, fmt.Errorf("device %s: %w", d.opts.Name, err)
 }
 
 // LoadKey makes key resident on the device; concurrent loads of one key share a
@@ -661,12 +452,10 @@ func (d *Device) classify(gen uint64, err error) error {
 	// restarting (or unhealthy), not ready with a dead process.
 	exited := false
 	for i := 0; i < 8; i++ {
-		d.mu.Lock()
-		noticed := d.gen != gen || d.state != StateReady
-		exited = exited || (d.proc != nil && d.proc.Exited())
-		d.mu.Unlock()
+		noticed, exitedNow := d.sup.ExitNoticed(gen)
+		exited = exited || exitedNow
 		if noticed {
-			return fmt.Errorf("device %s: %w (%v)", d.opts.Name, ErrCrashed, err)
+			return fmt.Errorf("device %s: backend %w (%v)", d.opts.Name, ErrCrashed, err)
 		}
 		// A lost connection (sdk.ErrPluginShutdown, also a typed
 		// unavailable error) usually means the process is dying: wait for the
@@ -675,66 +464,24 @@ func (d *Device) classify(gen uint64, err error) error {
 		if !exited && errors.As(err, &se) && !errors.Is(err, sdk.ErrPluginShutdown) {
 			return err
 		}
-		time.Sleep(d.opts.PollInterval)
+		time.Sleep(d.sup.PollInterval())
 	}
 	if exited || errors.Is(err, sdk.ErrPluginShutdown) {
-		return fmt.Errorf("device %s: %w (connection lost: %v)", d.opts.Name, ErrCrashed, err)
+		return fmt.Errorf("device %s: backend %w (connection lost: %v)", d.opts.Name, ErrCrashed, err)
 	}
 	return err
 }
 
 // Kill kills the backend process as a crash would (used by tests): the
 // supervisor restarts it.
-func (d *Device) Kill() { d.kill("backend killed by the host") }
+func (d *Device) Kill() { d.sup.Kill("backend killed by the host") }
 
 // KillHung kills a backend that did not answer a call within its deadline
 // (stopped, hung or wedged). The device shows restarting with reason at once,
 // for as long as the kill takes (up to plugins.KillGrace and a SIGKILL for a
 // process that does not let go), its calls in flight end with ErrCrashed, and
 // the supervisor restarts it once the process is gone.
-func (d *Device) KillHung(reason string) { d.kill(reason) }
-
-// kill marks the device restarting for reason, ends the calls in flight on the
-// current process and kills it.
-func (d *Device) kill(reason string) {
-	d.mu.Lock()
-	proc := d.proc
-	if proc == nil || d.stopped {
-		d.mu.Unlock()
-		return
-	}
-	if d.state == StateReady {
-		// New calls wait for the restart instead of going to the process
-		// being killed; status says why meanwhile.
-		d.state = StateRestarting
-		d.readyCh = make(chan struct{})
-	}
-	d.lastErr = reason
-	if d.procStop != nil {
-		d.procStop()
-	}
-	d.mu.Unlock()
-	proc.Kill()
-}
+func (d *Device) KillHung(reason string) { d.sup.Kill(reason) }
 
 // Close stops supervision and the backend process.
-func (d *Device) Close() {
-	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
-		return
-	}
-	d.stopped = true
-	d.state = StateStopped
-	close(d.stopCh)
-	proc := d.proc
-	if d.procStop != nil {
-		d.procStop()
-	}
-	d.mu.Unlock()
-	<-d.superDone
-	if proc != nil {
-		proc.Kill()
-		removePidFile(d.opts.PidDir, d.opts.Name, proc.Pid())
-	}
-}
+func (d *Device) Close() { d.sup.Close() }

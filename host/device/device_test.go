@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/host/supervise"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
@@ -44,7 +45,7 @@ func TestMain(m *testing.M) {
 func startStopped(t *testing.T) (*Device, int) {
 	t.Helper()
 	d, err := Start(context.Background(), Options{Name: "fake0", Launch: plugins.LaunchConfig{Path: fakeBackend, StartTimeout: time.Minute},
-		BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
+		Policy: supervise.Policy{BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func procState(pid int) byte {
 // synthesizes it again in full; a full partition goes to the backend as ever.
 func TestCompactRefusedBeforeTheBackend(t *testing.T) {
 	d, err := Start(context.Background(), Options{Name: "fake0", Launch: plugins.LaunchConfig{Path: fakeBackend, StartTimeout: time.Minute},
-		BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
+		Policy: supervise.Policy{BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

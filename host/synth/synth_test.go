@@ -15,10 +15,11 @@ import (
 
 	"github.com/consensys/gnark/logger"
 
-	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/host/supervise"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -142,7 +143,7 @@ func synthesize(t *testing.T, s *Synth, i int) error {
 
 func TestSynthesizeAndRestart(t *testing.T) {
 	pidDir := t.TempDir()
-	s, err := start(t, faultSynth, Options{Name: "synth.chain", PidDir: pidDir})
+	s, err := start(t, faultSynth, Options{Name: "synth.chain", Policy: supervise.Policy{PidDir: pidDir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestSynthesizeAndRestart(t *testing.T) {
 }
 
 func TestCrashes(t *testing.T) {
-	s, err := start(t, launcher(t, "crash"), Options{CrashLimit: 2, CrashWindow: time.Minute})
+	s, err := start(t, launcher(t, "crash"), Options{Policy: supervise.Policy{CrashLimit: 2, CrashWindow: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // that passes Run behaves as the zkhost host expects.
 //
 // Run launches the binary over the host's transport (go-plugin with sdk.Handshake,
-// gRPC, automatic mutual TLS, as the host's plugins.Launch does), writes partitions
+// gRPC, automatic mutual TLS: the host's own plugins.Launch), writes partitions
 // the way the host does (sealed memfds, sdk/shm), makes keys the way the host does
 // (sdk/circuit), and checks, each in its own subtest:
 //

@@ -23,8 +23,8 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
-	"github.com/zkhost/zkhost/sdk/internal/launch"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
+	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -32,7 +32,7 @@ import (
 type Config struct {
 	// BackendPath is the backend binary under test.
 	BackendPath string
-	// SHA256, Args and Env are used as the host's plugins.Launch uses them.
+	// SHA256, Args and Env are used as the host uses them (plugins.Launch).
 	SHA256 []byte
 	Args   []string
 	Env    []string
@@ -96,7 +96,7 @@ type fixture struct {
 // suite is the state the checks share.
 type suite struct {
 	cfg     Config
-	proc    *launch.Process
+	proc    *plugins.Process
 	backend sdk.Backend
 	store   *shm.Store
 	desc    sdk.Description
@@ -128,8 +128,8 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
-	proc, backend, err := launch.Backend(ctx, launch.Config{
-		Path: cfg.BackendPath, SHA256: cfg.SHA256, Args: cfg.Args, Env: cfg.Env,
+	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
+		Kind: plugins.KindBackend, Path: cfg.BackendPath, SHA256: cfg.SHA256, Args: cfg.Args, Env: cfg.Env,
 		Logger: logger, StartTimeout: cfg.StartTimeout,
 	})
 	cancel()
@@ -137,7 +137,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("launching the backend: %v", err)
 	}
 	t.Cleanup(proc.Kill)
-	s.proc, s.backend = proc, backend
+	s.proc, s.backend = proc, proc.Backend()
 
 	s.store = shm.NewStore()
 	t.Cleanup(func() { s.store.Close() })

@@ -1,7 +1,7 @@
 // Package synthtest is the conformance suite for synthesizer plugins (the second
 // plugin kind beside backends; see sdk.Synthesizer). Run launches a synthesizer
-// binary over the host's transport (go-plugin, gRPC, AutoMTLS, as the host's
-// plugins.Launch does) and checks it against a key set of the circuit it solves:
+// binary over the host's transport (go-plugin, gRPC, AutoMTLS: the host's own
+// plugins.Launch) and checks it against a key set of the circuit it solves:
 //
 //   - Describe names it, speaks sdk.SynthAPIVersion and BLS12-381, and takes at
 //     least one partition at a time;

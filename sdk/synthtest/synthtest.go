@@ -20,10 +20,10 @@ import (
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
-	"github.com/zkhost/zkhost/sdk/internal/launch"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/partcheck"
+	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/refprover"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
@@ -32,7 +32,7 @@ import (
 type Config struct {
 	// SynthesizerPath is the synthesizer binary under test.
 	SynthesizerPath string
-	// SHA256, Args and Env are used as the host's plugins.Launch uses them.
+	// SHA256, Args and Env are used as the host uses them (plugins.Launch).
 	SHA256 []byte
 	Args   []string
 	Env    []string
@@ -57,7 +57,7 @@ type Config struct {
 // suite is the state the checks share.
 type suite struct {
 	cfg   Config
-	proc  *launch.Process
+	proc  *plugins.Process
 	synth sdk.Synthesizer
 	c     *circuit.Circuit
 	ref   sdk.CircuitRef
@@ -103,8 +103,8 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	proc, synth, err := launch.Synthesizer(ctx, launch.Config{
-		Path: cfg.SynthesizerPath, SHA256: cfg.SHA256,
+	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
+		Kind: plugins.KindSynthesizer, Path: cfg.SynthesizerPath, SHA256: cfg.SHA256,
 		Args: cfg.Args, Env: cfg.Env, Logger: logger,
 	})
 	cancel()
@@ -112,7 +112,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("launching the synthesizer: %v", err)
 	}
 	t.Cleanup(proc.Kill)
-	s.proc, s.synth = proc, synth
+	s.proc, s.synth = proc, proc.Synthesizer()
 
 	if !t.Run("Describe", s.testDescribe) {
 		return

@@ -1,4 +1,4 @@
-// Command fakebackend is a tiny backend for the tests of the host's package plugins
+// Command fakebackend is a tiny backend for the tests of package plugins (sdk/plugins)
 // and of sdktest (which must fail it): it serves a fake sdk.Backend through
 // sdk.Serve, so Launch, Serve, the gRPC adapters and the watchdog are tested across
 // a real process boundary.

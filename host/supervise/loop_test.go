@@ -1,4 +1,4 @@
-package device
+package supervise
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func TestStopEndsRestart(t *testing.T) {
 	loopDone := make(chan struct{})
 	go func() {
 		defer close(loopDone)
-		SuperviseLoop(Supervision{
+		runLoop(loopHooks{
 			Stop: stop, PollInterval: 10 * time.Millisecond,
 			BackoffBase: time.Millisecond, BackoffMax: time.Millisecond,
 			Exited:      func() bool { e := exited; exited = false; return e },

@@ -21,8 +21,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	hclog "github.com/hashicorp/go-hclog"
 
-	"github.com/zkhost/zkhost/plugins"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/procfs"
 	"github.com/zkhost/zkhost/sdk/shm"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkhost/zkhost/plugins"
+	"github.com/zkhost/zkhost/sdk/plugins"
 )
 
 // socketsIn lists the entries of dir that are unix sockets.

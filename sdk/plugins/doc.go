@@ -11,6 +11,12 @@
 // levels (and its last lines quoted when it fails to start). Attach connects to a
 // plugin served in debug mode (sdk.WithDebug).
 //
+// It is the one launcher: the zkhost host (host/device, host/synth) and the SDK's
+// conformance suites (sdktest, synthtest) both start plugins through Launch, so a
+// plugin that passes its suite was started exactly as the host will start it. That
+// is why it lives in the SDK's module, which the host imports and which imports
+// nothing of the host's.
+//
 // The layering follows Nomad's plugins/device: everything both ends must agree on
 // (the Go interfaces, the handshake, the go-plugin wrappers, the wire code and its
 // translation) is in package sdk; this package imports sdk and adds only what a

@@ -1,4 +1,4 @@
-package device
+package supervise
 
 import (
 	"errors"
@@ -12,18 +12,19 @@ import (
 	"time"
 )
 
-// Each running backend leaves a pid file in Options.PidDir (the daemon's
-// <state_dir>/backends): NAME-PID holding the backend's executable path. A clean
-// stop removes it; a host killed with SIGKILL leaves it, and the next host reaps
-// what it names (ReapStale). Backends normally die with their host through the
-// parent-death signal and the watchdog in sdk.Serve; the pid files catch the
-// rest (a backend blocked in a driver call, a watchdog that never ran).
+// Each running plugin process (a backend or a synthesizer) leaves a pid file in
+// Config.PidDir (the daemon's <state_dir>/backends): NAME-PID holding the
+// plugin's executable path. A clean stop removes it; a host killed with SIGKILL
+// leaves it, and the next host reaps what it names (ReapStale). Plugins normally
+// die with their host through the parent-death signal and the watchdog in
+// sdk.Serve; the pid files catch the rest (a backend blocked in a driver call, a
+// watchdog that never ran).
 
 func pidFileName(dir, name string, pid int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-%d", name, pid))
 }
 
-// writePidFile records a started backend.
+// writePidFile records a started plugin process.
 func writePidFile(dir, name string, pid int, exe string) error {
 	if dir == "" || pid <= 0 {
 		return nil
@@ -34,7 +35,7 @@ func writePidFile(dir, name string, pid int, exe string) error {
 	return os.WriteFile(pidFileName(dir, name, pid), []byte(exe+"\n"), 0o600)
 }
 
-// removePidFile forgets a backend that exited or was stopped.
+// removePidFile forgets a plugin process that exited or was stopped.
 func removePidFile(dir, name string, pid int) {
 	if dir == "" || pid <= 0 {
 		return
@@ -42,10 +43,10 @@ func removePidFile(dir, name string, pid int) {
 	_ = os.Remove(pidFileName(dir, name, pid))
 }
 
-// ReapStale kills the backends an earlier host of the same state directory left
-// running, as its pid files in dir name them, and removes the files. A pid is
-// killed only while its process still runs the executable the file names, so a
-// reused pid is never touched. It returns the pids it killed.
+// ReapStale kills the plugin processes an earlier host of the same state
+// directory left running, as its pid files in dir name them, and removes the
+// files. A pid is killed only while its process still runs the executable the
+// file names, so a reused pid is never touched. It returns the pids it killed.
 func ReapStale(dir string) ([]int, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -90,13 +91,3 @@ func runs(pid int, exe string) bool {
 	}
 	return link == want || link == exe
 }
-
-// WritePidFile records another supervised plugin process (a synthesizer, which
-// package host/synth runs) in dir under name, so the ReapStale of a later host
-// kills it too when this host dies without stopping it.
-func WritePidFile(dir, name string, pid int, exe string) error {
-	return writePidFile(dir, name, pid, exe)
-}
-
-// RemovePidFile forgets a plugin process recorded with WritePidFile.
-func RemovePidFile(dir, name string, pid int) { removePidFile(dir, name, pid) }

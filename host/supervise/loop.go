@@ -1,13 +1,14 @@
-package device
+package supervise
 
 import (
 	"context"
 	"time"
 )
 
-// Supervision is what SuperviseLoop needs to watch one plugin process and bring
-// it back: host/device runs it for a backend, host/synth for a synthesizer.
-type Supervision struct {
+// loopHooks is what runLoop needs to watch one plugin process and bring it
+// back; a Supervisor supplies them. Apart from it, the loop can be tested
+// without a process.
+type loopHooks struct {
 	Stop                    <-chan struct{} // closed to end the loop
 	PollInterval            time.Duration   // how often Exited is asked
 	BackoffBase, BackoffMax time.Duration   // restart delays, doubling from base, capped at max
@@ -24,11 +25,11 @@ type Supervision struct {
 	RestartFailed func(err error, retryIn time.Duration)
 }
 
-// SuperviseLoop polls the process, and after an exit restarts it with capped
+// runLoop polls the process, and after an exit restarts it with capped
 // exponential backoff (consecutive exits lengthen the first delay; a plugin out
 // of service waits out its crash window, then restarts at once). It returns when
 // Stop is closed.
-func SuperviseLoop(s Supervision) {
+func runLoop(s loopHooks) {
 	tick := time.NewTicker(s.PollInterval)
 	defer tick.Stop()
 	consecutive := 0
