@@ -23,7 +23,7 @@ import (
 	"strconv"
 
 	"github.com/zkhost/zkhost/cudabackend"
-	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/internal/bytesize"
 	"github.com/zkhost/zkhost/sdk"
 )
 
@@ -80,7 +80,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 		return opts, fmt.Errorf("-stage-threads is %d: want at least 1", opts.StageThreads)
 	}
 	if *capText != "" {
-		sz, err := config.ParseSize(*capText)
+		sz, err := bytesize.Parse(*capText)
 		if err != nil {
 			return opts, fmt.Errorf("-device-memory-cap: %v", err)
 		}
