@@ -72,7 +72,15 @@ type Options struct {
 	// other slots' device work and competes with synthesis for cores; a proof
 	// proved alone waits for it.
 	StageThreads int
-	Logger       hclog.Logger
+	// MSMPrecompute is the most precomputed copies a resident key keeps of
+	// each of its point sets, as room allows (gpu.PlanDevice): 0 means
+	// gpu.MSMMaxDepth, 1 none (the points alone).
+	MSMPrecompute int
+	// Prove is how every key's proofs run on the device (the witness-aware
+	// MSM or dense, the NTT's radix): for with/without comparisons; the zero
+	// value is the default.
+	Prove  gpu.ProveOptions
+	Logger hclog.Logger
 }
 
 // key is a loaded key: its mapped file (for the assembly's small points), its
@@ -138,6 +146,9 @@ func New(opts Options) *Backend {
 	}
 	if opts.StageThreads <= 0 {
 		opts.StageThreads = DefaultStageThreads
+	}
+	if opts.MSMPrecompute == 0 {
+		opts.MSMPrecompute = gpu.MSMMaxDepth
 	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -315,11 +326,11 @@ func (b *Backend) planKey(pk *keyfile.ProvingKey, besides uint64) (gpu.DevicePla
 	b.mu.Unlock()
 	shape := gpu.ShapeOf(pk)
 	for slots := b.opts.MaxInFlight; slots >= min(minResidentSlots, b.opts.MaxInFlight); slots-- {
-		if p, err := gpu.PlanDevice(shape, slots, room, b.res); err == nil && !p.Streamed() {
+		if p, err := gpu.PlanDevice(shape, slots, room, b.res, b.opts.MSMPrecompute); err == nil && !p.Streamed() {
 			return p, nil
 		}
 	}
-	return gpu.PlanDevice(shape, b.opts.MaxInFlight, room, b.res)
+	return gpu.PlanDevice(shape, b.opts.MaxInFlight, room, b.res, b.opts.MSMPrecompute)
 }
 
 // minResidentSlots is the fewest slots planKey gives a key to keep it
@@ -330,7 +341,7 @@ const minResidentSlots = 2
 // circuit's constraints when not nil, and allocates the plan's slots for its
 // proofs.
 func (b *Backend) loadKey(pk *keyfile.ProvingKey, plan gpu.DevicePlan, cs *constraints.Matrices) (*key, error) {
-	dk, err := gpu.LoadGroth16KeyPlan(b.opts.Device, pk, plan)
+	dk, err := gpu.LoadGroth16KeyPlan(b.opts.Device, pk, plan, b.opts.Prove)
 	if err != nil {
 		return nil, err
 	}

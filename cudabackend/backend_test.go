@@ -86,8 +86,8 @@ func TestPerConstraint(t *testing.T) {
 func TestNewDefaults(t *testing.T) {
 	b := New(Options{})
 	defer b.Close()
-	if b.opts.MaxInFlight != DefaultMaxInFlight || b.opts.StageThreads != DefaultStageThreads {
-		t.Fatalf("New(Options{}): MaxInFlight %d, StageThreads %d; want %d and %d",
-			b.opts.MaxInFlight, b.opts.StageThreads, DefaultMaxInFlight, DefaultStageThreads)
+	if b.opts.MaxInFlight != DefaultMaxInFlight || b.opts.StageThreads != DefaultStageThreads || b.opts.MSMPrecompute != gpu.MSMMaxDepth {
+		t.Fatalf("New(Options{}): MaxInFlight %d, StageThreads %d, MSMPrecompute %d; want %d, %d and %d",
+			b.opts.MaxInFlight, b.opts.StageThreads, b.opts.MSMPrecompute, DefaultMaxInFlight, DefaultStageThreads, gpu.MSMMaxDepth)
 	}
 }

@@ -25,7 +25,7 @@
 // key loads and before a proof starts: what does not fit gets a retryable
 // ErrResourceExhausted, never an out-of-memory crash. A proof's share is its
 // MSMs' working memory (the G1 and the G2 MSM run at once, each with its own),
-// as msm.cu sizes it (csrc/msm_plan.h, mirrored by gpu.ProofWorkBytes), each
+// as msm.cu sizes it (csrc/msm_plan.h, which gpu.ProofWorkBytes calls), each
 // stream's share in the MSM pool's 32 MiB reservation blocks. Phase times come
 // from CUDA events.
 //

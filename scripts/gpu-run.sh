@@ -22,7 +22,7 @@
 # prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
 #   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/gpu-run.sh
 # Isolated device time per proof (ns per constraint) with a resident key's precomputed
-# copies (the default) and without (ZKHOST_CUDA_MSM_PRECOMPUTE=0), chain 2^k for k in ISO_KS:
+# copies (the default) and without (-msm-precompute=0), chain 2^k for k in ISO_KS:
 # `zkhost bench` proves two partitions, then ISO_N single proofs one at a time on the warm daemon,
 # every proof verified:
 #   STEPS=isoprove ISO_KS="20 22 24" ISO_N=5 BUDGET=300 scripts/gpu-run.sh
@@ -65,6 +65,12 @@ left() { echo $((BUDGET - (SECONDS - START))); }
 # box SECONDS CMD...: run CMD with at most SECONDS (and never past the budget).
 box() { local t=$1; shift; local l; l=$(left); [ "$l" -lt "$t" ] && t=$l; [ "$t" -le 5 ] && { log "skipped (budget): $*"; return 124; }; timeout "$t" "$@"; }
 # chain_key K LOG: the chain 2^K development key, made (output appended to LOG) unless it is there.
+# backend_with FLAG...: prints the path of a wrapper running zkhost-backend-cuda with FLAGs
+# before the host's own (zkhost prove and bench start a backend with flags of their own only).
+backend_with() {
+  local w; w="$BIN/zkhost-backend-cuda$(printf '%s' "$*" | tr -c 'A-Za-z0-9' '_')"
+  printf '#!/bin/sh\nexec %s %s "$@"\n' "$BIN/zkhost-backend-cuda" "$*" > "$w" && chmod +x "$w" && echo "$w"
+}
 chain_key() {
   [ -f "$KEYS/chain-k$1.pk" ] && return 0
   log "keygen chain k=$1"
@@ -142,7 +148,7 @@ for step in $STEPS; do
   binsplit)
     # The witness-aware MSM (W's 0s and 1s kept out of Pippenger), in ~3 minutes: its GPU
     # tests, then one-shot proofs of sha256 (bit-heavy: 99.7% of W is 0 or 1) and chain 2^22
-    # (0%: the split's overhead) with the split on and off (ZKHOST_CUDA_BINARY_SPLIT=0),
+    # (0%: the split's overhead) with the split on and off (-binary-split=false),
     # alternating, then BenchmarkMSMSplitG1 (90%-binary scalars, split against dense).
     BS_B=${BS_B:-33}; BS_K=${BS_K:-22}; BS_PARTS=${BS_PARTS:-3}
     log "binsplit: split MSM and Groth16 tests (gpu.test -run Split)"
@@ -161,10 +167,11 @@ for step in $STEPS; do
       modes="1 0"; [ "$round" = 2 ] && modes="0 1"
       for id in "sha256-b$BS_B" "chain-k$BS_K"; do
         for split in $modes; do
-          log "binsplit round $round: prove $id, ZKHOST_CUDA_BINARY_SPLIT=$split, $BS_PARTS partitions"
+          on=true; [ "$split" = 0 ] && on=false
+          log "binsplit round $round: prove $id, -binary-split=$on, $BS_PARTS partitions"
           rm -rf "/tmp/bs-$id-$split-$round"
-          box "${BS_PT:-40}" env ZKHOST_CUDA_BINARY_SPLIT="$split" "$BIN/zkhost" prove --keys "$KEYS" --circuit "$id" \
-            --partitions "$BS_PARTS" --out "/tmp/bs-$id-$split-$round" --backend "$BIN/zkhost-backend-cuda" > "$OUT/binsplit-$id-split$split-r$round.txt" 2>&1
+          box "${BS_PT:-40}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "$id" --partitions "$BS_PARTS" \
+            --out "/tmp/bs-$id-$split-$round" --backend "$(backend_with "-binary-split=$on")" > "$OUT/binsplit-$id-split$split-r$round.txt" 2>&1
           log "exit $?"
           grep -E "^│ +[0-9]+ │|proven" "$OUT/binsplit-$id-split$split-r$round.txt" | tee -a "$OUT/summary.txt"
           cp "/tmp/bs-$id-$split-$round/summary.json" "$OUT/binsplit-$id-split$split-r$round.json" 2>/dev/null
@@ -197,10 +204,10 @@ for step in $STEPS; do
     for k in ${ISO_KS:-20 22 24}; do
       chain_key "$k" "$OUT/isoprove-keygen.txt"
       for pre in ${ISO_PRE:-on 0}; do
-        if [ "$pre" = on ]; then env=(env -u ZKHOST_CUDA_MSM_PRECOMPUTE); else env=(env ZKHOST_CUDA_MSM_PRECOMPUTE=0); fi
-        log "isoprove: chain-k$k, ZKHOST_CUDA_MSM_PRECOMPUTE=${pre/on/(unset)}, ${ISO_N:-5} isolated proofs"
-        box "${ISO_T:-90}" "${env[@]}" "$BIN/zkhost" bench --circuit chain --k "$k" --jobs 1 --partitions 2 --concurrency 1 \
-          --isolated "${ISO_N:-5}" --backend "$BIN/zkhost-backend-cuda" --keys "$KEYS" --log-level info \
+        be="$BIN/zkhost-backend-cuda"; [ "$pre" = on ] || be=$(backend_with -msm-precompute=0)
+        log "isoprove: chain-k$k, -msm-precompute=${pre/on/(default)}, ${ISO_N:-5} isolated proofs"
+        box "${ISO_T:-90}" "$BIN/zkhost" bench --circuit chain --k "$k" --jobs 1 --partitions 2 --concurrency 1 \
+          --isolated "${ISO_N:-5}" --backend "$be" --keys "$KEYS" --log-level info \
           --timeline "$OUT/isoprove-k$k-$pre.jsonl" --json "$OUT/isoprove-k$k-$pre.json" > "$OUT/isoprove-k$k-$pre.txt" 2>&1
         log "bench exit $?"
         grep -o 'key loaded.*' "$OUT/isoprove-k$k-$pre.txt" | head -1 | cut -c1-240 | tee -a "$OUT/summary.txt"
@@ -250,26 +257,26 @@ for step in $STEPS; do
     # (edge cases, sizes, the split, G1 and G2), then BenchmarkMSMPrecompute: G1 and G2 at 2^20,
     # 2^22, 2^24 over the bases alone (d=1) and with the copies the cost model picks (best), from
     # pageable and pinned scalars; wall-ms/op is the call's wall time with the upload (~5 minutes).
-    log "msmpre: precomputed-bases tests (gpu.test -run 'Precompute|PlanHeader|Groth16BinarySplit|Groth16ProofDeviceMemory')"
-    (cd "$ROOT/cudabackend/gpu" && box "${MP_TT:-200}" "$BIN/gpu.test" -test.v -test.run "${MP_RUN:-Precompute|PlanHeader|Groth16BinarySplit|Groth16ProofDeviceMemory}" -test.timeout 600s) > "$OUT/msmpre-tests.txt" 2>&1
+    log "msmpre: precomputed-bases tests (gpu.test -run 'Precompute|Groth16BinarySplit|Groth16ProofDeviceMemory')"
+    (cd "$ROOT/cudabackend/gpu" && box "${MP_TT:-200}" "$BIN/gpu.test" -test.v -test.run "${MP_RUN:-Precompute|Groth16BinarySplit|Groth16ProofDeviceMemory}" -test.timeout 600s) > "$OUT/msmpre-tests.txt" 2>&1
     log "msmpre tests exit $?"; grep -E "^(--- FAIL|FAIL|ok|PASS)|differs|precomputed in|proof device memory" "$OUT/msmpre-tests.txt" | head -40 | tee -a "$OUT/summary.txt"
     log "msmpre: BenchmarkMSMPrecompute (${MP_BENCH:-MSMPrecompute})"
     (cd "$ROOT/cudabackend/gpu" && box "${MP_BT:-360}" "$BIN/gpu.test" -test.run '^$' -test.bench "${MP_BENCH:-MSMPrecompute}" -test.benchtime "${MP_BENCHTIME:-5x}" -test.timeout 600s) > "$OUT/msmpre-bench.txt" 2>&1
     log "bench exit $?"; grep -E "^Benchmark|FAIL|differs" "$OUT/msmpre-bench.txt" | tee -a "$OUT/summary.txt" ;;
   msmpreprove)
     # The full prove with a resident key's precomputed copies (the default) and without
-    # (ZKHOST_CUDA_MSM_PRECOMPUTE=0), chain 2^MP_K, two rounds in alternating order; each proof
+    # (-msm-precompute=0), chain 2^MP_K, two rounds in alternating order; each proof
     # verified by the host with gnark. Keys reused when there (KEYS), else made here.
     k=${MP_K:-22}
     KG=${MP_KGT:-150} chain_key "$k" "$OUT/msmpreprove-keygen.txt"
     for round in 1 2; do
       modes="on 0"; [ "$round" = 2 ] && modes="0 on"
       for pre in $modes; do
-        log "msmpreprove round $round: prove chain-k$k, ZKHOST_CUDA_MSM_PRECOMPUTE=${pre/on/(unset)}, ${MP_PARTS:-3} partitions"
+        log "msmpreprove round $round: prove chain-k$k, -msm-precompute=${pre/on/(default)}, ${MP_PARTS:-3} partitions"
         rm -rf "/tmp/mp-$k-$pre-$round"
-        if [ "$pre" = on ]; then env=(env -u ZKHOST_CUDA_MSM_PRECOMPUTE); else env=(env ZKHOST_CUDA_MSM_PRECOMPUTE=0); fi
-        box "${MP_PT:-90}" "${env[@]}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${MP_PARTS:-3}" \
-          --out "/tmp/mp-$k-$pre-$round" --backend "$BIN/zkhost-backend-cuda" --log-level info > "$OUT/msmpreprove-$pre-r$round.txt" 2>&1
+        be="$BIN/zkhost-backend-cuda"; [ "$pre" = on ] || be=$(backend_with -msm-precompute=0)
+        box "${MP_PT:-90}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${MP_PARTS:-3}" \
+          --out "/tmp/mp-$k-$pre-$round" --backend "$be" --log-level info > "$OUT/msmpreprove-$pre-r$round.txt" 2>&1
         log "exit $?"
         grep -o 'key loaded.*plan[^,]*' "$OUT/msmpreprove-$pre-r$round.txt" | head -1 | cut -c1-200 | tee -a "$OUT/summary.txt"
         grep -E "^│ +[0-9]+ │|proven|verified" "$OUT/msmpreprove-$pre-r$round.txt" | tail -5 | tee -a "$OUT/summary.txt"

@@ -13,6 +13,13 @@
 //	-device-memory-cap SIZE  ZKHOST_CUDA_DEVICE_MEMORY_CAP  device memory to use at most, as if the card had no more
 //	                   ("24GiB", "16GB"; default: all of it); keys that do not fit are streamed from host memory
 //	-stage-threads N   ZKHOST_CUDA_STAGE_THREADS  threads that read a partition into pinned memory (default cudabackend.DefaultStageThreads, 4)
+//
+// And flags only, for with/without comparisons of the kernels (the host sets
+// them from a device's [device.options]; none changes a proof):
+//
+//	-msm-precompute N  most precomputed copies a resident key keeps of each point set, as room allows (0 or 1: none; default 64)
+//	-binary-split      run a resident key's MSMs over W witness-aware, W's 0s and 1s kept out of Pippenger (default true; false: dense)
+//	-ntt-radix N       2 or 4: stages per step of H's NTT passes (default 4)
 package main
 
 import (
@@ -23,7 +30,8 @@ import (
 	"strconv"
 
 	"github.com/zkhost/zkhost/cudabackend"
-	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/cudabackend/gpu"
+	"github.com/zkhost/zkhost/internal/bytesize"
 	"github.com/zkhost/zkhost/sdk"
 )
 
@@ -66,6 +74,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	fs.IntVar(&opts.Device, "device", device, "CUDA device ordinal")
 	fs.IntVar(&opts.MaxInFlight, "max-in-flight", inFlight, "proofs at once, each in its own slot (device buffers, streams, pinned staging: MaxInFlight per key, allocated at LoadKey)")
 	fs.IntVar(&opts.StageThreads, "stage-threads", stage, "threads that read a partition into its slot's pinned staging (more speeds a proof proved alone and can slow a backlog, whose synthesis needs the cores)")
+	fs.IntVar(&opts.MSMPrecompute, "msm-precompute", gpu.MSMMaxDepth, "most precomputed copies a resident key keeps of each of its point sets, as device memory allows (faster MSMs; 0 or 1: none)")
+	binarySplit := fs.Bool("binary-split", true, "run a resident key's MSMs over W witness-aware: W's 0s and 1s kept out of Pippenger (false: dense, for comparisons)")
+	radix := fs.Int("ntt-radix", int(gpu.NTTRadix4), "stages per step of H's NTT passes in shared memory, 2 or 4 (the same result; for comparisons)")
 	capText := fs.String("device-memory-cap", getenv("ZKHOST_CUDA_DEVICE_MEMORY_CAP"), "device memory to use at most, as if the card had no more (\"24GiB\", \"16GB\"; empty: all of it); a key whose points, slots and proofs do not fit under it is streamed from pinned host memory chunk by chunk")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
@@ -79,8 +90,17 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	if opts.StageThreads < 1 {
 		return opts, fmt.Errorf("-stage-threads is %d: want at least 1", opts.StageThreads)
 	}
+	if opts.MSMPrecompute < 0 || opts.MSMPrecompute > gpu.MSMMaxDepth {
+		return opts, fmt.Errorf("-msm-precompute is %d: want 0 (none) to %d copies", opts.MSMPrecompute, gpu.MSMMaxDepth)
+	}
+	// Options count the points alone as one copy; 0 would mean the default.
+	opts.MSMPrecompute = max(opts.MSMPrecompute, 1)
+	if *radix != int(gpu.NTTRadix2) && *radix != int(gpu.NTTRadix4) {
+		return opts, fmt.Errorf("-ntt-radix is %d: want 2 or 4", *radix)
+	}
+	opts.Prove = gpu.ProveOptions{DenseMSM: !*binarySplit, NTTRadix: gpu.NTTRadix(*radix)}
 	if *capText != "" {
-		sz, err := config.ParseSize(*capText)
+		sz, err := bytesize.Parse(*capText)
 		if err != nil {
 			return opts, fmt.Errorf("-device-memory-cap: %v", err)
 		}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/zkhost/zkhost/cudabackend"
+	"github.com/zkhost/zkhost/cudabackend/gpu"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -43,5 +46,60 @@ func TestParseOptions(t *testing.T) {
 				t.Errorf("options %+v, want device %d, in flight %d, cap %d, stage threads %d", opts, tt.device, tt.flight, tt.memCap, tt.stage)
 			}
 		})
+	}
+}
+
+// TestParseKernelOptions checks the flags that choose how the kernels run:
+// their defaults, each set, and values out of range refused with the flag
+// named. No environment variable reaches them.
+func TestParseKernelOptions(t *testing.T) {
+	env := map[string]string{"ZKHOST_CUDA_MSM_PRECOMPUTE": "0", "ZKHOST_CUDA_BINARY_SPLIT": "0", "ZKHOST_CUDA_NTT_RADIX": "2"}
+	tests := []struct {
+		name    string
+		args    []string
+		depth   int
+		prove   gpu.ProveOptions
+		wantErr string
+	}{
+		{"defaults, whatever the environment", nil, gpu.MSMMaxDepth, gpu.ProveOptions{NTTRadix: gpu.NTTRadix4}, ""},
+		{"no copies", []string{"-msm-precompute=0"}, 1, gpu.ProveOptions{NTTRadix: gpu.NTTRadix4}, ""},
+		{"the points alone", []string{"-msm-precompute", "1"}, 1, gpu.ProveOptions{NTTRadix: gpu.NTTRadix4}, ""},
+		{"capped copies", []string{"-msm-precompute", "3"}, 3, gpu.ProveOptions{NTTRadix: gpu.NTTRadix4}, ""},
+		{"dense radix 2", []string{"-binary-split=false", "-ntt-radix", "2"}, gpu.MSMMaxDepth, gpu.ProveOptions{DenseMSM: true, NTTRadix: gpu.NTTRadix2}, ""},
+		{"too many copies", []string{"-msm-precompute", "65"}, 0, gpu.ProveOptions{}, "-msm-precompute"},
+		{"negative copies", []string{"-msm-precompute=-1"}, 0, gpu.ProveOptions{}, "-msm-precompute"},
+		{"radix 8", []string{"-ntt-radix", "8"}, 0, gpu.ProveOptions{}, "-ntt-radix"},
+		{"radix 0", []string{"-ntt-radix", "0"}, 0, gpu.ProveOptions{}, "-ntt-radix"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts, err := parseOptions(tt.args, func(k string) string { return env[k] }, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opts.MSMPrecompute != tt.depth || opts.Prove != tt.prove {
+				t.Errorf("MSMPrecompute %d, Prove %+v; want %d, %+v", opts.MSMPrecompute, opts.Prove, tt.depth, tt.prove)
+			}
+		})
+	}
+}
+
+// TestHelpNamesFlags checks that -h lists every flag, the kernels' among
+// them, with what it does.
+func TestHelpNamesFlags(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := parseOptions([]string{"-h"}, func(string) string { return "" }, &out); err == nil {
+		t.Fatal("-h: no error, want flag.ErrHelp")
+	}
+	for _, f := range []string{"-device", "-max-in-flight", "-device-memory-cap", "-stage-threads", "-msm-precompute", "-binary-split", "-ntt-radix"} {
+		if !strings.Contains(out.String(), f+" ") && !strings.Contains(out.String(), f+"\n") {
+			t.Errorf("help does not name %s:\n%s", f, out.String())
+		}
 	}
 }

@@ -67,6 +67,10 @@ struct zk_g16_key {
     uint32_t* cs_wire[3];
     uint32_t* cs_coeff[3];
     uint64_t cs_bytes;
+    // zk_g16_key_set_options: read once at the start of every proof, so a
+    // change takes effect at the next one.
+    std::atomic<int> binary_split{1};  // MSMs over W split (1) or dense (0)
+    std::atomic<int> ntt_radix{0};     // H's NTTs (ntt.h; 0: the default)
 };
 
 static const size_t kFr = 32, kG1 = 96, kG2 = 192, kJac1 = 144, kJac2 = 288;
@@ -267,7 +271,7 @@ static std::vector<g1_msm> g1_order(const zk_g16_key* key) {
 // key_work_init records the MSM working memory one proof on key takes, per
 // stream, from msm.cu's own sizing (zk_msm_work_bytes, zk_msm_split_work_bytes
 // and msm_plan.h), and returns the upload's scratch to the device. A resident
-// key's MSMs over W may run split (binary_split_on, which can change between
+// key's MSMs over W may run split (the key's binary_split, which can change between
 // proofs): counted split whether or not it is on now, the bound of both; the
 // proof stream's figure holds W's classification too (its lists live for the
 // whole proof, read by both streams). Streamed keys run dense.
@@ -330,8 +334,8 @@ static int key_stream_init(zk_g16_key* key, const void* g1a, const uint8_t* inf_
     if (!key->s1 || !key->s2) return zk_fail(err, errlen, ZK_ENOMEM, "host allocation");
     if ((rc = streamer_init(key->s1, ZK_MSM_G1, key->chunk, err, errlen)) != ZK_OK) return rc;
     if ((rc = streamer_init(key->s2, ZK_MSM_G2, key->chunk, err, errlen)) != ZK_OK) return rc;
-    const uint64_t S = key->chunk;
-    key->bytes = 2 * (S * kG1 + 16) + 2 * (S * kG2 + 16) + 4 * S * kFr + (key->na + key->nb) * 4;
+    static_assert(kG1 == 96 && kG2 == 192 && kFr == 32, "groth16.h counts these sizes");
+    key->bytes = zk_g16_stream_key_device_bytes(key->chunk, key->na, key->nb);
     return ZK_OK;
 }
 
@@ -595,26 +599,23 @@ extern "C" int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, 
     *w = s->staging;
     *a = (char*)s->staging + s->nwires * kFr;
     *b = (char*)s->staging + (s->nwires + s->N) * kFr;
-    *device_bytes = (uint64_t)(s->nwires + 3 * s->N) * kFr + zk_g16_compact_device_bytes(s->nwires);
-    *host_bytes = (uint64_t)(s->nwires + 2 * s->N) * kFr;
+    *device_bytes = zk_g16_slot_device_bytes(s->nwires, key->log_n);
+    *host_bytes = zk_g16_slot_host_bytes(s->nwires, key->log_n);
     return ZK_OK;
 }
 
-// The witness-aware MSM (msm.h, zk_msm_split): -1 follows the environment
-// (on unless ZKHOST_CUDA_BINARY_SPLIT=0, for with/without comparisons), 0 or
-// 1 as zk_g16_set_binary_split set it.
-static std::atomic<int> binary_split_mode{-1};
-
-extern "C" void zk_g16_set_binary_split(int on) { binary_split_mode.store(on < 0 ? -1 : on != 0); }
-
-static bool binary_split_on() {
-    int m = binary_split_mode.load();
-    if (m >= 0) return m != 0;
-    static const bool env_on = [] {
-        const char* v = getenv("ZKHOST_CUDA_BINARY_SPLIT");
-        return !(v && strcmp(v, "0") == 0);
-    }();
-    return env_on;
+extern "C" int zk_g16_key_set_options(zk_g16_key* key, const zk_g16_options* opts, char* err,
+                                      size_t errlen) {
+    if (!key || !opts) return zk_fail(err, errlen, ZK_EINVAL, "set options: nil argument");
+    if (opts->binary_split != 0 && opts->binary_split != 1)
+        return zk_fail(err, errlen, ZK_EINVAL, "set options: binary_split %d: want 0 or 1",
+                       opts->binary_split);
+    if (opts->ntt_radix != 0 && opts->ntt_radix != 2 && opts->ntt_radix != 4)
+        return zk_fail(err, errlen, ZK_EINVAL, "set options: ntt_radix %d: want 2, 4 or 0 (the default)",
+                       opts->ntt_radix);
+    key->binary_split.store(opts->binary_split);
+    key->ntt_radix.store(opts->ntt_radix);
+    return ZK_OK;
 }
 
 namespace {
@@ -791,7 +792,7 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     // split run takes), and a split run over a chunk would still walk the
     // whole of W's lists; streamed keys run dense.
     SplitGuard wsplit{slot};  // declared before g2: freed after the G2 thread is joined
-    const bool classify = !key->chunk && binary_split_on();
+    const bool classify = !key->chunk && key->binary_split.load() != 0;
     std::promise<int> classified;
     std::future<int> classified_rc = classified.get_future();
     char cerr[512] = {0};
@@ -837,7 +838,8 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     });
 
     char inner[512] = {0};
-    rc = zk_compute_h_device(key->device, slot->a, slot->b, slot->c, key->log_n, st, nullptr,
+    rc = zk_compute_h_device(key->device, slot->a, slot->b, slot->c, key->log_n,
+                             key->ntt_radix.load(), st, nullptr,
                              inner, sizeof inner);
     if (rc != ZK_OK) return zk_fail(err, errlen, rc, "H: %s", inner);
     ZK_CUDA(cudaEventRecord(ev[2], st));

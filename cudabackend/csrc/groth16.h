@@ -170,6 +170,30 @@ static inline uint64_t zk_g16_compact_device_bytes(size_t nwires) {
            4 * ((w + ZK_G16_COMPACT_RANK_WORDS - 1) / ZK_G16_COMPACT_RANK_WORDS);
 }
 
+/* zk_g16_slot_device_bytes is the device memory a slot (zk_g16_slot_create)
+ * of a key with nwires wires and a domain of 2^log_n holds: W, then A, B and C
+ * (fr elements, 32 bytes each), and the area of a compact W. */
+static inline uint64_t zk_g16_slot_device_bytes(size_t nwires, uint32_t log_n) {
+    return ((uint64_t)nwires + 3 * ((uint64_t)1 << log_n)) * 32 +
+           zk_g16_compact_device_bytes(nwires);
+}
+
+/* zk_g16_slot_host_bytes is the pinned host staging a slot holds: W, A and
+ * B. */
+static inline uint64_t zk_g16_slot_host_bytes(size_t nwires, uint32_t log_n) {
+    return ((uint64_t)nwires + 2 * ((uint64_t)1 << log_n)) * 32;
+}
+
+/* zk_g16_stream_key_device_bytes is the device memory a key streamed in
+ * chunks of chunk points holds (zk_g16_key_load with chunk > 0): two chunk
+ * buffers of G1 points (96 bytes) and two of G2 points (192), each an MSM
+ * handle with 16 bytes beyond its points, two buffers of gathered scalars for
+ * each group, and the wire index (4 bytes) of each of its na A and nb B
+ * points. */
+static inline uint64_t zk_g16_stream_key_device_bytes(uint64_t chunk, uint64_t na, uint64_t nb) {
+    return 2 * (chunk * 96 + 16) + 2 * (chunk * 192 + 16) + 4 * chunk * 32 + (na + nb) * 4;
+}
+
 /* zk_g16_constraints_device_bytes is the device memory a constraint system of
  * rows constraints, nb_coeffs coefficients and terms terms in its three matrices
  * together takes beside the key: the coefficient table, each matrix's row index
@@ -221,11 +245,23 @@ int zk_g16_eval_compact(zk_g16_key* key, zk_g16_slot* slot, size_t n_constraints
                         size_t nb_other, void* w, void* a, void* b, void* c,
                         int64_t* bad_constraint, char* err, size_t errlen);
 
-/* zk_g16_set_binary_split turns the witness-aware MSM (msm.h's zk_msm_split:
- * W's 0 and 1 scalars get no Pippenger work) on (1) or off (0) for every
- * later proof, or back to the environment's choice (-1, the default: on
- * unless ZKHOST_CUDA_BINARY_SPLIT=0). */
-void zk_g16_set_binary_split(int on);
+/* zk_g16_options is how a key's proofs run on the device. Neither field
+ * changes a proof's sums, only how they are computed (for with/without
+ * comparisons); a loaded key starts with binary_split 1 and ntt_radix 0. */
+typedef struct zk_g16_options {
+    /* binary_split 1 (a key's default) runs a resident key's MSMs over W
+     * witness-aware (msm.h's zk_msm_split: W's 0 and 1 scalars get no
+     * Pippenger work), 0 dense. */
+    int binary_split;
+    /* ntt_radix is the radix of H's NTTs (ntt.h): 2, 4, or 0 (a key's
+     * default) for ntt.h's default. */
+    int ntt_radix;
+} zk_g16_options;
+
+/* zk_g16_key_set_options sets key's options for its later proofs (a proof
+ * reads them once, when it starts). ZK_EINVAL: a value outside those above;
+ * the key keeps its options. */
+int zk_g16_key_set_options(zk_g16_key* key, const zk_g16_options* opts, char* err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -287,6 +287,11 @@ struct handle_t {
     int sms;
     uint32_t resident_accum;   // threads of k_accum0 the device holds at once
     uint32_t resident_reduce;  // likewise for k_reduce
+    // zk_msm_set_pieces: host scalars' pieces (0: DEFAULT_PIECES, G1 only)
+    // and the least scalars a piece keeps (0: DEFAULT_MIN_PIECE). Atomic: set
+    // between runs while another thread may plan one.
+    std::atomic<int> pieces{0};
+    std::atomic<size_t> min_piece{0};
 };
 
 // Workspace memory comes from one stream-ordered pool per device that keeps
@@ -359,7 +364,6 @@ plan_t make_plan(const handle_t* h, size_t n, size_t chunk) {
     return zk_msm_make_plan_chunk(n, chunk, h->pre_c, h->pre_depth, h->resident_accum,
                                   h->resident_reduce);
 }
-plan_t make_plan(const handle_t* h, size_t n) { return make_plan(h, n, n); }
 
 // sort_bytes is the radix sort's temporary storage for plan p: what CUB asks,
 // or msm_plan.h's bound of it when larger, so that the allocation is what the
@@ -493,7 +497,7 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
 // one set of buckets (accumulate_one's RESUME) and one reduction. A piece
 // keeps at least min_piece scalars (fewer pieces for short MSMs: each piece
 // pays a sort's and the merge levels' fixed costs). zk_msm_set_pieces sets
-// both; 0 follows ZKHOST_CUDA_MSM_PIECES, else DEFAULT_PIECES.
+// both for a handle; 0 is DEFAULT_PIECES and DEFAULT_MIN_PIECE.
 //
 // Each piece's digits and radix sort run on the handle's sort stream, into
 // the other of two sets of sort buffers, while the MSM's stream accumulates
@@ -506,35 +510,28 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
 // upload in pieces".
 constexpr int DEFAULT_PIECES = 4;
 constexpr size_t DEFAULT_MIN_PIECE = (size_t)1 << 23;
-std::atomic<int> pieces_set{0};
-std::atomic<size_t> min_piece_set{0};
 
-// pieces_of is how many pieces n host scalars are copied in.
-size_t pieces_of(size_t n) {
-    static const int env = [] {
-        const char* e = getenv("ZKHOST_CUDA_MSM_PIECES");
-        int p = e ? atoi(e) : 0;
-        return p < 1 ? DEFAULT_PIECES : p > 64 ? 64 : p;
-    }();
-    const int set = pieces_set.load();
-    const size_t want = (size_t)(set > 0 ? set : env);
-    const size_t mp = min_piece_set.load();
+// pieces_of is how many pieces n host scalars are copied in on handle h.
+size_t pieces_of(const handle_t* h, size_t n) {
+    const int set = h->pieces.load();
+    const size_t want = (size_t)(set > 0 ? set : DEFAULT_PIECES);
+    const size_t mp = h->min_piece.load();
     const size_t min_piece = mp > 0 ? mp : DEFAULT_MIN_PIECE;
     size_t most = n / min_piece;
     if (most < 1) most = 1;
     return want < most ? want : most;
 }
 
-// chunk_of is the chunk size of an MSM of n Pippenger scalars of group: at
+// chunk_of is the chunk size of an MSM of n Pippenger scalars on handle h: at
 // most MAX_CHUNK, and host scalars in pieces_of(n) pieces: G1's by default,
 // G2's only when zk_msm_set_pieces asks (tests, measurements). G2's
 // accumulation of a later chunk spills (sm_90: 2518 bytes of spill loads a
 // thread against the first chunk's 494), so its pieces would cost more than
 // the upload they hide.
-size_t chunk_of(size_t n, int group, bool host_scalars) {
+size_t chunk_of(const handle_t* h, size_t n, bool host_scalars) {
     if (n == 0) return 0;
-    const bool pieces = host_scalars && (group == ZK_MSM_G1 || pieces_set.load() > 0);
-    const size_t want = pieces ? pieces_of(n) : 1;
+    const bool pieces = host_scalars && (h->group == ZK_MSM_G1 || h->pieces.load() > 0);
+    const size_t want = pieces ? pieces_of(h, n) : 1;
     const size_t chunk = (n + want - 1) / want;
     return chunk < MAX_CHUNK ? chunk : MAX_CHUNK;
 }
@@ -591,7 +588,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     // digit pairs) and, for host scalars, the pieces of the overlapped upload
     // (pieces_of): all of them accumulate into one set of buckets, reduced once.
     const bool host_scalars = !sp && !in.on_dev;
-    const size_t chunk = chunk_of(npip, h->group, host_scalars);
+    const size_t chunk = chunk_of(h, npip, host_scalars);
     const size_t nchunks = chunk == 0 ? 0 : (npip + chunk - 1) / chunk;
     // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports
     // their sum): the plan of a chunk, the ones' threads of a split run.
@@ -1092,7 +1089,7 @@ extern "C" int zk_msm_work_bytes(void* handle, size_t n, int scalars_on_device, 
     *out = 0;
     if (n == 0) return ZK_MSM_OK;
     CU(cudaSetDevice(h->dev));
-    const size_t chunk = chunk_of(n, h->group, !scalars_on_device);
+    const size_t chunk = chunk_of(h, n, !scalars_on_device);
     const plan_t p = make_plan(h, n, chunk);
     size_t sb = 0;
     if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
@@ -1107,20 +1104,16 @@ extern "C" int zk_msm_split_work_bytes(void* handle, size_t n, uint64_t* out, ch
     *out = 0;
     if (n == 0) return ZK_MSM_OK;
     CU(cudaSetDevice(h->dev));
-    // Every scalar through Pippenger and every one a 1 at once: more than
-    // any split run allocates (its rest and its ones are each at most n).
-    // Over copies, a rest shorter than the crossover (zk_msm_plain_below)
-    // plans without them, in another window: the larger of the plan of n and
-    // the plain plan of the crossover bounds both.
+    // msm_plan.h's zk_msm_split_work_bound, with the storage CUB asks when
+    // more than the bound.
+    plan_t plans[2];
+    const int k = zk_msm_split_plans(n, h->pre_c, h->pre_depth, h->resident_accum,
+                                     h->resident_reduce, plans);
     const uint32_t ones = zk_msm_ones_threads(n, h->resident_accum);
-    const size_t plain = h->pre_depth < 2 ? n : zk_msm_plain_below(n, h->pre_c, h->pre_depth);
-    for (int pre = 0; pre < 2; pre++) {
-        if (pre ? plain == n : plain == 0) continue;
-        const plan_t p = pre ? make_plan(h, n)
-                             : zk_msm_make_plan(plain, h->resident_accum, h->resident_reduce);
+    for (int i = 0; i < k; i++) {
         size_t sb = 0;
-        if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
-        const uint64_t w = zk_msm_work_of(h->group, &p, n, 1, sb, ones, 1).total;
+        if (int rc = sort_bytes(plans[i], h->stream, &sb, err, errlen)) return rc;
+        const uint64_t w = zk_msm_work_of(h->group, &plans[i], n, 1, sb, ones, 1).total;
         if (w > *out) *out = w;
     }
     return ZK_MSM_OK;
@@ -1222,9 +1215,11 @@ extern "C" int zk_msm_host_free(void* p, char* err, size_t errlen) {
     return ZK_MSM_OK;
 }
 
-extern "C" void zk_msm_set_pieces(int pieces, size_t min_piece) {
-    pieces_set.store(pieces < 0 ? 0 : pieces > 64 ? 64 : pieces);
-    min_piece_set.store(min_piece);
+extern "C" void zk_msm_set_pieces(void* handle, int pieces, size_t min_piece) {
+    if (!handle) return;
+    handle_t* h = (handle_t*)handle;
+    h->pieces.store(pieces < 0 ? 0 : pieces > 64 ? 64 : pieces);
+    h->min_piece.store(min_piece);
 }
 
 extern "C" int zk_msm_window_bits(int group, size_t n) {

@@ -182,17 +182,17 @@ void zk_msm_precomputed(void* handle, int* c, int* depth);
 int zk_msm_host_alloc(size_t bytes, void** out, char* err, size_t errlen);
 int zk_msm_host_free(void* p, char* err, size_t errlen);
 
-/* zk_msm_set_pieces sets how many pieces zk_msm_run copies host scalars in
- * (G1's by default; G2's too while pieces > 0 is set here): each piece's
+/* zk_msm_set_pieces sets how many pieces zk_msm_run on handle copies host
+ * scalars in (G1's by default; G2's too while pieces > 0 is set here): each piece's
  * digits, sort and accumulation start when it has arrived, the next piece's
  * copy running beside them, and the pieces share one set of buckets and one
  * reduction. A piece keeps at least min_piece scalars (fewer pieces for
  * short MSMs); each piece is sorted on a second stream while the piece before
  * is accumulated (a second set of sort buffers). pieces 0 returns to the
- * default count (ZKHOST_CUDA_MSM_PIECES, else 4, for G1 only: G2's later
- * chunks spill registers) and min_piece 0 to the default least (2^23). For
- * with/without comparisons and tests; process-wide. */
-void zk_msm_set_pieces(int pieces, size_t min_piece);
+ * default count (4, for G1 only: G2's later chunks spill registers) and
+ * min_piece 0 to the default least (2^23). For with/without comparisons and
+ * tests; the handle's own setting, for its later runs. NULL is a no-op. */
+void zk_msm_set_pieces(void* handle, int pieces, size_t min_piece);
 
 /* zk_msm_window_bits returns the window size zk_msm_run picks for n
  * scalars of the group over bases without precomputed copies (for tests and

@@ -1,12 +1,12 @@
 /* msm_plan.h: the plan of one multi-scalar multiplication (window size,
  * digit pairs, thread counts) and the device working memory it allocates,
- * in plain C so that three users share one formula:
+ * in plain C (no CUDA: any C compiler builds it) so that every user reads
+ * one formula:
  *  - msm.cu sizes every allocation of zk_msm_run and zk_msm_run_split (dense
  *    and split) from zk_msm_work, and zk_msm_split_classify's
  *    from zk_msm_classify_work;
- *  - the Go package cudabackend/gpu computes its admission estimate with the
- *    same arithmetic (memplan.go) and its tests compare the two through cgo
- *    (plan_cgo.go), on a machine without a GPU;
+ *  - the Go package cudabackend/gpu computes its admission estimate by
+ *    calling these functions through cgo (memplan.go), on any machine;
  *  - the GPU tests check the estimate against cudaMemGetInfo.
  * Every count that depends on the device (the threads k_accum0 and k_reduce
  * keep resident) is an input: the real values give the exact allocation, an
@@ -330,6 +330,56 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
         w.allocs++;
     }
     return w;
+}
+
+/* zk_msm_work_bound is zk_msm_work_of's total for an MSM of n device
+ * scalars over bases with pre_depth copies for window pre_c (1: none), with
+ * the radix sort's bound (zk_msm_sort_bytes_bound) for its storage: what
+ * zk_msm_work_bytes reports wherever CUB asks no more than the bound. */
+static inline uint64_t zk_msm_work_bound(int group, size_t n, int pre_c, int pre_depth,
+                                         uint32_t resident_accum, uint32_t resident_reduce) {
+    if (n == 0) return 0;
+    zk_msm_plan p = zk_msm_make_plan_pre(n, pre_c, pre_depth, resident_accum, resident_reduce);
+    return zk_msm_work_of(group, &p, n, 1, zk_msm_sort_bytes_bound(p.M, p.keybits), 0, 1).total;
+}
+
+/* zk_msm_split_plans writes the plans whose work bounds every split run over
+ * a classification of n scalars (zk_msm_run_split) on bases with pre_depth
+ * copies for window pre_c, and returns how many (0 for n = 0, else 1 or 2):
+ * every scalar through Pippenger at once (a rest is at most n) plans as n
+ * does; over copies, a rest shorter than the crossover (zk_msm_plain_below)
+ * plans without them, in another window, so the plain plan of the crossover
+ * bounds those. The ones' buffers are zk_msm_ones_threads(n): every scalar
+ * a 1 at once. */
+static inline int zk_msm_split_plans(size_t n, int pre_c, int pre_depth, uint32_t resident_accum,
+                                     uint32_t resident_reduce, zk_msm_plan plans[2]) {
+    if (n == 0) return 0;
+    const size_t plain = pre_depth < 2 ? n : zk_msm_plain_below(n, pre_c, pre_depth);
+    int k = 0;
+    if (plain != 0) plans[k++] = zk_msm_make_plan(plain, resident_accum, resident_reduce);
+    if (plain != n)
+        plans[k++] = zk_msm_make_plan_pre(n, pre_c, pre_depth, resident_accum, resident_reduce);
+    return k;
+}
+
+/* zk_msm_split_work_bound is the most device memory a split run over a
+ * classification of n scalars allocates, whatever their counts: the largest
+ * work of zk_msm_split_plans with every scalar a 1, the radix sort counted
+ * by its bound; what zk_msm_split_work_bytes reports wherever CUB asks no
+ * more than the bound. */
+static inline uint64_t zk_msm_split_work_bound(int group, size_t n, int pre_c, int pre_depth,
+                                               uint32_t resident_accum,
+                                               uint32_t resident_reduce) {
+    zk_msm_plan plans[2];
+    const int k = zk_msm_split_plans(n, pre_c, pre_depth, resident_accum, resident_reduce, plans);
+    const uint32_t ones = zk_msm_ones_threads(n, resident_accum);
+    uint64_t most = 0;
+    for (int i = 0; i < k; i++) {
+        const uint64_t sb = zk_msm_sort_bytes_bound(plans[i].M, plans[i].keybits);
+        const uint64_t w = zk_msm_work_of(group, &plans[i], n, 1, sb, ones, 1).total;
+        if (w > most) most = w;
+    }
+    return most;
 }
 
 /* zk_msm_select_bytes_bound bounds the temporary storage of CUB's

@@ -27,7 +27,7 @@ constexpr int THREADS = 256;
 // With R4 the stages go in pairs (pass_butterfly4): half the shared-memory
 // round trips and synchronizations, but more registers per thread, so R4 is
 // its own instantiation, bounded to three blocks per SM (80 registers; the
-// radix-2 one keeps its 64 and four blocks); zk_ntt_set_radix picks.
+// radix-2 one keeps its 64 and four blocks); each call's radix picks.
 template <bool DIT, bool R4>
 __device__ __forceinline__ void ntt_pass_body(fr_t* X, const pass_params& p, const scale_spec& pre,
                                               const scale_spec& post) {
@@ -149,6 +149,10 @@ uint64_t domain_elems(uint32_t L, uint32_t lo_bits) {
     return 2 * tw + 2 * (1ull << lo_bits) + 4 * (1ull << (L - lo_bits));
 }
 
+// The tables are cached per process, keyed by (device, size): they depend on
+// nothing but the size (no setting of any caller changes them), every key
+// and test of one size on a device shares them, and zk_ntt_release frees a
+// device's. A per-key copy would hold the same bytes once per key.
 std::mutex g_mu;
 std::map<std::pair<int, uint32_t>, domain_t*> g_domains;
 
@@ -273,26 +277,21 @@ scale_spec const_spec(const fr_t& c) {
     return s;
 }
 
-// ntt_radix_mode is zk_ntt_set_radix's choice: -1 follows the environment
-// (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2): radix 4 in its own kernel measured
-// faster than radix 2 at every size, most at the small ones; held to four
-// blocks per SM (64 registers, spills) it was slower than radix 2
-// (BENCHMARKS.md, "GPU kernels against sppark, same runs").
-std::atomic<int> ntt_radix_mode{-1};
-
-int ntt_radix() {
-    int m = ntt_radix_mode.load();
-    if (m > 0) return m;
-    static const int env = [] {
-        const char* v = getenv("ZKHOST_CUDA_NTT_RADIX");
-        return v && strcmp(v, "2") == 0 ? 2 : 4;
-    }();
-    return env;
+// check_radix resolves a call's radix: 0 is the default, 4 (its own kernel
+// measured faster than radix 2 at every size, BENCHMARKS.md); 2 and 4 are
+// themselves, for with/without comparisons. Both give the same result bit
+// for bit.
+int check_radix(int* radix, char* err, size_t errlen) {
+    if (*radix == 0) *radix = 4;
+    if (*radix != 2 && *radix != 4)
+        return zk_fail(err, errlen, ZK_EINVAL, "ntt: radix %d: want 2, 4 or 0 (the default, 4)",
+                       *radix);
+    return ZK_OK;
 }
 
 // run_ntt enqueues one transform with explicit pre/post scaling; dir picks
-// the twiddles, dit the stage order.
-int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, const scale_spec& pre,
+// the twiddles, dit the stage order, radix (2 or 4) the passes' kernel.
+int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, int radix, const scale_spec& pre,
             const scale_spec& post, cudaStream_t s, char* err, size_t errlen) {
     const uint32_t L = d->L;
     const plan_t& pl = d->plan;
@@ -307,7 +306,7 @@ int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, const scale_spec& pre
     const unsigned threads = E / 2 < (uint32_t)THREADS ? E / 2 : THREADS;
     const size_t smem = (size_t)E * sizeof(fr_t);
     const scale_spec none = scale_none();
-    const bool r4 = ntt_radix() == 4;
+    const bool r4 = radix == 4;
     for (int n = 0; n < pl.passes; n++) {
         // DIT runs the stage groups in reverse (half-sizes ascending).
         const int idx = dit ? pl.passes - 1 - n : n;
@@ -381,8 +380,8 @@ struct event_set {
 
 // enqueue_h runs computeH's phases on the stream; ev (optional) receives an
 // event before and after each phase group.
-int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, cudaStream_t s, event_set* ev,
-              char* err, size_t errlen) {
+int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, int radix, cudaStream_t s,
+              event_set* ev, char* err, size_t errlen) {
     const uint32_t n = 1u << d->L;
     const scale_spec none = scale_none();
     // After FFTInverse(DIF) (1/N) comes FFT(DIT, OnCoset) whose first step
@@ -396,19 +395,19 @@ int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, cudaStream_t s, even
     ZK_LAUNCHED();
     fr_t* v[3] = {a, b, c};
     for (int i = 0; i < 3; i++)
-        if ((rc = run_ntt(d, v[i], ZK_NTT_INVERSE, false, none, to_coset, s, err, errlen)) != ZK_OK)
+        if ((rc = run_ntt(d, v[i], ZK_NTT_INVERSE, false, radix, none, to_coset, s, err, errlen)) != ZK_OK)
             return rc;
     ZK_EV();
     for (int i = 0; i < 3; i++)
-        if ((rc = run_ntt(d, v[i], ZK_NTT_FORWARD, true, none, none, s, err, errlen)) != ZK_OK)
+        if ((rc = run_ntt(d, v[i], ZK_NTT_FORWARD, true, radix, none, none, s, err, errlen)) != ZK_OK)
             return rc;
     ZK_EV();
     k_h_pointwise<<<grid_for(n), THREADS, 0, s>>>(a, b, c, d->den, n);
     ZK_LAUNCHED();
     ZK_EV();
     // FFTInverse(DIF, OnCoset): bit-reversed output scaled by g^-bitrev(i)/N.
-    if ((rc = run_ntt(d, a, ZK_NTT_INVERSE, false, none, coset_spec(d, 1, 1, 1), s, err,
-                      errlen)) != ZK_OK)
+    if ((rc = run_ntt(d, a, ZK_NTT_INVERSE, false, radix, none, coset_spec(d, 1, 1, 1), s,
+                      err, errlen)) != ZK_OK)
         return rc;
     ZK_EV();
 #undef ZK_EV
@@ -418,8 +417,6 @@ int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, cudaStream_t s, even
 }  // namespace
 
 // ---- C ABI ------------------------------------------------------------------
-
-extern "C" void zk_ntt_set_radix(int radix) { ntt_radix_mode.store(radix == 2 || radix == 4 ? radix : -1); }
 
 extern "C" uint64_t zk_ntt_domain_bytes(uint32_t log_n) {
     if (log_n > ZK_NTT_MAX_LOG) return 0;
@@ -450,29 +447,33 @@ extern "C" int zk_ntt_release(int device, char* err, size_t errlen) {
 }
 
 extern "C" int zk_ntt_device(int device, void* d_data, uint32_t log_n, int direction,
-                             int decimation, int coset, void* stream, char* err, size_t errlen) {
+                             int decimation, int coset, int radix, void* stream, char* err,
+                             size_t errlen) {
     int rc = check_ntt_args(d_data, log_n, direction, decimation, err, errlen);
     if (rc != ZK_OK) return rc;
+    if ((rc = check_radix(&radix, err, errlen)) != ZK_OK) return rc;
     if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
     domain_t* d;
     if ((rc = get_domain(device, log_n, &d, err, errlen)) != ZK_OK) return rc;
     scale_spec pre, post;
     gnark_specs(d, direction, decimation, coset, &pre, &post);
-    return run_ntt(d, (fr_t*)d_data, direction, decimation == ZK_NTT_DIT, pre, post,
+    return run_ntt(d, (fr_t*)d_data, direction, decimation == ZK_NTT_DIT, radix, pre, post,
                    (cudaStream_t)stream, err, errlen);
 }
 
 extern "C" int zk_ntt_host(int device, void* data, uint32_t log_n, int direction, int decimation,
-                           int coset, char* err, size_t errlen) {
+                           int coset, int radix, char* err, size_t errlen) {
     int rc = check_ntt_args(data, log_n, direction, decimation, err, errlen);
     if (rc != ZK_OK) return rc;
+    if ((rc = check_radix(&radix, err, errlen)) != ZK_OK) return rc;
     if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
     const size_t bytes = (size_t)sizeof(fr_t) << log_n;
     void* dev = nullptr;
     ZK_CUDA(cudaMalloc(&dev, bytes));
     cudaError_t e = cudaMemcpy(dev, data, bytes, cudaMemcpyHostToDevice);
     if (e == cudaSuccess) {
-        rc = zk_ntt_device(device, dev, log_n, direction, decimation, coset, nullptr, err, errlen);
+        rc = zk_ntt_device(device, dev, log_n, direction, decimation, coset, radix, nullptr, err,
+                           errlen);
         if (rc == ZK_OK) e = cudaMemcpy(data, dev, bytes, cudaMemcpyDeviceToHost);
     }
     cudaFree(dev);
@@ -482,20 +483,23 @@ extern "C" int zk_ntt_host(int device, void* data, uint32_t log_n, int direction
 }
 
 extern "C" int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t log_n,
-                                   void* stream, zk_h_timing* timing, char* err, size_t errlen) {
+                                   int radix, void* stream, zk_h_timing* timing, char* err,
+                                   size_t errlen) {
     if (d_a == NULL || d_b == NULL || d_c == NULL)
         return zk_fail(err, errlen, ZK_EINVAL, "compute_h: NULL buffer");
     if (log_n > ZK_NTT_MAX_LOG)
         return zk_fail(err, errlen, ZK_EINVAL, "compute_h: log_n %u exceeds the maximum %d", log_n,
                        ZK_NTT_MAX_LOG);
-    int rc = zk_use_device(device, err, errlen);
+    int rc = check_radix(&radix, err, errlen);
     if (rc != ZK_OK) return rc;
+    if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
     domain_t* d;
     if ((rc = get_domain(device, log_n, &d, err, errlen)) != ZK_OK) return rc;
     cudaStream_t s = (cudaStream_t)stream;
-    if (timing == NULL) return enqueue_h(d, (fr_t*)d_a, (fr_t*)d_b, (fr_t*)d_c, s, nullptr, err, errlen);
+    if (timing == NULL)
+        return enqueue_h(d, (fr_t*)d_a, (fr_t*)d_b, (fr_t*)d_c, radix, s, nullptr, err, errlen);
     event_set ev;
-    if ((rc = enqueue_h(d, (fr_t*)d_a, (fr_t*)d_b, (fr_t*)d_c, s, &ev, err, errlen)) != ZK_OK)
+    if ((rc = enqueue_h(d, (fr_t*)d_a, (fr_t*)d_b, (fr_t*)d_c, radix, s, &ev, err, errlen)) != ZK_OK)
         return rc;
     ZK_CUDA(cudaEventSynchronize(ev.ev[ev.n - 1]));
     *timing = zk_h_timing{};
@@ -508,7 +512,8 @@ extern "C" int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, 
 }
 
 extern "C" int zk_compute_h_host(int device, const void* a, const void* b, uint64_t n, void* h,
-                                 uint32_t log_n, zk_h_timing* timing, char* err, size_t errlen) {
+                                 uint32_t log_n, int radix, zk_h_timing* timing, char* err,
+                                 size_t errlen) {
     if (a == NULL || b == NULL || h == NULL)
         return zk_fail(err, errlen, ZK_EINVAL, "compute_h: NULL buffer");
     if (log_n > ZK_NTT_MAX_LOG)
@@ -518,8 +523,9 @@ extern "C" int zk_compute_h_host(int device, const void* a, const void* b, uint6
     if (n > N)
         return zk_fail(err, errlen, ZK_EINVAL, "compute_h: %llu inputs exceed the domain size %llu",
                        (unsigned long long)n, (unsigned long long)N);
-    int rc = zk_use_device(device, err, errlen);
+    int rc = check_radix(&radix, err, errlen);
     if (rc != ZK_OK) return rc;
+    if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
     domain_t* d;
     if ((rc = get_domain(device, log_n, &d, err, errlen)) != ZK_OK) return rc;
 
@@ -540,7 +546,7 @@ extern "C" int zk_compute_h_host(int device, const void* a, const void* b, uint6
         if (e == cudaSuccess && N > n) e = cudaMemsetAsync(db + n, 0, bytes - in_bytes, s);
     }
     if (e == cudaSuccess) {
-        rc = enqueue_h(d, da, db, dc, s, &ev, err, errlen);
+        rc = enqueue_h(d, da, db, dc, radix, s, &ev, err, errlen);
         if (rc == ZK_OK) {
             what = "compute_h: download";
             e = cudaMemcpyAsync(h, da, bytes, cudaMemcpyDeviceToHost, s);

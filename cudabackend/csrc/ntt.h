@@ -39,12 +39,10 @@ enum { ZK_NTT_MAX_LOG = 28 };
  * take. */
 uint64_t zk_ntt_domain_bytes(uint32_t log_n);
 
-/* zk_ntt_set_radix selects how a pass runs its stages in shared memory: 2
- * (one stage per step) or 4 (two stages per step, pass_butterfly4, the same
- * result bit for bit, its own kernel); any other value follows the
- * environment (4 unless ZKHOST_CUDA_NTT_RADIX=2). For with/without
- * comparisons and tests. */
-void zk_ntt_set_radix(int radix);
+/* Every transform takes a radix: how its passes run their stages in shared
+ * memory, 2 (one stage per step) or 4 (two stages per step, pass_butterfly4,
+ * its own kernel), the same result bit for bit; 0 is the default, 4. Any
+ * other value is ZK_EINVAL. */
 
 /* zk_ntt_prepare builds (once) the tables for log_n on device. Optional:
  * every transform prepares its size itself, but the first call pays for it. */
@@ -57,12 +55,12 @@ int zk_ntt_release(int device, char* err, size_t errlen);
 /* zk_ntt_device transforms 2^log_n elements in place in device memory,
  * enqueued on stream; returns without waiting. */
 int zk_ntt_device(int device, void* d_data, uint32_t log_n, int direction, int decimation,
-                  int coset, void* stream, char* err, size_t errlen);
+                  int coset, int radix, void* stream, char* err, size_t errlen);
 
 /* zk_ntt_host transforms 2^log_n elements in place in host memory (copy in,
  * transform, copy out); returns when done. */
 int zk_ntt_host(int device, void* data, uint32_t log_n, int direction, int decimation, int coset,
-                char* err, size_t errlen);
+                int radix, char* err, size_t errlen);
 
 /* zk_h_timing holds device-busy times (ms) of one H computation, from CUDA
  * events recorded on its stream. */
@@ -87,15 +85,15 @@ typedef struct zk_h_timing {
  * d_c are clobbered. Enqueued on stream. With timing == NULL the call
  * returns without waiting; otherwise it records events, waits for the last
  * one and fills *timing. */
-int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t log_n, void* stream,
-                        zk_h_timing* timing, char* err, size_t errlen);
+int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t log_n, int radix,
+                        void* stream, zk_h_timing* timing, char* err, size_t errlen);
 
 /* zk_compute_h_host is zk_compute_h_device on host memory: a and b hold n
  * <= 2^log_n elements each (zero-padded on the device), h receives 2^log_n
  * elements. It allocates 3·2^log_n·32 bytes of device memory for the call.
  * timing may be NULL. */
 int zk_compute_h_host(int device, const void* a, const void* b, uint64_t n, void* h,
-                      uint32_t log_n, zk_h_timing* timing, char* err, size_t errlen);
+                      uint32_t log_n, int radix, zk_h_timing* timing, char* err, size_t errlen);
 
 /* zk_field_op is a test hook: out[i] = op(a[i], b[i]) for i < n computed on
  * the device, in field 0 (fr, 32-byte elements) or 1 (fq, 48-byte

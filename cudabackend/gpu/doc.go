@@ -7,7 +7,8 @@
 // needed at build time; only the NVIDIA driver at run time). Without it
 // (the default) every function returns an error wrapping ErrUnavailable
 // ("built without CUDA"), so every package that imports gpu builds and tests
-// on machines without nvcc or a GPU.
+// on machines without nvcc or a GPU. Both need cgo and a C compiler: the
+// device-memory plan is C (package cudabackend/csrc), with no CUDA in it.
 //
 // What it offers:
 //   - devices: DeviceCount, DeviceInfo (model, memory, compute capability);
@@ -18,19 +19,22 @@
 //     gnark-crypto v0.19.0's fr/fft Domain bit for bit, and Groth16's
 //     quotient H (ComputeH, ComputeHDevice), matching gnark v0.14.0's
 //     computeH bit for bit, bit-reversed output included; each pass runs its
-//     stages two at a time (radix 4) unless ZKHOST_CUDA_NTT_RADIX=2 or
-//     SetNTTRadix says otherwise;
+//     stages two at a time (radix 4) unless the call's NTTRadix says 2;
 //   - G1 and G2 MSMs against resident bases (UploadG1, MSM, MSMDevice), and
 //     the witness-aware MSM (ClassifyScalars, MSMSplit): a device scalar
 //     vector classified once into 0s, 1s and the rest, so MSMs over it drop
 //     the 0s, sum the 1s' points and run Pippenger on the rest only. Groth16
-//     proofs (Groth16Key.Prove) use it for the MSMs over W unless
-//     ZKHOST_CUDA_BINARY_SPLIT=0 or SetGroth16BinarySplit says otherwise.
+//     proofs (Groth16Key.Prove) use it for the MSMs over W unless the key's
+//     ProveOptions say DenseMSM. Host scalars are copied in pieces that
+//     overlap the work (the bases' SetPieces).
 //   - precomputed copies of MSM bases (Precompute; copy g = P·2^(c·G·g)):
 //     an MSM then reduces G bucket sets instead of one per window, so its
 //     window grows. A resident Groth16 key gets them at load as far as the
-//     device-memory plan allows (PlanDevice's Depth, LoadGroth16KeyPlan),
-//     unless ZKHOST_CUDA_MSM_PRECOMPUTE=0.
+//     device-memory plan allows, at most PlanDevice's limit per set
+//     (PlanDevice's Depth, LoadGroth16KeyPlan).
+//   - the device-memory plan (PlanDevice, ProofWorkBytes, SlotDeviceBytes):
+//     admission's estimates, from the C headers the kernels allocate from
+//     (package cudabackend/csrc), so the two cannot drift apart.
 //   - compact partitions (Groth16Key.SetConstraints, StageCompactWith,
 //     ProveCompact): a key holding its circuit's constraint matrices proves
 //     from W as two bitmaps (0s and 1s) and the few other values; the device
@@ -40,6 +44,10 @@
 //     mixed addition and the Fq product with no memory traffic, results
 //     returned for checking against gnark-crypto; their rates bound the
 //     accumulation's (BenchmarkMaddProbe, BenchmarkFmulProbe).
+//
+// Every setting reaches the kernels as an argument (an NTT's radix, a key's
+// ProveOptions, a point set's pieces, PlanDevice's limit of copies): none is
+// read from the environment, and none is process-wide.
 //
 // Field elements cross as gnark-crypto fr.Element values (32 bytes,
 // Montgomery form); device buffers are raw copies of Go slices. Every call

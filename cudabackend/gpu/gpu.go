@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
 	"time"
 	"unsafe"
 
@@ -48,16 +49,25 @@ const (
 	Inverse Direction = 1
 )
 
-// NTTRadix is how an NTT pass runs its stages in shared memory (SetNTTRadix).
+// NTTRadix is how an NTT pass runs its stages in shared memory; every radix
+// gives the same result bit for bit (for with/without comparisons).
 type NTTRadix int
 
-// The radixes: one stage per step, two stages per step, or as the
-// environment says (radix 4 unless ZKHOST_CUDA_NTT_RADIX=2).
+// The radixes: the default (radix 4), one stage per step, two stages per
+// step (its own kernel).
 const (
-	NTTRadixFromEnv NTTRadix = -1
+	NTTRadixDefault NTTRadix = 0
 	NTTRadix2       NTTRadix = 2
 	NTTRadix4       NTTRadix = 4
 )
+
+// check returns an error wrapping ErrInvalid unless r is one of the radixes.
+func (r NTTRadix) check(op string) error {
+	if r != NTTRadixDefault && r != NTTRadix2 && r != NTTRadix4 {
+		return fmt.Errorf("%s: NTT radix %d: want 2, 4 or 0 (the default, 4): %w", op, r, ErrInvalid)
+	}
+	return nil
+}
 
 // MaxLogN is the largest NTT size supported, as log2 of the element count.
 const MaxLogN = 28

@@ -71,3 +71,18 @@ type KeyInfo struct {
 	Constraints     int
 	ConstraintBytes uint64
 }
+
+// ProveOptions is how a Groth16 key's proofs run on the device. Neither
+// changes a proof's result, only how it is computed: for with/without
+// comparisons. The zero value is the default.
+type ProveOptions struct {
+	// DenseMSM runs a resident key's MSMs over W dense, without the
+	// witness-aware split (ClassifyScalars, MSMSplit) that keeps W's 0s and
+	// 1s out of Pippenger.
+	DenseMSM bool
+	// NTTRadix is the radix of H's NTTs (NTTRadixDefault: radix 4).
+	NTTRadix NTTRadix
+}
+
+// check returns an error wrapping ErrInvalid naming the option out of range.
+func (o ProveOptions) check(op string) error { return o.NTTRadix.check(op) }

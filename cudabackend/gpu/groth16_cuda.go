@@ -52,21 +52,26 @@ func boolBytes(b []bool) *C.uint8_t {
 // LoadGroth16Key uploads pk's point sets to device dev; with chunk > 0 it
 // streams them instead (see KeyInfo.Chunk): pk's point slices (a key file's
 // mapping) must then stay mapped until Free. A resident key keeps no
-// precomputed copies (LoadGroth16KeyPlan gives them).
+// precomputed copies (LoadGroth16KeyPlan gives them); its proofs run with
+// the default ProveOptions.
 func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key, error) {
-	return loadGroth16Key(dev, pk, chunk, 1)
+	return loadGroth16Key(dev, pk, chunk, 1, ProveOptions{})
 }
 
 // LoadGroth16KeyPlan loads pk as plan (PlanDevice) says: streamed in
 // plan.Chunk points, or resident with up to plan.Depth precomputed copies of
-// each point set (KeyCopiesOf; 0 or 1: none), which every proof's MSMs read.
-func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan) (*Groth16Key, error) {
-	return loadGroth16Key(dev, pk, plan.Chunk, max(plan.Depth, 1))
+// each point set (KeyCopiesOf; 0 or 1: none), which every proof's MSMs read;
+// its proofs run as opts says.
+func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
+	return loadGroth16Key(dev, pk, plan.Chunk, max(plan.Depth, 1), opts)
 }
 
-func loadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64, depth int) (*Groth16Key, error) {
+func loadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64, depth int, opts ProveOptions) (*Groth16Key, error) {
 	if depth < 1 || depth > MSMMaxDepth {
 		return nil, fmt.Errorf("gpu: load key: %d precomputed copies, at most %d: %w", depth, MSMMaxDepth, ErrInvalid)
+	}
+	if err := opts.check("gpu: load key"); err != nil {
+		return nil, err
 	}
 	if pk.DomainSize == 0 || pk.DomainSize&(pk.DomainSize-1) != 0 {
 		return nil, fmt.Errorf("gpu: domain size %d is not a power of two: %w", pk.DomainSize, ErrInvalid)
@@ -83,7 +88,24 @@ func loadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64, depth int) (*
 	if err := check("gpu: load key", rc, &e); err != nil {
 		return nil, err
 	}
-	return &Groth16Key{ptr: k, info: keyInfo(k), nwires: int(pk.NbWires), domain: int(pk.DomainSize), pk: pk}, nil
+	key := &Groth16Key{ptr: k, info: keyInfo(k), nwires: int(pk.NbWires), domain: int(pk.DomainSize), pk: pk}
+	if err := key.SetOptions(opts); err != nil {
+		return nil, errors.Join(err, key.Free())
+	}
+	return key, nil
+}
+
+// SetOptions sets how the key's later proofs run (a proof reads them once,
+// when it starts); an option out of range is refused and the key keeps its
+// options.
+func (k *Groth16Key) SetOptions(opts ProveOptions) error {
+	const op = "gpu: set a key's options"
+	if err := opts.check(op); err != nil {
+		return err
+	}
+	co := C.zk_g16_options{binary_split: cbool(!opts.DenseMSM), ntt_radix: C.int(opts.NTTRadix)}
+	var e errBuf
+	return check(op, C.zk_g16_key_set_options(k.ptr, &co, e.ptr(), e.size()), &e)
 }
 
 // keyInfo reads a loaded key's description from C.

@@ -65,7 +65,6 @@ func bitsAssignment(rng *rand.Rand, n int) *bitsCircuit {
 // reference (refprover), and checks both proofs with gnark's groth16.Verify.
 func TestGroth16BinarySplit(t *testing.T) {
 	needDevice(t)
-	t.Cleanup(func() { SetGroth16BinarySplit(BinarySplitFromEnv) })
 	const nx = 64
 	field := ecc.BLS12_381.ScalarField()
 	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &bitsCircuit{X: make([]frontend.Variable, nx)})
@@ -116,7 +115,7 @@ func TestGroth16BinarySplit(t *testing.T) {
 	// dense whatever the switch says: checked the same way.
 	for _, tc := range []struct{ chunk, depth uint64 }{{0, 1}, {0, MSMMaxDepth}, {64, 1}} {
 		chunk, depth := tc.chunk, int(tc.depth)
-		key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth})
+		key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth}, ProveOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,10 +129,12 @@ func TestGroth16BinarySplit(t *testing.T) {
 		}
 		for _, mode := range []struct {
 			name string
-			m    BinarySplitMode
-		}{{"split", BinarySplitOn}, {"no split", BinarySplitOff}, {"split again", BinarySplitOn}} {
+			opts ProveOptions
+		}{{"split", ProveOptions{}}, {"no split", ProveOptions{DenseMSM: true}}, {"split again, radix 2", ProveOptions{NTTRadix: NTTRadix2}}} {
 			name := fmt.Sprintf("chunk %d, depth %d, %s", chunk, depth, mode.name)
-			SetGroth16BinarySplit(mode.m)
+			if err := key.SetOptions(mode.opts); err != nil {
+				t.Fatal(err)
+			}
 			if err := slot.Stage(sol.W, sol.A, sol.B, 2); err != nil {
 				t.Fatal(err)
 			}

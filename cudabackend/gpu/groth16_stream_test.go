@@ -243,7 +243,7 @@ func TestGroth16ProofDeviceMemory(t *testing.T) {
 	for _, tc := range []struct{ chunk, depth uint64 }{{0, 1}, {0, MSMMaxDepth}, {1 << (logN - 1), 1}} {
 		chunk, depth := tc.chunk, int(tc.depth)
 		t.Run(fmt.Sprintf("chunk%d/depth%d", chunk, depth), func(t *testing.T) {
-			key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth})
+			key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth}, ProveOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

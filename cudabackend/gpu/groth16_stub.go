@@ -20,9 +20,12 @@ func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key,
 }
 
 // LoadGroth16KeyPlan reports that the package was built without CUDA.
-func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan) (*Groth16Key, error) {
+func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
 	return nil, errNoCUDABuild
 }
+
+// SetOptions reports that the package was built without CUDA.
+func (k *Groth16Key) SetOptions(opts ProveOptions) error { return errNoCUDABuild }
 
 // DeviceBytes is zero.
 func (k *Groth16Key) DeviceBytes() uint64 { return 0 }

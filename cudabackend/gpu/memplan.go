@@ -1,21 +1,23 @@
 package gpu
 
+// This file is the device-memory accounting of a Groth16 key and its proofs:
+// what LoadGroth16Key, NewSlot and Prove allocate, for admission. Every size
+// comes from the C headers the kernels allocate from (package csrc: an MSM's
+// plan and working memory in msm_plan.h; a slot, a streamed key, a compact W
+// and a constraint system in groth16.h), which need no CUDA: this builds,
+// and its tests run, on any machine with a C compiler; the GPU tests compare
+// the estimates with cudaMemGetInfo. What is Go here is policy: how a key's
+// MSMs add up on a proof's two streams, and how PlanDevice trades slots,
+// copies and streaming against the room.
+
 import (
 	"fmt"
 	"math/bits"
-	"os"
-	"strconv"
 
+	"github.com/zkhost/zkhost/cudabackend/csrc"
 	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
-
-// This file is the device-memory accounting of a Groth16 key and its proofs:
-// what LoadGroth16Key, NewSlot and Prove allocate, for admission. The MSM
-// working memory follows csrc/msm_plan.h, the header msm.cu sizes its
-// allocations from, line for line; TestMSMWorkMatchesPlanHeader compares the
-// two through cgo on any machine, and the GPU tests compare the estimate with
-// cudaMemGetInfo.
 
 // maxThreadsPerSM bounds the threads an SM keeps resident (2048 on every
 // architecture from sm_80 to sm_90): the MSM's partial-sum and reduction
@@ -45,360 +47,63 @@ func BoundResidency(sms int) Residency {
 	return Residency{Accum: [2]uint32{t, t}, Reduce: [2]uint32{t, t}}
 }
 
-// Constants of msm_plan.h.
-const (
-	msmMaxChunk  = 1 << 25
-	msmMinSeg    = 32
-	msmKMerge    = 8
-	msmTreeG     = 4
-	msmPoolRound = 2 << 20
-	msmMaxC      = 21 // the largest window without copies
-	msmMaxCPre   = 22 // with precomputed copies
-	// MSMMaxDepth is the most precomputed copies of an MSM's bases
-	// (ZK_MSM_MAX_DEPTH).
-	MSMMaxDepth = 64
-)
-
-// msmPlan mirrors zk_msm_plan.
-type msmPlan struct {
-	c, nwin       int
-	depth, g      int // copies read, bucket sets reduced
-	m, sentinel   uint32
-	keybits       int
-	chunk, pairs  uint64
-	t0, t1max     uint32
-	tred, l, logL uint32
-}
-
-func ceilLog2(v uint64) int {
-	if v <= 1 {
-		return 0
-	}
-	return bits.Len64(v - 1)
-}
-
-// msmCost mirrors zk_msm_cost: the field products of an MSM of n scalars
-// with window c and g bucket sets.
-func msmCost(n uint64, c, g int) float64 {
-	nwin := float64((256 + c - 1) / c)
-	return nwin*float64(n)*10.0 + float64(g)*(float64(uint32(1)<<(c-1))*28.0+20000.0)
-}
-
-// msmChooseC mirrors zk_msm_choose_c.
-func msmChooseC(n uint64) int {
-	best, bestCost := 4, 1e300
-	for c := 4; c <= msmMaxC; c++ {
-		cost := msmCost(n, c, (256+c-1)/c)
-		if cost < bestCost {
-			best, bestCost = c, cost
-		}
-	}
-	return best
-}
-
-// msmGroupsOf mirrors zk_msm_groups_of: the bucket sets g of window c over
-// depth copies, and the copies g needs.
-func msmGroupsOf(c, depth int) (g, used int) {
-	nwin := (256 + c - 1) / c
-	depth = max(1, min(depth, nwin))
-	g = (nwin + depth - 1) / depth
-	return g, (nwin + g - 1) / g
-}
-
-// msmChoosePre mirrors zk_msm_choose_pre.
-func msmChoosePre(n uint64, maxDepth int) (c, d int) {
-	bc, bd := msmChooseC(n), 1
-	bestCost := msmCost(n, bc, (256+bc-1)/bc)
-	for cc := 4; cc <= msmMaxCPre && maxDepth > 1; cc++ {
-		g, used := msmGroupsOf(cc, maxDepth)
-		if cost := msmCost(n, cc, g); cost < bestCost {
-			bestCost, bc, bd = cost, cc, used
-		}
-	}
-	return bc, bd
-}
-
-// MSMPrecomputeChoice mirrors zk_msm_precompute_choice: the window c and the
-// copies d (at most maxDepth) that precomputing the bases of an MSM over n
-// points makes; d = 1 (c = 0) when copies do not pay.
-func MSMPrecomputeChoice(n uint64, maxDepth int) (c, d int) {
-	if n == 0 || maxDepth < 2 {
-		return 0, 1
-	}
-	maxDepth = min(maxDepth, MSMMaxDepth)
-	if uint64(maxDepth)*n > 1<<31-1 {
-		maxDepth = int((1<<31 - 1) / n)
-	}
-	if maxDepth < 2 {
-		return 0, 1
-	}
-	c, d = msmChoosePre(min(n, msmMaxChunk), maxDepth)
-	if d < 2 {
-		return 0, 1
-	}
-	return c, d
-}
-
-// MSMBasesBytes mirrors zk_msm_bases_bytes: the device memory of n resident
-// points of group (1: G1, 2: G2) with depth precomputed copies (1: none).
-func MSMBasesBytes(group int, n uint64, depth int) uint64 {
-	aff := uint64(96)
-	if group == groupG2 {
-		aff = 192
-	}
-	return uint64(max(depth, 1))*n*aff + 16
-}
-
-// makeMSMPlan mirrors zk_msm_make_plan: chunks of n scalars, the window
-// chosen for one chunk, bases without copies.
-func makeMSMPlan(n uint64, residentAccum, residentReduce uint32) msmPlan {
-	return makeMSMPlanPre(n, 0, 1, residentAccum, residentReduce)
-}
-
-// makeMSMPlanPre mirrors zk_msm_make_plan_pre: as makeMSMPlan over bases
-// with preDepth copies for window preC, read when they pay.
-func makeMSMPlanPre(n uint64, preC, preDepth int, residentAccum, residentReduce uint32) msmPlan {
-	var p msmPlan
-	p.chunk = min(n, msmMaxChunk)
-	if p.chunk == 0 {
-		p.chunk = 1
-	}
-	p.c = msmChooseC(p.chunk)
-	p.nwin = (256 + p.c - 1) / p.c
-	p.depth, p.g = 1, p.nwin
-	if preDepth > 1 && preC >= 4 {
-		g, _ := msmGroupsOf(preC, preDepth)
-		if msmCost(p.chunk, preC, g) < msmCost(p.chunk, p.c, p.nwin) {
-			p.c = preC
-			p.nwin = (256 + p.c - 1) / p.c
-			p.g = g
-			p.depth = (p.nwin + g - 1) / g
-		}
-	}
-	p.m = 1 << (p.c - 1)
-	p.sentinel = uint32(p.g) * p.m
-	p.keybits = ceilLog2(uint64(p.sentinel) + 1)
-	p.pairs = uint64(p.nwin) * p.chunk
-	want := (p.pairs + msmMinSeg - 1) / msmMinSeg
-	p.t0 = uint32(min(want, uint64(residentAccum)))
-	if p.t0 == 0 {
-		p.t0 = 1
-	}
-	p.t1max = (2*p.t0 + msmKMerge - 1) / msmKMerge
-	perWin := residentReduce / uint32(p.g)
-	t := uint32(1)
-	for t*2 <= perWin && t*2 <= p.m/8 {
-		t *= 2
-	}
-	p.tred = t
-	p.l = p.m / t
-	p.logL = uint32(ceilLog2(uint64(p.l)))
-	return p
-}
-
-// msmSortBytesBound mirrors zk_msm_sort_bytes_bound.
-func msmSortBytesBound(pairs uint64, keybits int) uint64 {
-	const tile, digits, align = 384 * 21, 256, 256
-	const portion = ((1 << 28) - 1) / tile * tile
-	passes := uint64(keybits+7) / 8
-	portions := (pairs + portion - 1) / portion
-	blocks := (min(pairs, portion) + tile - 1) / tile
-	total := uint64(align - 1)
-	for _, s := range []uint64{portions * passes * digits * 4, blocks * digits * 4, portions * passes * 4} {
-		total += (s + align - 1) / align * align
-	}
-	return total
-}
-
-// msmWork mirrors zk_msm_work: one MSM's allocations.
-type msmWork struct {
-	scalars, keys, vals, sortTmp, buckets uint64
-	partA, partKA, partB, partKB          uint64
-	red, tree, wacc, out                  uint64
-	onesPart, onesTree                    uint64
-	sortSets                              int
-	allocs                                int
-	total                                 uint64
-}
+// MSMMaxDepth is the most precomputed copies of an MSM's bases
+// (csrc.MaxDepth).
+const MSMMaxDepth = csrc.MaxDepth
 
 // Groups of an MSM, as msm.h numbers them.
 const (
-	groupG1 = 1
-	groupG2 = 2
+	groupG1 = csrc.G1
+	groupG2 = csrc.G2
 )
 
-// msmOnesThreads mirrors zk_msm_ones_threads.
-func msmOnesThreads(nones uint64, residentAccum uint32) uint32 {
-	if nones == 0 {
-		return 0
-	}
-	t := min((nones+msmMinSeg-1)/msmMinSeg, uint64(residentAccum))
-	if t == 0 {
-		t = 1
-	}
-	k := (nones + t - 1) / t
-	return uint32((nones + k - 1) / k)
+// MSMPrecomputeChoice is msm_plan.h's zk_msm_precompute_choice: the window c
+// and the copies d (at most maxDepth) that precomputing the bases of an MSM
+// over n points makes; d = 1 (c = 0) when copies do not pay.
+func MSMPrecomputeChoice(n uint64, maxDepth int) (c, d int) {
+	return csrc.PrecomputeChoice(n, maxDepth)
 }
 
-// msmWorkOf mirrors zk_msm_work_of: a dense run has onesThreads 0 and
-// pippenger true; a split run the threads of its ones and pippenger false when
-// none of its scalars needs Pippenger.
-func msmWorkOf(group int, p msmPlan, n uint64, scalarsOnDevice bool, sortBytes uint64, onesThreads uint32, pippenger bool) msmWork {
-	fp := uint64(48)
-	if group == groupG2 {
-		fp = 96
-	}
-	xyzz, jac := 4*fp, 3*fp
-	groups := 2 * uint64(p.g)
-	var w msmWork
-	if !scalarsOnDevice {
-		w.scalars = n * FrBytes
-	}
-	w.keys = p.pairs * 4
-	w.vals = p.pairs * 4
-	w.sortTmp = sortBytes
-	w.buckets = uint64(p.g) * uint64(p.m) * xyzz
-	w.partA = 2 * uint64(p.t0) * xyzz
-	w.partKA = 2 * uint64(p.t0) * 4
-	w.partB = 2 * uint64(p.t1max) * xyzz
-	w.partKB = 2 * uint64(p.t1max) * 4
-	w.red = groups * uint64(p.tred) * xyzz
-	w.tree = groups * ((uint64(p.tred) + msmTreeG - 1) / msmTreeG) * xyzz
-	w.wacc = uint64(p.g) * xyzz
-	w.out = jac
-	w.onesPart = uint64(onesThreads) * xyzz
-	w.onesTree = (uint64(onesThreads) + msmTreeG - 1) / msmTreeG * xyzz
-	if !pippenger {
-		w.keys, w.vals, w.sortTmp, w.buckets = 0, 0, 0, 0
-		w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc = 0, 0, 0, 0, 0, 0, 0
-	}
-	w.sortSets = 1
-	if !scalarsOnDevice && pippenger && p.chunk < n {
-		w.sortSets = 2
-	}
-	// In run_impl's order: scalars, output, the ones', then Pippenger's (the
-	// second sort set last, when there is one).
-	sizes := []uint64{w.scalars, w.out, w.onesPart, w.onesTree, w.keys, w.keys, w.vals,
-		w.vals, w.sortTmp, w.buckets, w.partA, w.partKA, w.partB, w.partKB, w.red, w.tree, w.wacc,
-		w.keys, w.keys, w.vals, w.vals}
-	for i, b := range sizes {
-		switch {
-		case i == 0 && scalarsOnDevice,
-			(i == 2 || i == 3) && onesThreads == 0,
-			i >= 4 && !pippenger,
-			i >= 17 && w.sortSets < 2:
-			continue
-		}
-		if b == 0 {
-			b = 16
-		}
-		w.total += (b + msmPoolRound - 1) / msmPoolRound * msmPoolRound
-		w.allocs++
-	}
-	return w
-}
+// MSMBasesBytes is zk_msm_bases_bytes: the device memory of n resident points
+// of group (1: G1, 2: G2) with depth precomputed copies (1: none).
+func MSMBasesBytes(group int, n uint64, depth int) uint64 { return csrc.BasesBytes(group, n, depth) }
 
 // MSMWorkBytes is the device working memory one MSM of n scalars already on
 // the device takes from the MSM pool (group 1: G1, 2: G2) on a device of
-// residency r: the sizes of msm_plan.h with the radix sort's bound, each
-// rounded up to the pool's granularity. With the device's own residency it is
-// what msm.cu allocates; with BoundResidency an upper bound.
+// residency r: msm_plan.h's zk_msm_work_bound, its allocations with the
+// radix sort's bound, each rounded up to the pool's granularity. With the
+// device's own residency it is what msm.cu allocates; with BoundResidency an
+// upper bound.
 func MSMWorkBytes(group int, n uint64, r Residency) uint64 {
-	if n == 0 {
-		return 0
-	}
-	g := 0
-	if group == groupG2 {
-		g = 1
-	}
-	p := makeMSMPlan(n, r.Accum[g], r.Reduce[g])
-	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true).total
-}
-
-// MSMSplitWorkBytes bounds the device working memory of one witness-aware
-// (split) MSM over a classification of n scalars, whatever their counts, as
-// zk_msm_split_work_bytes does: every scalar through Pippenger and every one a
-// 1 at once (a split run's rest and ones are each at most n).
-func MSMSplitWorkBytes(group int, n uint64, r Residency) uint64 {
-	return MSMSplitWorkBytesPre(group, n, 0, 1, r)
+	return MSMWorkBytesPre(group, n, 0, 1, r)
 }
 
 // MSMWorkBytesPre is MSMWorkBytes over bases with depth precomputed copies
 // for window c (MSMPrecomputeChoice; depth 1: none), as zk_msm_work_bytes
 // counts a handle with copies.
 func MSMWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
-	if n == 0 {
-		return 0
-	}
-	g := group - 1
-	p := makeMSMPlanPre(n, c, depth, r.Accum[g], r.Reduce[g])
-	return msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true).total
+	return csrc.WorkBound(group, n, c, depth, r.Accum[group-1], r.Reduce[group-1])
+}
+
+// MSMSplitWorkBytes bounds the device working memory of one witness-aware
+// (split) MSM over a classification of n scalars, whatever their counts
+// (zk_msm_split_work_bound): every scalar through Pippenger and every one a
+// 1 at once (a split run's rest and ones are each at most n).
+func MSMSplitWorkBytes(group int, n uint64, r Residency) uint64 {
+	return MSMSplitWorkBytesPre(group, n, 0, 1, r)
 }
 
 // MSMSplitWorkBytesPre is MSMSplitWorkBytes over bases with depth copies for
 // window c, as zk_msm_split_work_bytes counts it: a rest shorter than the
-// crossover (msmPlainBelow) plans without the copies, in another window, so
-// the larger of the plan of n and the plain plan of the crossover.
+// crossover (zk_msm_plain_below) plans without the copies, in another window.
 func MSMSplitWorkBytesPre(group int, n uint64, c, depth int, r Residency) uint64 {
-	if n == 0 {
-		return 0
-	}
-	g := group - 1
-	ones := msmOnesThreads(n, r.Accum[g])
-	plain := n
-	if depth >= 2 {
-		plain = msmPlainBelow(n, c, depth)
-	}
-	var total uint64
-	for pre := range 2 {
-		if (pre == 1 && plain == n) || (pre == 0 && plain == 0) {
-			continue
-		}
-		var p msmPlan
-		if pre == 1 {
-			p = makeMSMPlanPre(n, c, depth, r.Accum[g], r.Reduce[g])
-		} else {
-			p = makeMSMPlan(plain, r.Accum[g], r.Reduce[g])
-		}
-		total = max(total, msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), ones, true).total)
-	}
-	return total
+	return csrc.SplitWorkBound(group, n, c, depth, r.Accum[group-1], r.Reduce[group-1])
 }
-
-// msmPlainBelow mirrors zk_msm_plain_below: the largest m <= n whose plan
-// over the copies reads none (0: all read them).
-func msmPlainBelow(n uint64, c, depth int) uint64 {
-	if n == 0 || makeMSMPlanPre(n, c, depth, 1, 1).depth < 2 {
-		return n
-	}
-	lo, hi := uint64(0), n
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if makeMSMPlanPre(mid, c, depth, 1, 1).depth < 2 {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
-// msmSelectBytesBound mirrors zk_msm_select_bytes_bound.
-func msmSelectBytesBound(n uint64) uint64 { return (n/64+1+32)*16 + 512 }
 
 // MSMClassifyBytes is the device memory W's classification for the split
 // takes for n scalars (zk_msm_classify_work): two index lists, the classes,
 // the counts and the selection's storage, each as the pool rounds it.
-func MSMClassifyBytes(n uint64) uint64 {
-	if n == 0 {
-		return 0
-	}
-	var total uint64
-	for _, b := range []uint64{n * 4, n * 4, n, 8, msmSelectBytesBound(n)} {
-		total += (b + msmPoolRound - 1) / msmPoolRound * msmPoolRound
-	}
-	return total
-}
+func MSMClassifyBytes(n uint64) uint64 { return csrc.ClassifyWork(n) }
 
 // KeyShape is what the device accounting needs of a proving key.
 type KeyShape struct {
@@ -522,53 +227,43 @@ func KeyDeviceBytes(pk *keyfile.ProvingKey) uint64 {
 }
 
 // StreamKeyDeviceBytes is the device memory a streamed key holds for chunks
-// of chunk points: two chunk buffers of G1 points and two of G2 points (each
-// an MSM handle: 16 bytes beyond its points), two buffers of gathered scalars
-// for each group, and the wire index of every A and B point.
+// of chunk points (groth16.h's zk_g16_stream_key_device_bytes): two chunk
+// buffers of each group's points, two of gathered scalars for each group, and
+// the wire index of every A and B point.
 func StreamKeyDeviceBytes(s KeyShape, chunk uint64) uint64 {
-	g1 := 2 * (chunk*96 + 16)
-	g2 := 2 * (chunk*192 + 16)
-	scalars := 2 * 2 * chunk * FrBytes
-	return g1 + g2 + scalars + (s.NbA+s.NbB)*4
+	return csrc.StreamKeyDeviceBytes(chunk, s.NbA, s.NbB)
 }
 
 // SlotDeviceBytes is the device memory one slot (Groth16Slot) holds for a
-// domain of 2^logN and nwires wires: W, A, B and C, and the area a compact W
-// needs beside them (CompactDeviceBytes).
+// domain of 2^logN and nwires wires (groth16.h's zk_g16_slot_device_bytes):
+// W, A, B and C, and the area a compact W needs beside them
+// (CompactDeviceBytes).
 func SlotDeviceBytes(logN uint32, nwires int) uint64 {
-	return (uint64(nwires)+3*(uint64(1)<<logN))*FrBytes + CompactDeviceBytes(nwires)
+	return csrc.SlotDeviceBytes(uint64(nwires), logN)
 }
-
-// compactRankWords is csrc/groth16.h's ZK_G16_COMPACT_RANK_WORDS: the bitmap
-// words one rank block of the expansion covers.
-const compactRankWords = 1024
 
 // CompactWords is the uint64 words of each bitmap of a compact W of nwires
-// wires (csrc/groth16.h's zk_g16_compact_words): wire i is bit i%64 of word
-// i/64.
-func CompactWords(nwires int) int { return (nwires + 63) / 64 }
+// wires (groth16.h's zk_g16_compact_words): wire i is bit i%64 of word i/64.
+func CompactWords(nwires int) int { return csrc.CompactWords(nwires) }
 
 // CompactDeviceBytes is the device memory a slot holds for a compact W of
-// nwires wires besides its W, A, B and C (csrc/groth16.h's
+// nwires wires besides its W, A, B and C (groth16.h's
 // zk_g16_compact_device_bytes): both bitmaps, four flag words and the ranks.
 // The values borrow the slot's A, B and C buffers until A and B are evaluated.
-func CompactDeviceBytes(nwires int) uint64 {
-	w := uint64(CompactWords(nwires))
-	return 16*w + 16 + 4*w + 4*((w+compactRankWords-1)/compactRankWords)
-}
+func CompactDeviceBytes(nwires int) uint64 { return csrc.CompactDeviceBytes(nwires) }
 
 // ConstraintsDeviceBytes is the device memory SetConstraints takes for m
-// beside the key (csrc/groth16.h's zk_g16_constraints_device_bytes): the
+// beside the key (groth16.h's zk_g16_constraints_device_bytes): the
 // coefficient table, each matrix's row index and 8 bytes a term.
 func ConstraintsDeviceBytes(m *constraints.Matrices) uint64 {
 	terms := uint64(m.A.Terms() + m.B.Terms() + m.C.Terms())
-	return 32*uint64(len(m.Coefficients)) + 3*4*(m.NbConstraints()+1) + 8*terms
+	return csrc.ConstraintsDeviceBytes(m.NbConstraints(), uint64(len(m.Coefficients)), terms)
 }
 
-// SlotHostBytes is the pinned host memory one slot holds: the staging of W, A
-// and B.
+// SlotHostBytes is the pinned host memory one slot holds (groth16.h's
+// zk_g16_slot_host_bytes): the staging of W, A and B.
 func SlotHostBytes(logN uint32, nwires int) uint64 {
-	return (uint64(nwires) + 2*(uint64(1)<<logN)) * FrBytes
+	return csrc.SlotHostBytes(uint64(nwires), logN)
 }
 
 // PartitionDeviceBytes is ProofWorkBytes for a key with a domain of 2^logN
@@ -583,7 +278,7 @@ func PartitionDeviceBytes(logN uint32, nwires int, r Residency) uint64 {
 // Smallest and largest streamed chunk (points).
 const (
 	MinStreamChunk = 1 << 16
-	MaxStreamChunk = msmMaxChunk
+	MaxStreamChunk = csrc.MaxChunk
 )
 
 // DevicePlan is how a key and its slots use the device: resident, or
@@ -625,14 +320,14 @@ func (p DevicePlan) String() string {
 // residency (DeviceResidency, or BoundResidency).
 //
 // A resident key also gets precomputed copies of its points (faster MSMs,
-// msm.h's zk_msm_precompute), at most MSMPrecomputeDepth() per set, as many
-// as fit in half the room its plan without them leaves (the other half stays
-// for other keys); a plan resident without copies never turns streamed, nor
-// loses slots (the caller tries slots first), for them.
-func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, error) {
-	maxDepth, err := MSMPrecomputeDepth()
-	if err != nil {
-		return DevicePlan{}, err
+// msm.h's zk_msm_precompute), at most maxDepth per set (0 or 1: none; at
+// most MSMMaxDepth), as many as fit in half the room its plan without them
+// leaves (the other half stays for other keys); a plan resident without
+// copies never turns streamed, nor loses slots (the caller tries slots
+// first), for them.
+func PlanDevice(s KeyShape, slots int, room uint64, r Residency, maxDepth int) (DevicePlan, error) {
+	if maxDepth < 0 || maxDepth > MSMMaxDepth {
+		return DevicePlan{}, fmt.Errorf("gpu: plan device: %d precomputed copies of a key's points: want 0 (none) to %d: %w", maxDepth, MSMMaxDepth, ErrInvalid)
 	}
 	tables := DomainBytes(int(s.LogN))
 	p := DevicePlan{
@@ -656,7 +351,7 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, er
 		return p, nil
 	}
 	longest := max(s.NbA, s.NbB, s.NbK, s.NbZ, 1)
-	top := min(uint64(1)<<ceilLog2(longest), MaxStreamChunk)
+	top := min(uint64(1)<<bits.Len64(longest-1), MaxStreamChunk) // the power of two at or above longest
 	for chunk := top; chunk >= MinStreamChunk; chunk /= 2 {
 		q := p
 		q.Chunk = chunk
@@ -669,21 +364,6 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency) (DevicePlan, er
 	}
 	return p, fmt.Errorf("gpu: the key needs %d MiB resident and %d slots need %d MiB even with its points streamed in chunks of %d; %d MiB are available: %w",
 		p.KeyBytes>>20, slots, uint64(slots)*p.SlotBytes>>20, MinStreamChunk, room>>20, ErrOutOfMemory)
-}
-
-// MSMPrecomputeDepth is the most precomputed copies PlanDevice gives a
-// resident key's point sets, from ZKHOST_CUDA_MSM_PRECOMPUTE: unset or empty,
-// MSMMaxDepth; 0 or 1, none (off); 2..64, at most that many.
-func MSMPrecomputeDepth() (int, error) {
-	v := os.Getenv("ZKHOST_CUDA_MSM_PRECOMPUTE")
-	if v == "" {
-		return MSMMaxDepth, nil
-	}
-	d, err := strconv.Atoi(v)
-	if err != nil || d < 0 || d > MSMMaxDepth {
-		return 0, fmt.Errorf("gpu: ZKHOST_CUDA_MSM_PRECOMPUTE=%q: want 0 (off) or at most %d copies of a key's points: %w", v, MSMMaxDepth, ErrInvalid)
-	}
-	return max(d, 1), nil
 }
 
 // KeyShapeDeviceBytes is KeyDeviceBytes from a key's shape.

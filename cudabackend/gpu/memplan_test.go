@@ -4,6 +4,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/cudabackend/csrc"
+	"github.com/zkhost/zkhost/sdk/constraints"
 )
 
 // TestMSMWorkAt2To24 checks the MSM working memory against a hand count at
@@ -12,24 +17,24 @@ import (
 // buckets of 192 bytes (G1) or 384 (G2), and small parts beside them.
 func TestMSMWorkAt2To24(t *testing.T) {
 	const n = 1 << 24
-	p := makeMSMPlan(n, 132*2048, 132*2048)
-	if p.c != 20 || p.nwin != 13 || p.pairs != 13<<24 {
-		t.Fatalf("plan at 2^24: c %d, %d windows, %d pairs; want 20, 13, 13·2^24", p.c, p.nwin, p.pairs)
+	p := csrc.MakePlan(n, 132*2048, 132*2048)
+	if p.C != 20 || p.NWin != 13 || p.Pairs != 13<<24 {
+		t.Fatalf("plan at 2^24: c %d, %d windows, %d pairs; want 20, 13, 13·2^24", p.C, p.NWin, p.Pairs)
 	}
 	for _, tc := range []struct {
 		group   int
 		buckets uint64
 	}{{groupG1, 13 << 19 * 192}, {groupG2, 13 << 19 * 384}} {
-		w := msmWorkOf(tc.group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), 0, true)
-		if w.keys != 13<<26 || w.vals != 13<<26 || w.buckets != tc.buckets || w.scalars != 0 {
-			t.Errorf("group %d: keys %d, vals %d, buckets %d, scalars %d", tc.group, w.keys, w.vals, w.buckets, w.scalars)
+		w := csrc.WorkOf(tc.group, p, n, true, csrc.SortBytesBound(p.Pairs, p.KeyBits), 0, true)
+		if w.Keys != 13<<26 || w.Vals != 13<<26 || w.Buckets != tc.buckets || w.Scalars != 0 {
+			t.Errorf("group %d: keys %d, vals %d, buckets %d, scalars %d", tc.group, w.Keys, w.Vals, w.Buckets, w.Scalars)
 		}
 		base := 4*13<<26 + tc.buckets
-		if w.total < base || w.total > base+512<<20 {
-			t.Errorf("group %d: total %d, want the sort buffers and buckets (%d) plus at most 512 MiB (partial sums and reduction, every SM full)", tc.group, w.total, base)
+		if w.Total < base || w.Total > base+512<<20 {
+			t.Errorf("group %d: total %d, want the sort buffers and buckets (%d) plus at most 512 MiB (partial sums and reduction, every SM full)", tc.group, w.Total, base)
 		}
-		if got := MSMWorkBytes(tc.group, n, BoundResidency(132)); got != w.total {
-			t.Errorf("MSMWorkBytes(%d, 2^24, 132) = %d, want %d", tc.group, got, w.total)
+		if got := MSMWorkBytes(tc.group, n, BoundResidency(132)); got != w.Total {
+			t.Errorf("MSMWorkBytes(%d, 2^24, 132) = %d, want %d", tc.group, got, w.Total)
 		}
 	}
 	// A chunk beyond 2^25 scalars does not grow the workspace.
@@ -86,7 +91,7 @@ func TestPlanDevice(t *testing.T) {
 	}
 	prev := uint64(1 << 62)
 	for _, tc := range cases {
-		p, err := PlanDevice(s, 2, tc.room, BoundResidency(132))
+		p, err := PlanDevice(s, 2, tc.room, BoundResidency(132), MSMMaxDepth)
 		if err != nil {
 			t.Fatalf("room %d GiB: %v", tc.room>>30, err)
 		}
@@ -113,7 +118,7 @@ func TestPlanDevice(t *testing.T) {
 			}
 		}
 	}
-	if _, err := PlanDevice(s, 2, 4<<30, BoundResidency(132)); !errors.Is(err, ErrOutOfMemory) {
+	if _, err := PlanDevice(s, 2, 4<<30, BoundResidency(132), MSMMaxDepth); !errors.Is(err, ErrOutOfMemory) {
 		t.Errorf("room 4 GiB: err = %v, want ErrOutOfMemory", err)
 	}
 }
@@ -156,21 +161,21 @@ func TestSplitWorkBound(t *testing.T) {
 						for pct := uint64(0); pct <= 100; pct++ {
 							rests = append(rests, n*pct/100)
 						}
-						if x := msmPlainBelow(n, c, d); d > 1 {
+						if x := csrc.PlainBelow(n, c, d); d > 1 {
 							rests = append(rests, x, x+1, max(x, 1)-1)
 						}
 						for _, npip := range rests {
 							npip = min(npip, n)
 							for _, onesPct := range []uint64{0, 10, 50, 100} {
 								nones := min(n-npip, n*onesPct/100)
-								p := makeMSMPlanPre(max(npip, 1), c, d, r.Accum[g], r.Reduce[g])
-								w := msmWorkOf(group, p, n, true, msmSortBytesBound(p.pairs, p.keybits), msmOnesThreads(nones, r.Accum[g]), npip > 0)
-								if w.total > bound {
-									t.Errorf("group %d, n %d, copies c=%d d=%d: a split run with %d through Pippenger (%d copies read) and %d ones takes %d, above the bound %d", group, n, c, d, npip, p.depth, nones, w.total, bound)
+								p := csrc.MakePlanPre(max(npip, 1), c, d, r.Accum[g], r.Reduce[g])
+								w := csrc.WorkOf(group, p, n, true, csrc.SortBytesBound(p.Pairs, p.KeyBits), csrc.OnesThreads(nones, r.Accum[g]), npip > 0)
+								if w.Total > bound {
+									t.Errorf("group %d, n %d, copies c=%d d=%d: a split run with %d through Pippenger (%d copies read) and %d ones takes %d, above the bound %d", group, n, c, d, npip, p.Depth, nones, w.Total, bound)
 								}
 								// The crossover: fewer scalars read no copies, more do.
-								if d > 1 && npip > 0 && (p.depth > 1) != (npip > msmPlainBelow(n, c, d)) {
-									t.Errorf("group %d, n %d, copies c=%d d=%d: the plan of %d reads %d copies; the crossover is %d", group, n, c, d, npip, p.depth, msmPlainBelow(n, c, d))
+								if d > 1 && npip > 0 && (p.Depth > 1) != (npip > csrc.PlainBelow(n, c, d)) {
+									t.Errorf("group %d, n %d, copies c=%d d=%d: the plan of %d reads %d copies; the crossover is %d", group, n, c, d, npip, p.Depth, csrc.PlainBelow(n, c, d))
 								}
 							}
 						}
@@ -184,15 +189,14 @@ func TestSplitWorkBound(t *testing.T) {
 // TestPlanDeviceCopies checks the precomputed copies PlanDevice gives a
 // resident key: chain 2^22 on an H200 gets them, within half the room its
 // plan without them leaves; a key that fits resident only without them gets
-// none (and stays resident); ZKHOST_CUDA_MSM_PRECOMPUTE=0 turns them off, a
-// number caps them, and anything else is refused with the variable named.
+// none (and stays resident); a limit of 0 or 1 turns them off, a larger one
+// caps them, and one outside [0, MSMMaxDepth] is refused.
 func TestPlanDeviceCopies(t *testing.T) {
 	const nwires = 1<<22 + 3
 	s := KeyShape{LogN: 22, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<22 - 1}
 	r := BoundResidency(132)
-	t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", "")
 	const room = 140 << 30
-	p, err := PlanDevice(s, 3, room, r)
+	p, err := PlanDevice(s, 3, room, r, MSMMaxDepth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,22 +216,21 @@ func TestPlanDeviceCopies(t *testing.T) {
 		}
 	}
 	// Just enough room resident without copies: none, still resident.
-	q, err := PlanDevice(s, 3, plain.Total(), r)
+	q, err := PlanDevice(s, 3, plain.Total(), r, MSMMaxDepth)
 	if err != nil || q.Streamed() || q.Depth > 1 {
 		t.Errorf("room for the plan without copies: %v (%v), want resident without copies", q, err)
 	}
-	t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", "0")
-	if q, err := PlanDevice(s, 3, room, r); err != nil || q.Depth > 1 || q.Total() != plain.Total() {
-		t.Errorf("ZKHOST_CUDA_MSM_PRECOMPUTE=0: %v (%v), want no copies", q, err)
+	for _, off := range []int{0, 1} {
+		if q, err := PlanDevice(s, 3, room, r, off); err != nil || q.Depth > 1 || q.Total() != plain.Total() {
+			t.Errorf("at most %d copies: %v (%v), want no copies", off, q, err)
+		}
 	}
-	t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", "3")
-	if q, err := PlanDevice(s, 3, room, r); err != nil || q.Depth != 3 {
-		t.Errorf("ZKHOST_CUDA_MSM_PRECOMPUTE=3: %v (%v), want 3 copies", q, err)
+	if q, err := PlanDevice(s, 3, room, r, 3); err != nil || q.Depth != 3 {
+		t.Errorf("at most 3 copies: %v (%v), want 3 copies", q, err)
 	}
-	for _, bad := range []string{"x", "-1", "65", "1.5"} {
-		t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", bad)
-		if _, err := PlanDevice(s, 3, room, r); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ZKHOST_CUDA_MSM_PRECOMPUTE") {
-			t.Errorf("ZKHOST_CUDA_MSM_PRECOMPUTE=%q: err = %v, want ErrInvalid naming the variable", bad, err)
+	for _, bad := range []int{-1, MSMMaxDepth + 1} {
+		if _, err := PlanDevice(s, 3, room, r, bad); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "precomputed copies") {
+			t.Errorf("at most %d copies: err = %v, want ErrInvalid naming the copies", bad, err)
 		}
 	}
 }
@@ -238,14 +241,13 @@ func TestPlanDeviceCopies(t *testing.T) {
 // plan's mode: a key resident without copies is resident with them, with the
 // same slots.
 func TestPlanDeviceCopiesNeverCrowd(t *testing.T) {
-	t.Setenv("ZKHOST_CUDA_MSM_PRECOMPUTE", "")
 	r := BoundResidency(132)
 	for logN := uint32(10); logN <= 26; logN += 2 {
 		n := uint64(1) << logN
 		s := KeyShape{LogN: logN, NbWires: n + 3, NbPublic: 3, NbA: n, NbB: n - 1, NbK: n, NbZ: n - 1}
 		for slots := 1; slots <= 4; slots++ {
 			for room := uint64(1 << 30); room <= 160<<30; room = room * 3 / 2 {
-				p, err := PlanDevice(s, slots, room, r)
+				p, err := PlanDevice(s, slots, room, r, MSMMaxDepth)
 				if err != nil {
 					continue
 				}
@@ -270,5 +272,21 @@ func TestPlanDeviceCopiesNeverCrowd(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestConstraintsDeviceBytes checks the device memory of a constraint system
+// counted from its matrices: 5 coefficients of 32 bytes, three row indexes of
+// 3 words, 6 terms of 8 bytes.
+func TestConstraintsDeviceBytes(t *testing.T) {
+	m := &constraints.Matrices{
+		NbWires:      4,
+		Coefficients: make([]fr.Element, 5),
+		A:            constraints.Matrix{Start: []uint32{0, 2, 3}, Wire: []uint32{0, 1, 2}, Coeff: []uint32{1, 1, 2}},
+		B:            constraints.Matrix{Start: []uint32{0, 1, 2}, Wire: []uint32{0, 3}, Coeff: []uint32{1, 4}},
+		C:            constraints.Matrix{Start: []uint32{0, 0, 1}, Wire: []uint32{3}, Coeff: []uint32{1}},
+	}
+	if got, want := ConstraintsDeviceBytes(m), uint64(5*32+3*3*4+6*8); got != want {
+		t.Errorf("ConstraintsDeviceBytes = %d, want %d", got, want)
 	}
 }

@@ -68,15 +68,3 @@ func (s *ScalarSplit) Len() int { return s.n }
 
 // Counts returns how many classified scalars are 0, 1, and neither.
 func (s *ScalarSplit) Counts() (zeros, ones, other int) { return s.zeros, s.ones, s.other }
-
-// BinarySplitMode selects whether Groth16 proofs use the witness-aware MSM
-// (SetGroth16BinarySplit).
-type BinarySplitMode int
-
-// The modes: from the environment (the default: on unless
-// ZKHOST_CUDA_BINARY_SPLIT=0), off, on.
-const (
-	BinarySplitFromEnv BinarySplitMode = -1
-	BinarySplitOff     BinarySplitMode = 0
-	BinarySplitOn      BinarySplitMode = 1
-)

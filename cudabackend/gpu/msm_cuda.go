@@ -385,16 +385,25 @@ func msmWindowBits(g2 bool, n int) int {
 	return int(C.zk_msm_window_bits(group, C.size_t(n)))
 }
 
-// SetMSMPieces sets how many pieces an MSM of host scalars copies them in
-// (G1's by default; G2's too while pieces > 0 is set): each piece's work
+// SetPieces sets how many pieces this set's MSMs of host scalars copy them
+// in (G1's by default; G2's too while pieces > 0 is set): each piece's work
 // starts when it has arrived, beside the next piece's copy, each piece is
 // sorted while the one before is accumulated, and the pieces share one set of
 // buckets. A piece keeps at least minPiece scalars. pieces 0 returns to the
-// default count (ZKHOST_CUDA_MSM_PIECES, else 4, G1 only) and minPiece 0 to
-// the default least (2^23). Process-wide; for with/without comparisons and
-// tests.
-func SetMSMPieces(pieces, minPiece int) {
-	C.zk_msm_set_pieces(C.int(pieces), C.size_t(max(minPiece, 0)))
+// default count (4, G1 only) and minPiece 0 to the default least (2^23). For
+// with/without comparisons and tests; later MSMs on these bases follow it.
+func (b *msmBases) SetPieces(pieces, minPiece int) error {
+	const op = "gpu: set an MSM's pieces"
+	if pieces < 0 || pieces > 64 || minPiece < 0 {
+		return fmt.Errorf("%s: %d pieces of at least %d scalars: want 0 (the default) to 64 pieces and a least of 0 (the default) or more: %w", op, pieces, minPiece, ErrInvalid)
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.h == nil {
+		return fmt.Errorf("%s: bases were freed: %w", op, ErrInvalid)
+	}
+	C.zk_msm_set_pieces(b.h, C.int(pieces), C.size_t(minPiece))
+	return nil
 }
 
 // TrimMSMPool returns the MSM pool's memory not in use on device dev to the

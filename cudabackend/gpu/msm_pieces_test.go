@@ -26,7 +26,6 @@ func wantChunks(n, pieces int) int {
 // The pieces must really be used: the timing's chunk count says so.
 func TestMSMPieces(t *testing.T) {
 	needDevice(t)
-	t.Cleanup(func() { SetMSMPieces(0, 0) })
 	rng := rand.New(rand.NewPCG(81, 82))
 	poolG1, poolG2 := pointsG1(1<<17), pointsG2(1<<17)
 	var neg9G1 bls12381.G1Affine
@@ -41,7 +40,7 @@ func TestMSMPieces(t *testing.T) {
 			for _, maxd := range []int{1, MSMMaxDepth} {
 				c, d := precompute(t, b, maxd)
 				for _, pieces := range []int{2, 7} {
-					tm := runPieces(t, len(cs.scalars), pieces, func() (bool, MSMTiming, error) {
+					tm := runPieces(t, b, len(cs.scalars), pieces, func() (bool, MSMTiming, error) {
 						got, tm, err := b.MSM(cs.scalars)
 						return got.Equal(&want), tm, err
 					})
@@ -56,7 +55,7 @@ func TestMSMPieces(t *testing.T) {
 			b := uploadG2(t, pts)
 			want := refG2(t, pts, cs.scalars)
 			for _, pieces := range []int{2, 7} {
-				runPieces(t, len(cs.scalars), pieces, func() (bool, MSMTiming, error) {
+				runPieces(t, b, len(cs.scalars), pieces, func() (bool, MSMTiming, error) {
 					got, tm, err := b.MSM(cs.scalars)
 					return got.Equal(&want), tm, err
 				})
@@ -74,7 +73,9 @@ func TestMSMPieces(t *testing.T) {
 			{8, 1 << 19, 2}, // as many as keep 2^19 scalars a piece
 			{1, 0, 1},       // one: the whole copy in front
 		} {
-			SetMSMPieces(tc.pieces, tc.minPiece)
+			if err := b.SetPieces(tc.pieces, tc.minPiece); err != nil {
+				t.Fatal(err)
+			}
 			got, tm, err := b.MSM(sc)
 			if err != nil {
 				t.Fatal(err)
@@ -88,12 +89,20 @@ func TestMSMPieces(t *testing.T) {
 	})
 }
 
-// runPieces runs msm, an MSM of n host scalars that says whether it equals
-// gnark-crypto's result, in pieces of at least one scalar, and fails unless
-// it does and ran as many chunks as the pieces make. It returns the timing.
-func runPieces(t *testing.T, n, pieces int, msm func() (bool, MSMTiming, error)) MSMTiming {
+// pieceSetter is G1Bases or G2Bases.
+type pieceSetter interface {
+	SetPieces(pieces, minPiece int) error
+}
+
+// runPieces runs msm, an MSM of n host scalars on bases b that says whether
+// it equals gnark-crypto's result, in pieces of at least one scalar, and
+// fails unless it does and ran as many chunks as the pieces make. It returns
+// the timing.
+func runPieces(t *testing.T, b pieceSetter, n, pieces int, msm func() (bool, MSMTiming, error)) MSMTiming {
 	t.Helper()
-	SetMSMPieces(pieces, 1)
+	if err := b.SetPieces(pieces, 1); err != nil {
+		t.Fatal(err)
+	}
 	same, tm, err := msm()
 	if err != nil {
 		t.Fatal(err)

@@ -304,7 +304,7 @@ func BenchmarkMSMPrecompute(b *testing.B) {
 				}
 			}
 			// ZK_BENCH_MSM_PIECES="1 2 4" runs each case with the upload in
-			// that many pieces (SetMSMPieces), named .../p=N; unset, the
+			// that many pieces (SetPieces), named .../p=N; unset, the
 			// default.
 			pieces := benchLogs(b, "ZK_BENCH_MSM_PIECES", []int{0})
 			for _, depth := range []string{"d=1", "best"} {
@@ -316,14 +316,21 @@ func BenchmarkMSMPrecompute(b *testing.B) {
 						}
 						b.Run(sub, func(b *testing.B) {
 							setup(b)
-							SetMSMPieces(np, 0)
-							defer SetMSMPieces(0, 0)
+							// The bases keep their pieces: every case sets its own.
+							var err error
+							if b1 != nil {
+								err = b1.SetPieces(np, 0)
+							} else {
+								err = b2.SetPieces(np, 0)
+							}
+							if err != nil {
+								b.Fatal(err)
+							}
 							maxd := 1
 							if depth == "best" {
 								maxd = MSMMaxDepth
 							}
 							start := time.Now()
-							var err error
 							if b1 != nil {
 								err = b1.Precompute(maxd)
 							} else {

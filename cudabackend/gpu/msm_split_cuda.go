@@ -118,11 +118,3 @@ func (b *G2Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G2Ja
 	t, err := b.runSplit("gpu: G2 split MSM", sp, lo, n, s, unsafe.Pointer(&res))
 	return res, t, err
 }
-
-// SetGroth16BinarySplit selects whether later Groth16 proofs (Groth16Key.Prove)
-// classify W once and run their MSMs over W as split MSMs: BinarySplitOn,
-// BinarySplitOff, or BinarySplitFromEnv (the default: on unless
-// ZKHOST_CUDA_BINARY_SPLIT=0). For with/without comparisons and tests.
-func SetGroth16BinarySplit(mode BinarySplitMode) {
-	C.zk_g16_set_binary_split(C.int(mode))
-}

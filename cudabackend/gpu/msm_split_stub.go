@@ -23,7 +23,3 @@ func (b *G1Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G1Ja
 func (b *G2Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G2Jac, MSMTiming, error) {
 	return bls12381.G2Jac{}, MSMTiming{}, errNoCUDABuild
 }
-
-// SetGroth16BinarySplit selects the witness-aware MSM for Groth16 proofs;
-// without CUDA there are none, and it does nothing.
-func SetGroth16BinarySplit(mode BinarySplitMode) {}

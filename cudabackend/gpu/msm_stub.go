@@ -81,9 +81,8 @@ func (s *PinnedScalars) Free() error { return nil }
 // TrimMSMPool reports that the package was built without CUDA.
 func TrimMSMPool(dev int) error { return errNoCUDABuild }
 
-// SetMSMPieces sets the pieces of an MSM's upload; without CUDA it does
-// nothing.
-func SetMSMPieces(pieces, minPiece int) {}
+// SetPieces sets the pieces of an MSM's upload; without CUDA an error.
+func (b *msmBases) SetPieces(pieces, minPiece int) error { return errNoCUDABuild }
 
 // DeviceResidency reports that the package was built without CUDA.
 func DeviceResidency(dev int) (Residency, error) { return Residency{}, errNoCUDABuild }

@@ -38,12 +38,6 @@ func cbool(b bool) C.int {
 	return 0
 }
 
-// SetNTTRadix selects how later NTTs run their stages: NTTRadix2,
-// NTTRadix4 (the same result, half the shared-memory round trips) or
-// NTTRadixFromEnv (the default: radix 4 unless ZKHOST_CUDA_NTT_RADIX=2). For
-// with/without comparisons and tests.
-func SetNTTRadix(r NTTRadix) { C.zk_ntt_set_radix(C.int(r)) }
-
 // PrepareNTT builds and caches the twiddle and coset tables of size 2^logN
 // on device dev (DomainBytes(logN) of device memory). Optional: transforms
 // prepare their size on first use.
@@ -64,9 +58,10 @@ func ReleaseNTT(dev int) error {
 
 // NTT transforms a in place on device dev, exactly as gnark-crypto's
 // fft.NewDomain(len(a)).FFT(a, dec) (dir Forward) or FFTInverse(a, dec)
-// (dir Inverse) would, with fft.OnCoset() when coset is set. len(a) must
-// be a power of two up to 2^MaxLogN. The data travels to the device and back.
-func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool) error {
+// (dir Inverse) would, with fft.OnCoset() when coset is set, its passes in
+// radix radix. len(a) must be a power of two up to 2^MaxLogN. The data
+// travels to the device and back.
+func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool, radix NTTRadix) error {
 	logN, ok := logNOf(len(a))
 	if !ok {
 		return fmt.Errorf("gpu: ntt: length %d is not a power of two in [1, 2^%d]: %w", len(a), MaxLogN, ErrInvalid)
@@ -74,14 +69,17 @@ func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool) err
 	if err := checkNTTMode("gpu: ntt", dir, dec); err != nil {
 		return err
 	}
+	if err := radix.check("gpu: ntt"); err != nil {
+		return err
+	}
 	var e errBuf
-	rc := C.zk_ntt_host(C.int(dev), unsafe.Pointer(&a[0]), C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), e.ptr(), e.size())
+	rc := C.zk_ntt_host(C.int(dev), unsafe.Pointer(&a[0]), C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), C.int(radix), e.ptr(), e.size())
 	return check("gpu: ntt", rc, &e)
 }
 
 // NTTDevice enqueues the transform of NTT on 2^logN elements resident in
 // buf, on stream s (nil: the legacy default stream); it does not wait.
-func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, s *Stream) error {
+func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, radix NTTRadix, s *Stream) error {
 	const op = "gpu: ntt (device)"
 	if err := checkLogN(op, logN); err != nil {
 		return err
@@ -89,11 +87,14 @@ func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool,
 	if err := checkNTTMode(op, dir, dec); err != nil {
 		return err
 	}
+	if err := radix.check(op); err != nil {
+		return err
+	}
 	if err := buf.rangeOK(op, 0, (1<<logN)*FrBytes); err != nil {
 		return err
 	}
 	var e errBuf
-	rc := C.zk_ntt_device(C.int(buf.device), buf.ptr, C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), streamPtr(s), e.ptr(), e.size())
+	rc := C.zk_ntt_device(C.int(buf.device), buf.ptr, C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), C.int(radix), streamPtr(s), e.ptr(), e.size())
 	return check(op, rc, &e)
 }
 
@@ -108,7 +109,9 @@ func ComputeH(a, b []fr.Element, logN int) ([]fr.Element, error) {
 }
 
 // ComputeHOn is ComputeH on device dev, also returning the phases' device
-// time. It allocates ComputeHBytes(logN) of device memory for the call.
+// time. It allocates ComputeHBytes(logN) of device memory for the call. Its
+// NTTs run in the default radix (a Groth16 key's proofs take theirs from its
+// ProveOptions).
 func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, error) {
 	const op = "gpu: compute h"
 	if err := checkLogN(op, logN); err != nil {
@@ -124,7 +127,7 @@ func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, er
 	h := make([]fr.Element, n)
 	var e errBuf
 	var t C.zk_h_timing
-	rc := C.zk_compute_h_host(C.int(dev), unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), C.uint64_t(len(a)), unsafe.Pointer(&h[0]), C.uint32_t(logN), &t, e.ptr(), e.size())
+	rc := C.zk_compute_h_host(C.int(dev), unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), C.uint64_t(len(a)), unsafe.Pointer(&h[0]), C.uint32_t(logN), C.int(NTTRadixDefault), &t, e.ptr(), e.size())
 	if err := check(op, rc, &e); err != nil {
 		return nil, HTiming{}, err
 	}
@@ -135,7 +138,8 @@ func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, er
 // hold A and B (2^logN elements each, zero-padded by the caller), c is
 // 2^logN elements of scratch. H replaces A in a; b and c are clobbered.
 // Without timing it returns at once; with timing it waits for the work and
-// returns the phases' device time from CUDA events.
+// returns the phases' device time from CUDA events. Its NTTs run in the
+// default radix.
 func ComputeHDevice(a, b, c *Buffer, logN int, s *Stream, timing bool) (HTiming, error) {
 	const op = "gpu: compute h (device)"
 	if err := checkLogN(op, logN); err != nil {
@@ -156,7 +160,7 @@ func ComputeHDevice(a, b, c *Buffer, logN int, s *Stream, timing bool) (HTiming,
 	if !timing {
 		tp = nil
 	}
-	rc := C.zk_compute_h_device(C.int(a.device), a.ptr, b.ptr, c.ptr, C.uint32_t(logN), streamPtr(s), tp, e.ptr(), e.size())
+	rc := C.zk_compute_h_device(C.int(a.device), a.ptr, b.ptr, c.ptr, C.uint32_t(logN), C.int(NTTRadixDefault), streamPtr(s), tp, e.ptr(), e.size())
 	if err := check(op, rc, &e); err != nil {
 		return HTiming{}, err
 	}

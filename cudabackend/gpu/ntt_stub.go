@@ -4,9 +4,6 @@ package gpu
 
 import "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
-// SetNTTRadix selects the NTT's radix; without CUDA it does nothing.
-func SetNTTRadix(r NTTRadix) {}
-
 // PrepareNTT caches NTT tables on a device; without CUDA an error wrapping
 // ErrUnavailable.
 func PrepareNTT(dev, logN int) error { return errNoCUDABuild }
@@ -16,12 +13,12 @@ func ReleaseNTT(dev int) error { return errNoCUDABuild }
 
 // NTT transforms a in place on a device as gnark-crypto's fft.Domain would;
 // without CUDA an error wrapping ErrUnavailable.
-func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool) error {
+func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool, radix NTTRadix) error {
 	return errNoCUDABuild
 }
 
 // NTTDevice transforms resident data; without CUDA an error.
-func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, s *Stream) error {
+func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, radix NTTRadix, s *Stream) error {
 	return errNoCUDABuild
 }
 

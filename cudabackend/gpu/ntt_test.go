@@ -290,15 +290,13 @@ func TestNTTMatchesGnark(t *testing.T) {
 	}
 	var one fr.Element
 	one.SetOne()
-	defer SetNTTRadix(NTTRadixFromEnv)
-	for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4} {
-		SetNTTRadix(radix)
+	for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4, NTTRadixDefault} {
 		t.Logf("radix %d", radix)
-		nttMatchesGnark(t, rng, logs, one)
+		nttMatchesGnark(t, rng, logs, one, radix)
 	}
 }
 
-func nttMatchesGnark(t *testing.T, rng *rand.Rand, logs []int, one fr.Element) {
+func nttMatchesGnark(t *testing.T, rng *rand.Rand, logs []int, one fr.Element, radix NTTRadix) {
 	for _, logN := range logs {
 		n := 1 << logN
 		d := fft.NewDomain(uint64(n))
@@ -316,7 +314,7 @@ func nttMatchesGnark(t *testing.T, rng *rand.Rand, logs []int, one fr.Element) {
 				want := append([]fr.Element(nil), in...)
 				gnarkNTT(d, want, m)
 				got := append([]fr.Element(nil), in...)
-				if err := NTT(0, got, m.dir, m.dec, m.coset); err != nil {
+				if err := NTT(0, got, m.dir, m.dec, m.coset, radix); err != nil {
 					t.Fatalf("2^%d %s %s: %v", logN, name, m, err)
 				}
 				if i := firstDiff(got, want); i >= 0 {
@@ -347,7 +345,7 @@ func TestNTTDeviceRoundTrip(t *testing.T) {
 	if err := buf.UploadFr(in, 0, s); err != nil {
 		t.Fatal(err)
 	}
-	if err := NTTDevice(buf, logN, Forward, DIF, true, s); err != nil {
+	if err := NTTDevice(buf, logN, Forward, DIF, true, NTTRadixDefault, s); err != nil {
 		t.Fatal(err)
 	}
 	mid := make([]fr.Element, len(in))
@@ -355,13 +353,13 @@ func TestNTTDeviceRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := append([]fr.Element(nil), in...)
-	if err := NTT(0, want, Forward, DIF, true); err != nil {
+	if err := NTT(0, want, Forward, DIF, true, NTTRadixDefault); err != nil {
 		t.Fatal(err)
 	}
 	if i := firstDiff(mid, want); i >= 0 {
 		t.Fatalf("device and host transforms differ at %d", i)
 	}
-	if err := NTTDevice(buf, logN, Inverse, DIT, true, s); err != nil {
+	if err := NTTDevice(buf, logN, Inverse, DIT, true, NTTRadixDefault, s); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]fr.Element, len(in))
@@ -490,12 +488,14 @@ func TestBadArguments(t *testing.T) {
 	}
 	defer buf.Free()
 	cases := map[string]error{
-		"NTT len 3":               NTT(0, make([]fr.Element, 3), Forward, DIF, false),
-		"NTT len 0":               NTT(0, nil, Forward, DIF, false),
-		"NTT bad direction":       NTT(0, small, Direction(7), DIF, false),
-		"NTT bad decimation":      NTT(0, small, Forward, Decimation(9), false),
-		"NTTDevice too big":       NTTDevice(buf, 4, Forward, DIF, false, nil),
-		"NTTDevice logN 29":       NTTDevice(buf, 29, Forward, DIF, false, nil),
+		"NTT len 3":               NTT(0, make([]fr.Element, 3), Forward, DIF, false, NTTRadixDefault),
+		"NTT len 0":               NTT(0, nil, Forward, DIF, false, NTTRadixDefault),
+		"NTT bad direction":       NTT(0, small, Direction(7), DIF, false, NTTRadixDefault),
+		"NTT bad decimation":      NTT(0, small, Forward, Decimation(9), false, NTTRadixDefault),
+		"NTT radix 3":             NTT(0, small, Forward, DIF, false, NTTRadix(3)),
+		"NTTDevice too big":       NTTDevice(buf, 4, Forward, DIF, false, NTTRadixDefault, nil),
+		"NTTDevice logN 29":       NTTDevice(buf, 29, Forward, DIF, false, NTTRadixDefault, nil),
+		"NTTDevice radix 8":       NTTDevice(buf, 3, Forward, DIF, false, NTTRadix(8), nil),
 		"Upload out of range":     buf.UploadFr(small, 1, nil),
 		"ComputeH too many":       func() error { _, err := ComputeH(small, small, 2); return err }(),
 		"ComputeH length differs": func() error { _, err := ComputeH(small, small[:4], 3); return err }(),
@@ -518,7 +518,7 @@ func TestBadArguments(t *testing.T) {
 	if err := b2.Free(); err != nil {
 		t.Errorf("second Free: %v", err)
 	}
-	if err := NTTDevice(b2, 1, Forward, DIF, false, nil); !errors.Is(err, ErrInvalid) {
+	if err := NTTDevice(b2, 1, Forward, DIF, false, NTTRadixDefault, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("NTTDevice on a freed buffer: %v, want ErrInvalid", err)
 	}
 	// An allocation larger than the device is ErrOutOfMemory.
@@ -593,20 +593,18 @@ func residentRandom(tb testing.TB, logN int, s *Stream) *Buffer {
 func BenchmarkNTT(b *testing.B) {
 	needDevice(b)
 	modes := []nttMode{{Forward, DIF, false}, {Inverse, DIF, true}}
-	defer SetNTTRadix(NTTRadixFromEnv)
 	for _, logN := range []int{16, 18, 20, 22, 24, 25, 26} {
 		for _, m := range modes {
 			for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4} {
 				b.Run(fmt.Sprintf("%s/2^%d/r%d", m, logN, radix), func(b *testing.B) {
-					SetNTTRadix(radix)
-					benchNTT(b, logN, m)
+					benchNTT(b, logN, m, radix)
 				})
 			}
 		}
 	}
 }
 
-func benchNTT(b *testing.B, logN int, m nttMode) {
+func benchNTT(b *testing.B, logN int, m nttMode, radix NTTRadix) {
 	et := newEventTimer(b)
 	defer et.close()
 	buf := residentRandom(b, logN, et.s)
@@ -614,7 +612,7 @@ func benchNTT(b *testing.B, logN int, m nttMode) {
 	if err := PrepareNTT(0, logN); err != nil {
 		b.Fatal(err)
 	}
-	f := func() error { return NTTDevice(buf, logN, m.dir, m.dec, m.coset, et.s) }
+	f := func() error { return NTTDevice(buf, logN, m.dir, m.dec, m.coset, radix, et.s) }
 	et.run(b, 2, f) // warm-up
 	b.ResetTimer()
 	per := et.run(b, b.N, f)

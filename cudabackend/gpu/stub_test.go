@@ -26,8 +26,10 @@ func TestStubUnavailable(t *testing.T) {
 		"NewEvent":    func() error { _, err := NewEvent(0); return err },
 		"PrepareNTT":  func() error { return PrepareNTT(0, 10) },
 		"ReleaseNTT":  func() error { return ReleaseNTT(0) },
-		"NTT":         func() error { return NTT(0, a, Forward, DIF, false) },
-		"NTTDevice":   func() error { return NTTDevice(&Buffer{}, 2, Inverse, DIT, true, nil) },
+		"NTT":         func() error { return NTT(0, a, Forward, DIF, false, NTTRadixDefault) },
+		"NTTDevice":   func() error { return NTTDevice(&Buffer{}, 2, Inverse, DIT, true, NTTRadix2, nil) },
+		"SetPieces":   func() error { return (&G1Bases{}).SetPieces(2, 0) },
+		"SetOptions":  func() error { return (&Groth16Key{}).SetOptions(ProveOptions{DenseMSM: true}) },
 		"ComputeH":    func() error { _, err := ComputeH(a, a, 2); return err },
 		"ComputeHOn":  func() error { _, _, err := ComputeHOn(0, a, a, 2); return err },
 		"ComputeHDevice": func() error {

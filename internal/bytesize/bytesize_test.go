@@ -1,11 +1,11 @@
-package config
+package bytesize
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestParseSize(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want Size
@@ -40,15 +40,15 @@ func TestParseSize(t *testing.T) {
 		{in: "18446744073709551616", err: "bad size"},
 		{in: "20000000000000000000.5GB", err: "too large"},
 	} {
-		got, err := ParseSize(tc.in)
+		got, err := Parse(tc.in)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseSize(%q) = %v, %v; want an error saying %q", tc.in, got, err, tc.err)
+				t.Errorf("Parse(%q) = %v, %v; want an error saying %q", tc.in, got, err, tc.err)
 			}
 			continue
 		}
 		if err != nil || got != tc.want {
-			t.Errorf("ParseSize(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -74,8 +74,8 @@ func TestSizeResolveAndString(t *testing.T) {
 		if got := tc.s.String(); got != tc.want {
 			t.Errorf("%+v.String() = %q, want %q", tc.s, got, tc.want)
 		}
-		// What String writes, ParseSize reads back.
-		if back, err := ParseSize(tc.s.String()); err == nil && back != tc.s {
+		// What String writes, Parse reads back.
+		if back, err := Parse(tc.s.String()); err == nil && back != tc.s {
 			t.Errorf("round trip of %+v gave %+v", tc.s, back)
 		}
 	}
