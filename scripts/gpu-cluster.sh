@@ -71,8 +71,6 @@ EOF
     [ "$hi" -ge "$NCPU" ] && { log "not enough cores for synthesis host $i ($lo-$hi of $NCPU)"; break; }
     cat > "$WORK/synth$i.toml" <<EOF
 state_dir = "$WORK/s$i"
-[synthesis]
-workers = $SYNTH_CORES
 [[circuit]]
 name = "$KEY"
 keys = "$KEYS"
@@ -86,8 +84,13 @@ EOF
     taskset -c "$lo-$hi" "$ZK" serve --config "$WORK/synth$i.toml" > "$OUT/synth$i-$n.log" 2>&1 &
     pids+=($!)
   done
+  # A synthesis host solves on every core it may run on (its taskset), one partition each.
   for i in $(seq 1 "$n"); do
-    for _ in $(seq 1 240); do grep -q "synthesizing partitions for the proving hosts" "$OUT/synth$i-$n.log" 2>/dev/null && break; sleep 0.5; done
+    for _ in $(seq 1 240); do
+      grep -q "synthesizing partitions for the proving hosts" "$OUT/synth$i-$n.log" 2>/dev/null && break
+      kill -0 "${pids[$i]}" 2>/dev/null || { log "synthesis host $i exited: $(tail -1 "$OUT/synth$i-$n.log")"; break; }
+      sleep 0.5
+    done
   done
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/smi-$n.csv" 2>&1 &
   smi=$!
