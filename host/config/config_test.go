@@ -75,7 +75,7 @@ func TestDefaults(t *testing.T) {
 		Source:   "",
 		StateDir: "/home/op/.local/state/zkhost",
 		LogLevel: "info",
-		API:      API{Socket: "/home/op/.local/state/zkhost/zkhost.sock", SocketMode: 0o600},
+		API:      API{Config: api.Config{Socket: "/home/op/.local/state/zkhost/zkhost.sock", SocketMode: 0o600}},
 		Budget: Budget{
 			Bytes:                  54975581388, // 80% of 64 GiB, rounded down
 			CriticalReserve:        5497558138,  // 10% of that
@@ -350,10 +350,10 @@ crash_limit = 1
 crash_window = "1h"
 `
 	c := mustParse(t, text, "/etc/zkhost.toml", testEnv())
-	want := API{SocketMode: 0o660, SocketGroup: "zkhost", TCPAddress: "0.0.0.0:7443",
-		TLSCert: "/etc/zk/cert.pem", TLSKey: "/etc/zk/key.pem", TokenFile: "/etc/zk/token",
-		WebAddress: "127.0.0.1:7080", Socket: "/home/op/.local/state/zkhost/zkhost.sock"}
-	if c.API != want {
+	want := API{Config: api.Config{SocketMode: 0o660, SocketGroup: "zkhost", TCPAddr: "0.0.0.0:7443",
+		TLSCertFile: "/etc/zk/cert.pem", TLSKeyFile: "/etc/zk/key.pem", TokenFile: "/etc/zk/token",
+		Socket: "/home/op/.local/state/zkhost/zkhost.sock"}, WebAddress: "127.0.0.1:7080"}
+	if !reflect.DeepEqual(c.API, want) {
 		t.Errorf("api = %+v", c.API)
 	}
 	if c.LogLevel != "debug" || !c.LogJSON {

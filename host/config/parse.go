@@ -196,9 +196,9 @@ func (ck *checker) config(doc map[string]any) *Config {
 	tl.finish()
 
 	for _, t := range root.list("client") {
-		c.Clients = append(c.Clients, ck.client(t))
+		c.API.Clients = append(c.API.Clients, ck.client(t))
 	}
-	ck.uniqueClients(c.Clients)
+	ck.uniqueClients(c.API.Clients)
 	lim := root.sub("limits")
 	if n, ok := lim.integer("queued_partitions", 0, math.MaxInt32); ok {
 		c.Limits.QueuedPartitions = n
@@ -244,7 +244,7 @@ func (ck *checker) config(doc map[string]any) *Config {
 }
 
 func (ck *checker) api(t *table, stateDir string) API {
-	a := API{SocketMode: 0o600}
+	a := API{Config: api.Config{SocketMode: api.DefaultSocketMode}}
 	if p, ok := t.path("socket"); ok {
 		a.Socket = p
 	} else if stateDir != "" {
@@ -268,16 +268,16 @@ func (ck *checker) api(t *table, stateDir string) API {
 		if err := checkHostPort(addr); err != nil {
 			ck.errorf(t.key("tcp_address"), "%v", err)
 		}
-		a.TCPAddress = addr
+		a.TCPAddr = addr
 	}
-	a.TLSCert, _ = t.optPath("tls_cert")
-	a.TLSKey, _ = t.optPath("tls_key")
+	a.TLSCertFile, _ = t.optPath("tls_cert")
+	a.TLSKeyFile, _ = t.optPath("tls_key")
 	a.TokenFile, _ = t.optPath("token_file")
-	if a.TCPAddress != "" {
+	if a.TCPAddr != "" {
 		// The TCP listener reaches beyond this machine: it is never plain
 		// text and never open.
 		var missing []string
-		for _, f := range []struct{ key, val string }{{"tls_cert", a.TLSCert}, {"tls_key", a.TLSKey}, {"token_file", a.TokenFile}} {
+		for _, f := range []struct{ key, val string }{{"tls_cert", a.TLSCertFile}, {"tls_key", a.TLSKeyFile}, {"token_file", a.TokenFile}} {
 			if f.val == "" {
 				missing = append(missing, "api."+f.key)
 			}
@@ -286,7 +286,7 @@ func (ck *checker) api(t *table, stateDir string) API {
 			ck.errorf(t.key("tcp_address"), "TCP needs TLS and a bearer token: set %s", strings.Join(missing, ", "))
 		}
 	} else {
-		for _, f := range []struct{ key, val string }{{"tls_cert", a.TLSCert}, {"tls_key", a.TLSKey}, {"token_file", a.TokenFile}} {
+		for _, f := range []struct{ key, val string }{{"tls_cert", a.TLSCertFile}, {"tls_key", a.TLSKeyFile}, {"token_file", a.TokenFile}} {
 			if f.val != "" {
 				ck.errorf(t.key(f.key), "set without api.tcp_address, which is the only listener that uses it")
 			}
@@ -295,7 +295,7 @@ func (ck *checker) api(t *table, stateDir string) API {
 	if addr, ok := t.str("web_address"); ok && addr != "" {
 		if err := checkHostPort(addr); err != nil {
 			ck.errorf(t.key("web_address"), "%v", err)
-		} else if !isLoopback(addr) && a.TCPAddress == "" {
+		} else if !isLoopback(addr) && a.TCPAddr == "" {
 			// The rule of tcp_address: off this machine, TLS and a token.
 			ck.errorf(t.key("web_address"), "%s is not a loopback address: the status page and /metrics are served off this machine only over TLS with a bearer token; "+
 				"set api.tcp_address, api.tls_cert, api.tls_key and api.token_file (the page uses the same), or bind 127.0.0.1", addr)
@@ -421,8 +421,8 @@ func (ck *checker) synthesis(t *table) Synthesis {
 
 // client reads one [[client]]: a name, a token file, whether it is an admin.
 // Tokens are for the TCP listener: api.Listen refuses clients without it.
-func (ck *checker) client(t *table) Client {
-	var c Client
+func (ck *checker) client(t *table) api.ClientConfig {
+	var c api.ClientConfig
 	if name, ok := t.str("name"); ok {
 		switch err := checkName(name); {
 		case err != nil:
@@ -447,7 +447,7 @@ func (ck *checker) client(t *table) Client {
 }
 
 // uniqueClients reports a client name used twice.
-func (ck *checker) uniqueClients(cs []Client) {
+func (ck *checker) uniqueClients(cs []api.ClientConfig) {
 	seen := map[string]int{}
 	for i, c := range cs {
 		if j, dup := seen[c.Name]; dup && c.Name != "" {
