@@ -173,9 +173,9 @@ type Circuit struct {
 	// circuit's partitions (a circuit with hints the host does not know, or
 	// another stack's); empty means the host's built-in gnark solver.
 	Synthesizer string
-	// SynthesizerSHA256 is the lower-case hex digest the synthesizer binary
-	// must have; empty when it is not pinned.
-	SynthesizerSHA256 string
+	// SynthesizerSHA256 is the digest the synthesizer binary must have; nil
+	// when it is not pinned.
+	SynthesizerSHA256 Digest
 	// SynthesizerTimeout bounds one partition's synthesis by the plugin: one
 	// that has not answered by then is killed and handled as crashed. Zero
 	// derives the bound from the circuit's size.
@@ -186,9 +186,9 @@ type Circuit struct {
 type Device struct {
 	// Backend is the backend binary.
 	Backend string
-	// SHA256 is the lower-case hex digest the backend binary must have; empty
-	// when the binary is not pinned.
-	SHA256 string
+	// SHA256 is the digest the backend binary must have; nil when the binary
+	// is not pinned.
+	SHA256 Digest
 	// Index is the device's index among the backend's devices, or -1 when the
 	// config names none (then Selector, or the backend's own default, picks).
 	Index int

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -222,7 +223,7 @@ func TestExampleDocumentsEveryOption(t *testing.T) {
 	if len(c.Circuits) != 3 || len(c.Devices) != 2 {
 		t.Fatalf("samples: %d circuits, %d devices; want 3 and 2", len(c.Circuits), len(c.Devices))
 	}
-	if s := c.Circuits[2]; s.Synthesizer != "/usr/local/lib/zkhost/hintsynth" || len(s.SynthesizerSHA256) != 64 || s.SynthesizerTimeout != 5*time.Minute {
+	if s := c.Circuits[2]; s.Synthesizer != "/usr/local/lib/zkhost/hintsynth" || len(s.SynthesizerSHA256) != 32 || s.SynthesizerTimeout != 5*time.Minute {
 		t.Errorf("circuit[2] = %+v", s)
 	}
 	if c.Circuits[1].CCS != "/etc/zkhost/keys/porep/circuit.ccs" || c.Circuits[1].Class != api.ClassCritical {
@@ -368,7 +369,8 @@ crash_window = "1h"
 	if c.Circuits[0].Class != api.ClassHigh {
 		t.Errorf("class = %v", c.Circuits[0].Class)
 	}
-	wantDev := Device{Backend: "/bin/be", SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+	sum, _ := hex.DecodeString("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+	wantDev := Device{Backend: "/bin/be", SHA256: sum,
 		Index: 3, InFlight: 4, Options: map[string]string{"A": "1", "B": "two"}}
 	if !reflect.DeepEqual(c.Devices, []Device{wantDev}) {
 		t.Errorf("devices = %+v", c.Devices)

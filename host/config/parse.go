@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"math"
@@ -509,11 +508,10 @@ func (ck *checker) circuit(t *table) Circuit {
 func (ck *checker) synthesizer(t *table, c *Circuit) {
 	c.Synthesizer, _ = t.optPath("synthesizer")
 	if s, ok := t.str("synthesizer_sha256"); ok {
-		s = strings.ToLower(strings.TrimSpace(s))
-		if raw, err := hex.DecodeString(s); err != nil || len(raw) != 32 {
-			ck.errorf(t.key("synthesizer_sha256"), "want 64 hex digits (a SHA-256), got %q", s)
+		if sum, err := ParseDigest(s); err != nil {
+			ck.errorf(t.key("synthesizer_sha256"), "%v", err)
 		} else {
-			c.SynthesizerSHA256 = s
+			c.SynthesizerSHA256 = sum
 		}
 		if c.Synthesizer == "" {
 			ck.errorf(t.key("synthesizer_sha256"), "set without synthesizer (the binary it pins)")
@@ -563,11 +561,10 @@ func (ck *checker) device(t *table) Device {
 		d.Backend = ck.env.defaultBackend()
 	}
 	if s, ok := t.str("sha256"); ok && s != "" {
-		s = strings.ToLower(strings.TrimSpace(s))
-		if raw, err := hex.DecodeString(s); err != nil || len(raw) != 32 {
-			ck.errorf(t.key("sha256"), "want 64 hex digits (a SHA-256), got %q", s)
+		if sum, err := ParseDigest(s); err != nil {
+			ck.errorf(t.key("sha256"), "%v", err)
 		} else {
-			d.SHA256 = s
+			d.SHA256 = sum
 		}
 	}
 	if n, ok := t.integer("index", 0, 1023); ok {

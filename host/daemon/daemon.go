@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -368,15 +367,8 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 	for i, dc := range d.cfg.Devices {
 		name := fmt.Sprintf("dev%d", i)
 		// The device field survives in JSON logs, where a backend's own @module replaces the logger's name.
-		lc := plugins.LaunchConfig{Path: dc.Backend, Logger: d.log.Named("backend."+name).With("device", name), SocketDir: d.socketDir}
+		lc := plugins.LaunchConfig{Path: dc.Backend, SHA256: dc.SHA256, Logger: d.log.Named("backend."+name).With("device", name), SocketDir: d.socketDir}
 		lc.Env = append(lc.Env, sdk.LogLevelEnv+"="+d.cfg.LogLevel) // backends log at the host's level
-		if dc.SHA256 != "" {
-			sum, err := hex.DecodeString(dc.SHA256)
-			if err != nil {
-				return fmt.Errorf("device[%d]: sha256: %w", i, err)
-			}
-			lc.SHA256 = sum
-		}
 		keys := make([]string, 0, len(dc.Options))
 		for k := range dc.Options {
 			keys = append(keys, k)

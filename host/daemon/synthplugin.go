@@ -16,7 +16,6 @@ package daemon
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -52,13 +51,8 @@ func (d *Daemon) startSynthesizers(ctx context.Context) error {
 			return fmt.Errorf("circuit[%d] %q: synthesizer: %w", i, cc.Name, err)
 		}
 		name := "synth." + cc.Name
-		lc := plugins.LaunchConfig{Path: cc.Synthesizer, Logger: d.log.Named(name).With("circuit", cc.Name), SocketDir: d.socketDir}
+		lc := plugins.LaunchConfig{Path: cc.Synthesizer, SHA256: cc.SynthesizerSHA256, Logger: d.log.Named(name).With("circuit", cc.Name), SocketDir: d.socketDir}
 		lc.Env = append(lc.Env, sdk.LogLevelEnv+"="+d.cfg.LogLevel)
-		if cc.SynthesizerSHA256 != "" {
-			if lc.SHA256, err = hex.DecodeString(cc.SynthesizerSHA256); err != nil {
-				return fmt.Errorf("circuit[%d] %q: synthesizer_sha256: %w", i, cc.Name, err)
-			}
-		}
 		s, err := synth.Start(ctx, synth.Options{
 			Name:    name,
 			Launch:  lc,
