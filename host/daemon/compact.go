@@ -141,8 +141,7 @@ func (d *Daemon) compactRefused(t *task, why error) {
 	}
 	t.attempts--
 	d.releaseTask(t)
-	d.updatePart(j, t.idx, func(p *api.Partition) {
-		p.State = api.PartitionQueued
+	d.transition(j, t.idx, api.JobEvent{Kind: api.EventPartitionQueued, Attempt: t.attempts, Device: t.device, Reason: why.Error()}, func(p *api.Partition) {
 		p.Attempts = t.attempts
 		p.Device = ""
 	})

@@ -204,8 +204,8 @@ func (d *Daemon) retrySynthesis(t *task, reason string, retryable bool) {
 	d.releaseTask(t)
 	d.log.Warn("partition synthesis failed; retrying", "job", j.id, "partition", t.idx, "reason", reason)
 	d.metrics.Retry(j.class.String())
-	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionQueued; p.Error = reason })
-	d.event(j, api.JobEvent{Kind: api.EventPartitionRetried, Partition: t.idx, Attempt: t.attempts, Reason: reason})
+	d.transition(j, t.idx, api.JobEvent{Kind: api.EventPartitionRetried, Attempt: t.attempts, Reason: reason},
+		func(p *api.Partition) { p.Error = reason })
 	backoff := d.cfg.Retry.BackoffBase << min(t.synthAttempts-1, 10)
 	if backoff > d.cfg.Retry.BackoffMax && d.cfg.Retry.BackoffMax > 0 {
 		backoff = d.cfg.Retry.BackoffMax
