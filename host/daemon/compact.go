@@ -127,7 +127,7 @@ func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.Partitio
 	if synthErr != nil {
 		return sdk.PartitionHandle{}, synthErr, nil
 	}
-	h, err = d.shm.WriteCompact(name, sdk.CurveBLS12381, *wp, uint64(ce.c.NbConstraints), threads)
+	h, err = d.shm.WriteCompact(name, ce.c.Curve, *wp, uint64(ce.c.NbConstraints), threads)
 	return h, nil, err
 }
 

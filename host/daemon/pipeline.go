@@ -146,7 +146,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	} else {
 		// The partition's memory is allocated first and the solver writes W, A
 		// and B straight into it: no vectors of its own, and no copy of them.
-		h, err = d.shm.WriteWith(name, sdk.CurveBLS12381,
+		h, err = d.shm.WriteWith(name, ce.c.Curve,
 			uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), func(W, A, B []fr.Element) error {
 				w, err := circuit.SynthesizeInputInto(ce.c, t.witness, int(threads), W, A, B)
 				if err == nil {

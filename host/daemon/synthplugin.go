@@ -83,7 +83,7 @@ func circuitRef(c *circuit.Circuit) (sdk.CircuitRef, error) {
 		return sdk.CircuitRef{}, fmt.Errorf("constraint system %s: %w", ccsPath, err)
 	}
 	ref := sdk.CircuitRef{
-		ID: c.Name, Curve: sdk.CurveBLS12381, CCSPath: ccsPath,
+		ID: c.Name, Curve: c.Curve, CCSPath: ccsPath,
 		NbWires: uint64(c.NbWires), NbConstraints: uint64(c.NbConstraints),
 		NbPublic: uint64(c.NbPublic), NbSecret: uint64(c.NbSecret),
 	}
@@ -117,7 +117,7 @@ func (d *Daemon) synthesizeWithPlugin(it queue.Item[*task], lane string, w witne
 		return
 	}
 	name := fmt.Sprintf("%s-%d-%d-s%d", j.id, t.idx, t.attempts, t.synthAttempts+1)
-	out, err := d.shm.Output(name, sdk.CurveBLS12381, uint64(ce.c.NbWires), uint64(ce.c.NbConstraints))
+	out, err := d.shm.Output(name, ce.c.Curve, uint64(ce.c.NbWires), uint64(ce.c.NbConstraints))
 	if err != nil && journal.IsNoSpace(err) {
 		d.stagingNoSpace(it, err) // as for the built-in solver's partitions: no attempt spent
 		return
