@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -95,11 +94,9 @@ naming the plugin and use zkhost submit (docs/synthesizer.md).`)
 		Backend: *backend, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer,
 	}
 	if *sha != "" {
-		b, err := hex.DecodeString(*sha)
-		if err != nil || len(b) != 32 {
-			return fmt.Errorf("%w: --backend-sha256 must be 64 hex characters", cli.ErrUsage)
+		if opts.BackendSHA256, err = config.ParseDigest(*sha); err != nil {
+			return fmt.Errorf("%w: --backend-sha256: %v", cli.ErrUsage, err)
 		}
-		opts.BackendSHA256 = b
 	}
 	if *threads > 0 {
 		opts.Threads = *threads

@@ -44,6 +44,7 @@ func TestProveCommandErrors(t *testing.T) {
 			"output directory " + stale + " already holds proofs (9.proof); choose another or empty it"},
 		{[]string{"prove", "--keys", keys, "--circuit", "merkle", "--partitions", "-3", "--out", out}, 2, "--partitions must be at least 1"},
 		{[]string{"prove", "--keys", keys, "--circuit", "merkle", "--partitions", "0", "--out", out}, 2, "--partitions must be at least 1"},
+		{append(prove(keys, "merkle"), "--backend-sha256", "abcd"), 2, `--backend-sha256: want 64 hex digits (a SHA-256), got "abcd"`},
 		{prove(keyFile, "merkle"), 1, "--keys " + keyFile + " is not a directory"},
 		{prove(filepath.Join(dir, "none"), "merkle"), 1, "key directory: stat " + filepath.Join(dir, "none") + ": no such file"},
 		// keygen is suggested only for the example circuits it knows; key import for any other.

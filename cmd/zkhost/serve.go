@@ -100,7 +100,7 @@ the cluster and solves partitions for its proving hosts (docs/cluster.md).`)
 	// The status page and /metrics show what the API serves: with [cluster],
 	// the cluster too.
 	if cfg.API.WebAddress != "" {
-		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, TokenFile: cfg.API.TokenFile, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey}, svc, log.Named("web"))
+		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, TokenFile: cfg.API.TokenFile, TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile}, svc, log.Named("web"))
 		if err != nil {
 			d.Close()
 			stopCluster()
@@ -111,11 +111,7 @@ the cluster and solves partitions for its proving hosts (docs/cluster.md).`)
 			fmt.Fprintf(stderr, "zkhost status page at %s (Prometheus: %smetrics)\n", ws.URL(), ws.URL())
 		}
 	}
-	srv, err := api.Listen(api.Config{
-		Socket: cfg.API.Socket, SocketMode: cfg.API.SocketMode, SocketGroup: cfg.API.SocketGroup,
-		TCPAddr: cfg.API.TCPAddress, TLSCertFile: cfg.API.TLSCert, TLSKeyFile: cfg.API.TLSKey, TokenFile: cfg.API.TokenFile,
-		Clients: apiClients(cfg.Clients),
-	}, svc, log.Named("api"))
+	srv, err := api.Listen(cfg.API.Config, svc, log.Named("api"))
 	if err != nil {
 		d.Close()
 		stopCluster()
@@ -158,13 +154,4 @@ the cluster and solves partitions for its proving hosts (docs/cluster.md).`)
 	default:
 	}
 	return runErr
-}
-
-// apiClients converts the config's [[client]] tables for api.Listen.
-func apiClients(cs []config.Client) []api.ClientConfig {
-	out := make([]api.ClientConfig, len(cs))
-	for i, c := range cs {
-		out[i] = api.ClientConfig{Name: c.Name, TokenFile: c.TokenFile, Admin: c.Admin}
-	}
-	return out
 }

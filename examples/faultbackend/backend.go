@@ -90,6 +90,9 @@ func (b *backend) Describe(ctx context.Context) (sdk.Description, error) {
 	if b.opts.maxInFlightClaim >= 0 {
 		d.MaxInFlight = b.opts.maxInFlightClaim
 	}
+	if b.opts.claimCurves {
+		d.Curves = b.opts.curves
+	}
 	return d, nil
 }
 

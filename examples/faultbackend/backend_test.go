@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ type stub struct {
 }
 
 func (s *stub) Describe(context.Context) (sdk.Description, error) {
-	return sdk.Description{Name: "stub", APIVersions: []uint32{sdk.APIVersion}, MaxInFlight: 1,
+	return sdk.Description{Name: "stub", APIVersions: []uint32{sdk.APIVersion}, MaxInFlight: 1, Curves: []sdk.Curve{sdk.CurveBLS12381},
 		Device: sdk.DeviceInfo{Kind: "cpu", Model: "test", Available: true}}, nil
 }
 func (s *stub) LoadKey(context.Context, sdk.KeyRef) (sdk.KeyInfo, error) { return sdk.KeyInfo{}, nil }
@@ -129,19 +130,23 @@ func TestInvalidProofs(t *testing.T) {
 }
 
 func TestDescribeClaims(t *testing.T) {
-	b := newTestBackend(t, &stub{}, "-kind=cuda", "-api-version=99", "-max-in-flight-claim=0")
+	b := newTestBackend(t, &stub{}, "-kind=cuda", "-api-version=99", "-max-in-flight-claim=0", "-curves=bn254, other")
 	d, err := b.Describe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Device.Kind != "cuda" || len(d.APIVersions) != 1 || d.APIVersions[0] != 99 || d.MaxInFlight != 0 || d.Name != "faultbackend" {
+	if d.Device.Kind != "cuda" || len(d.APIVersions) != 1 || d.APIVersions[0] != 99 || d.MaxInFlight != 0 || d.Name != "faultbackend" ||
+		!slices.Equal(d.Curves, []sdk.Curve{sdk.CurveBN254, "other"}) {
 		t.Errorf("description %+v", d)
+	}
+	if none, err := newTestBackend(t, &stub{}, "-curves=none").Describe(context.Background()); err != nil || len(none.Curves) != 0 {
+		t.Errorf("-curves=none: %v, curves %v", err, none.Curves)
 	}
 	plain, err := newTestBackend(t, &stub{}).Describe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain.Device.Kind != "cpu" || plain.APIVersions[0] != sdk.APIVersion || plain.MaxInFlight != 1 {
+	if plain.Device.Kind != "cpu" || plain.APIVersions[0] != sdk.APIVersion || plain.MaxInFlight != 1 || !slices.Equal(plain.Curves, []sdk.Curve{sdk.CurveBLS12381}) {
 		t.Errorf("without claims the inner description must pass through: %+v", plain)
 	}
 }

@@ -35,6 +35,9 @@
 //	                    for a GPU) (default "cpu")
 //	-max-in-flight-claim N  claim MaxInFlight N in Describe (0 or less is refused
 //	                    by the host); by default the CPU backend's own answer
+//	-curves LIST        claim the curves in LIST (comma-separated, e.g. "bn254";
+//	                    "none" claims none) in Describe; by default the CPU
+//	                    backend's own
 //	-seed N             seed of the random choices (default 1) [ZKHOST_FAULT_SEED]
 //	-run-file PATH      a counter file: each start increments it and mixes it into
 //	                    the seed, so a restarted backend does not replay the same

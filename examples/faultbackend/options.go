@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // Phases in which a crash or a hang can be injected.
@@ -40,6 +42,9 @@ type options struct {
 	apiVersion          int
 	kind                string
 	maxInFlightClaim    int
+	// claimCurves makes Describe claim curves instead of the CPU backend's.
+	claimCurves bool
+	curves      []sdk.Curve
 
 	seed    uint64
 	runFile string
@@ -68,6 +73,9 @@ func (o options) String() string {
 	}
 	if o.kind != "cpu" {
 		parts = append(parts, "kind="+o.kind)
+	}
+	if o.claimCurves {
+		parts = append(parts, fmt.Sprintf("curves=%v", o.curves))
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -158,6 +166,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.IntVar(&o.apiVersion, "api-version", 0, "claim this backend API version (0: the real one)")
 	fs.StringVar(&o.kind, "kind", "cpu", "claim this device kind")
 	fs.IntVar(&o.maxInFlightClaim, "max-in-flight-claim", -1, "claim this MaxInFlight (-1: the CPU backend's own)")
+	curves := fs.String("curves", "", `claim these curves, comma-separated ("none" for none; empty: the CPU backend's own)`)
 	fs.Uint64Var(&o.seed, "seed", env.uint("ZKHOST_FAULT_SEED", 1), "seed of the random choices")
 	fs.StringVar(&o.runFile, "run-file", "", "counter file mixed into the seed")
 	fs.IntVar(&o.threads, "threads", 0, "CPU backend threads (0: all cores)")
@@ -170,6 +179,14 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *curves != "" {
+		o.claimCurves = true
+		if *curves != "none" {
+			for _, c := range strings.Split(*curves, ",") {
+				o.curves = append(o.curves, sdk.Curve(strings.TrimSpace(c)))
+			}
+		}
 	}
 	if err := checkPhase("-crash", o.crashPhase); err != nil {
 		return o, err

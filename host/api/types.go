@@ -188,6 +188,26 @@ func (k EventKind) IsPartition() bool {
 	return k >= EventPartitionQueued && k <= EventPartitionFailed
 }
 
+// PartitionState returns the state an event of kind k leaves its partition
+// in (queued after a retry, as after EventPartitionQueued), or
+// PartitionStateUnspecified when k is not about one partition. The daemon
+// sets a partition's state from the event it sends, so the two never differ.
+func (k EventKind) PartitionState() PartitionState {
+	switch k {
+	case EventPartitionQueued, EventPartitionRetried:
+		return PartitionQueued
+	case EventPartitionSynthesizing:
+		return PartitionSynthesizing
+	case EventPartitionProving:
+		return PartitionProving
+	case EventPartitionVerified:
+		return PartitionVerified
+	case EventPartitionFailed:
+		return PartitionFailed
+	}
+	return PartitionStateUnspecified
+}
+
 // Limits on a submission, so that a malformed request fails with a clear message rather
 // than tying the daemon up.
 const (

@@ -36,6 +36,27 @@ func TestEnumsMatchProto(t *testing.T) {
 	}
 }
 
+// TestEventPartitionState: every partition event leaves its partition in the
+// state its name says (a retry queues it again); no other event names one.
+func TestEventPartitionState(t *testing.T) {
+	for k := range eventKindNames {
+		want := PartitionStateUnspecified
+		switch {
+		case k == EventPartitionRetried:
+			want = PartitionQueued
+		case k.IsPartition():
+			s, err := parseEnum(partitionStateNames, k.String(), "partition state", PartitionStateUnspecified)
+			if err != nil {
+				t.Errorf("partition event %s: %v", k, err)
+			}
+			want = s
+		}
+		if got := k.PartitionState(); got != want {
+			t.Errorf("%s leaves its partition %s, want %s", k, got, want)
+		}
+	}
+}
+
 func TestParseClassAndState(t *testing.T) {
 	for _, c := range Classes {
 		got, err := ParseClass(strings.ToUpper(c.String()))

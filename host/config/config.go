@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"github.com/zkhost/zkhost/host/api"
-	"io/fs"
 	"os"
 	"time"
 )
@@ -45,7 +44,8 @@ type Config struct {
 	// LogJSON makes logs JSON lines instead of text.
 	LogJSON bool
 
-	// API is where clients reach the daemon.
+	// API is where clients reach the daemon, the [[client]] tables included
+	// (API.Clients).
 	API API
 	// Budget is the host memory the daemon may commit.
 	Budget Budget
@@ -66,21 +66,10 @@ type Config struct {
 	Retry Retry
 	// Health decides when a device is given up on.
 	Health Health
-	// Clients are TCP clients with tokens of their own ([[client]]); none by
-	// default (the [api] token_file is the admin's).
-	Clients []Client
 	// Limits bound the work waiting in the daemon.
 	Limits Limits
 	// Cluster, when set, shares the work queue with other hosts (cluster.go).
 	Cluster *Cluster
-}
-
-// Client is a TCP client with its own bearer token. It sees and cancels only
-// its own jobs unless it is an admin.
-type Client struct {
-	Name      string
-	TokenFile string
-	Admin     bool
 }
 
 // Limits bound the partitions waiting in the daemon (queued, synthesizing,
@@ -119,23 +108,14 @@ func DefaultCriticalReserve(queued int) int {
 	return min((queued+9)/10, queued-1)
 }
 
-// API is where clients reach the daemon.
+// API is where clients reach the daemon: the listeners' settings exactly as
+// api.Listen takes them, so that serve hands them over as they are, and the
+// status page's address, which the web server takes. Clients holds the
+// [[client]] tables, TCP clients with tokens of their own; none by default
+// (the [api] token_file is the admin's). MaxMessageBytes and
+// StreamIdleTimeout are not settings: they stay zero, the API's defaults.
 type API struct {
-	// Socket is the unix socket path.
-	Socket string
-	// SocketMode is the socket file's permission bits.
-	SocketMode fs.FileMode
-	// SocketGroup, when set, is the group (name or numeric id) given to the
-	// socket file, so that members may submit jobs.
-	SocketGroup string
-	// TCPAddress, when set, is a host:port to listen on with TLS; clients there
-	// must present the bearer token in TokenFile.
-	TCPAddress string
-	// TLSCert and TLSKey are the TCP listener's certificate and key files.
-	TLSCert string
-	TLSKey  string
-	// TokenFile holds the bearer token TCP clients must present.
-	TokenFile string
+	api.Config
 	// WebAddress, when set, is a host:port for the status page.
 	WebAddress string
 }
@@ -193,9 +173,9 @@ type Circuit struct {
 	// circuit's partitions (a circuit with hints the host does not know, or
 	// another stack's); empty means the host's built-in gnark solver.
 	Synthesizer string
-	// SynthesizerSHA256 is the lower-case hex digest the synthesizer binary
-	// must have; empty when it is not pinned.
-	SynthesizerSHA256 string
+	// SynthesizerSHA256 is the digest the synthesizer binary must have; nil
+	// when it is not pinned.
+	SynthesizerSHA256 Digest
 	// SynthesizerTimeout bounds one partition's synthesis by the plugin: one
 	// that has not answered by then is killed and handled as crashed. Zero
 	// derives the bound from the circuit's size.
@@ -206,9 +186,9 @@ type Circuit struct {
 type Device struct {
 	// Backend is the backend binary.
 	Backend string
-	// SHA256 is the lower-case hex digest the backend binary must have; empty
-	// when the binary is not pinned.
-	SHA256 string
+	// SHA256 is the digest the backend binary must have; nil when the binary
+	// is not pinned.
+	SHA256 Digest
 	// Index is the device's index among the backend's devices, or -1 when the
 	// config names none (then Selector, or the backend's own default, picks).
 	Index int

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -75,7 +76,7 @@ func TestDefaults(t *testing.T) {
 		Source:   "",
 		StateDir: "/home/op/.local/state/zkhost",
 		LogLevel: "info",
-		API:      API{Socket: "/home/op/.local/state/zkhost/zkhost.sock", SocketMode: 0o600},
+		API:      API{Config: api.Config{Socket: "/home/op/.local/state/zkhost/zkhost.sock", SocketMode: 0o600}},
 		Budget: Budget{
 			Bytes:                  54975581388, // 80% of 64 GiB, rounded down
 			CriticalReserve:        5497558138,  // 10% of that
@@ -222,7 +223,7 @@ func TestExampleDocumentsEveryOption(t *testing.T) {
 	if len(c.Circuits) != 3 || len(c.Devices) != 2 {
 		t.Fatalf("samples: %d circuits, %d devices; want 3 and 2", len(c.Circuits), len(c.Devices))
 	}
-	if s := c.Circuits[2]; s.Synthesizer != "/usr/local/lib/zkhost/hintsynth" || len(s.SynthesizerSHA256) != 64 || s.SynthesizerTimeout != 5*time.Minute {
+	if s := c.Circuits[2]; s.Synthesizer != "/usr/local/lib/zkhost/hintsynth" || len(s.SynthesizerSHA256) != 32 || s.SynthesizerTimeout != 5*time.Minute {
 		t.Errorf("circuit[2] = %+v", s)
 	}
 	if c.Circuits[1].CCS != "/etc/zkhost/keys/porep/circuit.ccs" || c.Circuits[1].Class != api.ClassCritical {
@@ -350,10 +351,10 @@ crash_limit = 1
 crash_window = "1h"
 `
 	c := mustParse(t, text, "/etc/zkhost.toml", testEnv())
-	want := API{SocketMode: 0o660, SocketGroup: "zkhost", TCPAddress: "0.0.0.0:7443",
-		TLSCert: "/etc/zk/cert.pem", TLSKey: "/etc/zk/key.pem", TokenFile: "/etc/zk/token",
-		WebAddress: "127.0.0.1:7080", Socket: "/home/op/.local/state/zkhost/zkhost.sock"}
-	if c.API != want {
+	want := API{Config: api.Config{SocketMode: 0o660, SocketGroup: "zkhost", TCPAddr: "0.0.0.0:7443",
+		TLSCertFile: "/etc/zk/cert.pem", TLSKeyFile: "/etc/zk/key.pem", TokenFile: "/etc/zk/token",
+		Socket: "/home/op/.local/state/zkhost/zkhost.sock"}, WebAddress: "127.0.0.1:7080"}
+	if !reflect.DeepEqual(c.API, want) {
 		t.Errorf("api = %+v", c.API)
 	}
 	if c.LogLevel != "debug" || !c.LogJSON {
@@ -368,7 +369,8 @@ crash_window = "1h"
 	if c.Circuits[0].Class != api.ClassHigh {
 		t.Errorf("class = %v", c.Circuits[0].Class)
 	}
-	wantDev := Device{Backend: "/bin/be", SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+	sum, _ := hex.DecodeString("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+	wantDev := Device{Backend: "/bin/be", SHA256: sum,
 		Index: 3, InFlight: 4, Options: map[string]string{"A": "1", "B": "two"}}
 	if !reflect.DeepEqual(c.Devices, []Device{wantDev}) {
 		t.Errorf("devices = %+v", c.Devices)

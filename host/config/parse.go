@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"math"
@@ -196,9 +195,9 @@ func (ck *checker) config(doc map[string]any) *Config {
 	tl.finish()
 
 	for _, t := range root.list("client") {
-		c.Clients = append(c.Clients, ck.client(t))
+		c.API.Clients = append(c.API.Clients, ck.client(t))
 	}
-	ck.uniqueClients(c.Clients)
+	ck.uniqueClients(c.API.Clients)
 	lim := root.sub("limits")
 	if n, ok := lim.integer("queued_partitions", 0, math.MaxInt32); ok {
 		c.Limits.QueuedPartitions = n
@@ -244,7 +243,7 @@ func (ck *checker) config(doc map[string]any) *Config {
 }
 
 func (ck *checker) api(t *table, stateDir string) API {
-	a := API{SocketMode: 0o600}
+	a := API{Config: api.Config{SocketMode: api.DefaultSocketMode}}
 	if p, ok := t.path("socket"); ok {
 		a.Socket = p
 	} else if stateDir != "" {
@@ -268,16 +267,16 @@ func (ck *checker) api(t *table, stateDir string) API {
 		if err := checkHostPort(addr); err != nil {
 			ck.errorf(t.key("tcp_address"), "%v", err)
 		}
-		a.TCPAddress = addr
+		a.TCPAddr = addr
 	}
-	a.TLSCert, _ = t.optPath("tls_cert")
-	a.TLSKey, _ = t.optPath("tls_key")
+	a.TLSCertFile, _ = t.optPath("tls_cert")
+	a.TLSKeyFile, _ = t.optPath("tls_key")
 	a.TokenFile, _ = t.optPath("token_file")
-	if a.TCPAddress != "" {
+	if a.TCPAddr != "" {
 		// The TCP listener reaches beyond this machine: it is never plain
 		// text and never open.
 		var missing []string
-		for _, f := range []struct{ key, val string }{{"tls_cert", a.TLSCert}, {"tls_key", a.TLSKey}, {"token_file", a.TokenFile}} {
+		for _, f := range []struct{ key, val string }{{"tls_cert", a.TLSCertFile}, {"tls_key", a.TLSKeyFile}, {"token_file", a.TokenFile}} {
 			if f.val == "" {
 				missing = append(missing, "api."+f.key)
 			}
@@ -286,7 +285,7 @@ func (ck *checker) api(t *table, stateDir string) API {
 			ck.errorf(t.key("tcp_address"), "TCP needs TLS and a bearer token: set %s", strings.Join(missing, ", "))
 		}
 	} else {
-		for _, f := range []struct{ key, val string }{{"tls_cert", a.TLSCert}, {"tls_key", a.TLSKey}, {"token_file", a.TokenFile}} {
+		for _, f := range []struct{ key, val string }{{"tls_cert", a.TLSCertFile}, {"tls_key", a.TLSKeyFile}, {"token_file", a.TokenFile}} {
 			if f.val != "" {
 				ck.errorf(t.key(f.key), "set without api.tcp_address, which is the only listener that uses it")
 			}
@@ -295,7 +294,7 @@ func (ck *checker) api(t *table, stateDir string) API {
 	if addr, ok := t.str("web_address"); ok && addr != "" {
 		if err := checkHostPort(addr); err != nil {
 			ck.errorf(t.key("web_address"), "%v", err)
-		} else if !isLoopback(addr) && a.TCPAddress == "" {
+		} else if !isLoopback(addr) && a.TCPAddr == "" {
 			// The rule of tcp_address: off this machine, TLS and a token.
 			ck.errorf(t.key("web_address"), "%s is not a loopback address: the status page and /metrics are served off this machine only over TLS with a bearer token; "+
 				"set api.tcp_address, api.tls_cert, api.tls_key and api.token_file (the page uses the same), or bind 127.0.0.1", addr)
@@ -421,8 +420,8 @@ func (ck *checker) synthesis(t *table) Synthesis {
 
 // client reads one [[client]]: a name, a token file, whether it is an admin.
 // Tokens are for the TCP listener: api.Listen refuses clients without it.
-func (ck *checker) client(t *table) Client {
-	var c Client
+func (ck *checker) client(t *table) api.ClientConfig {
+	var c api.ClientConfig
 	if name, ok := t.str("name"); ok {
 		switch err := checkName(name); {
 		case err != nil:
@@ -447,7 +446,7 @@ func (ck *checker) client(t *table) Client {
 }
 
 // uniqueClients reports a client name used twice.
-func (ck *checker) uniqueClients(cs []Client) {
+func (ck *checker) uniqueClients(cs []api.ClientConfig) {
 	seen := map[string]int{}
 	for i, c := range cs {
 		if j, dup := seen[c.Name]; dup && c.Name != "" {
@@ -509,11 +508,10 @@ func (ck *checker) circuit(t *table) Circuit {
 func (ck *checker) synthesizer(t *table, c *Circuit) {
 	c.Synthesizer, _ = t.optPath("synthesizer")
 	if s, ok := t.str("synthesizer_sha256"); ok {
-		s = strings.ToLower(strings.TrimSpace(s))
-		if raw, err := hex.DecodeString(s); err != nil || len(raw) != 32 {
-			ck.errorf(t.key("synthesizer_sha256"), "want 64 hex digits (a SHA-256), got %q", s)
+		if sum, err := ParseDigest(s); err != nil {
+			ck.errorf(t.key("synthesizer_sha256"), "%v", err)
 		} else {
-			c.SynthesizerSHA256 = s
+			c.SynthesizerSHA256 = sum
 		}
 		if c.Synthesizer == "" {
 			ck.errorf(t.key("synthesizer_sha256"), "set without synthesizer (the binary it pins)")
@@ -563,11 +561,10 @@ func (ck *checker) device(t *table) Device {
 		d.Backend = ck.env.defaultBackend()
 	}
 	if s, ok := t.str("sha256"); ok && s != "" {
-		s = strings.ToLower(strings.TrimSpace(s))
-		if raw, err := hex.DecodeString(s); err != nil || len(raw) != 32 {
-			ck.errorf(t.key("sha256"), "want 64 hex digits (a SHA-256), got %q", s)
+		if sum, err := ParseDigest(s); err != nil {
+			ck.errorf(t.key("sha256"), "%v", err)
 		} else {
-			d.SHA256 = s
+			d.SHA256 = sum
 		}
 	}
 	if n, ok := t.integer("index", 0, 1023); ok {

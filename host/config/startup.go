@@ -31,7 +31,7 @@ func CheckStartup(c *Config) (warnings []string, err error) {
 			errs = append(errs, fmt.Errorf("api.token_file: %w", err))
 		}
 	}
-	for i, cl := range c.Clients {
+	for i, cl := range c.API.Clients {
 		if _, err := api.ReadTokenFile(cl.TokenFile, nil); err != nil {
 			errs = append(errs, fmt.Errorf("client[%d].token_file (client %q): %w", i, cl.Name, err))
 		}

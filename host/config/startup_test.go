@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/host/api"
 )
 
 // TestCheckJournalSpace: the journal's filesystem must hold the reserve and a
@@ -108,12 +110,12 @@ func TestCheckStartup(t *testing.T) {
 		{"api token with a line break", func(c *Config) { c.API.TokenFile = broken }, "api.token_file: token file " + broken + ": the token has a line break inside it"},
 		{"missing api token", func(c *Config) { c.API.TokenFile = filepath.Join(dir, "none") }, "api.token_file: token file: open"},
 		{"client token with a line break", func(c *Config) {
-			c.Clients = []Client{{Name: "alice", TokenFile: good}, {Name: "bob", TokenFile: broken}}
+			c.API.Clients = []api.ClientConfig{{Name: "alice", TokenFile: good}, {Name: "bob", TokenFile: broken}}
 		},
 			`client[1].token_file (client "bob"): token file ` + broken},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Config{StateDir: state, API: API{Socket: filepath.Join(state, "zkhost.sock")},
+			c := &Config{StateDir: state, API: API{Config: api.Config{Socket: filepath.Join(state, "zkhost.sock")}},
 				Journal: Journal{Path: filepath.Join(state, "journal.db")}}
 			tc.cfg(c)
 			_, err := CheckStartup(c)

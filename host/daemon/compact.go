@@ -127,7 +127,7 @@ func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.Partitio
 	if synthErr != nil {
 		return sdk.PartitionHandle{}, synthErr, nil
 	}
-	h, err = d.shm.WriteCompact(name, sdk.CurveBLS12381, *wp, uint64(ce.c.NbConstraints), threads)
+	h, err = d.shm.WriteCompact(name, ce.c.Curve, *wp, uint64(ce.c.NbConstraints), threads)
 	return h, nil, err
 }
 
@@ -141,8 +141,7 @@ func (d *Daemon) compactRefused(t *task, why error) {
 	}
 	t.attempts--
 	d.releaseTask(t)
-	d.updatePart(j, t.idx, func(p *api.Partition) {
-		p.State = api.PartitionQueued
+	d.transition(j, t.idx, api.JobEvent{Kind: api.EventPartitionQueued, Attempt: t.attempts, Device: t.device, Reason: why.Error()}, func(p *api.Partition) {
 		p.Attempts = t.attempts
 		p.Device = ""
 	})

@@ -94,7 +94,7 @@ func TestCompactPartitions(t *testing.T) {
 	// the device is asked directly.
 	w := make([]fr.Element, ce.c.NbWires)
 	w[0].SetOne()
-	h, err := f.d.shm.WriteCompact("broken", sdk.CurveBLS12381, w, uint64(ce.c.NbConstraints), 1)
+	h, err := f.d.shm.WriteCompact("broken", ce.c.Curve, w, uint64(ce.c.NbConstraints), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

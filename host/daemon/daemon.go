@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -368,15 +367,8 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 	for i, dc := range d.cfg.Devices {
 		name := fmt.Sprintf("dev%d", i)
 		// The device field survives in JSON logs, where a backend's own @module replaces the logger's name.
-		lc := plugins.LaunchConfig{Path: dc.Backend, Logger: d.log.Named("backend."+name).With("device", name), SocketDir: d.socketDir}
+		lc := plugins.LaunchConfig{Path: dc.Backend, SHA256: dc.SHA256, Logger: d.log.Named("backend."+name).With("device", name), SocketDir: d.socketDir}
 		lc.Env = append(lc.Env, sdk.LogLevelEnv+"="+d.cfg.LogLevel) // backends log at the host's level
-		if dc.SHA256 != "" {
-			sum, err := hex.DecodeString(dc.SHA256)
-			if err != nil {
-				return fmt.Errorf("device[%d]: sha256: %w", i, err)
-			}
-			lc.SHA256 = sum
-		}
 		keys := make([]string, 0, len(dc.Options))
 		for k := range dc.Options {
 			keys = append(keys, k)
@@ -412,6 +404,9 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 				return fmt.Errorf("device[%d]: %w", i, err)
 			}
 		}
+		if err := d.checkCurves(desc); err != nil {
+			return fmt.Errorf("device[%d] (%s): %w", i, dc.Backend, err)
+		}
 	}
 	if len(d.devices) == 0 {
 		return errors.New("no device configured")
@@ -421,6 +416,24 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 
 // pidDir holds the pid files of running backends.
 func (d *Daemon) pidDir() string { return filepath.Join(d.cfg.StateDir, "backends") }
+
+// checkCurves refuses a backend that does not prove on the curve of every
+// circuit the daemon serves: placement may hand any device any circuit's
+// partitions, and each would fail on a backend that does not know its curve.
+func (d *Daemon) checkCurves(desc sdk.Description) error {
+	for _, name := range d.circuitNames() {
+		curve := d.circuits[name].c.Curve
+		if slices.Contains(desc.Curves, curve) {
+			continue
+		}
+		declares := "declares no curve"
+		if len(desc.Curves) > 0 {
+			declares = fmt.Sprintf("proves on %v only", desc.Curves)
+		}
+		return fmt.Errorf("backend %s %s, not %s, the curve of circuit %q", desc.Name, declares, curve, name)
+	}
+	return nil
+}
 
 // matchSelector checks a device against a [[device]] selector.
 func matchSelector(desc sdk.Description, sel *config.Selector) error {

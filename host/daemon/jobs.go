@@ -366,7 +366,7 @@ func (d *Daemon) startJob(rec journal.Job, ce *circuitEntry, class api.Class, do
 func (d *Daemon) enqueue(t *task) {
 	// The event goes first: once pushed, a worker may take the task (and change
 	// it) and report its next step before this one.
-	d.event(t.job, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts})
+	d.transition(t.job, t.idx, api.JobEvent{Kind: api.EventPartitionQueued, Attempt: t.attempts}, nil)
 	if err := d.synthQ.Push(queueItem(t)); err != nil {
 		d.log.Error("queueing partition", "job", t.job.id, "partition", t.idx, "error", err)
 	}
@@ -752,19 +752,18 @@ func (d *Daemon) eventLocked(j *liveJob, ev api.JobEvent) {
 // tells the subscribers, and reports whether that completes the job (every
 // partition verified). One lock covers the three, so of several finalizers
 // finishing a job's last partitions at once only the last sees it complete,
-// after every partition's event went out.
+// after every partition's event went out. ev is sent as an
+// EventPartitionVerified, whatever its kind.
 func (d *Daemon) partitionVerified(j *liveJob, idx int, at time.Time, ev api.JobEvent) (complete bool) {
+	ev.Kind = api.EventPartitionVerified
 	if ev.Time.IsZero() {
 		ev.Time = at
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if j.state.Terminal() || idx < 0 || idx >= len(j.parts) {
+	if !d.transitionLocked(j, idx, ev, func(p *api.Partition) { p.VerifiedAt, p.Error = at, "" }) {
 		return false
 	}
-	p := &j.parts[idx]
-	p.State, p.VerifiedAt, p.Error = api.PartitionVerified, at, ""
-	d.eventLocked(j, ev)
 	for _, p := range j.parts {
 		if p.State != api.PartitionVerified {
 			return false
@@ -773,7 +772,42 @@ func (d *Daemon) partitionVerified(j *liveJob, idx int, at time.Time, ev api.Job
 	return true
 }
 
-// updatePart changes one partition's view under the lock.
+// transition moves partition idx of j to the state ev's kind leaves it in
+// (api.EventKind.PartitionState), lets set change the rest of its view, and
+// sends ev to the job's subscribers. Every change of a partition's state goes
+// through here, under one hold of d.mu, so an observer (Get, the snapshot an
+// Await starts from) never sees a state whose event has not gone out, nor an
+// event whose state is not in the view yet; and the two cannot disagree.
+// Once the job has ended, endJob has given every partition its final state
+// and sent the last event: a step still winding down (a proof returning after
+// a cancel) changes nothing and sends nothing, and transition reports false.
+func (d *Daemon) transition(j *liveJob, idx int, ev api.JobEvent, set func(p *api.Partition)) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.transitionLocked(j, idx, ev, set)
+}
+
+// transitionLocked is transition for a caller holding d.mu.
+func (d *Daemon) transitionLocked(j *liveJob, idx int, ev api.JobEvent, set func(p *api.Partition)) bool {
+	state := ev.Kind.PartitionState()
+	if state == api.PartitionStateUnspecified {
+		panic(fmt.Sprintf("daemon: partition transition on %s, which is not a partition event", ev.Kind))
+	}
+	if j.state.Terminal() || idx < 0 || idx >= len(j.parts) {
+		return false
+	}
+	p := &j.parts[idx]
+	p.State = state
+	if set != nil {
+		set(p)
+	}
+	ev.Partition = idx
+	d.eventLocked(j, ev)
+	return true
+}
+
+// updatePart changes one partition's view under the lock, but never its
+// state: transition does that, with the event that says so.
 func (d *Daemon) updatePart(j *liveJob, idx int, f func(p *api.Partition)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -783,8 +817,14 @@ func (d *Daemon) updatePart(j *liveJob, idx int, f func(p *api.Partition)) {
 	if j.state.Terminal() {
 		return
 	}
-	if idx >= 0 && idx < len(j.parts) {
-		f(&j.parts[idx])
+	if idx < 0 || idx >= len(j.parts) {
+		return
+	}
+	p := &j.parts[idx]
+	state := p.State
+	f(p)
+	if p.State != state {
+		panic(fmt.Sprintf("daemon: partition %d's state changed from %s to %s without its event (use transition)", idx, state, p.State))
 	}
 }
 

@@ -115,8 +115,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	}()
 
 	start := time.Now()
-	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionSynthesizing; p.SynthStart = start })
-	d.event(j, api.JobEvent{Kind: api.EventPartitionSynthesizing, Partition: t.idx, Attempt: t.attempts})
+	d.synthesisStarted(t, start)
 
 	// A witness goes to the circuit's synthesizer plugin when it has one, or is
 	// solved here; a wire assignment needs no solver (nor the plugin's hints) and
@@ -147,7 +146,7 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	} else {
 		// The partition's memory is allocated first and the solver writes W, A
 		// and B straight into it: no vectors of its own, and no copy of them.
-		h, err = d.shm.WriteWith(name, sdk.CurveBLS12381,
+		h, err = d.shm.WriteWith(name, ce.c.Curve,
 			uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), func(W, A, B []fr.Element) error {
 				w, err := circuit.SynthesizeInputInto(ce.c, t.witness, int(threads), W, A, B)
 				if err == nil {
@@ -176,6 +175,12 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 		return
 	}
 	d.staged(it, lane, h, queued, start, synthEnd)
+}
+
+// synthesisStarted marks partition t as being synthesized since start.
+func (d *Daemon) synthesisStarted(t *task, start time.Time) {
+	d.transition(t.job, t.idx, api.JobEvent{Kind: api.EventPartitionSynthesizing, Attempt: t.attempts},
+		func(p *api.Partition) { p.SynthStart = start })
 }
 
 // staged hands a partition whose file h is written to the device slots: the
@@ -240,13 +245,7 @@ func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
 	t.attempts++
 	t.device = de.dev.Name()
 	start := time.Now()
-	d.updatePart(j, t.idx, func(p *api.Partition) {
-		p.State = api.PartitionProving
-		p.Attempts = t.attempts
-		p.Device = t.device
-		p.ProveStart = start
-	})
-	d.event(j, api.JobEvent{Kind: api.EventPartitionProving, Partition: t.idx, Attempt: t.attempts, Device: t.device})
+	d.dispatched(t, start)
 	d.record(t, t.device, timeline.PhaseDispatch, start, start, 0)
 
 	ctx, cancel := context.WithTimeout(j.ctx, d.proveDeadline(ce))
@@ -283,6 +282,16 @@ func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
 	case <-d.ctx.Done():
 		d.releaseTask(t)
 	}
+}
+
+// dispatched marks partition t as proving on its device (t.device, attempt
+// t.attempts) since start.
+func (d *Daemon) dispatched(t *task, start time.Time) {
+	d.transition(t.job, t.idx, api.JobEvent{Kind: api.EventPartitionProving, Attempt: t.attempts, Device: t.device}, func(p *api.Partition) {
+		p.Attempts = t.attempts
+		p.Device = t.device
+		p.ProveStart = start
+	})
 }
 
 // publicPart returns the public part of a full witness, as a witness to verify
@@ -373,7 +382,7 @@ func (d *Daemon) finalize(t *task) {
 	end := time.Now()
 	d.record(t, "", timeline.PhaseFinalize, start, end, 0)
 	d.releaseTask(t)
-	ev := api.JobEvent{Kind: api.EventPartitionVerified, Partition: t.idx, Attempt: t.attempts, Device: t.device}
+	ev := api.JobEvent{Attempt: t.attempts, Device: t.device}
 	if d.partitionVerified(j, t.idx, end, ev) {
 		d.endJob(j, api.JobDone, "")
 	}
@@ -398,8 +407,8 @@ func (d *Daemon) retryOrFail(t *task, reason string, retryable bool) {
 	}
 	d.log.Warn("partition attempt failed; retrying", "job", j.id, "partition", t.idx, "reason", reason)
 	d.metrics.Retry(j.class.String())
-	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionQueued; p.Error = reason })
-	d.event(j, api.JobEvent{Kind: api.EventPartitionRetried, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: reason})
+	d.transition(j, t.idx, api.JobEvent{Kind: api.EventPartitionRetried, Attempt: t.attempts, Device: t.device, Reason: reason},
+		func(p *api.Partition) { p.Error = reason })
 	backoff := d.cfg.Retry.BackoffBase << min(t.attempts-1, 10)
 	if backoff > d.cfg.Retry.BackoffMax && d.cfg.Retry.BackoffMax > 0 {
 		backoff = d.cfg.Retry.BackoffMax
@@ -447,13 +456,11 @@ func (d *Daemon) putBack(t *task, why error) {
 	j := t.job
 	t.attempts--
 	d.log.Warn("device went down before proving a partition; it goes back to the queue", "job", j.id, "partition", t.idx, "device", t.device, "error", why)
-	d.updatePart(j, t.idx, func(p *api.Partition) {
-		p.State = api.PartitionQueued
+	d.transition(j, t.idx, api.JobEvent{Kind: api.EventPartitionQueued, Attempt: t.attempts, Device: t.device, Reason: why.Error()}, func(p *api.Partition) {
 		p.Attempts = t.attempts
 		p.Device = ""
 		p.Error = why.Error()
 	})
-	d.event(j, api.JobEvent{Kind: api.EventPartitionQueued, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: why.Error()})
 	if err := d.readyQ.Requeue(queueItem(t)); err != nil {
 		d.failTask(t, fmt.Sprintf("requeue: %v", err))
 	}
@@ -462,14 +469,14 @@ func (d *Daemon) putBack(t *task, why error) {
 // stagingNoSpace puts back a partition whose memfd could not be written for
 // lack of space (ENOSPC: memory, or the memory cgroup's limit): no fault of the partition, so it costs no attempt,
 // and it is synthesized again after a backoff, when space may have returned.
+// Its watchers see it queued again, with the reason.
 func (d *Daemon) stagingNoSpace(it queue.Item[*task], err error) {
 	t, j := it.Value, it.Value.job
 	d.log.Warn("no space to stage a partition; it waits and is synthesized again", "job", j.id, "partition", t.idx, "error", err)
 	d.releaseTask(t)
-	d.updatePart(j, t.idx, func(p *api.Partition) {
-		p.State = api.PartitionQueued
-		p.Error = "waiting for space to stage: " + err.Error()
-	})
+	reason := "waiting for space to stage: " + err.Error()
+	d.transition(j, t.idx, api.JobEvent{Kind: api.EventPartitionQueued, Attempt: t.attempts, Reason: reason},
+		func(p *api.Partition) { p.Error = reason })
 	backoff := max(d.cfg.Retry.BackoffMax, time.Second)
 	d.goRun(func() {
 		select {
@@ -494,13 +501,11 @@ func (d *Daemon) failTask(t *task, reason string) {
 	}
 	d.releaseTask(t)
 	msg := fmt.Sprintf("partition %d failed after %d attempt(s): %s", t.idx, len(t.reasons), strings.Join(t.reasons, "; "))
-	d.updatePart(j, t.idx, func(p *api.Partition) {
-		p.State = api.PartitionFailed
+	d.transition(j, t.idx, api.JobEvent{Kind: api.EventPartitionFailed, Attempt: t.attempts, Device: t.device, Reason: msg}, func(p *api.Partition) {
 		if len(t.reasons) > 0 {
 			p.Error = t.reasons[len(t.reasons)-1]
 		}
 	})
-	d.event(j, api.JobEvent{Kind: api.EventPartitionFailed, Partition: t.idx, Attempt: t.attempts, Device: t.device, Reason: msg})
 	d.endJob(j, api.JobFailed, msg)
 }
 

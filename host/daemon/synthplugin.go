@@ -16,7 +16,6 @@ package daemon
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -52,13 +51,8 @@ func (d *Daemon) startSynthesizers(ctx context.Context) error {
 			return fmt.Errorf("circuit[%d] %q: synthesizer: %w", i, cc.Name, err)
 		}
 		name := "synth." + cc.Name
-		lc := plugins.LaunchConfig{Path: cc.Synthesizer, Logger: d.log.Named(name).With("circuit", cc.Name), SocketDir: d.socketDir}
+		lc := plugins.LaunchConfig{Path: cc.Synthesizer, SHA256: cc.SynthesizerSHA256, Logger: d.log.Named(name).With("circuit", cc.Name), SocketDir: d.socketDir}
 		lc.Env = append(lc.Env, sdk.LogLevelEnv+"="+d.cfg.LogLevel)
-		if cc.SynthesizerSHA256 != "" {
-			if lc.SHA256, err = hex.DecodeString(cc.SynthesizerSHA256); err != nil {
-				return fmt.Errorf("circuit[%d] %q: synthesizer_sha256: %w", i, cc.Name, err)
-			}
-		}
 		s, err := synth.Start(ctx, synth.Options{
 			Name:    name,
 			Launch:  lc,
@@ -89,7 +83,7 @@ func circuitRef(c *circuit.Circuit) (sdk.CircuitRef, error) {
 		return sdk.CircuitRef{}, fmt.Errorf("constraint system %s: %w", ccsPath, err)
 	}
 	ref := sdk.CircuitRef{
-		ID: c.Name, Curve: sdk.CurveBLS12381, CCSPath: ccsPath,
+		ID: c.Name, Curve: c.Curve, CCSPath: ccsPath,
 		NbWires: uint64(c.NbWires), NbConstraints: uint64(c.NbConstraints),
 		NbPublic: uint64(c.NbPublic), NbSecret: uint64(c.NbSecret),
 	}
@@ -123,7 +117,7 @@ func (d *Daemon) synthesizeWithPlugin(it queue.Item[*task], lane string, w witne
 		return
 	}
 	name := fmt.Sprintf("%s-%d-%d-s%d", j.id, t.idx, t.attempts, t.synthAttempts+1)
-	out, err := d.shm.Output(name, sdk.CurveBLS12381, uint64(ce.c.NbWires), uint64(ce.c.NbConstraints))
+	out, err := d.shm.Output(name, ce.c.Curve, uint64(ce.c.NbWires), uint64(ce.c.NbConstraints))
 	if err != nil && journal.IsNoSpace(err) {
 		d.stagingNoSpace(it, err) // as for the built-in solver's partitions: no attempt spent
 		return
@@ -210,8 +204,8 @@ func (d *Daemon) retrySynthesis(t *task, reason string, retryable bool) {
 	d.releaseTask(t)
 	d.log.Warn("partition synthesis failed; retrying", "job", j.id, "partition", t.idx, "reason", reason)
 	d.metrics.Retry(j.class.String())
-	d.updatePart(j, t.idx, func(p *api.Partition) { p.State = api.PartitionQueued; p.Error = reason })
-	d.event(j, api.JobEvent{Kind: api.EventPartitionRetried, Partition: t.idx, Attempt: t.attempts, Reason: reason})
+	d.transition(j, t.idx, api.JobEvent{Kind: api.EventPartitionRetried, Attempt: t.attempts, Reason: reason},
+		func(p *api.Partition) { p.Error = reason })
 	backoff := d.cfg.Retry.BackoffBase << min(t.synthAttempts-1, 10)
 	if backoff > d.cfg.Retry.BackoffMax && d.cfg.Retry.BackoffMax > 0 {
 		backoff = d.cfg.Retry.BackoffMax

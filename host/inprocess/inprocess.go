@@ -23,10 +23,9 @@ type Options struct {
 	Circuit string
 	KeyDir  string
 	// Backend is the backend binary; Devices backends run it, with device
-	// indices 0, 1, ... (0 means 1). BackendSHA256, when set, pins the binary
-	// (lower-case hex).
+	// indices 0, 1, ... (0 means 1). BackendSHA256, when set, pins the binary.
 	Backend       string
-	BackendSHA256 string
+	BackendSHA256 config.Digest
 	Devices       int
 	// InFlight, above 0, is each device's partitions in flight; the backend is
 	// told too (-max-in-flight).
@@ -70,10 +69,10 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Parse([]byte(configTOML(o, stateDir)), "in-process daemon (built in)")
+	cfg, err := daemonConfig(o, stateDir)
 	if err != nil {
 		os.RemoveAll(stateDir)
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	log := o.Logger
 	if log == nil {
@@ -90,8 +89,21 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 	return s, nil
 }
 
-// configTOML is the daemon's config: everything default but the state
-// directory, the circuit, the devices and what o sets.
+// daemonConfig is the daemon's config: configTOML's, with the backend's pin,
+// which is bytes already and goes in as it is, not through the text.
+func daemonConfig(o Options, stateDir string) (*config.Config, error) {
+	cfg, err := config.Parse([]byte(configTOML(o, stateDir)), "in-process daemon (built in)")
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	for i := range cfg.Devices {
+		cfg.Devices[i].SHA256 = o.BackendSHA256
+	}
+	return cfg, nil
+}
+
+// configTOML is the text of the daemon's config: everything default but the
+// state directory, the circuit, the devices and what o sets.
 func configTOML(o Options, stateDir string) string {
 	q := strconv.Quote
 	var b strings.Builder
@@ -127,9 +139,6 @@ func configTOML(o Options, stateDir string) string {
 	sort.Strings(envKeys)
 	for i := range max(1, o.Devices) {
 		fmt.Fprintf(&b, "[[device]]\nbackend = %s\nindex = %d\n", q(o.Backend), i)
-		if o.BackendSHA256 != "" {
-			fmt.Fprintf(&b, "sha256 = %s\n", q(o.BackendSHA256))
-		}
 		if o.InFlight > 0 {
 			fmt.Fprintf(&b, "in_flight = %d\n", o.InFlight)
 		}

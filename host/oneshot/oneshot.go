@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/finalize"
 	"github.com/zkhost/zkhost/host/inprocess"
 	"github.com/zkhost/zkhost/host/timeline"
@@ -46,7 +46,7 @@ type Options struct {
 	OutDir string
 	// Backend is the backend binary; BackendSHA256 optionally pins it.
 	Backend       string
-	BackendSHA256 []byte
+	BackendSHA256 config.Digest
 	// Threads, above 0, is passed to the backend as -threads (the CPU
 	// backend's goroutines per proof), as [device.options] threads would be.
 	Threads int
@@ -171,7 +171,7 @@ func runDaemon(ctx context.Context, opts Options, name string, in inputs, start 
 	tl.Close()
 	defer os.Remove(tl.Name())
 	d, err := inprocess.Start(ctx, inprocess.Options{
-		Circuit: name, KeyDir: opts.KeyDir, Backend: opts.Backend, BackendSHA256: hex.EncodeToString(opts.BackendSHA256),
+		Circuit: name, KeyDir: opts.KeyDir, Backend: opts.Backend, BackendSHA256: opts.BackendSHA256,
 		Devices: 1, Threads: opts.Threads, Timeline: tl.Name(), LogLevel: logLevel(log), Logger: log,
 	})
 	if err != nil {

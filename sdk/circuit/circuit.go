@@ -18,6 +18,7 @@ import (
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/solve"
 )
@@ -60,6 +61,10 @@ type Circuit struct {
 
 	CCS *cs.R1CS             // the BLS12-381 constraint system, for Solve
 	VK  groth16.VerifyingKey // a *groth16_bls12381.VerifyingKey
+	// Curve is the curve the circuit is proved on, set where its constraint
+	// system is checked to be that curve's: what the host writes in each
+	// partition and asks of the backends that prove it.
+	Curve sdk.Curve
 
 	PKPath   string
 	PKDigest [32]byte // keyfile header digest: the proving key's identity
@@ -225,6 +230,7 @@ func readCCS(path string, c *Circuit) (sum [32]byte, err error) {
 		return sum, fmt.Errorf("circuit: %s: %w", path, err)
 	}
 	c.CCS = r1cs
+	c.Curve = sdk.CurveBLS12381
 	c.NbConstraints = r1cs.GetNbConstraints()
 	c.NbPublic = r1cs.GetNbPublicVariables()
 	c.NbSecret = r1cs.GetNbSecretVariables()

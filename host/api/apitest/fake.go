@@ -423,24 +423,27 @@ func (f *Fake) Advance(jobID string, partition int, kind api.EventKind, device, 
 	if partition < 0 || partition >= len(fj.job.Partitions) {
 		return fmt.Errorf("apitest: job %s has no partition %d", jobID, partition)
 	}
+	state := kind.PartitionState()
+	if state == api.PartitionStateUnspecified {
+		return fmt.Errorf("apitest: %s is not a partition event", kind)
+	}
 	p := &fj.job.Partitions[partition]
+	p.State = state
 	now := time.Now()
 	switch kind {
 	case api.EventPartitionQueued:
-		p.State, p.QueuedAt = api.PartitionQueued, now
+		p.QueuedAt = now
 	case api.EventPartitionSynthesizing:
-		p.State, p.SynthStart = api.PartitionSynthesizing, now
+		p.SynthStart = now
 	case api.EventPartitionProving:
-		p.State, p.SynthEnd, p.ProveStart = api.PartitionProving, now, now
+		p.SynthEnd, p.ProveStart = now, now
 		p.Attempts++
 	case api.EventPartitionVerified:
-		p.State, p.ProveEnd, p.VerifiedAt = api.PartitionVerified, now, now
+		p.ProveEnd, p.VerifiedAt = now, now
 	case api.EventPartitionRetried:
-		p.State, p.Error, p.QueuedAt = api.PartitionQueued, reason, now
+		p.Error, p.QueuedAt = reason, now
 	case api.EventPartitionFailed:
-		p.State, p.Error = api.PartitionFailed, reason
-	default:
-		return fmt.Errorf("apitest: %s is not a partition event", kind)
+		p.Error = reason
 	}
 	if device != "" {
 		p.Device = device

@@ -1,0 +1,122 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+
+	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/host/journal"
+	"github.com/zkhost/zkhost/host/metrics"
+	"github.com/zkhost/zkhost/host/queue"
+)
+
+// TestTransitionsEmitTheirState: every step of the pipeline that moves a
+// partition to another state sends exactly one partition event, and the state
+// that event's kind says is the one the job's view holds once it is out.
+// Staging that runs out of space is one of them: its watchers see the
+// partition queued again, with the reason.
+func TestTransitionsEmitTheirState(t *testing.T) {
+	errDown := errors.New("device dev0 went down")
+	for _, tc := range []struct {
+		name string
+		from api.PartitionState
+		step func(d *Daemon, tk *task)
+		want api.PartitionState
+		kind api.EventKind
+	}{
+		{"enqueue", api.PartitionQueued, func(d *Daemon, tk *task) { d.enqueue(tk) },
+			api.PartitionQueued, api.EventPartitionQueued},
+		{"synthesis starts", api.PartitionQueued, func(d *Daemon, tk *task) { d.synthesisStarted(tk, time.Now()) },
+			api.PartitionSynthesizing, api.EventPartitionSynthesizing},
+		{"no space to stage", api.PartitionSynthesizing, func(d *Daemon, tk *task) {
+			d.stagingNoSpace(queueItem(tk), syscall.ENOSPC)
+		}, api.PartitionQueued, api.EventPartitionQueued},
+		{"synthesizer plugin retried", api.PartitionSynthesizing, func(d *Daemon, tk *task) {
+			tk.synthAttempts = 1
+			d.retrySynthesis(tk, "synthesizer crashed", true)
+		}, api.PartitionQueued, api.EventPartitionRetried},
+		{"dispatched", api.PartitionSynthesizing, func(d *Daemon, tk *task) { d.dispatched(tk, time.Now()) },
+			api.PartitionProving, api.EventPartitionProving},
+		{"device went down before proving", api.PartitionProving, func(d *Daemon, tk *task) { d.putBack(tk, errDown) },
+			api.PartitionQueued, api.EventPartitionQueued},
+		{"compact partition refused", api.PartitionProving, func(d *Daemon, tk *task) { d.compactRefused(tk, errDown) },
+			api.PartitionQueued, api.EventPartitionQueued},
+		{"attempt retried", api.PartitionProving, func(d *Daemon, tk *task) { d.retryOrFail(tk, "bad proof", true) },
+			api.PartitionQueued, api.EventPartitionRetried},
+		{"attempt failed for good", api.PartitionProving, func(d *Daemon, tk *task) { d.retryOrFail(tk, "bad witness", false) },
+			api.PartitionFailed, api.EventPartitionFailed},
+		{"verified", api.PartitionProving, func(d *Daemon, tk *task) {
+			d.partitionVerified(tk.job, tk.idx, time.Now(), api.JobEvent{Attempt: tk.attempts})
+		}, api.PartitionVerified, api.EventPartitionVerified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := transitionDaemon(t)
+			sub := make(chan api.JobEvent, 16)
+			ctx, cancel := context.WithCancel(context.Background())
+			j := &liveJob{id: "j", seq: 1, circ: &circuitEntry{name: "c"}, class: api.ClassNormal, ctx: ctx, cancel: cancel,
+				state: api.JobRunning, parts: []api.Partition{{}, {Index: 1, State: tc.from}},
+				subs: map[chan api.JobEvent]struct{}{sub: {}}}
+			tk := &task{job: j, idx: 1, attempts: 1, device: "dev0"}
+			tc.step(d, tk)
+			// A step that waits to requeue ends with the job.
+			cancel()
+			d.wg.Wait()
+
+			var events []api.JobEvent
+			for len(sub) > 0 {
+				if ev := <-sub; ev.Kind.IsPartition() {
+					events = append(events, ev)
+				}
+			}
+			if len(events) != 1 {
+				t.Fatalf("%d partition events %+v, want 1", len(events), events)
+			}
+			ev := events[0]
+			if ev.Kind != tc.kind || ev.Partition != 1 || ev.JobID != "j" || ev.Time.IsZero() {
+				t.Errorf("event %+v, want a stamped %s of job j's partition 1", ev, tc.kind)
+			}
+			if got := d.jobView(j, false).Partitions[1].State; got != tc.want || ev.Kind.PartitionState() != got {
+				t.Errorf("partition is %s after event %s, want %s", got, ev.Kind, tc.want)
+			}
+		})
+	}
+}
+
+// TestTransitionAfterEnd: once a job has ended, a step still winding down
+// changes no partition and sends no event.
+func TestTransitionAfterEnd(t *testing.T) {
+	d := &Daemon{}
+	sub := make(chan api.JobEvent, 1)
+	j := &liveJob{id: "j", state: api.JobCancelled, parts: []api.Partition{{State: api.PartitionCancelled}},
+		subs: map[chan api.JobEvent]struct{}{sub: {}}}
+	if d.transition(j, 0, api.JobEvent{Kind: api.EventPartitionRetried}, nil) {
+		t.Error("transition of an ended job's partition reported a change")
+	}
+	if j.parts[0].State != api.PartitionCancelled || len(sub) != 0 {
+		t.Errorf("partition %s, %d events after the job ended; want cancelled and none", j.parts[0].State, len(sub))
+	}
+}
+
+// transitionDaemon is a Daemon with what the pipeline's steps touch besides
+// the devices: a journal, queues, metrics, and no backoff.
+func transitionDaemon(t *testing.T) *Daemon {
+	jr, err := journal.Open(filepath.Join(t.TempDir(), "journal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { jr.Close() })
+	d := &Daemon{
+		cfg: &config.Config{Retry: config.Retry{MaxAttempts: 3}}, log: hclog.NewNullLogger(), journal: jr, metrics: metrics.New(),
+		synthQ: queue.New[*task](), readyQ: queue.New[*task](), jobs: map[string]*liveJob{},
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	t.Cleanup(d.cancel)
+	return d
+}
