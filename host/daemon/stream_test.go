@@ -109,6 +109,7 @@ func TestSubmitStream(t *testing.T) {
 	before := len(f.journalJobs())
 
 	t.Run("wrong size refused after the header", func(t *testing.T) {
+		aLo, aHi := circuit.InputSizeRange(f.d.circuits[small].c, true)
 		for _, tc := range []struct {
 			name        string
 			assignments bool
@@ -118,7 +119,7 @@ func TestSubmitStream(t *testing.T) {
 			{"second witness short", false, []int64{want, want - 1}, []string{"witness 1", fmt.Sprint(want - 1), fmt.Sprint(want)}},
 			{"a gigabyte", false, []int64{1 << 30}, []string{"witness 0", fmt.Sprint(1 << 30), fmt.Sprint(want)}},
 			{"assignment sized as a witness", true, []int64{want}, []string{"wire assignment 0",
-				fmt.Sprint(circuit.InputSize(f.d.circuits[small].c, true))}},
+				fmt.Sprintf("wants %d to %d", aLo, aHi)}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				stream := f.rawStream(ctx)
