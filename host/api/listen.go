@@ -17,15 +17,17 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // DefaultSocketMode is the unix socket's mode when Config.SocketMode is 0: only the
 // daemon's user may connect.
 const DefaultSocketMode os.FileMode = 0o600
 
-// MaxSocketPath is the longest unix socket path Linux accepts (sun_path is 108 bytes,
-// NUL included). The config's checks use it too.
-const MaxSocketPath = 107
+// MaxSocketPath is the longest unix socket path Linux accepts (sdk.MaxSocketPath);
+// the config's checks use it too.
+const MaxSocketPath = sdk.MaxSocketPath
 
 // Config says where the daemon serves its API.
 type Config struct {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	plugin "github.com/hashicorp/go-plugin"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // Backend sockets. go-plugin's server creates its unix socket with
@@ -23,10 +25,6 @@ import (
 // socketPrefix begins the name of every socket go-plugin's server creates.
 const socketPrefix = "plugin"
 
-// maxSocketPath is the longest path a unix socket may have on Linux (108 bytes
-// with the terminating NUL).
-const maxSocketPath = 107
-
 // socketNameRoom is what go-plugin adds to the directory: "/plugin" and
 // os.CreateTemp's random decimal suffix (up to 10 digits).
 const socketNameRoom = len("/"+socketPrefix) + 10
@@ -37,8 +35,8 @@ const socketNameRoom = len("/"+socketPrefix) + 10
 // backends use go-plugin's default (the temporary directory).
 func SocketDir(stateDir string) (string, error) {
 	dir := filepath.Join(stateDir, "sockets")
-	if len(dir)+socketNameRoom > maxSocketPath {
-		return "", fmt.Errorf("backend socket directory %s is too long for a unix socket path (%d bytes at most); backends use the temporary directory", dir, maxSocketPath-socketNameRoom)
+	if len(dir)+socketNameRoom > sdk.MaxSocketPath {
+		return "", fmt.Errorf("backend socket directory %s is too long for a unix socket path (%d bytes at most); backends use the temporary directory", dir, sdk.MaxSocketPath-socketNameRoom)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("backend socket directory: %w", err)
