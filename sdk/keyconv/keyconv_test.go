@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -16,100 +15,22 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/pedersen"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
-	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
-
-// squareChain is a small test circuit: Out = the n-th iterate of x -> x*x + C, plus a
-// second private input Y that only enters through one product, so some wires have
-// infinity A or B points.
-type squareChain struct {
-	X   frontend.Variable
-	Y   frontend.Variable
-	C   frontend.Variable `gnark:",public"`
-	Out frontend.Variable `gnark:",public"`
-	n   int
-}
-
-func (c *squareChain) Define(api frontend.API) error {
-	x := c.X
-	for range c.n {
-		x = api.Add(api.Mul(x, x), c.C)
-	}
-	api.AssertIsEqual(api.Mul(x, c.Y), c.Out)
-	return nil
-}
-
-type fixture struct {
-	ccs constraint.ConstraintSystem
-	pk  *groth16_bls12381.ProvingKey
-	vk  groth16.VerifyingKey
-}
-
-var (
-	fixtureOnce sync.Once
-	fixtureVal  fixture
-	fixtureErr  error
-)
-
-// testKey compiles the test circuit (about 2^8 constraints) and runs gnark's setup
-// once for the whole package.
-func testKey(t *testing.T) fixture {
-	t.Helper()
-	fixtureOnce.Do(func() {
-		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &squareChain{n: 250})
-		if err != nil {
-			fixtureErr = err
-			return
-		}
-		pk, vk, err := groth16.Setup(ccs)
-		if err != nil {
-			fixtureErr = err
-			return
-		}
-		fixtureVal = fixture{ccs: ccs, pk: pk.(*groth16_bls12381.ProvingKey), vk: vk}
-	})
-	if fixtureErr != nil {
-		t.Fatal(fixtureErr)
-	}
-	return fixtureVal
-}
-
-// rawBytes serializes a gnark proving key without compression, for comparisons.
-func rawBytes(t *testing.T, pk *groth16_bls12381.ProvingKey) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if _, err := pk.WriteRawTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// nativeOut computes the test circuit's public output outside the circuit.
-func nativeOut(x, y, c uint64, n int) fr.Element {
-	var vx, vy, vc fr.Element
-	vx.SetUint64(x)
-	vy.SetUint64(y)
-	vc.SetUint64(c)
-	for range n {
-		vx.Square(&vx).Add(&vx, &vc)
-	}
-	return *vx.Mul(&vx, &vy)
-}
 
 // TestRoundTripThroughFile converts gnark's key, writes and opens it as a key file,
 // converts it back, and proves with gnark's prover with the result.
 func TestRoundTripThroughFile(t *testing.T) {
-	fx := testKey(t)
-	k, err := FromGnark(fx.pk)
+	fx := testcircuit.SquareChainKey(t)
+	k, err := FromGnark(fx.PK)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := uint64(fx.ccs.GetNbPublicVariables()); k.NbPublic != want {
+	if want := uint64(fx.CCS.GetNbPublicVariables()); k.NbPublic != want {
 		t.Errorf("NbPublic %d, want %d", k.NbPublic, want)
 	}
 	path := filepath.Join(t.TempDir(), "test.pk")
@@ -122,14 +43,15 @@ func TestRoundTripThroughFile(t *testing.T) {
 	}
 	defer f.Close()
 	got := ToGnark(f.Key())
-	if !bytes.Equal(rawBytes(t, got), rawBytes(t, fx.pk)) {
+	if !bytes.Equal(testcircuit.RawKeyBytes(t, got), testcircuit.RawKeyBytes(t, fx.PK)) {
 		t.Fatal("ToGnark of the opened file differs from the original gnark key")
 	}
-	if got.NbInfinityA != fx.pk.NbInfinityA || got.NbInfinityB != fx.pk.NbInfinityB || got.NbInfinityA == 0 || got.NbInfinityB == 0 {
-		t.Errorf("NbInfinity %d %d, want %d %d (not zero, so the masks are tested)", got.NbInfinityA, got.NbInfinityB, fx.pk.NbInfinityA, fx.pk.NbInfinityB)
+	if got.NbInfinityA != fx.PK.NbInfinityA || got.NbInfinityB != fx.PK.NbInfinityB || got.NbInfinityA == 0 || got.NbInfinityB == 0 {
+		t.Errorf("NbInfinity %d %d, want %d %d (not zero, so the masks are tested)", got.NbInfinityA, got.NbInfinityB, fx.PK.NbInfinityA, fx.PK.NbInfinityB)
 	}
 
-	assignment := &squareChain{X: 3, Y: 5, C: 7, Out: nativeOut(3, 5, 7, 250), n: 250}
+	steps := testcircuit.SquareChainKeySteps
+	assignment := &testcircuit.SquareChain{X: 3, Y: 5, C: 7, Out: testcircuit.SquareChainOut(3, 5, 7, steps), N: steps}
 	w, err := frontend.NewWitness(assignment, ecc.BLS12_381.ScalarField())
 	if err != nil {
 		t.Fatal(err)
@@ -138,11 +60,11 @@ func TestRoundTripThroughFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proof, err := groth16.Prove(fx.ccs, got, w)
+	proof, err := groth16.Prove(fx.CCS, got, w)
 	if err != nil {
 		t.Fatalf("prove: %v", err)
 	}
-	if err := groth16.Verify(proof, fx.vk, pub); err != nil {
+	if err := groth16.Verify(proof, fx.VK, pub); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
 
@@ -160,7 +82,7 @@ func TestRoundTripThroughFile(t *testing.T) {
 	if !bytes.Equal(ourBytes.Bytes(), gnarkBytes.Bytes()) || n != int64(ourBytes.Len()) {
 		t.Fatalf("sdk.Proof's encoding (%d bytes, reported %d) differs from gnark's (%d bytes)", ourBytes.Len(), n, gnarkBytes.Len())
 	}
-	if err := groth16.Verify(ProofToGnark(ours), fx.vk, pub); err != nil {
+	if err := groth16.Verify(ProofToGnark(ours), fx.VK, pub); err != nil {
 		t.Fatalf("ProofToGnark: %v", err)
 	}
 }
@@ -203,8 +125,8 @@ func TestProofEncoding(t *testing.T) {
 }
 
 func TestConvert(t *testing.T) {
-	fx := testKey(t)
-	k, err := FromGnark(fx.pk)
+	fx := testcircuit.SquareChainKey(t)
+	k, err := FromGnark(fx.PK)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +139,8 @@ func TestConvert(t *testing.T) {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"WriteTo", func(b *bytes.Buffer) error { _, err := fx.pk.WriteTo(b); return err }},
-		{"WriteRawTo", func(b *bytes.Buffer) error { _, err := fx.pk.WriteRawTo(b); return err }},
+		{"WriteTo", func(b *bytes.Buffer) error { _, err := fx.PK.WriteTo(b); return err }},
+		{"WriteRawTo", func(b *bytes.Buffer) error { _, err := fx.PK.WriteRawTo(b); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -245,7 +167,7 @@ func TestConvert(t *testing.T) {
 			if err := f.Verify(); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(rawBytes(t, ToGnark(f.Key())), rawBytes(t, fx.pk)) {
+			if !bytes.Equal(testcircuit.RawKeyBytes(t, ToGnark(f.Key())), testcircuit.RawKeyBytes(t, fx.PK)) {
 				t.Error("converted key differs from the original")
 			}
 
@@ -272,8 +194,8 @@ func TestConvert(t *testing.T) {
 }
 
 func TestFromGnarkRefusesCommitments(t *testing.T) {
-	fx := testKey(t)
-	pk := *fx.pk
+	fx := testcircuit.SquareChainKey(t)
+	pk := *fx.PK
 	pk.CommitmentKeys = make([]pedersen.ProvingKey, 1)
 	if _, err := FromGnark(&pk); !errors.Is(err, ErrCommitments) {
 		t.Errorf("FromGnark of a key with commitments: %v, want ErrCommitments", err)

@@ -10,6 +10,8 @@ import (
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // FuzzOpen feeds Open mutated key files: it must return an error or a key whose
@@ -57,7 +59,7 @@ func FuzzOpen(f *testing.F) {
 // tinyKeyBytes is the key file of a 4-step squareChain.
 func tinyKeyBytes(tb testing.TB) []byte {
 	tb.Helper()
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &squareChain{n: 4})
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &testcircuit.SquareChain{N: 4})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,88 +8,18 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark/backend/groth16"
-	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
-	"github.com/consensys/gnark/constraint"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
-
-// squareChain is a small test circuit: Out = the n-th iterate of x -> x*x + C, plus a
-// second private input Y that only enters through one product, so some wires have
-// infinity A or B points.
-type squareChain struct {
-	X   frontend.Variable
-	Y   frontend.Variable
-	C   frontend.Variable `gnark:",public"`
-	Out frontend.Variable `gnark:",public"`
-	n   int
-}
-
-func (c *squareChain) Define(api frontend.API) error {
-	x := c.X
-	for range c.n {
-		x = api.Add(api.Mul(x, x), c.C)
-	}
-	api.AssertIsEqual(api.Mul(x, c.Y), c.Out)
-	return nil
-}
-
-type fixture struct {
-	ccs constraint.ConstraintSystem
-	pk  *groth16_bls12381.ProvingKey
-	vk  groth16.VerifyingKey
-}
-
-var (
-	fixtureOnce sync.Once
-	fixtureVal  fixture
-	fixtureErr  error
-)
-
-// testKey compiles the test circuit (about 2^8 constraints) and runs a development
-// setup once for the whole package.
-func testKey(t *testing.T) fixture {
-	t.Helper()
-	fixtureOnce.Do(func() {
-		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &squareChain{n: 250})
-		if err != nil {
-			fixtureErr = err
-			return
-		}
-		pk, vk, err := groth16.Setup(ccs)
-		if err != nil {
-			fixtureErr = err
-			return
-		}
-		fixtureVal = fixture{ccs: ccs, pk: pk.(*groth16_bls12381.ProvingKey), vk: vk}
-	})
-	if fixtureErr != nil {
-		t.Fatal(fixtureErr)
-	}
-	return fixtureVal
-}
-
-// rawBytes serializes a gnark proving key without compression, for comparisons.
-func rawBytes(t *testing.T, pk *groth16_bls12381.ProvingKey) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if _, err := pk.WriteRawTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // writeKey writes the fixture's key to a fresh file and returns its path and digest.
 func writeKey(t *testing.T) (string, [32]byte) {
 	t.Helper()
-	fx := testKey(t)
-	k, err := fromGnark(fx.pk)
+	fx := testcircuit.SquareChainKey(t)
+	k, err := fromGnark(fx.PK)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +49,7 @@ func writeKeyBytes(t *testing.T) ([]byte, []Section) {
 }
 
 func TestRoundTrip(t *testing.T) {
-	fx := testKey(t)
+	fx := testcircuit.SquareChainKey(t)
 	path, digest := writeKey(t)
 	f, err := Open(path)
 	if err != nil {
@@ -143,10 +73,10 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("mode %v, want 0644", st.Mode().Perm())
 	}
 	k := f.Key()
-	if k.NbWires != uint64(len(fx.pk.InfinityA)) || k.DomainSize != fx.pk.Domain.Cardinality {
-		t.Errorf("sizes: wires %d domain %d, want %d %d", k.NbWires, k.DomainSize, len(fx.pk.InfinityA), fx.pk.Domain.Cardinality)
+	if k.NbWires != uint64(len(fx.PK.InfinityA)) || k.DomainSize != fx.PK.Domain.Cardinality {
+		t.Errorf("sizes: wires %d domain %d, want %d %d", k.NbWires, k.DomainSize, len(fx.PK.InfinityA), fx.PK.Domain.Cardinality)
 	}
-	if want := uint64(fx.ccs.GetNbPublicVariables()); k.NbPublic != want {
+	if want := uint64(fx.CCS.GetNbPublicVariables()); k.NbPublic != want {
 		t.Errorf("NbPublic %d, want %d", k.NbPublic, want)
 	}
 	if countTrue(k.InfinityA) == 0 || countTrue(k.InfinityB) == 0 {
@@ -154,7 +84,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	// Every point and mask as written (keyconv's tests also prove with an
 	// opened key through gnark).
-	want, err := fromGnark(fx.pk)
+	want, err := fromGnark(fx.PK)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,8 +265,8 @@ func TestOpenRejects(t *testing.T) {
 }
 
 func TestWriteLeavesNothingOnError(t *testing.T) {
-	fx := testKey(t)
-	good, err := fromGnark(fx.pk)
+	fx := testcircuit.SquareChainKey(t)
+	good, err := fromGnark(fx.PK)
 	if err != nil {
 		t.Fatal(err)
 	}
