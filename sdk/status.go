@@ -14,28 +14,31 @@ import (
 // The host's supervisor restarts the backend and requeues its work.
 var ErrPluginShutdown = errors.New("backend plugin shut down")
 
+// kindCodes pairs each error kind with the gRPC status code that carries it.
+// codeOf and kindOfCode both read it, so the two directions cannot drift apart.
+var kindCodes = []struct {
+	kind backendv1.ErrorKind
+	code codes.Code
+}{
+	{backendv1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, codes.InvalidArgument},
+	{backendv1.ErrorKind_ERROR_KIND_DIGEST_MISMATCH, codes.DataLoss},
+	{backendv1.ErrorKind_ERROR_KIND_KEY_NOT_LOADED, codes.FailedPrecondition},
+	{backendv1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED, codes.ResourceExhausted},
+	{backendv1.ErrorKind_ERROR_KIND_UNAVAILABLE, codes.Unavailable},
+	{backendv1.ErrorKind_ERROR_KIND_CANCELED, codes.Canceled},
+	{backendv1.ErrorKind_ERROR_KIND_UNIMPLEMENTED, codes.Unimplemented},
+	// The backend refuses, on integrity grounds, to prove from a file whose bytes
+	// could change; every other code already stands for another kind.
+	{backendv1.ErrorKind_ERROR_KIND_UNSEALED, codes.PermissionDenied},
+}
+
 // codeOf returns the gRPC status code that carries an error of the given kind.
 // Unknown kinds, and the unspecified kind, are Internal.
 func codeOf(kind backendv1.ErrorKind) codes.Code {
-	switch kind {
-	case backendv1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT:
-		return codes.InvalidArgument
-	case backendv1.ErrorKind_ERROR_KIND_DIGEST_MISMATCH:
-		return codes.DataLoss
-	case backendv1.ErrorKind_ERROR_KIND_KEY_NOT_LOADED:
-		return codes.FailedPrecondition
-	case backendv1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED:
-		return codes.ResourceExhausted
-	case backendv1.ErrorKind_ERROR_KIND_UNAVAILABLE:
-		return codes.Unavailable
-	case backendv1.ErrorKind_ERROR_KIND_CANCELED:
-		return codes.Canceled
-	case backendv1.ErrorKind_ERROR_KIND_UNIMPLEMENTED:
-		return codes.Unimplemented
-	case backendv1.ErrorKind_ERROR_KIND_UNSEALED:
-		// The backend refuses, on integrity grounds, to prove from a file whose
-		// bytes could change; every other code already stands for another kind.
-		return codes.PermissionDenied
+	for _, kc := range kindCodes {
+		if kc.kind == kind {
+			return kc.code
+		}
 	}
 	return codes.Internal
 }
@@ -45,23 +48,13 @@ func codeOf(kind backendv1.ErrorKind) codes.Code {
 // inverse of codeOf, with DeadlineExceeded read as a cancellation and every code
 // codeOf never produces read as internal.
 func kindOfCode(code codes.Code) backendv1.ErrorKind {
-	switch code {
-	case codes.InvalidArgument:
-		return backendv1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
-	case codes.DataLoss:
-		return backendv1.ErrorKind_ERROR_KIND_DIGEST_MISMATCH
-	case codes.FailedPrecondition:
-		return backendv1.ErrorKind_ERROR_KIND_KEY_NOT_LOADED
-	case codes.ResourceExhausted:
-		return backendv1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED
-	case codes.Unavailable:
-		return backendv1.ErrorKind_ERROR_KIND_UNAVAILABLE
-	case codes.Canceled, codes.DeadlineExceeded:
+	if code == codes.DeadlineExceeded {
 		return backendv1.ErrorKind_ERROR_KIND_CANCELED
-	case codes.Unimplemented:
-		return backendv1.ErrorKind_ERROR_KIND_UNIMPLEMENTED
-	case codes.PermissionDenied:
-		return backendv1.ErrorKind_ERROR_KIND_UNSEALED
+	}
+	for _, kc := range kindCodes {
+		if kc.code == code {
+			return kc.kind
+		}
 	}
 	return backendv1.ErrorKind_ERROR_KIND_INTERNAL
 }
