@@ -10,23 +10,11 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
-
-// square is a one-constraint circuit: X*X == Y.
-type square struct {
-	X frontend.Variable
-	Y frontend.Variable `gnark:",public"`
-}
-
-func (c *square) Define(api frontend.API) error {
-	api.AssertIsEqual(api.Mul(c.X, c.X), c.Y)
-	return nil
-}
 
 // stub is an inner backend answering a fixed proof.
 type stub struct {
@@ -45,35 +33,16 @@ func (s *stub) Prove(context.Context, sdk.ProveRequest) (sdk.ProveResult, error)
 	return sdk.ProveResult{Proof: bytes.Clone(s.proof)}, nil
 }
 
-// realProof proves square once and returns the encoded proof, its verifying key
+// realProof proves testcircuit.Square once and returns the encoded proof, its verifying key
 // and public witness.
 func realProof(t *testing.T) ([]byte, groth16.VerifyingKey, witness.Witness) {
 	t.Helper()
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &square{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := groth16.Setup(ccs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := frontend.NewWitness(&square{X: 3, Y: 9}, ecc.BLS12_381.ScalarField())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := groth16.Prove(ccs, pk, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := proof.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
+	proof, vk, w := testcircuit.SquareProof(t)
 	pub, err := w.Public()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes(), vk, pub
+	return proof, vk, pub
 }
 
 func verifyWitness(proof []byte, vk groth16.VerifyingKey, pub witness.Witness) error {

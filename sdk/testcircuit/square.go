@@ -9,6 +9,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
@@ -96,4 +97,44 @@ func RawKeyBytes(t testing.TB, pk *groth16_bls12381.ProvingKey) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// Square proves knowledge of X with X·X = the public Y: the smallest circuit with a
+// proof to check.
+type Square struct {
+	X frontend.Variable
+	Y frontend.Variable `gnark:",public"`
+}
+
+// Define implements frontend.Circuit.
+func (c *Square) Define(api frontend.API) error {
+	api.AssertIsEqual(api.Mul(c.X, c.X), c.Y)
+	return nil
+}
+
+// SquareProof proves Square for X = 3, Y = 9 with gnark's own setup and prover, and
+// returns the encoded proof, its verifying key and the full witness.
+func SquareProof(t testing.TB) ([]byte, groth16.VerifyingKey, witness.Witness) {
+	t.Helper()
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &Square{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := frontend.NewWitness(&Square{X: 3, Y: 9}, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := groth16.Prove(ccs, pk, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := proof.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), vk, full
 }
