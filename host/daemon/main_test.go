@@ -27,6 +27,7 @@ import (
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/sdktest"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -112,24 +113,6 @@ func setup(dir string) error {
 	return errors.Join(errs...)
 }
 
-// syncBuffer collects the daemon's log for a failing test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // opts shape a test daemon's config.
 type opts struct {
 	circuits []string // key names to serve (default: small)
@@ -153,7 +136,7 @@ type fixture struct {
 	d        *Daemon
 	srv      *api.Server
 	c        *client.Client
-	log      *syncBuffer
+	log      *sdktest.SyncBuffer
 	stop     context.CancelFunc
 	runDone  chan error
 	stopped  bool
@@ -215,7 +198,7 @@ func start(t *testing.T, o opts) *fixture {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	f := &fixture{t: t, stateDir: stateDir, cfg: cfg, log: &syncBuffer{}, runDone: make(chan error, 1)}
+	f := &fixture{t: t, stateDir: stateDir, cfg: cfg, log: &sdktest.SyncBuffer{}, runDone: make(chan error, 1)}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "zkhost", Output: f.log, Level: hclog.Debug})
 	f.d, err = New(context.Background(), cfg, logger)
 	if err != nil {

@@ -17,13 +17,14 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/sdk/sdktest"
 )
 
 // serveProc is a `zkhost serve` process.
 type serveProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *sdktest.SyncBuffer
 	waited chan error
 }
 
@@ -31,7 +32,7 @@ type serveProc struct {
 // environment, and waits until it answers on socket.
 func startServe(t *testing.T, socket string, env []string, args ...string) (*serveProc, *client.Client) {
 	t.Helper()
-	p := &serveProc{t: t, log: &syncBuffer{}, waited: make(chan error, 1)}
+	p := &serveProc{t: t, log: &sdktest.SyncBuffer{}, waited: make(chan error, 1)}
 	p.cmd = exec.Command(zkhostBin, append([]string{"serve"}, args...)...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/procfs"
+	"github.com/zkhost/zkhost/sdk/sdktest"
 )
 
 // fakeBackend is the SDK's fake backend (sdk/sdktest/testdata/fakebackend),
@@ -23,21 +22,7 @@ import (
 var fakeBackend string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "device-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fakeBackend = filepath.Join(dir, "fakebackend")
-	build := exec.Command("go", "build", "-o", fakeBackend, "github.com/zkhost/zkhost/sdk/sdktest/testdata/fakebackend")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the fake backend:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(sdktest.MainWithFakeBackend(m, &fakeBackend))
 }
 
 // startStopped starts a device on the fake backend and stops its process with

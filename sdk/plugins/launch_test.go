@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/procfs"
+	"github.com/zkhost/zkhost/sdk/sdktest"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -38,21 +38,7 @@ func TestMain(m *testing.M) {
 		helperParent()
 		return
 	}
-	dir, err := os.MkdirTemp("", "plugins-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fakeBackend = filepath.Join(dir, "fakebackend")
-	build := exec.Command("go", "build", "-o", fakeBackend, "github.com/zkhost/zkhost/sdk/sdktest/testdata/fakebackend")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the fake backend:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(sdktest.MainWithFakeBackend(m, &fakeBackend))
 }
 
 // helperParent runs in a child copy of the test binary: it launches the fake
@@ -71,27 +57,9 @@ func helperParent() {
 	select {}
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func launch(t *testing.T, env ...string) (*plugins.Process, sdk.Backend, *syncBuffer) {
+func launch(t *testing.T, env ...string) (*plugins.Process, sdk.Backend, *sdktest.SyncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &sdktest.SyncBuffer{}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug})
 	proc, err := plugins.Launch(context.Background(), plugins.LaunchConfig{
 		Path: fakeBackend, Env: env, Logger: logger, StartTimeout: 20 * time.Second,
