@@ -82,21 +82,10 @@ func (s *Store) newOutput(name string, curve sdk.Curve, h sdk.PartitionHandle) (
 		f.Close()
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: sealing its size: %w", name, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: %w", name, err)
+	err = s.keep("output", name, f, &h, func() { s.pending[h.Inode] = output{f: f, h: h} })
+	if err != nil {
+		return sdk.PartitionHandle{}, err
 	}
-	h.Inode = uint64(st.Ino)
-	h.Path = s.path(f)
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		f.Close()
-		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: the store was closed meanwhile", name)
-	}
-	s.pending[h.Inode] = output{f: f, h: h}
 	return h, nil
 }
 

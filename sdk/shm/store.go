@@ -90,10 +90,20 @@ func (s *Store) Write(name string, curve sdk.Curve, W, A, B []fr.Element) (sdk.P
 		}
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
 	}
+	if err := s.keep("write", name, f, &h, func() { s.files[h.Inode] = f }); err != nil {
+		return sdk.PartitionHandle{}, err
+	}
+	return h, nil
+}
+
+// keep completes h with f's inode and path and runs add, which files f in the
+// store, under the store's lock. It closes f and fails if the store was closed
+// meanwhile; op names the caller in errors.
+func (s *Store) keep(op, name string, f *os.File, h *sdk.PartitionHandle, add func()) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		f.Close()
-		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %w", name, err)
+		return fmt.Errorf("shm: %s %q: %w", op, name, err)
 	}
 	h.Inode = uint64(st.Ino)
 	h.Path = s.path(f)
@@ -102,10 +112,10 @@ func (s *Store) Write(name string, curve sdk.Curve, W, A, B []fr.Element) (sdk.P
 	defer s.mu.Unlock()
 	if s.closed {
 		f.Close()
-		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: the store was closed meanwhile", name)
+		return fmt.Errorf("shm: %s %q: the store was closed meanwhile", op, name)
 	}
-	s.files[h.Inode] = f
-	return h, nil
+	add()
+	return nil
 }
 
 // memfd creates an empty memfd that can be sealed and is not inherited by the
