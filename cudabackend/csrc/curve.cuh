@@ -373,6 +373,8 @@ struct xyzz_t {
         zzz = fmul(zzz, ppp);
     }
 
+    // Deliberately parallel to add_affine above: the mixed addition saves the
+    // products by o.zz and o.zzz in the hot bucket loop, so it is not add with ones.
     // add adds another xyzz point (add-2008-s).
     ZK_HD void add(const xyzz_t& o) {
         if (o.is_inf()) return;

@@ -139,6 +139,8 @@ struct zk_chain {
 #undef ZK_ASM3
 #undef ZK_ASM2
 #else
+    // Deliberately parallel to each other and to the PTX wrappers above: one host
+    // emulation per carry-chain instruction, so both builds run the same field code.
     uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
         uint64_t s = (uint64_t)(uint32_t)((uint64_t)a * b) + c + cf;
         cf = (uint32_t)(s >> 32);

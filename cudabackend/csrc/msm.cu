@@ -959,6 +959,8 @@ extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scala
     }
 }
 
+// Deliberately parallel to zk_msm_run: each C entry point checks its own arguments
+// and picks the group's template, as the cgo boundary takes no templates.
 extern "C" int zk_msm_run_split(void* handle, const zk_msm_split* split, size_t lo, size_t n,
                                 void* stream, void* out, zk_msm_timing* timing, char* err,
                                 size_t errlen) {

@@ -245,6 +245,9 @@ ZK_HD void pass_butterfly(fr_t* sm, const pass_params& p, uint32_t block, uint32
 // crosses shared memory half as often.
 ZK_HD bool pass_pairs(const pass_params& p, uint32_t l, bool radix4) { return radix4 && l + 1 < p.k; }
 
+// Deliberately parallel to pass_butterfly: it must do the same arithmetic to stay
+// bit for bit equal to the radix-2 passes, fused for registers.
+//
 // pass_butterfly4 runs butterfly u (< E/4) of stages l and l+1 together: the
 // four elements j0 + {0, 1, 2, 3}·q of one sub-problem, q the smaller of the
 // two stages' half-sizes (DIF: stage l has half-size 2q, l+1 has q; DIT: l

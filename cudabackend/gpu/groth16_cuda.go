@@ -309,6 +309,8 @@ func sumG1(parts []bls12381.G1Jac) bls12381.G1Jac {
 	return acc
 }
 
+// Deliberately parallel to sumG1: gnark-crypto's G1Jac and G2Jac share no interface.
+//
 // sumG2 is sumG1 for G2.
 func sumG2(parts []bls12381.G2Jac) bls12381.G2Jac {
 	var acc bls12381.G2Jac

@@ -100,6 +100,8 @@ func TestMSMPrecomputeG1EdgeCases(t *testing.T) {
 }
 
 // TestMSMPrecomputeG2EdgeCases is TestMSMPrecomputeG1EdgeCases for G2.
+// Deliberately parallel to TestMSMPrecomputeG1EdgeCases: the groups' points are gnark-crypto
+// types with no common interface, and a failure should name its group.
 func TestMSMPrecomputeG2EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(63, 64))

@@ -205,6 +205,8 @@ func TestMSMSplitG1(t *testing.T) {
 }
 
 // TestMSMSplitG2 is TestMSMSplitG1 for G2.
+// Deliberately parallel to TestMSMSplitG1: the groups' points are gnark-crypto
+// types with no common interface, and a failure should name its group.
 func TestMSMSplitG2(t *testing.T) {
 	needDevice(t)
 	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16}

@@ -284,6 +284,8 @@ func TestMSMG1EdgeCases(t *testing.T) {
 }
 
 // TestMSMG2EdgeCases is TestMSMG1EdgeCases for G2.
+// Deliberately parallel to TestMSMG1EdgeCases: the groups' points are gnark-crypto
+// types with no common interface, and a failure should name its group.
 func TestMSMG2EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -341,6 +343,8 @@ func TestMSMG1Sizes(t *testing.T) {
 }
 
 // TestMSMG2Sizes is TestMSMG1Sizes for G2.
+// Deliberately parallel to TestMSMG1Sizes: the groups' points are gnark-crypto
+// types with no common interface, and a failure should name its group.
 func TestMSMG2Sizes(t *testing.T) {
 	needDevice(t)
 	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}

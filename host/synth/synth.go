@@ -73,6 +73,10 @@ type synthesizer struct {
 	desc   sdk.SynthDescription
 }
 
+// Deliberately parallel to host/device/device.go's Start and checkDescription: each
+// wires supervise to its own plugin kind, whose description and checks differ; the
+// lifecycle they share is supervise's.
+//
 // Start launches the synthesizer, checks its Describe and loads the circuit,
 // so a missing binary, a bad checksum, a binary of the wrong kind or a circuit
 // it refuses is reported here with its cause. After Start the synthesizer

@@ -208,6 +208,10 @@ func g1ToAffine(dst []bls12381.G1Affine, jac []bls12381.G1Jac) {
 	}
 }
 
+// Deliberately parallel to g1Table, g1Table.mul and g1ToAffine above: gnark-crypto's
+// G1 and G2 types share no interface, and a generic version would send every field
+// operation of the inner loops through Go's generic dictionaries.
+//
 // g2Table is g1Table for a G2 base point.
 type g2Table struct {
 	window
