@@ -9,12 +9,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -66,32 +62,8 @@ func bitsAssignment(rng *rand.Rand, n int) *bitsCircuit {
 func TestGroth16BinarySplit(t *testing.T) {
 	needDevice(t)
 	const nx = 64
-	field := ecc.BLS12_381.ScalarField()
-	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &bitsCircuit{X: make([]frontend.Variable, nx)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gpk, vk, err := groth16.Setup(ccs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := frontend.NewWitness(bitsAssignment(rand.New(rand.NewPCG(31, 32)), nx), field)
-	if err != nil {
-		t.Fatal(err)
-	}
-	public, err := full.Public()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ccs.Solve(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol := s.(*cs.R1CSSolution)
+	ccs, vk, pk := setupKey(t, &bitsCircuit{X: make([]frontend.Variable, nx)})
+	public, sol := solveFor(t, ccs, bitsAssignment(rand.New(rand.NewPCG(31, 32)), nx))
 	var binary int
 	for i := range sol.W {
 		if sol.W[i].IsZero() || sol.W[i].IsOne() {

@@ -14,10 +14,6 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -33,32 +29,8 @@ import (
 func TestGroth16Streamed(t *testing.T) {
 	needDevice(t)
 	const steps = 1 << 12
-	field := ecc.BLS12_381.ScalarField()
-	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gpk, vk, err := groth16.Setup(ccs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := frontend.NewWitness(testcircuit.ChainAssignment(steps, 7, 11), field)
-	if err != nil {
-		t.Fatal(err)
-	}
-	public, err := full.Public()
-	if err != nil {
-		t.Fatal(err)
-	}
-	solved, err := ccs.Solve(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol := solved.(*cs.R1CSSolution)
+	ccs, vk, pk := setupKey(t, &testcircuit.Chain{N: steps})
+	public, sol := solveFor(t, ccs, testcircuit.ChainAssignment(steps, 7, 11))
 
 	prove := func(chunk uint64) (refprover.MSMResults, KeyInfo) {
 		t.Helper()

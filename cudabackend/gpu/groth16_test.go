@@ -14,11 +14,13 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
@@ -31,37 +33,14 @@ import (
 func TestGroth16Slots(t *testing.T) {
 	needDevice(t)
 	const steps, slots, perSlot = 1 << 12, 2, 3
-	field := ecc.BLS12_381.ScalarField()
-	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gpk, vk, err := groth16.Setup(ccs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ccs, vk, pk := setupKey(t, &testcircuit.Chain{N: steps})
 	type partition struct {
 		sol    *cs.R1CSSolution
 		public witness.Witness
 	}
 	parts := make([]partition, slots*perSlot)
 	for i := range parts {
-		full, err := frontend.NewWitness(testcircuit.ChainAssignment(steps, uint64(3+i), uint64(5+2*i)), field)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if parts[i].public, err = full.Public(); err != nil {
-			t.Fatal(err)
-		}
-		sol, err := ccs.Solve(full)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts[i].sol = sol.(*cs.R1CSSolution)
+		parts[i].public, parts[i].sol = solveFor(t, ccs, testcircuit.ChainAssignment(steps, uint64(3+i), uint64(5+2*i)))
 	}
 
 	key, err := LoadGroth16Key(0, pk, 0)
@@ -124,19 +103,7 @@ func TestGroth16Slots(t *testing.T) {
 // match the key is refused before anything reaches the device.
 func TestGroth16SlotRefusals(t *testing.T) {
 	needDevice(t)
-	field := ecc.BLS12_381.ScalarField()
-	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gpk, _, err := groth16.Setup(ccs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, pk := setupKey(t, &testcircuit.Chain{N: 64})
 	key, err := LoadGroth16Key(0, pk, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -186,4 +153,41 @@ func TestGroth16SlotRefusals(t *testing.T) {
 			t.Errorf("Prove of %d constraints = %v, want ErrInvalid", n, err)
 		}
 	}
+}
+
+// setupKey compiles circuit over BLS12-381 and runs gnark's setup for it: the
+// constraint system, gnark's verifying key and the proving key in the SDK's form.
+func setupKey(t *testing.T, circuit frontend.Circuit) (constraint.ConstraintSystem, groth16.VerifyingKey, *keyfile.ProvingKey) {
+	t.Helper()
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, circuit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ccs, vk, pk
+}
+
+// solveFor solves ccs for assignment: its public witness and gnark's solution.
+func solveFor(t *testing.T, ccs constraint.ConstraintSystem, assignment frontend.Circuit) (witness.Witness, *cs.R1CSSolution) {
+	t.Helper()
+	full, err := frontend.NewWitness(assignment, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, err := full.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := ccs.Solve(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return public, sol.(*cs.R1CSSolution)
 }
