@@ -414,3 +414,13 @@ func TestMSMStopsInsideCancel(t *testing.T) {
 		t.Errorf("the MSM checked its context %d times, want 2 (before the first chunk, and before the second, where it stops)", ctx.calls)
 	}
 }
+
+// TestG2Tasks checks the G2 MSM's task count against gnark's rule (twice the
+// threads up to 16 threads, the threads above).
+func TestG2Tasks(t *testing.T) {
+	for _, tt := range []struct{ threads, want int }{{1, 2}, {2, 4}, {16, 32}, {17, 17}, {64, 64}} {
+		if got := g2Tasks(tt.threads); got != tt.want {
+			t.Errorf("g2Tasks(%d) = %d, want %d", tt.threads, got, tt.want)
+		}
+	}
+}
