@@ -145,10 +145,13 @@ func TestLargeInputs(t *testing.T) {
 		{"corrupt", func(t *testing.T, name string) {
 			// Another content under the name: the object store's own digest
 			// matches it; the message's does not.
-			putObject(t, a.inputs, name, randomBytes(9<<20, 3))
+			bad := randomBytes(9<<20, 3)
+			putObject(t, a.inputs, name, bad)
+			seenBy(t, b, name, bad)
 		}, "sha256"},
 		{"truncated", func(t *testing.T, name string) {
 			putObject(t, a.inputs, name, big[:len(big)-1])
+			seenBy(t, b, name, big[:len(big)-1])
 		}, "9437183 bytes, the message says 9437184"},
 		{"missing", func(t *testing.T, name string) {
 			// A replica that lags answers "not found" for a moment.
@@ -241,6 +244,26 @@ func TestInlineLimit(t *testing.T) {
 // a put (a minute and more): without a deadline each chunk's publish waits
 // the client's default 5 s for its acknowledgement, which three replicas on
 // a loaded machine can exceed (seen beside two busy loops under -race).
+// seenBy waits until host c reads object name as data: a replica that lags
+// serves the object's previous content for a moment, and the damage under
+// test is the one the reading host sees.
+func seenBy(t *testing.T, c *Cluster, name string, data []byte) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		got, err := c.inputs.GetBytes(ctx, name)
+		cancel()
+		if err == nil && bytes.Equal(got, data) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("object %s not seen as its %d new bytes within 30s (%d bytes, %v)", name, len(data), len(got), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func putObject(t *testing.T, store jetstream.ObjectStore, name string, data []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
