@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -20,15 +21,20 @@ const synthReadyLog = "synthesizing partitions for the proving hosts"
 // naming the partition and the constraint, whichever host solves it; jobs of
 // wire assignments go straight to the proving host.
 func TestClusterSynthesisHosts(t *testing.T) {
-	hosts, _ := startClusterWith(t, 3, func(i int) (hostConf, string) {
-		if i == 0 {
-			dev := cpuDevice()
-			dev.Options["compact-w"] = "true"
-			return hostConf{Devices: []deviceConf{dev}}, ""
-		}
-		return hostConf{ReadyLog: synthReadyLog}, "role = \"synthesize\""
-	})
-	prover := hosts[0]
+	// One NATS server, embedded in the proving host; the synthesis hosts
+	// are its clients (forming a cluster of servers is tested elsewhere).
+	addr := freeAddr(t)
+	dev := cpuDevice()
+	dev.Options["compact-w"] = "true"
+	prover := newHost(t, hostConf{Devices: []deviceConf{dev},
+		Extra: fmt.Sprintf("[cluster]\nname = \"h0\"\nembedded = true\nlisten = %q\nack_wait = %q\n", addr, clusterAckWait)})
+	startAll(t, []*host{prover})
+	hosts := []*host{prover}
+	for i := 1; i <= 2; i++ {
+		hosts = append(hosts, newHost(t, hostConf{ReadyLog: synthReadyLog,
+			Extra: fmt.Sprintf("[cluster]\nname = \"h%d\"\nurls = [%q]\nreplicas = 1\nack_wait = %q\nrole = \"synthesize\"\n", i, "nats://"+addr, clusterAckWait)}))
+	}
+	startAll(t, hosts[1:])
 	const parts = 16
 	job := prover.submit("chain", 500, parts, api.ClassNormal)
 	got, _ := prover.await(job.ID, 4*time.Minute)
