@@ -137,8 +137,8 @@ func LaunchThen[C any](lc plugins.LaunchConfig, ready func(context.Context, *plu
 	}
 }
 
-// Session is a call's hold on the process that serves it.
-type Session[C any] struct {
+// Lease is a call's hold on the process that serves it.
+type Lease[C any] struct {
 	Client C
 	// Gen is the process's generation: it grows with every start (ExitNoticed).
 	Gen uint64
@@ -375,31 +375,31 @@ func (s *Supervisor[C]) Enable() {
 	}
 }
 
-// Current waits for a serving process and returns a session on it. It fails
+// Current waits for a serving process and returns a lease on it. It fails
 // at once, without waiting, when the plugin is out of service (ErrUnhealthy),
 // closed (ErrStopped), or down while Config.FailWhileDown (ErrNotServing).
-func (s *Supervisor[C]) Current(ctx context.Context) (Session[C], error) {
+func (s *Supervisor[C]) Current(ctx context.Context) (Lease[C], error) {
 	for {
 		s.mu.Lock()
 		switch {
 		case s.stopped:
 			s.mu.Unlock()
-			return Session[C]{}, ErrStopped
+			return Lease[C]{}, ErrStopped
 		case s.state == Unhealthy:
 			err := fmt.Errorf("crashed %d times within %s: %w", s.cfg.CrashLimit, s.cfg.CrashWindow, ErrUnhealthy)
 			s.mu.Unlock()
-			return Session[C]{}, err
+			return Lease[C]{}, err
 		case s.state == Down && s.cfg.FailWhileDown:
 			err := fmt.Errorf("%w: %s", ErrNotServing, s.lastErr)
 			s.mu.Unlock()
-			return Session[C]{}, err
+			return Lease[C]{}, err
 		}
 		ready := s.readyCh
 		if s.state == Ready {
 			if !s.proc.Exited() {
-				sess := Session[C]{Client: s.latest, Gen: s.gen, Alive: s.alive}
+				lease := Lease[C]{Client: s.latest, Gen: s.gen, Alive: s.alive}
 				s.mu.Unlock()
-				return sess, nil
+				return lease, nil
 			}
 			// Exited, and not yet noticed: poll rather than hand the call to
 			// a dead process (which would cost the caller's work an attempt).
@@ -408,9 +408,9 @@ func (s *Supervisor[C]) Current(ctx context.Context) (Session[C], error) {
 		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return Session[C]{}, ctx.Err()
+			return Lease[C]{}, ctx.Err()
 		case <-s.stopCh:
-			return Session[C]{}, ErrStopped
+			return Lease[C]{}, ErrStopped
 		case <-ready:
 		case <-time.After(s.cfg.PollInterval):
 			// Look again: a restart that fails makes the plugin down, and a
@@ -454,7 +454,7 @@ func (s *Supervisor[C]) Status() Status[C] {
 // Kill kills the current process for reason, as a crash would: it is not
 // ready from this moment, with reason as its last error, for as long as the
 // kill takes (up to plugins.KillGrace and a SIGKILL for a process that does
-// not let go of its connection); its sessions end at once, and the supervisor
+// not let go of its connection); its leases end at once, and the supervisor
 // restarts it once the process is gone.
 func (s *Supervisor[C]) Kill(reason string) {
 	s.mu.Lock()

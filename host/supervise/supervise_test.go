@@ -82,23 +82,23 @@ func waitFor(t *testing.T, s *Supervisor[int], what string, cond func(Status[int
 	}
 }
 
-func current(t *testing.T, s *Supervisor[int]) (Session[int], error) {
+func current(t *testing.T, s *Supervisor[int]) (Lease[int], error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	return s.Current(ctx)
 }
 
-// TestRestartAfterExit: an exit ends the session on the dead process, is
+// TestRestartAfterExit: an exit ends the lease on the dead process, is
 // counted, records the pid files, and a new process serves.
 func TestRestartAfterExit(t *testing.T) {
 	pidDir := t.TempDir()
 	f := &plugin{}
 	forgot := atomic.Int32{}
 	s := startFake(t, f, Config[int]{Policy: Policy{PidDir: pidDir}, Forget: func() { forgot.Add(1) }})
-	sess, err := current(t, s)
-	if err != nil || sess.Client != 1 {
-		t.Fatalf("Current: %+v %v, want the first process", sess, err)
+	lease, err := current(t, s)
+	if err != nil || lease.Client != 1 {
+		t.Fatalf("Current: %+v %v, want the first process", lease, err)
 	}
 	pidFile := filepath.Join(pidDir, "dev0-"+strconv.Itoa(f.last().pid))
 	if data, err := os.ReadFile(pidFile); err != nil || string(data) != "/bin/fake\n" {
@@ -106,9 +106,9 @@ func TestRestartAfterExit(t *testing.T) {
 	}
 	f.last().exited.Store(true)
 	select {
-	case <-sess.Alive.Done():
+	case <-lease.Alive.Done():
 	case <-time.After(time.Minute):
-		t.Fatal("the session on the exited process did not end")
+		t.Fatal("the lease on the exited process did not end")
 	}
 	waitFor(t, s, "a second process to serve", func(st Status[int]) bool {
 		return st.State == Ready && st.Restarts == 1 && st.Latest == 2
@@ -123,8 +123,8 @@ func TestRestartAfterExit(t *testing.T) {
 	if _, err := os.Stat(pidFile); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the exited process's pid file is still there: %v", err)
 	}
-	if sess, err := current(t, s); err != nil || sess.Client != 2 || sess.Gen == 1 {
-		t.Errorf("Current after the restart: %+v %v", sess, err)
+	if lease, err := current(t, s); err != nil || lease.Client != 2 || lease.Gen == 1 {
+		t.Errorf("Current after the restart: %+v %v", lease, err)
 	}
 	if noticed, _ := s.ExitNoticed(1); !noticed {
 		t.Error("ExitNoticed(1) is false after generation 1 was replaced")
@@ -190,19 +190,19 @@ func TestDown(t *testing.T) {
 	}
 }
 
-// TestKill: a killed process's session ends at once and calls wait for the
+// TestKill: a killed process's lease ends at once and calls wait for the
 // next process; the kill's reason stays the last error.
 func TestKill(t *testing.T) {
 	f := &plugin{}
 	s := startFake(t, f, Config[int]{})
-	sess, err := current(t, s)
+	lease, err := current(t, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := f.last()
 	s.Kill("did not answer within 1s; killed")
-	if sess.Alive.Err() == nil {
-		t.Error("the session on the killed process did not end")
+	if lease.Alive.Err() == nil {
+		t.Error("the lease on the killed process did not end")
 	}
 	if !p.killed.Load() {
 		t.Error("the process was not killed")
