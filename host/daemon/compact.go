@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/budget"
@@ -114,10 +115,14 @@ func compactShmBytes(ce *circuitEntry) uint64 {
 }
 
 // writeCompact solves t's input into a pooled W (A and B are not needed: the
-// backend evaluates them) and packs it into a compact partition. It returns
-// the solver's error (the input's fault) apart from the store's.
+// backend evaluates them) and packs it into a compact partition; a compact
+// wire assignment, packed already, goes in as it came (writePacked). It
+// returns the solver's error (the input's fault) apart from the store's.
 func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
 	ce := t.job.circ
+	if circuit.IsCompactAssignment(t.witness) {
+		return d.writePacked(t, name, threads)
+	}
 	wp := ce.cw.wPool.Get().(*[]fr.Element)
 	defer ce.cw.wPool.Put(wp)
 	w, synthErr := circuit.SynthesizeInputInto(ce.c, t.witness, threads, *wp, nil, nil)
@@ -128,6 +133,31 @@ func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.Partitio
 		return sdk.PartitionHandle{}, synthErr, nil
 	}
 	h, err = d.shm.WriteCompact(name, ce.c.Curve, *wp, uint64(ce.c.NbConstraints), threads)
+	return h, nil, err
+}
+
+// writePacked writes a compact wire assignment (what a cluster's synthesis
+// host ships) into a compact partition without unpacking W: its bitmaps are
+// copied and its values decoded straight into the memfd; only the inputs
+// are decoded apart, for the public witness.
+func (d *Daemon) writePacked(t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
+	c := t.job.circ.c
+	a, synthErr := circuit.ReadCompactAssignment(t.witness, c)
+	if synthErr == nil {
+		var full witness.Witness
+		if full, synthErr = a.Witness(c); synthErr == nil {
+			t.public, t.publicBytes, synthErr = publicPart(full)
+		}
+	}
+	if synthErr != nil {
+		return sdk.PartitionHandle{}, fmt.Errorf("wire assignment %w", synthErr), nil
+	}
+	var valuesErr error
+	h, err = d.shm.WriteCompactBits(name, c.Curve, uint64(c.NbWires), uint64(c.NbConstraints), a.Other, a.Bits, a.NbOther,
+		func(values []fr.Element) error { valuesErr = a.Values(values, threads); return valuesErr })
+	if valuesErr != nil {
+		return sdk.PartitionHandle{}, fmt.Errorf("wire assignment %w", valuesErr), nil
+	}
 	return h, nil, err
 }
 

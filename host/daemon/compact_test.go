@@ -89,6 +89,14 @@ func TestCompactPartitions(t *testing.T) {
 	if bad.State != api.JobFailed || !strings.Contains(bad.Error, "partition 1") || !strings.Contains(bad.Error, "constraint") {
 		t.Errorf("a compact assignment with a wrong value: job %s, %q; want failed naming partition 1 and a constraint", bad.State, bad.Error)
 	}
+	// A value past the modulus is found as the values go into the
+	// partition: the partition fails naming it, and nothing is kept.
+	overflow := slices.Clone(compact[1])
+	copy(overflow[len(overflow)-fr.Bytes:], slices.Repeat([]byte{0xff}, fr.Bytes))
+	bad = submit([][]byte{overflow})
+	if bad.State != api.JobFailed || !strings.Contains(bad.Error, "is not a canonical BLS12-381 scalar") {
+		t.Errorf("a compact assignment with a value past the modulus: job %s, %q; want failed naming it", bad.State, bad.Error)
+	}
 
 	// The daemon's own solver never writes a W that breaks a constraint, so
 	// the device is asked directly.

@@ -113,14 +113,14 @@ func ParseAssignment(data []byte, c *Circuit, threads int) ([]fr.Element, error)
 // parseAssignmentInto is ParseAssignment into W (c.NbWires values), of
 // either format (full or compact).
 func parseAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
-	if err := CheckAssignmentHeader(data, c); err != nil {
-		return err
-	}
-	if binary.BigEndian.Uint32(data[4:]) == CompactAssignmentVersion {
+	if IsCompactAssignment(data) {
 		if err := parseCompactAssignmentInto(data, c, threads, W); err != nil {
 			return err
 		}
 	} else {
+		if err := CheckAssignmentHeader(data, c); err != nil {
+			return err
+		}
 		values := data[assignmentHeader:]
 		bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
 			for i := lo; i < hi; i++ {
@@ -161,11 +161,16 @@ func AssignmentWitness(c *Circuit, W []fr.Element) (witness.Witness, error) {
 	if len(W) != c.NbWires {
 		return nil, fmt.Errorf("circuit %s: assignment has %d wires, want %d", c.Name, len(W), c.NbWires)
 	}
+	return inputsWitness(c, W[1:c.NbPublic+c.NbSecret])
+}
+
+// inputsWitness is the gnark full witness of c's public and secret inputs
+// (the wires after the constant one, in order).
+func inputsWitness(c *Circuit, inputs []fr.Element) (witness.Witness, error) {
 	w, err := witness.New(ecc.BLS12_381.ScalarField())
 	if err != nil {
 		return nil, err
 	}
-	inputs := W[1 : c.NbPublic+c.NbSecret]
 	values := make(chan any, len(inputs))
 	for i := range inputs {
 		values <- inputs[i]

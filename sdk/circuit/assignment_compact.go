@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/sdk"
 )
@@ -113,39 +114,125 @@ func checkCompactAssignment(head []byte, size int64, c *Circuit) error {
 	return nil
 }
 
-// parseCompactAssignmentInto decodes a compact assignment, its header and
-// size checked, into W (c.NbWires values) with up to threads goroutines: the
-// bitmaps must mark exactly the header's count of values and no wire past
-// the last, and every value must be a canonical scalar.
-func parseCompactAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
-	nbWires := uint64(len(W))
-	nbOther := uint64(binary.BigEndian.Uint32(data[20:]))
+// CompactAssignment is a compact wire assignment read for a circuit: its
+// header, size and bitmaps checked (ReadCompactAssignment), its values still
+// in their bytes. A compact partition takes its bitmaps as they are and its
+// values decoded straight into the partition's memory (Values), so a W that
+// arrives packed is never unpacked on the host.
+type CompactAssignment struct {
+	// Other marks the wires neither 0 nor 1, Bits the 1s (sdk.CompactLayout).
+	Other, Bits []uint64
+	NbOther     uint64
+	nbWires     int
+	values      []byte // NbOther canonical big-endian scalars
+	ranks       []uint64
+}
+
+// IsCompactAssignment reports whether data is a wire assignment in the
+// compact format.
+func IsCompactAssignment(data []byte) bool {
+	return IsAssignment(data) && len(data) >= 8 && binary.BigEndian.Uint32(data[4:]) == CompactAssignmentVersion
+}
+
+// ReadCompactAssignment reads a compact wire assignment for circuit c: the
+// header and size checks of CheckAssignmentHeader, then the bitmaps (the
+// Other bits must number the header's count and no bit may be set past the
+// last wire), and wire 0, the constant one, must be 1.
+func ReadCompactAssignment(data []byte, c *Circuit) (*CompactAssignment, error) {
+	if err := CheckAssignmentHeader(data, c); err != nil {
+		return nil, err
+	}
+	if !IsCompactAssignment(data) {
+		return nil, fmt.Errorf("is a full wire assignment, not a compact one")
+	}
+	nbWires := uint64(binary.BigEndian.Uint32(data[16:]))
+	a := &CompactAssignment{NbOther: uint64(binary.BigEndian.Uint32(data[20:])), nbWires: int(nbWires)}
 	nw := sdk.CompactWords(nbWires)
-	other, ones := make([]uint64, nw), make([]uint64, nw)
+	a.Other, a.Bits = make([]uint64, nw), make([]uint64, nw)
 	at := compactAssignmentHeader
-	for _, words := range [][]uint64{other, ones} {
+	for _, words := range [][]uint64{a.Other, a.Bits} {
 		for i := range words {
 			words[i] = binary.LittleEndian.Uint64(data[at:])
 			at += 8
 		}
 	}
-	if err := sdk.CheckCompactBits(nbWires, other, ones, nbOther); err != nil {
-		return err
+	if err := sdk.CheckCompactBits(nbWires, a.Other, a.Bits, a.NbOther); err != nil {
+		return nil, err
 	}
-	values := data[at:]
-	ranks := otherRanks(other)
-	bad := firstFailure(int(nw), threads, func(lo, hi int) (int, error) {
+	a.values = data[at:]
+	a.ranks = otherRanks(a.Other)
+	switch {
+	case a.Other[0]&1 == 1:
+		var v fr.Element
+		if err := v.SetBytesCanonical(a.values[:fr.Bytes]); err != nil || !v.IsOne() {
+			return nil, fmt.Errorf("wire 0, the constant one, is %s, want 1", v.String())
+		}
+	case a.Bits[0]&1 == 0:
+		return nil, fmt.Errorf("wire 0, the constant one, is 0, want 1")
+	}
+	return a, nil
+}
+
+// Values decodes the NbOther values into dst, in wire order, with up to
+// threads goroutines; a value that is not a canonical scalar is an error
+// naming its wire.
+func (a *CompactAssignment) Values(dst []fr.Element, threads int) error {
+	if uint64(len(dst)) != a.NbOther {
+		return fmt.Errorf("compact assignment: %d values, room for %d", a.NbOther, len(dst))
+	}
+	bad := firstFailure(len(dst), threads, func(lo, hi int) (int, error) {
+		for r := lo; r < hi; r++ {
+			if err := dst[r].SetBytesCanonical(a.values[r*fr.Bytes : (r+1)*fr.Bytes]); err != nil {
+				return r, err
+			}
+		}
+		return -1, nil
+	})
+	if bad.index >= 0 {
+		return fmt.Errorf("wire %d is not a canonical BLS12-381 scalar: %v", a.otherWire(uint64(bad.index)), bad.err)
+	}
+	return nil
+}
+
+// otherWire is the wire of the r-th value.
+func (a *CompactAssignment) otherWire(r uint64) int {
+	for wd, o := range a.Other {
+		if a.ranks[wd+1] > r {
+			for k := r - a.ranks[wd]; k > 0; k-- {
+				o &= o - 1
+			}
+			return wd*64 + bits.TrailingZeros64(o)
+		}
+	}
+	return -1
+}
+
+// Witness returns the gnark full witness the assignment holds (its public
+// and secret inputs, the wires after the constant one), decoding those wires
+// alone: what a proof is verified against.
+func (a *CompactAssignment) Witness(c *Circuit) (witness.Witness, error) {
+	inputs := make([]fr.Element, c.NbPublic+c.NbSecret)
+	if err := a.expand(inputs, 1); err != nil {
+		return nil, err
+	}
+	return inputsWitness(c, inputs[1:])
+}
+
+// expand writes the first len(W) wires into W with up to threads goroutines.
+func (a *CompactAssignment) expand(W []fr.Element, threads int) error {
+	nw := int(sdk.CompactWords(uint64(len(W))))
+	bad := firstFailure(nw, threads, func(lo, hi int) (int, error) {
 		if lo >= hi {
 			return -1, nil
 		}
-		r := ranks[lo]
+		r := a.ranks[lo]
 		for wd := lo; wd < hi; wd++ {
-			o, b := other[wd], ones[wd]
-			for j := range min(64, int(nbWires)-wd*64) {
+			o, b := a.Other[wd], a.Bits[wd]
+			for j := range min(64, len(W)-wd*64) {
 				i := wd*64 + j
 				switch {
 				case o>>j&1 == 1:
-					if err := W[i].SetBytesCanonical(values[r*fr.Bytes : (r+1)*fr.Bytes]); err != nil {
+					if err := W[i].SetBytesCanonical(a.values[r*fr.Bytes : (r+1)*fr.Bytes]); err != nil {
 						return i, err
 					}
 					r++
@@ -162,4 +249,14 @@ func parseCompactAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Ele
 		return fmt.Errorf("wire %d is not a canonical BLS12-381 scalar: %v", bad.index, bad.err)
 	}
 	return nil
+}
+
+// parseCompactAssignmentInto decodes a compact assignment into W (c.NbWires
+// values) with up to threads goroutines.
+func parseCompactAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
+	a, err := ReadCompactAssignment(data, c)
+	if err != nil {
+		return err
+	}
+	return a.expand(W, threads)
 }

@@ -23,9 +23,6 @@ import (
 // straight into the memfd's memory), seals it and returns its handle. On
 // any error nothing is kept.
 func (s *Store) WriteCompact(name string, curve sdk.Curve, w []fr.Element, nbConstraints uint64, threads int) (sdk.PartitionHandle, error) {
-	if len(w) == 0 || nbConstraints == 0 || uint64(len(w)) > sdk.MaxPartitionElements || nbConstraints > sdk.MaxPartitionElements {
-		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %d wires and %d constraints, want 1..%d each", name, len(w), nbConstraints, uint64(sdk.MaxPartitionElements))
-	}
 	// One pass over W: the bitmaps, here, and the count that sizes the file;
 	// then only the values that are neither 0 nor 1 are read again.
 	words := sdk.CompactWords(uint64(len(w)))
@@ -34,9 +31,31 @@ func (s *Store) WriteCompact(name string, curve sdk.Curve, w []fr.Element, nbCon
 	if err != nil {
 		return sdk.PartitionHandle{}, err
 	}
-	oOff, bOff, vOff, size := sdk.CompactLayout(uint64(len(w)), nbOther)
+	return s.WriteCompactBits(name, curve, uint64(len(w)), nbConstraints, other, bits, nbOther, func(values []fr.Element) error {
+		return sdk.GatherOther(w, other, values, threads)
+	})
+}
+
+// WriteCompactBits makes compact partition name from W's bitmaps, already
+// packed (sdk.CompactLayout: other marks the nbOther wires neither 0 nor 1,
+// bits the 1s), and values, which writes those nbOther values, in wire order,
+// straight into the memfd's memory: what a W that arrives packed (a compact
+// wire assignment) needs, without unpacking it. The bitmaps are checked as a
+// backend checks them. On any error, values' included, nothing is kept.
+func (s *Store) WriteCompactBits(name string, curve sdk.Curve, nbWires, nbConstraints uint64, other, bits []uint64, nbOther uint64, values func([]fr.Element) error) (sdk.PartitionHandle, error) {
+	if nbWires == 0 || nbConstraints == 0 || nbWires > sdk.MaxPartitionElements || nbConstraints > sdk.MaxPartitionElements {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %d wires and %d constraints, want 1..%d each", name, nbWires, nbConstraints, uint64(sdk.MaxPartitionElements))
+	}
+	words := sdk.CompactWords(nbWires)
+	if uint64(len(other)) != words || uint64(len(bits)) != words {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %d wires need %d words per bitmap, got %d and %d", name, nbWires, words, len(other), len(bits))
+	}
+	if err := sdk.CheckCompactBits(nbWires, other, bits, nbOther); err != nil {
+		return sdk.PartitionHandle{}, err
+	}
+	oOff, bOff, vOff, size := sdk.CompactLayout(nbWires, nbOther)
 	h, err := s.newOutput(name, curve, sdk.PartitionHandle{
-		Size: int64(size), Curve: curve, NbWires: uint64(len(w)), NbConstraints: nbConstraints,
+		Size: int64(size), Curve: curve, NbWires: nbWires, NbConstraints: nbConstraints,
 		Format: sdk.FormatCompactW, NbOther: nbOther, OtherOffset: oOff, BitsOffset: bOff, ValuesOffset: vOff,
 	})
 	if err != nil {
@@ -45,7 +64,7 @@ func (s *Store) WriteCompact(name string, curve sdk.Curve, w []fr.Element, nbCon
 	err = s.mapOutput(h, func(mem []byte) error {
 		copy(wordsAt(mem, oOff, words), other)
 		copy(wordsAt(mem, bOff, words), bits)
-		return sdk.GatherOther(w, other, elementsAt(mem, vOff, nbOther), threads)
+		return values(elementsAt(mem, vOff, nbOther))
 	})
 	if err == nil {
 		h, err = s.Adopt(h)
