@@ -90,7 +90,7 @@ func checkAssignment(head []byte, size int64, c *Circuit) error {
 			nbWires, nbPublic, nbSecret, c.Name, c.NbWires, c.NbPublic, c.NbSecret)
 	}
 	if version == CompactAssignmentVersion {
-		return checkCompactAssignment(head, size, c)
+		return checkCompactAssignment(head, size)
 	}
 	if want := assignmentHeader + int64(nbWires)*fr.Bytes; size != want {
 		return fmt.Errorf("has %d bytes, want %d for %d wires of %d bytes (truncated, or trailing bytes)", size, want, nbWires, fr.Bytes)

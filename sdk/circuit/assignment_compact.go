@@ -99,7 +99,7 @@ func otherRanks(other []uint64) []uint64 {
 
 // checkCompactAssignment checks a compact assignment's counts and size, its
 // header already read: nbWires wires, nbOther of them neither 0 nor 1.
-func checkCompactAssignment(head []byte, size int64, c *Circuit) error {
+func checkCompactAssignment(head []byte, size int64) error {
 	if len(head) < compactAssignmentHeader {
 		return fmt.Errorf("is truncated: %d bytes, shorter than the %d-byte header of a compact assignment", size, compactAssignmentHeader)
 	}
