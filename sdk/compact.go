@@ -118,13 +118,13 @@ func PackBits(w []fr.Element, other, bits []uint64, threads int) (uint64, error)
 		for wd := p * compactPiece; wd < min(words, (p+1)*compactPiece); wd++ {
 			var o, b uint64
 			for i, j := wd*64, 0; i < min(len(w), wd*64+64); i, j = i+1, j+1 {
-				switch {
-				case w[i].IsZero():
-				case w[i] == one:
-					b |= 1 << j
-				default:
-					o |= 1 << j
-				}
+				// Without branches: a witness's 0s and 1s come in no order
+				// a branch predictor could learn.
+				v := &w[i]
+				isOne := zeroBit(v[0] ^ one[0] | v[1] ^ one[1] | v[2] ^ one[2] | v[3] ^ one[3])
+				isZero := zeroBit(v[0] | v[1] | v[2] | v[3])
+				b |= isOne << j
+				o |= (1 ^ isOne ^ isZero) << j
 			}
 			other[wd], bits[wd] = o, b
 			n += uint64(popcount(o))
@@ -216,7 +216,10 @@ func CheckCompactBits(nbWires uint64, other, bits []uint64, nbOther uint64) erro
 	return nil
 }
 
-func popcount(x uint64) int      { return bits.OnesCount64(x) }
+func popcount(x uint64) int { return bits.OnesCount64(x) }
+
+// zeroBit is 1 when x is 0, else 0, computed without a branch.
+func zeroBit(x uint64) uint64    { return 1 ^ (x|-x)>>63 }
 func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
 
 // forPieces runs f(0..pieces-1) on up to threads goroutines.

@@ -151,3 +151,19 @@ func TestCompactPartitionHandle(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPackBits packs a W shaped like a bit-heavy witness (0s and 1s at
+// random, three in a thousand other values) of 2^20 wires.
+//
+//	go test -run '^$' -bench PackBits .
+func BenchmarkPackBits(b *testing.B) {
+	w := witnessLike(b, 1<<20, 0.003, 7)
+	words := CompactWords(uint64(len(w)))
+	other, bits := make([]uint64, words), make([]uint64, words)
+	b.SetBytes(int64(len(w)) * ElementSize)
+	for b.Loop() {
+		if _, err := PackBits(w, other, bits, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/constraint"
@@ -80,6 +81,9 @@ type Program struct {
 	nbSlots uint32
 
 	parallelShare float64
+
+	// scratch keeps runs' working memory (*scratch) between Solves.
+	scratch sync.Pool
 
 	nbWires       int
 	nbConstraints int

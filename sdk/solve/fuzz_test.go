@@ -1,6 +1,7 @@
 package solve
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -26,7 +27,7 @@ type randomCircuit struct {
 	prog []byte
 }
 
-const randomOps = 14
+const randomOps = 15
 
 func (c *randomCircuit) Define(api frontend.API) error {
 	vals := []frontend.Variable{c.In[0], c.In[1], c.In[2], c.In[3], c.Pub}
@@ -73,6 +74,11 @@ func (c *randomCircuit) Define(api frontend.API) error {
 		case 13:
 			api.AssertIsDifferent(api.Add(x, 1), 0)
 			r = api.Mul(x, x)
+		case 14:
+			// Coefficients at the edge of what the solver sums as
+			// integers (2^32 and -2^31), so that sums and products
+			// cross 2^31, 2^62 and 2^63.
+			r = api.Mul(api.Add(api.Mul(x, 1<<32), api.Mul(y, -(1<<31)), k<<20), api.Add(x, k))
 		}
 		vals = append(vals, r)
 	}
@@ -123,13 +129,22 @@ func TestRandomCircuits(t *testing.T) {
 		var in [5]int64
 		for i := range in {
 			// Mostly values the program's 9-bit decompositions take.
-			switch rng.IntN(12) {
+			switch rng.IntN(14) {
 			case 0, 1, 2:
 				in[i] = int64(rng.IntN(2))
 			case 10:
 				in[i] = -int64(rng.IntN(256))
 			case 11:
 				in[i] = rng.Int64()
+			case 12:
+				// Beside ±2^31, where a wire stops being a small integer.
+				in[i] = int64(1)<<31 - 2 + int64(rng.IntN(4))
+				if rng.IntN(2) == 0 {
+					in[i] = -in[i]
+				}
+			case 13:
+				// Beside ±2^62 and the ends of an int64.
+				in[i] = []int64{1<<62 - 1, 1 << 62, -1 << 62, math.MaxInt64, math.MinInt64}[rng.IntN(5)]
 			default:
 				in[i] = int64(rng.IntN(256))
 			}
@@ -153,6 +168,7 @@ func FuzzMatchesGnark(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 5, 0, 0, 8, 5, 1}, int64(3), int64(4), int64(5), int64(6), int64(7), uint8(1))
 	f.Add([]byte{3, 0, 1, 4, 2, 0, 6, 0, 0}, int64(0), int64(0), int64(1), int64(2), int64(0), uint8(2))
 	f.Add([]byte{5, 2, 200, 12, 0, 1, 9, 1, 1, 7, 3, 4}, int64(300), int64(1), int64(255), int64(-9), int64(1), uint8(3))
+	f.Add([]byte{14, 0, 1, 14, 5, 250, 0, 6, 6}, int64(1<<31-1), int64(-(1 << 31)), int64(1<<30), int64(math.MaxInt64), int64(1<<62), uint8(0))
 	f.Fuzz(func(t *testing.T, prog []byte, a, b, c, d, e int64, threads uint8) {
 		checkRandom(t, prog, [5]int64{a, b, c, d, e}, 1+int(threads%4))
 	})

@@ -28,12 +28,13 @@ const longMin = 16
 // combo is how one long expression is evaluated: from slots p1 and p2 (when
 // base is set) with factors alpha and beta, plus the terms extra[rStart:rEnd]
 // (coefficient and wire pairs, as gnark's calldata); without base, the
-// expression's own terms. Its value goes to slot.
+// expression's own terms. Its value goes to slot when read is set: when a
+// later combo is evaluated from it.
 type combo struct {
-	slot, p1, p2 uint32
-	base, two    bool
-	alpha, beta  fr.Element
-	rStart, rEnd uint32
+	slot, p1, p2    uint32
+	base, two, read bool
+	alpha, beta     fr.Element
+	rStart, rEnd    uint32
 }
 
 // longExpr is a long expression seen by compileLong.
@@ -103,6 +104,16 @@ func (p *Program) compileLong() {
 				history[key] = hs
 			}
 		}
+	}
+	read := make([]bool, p.nbSlots)
+	for _, c := range p.combos {
+		if c.base {
+			read[c.p1] = true
+			read[c.p2] = read[c.p2] || c.two
+		}
+	}
+	for i := range p.combos {
+		p.combos[i].read = read[p.combos[i].slot]
 	}
 }
 

@@ -2,8 +2,9 @@ package solve
 
 import (
 	"fmt"
+	"math"
 	"math/big"
-	"math/bits"
+	mbits "math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -50,14 +51,19 @@ type hintFn struct {
 	fn     csolver.Hint
 }
 
+// bigValue marks, in a run's ints, a wire whose value is not a small integer.
+const bigValue = math.MinInt32
+
 // run is the state of one Solve.
 type run struct {
 	p      *Program
 	values []fr.Element
-	// tags says of each wire whether its value is 0, 1 or anything else, so
-	// that a term reads a byte rather than the value to find its product
-	// trivial.
-	tags []uint8
+	// ints holds each wire's value as an integer when it is one in
+	// (-2^31, 2^31), and bigValue otherwise. A term whose coefficient and
+	// wire are both small integers (nearly every term of a bit-heavy
+	// circuit) is then a product of integers, without a branch on the value
+	// and without field arithmetic.
+	ints []int32
 	a, b []fr.Element
 	// slots hold the values of the long linear expressions (recurrence.go).
 	slots []fr.Element
@@ -69,6 +75,12 @@ type run struct {
 	err    error
 }
 
+// scratch is a run's working memory beside W, kept between Solves.
+type scratch struct {
+	ints  []int32
+	slots []fr.Element
+}
+
 // Solve solves the program for witness (the public values but the constant one,
 // then the secret ones, as in gnark's witness vector) into W (len NbWires), A
 // and B (len NbConstraints), which it overwrites. opts are gnark's solver
@@ -78,6 +90,51 @@ type run struct {
 // nil: W alone is solved (for a compact partition, whose backend evaluates A
 // and B itself), and every constraint is still checked.
 func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver.Option) error {
+	return p.solve(witness, W, A, B, nil, opts)
+}
+
+// SolveCompact is Solve for W alone that also fills W's Other and Bits
+// bitmaps (sdk.CompactLayout; sdk.CompactWords(NbWires) words each) and
+// returns how many values are neither 0 nor 1: what sdk.PackBits computes,
+// read from the solver's own record of which values are small integers
+// rather than from W again.
+func (p *Program) SolveCompact(witness fr.Vector, W []fr.Element, other, bits []uint64, opts ...csolver.Option) (uint64, error) {
+	words := (len(W) + 63) / 64
+	if len(other) != words || len(bits) != words {
+		return 0, fmt.Errorf("solve: %d wires need %d words per bitmap, got %d and %d", len(W), words, len(other), len(bits))
+	}
+	var nbOther uint64
+	err := p.solve(witness, W, nil, nil, func(ints []int32) {
+		nbOther = packInts(ints, other, bits)
+	}, opts)
+	return nbOther, err
+}
+
+// packInts fills the bitmaps from a run's ints: 1 is a Bits bit, anything
+// but 0 and 1 an Other bit.
+func packInts(ints []int32, other, bits []uint64) uint64 {
+	var n uint64
+	for wd := range other {
+		var o, b uint64
+		lo := wd * 64
+		for j, v := range ints[lo:min(len(ints), lo+64)] {
+			// Without branches: the 0s and 1s of a witness come in no order
+			// a branch predictor could learn.
+			x := uint64(uint32(v))
+			isOne := isZero64(x ^ 1)
+			b |= isOne << j
+			o |= (1 ^ isOne ^ isZero64(x)) << j
+		}
+		other[wd], bits[wd] = o, b
+		n += uint64(mbits.OnesCount64(o))
+	}
+	return n
+}
+
+// isZero64 is 1 when x is 0, else 0, without a branch.
+func isZero64(x uint64) uint64 { return 1 ^ (x|-x)>>63 }
+
+func (p *Program) solve(witness fr.Vector, W, A, B []fr.Element, done func(ints []int32), opts []csolver.Option) error {
 	cfg, err := csolver.NewConfig(opts...)
 	if err != nil {
 		return err
@@ -89,8 +146,15 @@ func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver
 		return fmt.Errorf("solve: destination lengths W %d, A %d, B %d; want %d, %d, %d",
 			len(W), len(A), len(B), p.nbWires, p.nbConstraints, p.nbConstraints)
 	}
+	sc, _ := p.scratch.Get().(*scratch)
+	if sc == nil {
+		// Every wire is written before it is read (Compile checks that each
+		// is solved), so a reused scratch needs no clearing.
+		sc = &scratch{ints: make([]int32, p.nbWires), slots: make([]fr.Element, p.nbSlots)}
+	}
+	defer p.scratch.Put(sc)
 	r := &run{p: p, values: W, a: A, b: B, q: fr.Modulus(), hints: make([]hintFn, len(p.hintIDs)),
-		tags: make([]uint8, p.nbWires), slots: make([]fr.Element, p.nbSlots)}
+		ints: sc.ints, slots: sc.slots}
 	var missing []string
 	for i, id := range p.hintIDs {
 		f, ok := cfg.HintFunctions[id]
@@ -106,7 +170,7 @@ func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver
 	W[0].SetOne()
 	copy(W[1:], witness)
 	for i := 0; i < p.nbInputs; i++ {
-		r.tags[i] = tagOf(&W[i])
+		r.ints[i] = intOf(&W[i])
 	}
 
 	threads := cfg.NbTasks
@@ -119,15 +183,24 @@ func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver
 				break
 			}
 		}
-		return r.err
+	} else {
+		r.parallel(threads)
 	}
+	if r.err == nil && done != nil {
+		done(r.ints)
+	}
+	return r.err
+}
+
+// parallel runs the program's levels, each wide one spread over threads.
+func (r *run) parallel(threads int) {
 	pool := newPool(threads - 1)
 	defer pool.close()
-	for _, lv := range p.levels {
+	for _, lv := range r.p.levels {
 		n := lv.end - lv.start
 		if n < 2*parallelChunk {
 			if !r.ops(lv.start, lv.end) {
-				break
+				return
 			}
 			continue
 		}
@@ -146,10 +219,9 @@ func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver
 		}
 		pool.run(work)
 		if r.failed.Load() {
-			break
+			return
 		}
 	}
-	return r.err
 }
 
 // fail records the first error of a run.
@@ -187,93 +259,49 @@ func (r *run) ops(start, end uint32) (ok bool) {
 	return true
 }
 
-// Wire tags.
-const (
-	tagOther = iota
-	tagZero
-	tagOne
-)
+// intOf returns v as an entry of a run's ints.
+func intOf(v *fr.Element) int32 {
+	if n := smallInt(v); n != notSmall && n > bigValue && n <= math.MaxInt32 {
+		return int32(n)
+	}
+	return bigValue
+}
 
-func tagOf(v *fr.Element) uint8 {
+// setField sets wire w to v, a value computed in the field: its ints entry
+// says 0 or 1 when it is one (cheap to see), else bigValue.
+func (r *run) setField(w uint32, v *fr.Element) {
+	r.values[w] = *v
 	switch {
 	case v.IsZero():
-		return tagZero
+		r.ints[w] = 0
 	case v.IsOne():
-		return tagOne
-	}
-	return tagOther
-}
-
-// set sets wire w to v.
-func (r *run) set(w uint32, v *fr.Element) {
-	r.values[w] = *v
-	r.tags[w] = tagOf(v)
-}
-
-// acc adds the terms of terms (coefficient and wire ID pairs, gnark's
-// calldata) to res.
-func (r *run) acc(res *fr.Element, terms []uint32) {
-	coeffs, small, values, tags := r.p.coeffs, r.p.smallCoeffs, r.values, r.tags
-	// The terms whose wire is 1 and whose coefficient is a small integer (a
-	// power of two of a bit recomposition, 1, -2 of a XOR) add up as
-	// integers, made a field element once at the end. |sum| stays below 2^62
-	// (each addend is at most 2^32 in size; the sum moves to res first).
-	var sum int64
-	for k := 0; k+1 < len(terms); k += 2 {
-		cid, vid := terms[k], terms[k+1]
-		if vid == constWire {
-			res.Add(res, &coeffs[cid])
-			continue
-		}
-		switch tags[vid] {
-		case tagZero:
-			continue
-		case tagOne:
-			if c := small[cid]; c != notSmall {
-				sum += c
-				if sum > 1<<61 || sum < -(1<<61) {
-					addInt(res, sum)
-					sum = 0
-				}
-				continue
-			}
-			res.Add(res, &coeffs[cid])
-			continue
-		}
-		v := &values[vid]
-		switch cid {
-		case constraint.CoeffIdZero:
-		case constraint.CoeffIdOne:
-			res.Add(res, v)
-		case constraint.CoeffIdTwo:
-			res.Add(res, v)
-			res.Add(res, v)
-		case constraint.CoeffIdMinusOne:
-			res.Sub(res, v)
-		default:
-			var t fr.Element
-			t.Mul(&coeffs[cid], v)
-			res.Add(res, &t)
-		}
-	}
-	if sum != 0 {
-		addInt(res, sum)
+		r.ints[w] = 1
+	default:
+		r.ints[w] = bigValue
 	}
 }
 
-// addInt adds the integer n to res.
-func addInt(res *fr.Element, n int64) {
-	if n >= -smallRange && n <= smallRange {
-		res.Add(res, &smallElements[n+smallRange])
+// setInt sets wire w to the integer v.
+func (r *run) setInt(w uint32, v int64) {
+	if v > bigValue && v <= math.MaxInt32 {
+		r.ints[w] = int32(v)
+	} else {
+		r.ints[w] = bigValue
+	}
+	fieldOfInt(&r.values[w], v)
+}
+
+// fieldOfInt sets z to the integer v.
+func fieldOfInt(z *fr.Element, v int64) {
+	if uint64(v+smallRange) <= 2*smallRange {
+		*z = smallElements[v+smallRange]
 		return
 	}
-	var t fr.Element
-	t.SetInt64(n)
-	res.Add(res, &t)
+	z.SetInt64(v)
 }
 
 // smallElements holds the integers -smallRange..smallRange as field elements:
-// most constraints' sums are a few bits, and SetInt64 costs a product.
+// most values and sums are a few bits, and SetInt64 costs a product.
 const smallRange = 256
 
 var smallElements = func() (t [2*smallRange + 1]fr.Element) {
@@ -283,21 +311,149 @@ var smallElements = func() (t [2*smallRange + 1]fr.Element) {
 	return t
 }()
 
-// long evaluates the long linear expression seg into res (zero on entry) as
-// its combo says, and keeps its value in the combo's slot.
-func (r *run) long(res *fr.Element, seg []uint32, c *combo) {
+// twoTo64 is 2^64 in the field.
+var twoTo64 = func() (e fr.Element) {
+	e.SetUint64(1 << 32)
+	e.Square(&e)
+	return e
+}()
+
+// lin is the value of a linear expression as the solver sums it: the terms
+// whose coefficient and wire are both small integers add up exactly as a
+// 128-bit integer (lo, and hi in two's complement), the others in the field
+// (f, when field is set). A product of a coefficient of at most 2^32 and a
+// wire below 2^31 in size is below 2^63, and a constraint has fewer than
+// 2^32 terms, so the integer never overflows.
+type lin struct {
+	f     fr.Element
+	field bool
+	lo    uint64
+	hi    int64
+}
+
+// int64 returns the expression's value when it has no field part and fits
+// in an int64.
+func (l *lin) int64() (int64, bool) {
+	return int64(l.lo), !l.field && l.hi == int64(l.lo)>>63
+}
+
+// addInt adds the integer v to the expression's integer part.
+func (l *lin) addInt(v int64) {
+	var carry uint64
+	l.lo, carry = mbits.Add64(l.lo, uint64(v), 0)
+	l.hi += v>>63 + int64(carry)
+}
+
+// value sets z to the expression's value in the field.
+func (l *lin) value(z *fr.Element) {
+	if l.field {
+		*z = l.f
+	} else {
+		z.SetZero()
+	}
+	if l.lo == 0 && l.hi == 0 {
+		return
+	}
+	var t fr.Element
+	if l.hi == int64(l.lo)>>63 {
+		fieldOfInt(&t, int64(l.lo))
+	} else {
+		// |n| of the 128-bit n = hi·2^64 + lo, then its sign.
+		lo, hi := l.lo, uint64(l.hi)
+		neg := l.hi < 0
+		if neg {
+			var borrow uint64
+			lo, borrow = mbits.Sub64(0, lo, 0)
+			hi, _ = mbits.Sub64(0, hi, borrow)
+		}
+		var h fr.Element
+		h.SetUint64(hi)
+		h.Mul(&h, &twoTo64)
+		t.SetUint64(lo)
+		t.Add(&t, &h)
+		if neg {
+			t.Neg(&t)
+		}
+	}
+	z.Add(z, &t)
+}
+
+// acc adds the terms of terms (coefficient and wire ID pairs, gnark's
+// calldata) to l.
+func (r *run) acc(l *lin, terms []uint32) {
+	small, ints := r.p.smallCoeffs, r.ints
+	for k := 0; k+1 < len(terms); k += 2 {
+		cid, vid := terms[k], terms[k+1]
+		v := int64(1) // a constant term: its coefficient alone
+		if vid != constWire {
+			v = int64(ints[vid])
+		}
+		c := small[cid]
+		if c == notSmall || v == bigValue {
+			r.accField(l, cid, vid)
+			continue
+		}
+		p := c * v
+		var carry uint64
+		l.lo, carry = mbits.Add64(l.lo, uint64(p), 0)
+		l.hi += p>>63 + int64(carry)
+	}
+}
+
+// accField adds the term of coefficient cid and wire vid to l's field part.
+func (r *run) accField(l *lin, cid, vid uint32) {
+	coeff := &r.p.coeffs[cid]
+	if !l.field {
+		l.f.SetZero()
+		l.field = true
+	}
+	if vid == constWire {
+		l.f.Add(&l.f, coeff)
+		return
+	}
+	switch r.ints[vid] {
+	case 0:
+		return
+	case 1:
+		l.f.Add(&l.f, coeff)
+		return
+	}
+	v := &r.values[vid]
+	switch cid {
+	case constraint.CoeffIdZero:
+	case constraint.CoeffIdOne:
+		l.f.Add(&l.f, v)
+	case constraint.CoeffIdTwo:
+		l.f.Add(&l.f, v)
+		l.f.Add(&l.f, v)
+	case constraint.CoeffIdMinusOne:
+		l.f.Sub(&l.f, v)
+	default:
+		var t fr.Element
+		t.Mul(coeff, v)
+		l.f.Add(&l.f, &t)
+	}
+}
+
+// long evaluates the long linear expression seg into l (zero on entry) as its
+// combo says, and keeps its value in the combo's slot when a later combo
+// reads it.
+func (r *run) long(l *lin, seg []uint32, c *combo) {
 	if c.base {
-		res.Mul(&c.alpha, &r.slots[c.p1])
+		l.field = true
+		l.f.Mul(&c.alpha, &r.slots[c.p1])
 		if c.two {
 			var t fr.Element
 			t.Mul(&c.beta, &r.slots[c.p2])
-			res.Add(res, &t)
+			l.f.Add(&l.f, &t)
 		}
-		r.acc(res, r.p.extra[c.rStart:c.rEnd])
+		r.acc(l, r.p.extra[c.rStart:c.rEnd])
 	} else {
-		r.acc(res, seg)
+		r.acc(l, seg)
 	}
-	r.slots[c.slot] = *res
+	if c.read {
+		l.value(&r.slots[c.slot])
+	}
 }
 
 // mul sets z = x·y, without the product when either is 0 or 1.
@@ -320,34 +476,130 @@ func (r *run) r1c(o *op) error {
 	cd := r.p.callData[o.cd:]
 	lenL, lenR, lenO := cd[1], cd[2], cd[3]
 	terms := cd[4 : 4+2*(lenL+lenR+lenO)]
-	var a, b, c fr.Element
 	// Each linear expression summed without its unknown term (if any).
+	var ls [3]lin
 	bounds := [4]uint32{0, 2 * lenL, 2 * (lenL + lenR), 2 * (lenL + lenR + lenO)}
-	sums := [3]*fr.Element{&a, &b, &c}
 	u := 2 * o.unk
 	for k := 0; k < 3; k++ {
 		seg := terms[bounds[k]:bounds[k+1]]
 		if o.out == uint8(k+1) {
 			local := u - bounds[k]
-			r.acc(sums[k], seg[:local])
-			r.acc(sums[k], seg[local+2:])
+			r.acc(&ls[k], seg[:local])
+			r.acc(&ls[k], seg[local+2:])
 			continue
 		}
 		if bit := uint8(1) << k; o.long&bit != 0 {
-			r.long(sums[k], seg, &r.p.combos[o.lin+uint32(bits.OnesCount8(o.long&(bit-1)))])
+			r.long(&ls[k], seg, &r.p.combos[o.lin+uint32(mbits.OnesCount8(o.long&(bit-1)))])
 			continue
 		}
-		r.acc(sums[k], seg)
+		r.acc(&ls[k], seg)
 	}
+	if a, okA := ls[0].int64(); okA {
+		if b, okB := ls[1].int64(); okB {
+			if c, okC := ls[2].int64(); okC {
+				if done, err := r.r1cInts(o, terms, a, b, c); done {
+					return err
+				}
+			}
+		}
+	}
+	var a, b, c fr.Element
+	ls[0].value(&a)
+	ls[1].value(&b)
+	ls[2].value(&c)
+	return r.r1cField(o, terms, &a, &b, &c)
+}
 
+// intMax bounds the integers r1cInts multiplies: a product of two stays
+// below 2^62, a difference with a third below 2^63.
+const intMax = 1 << 31
+
+// r1cInts is r1c for a constraint whose expressions (without the solved
+// term) are the integers a, b and c: done is false when it cannot finish in
+// integers (values too large, a division that is not exact), and r1cField
+// then solves it in the field. Integers this small equal in the field only
+// when they are equal, so the checks are gnark's.
+func (r *run) r1cInts(o *op, terms []uint32, a, b, c int64) (done bool, err error) {
+	if a <= -intMax || a >= intMax || b <= -intMax || b >= intMax || c <= -1<<62 || c >= 1<<62 {
+		return false, nil
+	}
+	u := 2 * o.unk
+	var term int64 // the solved term: its coefficient times its wire's value
+	switch o.out {
+	case outNone:
+		if a*b != c {
+			return true, r.unsatisfiedInts(o, a, b, c)
+		}
+		r.setAB(o, a, b)
+		return true, nil
+	case outO:
+		term = a*b - c
+	case outL, outR:
+		partial, other := a, b
+		if o.out == outR {
+			partial, other = b, a
+		}
+		if other == 0 {
+			// gnark leaves the wire 0 and checks that c is 0 too.
+			if c != 0 {
+				return true, r.unsatisfiedInts(o, a, b, c)
+			}
+		} else {
+			if c%other != 0 {
+				return false, nil
+			}
+			term = c/other - partial
+		}
+	}
+	var v int64
+	switch k := r.p.smallCoeffs[terms[u]]; {
+	case k == 1:
+		v = term
+	case k == -1:
+		v = -term
+	case k != notSmall && k != 0 && term%k == 0:
+		v = term / k
+	default:
+		return false, nil
+	}
+	r.setInt(terms[u+1], v)
+	switch o.out {
+	case outL:
+		a += term
+	case outR:
+		b += term
+	}
+	r.setAB(o, a, b)
+	return true, nil
+}
+
+// setAB records a constraint's A and B when the caller asked for them.
+func (r *run) setAB(o *op, a, b int64) {
+	if r.a != nil {
+		fieldOfInt(&r.a[o.id], a)
+		fieldOfInt(&r.b[o.id], b)
+	}
+}
+
+func (r *run) unsatisfiedInts(o *op, a, b, c int64) error {
+	e := &UnsatisfiedError{Constraint: int(o.id)}
+	fieldOfInt(&e.A, a)
+	fieldOfInt(&e.B, b)
+	fieldOfInt(&e.C, c)
+	return e
+}
+
+// r1cField is r1c in the field, for a constraint whose expressions (without
+// the solved term) are a, b and c.
+func (r *run) r1cField(o *op, terms []uint32, a, b, c *fr.Element) error {
 	if o.out == outNone {
 		var check fr.Element
-		mul(&check, &a, &b)
-		if !check.Equal(&c) {
-			return &UnsatisfiedError{Constraint: int(o.id), A: a, B: b, C: c}
+		mul(&check, a, b)
+		if !check.Equal(c) {
+			return &UnsatisfiedError{Constraint: int(o.id), A: *a, B: *b, C: *c}
 		}
 		if r.a != nil {
-			r.a[o.id], r.b[o.id] = a, b
+			r.a[o.id], r.b[o.id] = *a, *b
 		}
 		return nil
 	}
@@ -355,18 +607,19 @@ func (r *run) r1c(o *op) error {
 	var wire fr.Element
 	switch o.out {
 	case outL:
-		if !solveFactor(&wire, &a, &b, &c) {
-			return &UnsatisfiedError{Constraint: int(o.id), A: a, B: b, C: c}
+		if !solveFactor(&wire, a, b, c) {
+			return &UnsatisfiedError{Constraint: int(o.id), A: *a, B: *b, C: *c}
 		}
 	case outR:
-		if !solveFactor(&wire, &b, &a, &c) {
-			return &UnsatisfiedError{Constraint: int(o.id), A: a, B: b, C: c}
+		if !solveFactor(&wire, b, a, c) {
+			return &UnsatisfiedError{Constraint: int(o.id), A: *a, B: *b, C: *c}
 		}
 	case outO:
-		mul(&wire, &a, &b)
-		wire.Sub(&wire, &c)
+		mul(&wire, a, b)
+		wire.Sub(&wire, c)
 	}
 	// wire is the term, coefficient times value; the wire holds the value.
+	u := 2 * o.unk
 	switch cid := terms[u]; cid {
 	case constraint.CoeffIdOne:
 	case constraint.CoeffIdMinusOne:
@@ -374,9 +627,9 @@ func (r *run) r1c(o *op) error {
 	default:
 		wire.Div(&wire, &r.p.coeffs[cid])
 	}
-	r.set(terms[u+1], &wire)
+	r.setField(terms[u+1], &wire)
 	if r.a != nil {
-		r.a[o.id], r.b[o.id] = a, b
+		r.a[o.id], r.b[o.id] = *a, *b
 	}
 	return nil
 }
@@ -398,6 +651,9 @@ func solveFactor(wire, partial, other, c *fr.Element) bool {
 	return true
 }
 
+// zeroOne holds 0 and 1 as field elements, indexed by the bit.
+var zeroOne = [2]fr.Element{smallElements[smallRange], smallElements[smallRange+1]}
+
 // hint runs one hint instruction: its inputs' linear expressions evaluated, the
 // function called (or nBits run natively), its outputs set.
 func (r *run) hint(o *op) error {
@@ -407,20 +663,26 @@ func (r *run) hint(o *op) error {
 	j := 3
 	if h.native && nbInputs == 1 {
 		n := int(cd[j])
-		var v fr.Element
-		r.acc(&v, cd[j+1:j+1+2*n])
+		var l lin
+		r.acc(&l, cd[j+1:j+1+2*n])
 		j += 1 + 2*n
 		outStart, outEnd := cd[j], cd[j+1]
-		bits := v.Bits() // the value, not its Montgomery form
+		var bits [4]uint64 // the value, not its Montgomery form
+		if !l.field && l.hi == 0 {
+			bits[0] = l.lo
+		} else {
+			var v fr.Element
+			l.value(&v)
+			bits = v.Bits()
+		}
 		for i := uint32(0); i < outEnd-outStart; i++ {
-			w := outStart + i
-			if i < 256 && bits[i/64]>>(i%64)&1 == 1 {
-				r.values[w].SetOne()
-				r.tags[w] = tagOne
-			} else {
-				r.values[w].SetZero()
-				r.tags[w] = tagZero
+			var bit uint64
+			if i < 256 {
+				bit = bits[i/64] >> (i % 64) & 1
 			}
+			w := outStart + i
+			r.values[w] = zeroOne[bit]
+			r.ints[w] = int32(bit)
 		}
 		return nil
 	}
@@ -428,9 +690,11 @@ func (r *run) hint(o *op) error {
 	inputs := make([]*big.Int, nbInputs)
 	for i := range inputs {
 		n := int(cd[j])
-		var v fr.Element
-		r.acc(&v, cd[j+1:j+1+2*n])
+		var l lin
+		r.acc(&l, cd[j+1:j+1+2*n])
 		j += 1 + 2*n
+		var v fr.Element
+		l.value(&v)
 		inputs[i] = v.BigInt(new(big.Int))
 	}
 	outStart, outEnd := cd[j], cd[j+1]
@@ -442,7 +706,9 @@ func (r *run) hint(o *op) error {
 	for i, out := range outputs {
 		var v fr.Element
 		v.SetBigInt(out)
-		r.set(outStart+uint32(i), &v)
+		w := outStart + uint32(i)
+		r.values[w] = v
+		r.ints[w] = intOf(&v)
 	}
 	if err != nil {
 		return &HintError{Name: h.name, Err: err}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -17,6 +18,7 @@ import (
 	"github.com/consensys/gnark/std/math/cmp"
 	"github.com/consensys/gnark/std/selector"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
 )
 
@@ -82,15 +84,27 @@ func both(t testing.TB, ccs *cs.R1CS, p *Program, w witness.Witness, opts ...cso
 			}
 		}
 	}
-	// W alone (A and B nil, for a compact partition): the same W.
+	// W alone (A and B nil, for a compact partition): the same W, and the
+	// bitmaps sdk.PackBits makes of it.
 	W2 := make([]fr.Element, p.NbWires())
-	if err := p.Solve(w.Vector().(fr.Vector), W2, nil, nil, opts...); err != nil {
+	words := sdk.CompactWords(uint64(len(W2)))
+	other, ones := make([]uint64, words), make([]uint64, words)
+	nbOther, err := p.SolveCompact(w.Vector().(fr.Vector), W2, other, ones, opts...)
+	if err != nil {
 		t.Fatalf("W alone: %v", err)
 	}
 	for i := range W2 {
 		if W2[i] != W[i] {
 			t.Fatalf("W alone: W[%d] = %s, with A and B %s", i, W2[i].String(), W[i].String())
 		}
+	}
+	wantOther, wantOnes := make([]uint64, words), make([]uint64, words)
+	wantN, err := sdk.PackBits(W, wantOther, wantOnes, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nbOther != wantN || !slices.Equal(other, wantOther) || !slices.Equal(ones, wantOnes) {
+		t.Fatalf("SolveCompact's bitmaps (%d other) differ from PackBits' of W (%d other)", nbOther, wantN)
 	}
 	return nil, nil
 }
