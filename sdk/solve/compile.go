@@ -49,6 +49,10 @@ type op struct {
 	// with a combo (recurrence.go); the op's combos start at Program.combos[lin].
 	long uint8
 	lin  uint32
+	// square says that L and R are the same expression and neither holds
+	// the solved term (x·x of a hash's S-box or a power chain): one sum, and
+	// a square rather than a product.
+	square bool
 }
 
 // level is a run of ops that depend only on earlier levels.
@@ -248,6 +252,7 @@ func compileR1C(r *constraint.R1C, pi constraint.PackedInstruction, solved, cove
 	if unknownWire >= 0 {
 		solved[unknownWire] = true
 	}
+	o.square = o.out != outL && o.out != outR && slices.Equal(r.L, r.R)
 	return o, nil
 }
 

@@ -481,6 +481,10 @@ func (r *run) r1c(o *op) error {
 	bounds := [4]uint32{0, 2 * lenL, 2 * (lenL + lenR), 2 * (lenL + lenR + lenO)}
 	u := 2 * o.unk
 	for k := 0; k < 3; k++ {
+		if k == 1 && o.square {
+			ls[1] = ls[0]
+			continue
+		}
 		seg := terms[bounds[k]:bounds[k+1]]
 		if o.out == uint8(k+1) {
 			local := u - bounds[k]
@@ -615,8 +619,14 @@ func (r *run) r1cField(o *op, terms []uint32, a, b, c *fr.Element) error {
 			return &UnsatisfiedError{Constraint: int(o.id), A: *a, B: *b, C: *c}
 		}
 	case outO:
-		mul(&wire, a, b)
-		wire.Sub(&wire, c)
+		if o.square && !a.IsZero() && !a.IsOne() {
+			wire.Square(a)
+		} else {
+			mul(&wire, a, b)
+		}
+		if !c.IsZero() {
+			wire.Sub(&wire, c)
+		}
 	}
 	// wire is the term, coefficient times value; the wire holds the value.
 	u := 2 * o.unk
