@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
@@ -212,10 +213,13 @@ func (c *Cluster) synthesize(ctx context.Context, msg jetstream.Msg, synths map[
 func (s *synthesizer) solve(in []byte) ([]byte, error) {
 	wp := s.wPool.Get().(*[]fr.Element)
 	defer s.wPool.Put(wp)
-	if _, err := circuit.SynthesizeInputInto(s.c, in, 1, *wp, nil, nil); err != nil {
+	words := sdk.CompactWords(uint64(s.c.NbWires))
+	other, ones := make([]uint64, words), make([]uint64, words)
+	_, nbOther, err := circuit.SynthesizeInputCompact(s.c, in, 1, *wp, other, ones)
+	if err != nil {
 		return nil, err
 	}
-	out, err := circuit.MarshalCompactAssignment(*wp, s.c.NbPublic, s.c.NbSecret, 1)
+	out, err := circuit.MarshalCompactBits(*wp, other, ones, nbOther, s.c.NbPublic, s.c.NbSecret, 1)
 	if err != nil {
 		return nil, fmt.Errorf("packing W: %w", err)
 	}

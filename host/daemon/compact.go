@@ -125,14 +125,17 @@ func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.Partitio
 	}
 	wp := ce.cw.wPool.Get().(*[]fr.Element)
 	defer ce.cw.wPool.Put(wp)
-	w, synthErr := circuit.SynthesizeInputInto(ce.c, t.witness, threads, *wp, nil, nil)
+	words := sdk.CompactWords(uint64(ce.c.NbWires))
+	other, bits := make([]uint64, words), make([]uint64, words)
+	w, nbOther, synthErr := circuit.SynthesizeInputCompact(ce.c, t.witness, threads, *wp, other, bits)
 	if synthErr == nil {
 		t.public, t.publicBytes, synthErr = publicPart(w)
 	}
 	if synthErr != nil {
 		return sdk.PartitionHandle{}, synthErr, nil
 	}
-	h, err = d.shm.WriteCompact(name, ce.c.Curve, *wp, uint64(ce.c.NbConstraints), threads)
+	h, err = d.shm.WriteCompactBits(name, ce.c.Curve, uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), other, bits, nbOther,
+		func(values []fr.Element) error { return sdk.GatherOther(*wp, other, values, threads) })
 	return h, nil, err
 }
 

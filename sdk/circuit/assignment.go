@@ -11,6 +11,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // A wire assignment is a partition solved elsewhere: the value of every wire of the
@@ -404,6 +406,26 @@ func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Elem
 		copy(B, b)
 	}
 	return full, nil
+}
+
+// SynthesizeInputCompact is SynthesizeInputInto for W alone that also fills
+// W's compact bitmaps (other and bits, sdk.CompactWords(c.NbWires) words
+// each) and returns how many values are neither 0 nor 1.
+func SynthesizeInputCompact(c *Circuit, data []byte, threads int, W []fr.Element, other, bits []uint64) (full witness.Witness, nbOther uint64, err error) {
+	if !IsAssignment(data) {
+		if full, err = ParseWitness(data, c); err != nil {
+			return nil, 0, fmt.Errorf("witness %w", err)
+		}
+		nbOther, err = SynthesizeCompactInto(c, full, threads, W, other, bits)
+		return full, nbOther, err
+	}
+	if full, err = SynthesizeInputInto(c, data, threads, W, nil, nil); err != nil {
+		return nil, 0, err
+	}
+	if nbOther, err = sdk.PackBits(W, other, bits, max(1, threads)); err != nil {
+		return nil, 0, err
+	}
+	return full, nbOther, nil
 }
 
 // CheckInput checks one partition's input the way the daemon does at submit: a gnark

@@ -54,6 +54,20 @@ func MarshalCompactAssignment(W []fr.Element, nbPublic, nbSecret, threads int) (
 	if err != nil {
 		return nil, err
 	}
+	return MarshalCompactBits(W, other, ones, k, nbPublic, nbSecret, threads)
+}
+
+// MarshalCompactBits is MarshalCompactAssignment for a W whose bitmaps are
+// packed already (as SynthesizeInputCompact returns them): other marks the
+// k values neither 0 nor 1, ones the 1s.
+func MarshalCompactBits(W []fr.Element, other, ones []uint64, k uint64, nbPublic, nbSecret, threads int) ([]byte, error) {
+	nw := sdk.CompactWords(uint64(len(W)))
+	if uint64(len(other)) != nw || uint64(len(ones)) != nw {
+		return nil, fmt.Errorf("compact assignment: %d wires need %d words per bitmap, got %d and %d", len(W), nw, len(other), len(ones))
+	}
+	if err := sdk.CheckCompactBits(uint64(len(W)), other, ones, k); err != nil {
+		return nil, err
+	}
 	b := make([]byte, compactAssignmentSize(uint64(len(W)), k))
 	copy(b, AssignmentMagic)
 	binary.BigEndian.PutUint32(b[4:], CompactAssignmentVersion)

@@ -50,6 +50,28 @@ func SynthesizeInto(c *Circuit, w witness.Witness, threads int, W, A, B []fr.Ele
 	return nil
 }
 
+// SynthesizeCompactInto is SynthesizeInto for W alone that also fills W's
+// compact bitmaps (sdk.CompactLayout, sdk.CompactWords(c.NbWires) words each)
+// and returns how many values are neither 0 nor 1: what a compact partition
+// or a compact wire assignment is made of, without reading W again.
+func SynthesizeCompactInto(c *Circuit, w witness.Witness, threads int, W []fr.Element, other, bits []uint64) (uint64, error) {
+	var opts []solver.Option
+	if threads > 0 {
+		opts = append(opts, solver.WithNbTasks(threads))
+	}
+	if err := checkWitness(c, w); err != nil {
+		return 0, err
+	}
+	if len(W) != c.NbWires {
+		return 0, fmt.Errorf("circuit %s: W holds %d values, want %d", c.Name, len(W), c.NbWires)
+	}
+	n, err := solve.CompactInto(c.CCS, c.Program(), w, W, other, bits, opts...)
+	if err != nil {
+		return 0, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
+	}
+	return n, nil
+}
+
 // checkWitness checks that w has c's field and shape.
 func checkWitness(c *Circuit, w witness.Witness) error {
 	if w == nil {

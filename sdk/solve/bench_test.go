@@ -125,16 +125,14 @@ func BenchmarkSolveKeySet(b *testing.B) {
 		{"gnark", func() error { _, err := ccs.Solve(w, csolver.WithNbTasks(1)); return err }},
 		{"fast", func() error { _, _, _, err := R1CS(ccs, p, w, csolver.WithNbTasks(1)); return err }},
 		// What the host does for a compact partition: W alone into a reused
-		// vector, then packed as shm.Store.WriteCompact packs it.
+		// vector with its bitmaps, then its other values gathered, as the
+		// daemon and a synthesis host do.
 		{"fastw", func() error {
 			wp := wPool.Get().(*[]fr.Element)
 			defer wPool.Put(wp)
-			if err := p.Solve(v, *wp, nil, nil, csolver.WithNbTasks(1)); err != nil {
-				return err
-			}
 			words := sdk.CompactWords(uint64(len(*wp)))
 			other, bits := make([]uint64, words), make([]uint64, words)
-			n, err := sdk.PackBits(*wp, other, bits, 1)
+			n, err := p.SolveCompact(v, *wp, other, bits, csolver.WithNbTasks(1))
 			if err != nil {
 				return err
 			}

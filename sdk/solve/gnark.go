@@ -7,6 +7,8 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	csolver "github.com/consensys/gnark/constraint/solver"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // R1CS solves ccs for the full witness w and returns W, A and B as gnark's
@@ -52,6 +54,24 @@ func R1CSInto(ccs *cs.R1CS, p *Program, w witness.Witness, W, A, B []fr.Element,
 		copy(B, sol.B)
 	}
 	return nil
+}
+
+// CompactInto is R1CSInto for W alone that also fills W's compact bitmaps
+// (sdk.CompactLayout) and returns how many values are neither 0 nor 1: from
+// the program's run (Program.SolveCompact), or, when gnark's solver ran,
+// from W (sdk.PackBits).
+func CompactInto(ccs *cs.R1CS, p *Program, w witness.Witness, W []fr.Element, other, bits []uint64, opts ...csolver.Option) (uint64, error) {
+	if p != nil {
+		if v, ok := w.Vector().(fr.Vector); ok {
+			if n, err := p.SolveCompact(v, W, other, bits, opts...); err == nil {
+				return n, nil
+			}
+		}
+	}
+	if err := R1CSInto(ccs, nil, w, W, nil, nil, opts...); err != nil {
+		return 0, err
+	}
+	return sdk.PackBits(W, other, bits, 1)
 }
 
 // gnarkSolve runs gnark's solver, turning a panic inside it into an error.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -347,5 +348,58 @@ func (c *committed) Define(api frontend.API) error {
 func TestCompileRefusesCommitments(t *testing.T) {
 	if _, err := Compile(compileCircuit(t, &committed{})); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("Compile of a circuit with a commitment: %v, want ErrUnsupported", err)
+	}
+}
+
+// TestCompactIntoBothSolvers checks that CompactInto gives the same W and
+// bitmaps from the program and from gnark's solver (no program), and that a
+// witness that fails carries gnark's message either way.
+func TestCompactIntoBothSolvers(t *testing.T) {
+	spec, err := circuits.Lookup("sha256", map[string]int{"b": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccs := compileCircuit(t, spec.Circuit())
+	p, err := Compile(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := spec.Witness(0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := sdk.CompactWords(uint64(p.NbWires()))
+	type result struct {
+		W           []fr.Element
+		other, ones []uint64
+		n           uint64
+	}
+	var got [2]result
+	for i, prog := range []*Program{p, nil} {
+		r := result{W: make([]fr.Element, p.NbWires()), other: make([]uint64, words), ones: make([]uint64, words)}
+		if r.n, err = CompactInto(ccs, prog, w, r.W, r.other, r.ones, csolver.WithNbTasks(1)); err != nil {
+			t.Fatalf("program %v: %v", prog != nil, err)
+		}
+		got[i] = r
+	}
+	if got[0].n != got[1].n || !slices.Equal(got[0].W, got[1].W) || !slices.Equal(got[0].other, got[1].other) || !slices.Equal(got[0].ones, got[1].ones) {
+		t.Fatalf("the program's W and bitmaps (%d other) differ from gnark's (%d other)", got[0].n, got[1].n)
+	}
+	if got[0].n == 0 || got[0].n == uint64(p.NbWires()) {
+		t.Fatalf("%d of %d wires other: not a bit-heavy witness", got[0].n, p.NbWires())
+	}
+
+	bad, err := spec.Witness(0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := bad.Vector().(fr.Vector)
+	v[len(v)-1].SetUint64(2) // another last message word: the public digest no longer matches
+	for _, prog := range []*Program{p, nil} {
+		r := result{W: make([]fr.Element, p.NbWires()), other: make([]uint64, words), ones: make([]uint64, words)}
+		_, err := CompactInto(ccs, prog, bad, r.W, r.other, r.ones, csolver.WithNbTasks(1))
+		if err == nil || !strings.Contains(err.Error(), "constraint") {
+			t.Fatalf("program %v: an unsatisfied witness gave %v, want gnark's failure", prog != nil, err)
+		}
 	}
 }
