@@ -34,6 +34,7 @@ SYNTH_CORES=${SYNTH_CORES:-}        # cores synthesis may use (empty: the daemon
 SOLVER_THREADS=${SOLVER_THREADS:-}  # solver threads per partition (empty: sized by the daemon)
 SOLVE=${SOLVE:-0}                   # 1: gnark's Solve against zkhost's solver first (solve.test)
 SOLVE_ONLY=${SOLVE_ONLY:-}          # with SOLVE=1: only for these circuits (empty: every one)
+BENCH=${BENCH:-1}                   # 0: keys (and with SOLVE=1 the solvers) only, no prove or bench
 SYNTH_FLAGS=()
 [ -n "$WORKERS" ] && SYNTH_FLAGS+=(--workers "$WORKERS")
 [ -n "$SYNTH_CORES" ] && SYNTH_FLAGS+=(--synth-cores "$SYNTH_CORES")
@@ -179,6 +180,7 @@ for c in $CIRCUITS; do
     log "$c: solve bench exit $?"
     grep -E "^Benchmark|parallel share" "$OUT/solve-$c.txt" | tee -a "$OUT/summary.txt"
   fi
+  [ "$BENCH" = 1 ] || continue
   # 2. The isolated prove: one partition at a time through the CUDA backend.
   if [ "$ISOPROVE" = 1 ]; then
   log "$c: isolated prove (zkhost prove, CUDA backend, 3 partitions)"

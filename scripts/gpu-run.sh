@@ -46,7 +46,7 @@ OUT=${OUT:-$ROOT/gpu-out}
 STEPS=${STEPS:-"kernels conformance prove"}
 KS=${KS:-"20"}
 BUDGET=${BUDGET:-520}   # seconds for the whole run
-BIN=/tmp/zkhost-gpu
+BIN=${BIN:-/tmp/zkhost-gpu}   # where the binaries are unpacked
 KEYS=${KEYS:-/tmp/zkhost-gpu-keys}
 START=$SECONDS
 mkdir -p "$OUT" "$BIN" "$KEYS"

@@ -17,10 +17,16 @@
 // the one it solves (or none), so that no solved-flags are kept or checked at
 // run time; which instructions are hints; where each level starts. The
 // program refers to gnark's own calldata, so it costs a few bytes per
-// constraint beside the system. Solve then runs it: terms whose value is 0 or
-// 1 skip their product, the bit decomposition hint runs natively, every other
-// hint (gnark's own, or a user's, passed as solver options exactly as to
-// gnark) is called as gnark calls it, and wide levels run in parallel.
+// constraint beside the system. Solve then runs it. Beside each wire's value
+// it keeps the value as an int32 when it is a small integer, so a term whose
+// coefficient and wire are both small (nearly every term of a bit-heavy
+// circuit) is an integer product summed without a branch on its value, and a
+// constraint made only of such terms is checked and solved in integers, with
+// exact divisions only. A constraint x·x sums x once and squares it. The bit
+// decomposition hint runs natively, every other hint (gnark's own, or a
+// user's, passed as solver options exactly as to gnark) is called as gnark
+// calls it, and wide levels run in parallel. SolveCompact also returns W's
+// compact bitmaps, read from those integers.
 //
 // A system Compile cannot prove it handles exactly as gnark does (commitments,
 // GKR, blueprints other than gnark's generic R1C and hint, a constraint with
