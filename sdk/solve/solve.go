@@ -509,7 +509,11 @@ func (r *run) r1c(o *op) error {
 	}
 	var a, b, c fr.Element
 	ls[0].value(&a)
-	ls[1].value(&b)
+	if o.square {
+		b = a
+	} else {
+		ls[1].value(&b)
+	}
 	ls[2].value(&c)
 	return r.r1cField(o, terms, &a, &b, &c)
 }
