@@ -53,6 +53,9 @@ type op struct {
 	// the solved term (x·x of a hash's S-box or a power chain): one sum, and
 	// a square rather than a product.
 	square bool
+	// product says that O is the solved wire alone, with coefficient 1: the
+	// wire is L·R (most constraints of a hash or a bit circuit).
+	product bool
 }
 
 // level is a run of ops that depend only on earlier levels.
@@ -253,6 +256,7 @@ func compileR1C(r *constraint.R1C, pi constraint.PackedInstruction, solved, cove
 		solved[unknownWire] = true
 	}
 	o.square = o.out != outL && o.out != outR && slices.Equal(r.L, r.R)
+	o.product = o.out == outO && len(r.O) == 1 && r.O[0].CoeffID() == constraint.CoeffIdOne
 	return o, nil
 }
 
