@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -160,11 +161,27 @@ func BenchmarkSolveKeySet(b *testing.B) {
 }
 
 // keySetCircuit reads the constraint system ZKHOST_SOLVE_KEYS names and the
-// registry circuit its NAME.json records, or compiles sha256 with 8 blocks.
+// registry circuit its NAME.json records, or compiles the registry circuit
+// ZKHOST_SOLVE_CIRCUIT names as NAME:PARAM=V,PARAM=V (chain:k=18), or sha256
+// with 8 blocks.
 func keySetCircuit(b *testing.B) (*cs.R1CS, circuits.Spec) {
 	path := os.Getenv("ZKHOST_SOLVE_KEYS")
 	if path == "" {
-		spec, err := circuits.Lookup("sha256", map[string]int{"b": 8})
+		name, params := "sha256", map[string]int{"b": 8}
+		if c := os.Getenv("ZKHOST_SOLVE_CIRCUIT"); c != "" {
+			var list string
+			name, list, _ = strings.Cut(c, ":")
+			params = map[string]int{}
+			for _, kv := range strings.Split(list, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					b.Fatalf("ZKHOST_SOLVE_CIRCUIT %q: parameter %q: %v", c, kv, err)
+				}
+				params[k] = n
+			}
+		}
+		spec, err := circuits.Lookup(name, params)
 		if err != nil {
 			b.Fatal(err)
 		}
