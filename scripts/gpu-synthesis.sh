@@ -43,7 +43,7 @@ case $part in
   feed keys "sha256b134 chain22 merkle1024d21 chain24" 400 BENCH=0 KGS=150 KGM=150
   wait "$tests"
   # gnark's Solve against zkhost's solver, one thread and 16 at once, on each circuit.
-  feed solve "sha256b134 chain22 merkle1024d21" 190 BENCH=0 SOLVE=1 SOLVE_N=2 SOLVE_T=60
+  feed solve "sha256b134 chain22 merkle1024d21" 150 BENCH=0 SOLVE=1 SOLVE_N=1 SOLVE_T=50
   ;;
 2)
   feed bench-a "sha256b134 merkle1024d21 chain22" 560 JOBSS=100 BENCH_TS=150 JOBSM=40 BENCH_TM=170 JOBS22=40
