@@ -19,6 +19,7 @@ import (
 
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
@@ -250,5 +251,65 @@ func TestAssignmentRejects(t *testing.T) {
 	}
 	if _, _, err := Evaluate(c, make([]fr.Element, 3), 0); err == nil || !strings.Contains(err.Error(), "3 wires") {
 		t.Errorf("Evaluate with 3 wires: %v", err)
+	}
+}
+
+// TestSynthesizeInputCompact: a gnark witness and a wire assignment of the
+// same partition give gnark's W with the bitmaps sdk.PackBits makes of it,
+// and MarshalCompactBits encodes them as MarshalCompactAssignment does.
+func TestSynthesizeInputCompact(t *testing.T) {
+	dir := sharedKeys(t)
+	for i := range testSpecs {
+		s := spec(t, i)
+		c := load(t, dir, s.ID())
+		w, err := s.Witness(1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assignment, sol := solvedAssignment(t, c.CCS, w)
+		witnessBytes, err := w.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		words := sdk.CompactWords(uint64(c.NbWires))
+		wantOther, wantOnes := make([]uint64, words), make([]uint64, words)
+		wantN, err := sdk.PackBits(sol.W, wantOther, wantOnes, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range []struct {
+			name string
+			data []byte
+		}{{"witness", witnessBytes}, {"assignment", assignment}} {
+			W := make([]fr.Element, c.NbWires)
+			other, ones := make([]uint64, words), make([]uint64, words)
+			full, n, err := SynthesizeInputCompact(c, in.data, 2, W, other, ones)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", s.ID(), in.name, err)
+			}
+			if !slices.Equal(W, sol.W) || n != wantN || !slices.Equal(other, wantOther) || !slices.Equal(ones, wantOnes) {
+				t.Fatalf("%s, %s: W or its bitmaps differ from gnark's W packed", s.ID(), in.name)
+			}
+			pub, _ := full.Public()
+			want, _ := w.Public()
+			if !slices.Equal(pub.Vector().(fr.Vector), want.Vector().(fr.Vector)) {
+				t.Fatalf("%s, %s: public inputs differ from the witness's", s.ID(), in.name)
+			}
+			packed, err := MarshalCompactBits(W, other, ones, n, c.NbPublic, c.NbSecret, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := MarshalCompactAssignment(sol.W, c.NbPublic, c.NbSecret, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(packed, again) {
+				t.Fatalf("%s, %s: MarshalCompactBits differs from MarshalCompactAssignment", s.ID(), in.name)
+			}
+		}
+		// Bitmaps that do not match the count are refused, not encoded.
+		if _, err := MarshalCompactBits(sol.W, wantOther, wantOnes, wantN+1, c.NbPublic, c.NbSecret, 1); err == nil {
+			t.Fatalf("%s: MarshalCompactBits took a count its bitmap does not hold", s.ID())
+		}
 	}
 }
