@@ -2,7 +2,10 @@ package solve
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -52,8 +55,21 @@ type wireCoeff struct {
 // compileLong marks the long expressions of the program's constraints and
 // finds their combinations. It appends the residual terms' coefficients to the
 // program's coefficient table.
+//
+// The search costs a field inversion and a product per term for every long
+// expression (seconds for a large Poseidon2 circuit, all of it before the
+// first partition can be solved), and each expression's search depends only
+// on which expressions came before it, not on their results. So the
+// expressions go in batches: their terms sorted in parallel, their bases taken
+// from the history in order, their combinations searched in parallel, and the
+// results written in order, as one pass in order would write them.
 func (p *Program) compileLong() {
 	history := map[uint64][]*longExpr{}
+	var batch []longJob
+	flush := func() {
+		p.runLongBatch(batch, history)
+		batch = batch[:0]
+	}
 	for li, lv := range p.levels {
 		for i := lv.start; i < lv.end; i++ {
 			o := &p.ops[i]
@@ -63,48 +79,20 @@ func (p *Program) compileLong() {
 			cd := p.callData[o.cd:]
 			lens := [3]uint32{cd[1], cd[2], cd[3]}
 			off := uint32(4)
-			first := true
 			for k := 0; k < 3; k++ {
 				seg := cd[off : off+2*lens[k]]
 				off += 2 * lens[k]
 				if lens[k] < longMin || o.out == uint8(k+1) {
 					continue
 				}
-				n, ok := p.sortedTerms(seg)
-				if !ok {
-					continue
-				}
-				key := uint64(n[0].wire)<<32 | uint64(n[1].wire)
-				e := &longExpr{slot: p.nbSlots, level: li, terms: n}
-				p.nbSlots++
-				c := combo{slot: e.slot}
-				var bases []*longExpr
-				for _, h := range history[key] {
-					if h.level < li && len(bases) < 2 {
-						bases = append(bases, h)
-					}
-				}
-				p.findCombo(&c, n, bases)
-				if first {
-					o.lin = uint32(len(p.combos))
-					first = false
-				}
-				o.long |= 1 << k
-				p.combos = append(p.combos, c)
-				// A copy of an expression in the history (x in x·x, and again in
-				// x⁴·x) adds nothing to it: two equal bases leave no system to
-				// solve.
-				if slices.ContainsFunc(history[key], func(h *longExpr) bool { return slices.Equal(h.terms, n) }) {
-					continue
-				}
-				hs := append([]*longExpr{e}, history[key]...)
-				if len(hs) > 4 {
-					hs = hs[:4]
-				}
-				history[key] = hs
+				batch = append(batch, longJob{op: i, k: k, level: li, seg: seg})
+			}
+			if len(batch) >= longBatch {
+				flush()
 			}
 		}
 	}
+	flush()
 	read := make([]bool, p.nbSlots)
 	for _, c := range p.combos {
 		if c.base {
@@ -115,6 +103,141 @@ func (p *Program) compileLong() {
 	for i := range p.combos {
 		p.combos[i].read = read[p.combos[i].slot]
 	}
+}
+
+// longBatch is how many long expressions compileLong takes at a time: enough
+// to keep every core busy, few enough that their sorted terms stay small. A
+// variable so that a test can compile one expression at a time, as a pass in
+// order would.
+var longBatch = 1 << 14
+
+// longJob is one long expression in compileLong's batch.
+type longJob struct {
+	op    uint32 // its instruction, an index into Program.ops
+	k     int    // L, R or O
+	level int
+	seg   []uint32
+
+	terms []wireCoeff // sorted by wire; nil when a wire repeats
+	expr  *longExpr
+	bases []*longExpr
+	fit   comboFit
+}
+
+// runLongBatch runs the batch's expressions (in program order) through the
+// three steps compileLong describes.
+func (p *Program) runLongBatch(batch []longJob, history map[uint64][]*longExpr) {
+	parallelFor(len(batch), func(j int) {
+		batch[j].terms, _ = p.sortedTerms(batch[j].seg)
+	})
+	for j := range batch {
+		b := &batch[j]
+		if b.terms == nil {
+			continue
+		}
+		n := b.terms
+		key := uint64(n[0].wire)<<32 | uint64(n[1].wire)
+		for _, h := range history[key] {
+			if h.level < b.level && len(b.bases) < 2 {
+				b.bases = append(b.bases, h)
+			}
+		}
+		e := &longExpr{slot: p.nbSlots + uint32(j), level: b.level, terms: n}
+		b.expr = e
+		// A copy of an expression in the history (x in x·x, and again in
+		// x⁴·x) adds nothing to it: two equal bases leave no system to
+		// solve.
+		if slices.ContainsFunc(history[key], func(h *longExpr) bool { return slices.Equal(h.terms, n) }) {
+			continue
+		}
+		hs := append([]*longExpr{e}, history[key]...)
+		if len(hs) > 4 {
+			hs = hs[:4]
+		}
+		history[key] = hs
+	}
+	parallelFor(len(batch), func(j int) {
+		if b := &batch[j]; b.terms != nil {
+			b.fit = findCombo(b.terms, b.bases)
+		}
+	})
+	// In order: the slots, the combos and the residuals' coefficients as a
+	// pass in order gives them. A slot is numbered by its place in the
+	// batch above; the expressions whose terms repeat a wire take none, so
+	// the numbers are made dense here.
+	slotOf := make([]uint32, len(batch))
+	next := p.nbSlots
+	for j := range batch {
+		slotOf[j] = next
+		if batch[j].terms != nil {
+			next++
+		}
+	}
+	renumber := func(s uint32) uint32 {
+		if s >= p.nbSlots {
+			return slotOf[s-p.nbSlots]
+		}
+		return s
+	}
+	for j := range batch {
+		b := &batch[j]
+		if b.terms == nil {
+			continue
+		}
+		o := &p.ops[b.op]
+		if o.long == 0 {
+			o.lin = uint32(len(p.combos))
+		}
+		o.long |= 1 << b.k
+		c := combo{slot: slotOf[j]}
+		if f := &b.fit; f.base {
+			c.base, c.p1, c.alpha = true, renumber(f.p1), f.alpha
+			if f.two {
+				c.two, c.p2, c.beta = true, renumber(f.p2), f.beta
+			}
+			c.rStart = uint32(len(p.extra))
+			for _, t := range f.residual {
+				p.extra = append(p.extra, uint32(len(p.coeffs)), t.wire)
+				p.coeffs = append(p.coeffs, t.coeff)
+				p.smallCoeffs = append(p.smallCoeffs, smallInt(&t.coeff))
+			}
+			c.rEnd = uint32(len(p.extra))
+		}
+		p.combos = append(p.combos, c)
+	}
+	for j := range batch {
+		if e := batch[j].expr; e != nil {
+			e.slot = slotOf[j]
+		}
+	}
+	p.nbSlots = next
+}
+
+// parallelFor runs f(0..n-1) on every core.
+func parallelFor(n int, f func(i int)) {
+	workers := min(runtime.NumCPU(), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // sortedTerms returns seg's terms sorted by wire, or false when a wire repeats.
@@ -132,10 +255,22 @@ func (p *Program) sortedTerms(seg []uint32) ([]wireCoeff, bool) {
 	return n, true
 }
 
-// findCombo sets c to evaluate n from bases (most recent first) when a
-// combination leaves few enough terms, and otherwise leaves c to evaluate n's
-// own terms.
-func (p *Program) findCombo(c *combo, n []wireCoeff, bases []*longExpr) {
+// comboFit is what findCombo found for an expression: to be evaluated from
+// the slots of bases p1 (and p2, when two is set) with factors alpha (and
+// beta) plus the residual terms, when base is set; from its own terms when
+// not.
+type comboFit struct {
+	base, two   bool
+	p1, p2      uint32
+	alpha, beta fr.Element
+	residual    []wireCoeff
+}
+
+// findCombo finds how to evaluate n from bases (most recent first) when a
+// combination leaves few enough terms; otherwise n is evaluated from its own
+// terms. It reads only its arguments, so expressions are searched in
+// parallel.
+func findCombo(n []wireCoeff, bases []*longExpr) (fit comboFit) {
 	limit := len(n) / 4
 	try := func(alpha, beta fr.Element, b1, b2 *longExpr) bool {
 		var p2 []wireCoeff
@@ -146,17 +281,10 @@ func (p *Program) findCombo(c *combo, n []wireCoeff, bases []*longExpr) {
 		if r == nil {
 			return false
 		}
-		c.base, c.p1, c.alpha = true, b1.slot, alpha
+		fit = comboFit{base: true, p1: b1.slot, alpha: alpha, residual: r}
 		if b2 != nil {
-			c.two, c.p2, c.beta = true, b2.slot, beta
+			fit.two, fit.p2, fit.beta = true, b2.slot, beta
 		}
-		c.rStart = uint32(len(p.extra))
-		for _, t := range r {
-			p.extra = append(p.extra, uint32(len(p.coeffs)), t.wire)
-			p.coeffs = append(p.coeffs, t.coeff)
-			p.smallCoeffs = append(p.smallCoeffs, smallInt(&t.coeff))
-		}
-		c.rEnd = uint32(len(p.extra))
 		return true
 	}
 	if len(bases) >= 1 {
@@ -165,7 +293,7 @@ func (p *Program) findCombo(c *combo, n []wireCoeff, bases []*longExpr) {
 			var alpha, zero fr.Element
 			alpha.Div(&coeffOf(n, w[0]).coeff, &coeffOf(bases[0].terms, w[0]).coeff)
 			if try(alpha, zero, bases[0], nil) {
-				return
+				return fit
 			}
 		}
 	}
@@ -191,6 +319,7 @@ func (p *Program) findCombo(c *combo, n []wireCoeff, bases []*longExpr) {
 			}
 		}
 	}
+	return fit
 }
 
 // common returns the last k wires (other than the constant-one wire 0 and

@@ -3,6 +3,7 @@ package solve
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/consensys/gnark/frontend"
@@ -115,4 +116,42 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ccs.GetNbConstraints()), "ns/constraint")
+}
+
+// TestCompileLongBatched: compiling the long expressions in batches (of the
+// default size, and of 7, which cuts them at odd places) gives the program
+// one expression at a time gives, combination for combination.
+func TestCompileLongBatched(t *testing.T) {
+	spec, err := circuits.Lookup("merkle", map[string]int{"k": 4, "d": 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccs := compileCircuit(t, spec.Circuit())
+	old := longBatch
+	defer func() { longBatch = old }()
+	compileWith := func(batch int) *Program {
+		longBatch = batch
+		p, err := Compile(ccs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	single := compileWith(1)
+	bases := 0
+	for _, c := range single.combos {
+		if c.base {
+			bases++
+		}
+	}
+	if len(single.combos) < 3*7 || bases == 0 {
+		t.Fatalf("%d long expressions, %d from bases: too few to compare batches", len(single.combos), bases)
+	}
+	for _, batch := range []int{7, old} {
+		p := compileWith(batch)
+		if !slices.Equal(p.combos, single.combos) || !slices.Equal(p.extra, single.extra) ||
+			!slices.Equal(p.coeffs, single.coeffs) || p.nbSlots != single.nbSlots || !slices.Equal(p.ops, single.ops) {
+			t.Fatalf("batches of %d give another program than one expression at a time", batch)
+		}
+	}
 }
