@@ -12,6 +12,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/constraint"
 	csolver "github.com/consensys/gnark/constraint/solver"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // nBitsName is the name gnark registers std/math/bits' bit decomposition hint
@@ -99,7 +101,7 @@ func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver
 // read from the solver's own record of which values are small integers
 // rather than from W again.
 func (p *Program) SolveCompact(witness fr.Vector, W []fr.Element, other, bits []uint64, opts ...csolver.Option) (uint64, error) {
-	words := (len(W) + 63) / 64
+	words := int(sdk.CompactWords(uint64(len(W))))
 	if len(other) != words || len(bits) != words {
 		return 0, fmt.Errorf("solve: %d wires need %d words per bitmap, got %d and %d", len(W), words, len(other), len(bits))
 	}
@@ -134,6 +136,7 @@ func packInts(ints []int32, other, bits []uint64) uint64 {
 // isZero64 is 1 when x is 0, else 0, without a branch.
 func isZero64(x uint64) uint64 { return 1 ^ (x|-x)>>63 }
 
+// solve is Solve, calling done with the run's ints when it succeeded.
 func (p *Program) solve(witness fr.Vector, W, A, B []fr.Element, done func(ints []int32), opts []csolver.Option) error {
 	cfg, err := csolver.NewConfig(opts...)
 	if err != nil {
