@@ -2,12 +2,12 @@ package solve
 
 import (
 	"cmp"
-	"runtime"
+	"context"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/sdk/internal/par"
 )
 
 // Long linear expressions from one another.
@@ -127,9 +127,7 @@ type longJob struct {
 // runLongBatch runs the batch's expressions (in program order) through the
 // three steps compileLong describes.
 func (p *Program) runLongBatch(batch []longJob, history map[uint64][]*longExpr) {
-	parallelFor(len(batch), func(j int) {
-		batch[j].terms, _ = p.sortedTerms(batch[j].seg)
-	})
+	eachJob(batch, func(b *longJob) { b.terms, _ = p.sortedTerms(b.seg) })
 	for j := range batch {
 		b := &batch[j]
 		if b.terms == nil {
@@ -156,8 +154,8 @@ func (p *Program) runLongBatch(batch []longJob, history map[uint64][]*longExpr) 
 		}
 		history[key] = hs
 	}
-	parallelFor(len(batch), func(j int) {
-		if b := &batch[j]; b.terms != nil {
+	eachJob(batch, func(b *longJob) {
+		if b.terms != nil {
 			b.fit = findCombo(b.terms, b.bases)
 		}
 	})
@@ -213,33 +211,6 @@ func (p *Program) runLongBatch(batch []longJob, history map[uint64][]*longExpr) 
 	p.nbSlots = next
 }
 
-// parallelFor runs f(0..n-1) on every core.
-func parallelFor(n int, f func(i int)) {
-	workers := min(runtime.NumCPU(), n)
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // sortedTerms returns seg's terms sorted by wire, or false when a wire repeats.
 func (p *Program) sortedTerms(seg []uint32) ([]wireCoeff, bool) {
 	n := make([]wireCoeff, 0, len(seg)/2)
@@ -253,6 +224,15 @@ func (p *Program) sortedTerms(seg []uint32) ([]wireCoeff, bool) {
 		}
 	}
 	return n, true
+}
+
+// eachJob calls f on every job of batch, on every core.
+func eachJob(batch []longJob, f func(*longJob)) {
+	par.ForChunks(context.Background(), len(batch), 16, func(start, end int) {
+		for j := start; j < end; j++ {
+			f(&batch[j])
+		}
+	})
 }
 
 // comboFit is what findCombo found for an expression: to be evaluated from

@@ -6,6 +6,8 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/sdk/internal/par"
 )
 
 // scalarBits is the width of the scalars fixed-base multiplication takes: fr elements
@@ -77,7 +79,7 @@ type g1Table struct {
 func newG1Table(ctx context.Context, w window, base *bls12381.G1Affine) (*g1Table, error) {
 	t := &g1Table{window: w, pts: make([][]bls12381.G1Affine, w.nbWindows)}
 	size := 1 << (w.c - 1)
-	err := forChunks(ctx, w.nbWindows, 1, func(i, _ int) {
+	err := par.ForChunks(ctx, w.nbWindows, 1, func(i, _ int) {
 		// b = 2^(c·i)·G, then m·b for m = 1..size by repeated mixed addition.
 		var bj bls12381.G1Jac
 		bj.FromAffine(base)
@@ -110,7 +112,7 @@ func newG1Table(ctx context.Context, w window, base *bls12381.G1Affine) (*g1Tabl
 // An addition whose two x coordinates are equal (P + P or P − P: possible only for
 // contrived scalars) goes through gnark-crypto's complete G1Affine.Add instead.
 func (t *g1Table) mul(ctx context.Context, dst []bls12381.G1Affine, scalars []fr.Element) error {
-	return forChunks(ctx, len(scalars), mulChunk, func(start, end int) {
+	return par.ForChunks(ctx, len(scalars), mulChunk, func(start, end int) {
 		m := end - start
 		acc := dst[start:end]
 		inf := make([]bool, m) // acc[i] is still the point at infinity
@@ -222,7 +224,7 @@ type g2Table struct {
 func newG2Table(ctx context.Context, w window, base *bls12381.G2Affine) (*g2Table, error) {
 	t := &g2Table{window: w, pts: make([][]bls12381.G2Affine, w.nbWindows)}
 	size := 1 << (w.c - 1)
-	err := forChunks(ctx, w.nbWindows, 1, func(i, _ int) {
+	err := par.ForChunks(ctx, w.nbWindows, 1, func(i, _ int) {
 		var bj bls12381.G2Jac
 		bj.FromAffine(base)
 		for range w.c * i {
@@ -249,7 +251,7 @@ func newG2Table(ctx context.Context, w window, base *bls12381.G2Affine) (*g2Tabl
 // the same length.
 // It is g1Table.mul in G2.
 func (t *g2Table) mul(ctx context.Context, dst []bls12381.G2Affine, scalars []fr.Element) error {
-	return forChunks(ctx, len(scalars), mulChunk, func(start, end int) {
+	return par.ForChunks(ctx, len(scalars), mulChunk, func(start, end int) {
 		m := end - start
 		acc := dst[start:end]
 		inf := make([]bool, m) // acc[i] is still the point at infinity

@@ -8,6 +8,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+
+	"github.com/zkhost/zkhost/sdk/internal/par"
 )
 
 // lagrangeAt returns L_i(τ) for i < m, the Lagrange basis of domain evaluated at τ:
@@ -20,7 +22,7 @@ func lagrangeAt(ctx context.Context, domain *fft.Domain, tau *fr.Element, m int)
 	one := fr.One()
 	scale.Exp(*tau, new(big.Int).SetUint64(domain.Cardinality)).Sub(&scale, &one).Mul(&scale, &domain.CardinalityInv)
 	l := make([]fr.Element, m)
-	err := forChunks(ctx, m, scalarChunk, func(start, end int) {
+	err := par.ForChunks(ctx, m, scalarChunk, func(start, end int) {
 		den := l[start:end]
 		var w fr.Element
 		w.Exp(domain.Generator, big.NewInt(int64(start)))
@@ -59,7 +61,7 @@ func evaluateABC(ctx context.Context, r1cs *cs.R1CS, domain *fft.Domain, tau *fr
 		{b, func(r *constraint.R1C) constraint.LinearExpression { return r.R }},
 		{c, func(r *constraint.R1C) constraint.LinearExpression { return r.O }},
 	}
-	err = forChunks(ctx, len(sides), 1, func(s, _ int) {
+	err = par.ForChunks(ctx, len(sides), 1, func(s, _ int) {
 		dst, side := sides[s].dst, sides[s].side
 		it := r1cs.GetR1CIterator()
 		for i, r := 0, it.Next(); r != nil; i, r = i+1, it.Next() {

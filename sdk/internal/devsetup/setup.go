@@ -14,6 +14,8 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	"github.com/zkhost/zkhost/sdk/keyfile"
+
+	"github.com/zkhost/zkhost/sdk/internal/par"
 )
 
 // scalarChunk is how many scalars a worker computes per chunk in the parallel loops that
@@ -87,7 +89,7 @@ func SetupWith(ctx context.Context, r1cs *cs.R1CS, tw ToxicWaste) (*keyfile.Prov
 	// K: (β·A_i + α·B_i + C_i)/γ for public wires, /δ for private ones; into c, whose
 	// values are needed nowhere else.
 	k := c
-	err = forChunks(ctx, nbWires, scalarChunk, func(start, end int) {
+	err = par.ForChunks(ctx, nbWires, scalarChunk, func(start, end int) {
 		var t, u fr.Element
 		for i := start; i < end; i++ {
 			coeff := &deltaInv
@@ -151,7 +153,7 @@ func SetupWith(ctx context.Context, r1cs *cs.R1CS, tw ToxicWaste) (*keyfile.Prov
 	for i, j := range bOwnAt {
 		pk.G1B[j] = bOwnPts[i]
 	}
-	err = forChunks(ctx, len(sameAsA), scalarChunk, func(start, end int) {
+	err = par.ForChunks(ctx, len(sameAsA), scalarChunk, func(start, end int) {
 		for j := start; j < end; j++ {
 			if sameAsA[j] >= 0 {
 				pk.G1B[j] = pk.G1A[sameAsA[j]]
@@ -196,7 +198,7 @@ func zScalars(ctx context.Context, n int, tau, deltaInv *fr.Element) ([]fr.Eleme
 	one := fr.One()
 	zdt.Exp(*tau, big.NewInt(int64(n))).Sub(&zdt, &one).Mul(&zdt, deltaInv)
 	z := make([]fr.Element, n)
-	err := forChunks(ctx, n, scalarChunk, func(start, end int) {
+	err := par.ForChunks(ctx, n, scalarChunk, func(start, end int) {
 		var x fr.Element
 		x.Exp(*tau, big.NewInt(int64(start))).Mul(&x, &zdt)
 		for i := start; i < end; i++ {
