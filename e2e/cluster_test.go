@@ -97,6 +97,11 @@ func TestClusterThreeHosts(t *testing.T) {
 		provers := map[string]bool{}
 		for _, p := range job.Partitions {
 			provers[strings.Split(p.Device, "/")[0]] = true
+			// The prove call's bounds travel with the proof (zkhost bench
+			// times isolated proofs by them).
+			if p.ProveStart.IsZero() || p.ProveEnd.Before(p.ProveStart) || p.VerifiedAt.Before(p.ProveEnd) {
+				t.Errorf("job %s partition %d: prove %v to %v, verified %v", s.job.ID, p.Index, p.ProveStart, p.ProveEnd, p.VerifiedAt)
+			}
 		}
 		t.Logf("job %s (%s, taken by h%d) proved on %v", s.job.ID, s.name, i, provers)
 		for _, h := range hosts {

@@ -340,6 +340,7 @@ func (c *Cluster) proofs(ctx context.Context, job *api.Job) error {
 			}
 			p := &job.Partitions[i]
 			p.Proof, p.PublicWitness, p.Device, p.Attempts, p.VerifiedAt = pr.Proof, pr.Public, pr.Host+"/"+pr.Device, pr.Attempts, pr.At
+			p.ProveStart, p.ProveEnd = pr.ProveStart, pr.ProveEnd
 			return nil
 		})
 	}

@@ -282,13 +282,6 @@ func TestRecords(t *testing.T) {
 	if _, err := decodeJob([]byte(`{"partitions":10,"verified":"AA=="}`)); err == nil {
 		t.Error("a record with too few bits was accepted")
 	}
-	job, idx, ok := parseLocalID(localRequestID("abc", 12, 3))
-	if !ok || job != "abc" || idx != 12 {
-		t.Errorf("parseLocalID = %q %d %v", job, idx, ok)
-	}
-	if _, _, ok := parseLocalID("my-own-request"); ok {
-		t.Error("a client's request id was taken for a cluster partition")
-	}
 }
 
 // TestCancel: cancelling a job ends it once, on every host's view, and drops

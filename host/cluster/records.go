@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -21,9 +20,6 @@ const (
 	// hdrSynthesizedBy names the synthesis host that solved a synthesized
 	// partition (synthesis.go).
 	hdrSynthesizedBy = "Zkhost-Synthesized-By"
-	// localPrefix starts the request id of the one-partition jobs a host runs
-	// for the cluster on its own daemon.
-	localPrefix = "cluster-"
 )
 
 func jobKey(id string) string            { return "job." + id }
@@ -157,6 +153,10 @@ type proofRecord struct {
 	Device   string    `json:"device"`
 	Attempts int       `json:"attempts"`
 	At       time.Time `json:"at"`
+	// ProveStart and ProveEnd bound the prove call on the host's device, as
+	// the host's own job recorded them.
+	ProveStart time.Time `json:"prove_start,omitzero"`
+	ProveEnd   time.Time `json:"prove_end,omitzero"`
 	// SynthesizedBy is the synthesis host that solved the partition; empty
 	// when the proving host did, or the job carried wire assignments.
 	SynthesizedBy string `json:"synthesized_by,omitempty"`
@@ -166,23 +166,4 @@ type proofRecord struct {
 type reqRecord struct {
 	JobID  string `json:"job"`
 	Digest string `json:"digest"`
-}
-
-// parseLocalID reads the cluster job and partition from the request id of a
-// host's one-partition job; ok is false for a job of the host's own.
-func parseLocalID(reqID string) (job string, idx int, ok bool) {
-	rest, found := strings.CutPrefix(reqID, localPrefix)
-	if !found {
-		return "", 0, false
-	}
-	parts := strings.Split(rest, "-")
-	if len(parts) != 3 {
-		return "", 0, false
-	}
-	idx, err := strconv.Atoi(parts[1])
-	return parts[0], idx, err == nil
-}
-
-func localRequestID(job string, idx int, delivery uint64) string {
-	return fmt.Sprintf("%s%s-%d-%d", localPrefix, job, idx, delivery)
 }

@@ -164,7 +164,7 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 		c.inputFailed(ctx, msg, jobID, err)
 		return
 	}
-	req := api.SubmitRequest{Circuit: rec.Circuit, Class: rec.Class, RequestID: localRequestID(jobID, idx, md.NumDelivered)}
+	req := api.SubmitRequest{Circuit: rec.Circuit, Class: rec.Class, RequestID: api.ClusterRequestID(jobID, idx, md.NumDelivered)}
 	if msg.Headers().Get(hdrInput) == inputAssign {
 		req.Assignments = [][]byte{in}
 	} else {
@@ -189,7 +189,7 @@ func (c *Cluster) handle(ctx context.Context, msg jetstream.Msg) {
 	case api.JobDone:
 		p := final.Partitions[0]
 		pr := proofRecord{Proof: p.Proof, Public: p.PublicWitness, Host: c.cfg.Name, Device: p.Device, Attempts: p.Attempts, At: p.VerifiedAt,
-			SynthesizedBy: msg.Headers().Get(hdrSynthesizedBy)}
+			ProveStart: p.ProveStart, ProveEnd: p.ProveEnd, SynthesizedBy: msg.Headers().Get(hdrSynthesizedBy)}
 		if err := c.recordProofPatiently(ctx, jobID, idx, pr); err != nil {
 			log.Error("could not record a verified proof; the partition goes back to the queue", "error", err)
 			msg.Nak()
@@ -446,7 +446,7 @@ func (c *Cluster) cancelLeftovers(ctx context.Context) {
 			continue
 		}
 		for _, j := range jobs {
-			if _, _, ok := parseLocalID(j.RequestID); ok {
+			if _, _, _, ok := api.ParseClusterRequestID(j.RequestID); ok {
 				if _, err := c.local.Cancel(ctx, j.ID); err == nil {
 					c.log.Info("cancelled a partition left by an earlier run; the cluster redelivers it", "local_job", j.ID, "request", j.RequestID)
 				}
