@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,15 @@ func TestClusterSynthesisHosts(t *testing.T) {
 	}
 	got, _ = prover.await(aj.ID, 3*time.Minute)
 	checkDone(t, got, "chain", 503, 3)
+
+	// zkhost bench against the proving host: its timeline names the host's
+	// own one-partition jobs, which the bench maps back to the cluster's
+	// jobs for the steady window and the isolated proofs.
+	out, err := exec.Command(zkhostBin(), "bench", "--config", prover.cfgPath, "--circuit", "chain", "--k", "8", "--name", "chain",
+		"--jobs", "6", "--partitions", "4", "--concurrency", "2", "--isolated", "1").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "from each device's first proof") || !strings.Contains(string(out), "ratio to the isolated rate") {
+		t.Errorf("zkhost bench against the proving host: %v\n%s", err, out)
+	}
 	for _, h := range hosts {
 		h.stop()
 	}

@@ -403,6 +403,13 @@ func readEvents(path string, ids map[string]bool) ([]timeline.Event, error) {
 	var evs, devEvs []timeline.Event
 	var first, last time.Time
 	for _, e := range all {
+		if !ids[e.Job] {
+			// A cluster host's timeline names its own one-partition jobs;
+			// their request ids name the cluster job and partition.
+			if job, idx, delivery, ok := api.ParseClusterRequestID(e.Request); ok && ids[job] {
+				e.Job, e.Partition, e.Attempt = job, idx, int(delivery)-1+e.Attempt
+			}
+		}
 		switch {
 		case ids[e.Job]:
 			evs = append(evs, e)

@@ -299,6 +299,31 @@ func TestReadEventsPartialLine(t *testing.T) {
 	}
 }
 
+// TestReadEventsOfClusterJobs: a cluster host's timeline names its own
+// one-partition jobs; their request ids map their events onto the cluster
+// job and partition they served, a redelivery as another attempt, and a job
+// of the host's own stays out.
+func TestReadEventsOfClusterJobs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tl.jsonl")
+	line := func(job, request string) string {
+		return fmt.Sprintf(`{"job":%q,"partition":0,"attempt":0,"request":%q,"lane":"dev0","phase":"prove","start":"2026-11-01T00:00:00Z","end":"2026-11-01T00:00:01Z"}`+"\n", job, request)
+	}
+	data := line("local1", api.ClusterRequestID("cj", 2, 1)) + line("local2", api.ClusterRequestID("cj", 2, 2)) +
+		line("local3", api.ClusterRequestID("other", 0, 1)) + line("own", "my-request")
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := readEvents(path, map[string]bool{"cj": true})
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("events %+v, error %v; want the two of cluster job cj", evs, err)
+	}
+	for i, e := range evs {
+		if e.Job != "cj" || e.Partition != 2 || e.Attempt != i {
+			t.Errorf("event %d: job %q partition %d attempt %d, want cj 2 %d", i, e.Job, e.Partition, e.Attempt, i)
+		}
+	}
+}
+
 // TestSteadyWindow: the window opens at the latest of the devices' first
 // proofs and closes at the last submission; proofs before it are the
 // warm-up, proofs after it (the drain) count in neither.

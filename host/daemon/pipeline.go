@@ -542,7 +542,7 @@ func (d *Daemon) recordEvent(t *task, ev timeline.Event) {
 	if d.tl == nil {
 		return
 	}
-	ev.Job, ev.Partition, ev.Attempt = t.job.id, t.idx, t.attempts
+	ev.Job, ev.Partition, ev.Attempt, ev.Request = t.job.id, t.idx, t.attempts, t.job.reqID
 	ev.Class, ev.Circuit = t.job.class.String(), t.job.circ.name
 	d.tl.Record(ev)
 }

@@ -33,8 +33,12 @@ type Event struct {
 	Job       string `json:"job"`
 	Partition int    `json:"partition"`
 	Attempt   int    `json:"attempt"`
-	Class     string `json:"class,omitempty"`
-	Circuit   string `json:"circuit,omitempty"`
+	// Request is the job's request id, when its client gave one: for a job a
+	// cluster host runs for a partition of a cluster job, the cluster job
+	// and partition (api.ParseClusterRequestID).
+	Request string `json:"request,omitempty"`
+	Class   string `json:"class,omitempty"`
+	Circuit string `json:"circuit,omitempty"`
 	// Lane is the device that ran the phase, or empty for host phases.
 	Lane  string    `json:"lane,omitempty"`
 	Phase string    `json:"phase"`
