@@ -633,6 +633,8 @@ func (r *run) setAB(o *op, a, b int64) {
 	}
 }
 
+// unsatisfiedInts is the UnsatisfiedError of constraint o whose a·b is not
+// c, the three integers made field elements as gnark reports them.
 func (r *run) unsatisfiedInts(o *op, a, b, c int64) error {
 	e := &UnsatisfiedError{Constraint: int(o.id)}
 	fieldOfInt(&e.A, a)
