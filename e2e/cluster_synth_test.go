@@ -80,6 +80,12 @@ func TestClusterSynthesisHosts(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "from each device's first proof") || !strings.Contains(string(out), "ratio to the isolated rate") {
 		t.Errorf("zkhost bench against the proving host: %v\n%s", err, out)
 	}
+	// zkhost status shows the synthesized partitions waiting beside the rest
+	// of the cluster's queue (none now: every job is done).
+	st, err := exec.Command(zkhostBin(), "status", "--config", prover.cfgPath).CombinedOutput()
+	if err != nil || !strings.Contains(string(st), "SYNTHESIZED") {
+		t.Errorf("zkhost status of the proving host: %v\n%s", err, st)
+	}
 	for _, h := range hosts {
 		h.stop()
 	}

@@ -243,7 +243,7 @@ func clusterStatusProto(c *ClusterStatus) *zkhostv1.ClusterStatus {
 			Keys: h.Keys, Free: int32(h.Free), Devices: h.Devices})
 	}
 	for _, q := range c.Queues {
-		p.Queues = append(p.Queues, &zkhostv1.ClusterQueue{Class: zkhostv1.PriorityClass(q.Class), Waiting: q.Waiting, Held: q.Held, Redelivered: q.Redelivered})
+		p.Queues = append(p.Queues, &zkhostv1.ClusterQueue{Class: zkhostv1.PriorityClass(q.Class), Waiting: q.Waiting, Held: q.Held, Redelivered: q.Redelivered, Synthesized: q.Synthesized})
 	}
 	return p
 }
@@ -265,7 +265,7 @@ func clusterStatusFromProto(p *zkhostv1.ClusterStatus) *ClusterStatus {
 			Keys: h.GetKeys(), Free: int(h.GetFree()), Devices: h.GetDevices()})
 	}
 	for _, q := range p.GetQueues() {
-		c.Queues = append(c.Queues, ClusterQueue{Class: Class(q.GetClass()), Waiting: q.GetWaiting(), Held: q.GetHeld(), Redelivered: q.GetRedelivered()})
+		c.Queues = append(c.Queues, ClusterQueue{Class: Class(q.GetClass()), Waiting: q.GetWaiting(), Held: q.GetHeld(), Redelivered: q.GetRedelivered(), Synthesized: q.GetSynthesized()})
 	}
 	return c
 }

@@ -56,7 +56,7 @@ func TestStatusAndFilterRoundTrip(t *testing.T) {
 				LastError: "nats: authorization violation", LastErrorAt: time.Unix(1700000002, 0), Reconnects: 2},
 			Hosts: []ClusterHost{{Name: "h0", Alive: true, LastSeen: time.Unix(1700000003, 0), Keys: []string{"porep"}, Free: 2,
 				Devices: []string{"gpu0", "gpu1 (down)"}}, {Name: "h1", LastSeen: time.Unix(1700000000, 0)}},
-			Queues: []ClusterQueue{{Class: ClassCritical, Waiting: 3, Held: 2, Redelivered: 1}}},
+			Queues: []ClusterQueue{{Class: ClassCritical, Waiting: 3, Held: 2, Redelivered: 1, Synthesized: 5}}},
 	}
 	if got := StatusReportFromProto(StatusReportProto(s)); !reflect.DeepEqual(got, s) {
 		t.Errorf("status round trip:\n got %+v\nwant %+v", got, s)

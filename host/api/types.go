@@ -510,6 +510,9 @@ type ClusterQueue struct {
 	Waiting     uint64 // queued, held by no host
 	Held        uint64 // held by hosts, not yet done
 	Redelivered uint64 // held after a redelivery (a host died, failed or handed it back)
+	// Synthesized counts partitions a synthesis host solved that wait for a
+	// proving host (beside Waiting, which counts those not solved yet).
+	Synthesized uint64
 }
 
 // JournalStatus is the state of the journal's storage. While Writable is false

@@ -150,11 +150,11 @@ func showCluster(stdout io.Writer, c *api.ClusterStatus) {
 		return
 	}
 	q := newTable("Cluster queue")
-	q.AppendHeader(table.Row{"CLASS", "WAITING", "HELD", "REDELIVERED"})
+	q.AppendHeader(table.Row{"CLASS", "WAITING", "SYNTHESIZED", "HELD", "REDELIVERED"})
 	for _, x := range c.Queues {
-		q.AppendRow(table.Row{x.Class.String(), x.Waiting, x.Held, x.Redelivered})
+		q.AppendRow(table.Row{x.Class.String(), x.Waiting, x.Synthesized, x.Held, x.Redelivered})
 	}
-	alignRight(q, 2, 3, 4)
+	alignRight(q, 2, 3, 4, 5)
 	fmt.Fprintln(stdout, q.Render())
 	oldest := "none"
 	if !c.Oldest.IsZero() {

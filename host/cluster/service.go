@@ -373,8 +373,8 @@ func (c *Cluster) Status(ctx context.Context) (api.StatusReport, error) {
 const statusTimeout = 2 * time.Second
 
 // ClusterStatus is the cluster as this host sees it: its NATS connection,
-// every host heard, and the queue per class (one request per consumer and
-// one for the stream).
+// every host heard, and the queue per class (one request per consumer, the
+// synthesized partitions' included, and one for the stream).
 func (c *Cluster) ClusterStatus(ctx context.Context) api.ClusterStatus {
 	conn := c.conn.status()
 	cs := api.ClusterStatus{
@@ -391,8 +391,13 @@ func (c *Cluster) ClusterStatus(ctx context.Context) api.ClusterStatus {
 			cs.Queues, cs.QueueError = nil, fmt.Sprintf("consumer %s: %v", c.n.consumer(api.Classes[i]), err)
 			return cs
 		}
+		ready, err := c.ready[i].Info(ctx)
+		if err != nil {
+			cs.Queues, cs.QueueError = nil, fmt.Sprintf("consumer %s: %v", c.n.readyConsumer(api.Classes[i]), err)
+			return cs
+		}
 		cs.Queues = append(cs.Queues, api.ClusterQueue{Class: api.Classes[i], Waiting: info.NumPending,
-			Held: uint64(info.NumAckPending), Redelivered: uint64(info.NumRedelivered)})
+			Held: uint64(info.NumAckPending), Redelivered: uint64(info.NumRedelivered), Synthesized: ready.NumPending})
 	}
 	info, err := c.stream.Info(ctx)
 	if err != nil {

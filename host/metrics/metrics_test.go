@@ -314,7 +314,7 @@ func TestClusterMetrics(t *testing.T) {
 		Connection: api.ClusterConnection{State: "reconnecting", Reconnects: 2},
 		Hosts: []api.ClusterHost{{Name: "h0", Alive: true, Free: 2, Devices: []string{"gpu0", "gpu1"}},
 			{Name: "h1", Alive: false, Devices: []string{"gpu0 (down)"}}},
-		Queues: []api.ClusterQueue{{Class: api.ClassCritical, Waiting: 1}, {Class: api.ClassNormal, Waiting: 7, Held: 4, Redelivered: 2}},
+		Queues: []api.ClusterQueue{{Class: api.ClassCritical, Waiting: 1}, {Class: api.ClassNormal, Waiting: 7, Held: 4, Redelivered: 2, Synthesized: 6}},
 	}
 	want := `
 # HELP zkhost_cluster_nats_connected 1 while this host's NATS connection is up, 0 while it reconnects or after it closed.
@@ -339,9 +339,14 @@ zkhost_cluster_queue_waiting_partitions{class="normal"} 7
 # TYPE zkhost_cluster_queue_redelivered_partitions gauge
 zkhost_cluster_queue_redelivered_partitions{class="critical"} 0
 zkhost_cluster_queue_redelivered_partitions{class="normal"} 2
+# HELP zkhost_cluster_queue_synthesized_partitions Partitions a synthesis host solved that wait for a proving host, by priority class.
+# TYPE zkhost_cluster_queue_synthesized_partitions gauge
+zkhost_cluster_queue_synthesized_partitions{class="critical"} 0
+zkhost_cluster_queue_synthesized_partitions{class="normal"} 6
 `
 	if err := testutil.CollectAndCompare(NewStatusCollector(svc), strings.NewReader(want), "zkhost_cluster_nats_connected", "zkhost_cluster_nats_reconnects_total",
-		"zkhost_cluster_host_alive", "zkhost_cluster_host_devices", "zkhost_cluster_queue_waiting_partitions", "zkhost_cluster_queue_redelivered_partitions"); err != nil {
+		"zkhost_cluster_host_alive", "zkhost_cluster_host_devices", "zkhost_cluster_queue_waiting_partitions", "zkhost_cluster_queue_redelivered_partitions",
+		"zkhost_cluster_queue_synthesized_partitions"); err != nil {
 		t.Error(err)
 	}
 }

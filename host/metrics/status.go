@@ -110,6 +110,7 @@ type StatusCollector struct {
 	// the cluster, on a host with [cluster]
 	clConnected, clReconnects, clHostAlive, clHostFree *prometheus.Desc
 	clHostDevices, clWaiting, clHeld, clRedelivered    *prometheus.Desc
+	clSynthesized                                      *prometheus.Desc
 	clOldest                                           *prometheus.Desc
 }
 
@@ -145,6 +146,7 @@ func NewStatusCollector(svc api.Service) *StatusCollector {
 		clWaiting:       desc("cluster_queue_waiting_partitions", "Partitions in the cluster's queue held by no host, by priority class.", "class"),
 		clHeld:          desc("cluster_queue_held_partitions", "Partitions held by hosts of the cluster, not yet done, by priority class.", "class"),
 		clRedelivered:   desc("cluster_queue_redelivered_partitions", "Partitions held after a redelivery (a host died, failed or handed one back), by priority class.", "class"),
+		clSynthesized:   desc("cluster_queue_synthesized_partitions", "Partitions a synthesis host solved that wait for a proving host, by priority class.", "class"),
 		clOldest:        desc("cluster_oldest_partition_age_seconds", "Age of the oldest partition of the cluster not yet done; 0 when none."),
 	}
 }
@@ -157,7 +159,7 @@ func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.devHealthy, c.devKeys, c.devRestarts, c.devInfo, c.buildInfo,
 		c.journalWritable, c.journalRetries, c.journalFree, c.journalReserve,
 		c.clConnected, c.clReconnects, c.clHostAlive, c.clHostFree, c.clHostDevices,
-		c.clWaiting, c.clHeld, c.clRedelivered, c.clOldest,
+		c.clWaiting, c.clHeld, c.clRedelivered, c.clSynthesized, c.clOldest,
 	} {
 		ch <- d
 	}
@@ -272,6 +274,7 @@ func (c *StatusCollector) collectCluster(ch chan<- prometheus.Metric, cl *api.Cl
 		gauge(c.clWaiting, float64(q.Waiting), q.Class.String())
 		gauge(c.clHeld, float64(q.Held), q.Class.String())
 		gauge(c.clRedelivered, float64(q.Redelivered), q.Class.String())
+		gauge(c.clSynthesized, float64(q.Synthesized), q.Class.String())
 	}
 	age := 0.0
 	if !cl.Oldest.IsZero() {

@@ -107,6 +107,7 @@ type ClusterQueue struct {
 	Waiting     uint64 `json:"waiting"`
 	Held        uint64 `json:"held"`
 	Redelivered uint64 `json:"redelivered"`
+	Synthesized uint64 `json:"synthesized"`
 }
 
 // Queue is one priority class's waiting work.
@@ -215,7 +216,7 @@ func StatusJSON(ctx context.Context, svc api.Service, now time.Time) (*Status, e
 		out.Cluster = &Cluster{Host: cl.Host, Hosts: cl.Hosts, Queues: []ClusterQueue{}, QueueError: cl.QueueError,
 			Connection: ClusterConnection{State: cl.Connection.State, Server: cl.Connection.Server, LastError: cl.Connection.LastError, Reconnects: cl.Connection.Reconnects}}
 		for _, q := range cl.Queues {
-			out.Cluster.Queues = append(out.Cluster.Queues, ClusterQueue{Class: q.Class.String(), Waiting: q.Waiting, Held: q.Held, Redelivered: q.Redelivered})
+			out.Cluster.Queues = append(out.Cluster.Queues, ClusterQueue{Class: q.Class.String(), Waiting: q.Waiting, Held: q.Held, Redelivered: q.Redelivered, Synthesized: q.Synthesized})
 		}
 		if !cl.Oldest.IsZero() {
 			out.Cluster.OldestSeconds = now.Sub(cl.Oldest).Seconds()

@@ -1709,6 +1709,7 @@ type ClusterQueue struct {
 	Waiting       uint64                 `protobuf:"varint,2,opt,name=waiting,proto3" json:"waiting,omitempty"`         // queued, not held by any host
 	Held          uint64                 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`               // held by hosts, not yet done
 	Redelivered   uint64                 `protobuf:"varint,4,opt,name=redelivered,proto3" json:"redelivered,omitempty"` // held after a redelivery (a host died, failed or handed it back)
+	Synthesized   uint64                 `protobuf:"varint,5,opt,name=synthesized,proto3" json:"synthesized,omitempty"` // solved by a synthesis host, waiting for a proving host
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1767,6 +1768,13 @@ func (x *ClusterQueue) GetHeld() uint64 {
 func (x *ClusterQueue) GetRedelivered() uint64 {
 	if x != nil {
 		return x.Redelivered
+	}
+	return 0
+}
+
+func (x *ClusterQueue) GetSynthesized() uint64 {
+	if x != nil {
+		return x.Synthesized
 	}
 	return 0
 }
@@ -2339,12 +2347,13 @@ const file_zkhost_v1_zkhost_proto_rawDesc = "" +
 	"\x13last_seen_unix_nano\x18\x03 \x01(\x03R\x10lastSeenUnixNano\x12\x12\n" +
 	"\x04keys\x18\x04 \x03(\tR\x04keys\x12\x12\n" +
 	"\x04free\x18\x05 \x01(\x05R\x04free\x12\x18\n" +
-	"\adevices\x18\x06 \x03(\tR\adevices\"\x8e\x01\n" +
+	"\adevices\x18\x06 \x03(\tR\adevices\"\xb0\x01\n" +
 	"\fClusterQueue\x12.\n" +
 	"\x05class\x18\x01 \x01(\x0e2\x18.zkhost.v1.PriorityClassR\x05class\x12\x18\n" +
 	"\awaiting\x18\x02 \x01(\x04R\awaiting\x12\x12\n" +
 	"\x04held\x18\x03 \x01(\x04R\x04held\x12 \n" +
-	"\vredelivered\x18\x04 \x01(\x04R\vredelivered\"\x9b\x02\n" +
+	"\vredelivered\x18\x04 \x01(\x04R\vredelivered\x12 \n" +
+	"\vsynthesized\x18\x05 \x01(\x04R\vsynthesized\"\x9b\x02\n" +
 	"\rJournalStatus\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1a\n" +
 	"\bwritable\x18\x02 \x01(\bR\bwritable\x121\n" +
