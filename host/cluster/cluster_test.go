@@ -38,9 +38,28 @@ func startServers(t testing.TB, n int) []string {
 }
 
 // startServerSet is startServers, giving the servers too, so a test can stop
-// one (which, in process, closes its connections as a kill -9 would).
+// one (which, in process, closes its connections as a kill -9 would). A
+// port freeAddr found free can be taken by another process before the
+// server listens on it (test packages run at once): the set is then started
+// again on fresh ports, up to three times.
 func startServerSet(t testing.TB, n int) ([]*server.Server, []string) {
 	t.Helper()
+	var err error
+	for range 3 {
+		var srvs []*server.Server
+		var urls []string
+		if srvs, urls, err = tryServerSet(t, n); err == nil {
+			return srvs, urls
+		}
+		t.Logf("starting %d NATS servers: %v; again on fresh ports", n, err)
+	}
+	t.Fatal(err)
+	return nil, nil
+}
+
+// tryServerSet starts n routed servers on fresh ports, or shuts down those it
+// started and returns why it could not.
+func tryServerSet(t testing.TB, n int) ([]*server.Server, []string, error) {
 	clients, routes := make([]string, n), make([]string, n)
 	for i := range n {
 		clients[i], routes[i] = freeAddr(t), freeAddr(t)
@@ -61,13 +80,19 @@ func startServerSet(t testing.TB, n int) ([]*server.Server, []string) {
 		}
 		s, err := startServer(cc, hclog.NewNullLogger())
 		if err != nil {
-			t.Fatal(err)
+			for _, s := range srvs {
+				s.Shutdown()
+				s.WaitForShutdown()
+			}
+			return nil, nil, err
 		}
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 		srvs = append(srvs, s)
 		urls = append(urls, "nats://"+clients[i])
 	}
-	return srvs, urls
+	for _, s := range srvs {
+		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	}
+	return srvs, urls, nil
 }
 
 // member joins the servers at urls as a cluster member without a local
