@@ -138,6 +138,32 @@ func PackBits(w []fr.Element, other, bits []uint64, threads int) (uint64, error)
 	return total, nil
 }
 
+// PackInts is PackBits for a W whose values are known as int32s, as a solver
+// that keeps small values as integers knows them (any value but 0 and 1,
+// whatever it stands for, is an Other bit): one pass over 4 bytes a wire
+// rather than 32. It returns how many values are neither 0 nor 1.
+func PackInts(ints []int32, other, bits []uint64) (uint64, error) {
+	words := int(CompactWords(uint64(len(ints))))
+	if len(other) != words || len(bits) != words {
+		return 0, Errorf(ErrInternal, "pack W: %d wires need %d words per bitmap, got %d and %d", len(ints), words, len(other), len(bits))
+	}
+	var n uint64
+	for wd := range other {
+		var o, b uint64
+		lo := wd * 64
+		for j, v := range ints[lo:min(len(ints), lo+64)] {
+			// Without branches, as in PackBits.
+			x := uint64(uint32(v))
+			isOne := zeroBit(x ^ 1)
+			b |= isOne << j
+			o |= (1 ^ isOne ^ zeroBit(x)) << j
+		}
+		other[wd], bits[wd] = o, b
+		n += uint64(popcount(o))
+	}
+	return n, nil
+}
+
 // GatherOther writes the values of w that other marks into values, in wire
 // order, with up to threads goroutines: each piece of the bitmap from the
 // offset the set bits before it give. values must hold exactly other's set

@@ -167,3 +167,38 @@ func BenchmarkPackBits(b *testing.B) {
 		}
 	}
 }
+
+// TestPackIntsMatchesPackBits: integers packed give the bitmaps their field
+// elements packed give, negative and extreme values included, and bitmaps of
+// the wrong length are refused.
+func TestPackIntsMatchesPackBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ints := make([]int32, 1000) // not a whole number of words
+	w := make([]fr.Element, len(ints))
+	for i := range ints {
+		switch r.IntN(5) {
+		case 0:
+			ints[i] = []int32{-1, 2, -(1 << 31), 1<<31 - 1}[r.IntN(4)]
+		default:
+			ints[i] = int32(r.IntN(2))
+		}
+		w[i].SetInt64(int64(ints[i]))
+	}
+	words := CompactWords(uint64(len(ints)))
+	other, bits := make([]uint64, words), make([]uint64, words)
+	n, err := PackInts(ints, other, bits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOther, wantBits := make([]uint64, words), make([]uint64, words)
+	want, err := PackBits(w, wantOther, wantBits, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != want || fmt.Sprint(other, bits) != fmt.Sprint(wantOther, wantBits) {
+		t.Fatalf("PackInts: %d other and its bitmaps differ from PackBits' (%d other)", n, want)
+	}
+	if _, err := PackInts(ints, other[1:], bits); err == nil {
+		t.Fatal("a short bitmap was taken")
+	}
+}

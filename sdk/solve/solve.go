@@ -92,7 +92,8 @@ type scratch struct {
 // nil: W alone is solved (for a compact partition, whose backend evaluates A
 // and B itself), and every constraint is still checked.
 func (p *Program) Solve(witness fr.Vector, W, A, B []fr.Element, opts ...csolver.Option) error {
-	return p.solve(witness, W, A, B, nil, opts)
+	_, err := p.solve(witness, W, A, B, nil, nil, opts)
+	return err
 }
 
 // SolveCompact is Solve for W alone that also fills W's Other and Bits
@@ -105,48 +106,21 @@ func (p *Program) SolveCompact(witness fr.Vector, W []fr.Element, other, bits []
 	if len(other) != words || len(bits) != words {
 		return 0, fmt.Errorf("solve: %d wires need %d words per bitmap, got %d and %d", len(W), words, len(other), len(bits))
 	}
-	var nbOther uint64
-	err := p.solve(witness, W, nil, nil, func(ints []int32) {
-		nbOther = packInts(ints, other, bits)
-	}, opts)
-	return nbOther, err
+	return p.solve(witness, W, nil, nil, other, bits, opts)
 }
 
-// packInts fills the bitmaps from a run's ints: 1 is a Bits bit, anything
-// but 0 and 1 an Other bit.
-func packInts(ints []int32, other, bits []uint64) uint64 {
-	var n uint64
-	for wd := range other {
-		var o, b uint64
-		lo := wd * 64
-		for j, v := range ints[lo:min(len(ints), lo+64)] {
-			// Without branches: the 0s and 1s of a witness come in no order
-			// a branch predictor could learn.
-			x := uint64(uint32(v))
-			isOne := isZero64(x ^ 1)
-			b |= isOne << j
-			o |= (1 ^ isOne ^ isZero64(x)) << j
-		}
-		other[wd], bits[wd] = o, b
-		n += uint64(mbits.OnesCount64(o))
-	}
-	return n
-}
-
-// isZero64 is 1 when x is 0, else 0, without a branch.
-func isZero64(x uint64) uint64 { return 1 ^ (x|-x)>>63 }
-
-// solve is Solve, calling done with the run's ints when it succeeded.
-func (p *Program) solve(witness fr.Vector, W, A, B []fr.Element, done func(ints []int32), opts []csolver.Option) error {
+// solve is Solve, and, when other and bits are not nil, SolveCompact: the
+// bitmaps are packed from the run's ints before its scratch goes back.
+func (p *Program) solve(witness fr.Vector, W, A, B []fr.Element, other, bits []uint64, opts []csolver.Option) (uint64, error) {
 	cfg, err := csolver.NewConfig(opts...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if want := p.nbInputs - 1; len(witness) != want {
-		return fmt.Errorf("invalid witness size, got %d, expected %d", len(witness), want)
+		return 0, fmt.Errorf("invalid witness size, got %d, expected %d", len(witness), want)
 	}
 	if len(W) != p.nbWires || !abLengthsOK(A, B, p.nbConstraints) {
-		return fmt.Errorf("solve: destination lengths W %d, A %d, B %d; want %d, %d, %d",
+		return 0, fmt.Errorf("solve: destination lengths W %d, A %d, B %d; want %d, %d, %d",
 			len(W), len(A), len(B), p.nbWires, p.nbConstraints, p.nbConstraints)
 	}
 	sc, _ := p.scratch.Get().(*scratch)
@@ -168,7 +142,7 @@ func (p *Program) solve(witness fr.Vector, W, A, B []fr.Element, done func(ints 
 		r.hints[i] = hintFn{name: p.hintNames[i], fn: f, native: csolver.GetHintName(f) == nBitsName}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("solver missing hint(s): %v", missing)
+		return 0, fmt.Errorf("solver missing hint(s): %v", missing)
 	}
 	W[0].SetOne()
 	copy(W[1:], witness)
@@ -189,10 +163,10 @@ func (p *Program) solve(witness fr.Vector, W, A, B []fr.Element, done func(ints 
 	} else {
 		r.parallel(threads)
 	}
-	if r.err == nil && done != nil {
-		done(r.ints)
+	if r.err != nil || other == nil {
+		return 0, r.err
 	}
-	return r.err
+	return sdk.PackInts(r.ints, other, bits)
 }
 
 // parallel runs the program's levels, each wide one spread over threads.
@@ -396,10 +370,7 @@ func (r *run) acc(l *lin, terms []uint32) {
 			r.accField(l, cid, vid)
 			continue
 		}
-		p := c * v
-		var carry uint64
-		l.lo, carry = mbits.Add64(l.lo, uint64(p), 0)
-		l.hi += p>>63 + int64(carry)
+		l.addInt(c * v)
 	}
 }
 
@@ -473,6 +444,15 @@ func mul(z, x, y *fr.Element) {
 	}
 }
 
+// square sets z = x², without the product when x is 0 or 1.
+func square(z, x *fr.Element) {
+	if x.IsZero() || x.IsOne() {
+		*z = *x
+		return
+	}
+	z.Square(x)
+}
+
 // r1c solves and checks one constraint as gnark's solveR1C does: the same
 // values, the same A and B, the same cases of failure.
 func (r *run) r1c(o *op) error {
@@ -535,8 +515,8 @@ func (r *run) product(o *op, terms []uint32, lenL, lenR uint32) error {
 		r.acc(&rr, terms[2*lenL:2*(lenL+lenR)])
 	}
 	w := terms[2*(lenL+lenR)+1]
-	if a, ok := l.int64(); ok && a > -intMax && a < intMax {
-		if b, ok := rr.int64(); ok && b > -intMax && b < intMax {
+	if a, ok := l.int64(); ok && factor(a) {
+		if b, ok := rr.int64(); ok && factor(b) {
 			r.setInt(w, a*b)
 			r.setAB(o, a, b)
 			return nil
@@ -546,11 +526,7 @@ func (r *run) product(o *op, terms []uint32, lenL, lenR uint32) error {
 	l.value(&a)
 	if o.square {
 		b = a
-		if a.IsZero() || a.IsOne() {
-			wire = a
-		} else {
-			wire.Square(&a)
-		}
+		square(&wire, &a)
 	} else {
 		rr.value(&b)
 		mul(&wire, &a, &b)
@@ -562,9 +538,10 @@ func (r *run) product(o *op, terms []uint32, lenL, lenR uint32) error {
 	return nil
 }
 
-// intMax bounds the integers r1cInts multiplies: a product of two stays
-// below 2^62, a difference with a third below 2^63.
-const intMax = 1 << 31
+// factor says that x is small enough to multiply in integers: a product of
+// two such is below 2^62 in size, and its difference with an integer below
+// 2^62 is below 2^63.
+func factor(x int64) bool { return x > -1<<31 && x < 1<<31 }
 
 // r1cInts is r1c for a constraint whose expressions (without the solved
 // term) are the integers a, b and c: done is false when it cannot finish in
@@ -572,7 +549,7 @@ const intMax = 1 << 31
 // then solves it in the field. Integers this small equal in the field only
 // when they are equal, so the checks are gnark's.
 func (r *run) r1cInts(o *op, terms []uint32, a, b, c int64) (done bool, err error) {
-	if a <= -intMax || a >= intMax || b <= -intMax || b >= intMax || c <= -1<<62 || c >= 1<<62 {
+	if !factor(a) || !factor(b) || c <= -1<<62 || c >= 1<<62 {
 		return false, nil
 	}
 	u := 2 * o.unk
@@ -580,7 +557,7 @@ func (r *run) r1cInts(o *op, terms []uint32, a, b, c int64) (done bool, err erro
 	switch o.out {
 	case outNone:
 		if a*b != c {
-			return true, r.unsatisfiedInts(o, a, b, c)
+			return true, unsatisfiedInts(o, a, b, c)
 		}
 		r.setAB(o, a, b)
 		return true, nil
@@ -594,7 +571,7 @@ func (r *run) r1cInts(o *op, terms []uint32, a, b, c int64) (done bool, err erro
 		if other == 0 {
 			// gnark leaves the wire 0 and checks that c is 0 too.
 			if c != 0 {
-				return true, r.unsatisfiedInts(o, a, b, c)
+				return true, unsatisfiedInts(o, a, b, c)
 			}
 		} else {
 			if c%other != 0 {
@@ -635,7 +612,7 @@ func (r *run) setAB(o *op, a, b int64) {
 
 // unsatisfiedInts is the UnsatisfiedError of constraint o whose a·b is not
 // c, the three integers made field elements as gnark reports them.
-func (r *run) unsatisfiedInts(o *op, a, b, c int64) error {
+func unsatisfiedInts(o *op, a, b, c int64) error {
 	e := &UnsatisfiedError{Constraint: int(o.id)}
 	fieldOfInt(&e.A, a)
 	fieldOfInt(&e.B, b)
@@ -669,8 +646,8 @@ func (r *run) r1cField(o *op, terms []uint32, a, b, c *fr.Element) error {
 			return &UnsatisfiedError{Constraint: int(o.id), A: *a, B: *b, C: *c}
 		}
 	case outO:
-		if o.square && !a.IsZero() && !a.IsOne() {
-			wire.Square(a)
+		if o.square {
+			square(&wire, a)
 		} else {
 			mul(&wire, a, b)
 		}
