@@ -97,7 +97,9 @@ func (p *Program) compileLong() {
 	for _, c := range p.combos {
 		if c.base {
 			read[c.p1] = true
-			read[c.p2] = read[c.p2] || c.two
+		}
+		if c.two {
+			read[c.p2] = true
 		}
 	}
 	for i := range p.combos {
@@ -119,7 +121,7 @@ type longJob struct {
 	seg   []uint32
 
 	terms []wireCoeff // sorted by wire; nil when a wire repeats
-	expr  *longExpr
+	slot  uint32
 	bases []*longExpr
 	fit   comboFit
 }
@@ -134,14 +136,15 @@ func (p *Program) runLongBatch(batch []longJob, history map[uint64][]*longExpr) 
 			continue
 		}
 		n := b.terms
+		b.slot = p.nbSlots
+		p.nbSlots++
 		key := uint64(n[0].wire)<<32 | uint64(n[1].wire)
 		for _, h := range history[key] {
 			if h.level < b.level && len(b.bases) < 2 {
 				b.bases = append(b.bases, h)
 			}
 		}
-		e := &longExpr{slot: p.nbSlots + uint32(j), level: b.level, terms: n}
-		b.expr = e
+		e := &longExpr{slot: b.slot, level: b.level, terms: n}
 		// A copy of an expression in the history (x in x·x, and again in
 		// x⁴·x) adds nothing to it: two equal bases leave no system to
 		// solve.
@@ -159,24 +162,8 @@ func (p *Program) runLongBatch(batch []longJob, history map[uint64][]*longExpr) 
 			b.fit = findCombo(b.terms, b.bases)
 		}
 	})
-	// In order: the slots, the combos and the residuals' coefficients as a
-	// pass in order gives them. A slot is numbered by its place in the
-	// batch above; the expressions whose terms repeat a wire take none, so
-	// the numbers are made dense here.
-	slotOf := make([]uint32, len(batch))
-	next := p.nbSlots
-	for j := range batch {
-		slotOf[j] = next
-		if batch[j].terms != nil {
-			next++
-		}
-	}
-	renumber := func(s uint32) uint32 {
-		if s >= p.nbSlots {
-			return slotOf[s-p.nbSlots]
-		}
-		return s
-	}
+	// In order: the combos and the residuals' coefficients as a pass in
+	// order gives them.
 	for j := range batch {
 		b := &batch[j]
 		if b.terms == nil {
@@ -187,11 +174,11 @@ func (p *Program) runLongBatch(batch []longJob, history map[uint64][]*longExpr) 
 			o.lin = uint32(len(p.combos))
 		}
 		o.long |= 1 << b.k
-		c := combo{slot: slotOf[j]}
+		c := combo{slot: b.slot}
 		if f := &b.fit; f.base {
-			c.base, c.p1, c.alpha = true, renumber(f.p1), f.alpha
+			c.base, c.p1, c.alpha = true, f.p1, f.alpha
 			if f.two {
-				c.two, c.p2, c.beta = true, renumber(f.p2), f.beta
+				c.two, c.p2, c.beta = true, f.p2, f.beta
 			}
 			c.rStart = uint32(len(p.extra))
 			for _, t := range f.residual {
@@ -203,12 +190,6 @@ func (p *Program) runLongBatch(batch []longJob, history map[uint64][]*longExpr) 
 		}
 		p.combos = append(p.combos, c)
 	}
-	for j := range batch {
-		if e := batch[j].expr; e != nil {
-			e.slot = slotOf[j]
-		}
-	}
-	p.nbSlots = next
 }
 
 // sortedTerms returns seg's terms sorted by wire, or false when a wire repeats.
