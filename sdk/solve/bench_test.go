@@ -2,11 +2,11 @@ package solve
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -119,37 +119,34 @@ func BenchmarkSolveKeySet(b *testing.B) {
 	wPool := sync.Pool{New: func() any { w := make([]fr.Element, p.NbWires()); return &w }}
 	b.Logf("%s: %d constraints, %d instructions in %d levels, parallel share %.2f",
 		spec.ID(), p.NbConstraints(), p.NbInstructions(), p.NbLevels(), p.ParallelShare())
+	// What the host does for a compact partition: W alone into a reused
+	// vector with its bitmaps, then its other values gathered, as the daemon
+	// and a synthesis host do.
+	fastw := func() error {
+		wp := wPool.Get().(*[]fr.Element)
+		defer wPool.Put(wp)
+		words := sdk.CompactWords(uint64(len(*wp)))
+		other, bits := make([]uint64, words), make([]uint64, words)
+		n, err := p.SolveCompact(v, *wp, other, bits, csolver.WithNbTasks(1))
+		if err != nil {
+			return err
+		}
+		return sdk.GatherOther(*wp, other, make([]fr.Element, n), 1)
+	}
+	// The host's W vectors and the solver's working memory are reused from
+	// one partition to the next: solve once before timing, so that a run of
+	// one iteration (a large circuit on the GPU machine) does not time the
+	// page faults of a first allocation as solving.
+	if err := fastw(); err != nil {
+		b.Fatal(err)
+	}
 	solvers := []struct {
 		name  string
 		solve func() error
 	}{
 		{"gnark", func() error { _, err := ccs.Solve(w, csolver.WithNbTasks(1)); return err }},
 		{"fast", func() error { _, _, _, err := R1CS(ccs, p, w, csolver.WithNbTasks(1)); return err }},
-		// What the host does for a compact partition: W alone into a reused
-		// vector with its bitmaps, then its other values gathered, as the
-		// daemon and a synthesis host do.
-		{"fastw", func() error {
-			wp := wPool.Get().(*[]fr.Element)
-			defer wPool.Put(wp)
-			words := sdk.CompactWords(uint64(len(*wp)))
-			other, bits := make([]uint64, words), make([]uint64, words)
-			n, err := p.SolveCompact(v, *wp, other, bits, csolver.WithNbTasks(1))
-			if err != nil {
-				return err
-			}
-			return sdk.GatherOther(*wp, other, make([]fr.Element, n), 1)
-		}},
-	}
-	// The host's W vectors and the solver's working memory are reused from
-	// one partition to the next: solve once before timing, so that a run of
-	// one iteration (a large circuit on the GPU machine) does not time the
-	// page faults of a first allocation as solving.
-	for _, s := range solvers {
-		if s.name == "fastw" {
-			if err := s.solve(); err != nil {
-				b.Fatal(err)
-			}
-		}
+		{"fastw", fastw},
 	}
 	for _, s := range solvers {
 		b.Run(spec.ID()+"/one/"+s.name, func(b *testing.B) { benchSolves(b, n, s.solve) })
@@ -173,28 +170,15 @@ func BenchmarkSolveKeySet(b *testing.B) {
 
 // keySetCircuit reads the constraint system ZKHOST_SOLVE_KEYS names and the
 // registry circuit its NAME.json records, or compiles the registry circuit
-// ZKHOST_SOLVE_CIRCUIT names as NAME:PARAM=V,PARAM=V (chain:k=18), or sha256
-// with 8 blocks.
+// whose ID ZKHOST_SOLVE_CIRCUIT gives (chain-k18, as key files are named),
+// by default sha256-b8.
 func keySetCircuit(b *testing.B) (*cs.R1CS, circuits.Spec) {
 	path := os.Getenv("ZKHOST_SOLVE_KEYS")
 	if path == "" {
-		name, params := "sha256", map[string]int{"b": 8}
-		if c := os.Getenv("ZKHOST_SOLVE_CIRCUIT"); c != "" {
-			var list string
-			name, list, _ = strings.Cut(c, ":")
-			params = map[string]int{}
-			for _, kv := range strings.Split(list, ",") {
-				k, v, _ := strings.Cut(kv, "=")
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					b.Fatalf("ZKHOST_SOLVE_CIRCUIT %q: parameter %q: %v", c, kv, err)
-				}
-				params[k] = n
-			}
-		}
-		spec, err := circuits.Lookup(name, params)
+		id := cmp.Or(os.Getenv("ZKHOST_SOLVE_CIRCUIT"), "sha256-b8")
+		spec, err := circuits.FromID(id)
 		if err != nil {
-			b.Fatal(err)
+			b.Fatalf("ZKHOST_SOLVE_CIRCUIT: %v", err)
 		}
 		return compileCircuit(b, spec.Circuit()), spec
 	}
