@@ -23,10 +23,11 @@ import (
 // A host with cluster.role = "synthesize" has no devices: it solves
 // partitions for the hosts that prove. It pulls partitions to synthesize
 // (witnesses) from the same consumers as the proving hosts, critical first,
-// solves each into its wires W (one solver thread each, many partitions at
-// once, as a proving host's synthesis runs under a backlog), packs W as a
-// compact wire assignment (circuit.MarshalCompactAssignment: two bits a wire
-// and the few values that are neither 0 nor 1) and queues it on the class's synthesized subject
+// solves each into its wires W and their bitmaps (one solver thread each,
+// many partitions at once, as a proving host's synthesis runs under a
+// backlog), encodes them as a compact wire assignment
+// (circuit.MarshalCompactBits: two bits a wire and the few values that are
+// neither 0 nor 1) and queues it on the class's synthesized subject
 // (names.readySubject), in the object store when it is larger than a message
 // takes. Only once JetStream has stored the synthesized partition is the
 // original acked: a synthesis host that dies loses nothing, and a partition
