@@ -240,16 +240,14 @@ func TestInlineLimit(t *testing.T) {
 	}
 }
 
-// putObject stores data under name in store, with the time putInput gives
-// a put (a minute and more): without a deadline each chunk's publish waits
-// the client's default 5 s for its acknowledgement, which three replicas on
-// a loaded machine can exceed (seen beside two busy loops under -race).
 // seenBy waits until host c reads object name as data: a replica that lags
 // serves the object's previous content for a moment, and the damage under
-// test is the one the reading host sees.
+// test is the one the reading host sees. It allows the two minutes putObject
+// allows a put: a 9 MiB read from three replicas timed out after 30 s on a
+// machine running make test beside two busy loops.
 func seenBy(t *testing.T, c *Cluster, name string, data []byte) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		got, err := c.inputs.GetBytes(ctx, name)
@@ -258,12 +256,16 @@ func seenBy(t *testing.T, c *Cluster, name string, data []byte) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("object %s not seen as its %d new bytes within 30s (%d bytes, %v)", name, len(data), len(got), err)
+			t.Fatalf("object %s not seen as its %d new bytes within 2 minutes (%d bytes, %v)", name, len(data), len(got), err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
+// putObject stores data under name in store, with the time putInput gives
+// a put (a minute and more): without a deadline each chunk's publish waits
+// the client's default 5 s for its acknowledgement, which three replicas on
+// a loaded machine can exceed (seen beside two busy loops under -race).
 func putObject(t *testing.T, store jetstream.ObjectStore, name string, data []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
