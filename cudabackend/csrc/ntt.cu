@@ -4,10 +4,12 @@
 // ntt_core.cuh; this file holds the kernels, the per-size table cache and
 // the entry points.
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <utility>
 
 #include "common.cuh"
@@ -143,11 +145,9 @@ struct domain_t {
     fr_t n_inv, den;       // 1/N and 1/(g^N - 1), Montgomery form
 };
 
-uint64_t domain_elems(uint32_t L, uint32_t lo_bits) {
-    uint64_t N = 1ull << L;
-    uint64_t tw = N > 1 ? N - 1 : 1;
-    return 2 * tw + 2 * (1ull << lo_bits) + 4 * (1ull << (L - lo_bits));
-}
+// domain_elems is the elements of a domain's tables: ntt.h's
+// zk_ntt_domain_bytes_of, which fixes lo_bits at (L + 1) / 2 as build_domain does.
+uint64_t domain_elems(uint32_t L) { return zk_ntt_domain_bytes_of(L) / sizeof(fr_t); }
 
 // The tables are cached per process, keyed by (device, size): they depend on
 // nothing but the size (no setting of any caller changes them), every key
@@ -166,7 +166,7 @@ int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errle
     d->lo_bits = (L + 1) / 2;
     const uint64_t N = 1ull << L;
     const uint64_t twn = N > 1 ? N - 1 : 1;
-    const uint64_t elems = domain_elems(L, d->lo_bits);
+    const uint64_t elems = domain_elems(L);
     cudaError_t e = cudaMalloc(&d->mem, elems * sizeof(fr_t));
     if (e != cudaSuccess) {
         delete d;
@@ -291,18 +291,25 @@ int check_radix(int* radix, char* err, size_t errlen) {
 
 // run_ntt enqueues one transform with explicit pre/post scaling; dir picks
 // the twiddles, dit the stage order, radix (2 or 4) the passes' kernel.
+//
+// With count > 1 it transforms count vectors of the domain's size lying back
+// to back in X, each on its own (the stages of a size-2^L transform never mix
+// elements of different 2^L-aligned runs, and their twiddles depend on the
+// position within the run only): pre and post must then be scale_none(),
+// whose indices would run over the whole batch.
 int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, int radix, const scale_spec& pre,
-            const scale_spec& post, cudaStream_t s, char* err, size_t errlen) {
+            const scale_spec& post, cudaStream_t s, char* err, size_t errlen,
+            uint32_t count = 1) {
     const uint32_t L = d->L;
     const plan_t& pl = d->plan;
     if (pl.passes == 0) {
-        k_scale<<<1, 32, 0, s>>>(X, 1u << L, L, pre, post);
+        if (count == 1) k_scale<<<1, 32, 0, s>>>(X, 1u << L, L, pre, post);
         ZK_LAUNCHED();
         return ZK_OK;
     }
     const uint32_t logE = L < LOG_E ? L : LOG_E;
     const uint32_t E = 1u << logE;
-    const unsigned blocks = (unsigned)((1ull << L) >> logE);
+    const unsigned blocks = (unsigned)(((1ull << L) >> logE) * count);
     const unsigned threads = E / 2 < (uint32_t)THREADS ? E / 2 : THREADS;
     const size_t smem = (size_t)E * sizeof(fr_t);
     const scale_spec none = scale_none();
@@ -414,13 +421,169 @@ int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, int radix, cudaStrea
     return ZK_OK;
 }
 
+
+// ---- H out of core (ntt.h's zk_h_stream) -------------------------------------
+
+// k_transpose writes out (cols x rows) = in (rows x cols) transposed, both
+// row-major, cols = 2^log_cols. Each thread moves whole 32-byte elements:
+// every write fills a whole memory sector, so no tile is needed.
+__global__ void k_transpose(fr_t* __restrict__ out, const fr_t* __restrict__ in, uint32_t rows,
+                            uint32_t log_cols) {
+    const uint32_t n = rows << log_cols, mask = (1u << log_cols) - 1;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        wr_fr(out + (uint64_t)(i & mask) * rows + (i >> log_cols), rd_fr(in + i));
+}
+
+// k_fourstep_twiddle multiplies element (row j, column m) of a block of the
+// N1 x N2 matrix by ω^(m·bitrev(j, l1)) (w: scale_spec of ω^e or ω^-e, e
+// given as is). The block is whole rows j0.. (row-major, colmajor 0: element i
+// is row j0 + i/N2, column i%N2) or whole columns m0.. transposed (colmajor
+// 1: element i is column m0 + i/N1, row i%N1).
+__global__ void k_fourstep_twiddle(fr_t* X, uint32_t n, int colmajor, uint32_t l1, uint32_t l2,
+                                   uint32_t j0, uint32_t m0, scale_spec w) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        uint32_t j, m;
+        if (colmajor) {
+            m = m0 + (i >> l1);
+            j = i & ((1u << l1) - 1);
+        } else {
+            j = j0 + (i >> l2);
+            m = i & ((1u << l2) - 1);
+        }
+        wr_fr(X + i, scale_apply(w, rd_fr(X + i), m * bitrev(j, l1), l1 + l2));
+    }
+}
+
+// k_scale_from applies s to X[i] as to position p0 + i of the whole vector.
+__global__ void k_scale_from(fr_t* X, uint32_t n, uint32_t p0, uint32_t L, scale_spec s) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        wr_fr(X + i, scale_apply(s, rd_fr(X + i), p0 + i, L));
+}
+
+// hs_tables is one size's constants for H out of core: the size-N1 and
+// size-N2 transforms' domains and hi/lo tables of ω^e, ω^-e (w[dir]) and of
+// g^bitrev(p)/N, g^-bitrev(p)/N (g[inv]).
+struct hs_tables {
+    uint32_t L = 0, l1 = 0, l2 = 0;
+    domain_t *d1 = nullptr, *d2 = nullptr;
+    fr_t* mem = nullptr;
+    scale_spec w[2], g[2];
+    fr_t den;
+};
+
+// Cached per (device, size) as the domains are, under a lock of their own
+// (building one takes get_domain's).
+std::mutex g_hs_mu;
+std::map<std::pair<int, uint32_t>, hs_tables*> g_hs;
+
+int build_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) {
+    auto* t = new hs_tables();
+    t->L = L;
+    t->l1 = zk_h_stream_l1(L);
+    t->l2 = L - t->l1;
+    int rc = get_domain(device, t->l1, &t->d1, err, errlen);
+    if (rc == ZK_OK) rc = get_domain(device, t->l2, &t->d2, err, errlen);
+    if (rc != ZK_OK) {
+        delete t;
+        return rc;
+    }
+    const uint32_t lo = L / 2;
+    const uint64_t nlo = 1ull << lo, nhi = 1ull << (L - lo);
+    cudaError_t e = cudaMalloc(&t->mem, 4 * (nlo + nhi) * sizeof(fr_t));
+    if (e != cudaSuccess) {
+        delete t;
+        return zk_cuda_fail(err, errlen, e, "h stream tables: cudaMalloc", __FILE__, __LINE__);
+    }
+    const fr_t one = fr_t::one();
+    const fr_t n_inv = fr_from_u64(1ull << L).inverse();
+    fr_t w[2], g[2];
+    w[0] = root_of_unity(L);
+    w[1] = w[0].inverse();
+    g[0] = fr_from_u64(COSET_GEN);
+    g[1] = g[0].inverse();
+    t->den = (g[0].pow(1ull << L) - one).inverse();
+    cudaStream_t s;
+    e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        cudaFree(t->mem);
+        delete t;
+        return zk_cuda_fail(err, errlen, e, "h stream tables: stream", __FILE__, __LINE__);
+    }
+    fr_t* p = t->mem;
+    auto table = [&](scale_spec* spec, const fr_t& base, const fr_t& c, int bitrev_idx) {
+        spec->kind = 2;
+        spec->bitrev = bitrev_idx;
+        spec->lo_bits = lo;
+        spec->lo = p;
+        k_powers<<<(unsigned)((nlo + 64 * 128 - 1) / (64 * 128)), 128, 0, s>>>(p, (uint32_t)nlo,
+                                                                              base, one);
+        p += nlo;
+        spec->hi = p;
+        k_powers<<<(unsigned)((nhi + 64 * 128 - 1) / (64 * 128)), 128, 0, s>>>(
+            p, (uint32_t)nhi, base.pow(nlo), c);
+        p += nhi;
+    };
+    for (int i = 0; i < 2; i++) {
+        t->w[i] = scale_none();
+        table(&t->w[i], w[i], one, 0);
+        t->g[i] = scale_none();
+        table(&t->g[i], g[i], n_inv, 1);
+    }
+    e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+    if (e != cudaSuccess) {
+        cudaFree(t->mem);
+        delete t;
+        return zk_cuda_fail(err, errlen, e, "h stream tables: build", __FILE__, __LINE__);
+    }
+    *out = t;
+    return ZK_OK;
+}
+
+// get_hs returns the cached tables of (device, L), building them once. The
+// caller has made device current.
+int get_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) {
+    std::lock_guard<std::mutex> lock(g_hs_mu);
+    auto key = std::make_pair(device, L);
+    auto it = g_hs.find(key);
+    if (it != g_hs.end()) {
+        *out = it->second;
+        return ZK_OK;
+    }
+    hs_tables* t = nullptr;
+    int rc = build_hs(device, L, &t, err, errlen);
+    if (rc != ZK_OK) return rc;
+    g_hs[key] = t;
+    *out = t;
+    return ZK_OK;
+}
+
+// release_hs frees device's cached tables for H out of core (their domains
+// are freed with the others).
+cudaError_t release_hs(int device) {
+    std::lock_guard<std::mutex> lock(g_hs_mu);
+    cudaError_t first = cudaSuccess;
+    for (auto it = g_hs.begin(); it != g_hs.end();) {
+        if (it->first.first == device) {
+            cudaError_t e = cudaFree(it->second->mem);
+            if (first == cudaSuccess) first = e;
+            delete it->second;
+            it = g_hs.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return first;
+}
+
 }  // namespace
 
 // ---- C ABI ------------------------------------------------------------------
 
 extern "C" uint64_t zk_ntt_domain_bytes(uint32_t log_n) {
     if (log_n > ZK_NTT_MAX_LOG) return 0;
-    return domain_elems(log_n, (log_n + 1) / 2) * sizeof(fr_t);
+    return zk_ntt_domain_bytes_of(log_n);
 }
 
 extern "C" int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errlen) {
@@ -433,6 +596,7 @@ extern "C" int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errl
 extern "C" int zk_ntt_release(int device, char* err, size_t errlen) {
     int rc = zk_use_device(device, err, errlen);
     if (rc != ZK_OK) return rc;
+    ZK_CUDA(release_hs(device));
     std::lock_guard<std::mutex> lock(g_mu);
     for (auto it = g_domains.begin(); it != g_domains.end();) {
         if (it->first.first == device) {
@@ -601,4 +765,252 @@ extern "C" int zk_field_op(int device, int field, int op, const void* a, const v
     cudaFree(buf);
     if (e != cudaSuccess) return zk_cuda_fail(err, errlen, e, "field_op", __FILE__, __LINE__);
     return ZK_OK;
+}
+
+// ---- H out of core: the C ABI -------------------------------------------------
+
+struct zk_h_stream {
+    int device = 0;
+    uint32_t L = 0;
+    uint64_t block = 0;
+    hs_tables* t = nullptr;
+    fr_t* mem = nullptr;  // two sets of four buffers of block elements
+    cudaStream_t s[2] = {};
+};
+
+extern "C" int zk_h_stream_free(zk_h_stream* h, char* err, size_t errlen) {
+    if (!h) return ZK_OK;
+    int rc = zk_use_device(h->device, err, errlen);
+    if (rc == ZK_OK) {
+        cudaError_t first = cudaSuccess;
+        auto note = [&](cudaError_t e) {
+            if (first == cudaSuccess) first = e;
+        };
+        for (auto s : h->s) {
+            if (!s) continue;
+            note(cudaStreamSynchronize(s));
+            note(cudaStreamDestroy(s));
+        }
+        if (h->mem) note(cudaFree(h->mem));
+        if (first != cudaSuccess)
+            rc = zk_cuda_fail(err, errlen, first, "h stream: free", __FILE__, __LINE__);
+    }
+    delete h;
+    return rc;
+}
+
+extern "C" int zk_h_stream_create(int device, uint32_t log_n, uint64_t block, zk_h_stream** out,
+                                  char* err, size_t errlen) {
+    if (!out) return zk_fail(err, errlen, ZK_EINVAL, "h stream: nil argument");
+    if (log_n > ZK_NTT_MAX_LOG)
+        return zk_fail(err, errlen, ZK_EINVAL, "h stream: log_n %u exceeds the maximum %d", log_n,
+                       ZK_NTT_MAX_LOG);
+    const uint64_t N = 1ull << log_n, lo = zk_h_stream_min_block(log_n);
+    if (block < lo || block > N || (block & (block - 1)) != 0)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "h stream: a block of %llu elements; a domain of 2^%u takes a power of two "
+                       "from %llu to %llu",
+                       (unsigned long long)block, log_n, (unsigned long long)lo,
+                       (unsigned long long)N);
+    int rc = zk_use_device(device, err, errlen);
+    if (rc != ZK_OK) return rc;
+    auto* h = new (std::nothrow) zk_h_stream();
+    if (!h) return zk_fail(err, errlen, ZK_ENOMEM, "h stream: host allocation");
+    h->device = device;
+    h->L = log_n;
+    h->block = block;
+    auto fail = [&](int code) {
+        zk_h_stream_free(h, nullptr, 0);
+        return code;
+    };
+    if ((rc = get_hs(device, log_n, &h->t, err, errlen)) != ZK_OK) return fail(rc);
+    cudaError_t e = cudaMalloc(&h->mem, 8 * block * sizeof(fr_t));
+    for (int i = 0; i < 2 && e == cudaSuccess; i++)
+        e = cudaStreamCreateWithFlags(&h->s[i], cudaStreamNonBlocking);
+    if (e != cudaSuccess)
+        return fail(zk_cuda_fail(err, errlen, e, "h stream: buffers", __FILE__, __LINE__));
+    *out = h;
+    return ZK_OK;
+}
+
+namespace {
+
+// hs_block enqueues the work of one block of one pass (1 to 4, ntt.h's
+// order) on stream s with the four buffers buf: block q of whole columns
+// (passes 1 and 3) or of whole rows (2 and 4) of the host vectors v (A, B,
+// C), copied in, transformed and copied back.
+int hs_block(const zk_h_stream* h, int pass, uint64_t q, fr_t* const host[3], fr_t* buf[4],
+             cudaStream_t s, int radix, char* err, size_t errlen) {
+    const hs_tables* t = h->t;
+    const uint32_t L = h->L, l1 = t->l1, l2 = t->l2;
+    const uint64_t B = h->block, N2 = 1ull << l2, N1 = 1ull << l1;
+    const unsigned grid = grid_for(B);
+    const scale_spec none = scale_none();
+    int rc;
+    if (pass == 1 || pass == 3) {
+        // Whole columns m0 .. m0+cols-1: N1 rows of cols elements each, strided
+        // by a row of the matrix in host memory, row-major on the device.
+        const uint64_t cols = B >> l1, m0 = q * cols, row = cols * sizeof(fr_t);
+        const uint32_t log_cols = (uint32_t)__builtin_ctzll(cols);
+        const int nin = pass == 1 ? 2 : 3;
+        for (int v = 0; v < nin; v++)
+            ZK_CUDA(cudaMemcpy2DAsync(buf[v], row, host[v] + m0, N2 * sizeof(fr_t), row, N1,
+                                      cudaMemcpyHostToDevice, s));
+        if (pass == 1) {
+            k_mul<<<grid, THREADS, 0, s>>>(buf[2], buf[0], buf[1], (uint32_t)B);
+            ZK_LAUNCHED();
+            // Each of A, B, C: its columns' inverse transforms (DIF), the
+            // inverse twiddle, back to row-major and home.
+            for (int v = 0; v < 3; v++) {
+                k_transpose<<<grid, THREADS, 0, s>>>(buf[3], buf[v], (uint32_t)N1, log_cols);
+                ZK_LAUNCHED();
+                if ((rc = run_ntt(t->d1, buf[3], ZK_NTT_INVERSE, false, radix, none, none, s, err,
+                                  errlen, (uint32_t)cols)) != ZK_OK)
+                    return rc;
+                k_fourstep_twiddle<<<grid, THREADS, 0, s>>>(buf[3], (uint32_t)B, 1, l1, l2, 0,
+                                                            (uint32_t)m0, t->w[ZK_NTT_INVERSE]);
+                ZK_LAUNCHED();
+                k_transpose<<<grid, THREADS, 0, s>>>(buf[v], buf[3], (uint32_t)cols, l1);
+                ZK_LAUNCHED();
+                ZK_CUDA(cudaMemcpy2DAsync(host[v] + m0, N2 * sizeof(fr_t), buf[v], row, row, N1,
+                                          cudaMemcpyDeviceToHost, s));
+            }
+            return ZK_OK;
+        }
+        // Pass 3: the forward transforms' column steps (DIT) leave A, B and C
+        // on the coset in natural order, each transposed (a column a run).
+        fr_t* cm[3];
+        fr_t* spare = buf[3];
+        for (int v = 0; v < 3; v++) {
+            k_transpose<<<grid, THREADS, 0, s>>>(spare, buf[v], (uint32_t)N1, log_cols);
+            ZK_LAUNCHED();
+            if ((rc = run_ntt(t->d1, spare, ZK_NTT_FORWARD, true, radix, none, none, s, err,
+                              errlen, (uint32_t)cols)) != ZK_OK)
+                return rc;
+            cm[v] = spare;
+            spare = buf[v];
+        }
+        // H on the coset, then the last inverse transform's column step.
+        k_h_pointwise<<<grid, THREADS, 0, s>>>(cm[0], cm[1], cm[2], t->den, (uint32_t)B);
+        ZK_LAUNCHED();
+        if ((rc = run_ntt(t->d1, cm[0], ZK_NTT_INVERSE, false, radix, none, none, s, err, errlen,
+                          (uint32_t)cols)) != ZK_OK)
+            return rc;
+        k_fourstep_twiddle<<<grid, THREADS, 0, s>>>(cm[0], (uint32_t)B, 1, l1, l2, 0, (uint32_t)m0,
+                                                    t->w[ZK_NTT_INVERSE]);
+        ZK_LAUNCHED();
+        k_transpose<<<grid, THREADS, 0, s>>>(spare, cm[0], (uint32_t)cols, l1);
+        ZK_LAUNCHED();
+        ZK_CUDA(cudaMemcpy2DAsync(host[0] + m0, N2 * sizeof(fr_t), spare, row, row, N1,
+                                  cudaMemcpyDeviceToHost, s));
+        return ZK_OK;
+    }
+    // Whole rows j0 .. j0+rows-1: contiguous in host memory.
+    const uint64_t rows = B >> l2, j0 = q * rows, p0 = j0 << l2, bytes = B * sizeof(fr_t);
+    const int nv = pass == 2 ? 3 : 1;
+    for (int v = 0; v < nv; v++) {
+        ZK_CUDA(cudaMemcpyAsync(buf[v], host[v] + p0, bytes, cudaMemcpyHostToDevice, s));
+        // The inverse transform's row step (DIF) completes it: bit-reversed,
+        // scaled by g^bitrev(p)/N (the inverse, then the next transform's
+        // coset shift) or by g^-bitrev(p)/N (the last inverse's coset shift).
+        if ((rc = run_ntt(t->d2, buf[v], ZK_NTT_INVERSE, false, radix, none, none, s, err, errlen,
+                          (uint32_t)rows)) != ZK_OK)
+            return rc;
+        k_scale_from<<<grid, THREADS, 0, s>>>(buf[v], (uint32_t)B, (uint32_t)p0, L,
+                                              t->g[pass == 2 ? 0 : 1]);
+        ZK_LAUNCHED();
+        if (pass == 2) {
+            // The forward transform on the coset: its row step (DIT) and
+            // twiddle; its column step is pass 3's.
+            if ((rc = run_ntt(t->d2, buf[v], ZK_NTT_FORWARD, true, radix, none, none, s, err,
+                              errlen, (uint32_t)rows)) != ZK_OK)
+                return rc;
+            k_fourstep_twiddle<<<grid, THREADS, 0, s>>>(buf[v], (uint32_t)B, 0, l1, l2,
+                                                        (uint32_t)j0, 0, t->w[ZK_NTT_FORWARD]);
+            ZK_LAUNCHED();
+        }
+        ZK_CUDA(cudaMemcpyAsync(host[v] + p0, buf[v], bytes, cudaMemcpyDeviceToHost, s));
+    }
+    return ZK_OK;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+extern "C" int zk_h_stream_run(zk_h_stream* h, void* a, void* b, void* c, zk_h_timing* timing,
+                               char* err, size_t errlen) {
+    if (!h || !a || !b || !c) return zk_fail(err, errlen, ZK_EINVAL, "h stream: nil argument");
+    int rc = zk_use_device(h->device, err, errlen);
+    if (rc != ZK_OK) return rc;
+    // Every return leaves both streams idle: no copy may still write the
+    // caller's vectors after an error.
+    struct Idle {
+        zk_h_stream* h;
+        ~Idle() {
+            for (auto s : h->s) cudaStreamSynchronize(s);
+        }
+    } idle{h};
+    fr_t* const host[3] = {(fr_t*)a, (fr_t*)b, (fr_t*)c};
+    const uint64_t blocks = (1ull << h->L) / h->block;
+    int radix = 0;
+    if ((rc = check_radix(&radix, err, errlen)) != ZK_OK) return rc;
+    const auto t0 = std::chrono::steady_clock::now();
+    double at[5] = {0};
+    for (int pass = 1; pass <= 4; pass++) {
+        // Blocks alternate between the two streams and their buffer sets: one
+        // block's copies run beside the other's transforms. A pass reads what
+        // the one before wrote to the host, so each ends before the next.
+        for (uint64_t q = 0; q < blocks; q++) {
+            const int k = (int)(q & 1);
+            fr_t* buf[4];
+            for (int i = 0; i < 4; i++) buf[i] = h->mem + (uint64_t)(4 * k + i) * h->block;
+            if ((rc = hs_block(h, pass, q, host, buf, h->s[k], radix, err, errlen)) != ZK_OK)
+                return rc;
+        }
+        for (auto s : h->s) ZK_CUDA(cudaStreamSynchronize(s));
+        at[pass] = ms_since(t0);
+    }
+    if (timing) {
+        *timing = zk_h_timing{};
+        timing->intt_ms = (float)at[2];
+        timing->coset_ntt_ms = (float)(at[3] - at[2]);
+        timing->coset_intt_ms = (float)(at[4] - at[3]);
+        timing->total_ms = (float)at[4];
+    }
+    return ZK_OK;
+}
+
+extern "C" int zk_compute_h_stream_host(int device, const void* a, const void* b, uint64_t n,
+                                        void* h, uint32_t log_n, uint64_t block,
+                                        zk_h_timing* timing, char* err, size_t errlen) {
+    if (a == NULL || b == NULL || h == NULL)
+        return zk_fail(err, errlen, ZK_EINVAL, "compute_h_stream: NULL buffer");
+    if (log_n > ZK_NTT_MAX_LOG)
+        return zk_fail(err, errlen, ZK_EINVAL, "compute_h_stream: log_n %u exceeds the maximum %d",
+                       log_n, ZK_NTT_MAX_LOG);
+    const uint64_t N = 1ull << log_n;
+    if (n > N)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "compute_h_stream: %llu inputs exceed the domain size %llu",
+                       (unsigned long long)n, (unsigned long long)N);
+    zk_h_stream* hs = nullptr;
+    int rc = zk_h_stream_create(device, log_n, block, &hs, err, errlen);
+    if (rc != ZK_OK) return rc;
+    fr_t* pinned = nullptr;
+    cudaError_t e = cudaHostAlloc((void**)&pinned, 3 * N * sizeof(fr_t), cudaHostAllocPortable);
+    if (e == cudaSuccess) {
+        memset(pinned, 0, 2 * N * sizeof(fr_t));
+        memcpy(pinned, a, n * sizeof(fr_t));
+        memcpy(pinned + N, b, n * sizeof(fr_t));
+        rc = zk_h_stream_run(hs, pinned, pinned + N, pinned + 2 * N, timing, err, errlen);
+        if (rc == ZK_OK) memcpy(h, pinned, N * sizeof(fr_t));
+        cudaFreeHost(pinned);
+    }
+    zk_h_stream_free(hs, nullptr, 0);
+    if (e != cudaSuccess)
+        return zk_cuda_fail(err, errlen, e, "compute_h_stream: pinned buffers", __FILE__, __LINE__);
+    return rc;
 }

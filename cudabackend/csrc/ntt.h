@@ -35,8 +35,17 @@ enum { ZK_NTT_FORWARD = 0, ZK_NTT_INVERSE = 1 };
 /* ZK_NTT_MAX_LOG is the largest supported log_n. */
 enum { ZK_NTT_MAX_LOG = 28 };
 
-/* zk_ntt_domain_bytes is the device memory the cached tables of one size
- * take. */
+/* zk_ntt_domain_bytes_of is the device memory the cached tables of one size
+ * take (plain C, for the Go side's accounting): the stage-major twiddles of
+ * both directions (N-1 each, 1 for N = 1), and the coset tables split at
+ * lo = ceil(log_n/2) bits (2^lo for g and g^-1, 2^(log_n-lo) four times). */
+static inline uint64_t zk_ntt_domain_bytes_of(uint32_t log_n) {
+    const uint64_t n = (uint64_t)1 << log_n, tw = n > 1 ? n - 1 : 1;
+    const uint32_t lo = (log_n + 1) / 2;
+    return (2 * tw + 2 * ((uint64_t)1 << lo) + 4 * ((uint64_t)1 << (log_n - lo))) * 32;
+}
+
+/* zk_ntt_domain_bytes is zk_ntt_domain_bytes_of, from the library. */
 uint64_t zk_ntt_domain_bytes(uint32_t log_n);
 
 /* Every transform takes a radix: how its passes run their stages in shared
@@ -94,6 +103,81 @@ int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t lo
  * timing may be NULL. */
 int zk_compute_h_host(int device, const void* a, const void* b, uint64_t n, void* h,
                       uint32_t log_n, int radix, zk_h_timing* timing, char* err, size_t errlen);
+
+/* ---- H out of core ---------------------------------------------------------
+ *
+ * zk_h_stream computes the same H as zk_compute_h_device, bit for bit, for a
+ * device too small to hold A, B and C: they stay in pinned host memory and
+ * pass through the device in blocks. Each NTT of N = 2^log_n = N1·N2 is done
+ * as four-step transforms over the N1 x N2 matrix of the vector, row-major:
+ * size-N1 transforms down its columns (blocks of whole columns, copied as 2D
+ * strided copies), a twiddle ω^(m·bitrev(j)) at row j, column m, and size-N2
+ * transforms along its rows (blocks of whole rows). Natural order in,
+ * bit-reversed out (DIF), as gnark's FFTInverse(DIF) leaves it, and the
+ * reverse (DIT); the whole of computeH then takes four passes over the
+ * host's vectors: columns (C = A∘B, then the inverse NTTs' column steps),
+ * rows (their row steps, the coset shift, the forward NTTs' row steps),
+ * columns (their column steps, (A·B-C)/Z, the last inverse NTT's column
+ * step), rows (its row step and the coset shift back).
+ *
+ * N1 = 2^zk_h_stream_l1(log_n) (at most 2^10, so a column transform fits one
+ * block of shared memory). A block holds `block` elements of each vector:
+ * whole columns (block/N1 of them) or whole rows (block/N2), so block is a
+ * power of two from zk_h_stream_min_block(log_n) to N. */
+static inline uint32_t zk_h_stream_l1(uint32_t log_n) {
+    const uint32_t l1 = (log_n + 1) / 2;
+    return l1 < 10 ? l1 : 10;
+}
+
+/* zk_h_stream_min_block is the smallest block: one whole row or column. */
+static inline uint64_t zk_h_stream_min_block(uint32_t log_n) {
+    const uint32_t l1 = zk_h_stream_l1(log_n), l2 = log_n - l1;
+    return (uint64_t)1 << (l1 > l2 ? l1 : l2);
+}
+
+/* zk_h_stream_tables_bytes is the device memory of the constant tables one
+ * size of H out of core reads (cached per device and size, as the NTT's):
+ * the size-N1 and size-N2 transforms' tables, and the four hi/lo tables of
+ * ω^e, ω^-e, g^e/N and g^-e/N split at log_n/2 bits. */
+static inline uint64_t zk_h_stream_tables_bytes(uint32_t log_n) {
+    const uint32_t l1 = zk_h_stream_l1(log_n), lo = log_n / 2;
+    const uint64_t pow = 4 * (((uint64_t)1 << lo) + ((uint64_t)1 << (log_n - lo))) * 32;
+    return pow + zk_ntt_domain_bytes_of(l1) + zk_ntt_domain_bytes_of(log_n - l1);
+}
+
+/* zk_h_stream_device_bytes is the device memory one zk_h_stream of blocks of
+ * `block` elements holds besides the tables (zk_h_stream_tables_bytes, once
+ * per device and size): two sets (one per stream, so one block's copies
+ * overlap the other's transforms) of four buffers (A, B, C and a scratch
+ * for transposes), 32 bytes an element. */
+static inline uint64_t zk_h_stream_device_bytes(uint64_t block) { return 2 * 4 * block * 32; }
+
+typedef struct zk_h_stream zk_h_stream;
+
+/* zk_h_stream_create allocates the buffers of H out of core for domain 2^log_n
+ * in blocks of `block` elements on device (ZK_EINVAL: a block that is not a
+ * power of two from zk_h_stream_min_block to N) and builds its tables. */
+int zk_h_stream_create(int device, uint32_t log_n, uint64_t block, zk_h_stream** out, char* err,
+                       size_t errlen);
+
+/* zk_h_stream_free releases h. Not while it runs. */
+int zk_h_stream_free(zk_h_stream* h, char* err, size_t errlen);
+
+/* zk_h_stream_run computes H from a and b (N elements each, pinned host
+ * memory, zero-padded past the constraints) with c (N elements, pinned) as
+ * scratch: H is left in a, bit-reversed (as zk_compute_h_device leaves it in
+ * d_a); b and c are clobbered. Returns when H is in a. timing (optional):
+ * intt_ms is the first two passes, coset_ntt_ms the third, coset_intt_ms the
+ * fourth, total_ms all. One run per h at a time. */
+int zk_h_stream_run(zk_h_stream* h, void* a, void* b, void* c, zk_h_timing* timing, char* err,
+                    size_t errlen);
+
+/* zk_compute_h_stream_host is a test hook: zk_compute_h_host's contract, computed
+ * by zk_h_stream_run in blocks of `block` elements (copied through pinned
+ * buffers of its own). */
+int zk_compute_h_stream_host(int device, const void* a, const void* b, uint64_t n, void* h,
+                             uint32_t log_n, uint64_t block, zk_h_timing* timing, char* err,
+                             size_t errlen);
 
 /* zk_field_op is a test hook: out[i] = op(a[i], b[i]) for i < n computed on
  * the device, in field 0 (fr, 32-byte elements) or 1 (fq, 48-byte

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/zkhost/zkhost/cudabackend/csrc"
 	"github.com/zkhost/zkhost/sdk"
 )
 
@@ -148,13 +149,7 @@ func DomainBytes(logN int) uint64 {
 	if logN < 0 || logN > MaxLogN {
 		return 0
 	}
-	n := uint64(1) << logN
-	tw := uint64(1)
-	if n > 1 {
-		tw = n - 1
-	}
-	lo := uint(logN+1) / 2
-	return (2*tw + 2*(uint64(1)<<lo) + 4*(uint64(1)<<(uint(logN)-lo))) * FrBytes
+	return csrc.DomainBytes(uint32(logN))
 }
 
 // ComputeHBytes returns the device memory ComputeH needs for 2^logN

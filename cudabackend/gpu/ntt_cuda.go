@@ -134,6 +134,30 @@ func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, er
 	return h, hTiming(&t), nil
 }
 
+// ComputeHStreamOn is ComputeHOn computed out of core (ntt.h's zk_h_stream,
+// what a key whose proofs stream runs): A, B and C stay in pinned host
+// memory and pass through the device in blocks of block elements
+// (HStreamMinBlock(logN) to 2^logN, a power of two). The same result bit for
+// bit.
+func ComputeHStreamOn(dev int, a, b []fr.Element, logN int, block uint64) ([]fr.Element, HTiming, error) {
+	const op = "gpu: compute h out of core"
+	if err := checkLogN(op, logN); err != nil {
+		return nil, HTiming{}, err
+	}
+	n := 1 << logN
+	if len(a) != len(b) || len(a) == 0 || len(a) > n {
+		return nil, HTiming{}, fmt.Errorf("%s: %d and %d inputs for a domain of %d: %w", op, len(a), len(b), n, ErrInvalid)
+	}
+	h := make([]fr.Element, n)
+	var e errBuf
+	var t C.zk_h_timing
+	rc := C.zk_compute_h_stream_host(C.int(dev), unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), C.uint64_t(len(a)), unsafe.Pointer(&h[0]), C.uint32_t(logN), C.uint64_t(block), &t, e.ptr(), e.size())
+	if err := check(op, rc, &e); err != nil {
+		return nil, HTiming{}, err
+	}
+	return h, hTiming(&t), nil
+}
+
 // ComputeHDevice enqueues ComputeH on resident data, on stream s: a and b
 // hold A and B (2^logN elements each, zero-padded by the caller), c is
 // 2^logN elements of scratch. H replaces A in a; b and c are clobbered.

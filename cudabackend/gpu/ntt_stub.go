@@ -31,6 +31,11 @@ func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, er
 	return nil, HTiming{}, errNoCUDABuild
 }
 
+// ComputeHStreamOn computes H out of core; without CUDA an error.
+func ComputeHStreamOn(dev int, a, b []fr.Element, logN int, block uint64) ([]fr.Element, HTiming, error) {
+	return nil, HTiming{}, errNoCUDABuild
+}
+
 // ComputeHDevice computes H on resident data; without CUDA an error.
 func ComputeHDevice(a, b, c *Buffer, logN int, s *Stream, timing bool) (HTiming, error) {
 	return HTiming{}, errNoCUDABuild

@@ -429,6 +429,62 @@ func TestComputeHMatchesGnark(t *testing.T) {
 	}
 }
 
+// TestComputeHStreamMatchesGnark checks H out of core (the four-step
+// transforms over blocks of whole rows or columns, what a key whose proofs
+// stream computes) against gnark's computeH bit for bit: sizes with N1 = N2,
+// N1 < N2 and the largest N1, blocks of one row or column (the smallest),
+// twice that and the whole domain, inputs full and zero-padded; and that a
+// block of the wrong size is refused.
+func TestComputeHStreamMatchesGnark(t *testing.T) {
+	needDevice(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	logs := []int{1, 2, 3, 9, 12, 15, 20, 22}
+	if testing.Short() {
+		logs = []int{1, 2, 3, 9, 12}
+	}
+	for _, logN := range logs {
+		N := 1 << logN
+		d := fft.NewDomain(uint64(N))
+		lo := HStreamMinBlock(uint32(logN))
+		blocks := []uint64{lo}
+		if 2*lo <= uint64(N) {
+			blocks = append(blocks, 2*lo)
+		}
+		if uint64(N) > 2*lo {
+			blocks = append(blocks, uint64(N))
+		}
+		for _, n := range []int{N, N - N/3} {
+			if n == 0 {
+				continue
+			}
+			a, b := randFr(rng, n), randFr(rng, n)
+			ab := make([]fr.Element, n)
+			for i := range ab {
+				ab[i].Mul(&a[i], &b[i])
+			}
+			want := gnarkref.ComputeH(a, b, ab, d)
+			for _, block := range blocks {
+				got, tm, err := ComputeHStreamOn(0, a, b, logN, block)
+				if err != nil {
+					t.Fatalf("2^%d, %d inputs, block %d: %v", logN, n, block, err)
+				}
+				if i := firstDiff(got, want); i >= 0 {
+					t.Errorf("2^%d, %d inputs, block %d: first difference at %d: got %s want %s", logN, n, block, i, got[i].String(), want[i].String())
+				}
+				if logN >= 20 {
+					t.Logf("2^%d, block %d: %v (passes 1-2 %v, 3 %v, 4 %v)", logN, block, tm.Total, tm.INTT, tm.CosetNTT, tm.CosetINTT)
+				}
+			}
+		}
+	}
+	a := randFr(rng, 1<<12)
+	for _, block := range []uint64{HStreamMinBlock(12) / 2, 3 << 6, 1 << 13} {
+		if _, _, err := ComputeHStreamOn(0, a, a, 12, block); !errors.Is(err, ErrInvalid) {
+			t.Errorf("block %d of a domain of 2^12: err = %v, want ErrInvalid", block, err)
+		}
+	}
+}
+
 // TestComputeHDevice checks the resident variant (the one the prover
 // pipelines) against the host variant and reports its phases.
 func TestComputeHDevice(t *testing.T) {
