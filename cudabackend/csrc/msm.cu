@@ -544,12 +544,20 @@ float elapsed(cudaEvent_t a, cudaEvent_t b) {
 
 // scalars_t says where an MSM's scalars are. Dense: n scalars at ptr (host
 // or device), scalar i with point i. Split (split != nullptr): the
-// classified device vector's ones and rest over [lo, lo + n).
+// classified device vector's ones and rest over [lo, lo + n). Streamed
+// (points != nullptr): the points too are in host memory, and both go
+// through the double buffers pbuf and sbuf, chunk points at a time
+// (zk_msm_run_stream).
 struct scalars_t {
     const void* ptr;
     bool on_dev;
     const zk_msm_split* split;
     size_t lo;
+    const void* points = nullptr;
+    void* pbuf[2] = {nullptr, nullptr};
+    void* sbuf[2] = {nullptr, nullptr};
+    size_t chunk = 0;
+    int max_c = 0;
 };
 
 template <class F>
@@ -565,7 +573,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     // split's ones are summed apart.
     const size_t npip = sp ? sp->nrest : n;
     const size_t nones = sp ? sp->nones : 0;
-    if (n > h->n)
+    const bool streamed = in.points != nullptr;
+    if (n > h->n && !streamed)
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu scalars for %zu resident bases", n, h->n);
     if (sp && (in.lo > sp->n || n > sp->n - in.lo))
         return fail(err, errlen, ZK_MSM_EINVAL,
@@ -588,11 +597,13 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     // digit pairs) and, for host scalars, the pieces of the overlapped upload
     // (pieces_of): all of them accumulate into one set of buckets, reduced once.
     const bool host_scalars = !sp && !in.on_dev;
-    const size_t chunk = chunk_of(h, npip, host_scalars);
+    const size_t chunk = streamed ? std::min(in.chunk, MAX_CHUNK) : chunk_of(h, npip, host_scalars);
     const size_t nchunks = chunk == 0 ? 0 : (npip + chunk - 1) / chunk;
     // Every allocation's size from msm_plan.h (zk_msm_work_bytes reports
     // their sum): the plan of a chunk, the ones' threads of a split run.
-    const plan_t p = make_plan(h, npip == 0 ? 1 : npip, chunk == 0 ? 1 : chunk);
+    const plan_t p = streamed ? zk_msm_make_plan_stream(npip, chunk, in.max_c, h->resident_accum,
+                                                        h->resident_reduce)
+                              : make_plan(h, npip == 0 ? 1 : npip, chunk == 0 ? 1 : chunk);
     size_t sort_tmp_bytes = 0;
     if (nchunks > 0) {
         if (int rc = sort_bytes(p, st, &sort_tmp_bytes, err, errlen)) return rc;
@@ -600,12 +611,14 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     static_assert(sizeof(P) == 4 * sizeof(F) && sizeof(J) == 3 * sizeof(F),
                   "msm_plan.h counts 4 coordinates per bucket and 3 per result");
     const uint32_t ones_T = zk_msm_ones_threads(nones, h->resident_accum);
-    const zk_msm_work ws = zk_msm_work_of(h->group, &p, n, !host_scalars, sort_tmp_bytes, ones_T,
-                                          nchunks > 0);
+    const zk_msm_work ws =
+        streamed ? zk_msm_stream_work_of(h->group, &p, n, sort_tmp_bytes)
+                 : zk_msm_work_of(h->group, &p, n, !host_scalars, sort_tmp_bytes, ones_T, nchunks > 0);
     // Host scalars in more than one chunk (ws's second sort set): copied on
     // the copy stream, their digits and sorts on the sort stream, piece k
-    // into set k % 2 of the sort buffers.
-    const bool overlap = ws.sort_sets == 2;
+    // into set k % 2 of the sort buffers. Streamed runs copy so even in one
+    // chunk (their points with their scalars).
+    const bool overlap = ws.sort_sets == 2 || (streamed && nchunks > 0);
     t.window_bits = nchunks ? p.c : 0;
     t.depth = nchunks ? p.depth : 0;
     t.chunks = (int)nchunks;
@@ -643,8 +656,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     } drain{overlap ? h->copy_stream : nullptr, overlap ? h->sort_stream : nullptr};
     const fr_t* d_scalars = sp ? sp->scalars : (const fr_t*)in.ptr;
     if (host_scalars) {
-        void* d;
-        CU(wk.alloc(&d, ws.scalars));
+        void* d = nullptr;
+        if (!streamed) CU(wk.alloc(&d, ws.scalars));  // streamed: the caller's sbuf
         if (overlap) {
             // The pieces' copies (in the loop below) follow the allocation,
             // made on st.
@@ -725,7 +738,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.alloc(&red, ws.red));
         CU(wk.alloc(&tree, ws.tree));
         CU(wk.alloc(&wacc, ws.wacc));
-        if (overlap) {
+        if (ws.sort_sets == 2) {
             CU(wk.alloc(&set2[0], ws.keys));
             CU(wk.alloc(&set2[1], ws.keys));
             CU(wk.alloc(&set2[2], ws.vals));
@@ -753,11 +766,21 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             // The set this piece sorts into is free once the accumulation of
             // the piece two before has read it.
             if (overlap && k >= 2) CU(cudaStreamWaitEvent(prep, ev_acc[k - 2], 0));
-            if (overlap) {
+            if (overlap && streamed) {
+                // This chunk's scalars and points into the buffers the
+                // accumulation of the chunk two before has read.
+                if (k >= 2) CU(cudaStreamWaitEvent(h->copy_stream, ev_acc[k - 2], 0));
+                CU(cudaMemcpyAsync(in.sbuf[k & 1], (const fr_t*)in.ptr + off, cn * sizeof(fr_t),
+                                   cudaMemcpyHostToDevice, h->copy_stream));
+                CU(cudaMemcpyAsync(in.pbuf[k & 1], (const A*)in.points + off, cn * sizeof(A),
+                                   cudaMemcpyHostToDevice, h->copy_stream));
+            } else if (overlap) {
                 // This piece's copy. From pageable memory the host blocks here
                 // while the device works on the pieces queued before.
                 CU(cudaMemcpyAsync((void*)(d_scalars + off), (const fr_t*)in.ptr + off,
                                    cn * sizeof(fr_t), cudaMemcpyHostToDevice, h->copy_stream));
+            }
+            if (overlap) {
                 CU(cudaEventRecord(ev_copy[k], h->copy_stream));
                 CU(cudaStreamWaitEvent(prep, ev_copy[k], 0));
             }
@@ -768,11 +791,14 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                     d_scalars, sp->rest + off, lo, hi, cn, p.c, p.nwin, p.G, stride, k0, v0);
                 LAUNCHED("k_digits_idx");
             } else {
-                k_digits<<<(cn + 255) / 256, 256, 0, prep>>>(d_scalars + off, cn, p.c, p.nwin,
-                                                             p.G, stride, k0, v0);
+                const fr_t* sc = streamed ? (const fr_t*)in.sbuf[k & 1] : d_scalars + off;
+                k_digits<<<(cn + 255) / 256, 256, 0, prep>>>(sc, cn, p.c, p.nwin, p.G, stride, k0,
+                                                             v0);
                 LAUNCHED("k_digits");
             }
-            const A* chunk_bases = sp ? (const A*)h->bases : (const A*)h->bases + off;
+            const A* chunk_bases = streamed ? (const A*)in.pbuf[k & 1]
+                                   : sp     ? (const A*)h->bases
+                                            : (const A*)h->bases + off;
             cub::DoubleBuffer<uint32_t> dk(k0, k1);
             cub::DoubleBuffer<uint32_t> dv(v0, v1);
             size_t sort_avail = sort_len;
@@ -957,6 +983,51 @@ extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scala
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
     }
+}
+
+extern "C" int zk_msm_run_stream(void* handle, const void* host_points, const void* host_scalars,
+                                 size_t n, void* const pbuf[2], void* const sbuf[2], size_t chunk,
+                                 int max_c, void* stream, void* out, zk_msm_timing* timing,
+                                 char* err, size_t errlen) {
+    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
+    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
+    if (n > 0 && (!host_points || !host_scalars || !pbuf || !sbuf || !pbuf[0] || !pbuf[1] ||
+                  !sbuf[0] || !sbuf[1] || chunk == 0))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: streamed run: nil points, scalars or buffers, or chunk 0");
+    handle_t* h = (handle_t*)handle;
+    cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
+    scalars_t in{host_scalars, false, nullptr, 0};
+    in.points = n > 0 ? host_points : nullptr;
+    in.chunk = chunk;
+    in.max_c = max_c;
+    for (int i = 0; i < 2; i++) {
+        in.pbuf[i] = pbuf ? pbuf[i] : nullptr;
+        in.sbuf[i] = sbuf ? sbuf[i] : nullptr;
+    }
+    switch (h->group) {
+    case ZK_MSM_G1:
+        return run_impl<fq_t>(h, in, n, st, out, timing, err, errlen);
+    case ZK_MSM_G2:
+        return run_impl<fq2_t>(h, in, n, st, out, timing, err, errlen);
+    default:
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
+    }
+}
+
+extern "C" int zk_msm_stream_work_bytes(void* handle, size_t n, size_t chunk, int max_c,
+                                        uint64_t* out, char* err, size_t errlen) {
+    if (!handle || !out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil argument");
+    handle_t* h = (handle_t*)handle;
+    *out = 0;
+    if (n == 0) return ZK_MSM_OK;
+    if (chunk == 0) return fail(err, errlen, ZK_MSM_EINVAL, "msm: streamed run in chunks of 0");
+    CU(cudaSetDevice(h->dev));
+    const plan_t p = zk_msm_make_plan_stream(n, std::min(chunk, MAX_CHUNK), max_c,
+                                             h->resident_accum, h->resident_reduce);
+    size_t sb = 0;
+    if (int rc = sort_bytes(p, h->stream, &sb, err, errlen)) return rc;
+    *out = zk_msm_stream_work_of(h->group, &p, n, sb).total;
+    return ZK_MSM_OK;
 }
 
 // Deliberately parallel to zk_msm_run: each C entry point checks its own arguments

@@ -94,6 +94,26 @@ int zk_msm_free(void* handle, char* err, size_t errlen);
 int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_device, void* stream,
                void* out, zk_msm_timing* timing, char* err, size_t errlen);
 
+/* zk_msm_run_stream is zk_msm_run over points that stay in host memory: n
+ * points and n scalars, both in pinned host memory, pass through the
+ * device chunk points at a time, chunk k's into pbuf[k % 2] and sbuf[k % 2]
+ * (device buffers of chunk points and chunk scalars each, the caller's) on
+ * the handle's copy stream, each copy beside the sort and accumulation of the
+ * chunk before. Every chunk accumulates into one set of buckets, reduced
+ * once: the cost of one MSM of n points (its window chosen for n), not of
+ * n/chunk MSMs. The handle gives the group, the device and the streams; its
+ * own points are not read. The window is at most max_c bits (msm_plan.h's
+ * zk_msm_make_plan_stream; 0: no cap). Returns once the result is on the
+ * host. One run per pair of buffers at a time. */
+int zk_msm_run_stream(void* handle, const void* host_points, const void* host_scalars, size_t n,
+                      void* const pbuf[2], void* const sbuf[2], size_t chunk, int max_c,
+                      void* stream, void* out, zk_msm_timing* timing, char* err, size_t errlen);
+
+/* zk_msm_stream_work_bytes is zk_msm_work_bytes for zk_msm_run_stream of n
+ * points in chunks of chunk (msm_plan.h's zk_msm_stream_work_of). */
+int zk_msm_stream_work_bytes(void* handle, size_t n, size_t chunk, int max_c, uint64_t* out,
+                             char* err, size_t errlen);
+
 /* zk_msm_work_bytes writes to *out the device working memory zk_msm_run
  * allocates (from the device's stream-ordered pool, which keeps it for the
  * next MSM) for n scalars on handle: the sizes come from msm_plan.h, as the

@@ -166,6 +166,26 @@ static inline void zk_msm_precompute_choice(size_t n, int maxdepth, int* c, int*
  * buckets and one reduction, so the window and the copies are chosen for n
  * (its first ZK_MSM_MAX_CHUNK scalars), as zk_msm_make_plan_pre does, and
  * only the digit pairs and the threads follow the chunk. */
+/* zk_msm_plan_fill sets what follows from a plan's window, sets and chunk
+ * (c, nwin, G, chunk): its buckets, sort key, digit pairs and thread counts. */
+static inline void zk_msm_plan_fill(zk_msm_plan* p, uint32_t resident_accum,
+                                    uint32_t resident_reduce) {
+    p->m = 1u << (p->c - 1);
+    p->sentinel = (uint32_t)p->G * p->m;
+    p->keybits = zk_msm_ceil_log2((uint64_t)p->sentinel + 1);
+    p->M = (size_t)p->nwin * p->chunk;
+    size_t want = (p->M + ZK_MSM_MIN_SEG - 1) / ZK_MSM_MIN_SEG;
+    p->T0 = (uint32_t)(want < resident_accum ? want : resident_accum);
+    if (p->T0 == 0) p->T0 = 1;
+    p->T1max = (2 * p->T0 + ZK_MSM_K_MERGE - 1) / ZK_MSM_K_MERGE;
+    uint32_t per_win = resident_reduce / (uint32_t)p->G;
+    uint32_t T = 1;
+    while (T * 2 <= per_win && T * 2 <= p->m / 8) T *= 2;
+    p->Tred = T;
+    p->L = p->m / T;
+    p->logL = zk_msm_ceil_log2(p->L);
+}
+
 static inline zk_msm_plan zk_msm_make_plan_chunk(size_t n, size_t chunk, int pre_c,
                                                  int pre_depth, uint32_t resident_accum,
                                                  uint32_t resident_reduce) {
@@ -188,20 +208,33 @@ static inline zk_msm_plan zk_msm_make_plan_chunk(size_t n, size_t chunk, int pre
             p.depth = (p.nwin + G - 1) / G;
         }
     }
-    p.m = 1u << (p.c - 1);
-    p.sentinel = (uint32_t)p.G * p.m;
-    p.keybits = zk_msm_ceil_log2((uint64_t)p.sentinel + 1);
-    p.M = (size_t)p.nwin * chunk;
-    size_t want = (p.M + ZK_MSM_MIN_SEG - 1) / ZK_MSM_MIN_SEG;
-    p.T0 = (uint32_t)(want < resident_accum ? want : resident_accum);
-    if (p.T0 == 0) p.T0 = 1;
-    p.T1max = (2 * p.T0 + ZK_MSM_K_MERGE - 1) / ZK_MSM_K_MERGE;
-    uint32_t per_win = resident_reduce / (uint32_t)p.G;
-    uint32_t T = 1;
-    while (T * 2 <= per_win && T * 2 <= p.m / 8) T *= 2;
-    p.Tred = T;
-    p.L = p.m / T;
-    p.logL = zk_msm_ceil_log2(p.L);
+    zk_msm_plan_fill(&p, resident_accum, resident_reduce);
+    return p;
+}
+
+/* zk_msm_make_plan_stream plans a streamed MSM (msm.h's zk_msm_run_stream) of
+ * n points in chunks of chunk, no copies: the window zk_msm_choose_c picks
+ * for n (its first ZK_MSM_MAX_CHUNK), at most max_c bits (from 4; 0: no cap):
+ * its buckets, 2^(c-1) per window, are what a device too small for the
+ * points may not hold at the cheapest window. */
+static inline zk_msm_plan zk_msm_make_plan_stream(size_t n, size_t chunk, int max_c,
+                                                  uint32_t resident_accum,
+                                                  uint32_t resident_reduce) {
+    zk_msm_plan p = zk_msm_make_plan_chunk(n, chunk, 0, 1, resident_accum, resident_reduce);
+    if (max_c < 4 || p.c <= max_c) return p;
+    size_t wn = n < ZK_MSM_MAX_CHUNK ? n : ZK_MSM_MAX_CHUNK;
+    if (wn == 0) wn = 1;
+    int best = 4;
+    double bestcost = 1e300;
+    for (int c = 4; c <= max_c; c++) {
+        double cost = zk_msm_cost(wn, c, (256 + c - 1) / c);
+        if (cost < bestcost) bestcost = cost, best = c;
+    }
+    p.c = best;
+    p.nwin = (256 + best - 1) / best;
+    p.G = p.nwin;
+    p.depth = 1;
+    zk_msm_plan_fill(&p, resident_accum, resident_reduce);
     return p;
 }
 
@@ -330,6 +363,31 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
         w.allocs++;
     }
     return w;
+}
+
+/* zk_msm_stream_work_of is zk_msm_work_of for a streamed run (msm.h's
+ * zk_msm_run_stream): its points and scalars are copied chunk by chunk into
+ * buffers of the caller's, so no scalar vector is allocated, and it sorts a
+ * chunk beside the accumulation of the one before (a second sort set) when
+ * it takes more than one. */
+static inline zk_msm_work zk_msm_stream_work_of(int group, const zk_msm_plan* p, size_t n,
+                                                uint64_t sort_bytes) {
+    zk_msm_work w = zk_msm_work_of(group, p, n, 0, sort_bytes, 0, 1);
+    w.total -= zk_msm_pool_rounded(w.scalars);
+    w.allocs--;
+    w.scalars = 0;
+    return w;
+}
+
+/* zk_msm_stream_work_bound is zk_msm_stream_work_of's total for n points
+ * streamed in chunks of chunk, the window at most max_c bits
+ * (zk_msm_make_plan_stream), with the radix sort's
+ * bound: what zk_msm_stream_work_bytes reports wherever CUB asks no more. */
+static inline uint64_t zk_msm_stream_work_bound(int group, size_t n, size_t chunk, int max_c,
+                                                uint32_t resident_accum, uint32_t resident_reduce) {
+    if (n == 0) return 0;
+    zk_msm_plan p = zk_msm_make_plan_stream(n, chunk, max_c, resident_accum, resident_reduce);
+    return zk_msm_stream_work_of(group, &p, n, zk_msm_sort_bytes_bound(p.M, p.keybits)).total;
 }
 
 /* zk_msm_work_bound is zk_msm_work_of's total for an MSM of n device
