@@ -91,7 +91,7 @@ type key struct {
 	file  *keyfile.File
 	dev   *gpu.Groth16Key
 	plan  gpu.DevicePlan
-	logN  uint32
+	shape gpu.KeyShape
 	slots chan *gpu.Groth16Slot
 	all   []*gpu.Groth16Slot
 	// proofBytes is the device working memory one proof takes (its MSMs on
@@ -115,7 +115,7 @@ func (k *key) free() error {
 // deviceBytes is what the key and its slots hold on the device, with the NTT
 // tables of its domain (built at its first slot).
 func (k *key) deviceBytes() uint64 {
-	n := k.dev.DeviceBytes() + gpu.DomainBytes(int(k.logN))
+	n := k.dev.DeviceBytes() + gpu.TablesBytes(k.shape, k.plan.Lean())
 	for _, s := range k.all {
 		n += s.DeviceBytes()
 	}
@@ -263,14 +263,24 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			cs, csBytes = m, gpu.ConstraintsDeviceBytes(m)
 		}
 		plan, err := b.planKey(pk, csBytes)
-		if err == nil && cs != nil && plan.Streamed() {
-			if alone, aerr := b.planKey(pk, 0); aerr == nil && !alone.Streamed() {
-				b.log.Warn("the key's constraints would stream a key that fits resident without them: it proves full partitions", "key", ref.ID, "constraints_bytes", csBytes)
-				plan, cs, csBytes = alone, nil, 0
+		if cs != nil && (err != nil || plan.Streamed()) {
+			// Without them, a key that fits resident stays resident, one
+			// that did not fit at all may fit lean, and a lean key takes
+			// none (its proofs' W never is on the device): it then proves
+			// full partitions.
+			if alone, aerr := b.planKey(pk, 0); aerr == nil && (err != nil || plan.Lean() || !alone.Streamed()) {
+				b.log.Warn("the key proves full partitions: with its constraints on the device it would not fit, or fit only streamed",
+					"key", ref.ID, "constraints_bytes", csBytes, "plan", alone.String())
+				plan, err, cs, csBytes = alone, nil, nil, 0
 			}
 		}
 		if err != nil {
 			f.Close()
+			if _, whole := gpu.PlanDevice(gpu.ShapeOf(pk), 1, b.limit(), b.res, 0); whole != nil {
+				// Not even the whole device, nothing else on it: final here,
+				// and another device with more memory may take the key.
+				return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrResourceExhausted, "load key %s on GPU %d: %v", ref.ID, b.opts.Device, whole)
+			}
 			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrResourceExhausted, "load key %s: %v", ref.ID, err)
 		}
 		need := plan.LoadBytes() + csBytes
@@ -354,7 +364,7 @@ func (b *Backend) loadKey(pk *keyfile.ProvingKey, plan gpu.DevicePlan, cs *const
 		}
 	}
 	info := dk.Info()
-	k := &key{dev: dk, plan: plan, logN: gpu.ShapeOf(pk).LogN, proofBytes: gpu.ProofPoolBytes(info.WorkG1, info.WorkG2), slots: make(chan *gpu.Groth16Slot, plan.Slots)}
+	k := &key{dev: dk, plan: plan, shape: gpu.ShapeOf(pk), proofBytes: gpu.ProofPoolBytes(info.WorkG1, info.WorkG2), slots: make(chan *gpu.Groth16Slot, plan.Slots)}
 	if cs != nil {
 		k.rows = cs.NbConstraints()
 	}

@@ -52,7 +52,11 @@ struct zk_g16_key {
     size_t chunk;
     size_t na, nb;
     const char *h_a, *h_b, *h_k, *h_z, *h_b2;  // pinned host
-    uint32_t *idx_a, *idx_b;  // device: the wire of each A (B) point
+    uint32_t *idx_a, *idx_b;  // device: the wire of each A (B) point (not lean)
+    // Lean (h_block > 0): the proofs stream too; the wire index stays here.
+    uint64_t h_block;
+    int stream_c;  // their MSMs' window cap (zk_msm_run_stream)
+    std::vector<uint32_t> hidx_a, hidx_b;
     streamer *s1, *s2;        // G1, G2
     std::vector<void*> registered;  // host ranges registered in place
     std::vector<void*> copies;      // pinned copies where registration failed
@@ -100,7 +104,7 @@ extern "C" void zk_g16_key_info(const zk_g16_key* key, zk_g16_key_info_t* info) 
     info->pinned_copy_bytes = key->pinned_copy_bytes;
     info->registered = key->registered.size();
     const size_t S = key->chunk;
-    if (S) {
+    if (S && !key->h_block) {
         info->partials[0] = chunks_of(key->na, S);
         info->partials[1] = chunks_of(key->nb, S);
         info->partials[2] = chunks_of(key->nk, S);
@@ -118,6 +122,8 @@ extern "C" void zk_g16_key_info(const zk_g16_key* key, zk_g16_key_info_t* info) 
     }
     info->constraints = key->cs_n;
     info->constraint_bytes = key->cs_bytes;
+    info->h_block = key->h_block;
+    info->stream_c = (uint64_t)key->stream_c;
 }
 
 static int msm_fail(int rc, const char* what, char* err, size_t errlen, const char* inner) {
@@ -220,19 +226,23 @@ static int pin(zk_g16_key* key, const void* p, size_t bytes, const char** out, c
     return ZK_OK;
 }
 
-// index_of uploads the wire index of every point a mask keeps (skip[i] == 0).
-static int index_of(const uint8_t* skip, size_t nwires, size_t n, uint32_t** out, char* err,
-                    size_t errlen) {
-    *out = nullptr;
-    std::vector<uint32_t> idx;
+// index_of makes the wire index of every point a mask keeps (skip[i] ==
+// 0) in idx, and uploads it to *out unless out is NULL (a lean key gathers
+// on the host).
+static int index_of(const uint8_t* skip, size_t nwires, size_t n, std::vector<uint32_t>& idx,
+                    uint32_t** out, char* err, size_t errlen) {
+    idx.clear();
     idx.reserve(n);
     for (size_t i = 0; i < nwires; i++)
         if (!skip || !skip[i]) idx.push_back((uint32_t)i);
     if (idx.size() != n)
         return zk_fail(err, errlen, ZK_EINVAL, "mask keeps %zu of %zu wires but %zu points were given",
                        idx.size(), nwires, n);
+    if (!out) return ZK_OK;
+    *out = nullptr;
     ZK_CUDA(cudaMalloc((void**)out, (n ? n : 1) * sizeof(uint32_t)));
     if (n) ZK_CUDA(cudaMemcpy(*out, idx.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    std::vector<uint32_t>().swap(idx);  // the device's copy serves
     return ZK_OK;
 }
 
@@ -283,6 +293,20 @@ static int key_work_init(zk_g16_key* key, char* err, size_t errlen) {
     const bool split = key->chunk == 0;
     uint64_t w = 0;
     key->work_g1 = key->work_g2 = 0;
+    if (key->h_block) {
+        // Lean: each MSM streams its points and scalars in chunks, one set
+        // of buckets for them all (zk_msm_run_stream).
+        for (const g1_msm& m : g1_order(key)) {
+            mrc = zk_msm_stream_work_bytes(key->s1->h[0], m.n, key->chunk, key->stream_c, &w, inner,
+                                           sizeof inner);
+            if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
+            key->work_g1 = std::max(key->work_g1, w);
+        }
+        mrc = zk_msm_stream_work_bytes(key->s2->h[0], key->nb, key->chunk, key->stream_c,
+                                       &key->work_g2, inner, sizeof inner);
+        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
+        return ZK_OK;
+    }
     for (const g1_msm& m : g1_order(key)) {
         void* h = key->chunk ? key->s1->h[0] : g1[m.which];
         size_t n = key->chunk ? std::min(m.n, key->chunk) : m.n;
@@ -327,15 +351,20 @@ static int key_stream_init(zk_g16_key* key, const void* g1a, const uint8_t* inf_
     };
     for (auto& st : sets)
         if ((rc = pin(key, st.p, st.bytes, st.out, err, errlen)) != ZK_OK) return rc;
-    if ((rc = index_of(inf_a, key->nwires, key->na, &key->idx_a, err, errlen)) != ZK_OK) return rc;
-    if ((rc = index_of(inf_b, key->nwires, key->nb, &key->idx_b, err, errlen)) != ZK_OK) return rc;
+    const bool lean = key->h_block > 0;
+    if ((rc = index_of(inf_a, key->nwires, key->na, key->hidx_a, lean ? nullptr : &key->idx_a, err,
+                       errlen)) != ZK_OK)
+        return rc;
+    if ((rc = index_of(inf_b, key->nwires, key->nb, key->hidx_b, lean ? nullptr : &key->idx_b, err,
+                       errlen)) != ZK_OK)
+        return rc;
     key->s1 = new (std::nothrow) streamer();
     key->s2 = new (std::nothrow) streamer();
     if (!key->s1 || !key->s2) return zk_fail(err, errlen, ZK_ENOMEM, "host allocation");
     if ((rc = streamer_init(key->s1, ZK_MSM_G1, key->chunk, err, errlen)) != ZK_OK) return rc;
     if ((rc = streamer_init(key->s2, ZK_MSM_G2, key->chunk, err, errlen)) != ZK_OK) return rc;
     static_assert(kG1 == 96 && kG2 == 192 && kFr == 32, "groth16.h counts these sizes");
-    key->bytes = zk_g16_stream_key_device_bytes(key->chunk, key->na, key->nb);
+    key->bytes = zk_g16_stream_key_device_bytes(key->chunk, key->na, key->nb, lean);
     return ZK_OK;
 }
 
@@ -343,7 +372,8 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
                                const void* g1a, size_t na, const uint8_t* inf_a, const void* g1b,
                                size_t nb, const uint8_t* inf_b, const void* g1k, size_t nk,
                                const void* g1z, size_t nz, const void* g2b, size_t chunk,
-                               int depth, zk_g16_key** out, char* err, size_t errlen) {
+                               int depth, uint64_t h_block, int stream_c, zk_g16_key** out,
+                               char* err, size_t errlen) {
     if (!out || log_n > ZK_NTT_MAX_LOG || nb_public > nwires || nk != nwires - nb_public ||
         nz + 1 != (1ull << log_n))
         return zk_fail(err, errlen, ZK_EINVAL,
@@ -355,6 +385,17 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     if (depth < 1 || depth > ZK_MSM_MAX_DEPTH)
         return zk_fail(err, errlen, ZK_EINVAL, "precomputed copies: depth %d outside [1, %d]",
                        depth, ZK_MSM_MAX_DEPTH);
+    if (h_block && !chunk)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "streamed proofs (H in blocks of %llu) need a streamed key (chunk > 0)",
+                       (unsigned long long)h_block);
+    if (h_block && (h_block < zk_h_stream_min_block(log_n) || h_block > (1ull << log_n) ||
+                    (h_block & (h_block - 1)) != 0))
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "H in blocks of %llu elements: a domain of 2^%u takes a power of two from "
+                       "%llu to %llu",
+                       (unsigned long long)h_block, log_n,
+                       (unsigned long long)zk_h_stream_min_block(log_n), 1ull << log_n);
     int rc = zk_use_device(device, err, errlen);
     if (rc != ZK_OK) return rc;
     zk_g16_key* key = new (std::nothrow) zk_g16_key();
@@ -368,6 +409,8 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     key->na = na;
     key->nb = nb;
     key->chunk = chunk;
+    key->h_block = h_block;
+    key->stream_c = h_block ? stream_c : 0;
     char inner[512] = {0};
     // The MSM pool keeps what earlier proofs freed, for the next ones; the
     // admission counted it free when they ended, so hand it back before this
@@ -474,6 +517,10 @@ extern "C" int zk_g16_key_set_constraints(
     const uint32_t* c_start, const uint32_t* c_wire, const uint32_t* c_coeff, size_t c_terms,
     char* err, size_t errlen) {
     if (!key) return zk_fail(err, errlen, ZK_EINVAL, "constraints: nil key");
+    if (key->h_block)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "constraints: the key's proofs stream (no W on the device to evaluate "
+                       "them from): it proves full partitions");
     if (key->cs_n)
         return zk_fail(err, errlen, ZK_EINVAL, "constraints: the key has %zu constraints already",
                        key->cs_n);
@@ -528,6 +575,11 @@ struct zk_g16_slot {
     void *w = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
     void* compact = nullptr;  // device: a compact W's bitmaps, ranks and flags
     void* staging = nullptr;  // pinned host: W (nwires) then A, B (N each)
+    // Lean (the key's h_block > 0): none of the device buffers above; H is
+    // computed out of core by hs, and the staging goes on with H's scratch C
+    // (N) and A's and B's gathered scalars (na, nb).
+    zk_h_stream* hs = nullptr;
+    size_t na = 0, nb = 0;
     cudaStream_t stream = nullptr, stream2 = nullptr;
     // ev[0..5] time a proof (zk_g16_prove); ev[6]: W is on the device;
     // ev[7]: W's classification is made (on stream2); ev[8]: a compact W's
@@ -550,6 +602,8 @@ extern "C" int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen) {
         void* bufs[] = {slot->w, slot->a, slot->compact};  // b and c are in a's allocation
         for (void* p : bufs)
             if (p) note(cudaFree(p));
+        if (slot->hs && zk_h_stream_free(slot->hs, nullptr, 0) != ZK_OK && first == cudaSuccess)
+            first = cudaErrorUnknown;
         if (slot->staging) note(cudaFreeHost(slot->staging));
         for (auto ev : slot->ev)
             if (ev) note(cudaEventDestroy(ev));
@@ -562,10 +616,19 @@ extern "C" int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen) {
 }
 
 // slot_init allocates the slot's members; on failure the caller frees the slot.
-static int slot_init(zk_g16_slot* s, char* err, size_t errlen) {
+static int slot_init(zk_g16_slot* s, const zk_g16_key* key, char* err, size_t errlen) {
     ZK_CUDA(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
     ZK_CUDA(cudaStreamCreateWithFlags(&s->stream2, cudaStreamNonBlocking));
     for (auto& e : s->ev) ZK_CUDA(cudaEventCreate(&e));
+    if (key->h_block) {
+        int rc = zk_h_stream_create(key->device, key->log_n, key->h_block, &s->hs, err, errlen);
+        if (rc != ZK_OK) return rc;
+        s->na = key->na;
+        s->nb = key->nb;
+        ZK_CUDA(cudaHostAlloc(&s->staging, (s->nwires + 3 * s->N + s->na + s->nb) * kFr,
+                              cudaHostAllocPortable));
+        return ZK_OK;
+    }
     ZK_CUDA(cudaMalloc(&s->w, s->nwires * kFr));
     ZK_CUDA(cudaMalloc(&s->a, 3 * s->N * kFr));
     s->b = (char*)s->a + s->N * kFr;
@@ -589,9 +652,10 @@ extern "C" int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, 
     s->nwires = key->nwires;
     s->N = size_t(1) << key->log_n;
     // The domain's NTT tables too (cached per device and size): built here,
-    // at key load, not inside the key's first proof.
-    if ((rc = slot_init(s, err, errlen)) != ZK_OK ||
-        (rc = zk_ntt_prepare(key->device, key->log_n, err, errlen)) != ZK_OK) {
+    // at key load, not inside the key's first proof. A lean slot's H builds
+    // its own, smaller ones.
+    if ((rc = slot_init(s, key, err, errlen)) != ZK_OK ||
+        (!key->h_block && (rc = zk_ntt_prepare(key->device, key->log_n, err, errlen)) != ZK_OK)) {
         zk_g16_slot_free(s, nullptr, 0);
         return rc;
     }
@@ -599,8 +663,11 @@ extern "C" int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, 
     *w = s->staging;
     *a = (char*)s->staging + s->nwires * kFr;
     *b = (char*)s->staging + (s->nwires + s->N) * kFr;
-    *device_bytes = zk_g16_slot_device_bytes(s->nwires, key->log_n);
-    *host_bytes = zk_g16_slot_host_bytes(s->nwires, key->log_n);
+    *device_bytes = key->h_block ? zk_g16_lean_slot_device_bytes(key->h_block)
+                                 : zk_g16_slot_device_bytes(s->nwires, key->log_n);
+    *host_bytes = key->h_block
+                      ? zk_g16_lean_slot_host_bytes(s->nwires, key->log_n, key->na, key->nb)
+                      : zk_g16_slot_host_bytes(s->nwires, key->log_n);
     return ZK_OK;
 }
 
@@ -738,6 +805,8 @@ static int prove_check(const zk_g16_key* key, const zk_g16_slot* slot, size_t n,
 
 static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* out_g2,
                       zk_g16_timing* timing, char* err, size_t errlen);
+static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1, void* out_g2,
+                      zk_g16_timing* timing, char* err, size_t errlen);
 
 extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1,
                             void* out_g2, zk_g16_timing* timing, char* err, size_t errlen) {
@@ -745,6 +814,7 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     if (rc != ZK_OK) return rc;
     if (!out_g1 || !out_g2) return zk_fail(err, errlen, ZK_EINVAL, "nil argument");
     if ((rc = zk_use_device(key->device, err, errlen)) != ZK_OK) return rc;
+    if (key->h_block) return prove_lean(key, slot, n, out_g1, out_g2, timing, err, errlen);
     const size_t N = slot->N, nwires = key->nwires;
     const char* hw = (const char*)slot->staging;
     const char* ha = hw + nwires * kFr;
@@ -899,6 +969,129 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     ZK_CUDA(cudaEventRecord(ev[3], st));
     g2.t.join();
     if (g2rc != ZK_MSM_OK) return msm_fail(g2rc, "MSM B2", err, errlen, g2err);
+    ZK_CUDA(cudaEventSynchronize(ev[3]));
+    ZK_CUDA(cudaEventSynchronize(ev[5]));
+    if (timing) {
+        *timing = zk_g16_timing{};
+        timing->upload_ms = elapsed(ev[0], ev[1]);
+        timing->ntt_ms = elapsed(ev[1], ev[2]);
+        timing->msm_g1_ms = elapsed(ev[2], ev[3]);
+        timing->msm_g2_start_ms = elapsed(ev[0], ev[4]);
+        timing->msm_g2_ms = elapsed(ev[4], ev[5]);
+        float g1_end = elapsed(ev[0], ev[3]), g2_end = elapsed(ev[0], ev[5]);
+        timing->total_ms = g1_end > g2_end ? g1_end : g2_end;
+    }
+    return ZK_OK;
+}
+
+// gather_host writes dst[j] = src[idx[j]] (scalars of kFr bytes) for j < n on
+// up to threads host threads: a lean key's A and B scalars, from W.
+static void gather_host(char* dst, const char* src, const std::vector<uint32_t>& idx,
+                        unsigned threads) {
+    const size_t n = idx.size();
+    threads = (unsigned)std::max<size_t>(1, std::min<size_t>(threads, n / 65536 + 1));
+    std::vector<std::thread> ts;
+    for (unsigned t = 1; t < threads; t++)
+        ts.emplace_back([&, t] {
+            for (size_t j = n * t / threads; j < n * (t + 1) / threads; j++)
+                memcpy(dst + j * kFr, src + (size_t)idx[j] * kFr, kFr);
+        });
+    for (size_t j = 0; j < n / threads; j++) memcpy(dst + j * kFr, src + (size_t)idx[j] * kFr, kFr);
+    for (auto& th : ts) th.join();
+}
+
+// lean_msm runs one MSM of a lean key: npts points at host and as many
+// scalars at scalars (pinned host memory both) through s's buffers, one set
+// of buckets for every chunk (zk_msm_run_stream); its one sum to out. The
+// caller holds s->mu.
+static int lean_msm(const zk_g16_key* key, streamer* s, const char* host, size_t npts,
+                    const void* scalars, cudaStream_t st, void* out, char* err, size_t errlen) {
+    void* pbuf[2] = {zk_msm_bases(s->h[0]), zk_msm_bases(s->h[1])};
+    void* sbuf[2] = {s->sc[0], s->sc[1]};
+    char inner[512] = {0};
+    int mrc = zk_msm_run_stream(s->h[0], host, scalars, npts, pbuf, sbuf, s->S, key->stream_c, st,
+                                out, nullptr, inner, sizeof inner);
+    if (mrc != ZK_MSM_OK) return msm_fail(mrc, "streamed MSM", err, errlen, inner);
+    return ZK_OK;
+}
+
+// kGatherThreads is how many host threads gather each of A's and B's scalars.
+static const unsigned kGatherThreads = 4;
+
+// prove_lean is zk_g16_prove for a key whose proofs stream (groth16.h): the
+// partition stays in the slot's pinned staging. B's scalars are gathered from
+// W first, and the G2 MSM streams them with its points on the second stream
+// (and a host thread); meanwhile H is computed out of core and A's scalars are
+// gathered; then the four G1 MSMs stream theirs: A's and B's gathered, K's a
+// range of W, Z's H, where H left it in A's staging.
+static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1, void* out_g2,
+                      zk_g16_timing* timing, char* err, size_t errlen) {
+    const size_t N = slot->N, nwires = key->nwires;
+    char* hw = (char*)slot->staging;
+    char* ha = hw + nwires * kFr;
+    char* hb = ha + N * kFr;
+    char* hc = hb + N * kFr;
+    char* ga = hc + N * kFr;
+    char* gb = ga + key->na * kFr;
+    cudaStream_t st = slot->stream;
+    cudaEvent_t* ev = slot->ev;
+    Drain drain{slot};
+    ZK_CUDA(cudaEventRecord(ev[0], st));
+    if (n < N) {
+        // The staging holds whatever the last proof left (its H, too).
+        memset(ha + n * kFr, 0, (N - n) * kFr);
+        memset(hb + n * kFr, 0, (N - n) * kFr);
+    }
+    gather_host(gb, hw, key->hidx_b, kGatherThreads);
+    ZK_CUDA(cudaEventRecord(ev[1], st));
+
+    int g2rc = ZK_OK;
+    char g2err[512] = {0};
+    Joiner g2;  // joined on every return path, before the streams are drained
+    g2.t = std::thread([&] {
+        cudaSetDevice(key->device);
+        if (cudaEventRecord(ev[4], slot->stream2) != cudaSuccess) {
+            g2rc = zk_fail(g2err, sizeof g2err, ZK_ECUDA, "record the G2 MSM's event");
+            return;
+        }
+        std::lock_guard<std::mutex> lk(key->s2->mu);
+        g2rc = lean_msm(key, key->s2, key->h_b2, key->nb, gb, slot->stream2, out_g2, g2err,
+                        sizeof g2err);
+        if (g2rc == ZK_OK && cudaEventRecord(ev[5], slot->stream2) != cudaSuccess)
+            g2rc = zk_fail(g2err, sizeof g2err, ZK_ECUDA, "record the G2 MSM's event");
+    });
+    Joiner gather_a;
+    gather_a.t = std::thread([&] { gather_host(ga, hw, key->hidx_a, kGatherThreads); });
+
+    char inner[512] = {0};
+    int rc = zk_h_stream_run(slot->hs, ha, hb, hc, nullptr, inner, sizeof inner);
+    if (rc != ZK_OK) return zk_fail(err, errlen, rc, "H: %s", inner);
+    ZK_CUDA(cudaEventRecord(ev[2], st));
+    gather_a.t.join();
+
+    struct {
+        const char* host;
+        size_t n;
+        const void* scalars;
+        const char* name;
+    } g1[] = {
+        {key->h_a, key->na, ga, "MSM A"},
+        {key->h_b, key->nb, gb, "MSM B1"},
+        {key->h_k, key->nk, hw + key->nb_public * kFr, "MSM K"},
+        {key->h_z, key->nz, ha, "MSM Z"},
+    };
+    {
+        std::lock_guard<std::mutex> lk(key->s1->mu);
+        for (const g1_msm& o : g1_order(key)) {
+            auto& m = g1[o.which];
+            rc = lean_msm(key, key->s1, m.host, m.n, m.scalars, st, (char*)out_g1 + o.which * kJac1,
+                          inner, sizeof inner);
+            if (rc != ZK_OK) return zk_fail(err, errlen, rc, "%s: %s", m.name, inner);
+        }
+    }
+    ZK_CUDA(cudaEventRecord(ev[3], st));
+    g2.t.join();
+    if (g2rc != ZK_OK) return zk_fail(err, errlen, g2rc, "MSM B2: %s", g2err);
     ZK_CUDA(cudaEventSynchronize(ev[3]));
     ZK_CUDA(cudaEventSynchronize(ev[5]));
     if (timing) {

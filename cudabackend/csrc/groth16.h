@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "ntt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,13 +56,24 @@ typedef struct zk_g16_key zk_g16_key;
  * point set (msm.h's zk_msm_upload_depth: copy g = P * 2^(c*G*g), the window
  * and count msm_plan.h's zk_msm_precompute_choice picks for the set's
  * length), which every MSM of its proofs reads when they pay; depth 1: none.
- * A streamed key has none (depth is ignored). */
+ * A streamed key has none (depth is ignored).
+ *
+ * A streamed key with h_block > 0 streams its proofs too, for a device too
+ * small for even one proof's W, A, B and C: a slot then holds nothing on the
+ * device but H's blocks (ntt.h's zk_h_stream, blocks of h_block elements),
+ * H is computed out of core from the slot's pinned staging, and every MSM
+ * copies its scalars to the device chunk by chunk beside its points (A's and
+ * B's gathered from W on the host first, through the wire index, which stays
+ * in host memory), every chunk into one set of buckets (msm.h's
+ * zk_msm_run_stream, windows of at most stream_c bits; 0: no cap), one sum
+ * per MSM. Such a key takes no constraint system. h_block 0: a slot holds the
+ * proof's W, A, B and C on the device (stream_c is ignored). */
 int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t nb_public,
                     const void* g1a, size_t na, const uint8_t* inf_a,
                     const void* g1b, size_t nb, const uint8_t* inf_b,
                     const void* g1k, size_t nk, const void* g1z, size_t nz,
-                    const void* g2b, size_t chunk, int depth, zk_g16_key** out, char* err,
-                    size_t errlen);
+                    const void* g2b, size_t chunk, int depth, uint64_t h_block, int stream_c,
+                    zk_g16_key** out, char* err, size_t errlen);
 
 /* zk_g16_key_device_bytes is the device memory the key holds: its point sets,
  * or, streamed, its chunk buffers and the wire index of the A and B points. */
@@ -80,6 +92,8 @@ typedef struct zk_g16_key_info_t {
     uint64_t copies_c[5];       /* the window they were made for (0: none) */
     uint64_t constraints;       /* rows of the constraint system set (0: none) */
     uint64_t constraint_bytes;  /* device memory they take (in device_bytes) */
+    uint64_t h_block;           /* streamed proofs: H's block (zk_g16_key_load); 0: none */
+    uint64_t stream_c;          /* streamed proofs: their MSMs' window cap (0: none) */
 } zk_g16_key_info_t;
 
 /* zk_g16_host_register_read_only is 1 when device can read host memory
@@ -187,11 +201,28 @@ static inline uint64_t zk_g16_slot_host_bytes(size_t nwires, uint32_t log_n) {
 /* zk_g16_stream_key_device_bytes is the device memory a key streamed in
  * chunks of chunk points holds (zk_g16_key_load with chunk > 0): two chunk
  * buffers of G1 points (96 bytes) and two of G2 points (192), each an MSM
- * handle with 16 bytes beyond its points, two buffers of gathered scalars for
- * each group, and the wire index (4 bytes) of each of its na A and nb B
- * points. */
-static inline uint64_t zk_g16_stream_key_device_bytes(uint64_t chunk, uint64_t na, uint64_t nb) {
-    return 2 * (chunk * 96 + 16) + 2 * (chunk * 192 + 16) + 4 * chunk * 32 + (na + nb) * 4;
+ * handle with 16 bytes beyond its points, two buffers of scalars for each
+ * group, and, unless its proofs stream too (lean: the index stays on the
+ * host), the wire index (4 bytes) of each of its na A and nb B points. */
+static inline uint64_t zk_g16_stream_key_device_bytes(uint64_t chunk, uint64_t na, uint64_t nb,
+                                                      int lean) {
+    return 2 * (chunk * 96 + 16) + 2 * (chunk * 192 + 16) + 4 * chunk * 32 +
+           (lean ? 0 : (na + nb) * 4);
+}
+
+/* zk_g16_lean_slot_device_bytes is the device memory a slot of a key whose
+ * proofs stream (h_block > 0) holds: H's blocks alone (their tables are
+ * cached once per device and size, zk_h_stream_tables_bytes). */
+static inline uint64_t zk_g16_lean_slot_device_bytes(uint64_t h_block) {
+    return zk_h_stream_device_bytes(h_block);
+}
+
+/* zk_g16_lean_slot_host_bytes is the pinned host staging such a slot holds: W,
+ * A, B, H's scratch C (N each), and A's and B's scalars gathered from W (na,
+ * nb). */
+static inline uint64_t zk_g16_lean_slot_host_bytes(size_t nwires, uint32_t log_n, uint64_t na,
+                                                   uint64_t nb) {
+    return ((uint64_t)nwires + 3 * ((uint64_t)1 << log_n) + na + nb) * 32;
 }
 
 /* zk_g16_constraints_device_bytes is the device memory a constraint system of

@@ -3,6 +3,7 @@ package csrc
 /*
 #include "msm.h"
 #include "msm_plan.h"
+#include "ntt.h"
 #include "groth16.h"
 */
 import "C"
@@ -55,6 +56,19 @@ func WorkBound(group int, n uint64, c, depth int, accum, reduce uint32) uint64 {
 // MSM over a classification of n scalars allocates, whatever their counts.
 func SplitWorkBound(group int, n uint64, c, depth int, accum, reduce uint32) uint64 {
 	return uint64(C.zk_msm_split_work_bound(C.int(group), C.size_t(n), C.int(c), C.int(depth), C.uint32_t(accum), C.uint32_t(reduce)))
+}
+
+// StreamWorkBound is zk_msm_stream_work_bound: the device working memory of
+// one streamed MSM (zk_msm_run_stream) of n points in chunks of chunk, its
+// window at most maxC bits (0: no cap), with the radix sort's bound.
+func StreamWorkBound(group int, n, chunk uint64, maxC int, accum, reduce uint32) uint64 {
+	return uint64(C.zk_msm_stream_work_bound(C.int(group), C.size_t(n), C.size_t(chunk), C.int(maxC), C.uint32_t(accum), C.uint32_t(reduce)))
+}
+
+// MakePlanStream is zk_msm_make_plan_stream: a streamed MSM of n points in
+// chunks of chunk, its window at most maxC bits (0: no cap).
+func MakePlanStream(n, chunk uint64, maxC int, accum, reduce uint32) Plan {
+	return goPlan(C.zk_msm_make_plan_stream(C.size_t(n), C.size_t(chunk), C.int(maxC), C.uint32_t(accum), C.uint32_t(reduce)))
 }
 
 // ClassifyWork is zk_msm_classify_work: the device memory classifying n
@@ -167,7 +181,36 @@ func SlotHostBytes(nwires uint64, logN uint32) uint64 {
 }
 
 // StreamKeyDeviceBytes is zk_g16_stream_key_device_bytes: the device memory
-// of a key streamed in chunks of chunk points with na A and nb B points.
-func StreamKeyDeviceBytes(chunk, na, nb uint64) uint64 {
-	return uint64(C.zk_g16_stream_key_device_bytes(C.uint64_t(chunk), C.uint64_t(na), C.uint64_t(nb)))
+// of a key streamed in chunks of chunk points with na A and nb B points,
+// whose proofs stream too when lean (its wire index then stays on the host).
+func StreamKeyDeviceBytes(chunk, na, nb uint64, lean bool) uint64 {
+	return uint64(C.zk_g16_stream_key_device_bytes(C.uint64_t(chunk), C.uint64_t(na), C.uint64_t(nb), cbool(lean)))
 }
+
+// LeanSlotDeviceBytes is zk_g16_lean_slot_device_bytes: the device memory of a
+// slot whose proofs stream, H in blocks of block elements.
+func LeanSlotDeviceBytes(block uint64) uint64 {
+	return uint64(C.zk_g16_lean_slot_device_bytes(C.uint64_t(block)))
+}
+
+// HStreamTablesBytes is zk_h_stream_tables_bytes: the device memory of the
+// tables H out of core reads for a domain of 2^logN, once per device.
+func HStreamTablesBytes(logN uint32) uint64 {
+	return uint64(C.zk_h_stream_tables_bytes(C.uint32_t(logN)))
+}
+
+// LeanSlotHostBytes is zk_g16_lean_slot_host_bytes: the pinned staging of
+// such a slot.
+func LeanSlotHostBytes(nwires uint64, logN uint32, na, nb uint64) uint64 {
+	return uint64(C.zk_g16_lean_slot_host_bytes(C.size_t(nwires), C.uint32_t(logN), C.uint64_t(na), C.uint64_t(nb)))
+}
+
+// HStreamMinBlock is zk_h_stream_min_block: the smallest block of H out of
+// core for a domain of 2^logN (one whole row or column).
+func HStreamMinBlock(logN uint32) uint64 {
+	return uint64(C.zk_h_stream_min_block(C.uint32_t(logN)))
+}
+
+// DomainBytes is zk_ntt_domain_bytes_of: the device memory of the NTT's
+// cached tables for a domain of 2^logN.
+func DomainBytes(logN uint32) uint64 { return uint64(C.zk_ntt_domain_bytes_of(C.uint32_t(logN))) }

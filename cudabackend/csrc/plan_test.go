@@ -313,7 +313,7 @@ func TestCompactAndSlotSizes(t *testing.T) {
 	}
 	// Streamed in chunks of 2^16: two G1 and two G2 chunk buffers with their
 	// handles' slack, four of scalars, a wire index of each A and B point.
-	if got, want := StreamKeyDeviceBytes(1<<16, 100, 50), uint64(2*(1<<16*96+16)+2*(1<<16*192+16)+4*(1<<16)*32+150*4); got != want {
+	if got, want := StreamKeyDeviceBytes(1<<16, 100, 50, false), uint64(2*(1<<16*96+16)+2*(1<<16*192+16)+4*(1<<16)*32+150*4); got != want {
 		t.Errorf("StreamKeyDeviceBytes(chunk 2^16) = %d, want %d", got, want)
 	}
 	// 5 coefficients of 32 bytes, three row indexes of 3 words, 6 terms of 8 bytes.

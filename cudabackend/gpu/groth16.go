@@ -70,6 +70,12 @@ type KeyInfo struct {
 	// takes, part of DeviceBytes.
 	Constraints     int
 	ConstraintBytes uint64
+	// HBlock is a streamed key's block of H out of core when its proofs
+	// stream too (LoadGroth16KeyPlan of a lean plan): a slot then holds
+	// nothing of a partition on the device. 0: they do not.
+	HBlock uint64
+	// StreamC is the window cap of such proofs' MSMs (0: none).
+	StreamC int
 }
 
 // ProveOptions is how a Groth16 key's proofs run on the device. Neither

@@ -55,18 +55,20 @@ func boolBytes(b []bool) *C.uint8_t {
 // precomputed copies (LoadGroth16KeyPlan gives them); its proofs run with
 // the default ProveOptions.
 func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key, error) {
-	return loadGroth16Key(dev, pk, chunk, 1, ProveOptions{})
+	return loadGroth16Key(dev, pk, DevicePlan{Chunk: chunk, Depth: 1}, ProveOptions{})
 }
 
 // LoadGroth16KeyPlan loads pk as plan (PlanDevice) says: streamed in
-// plan.Chunk points, or resident with up to plan.Depth precomputed copies of
-// each point set (KeyCopiesOf; 0 or 1: none), which every proof's MSMs read;
-// its proofs run as opts says.
+// plan.Chunk points (its proofs too when plan.Lean: H in blocks of
+// plan.HBlock), or resident with up to plan.Depth precomputed copies of each
+// point set (KeyCopiesOf; 0 or 1: none), which every proof's MSMs read; its
+// proofs run as opts says.
 func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
-	return loadGroth16Key(dev, pk, plan.Chunk, max(plan.Depth, 1), opts)
+	return loadGroth16Key(dev, pk, plan, opts)
 }
 
-func loadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64, depth int, opts ProveOptions) (*Groth16Key, error) {
+func loadGroth16Key(dev int, pk *keyfile.ProvingKey, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
+	depth := max(plan.Depth, 1)
 	if depth < 1 || depth > MSMMaxDepth {
 		return nil, fmt.Errorf("gpu: load key: %d precomputed copies, at most %d: %w", depth, MSMMaxDepth, ErrInvalid)
 	}
@@ -83,7 +85,7 @@ func loadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64, depth int, op
 		ptrOf(pk.G1A), C.size_t(len(pk.G1A)), boolBytes(pk.InfinityA),
 		ptrOf(pk.G1B), C.size_t(len(pk.G1B)), boolBytes(pk.InfinityB),
 		ptrOf(pk.G1K), C.size_t(len(pk.G1K)), ptrOf(pk.G1Z), C.size_t(len(pk.G1Z)),
-		ptrOf(pk.G2B), C.size_t(chunk), C.int(depth), &k, e.ptr(), e.size())
+		ptrOf(pk.G2B), C.size_t(plan.Chunk), C.int(depth), C.uint64_t(plan.HBlock), C.int(plan.StreamC), &k, e.ptr(), e.size())
 	runtime.KeepAlive(pk)
 	if err := check("gpu: load key", rc, &e); err != nil {
 		return nil, err
@@ -117,6 +119,7 @@ func keyInfo(k *C.zk_g16_key) KeyInfo {
 		WorkG1: uint64(ci.work_g1), WorkG2: uint64(ci.work_g2),
 		PinnedCopyBytes: uint64(ci.pinned_copy_bytes), Registered: int(ci.registered),
 		Constraints: int(ci.constraints), ConstraintBytes: uint64(ci.constraint_bytes),
+		HBlock: uint64(ci.h_block), StreamC: int(ci.stream_c),
 	}
 	for i := range info.Partials {
 		info.Partials[i] = int(ci.partials[i])

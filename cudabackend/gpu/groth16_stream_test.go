@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -152,6 +153,121 @@ func TestGroth16Streamed(t *testing.T) {
 			}
 			if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, streamed, r, s)), vk, public); err != nil {
 				t.Errorf("groth16.Verify of the streamed proof: %v", err)
+			}
+		})
+	}
+}
+
+// TestGroth16Lean proves partitions of a chain circuit with its points and its
+// proofs both streamed (a lean plan: nothing of a partition on the device but
+// the block being worked on, H out of core), in chunks that divide no set
+// evenly and in one chunk, H in the smallest blocks and in whole-domain ones,
+// and checks the sums against the resident key's and gnark-crypto's
+// MultiExp, the proof with gnark's groth16.Verify, the slot's device memory
+// against LeanSlotDeviceBytes, and that a second proof in the same slot (its
+// staging holding the first one's H) gives the same sums. Such a key refuses a
+// constraint system.
+func TestGroth16Lean(t *testing.T) {
+	needDevice(t)
+	const steps = 1 << 12
+	ccs, vk, pk := setupKey(t, &testcircuit.Chain{N: steps})
+	public, sol := solveFor(t, ccs, testcircuit.ChainAssignment(steps, 7, 11))
+	shape := ShapeOf(pk)
+	if uint64(len(sol.A)) == pk.DomainSize {
+		t.Fatalf("the partition fills its domain: the zero padding goes untested")
+	}
+
+	prove := func(plan DevicePlan) (refprover.MSMResults, KeyInfo, *Groth16Slot, *Groth16Key) {
+		t.Helper()
+		key, err := LoadGroth16KeyPlan(0, pk, plan, ProveOptions{})
+		if err != nil {
+			t.Fatalf("%v: %v", plan, err)
+		}
+		t.Cleanup(func() { key.Free() })
+		slot, err := key.NewSlot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { slot.Free() })
+		if err := slot.Stage(sol.W, sol.A, sol.B, 2); err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := key.Prove(slot, len(sol.A))
+		if err != nil {
+			t.Fatalf("%v: prove: %v", plan, err)
+		}
+		return res, key.Info(), slot, key
+	}
+	resident, _, _, _ := prove(DevicePlan{Slots: 1})
+	var wA []fr.Element
+	for i, inf := range pk.InfinityA {
+		if !inf {
+			wA = append(wA, sol.W[i])
+		}
+	}
+	var wantAr bls12381.G1Jac
+	if _, err := wantAr.MultiExp(pk.G1A, wA, ecc.MultiExpConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		chunk, block uint64
+		maxC         int
+	}{
+		{1000, HStreamMinBlock(shape.LogN), 0},
+		{1 << 14, pk.DomainSize, 0},
+		{777, 2 * HStreamMinBlock(shape.LogN), 5}, // a window narrower than the plan's own
+	} {
+		t.Run(fmt.Sprintf("chunk%d-block%d-c%d", c.chunk, c.block, c.maxC), func(t *testing.T) {
+			plan := LeanPlan(shape, c.chunk, c.block, c.maxC, 1, BoundResidency(0))
+			lean, info, slot, key := prove(plan)
+			if info.HBlock != c.block || info.Chunk != c.chunk || info.StreamC != c.maxC || info.Partials != [5]int{1, 1, 1, 1, 1} {
+				t.Errorf("key info %+v, want chunk %d, H block %d, window cap %d, one sum a set", info, c.chunk, c.block, c.maxC)
+			}
+			if got, want := slot.DeviceBytes(), LeanSlotDeviceBytes(c.block); got != want {
+				t.Errorf("slot device bytes %d, want %d", got, want)
+			}
+			if got, want := slot.HostBytes(), LeanSlotHostBytes(shape); got != want {
+				t.Errorf("slot host bytes %d, want %d", got, want)
+			}
+			for _, g := range []struct {
+				name      string
+				got, want bls12381.G1Jac
+			}{
+				{"Ar", lean.Ar, resident.Ar}, {"Bs1", lean.Bs1, resident.Bs1},
+				{"Krs", lean.Krs, resident.Krs}, {"Krs2", lean.Krs2, resident.Krs2},
+				{"Ar (gnark-crypto)", lean.Ar, wantAr},
+			} {
+				if !g.got.Equal(&g.want) {
+					t.Errorf("%s: the lean sum differs", g.name)
+				}
+			}
+			if !lean.Bs2.Equal(&resident.Bs2) {
+				t.Errorf("Bs2: the lean sum differs")
+			}
+			r, s, err := refprover.RandomRS()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, lean, r, s)), vk, public); err != nil {
+				t.Errorf("groth16.Verify of the lean proof: %v", err)
+			}
+			// Again in the same slot: staged anew over the first proof's H.
+			if err := slot.Stage(sol.W, sol.A, sol.B, 2); err != nil {
+				t.Fatal(err)
+			}
+			again, _, err := key.Prove(slot, len(sol.A))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !again.Krs2.Equal(&lean.Krs2) || !again.Ar.Equal(&lean.Ar) || !again.Bs2.Equal(&lean.Bs2) {
+				t.Errorf("the second proof in the slot differs from the first")
+			}
+			m, err := matricesOf(ccs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := key.SetConstraints(m); !errors.Is(err, ErrInvalid) {
+				t.Errorf("SetConstraints on a lean key: %v, want ErrInvalid", err)
 			}
 		})
 	}

@@ -228,10 +228,21 @@ func KeyDeviceBytes(pk *keyfile.ProvingKey) uint64 {
 
 // StreamKeyDeviceBytes is the device memory a streamed key holds for chunks
 // of chunk points (groth16.h's zk_g16_stream_key_device_bytes): two chunk
-// buffers of each group's points, two of gathered scalars for each group, and
-// the wire index of every A and B point.
-func StreamKeyDeviceBytes(s KeyShape, chunk uint64) uint64 {
-	return csrc.StreamKeyDeviceBytes(chunk, s.NbA, s.NbB)
+// buffers of each group's points, two of scalars for each group, and, unless
+// its proofs stream too (lean), the wire index of every A and B point.
+func StreamKeyDeviceBytes(s KeyShape, chunk uint64, lean bool) uint64 {
+	return csrc.StreamKeyDeviceBytes(chunk, s.NbA, s.NbB, lean)
+}
+
+// LeanSlotDeviceBytes is the device memory one slot of a key whose proofs
+// stream holds (groth16.h's zk_g16_lean_slot_device_bytes): H's blocks of
+// hBlock elements, nothing of the partition.
+func LeanSlotDeviceBytes(hBlock uint64) uint64 { return csrc.LeanSlotDeviceBytes(hBlock) }
+
+// LeanSlotHostBytes is the pinned host memory one such slot holds (groth16.h's
+// zk_g16_lean_slot_host_bytes): W, A, B, H's scratch and A's and B's scalars.
+func LeanSlotHostBytes(s KeyShape) uint64 {
+	return csrc.LeanSlotHostBytes(s.NbWires, s.LogN, s.NbA, s.NbB)
 }
 
 // SlotDeviceBytes is the device memory one slot (Groth16Slot) holds for a
@@ -281,10 +292,26 @@ const (
 	MaxStreamChunk = csrc.MaxChunk
 )
 
+// HStreamMinBlock is the smallest block of H out of core for a domain of
+// 2^logN (ntt.h's zk_h_stream_min_block: one whole row or column of the
+// four-step matrix).
+func HStreamMinBlock(logN uint32) uint64 { return csrc.HStreamMinBlock(logN) }
+
+// leanChunk is the chunk a lean plan keeps before it gives up its second
+// slot: an MSM of this many points keeps the device busy, where one of
+// MinStreamChunk spends much of its time in its fixed reduction.
+const leanChunk = 1 << 20
+
+// maxHBlock is the largest block of H out of core a plan takes: larger blocks
+// make no longer copies (a column block's rows are 2^19/N1 elements already).
+const maxHBlock = 1 << 19
+
 // DevicePlan is how a key and its slots use the device: resident, or
 // streamed in chunks.
 type DevicePlan struct {
 	Chunk      uint64 // points per streamed chunk; 0: the key is resident
+	HBlock     uint64 // a streamed key's proofs stream too, H in blocks of HBlock elements; 0: a slot holds its partition
+	StreamC    int    // streamed proofs: their MSMs' window at most StreamC bits (0: the cheapest)
 	Depth      int    // a resident key's precomputed copies per point set, at most (KeyCopiesOf; 0, 1: none)
 	KeyBytes   uint64 // the key's point sets (or its streaming buffers) and the NTT tables
 	SlotBytes  uint64 // one slot's buffers
@@ -294,6 +321,10 @@ type DevicePlan struct {
 
 // Streamed reports whether the key's points stay on the host.
 func (p DevicePlan) Streamed() bool { return p.Chunk > 0 }
+
+// Lean reports whether the key's proofs stream too: nothing of a partition is
+// on the device but the block of it being worked on.
+func (p DevicePlan) Lean() bool { return p.HBlock > 0 }
 
 // LoadBytes is what loading the key reserves: the key and its slots.
 func (p DevicePlan) LoadBytes() uint64 { return p.KeyBytes + uint64(p.Slots)*p.SlotBytes }
@@ -309,6 +340,13 @@ func (p DevicePlan) String() string {
 	if p.Streamed() {
 		mode = fmt.Sprintf("streamed in chunks of %d points", p.Chunk)
 	}
+	if p.Lean() {
+		mode += fmt.Sprintf(", its proofs too (H in blocks of %d", p.HBlock)
+		if p.StreamC > 0 {
+			mode += fmt.Sprintf(", MSM windows of at most %d bits", p.StreamC)
+		}
+		mode += ")"
+	}
 	return fmt.Sprintf("%s: key %d MiB, %d slots of %d MiB, %d MiB per proof in flight", mode,
 		p.KeyBytes>>20, p.Slots, p.SlotBytes>>20, p.ProofBytes>>20)
 }
@@ -316,8 +354,12 @@ func (p DevicePlan) String() string {
 // PlanDevice decides how a key of shape s with slots slots uses room bytes of
 // device memory: resident when the key, its slots and every slot's proof fit;
 // otherwise streamed from host memory in the largest power-of-two chunk that
-// fits; an error when not even the smallest chunk does. r is the device's
-// residency (DeviceResidency, or BoundResidency).
+// fits; otherwise lean: the proofs stream too (nothing of a partition on the
+// device but the block being worked on), in the largest chunk that fits with
+// as many slots as fit, down to one; an error naming the least device memory
+// the key needs when not even that fits (lean, one slot, the smallest chunk
+// and block). r is the device's residency (DeviceResidency, or
+// BoundResidency).
 //
 // A resident key also gets precomputed copies of its points (faster MSMs,
 // msm.h's zk_msm_precompute), at most maxDepth per set (0 or 1: none; at
@@ -329,7 +371,7 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency, maxDepth int) (
 	if maxDepth < 0 || maxDepth > MSMMaxDepth {
 		return DevicePlan{}, fmt.Errorf("gpu: plan device: %d precomputed copies of a key's points: want 0 (none) to %d: %w", maxDepth, MSMMaxDepth, ErrInvalid)
 	}
-	tables := DomainBytes(int(s.LogN))
+	tables := TablesBytes(s, false)
 	p := DevicePlan{
 		KeyBytes:   KeyShapeDeviceBytes(s) + tables,
 		SlotBytes:  SlotDeviceBytes(s.LogN, int(s.NbWires)),
@@ -356,14 +398,82 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency, maxDepth int) (
 		q := p
 		q.Chunk = chunk
 		q.Depth = 0
-		q.KeyBytes = StreamKeyDeviceBytes(s, chunk) + tables
+		q.KeyBytes = StreamKeyDeviceBytes(s, chunk, false) + tables
 		q.ProofBytes = ProofWorkBytes(s, chunk, r)
 		if q.Total() <= room {
 			return q, nil
 		}
 	}
-	return p, fmt.Errorf("gpu: the key needs %d MiB resident and %d slots need %d MiB even with its points streamed in chunks of %d; %d MiB are available: %w",
-		p.KeyBytes>>20, slots, uint64(slots)*p.SlotBytes>>20, MinStreamChunk, room>>20, ErrOutOfMemory)
+	// Lean: the MSMs' window first (each bit less costs every proof up to a
+	// few percent: msm_plan.h's zk_msm_cost; each bit more doubles the
+	// buckets), then more slots (one proof's H and staging beside another's
+	// MSMs), then a larger chunk, then a larger block of H.
+	var least DevicePlan
+	natural := csrc.MakePlanStream(max(s.NbA, s.NbB, s.NbK, s.NbZ, 1), MinStreamChunk, 0, r.Accum[0], r.Reduce[0]).C
+	for c := natural; c >= minStreamC; c-- {
+		capC := c
+		if c == natural {
+			capC = 0 // no cap
+		}
+		for n := slots; n >= 1; n-- {
+			for chunk := top; chunk >= min(MinStreamChunk, top); chunk /= 2 {
+				for block := min(uint64(1)<<s.LogN, maxHBlock); block >= HStreamMinBlock(s.LogN); block /= 2 {
+					q := LeanPlan(s, chunk, block, capC, n, r)
+					if least.Slots == 0 || q.Total() < least.Total() {
+						least = q
+					}
+					if q.Total() <= room {
+						return q, nil
+					}
+				}
+			}
+		}
+	}
+	return p, fmt.Errorf("gpu: a key of 2^%d constraints needs at least %d MiB of device memory (%s), %d MiB are available: %w",
+		s.LogN, (least.Total()+(1<<20)-1)>>20, least, room>>20, ErrOutOfMemory)
+}
+
+// TablesBytes is the device memory of the NTT tables the proofs of a key of
+// shape s read, cached once per device and size: the domain's (DomainBytes)
+// or, when its proofs stream (lean), H out of core's (ntt.h's
+// zk_h_stream_tables_bytes), much smaller.
+func TablesBytes(s KeyShape, lean bool) uint64 {
+	if lean {
+		return csrc.HStreamTablesBytes(s.LogN)
+	}
+	return DomainBytes(int(s.LogN))
+}
+
+// LeanPlan is the plan of a key of shape s whose points and proofs both
+// stream: chunks of chunk points, H in blocks of block elements, MSM windows
+// of at most maxC bits (0: the cheapest), slots slots.
+func LeanPlan(s KeyShape, chunk, block uint64, maxC, slots int, r Residency) DevicePlan {
+	return DevicePlan{
+		Chunk:      chunk,
+		HBlock:     block,
+		StreamC:    maxC,
+		KeyBytes:   StreamKeyDeviceBytes(s, chunk, true) + TablesBytes(s, true),
+		SlotBytes:  LeanSlotDeviceBytes(block),
+		ProofBytes: LeanProofWorkBytes(s, chunk, maxC, r),
+		Slots:      slots,
+	}
+}
+
+// minStreamC is the narrowest MSM window a lean plan takes: below it the
+// accumulation's cost grows faster than the buckets shrink.
+const minStreamC = 10
+
+// LeanProofWorkBytes is the device working memory one proof of a lean key
+// takes (groth16.cu's key_work_init): its G1 MSMs one after another on one
+// stream, the largest counted, and its G2 MSM beside them, each streamed in
+// chunks of chunk points into one set of buckets (msm_plan.h's
+// zk_msm_stream_work_bound), windows of at most maxC bits.
+func LeanProofWorkBytes(s KeyShape, chunk uint64, maxC int, r Residency) uint64 {
+	var g1 uint64
+	for _, n := range []uint64{s.NbA, s.NbB, s.NbK, s.NbZ} {
+		g1 = max(g1, csrc.StreamWorkBound(groupG1, n, chunk, maxC, r.Accum[0], r.Reduce[0]))
+	}
+	return ProofPoolBytes(g1, csrc.StreamWorkBound(groupG2, s.NbB, chunk, maxC, r.Accum[1], r.Reduce[1]))
 }
 
 // KeyShapeDeviceBytes is KeyDeviceBytes from a key's shape.

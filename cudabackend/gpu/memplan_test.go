@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -81,45 +82,70 @@ func TestPlanDevice(t *testing.T) {
 	const nwires = 1<<24 + 3
 	s := KeyShape{LogN: 24, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<24 - 1}
 	cases := []struct {
-		room     uint64
-		streamed bool
+		room           uint64
+		streamed, lean bool
 	}{
-		{140 << 30, false},
-		{23 << 30, true},
-		{15 << 30, true},
-		{8 << 30, true},
+		{140 << 30, false, false},
+		{23 << 30, true, false},
+		{15 << 30, true, false},
+		{8 << 30, true, false},
+		{4 << 30, true, true},
+		{2 << 30, true, true},
+		{512 << 20, true, true},
 	}
 	prev := uint64(1 << 62)
 	for _, tc := range cases {
 		p, err := PlanDevice(s, 2, tc.room, BoundResidency(132), MSMMaxDepth)
 		if err != nil {
-			t.Fatalf("room %d GiB: %v", tc.room>>30, err)
+			t.Fatalf("room %d MiB: %v", tc.room>>20, err)
 		}
-		if p.Streamed() != tc.streamed {
-			t.Errorf("room %d GiB: %v, want streamed %v", tc.room>>30, p, tc.streamed)
+		if p.Streamed() != tc.streamed || p.Lean() != tc.lean {
+			t.Errorf("room %d MiB: %v, want streamed %v, lean %v", tc.room>>20, p, tc.streamed, tc.lean)
 		}
 		if p.Total() > tc.room {
-			t.Errorf("room %d GiB: plan %v totals %d, above the room", tc.room>>30, p, p.Total())
+			t.Errorf("room %d MiB: plan %v totals %d, above the room", tc.room>>20, p, p.Total())
+		}
+		if p.Lean() {
+			if p.Slots < 1 || p.Slots > 2 || p.HBlock&(p.HBlock-1) != 0 || p.HBlock < HStreamMinBlock(24) {
+				t.Errorf("room %d MiB: %v", tc.room>>20, p)
+			}
+			if p.SlotBytes != LeanSlotDeviceBytes(p.HBlock) {
+				t.Errorf("room %d MiB: slot of %d bytes, want H's blocks alone (%d)", tc.room>>20, p.SlotBytes, LeanSlotDeviceBytes(p.HBlock))
+			}
+			continue
 		}
 		if p.Streamed() {
 			if p.Chunk&(p.Chunk-1) != 0 || p.Chunk < MinStreamChunk || p.Chunk > prev {
-				t.Errorf("room %d GiB: chunk %d (previous %d)", tc.room>>30, p.Chunk, prev)
+				t.Errorf("room %d MiB: chunk %d (previous %d)", tc.room>>20, p.Chunk, prev)
 			}
 			prev = p.Chunk
 			// The next larger chunk would not have fitted.
 			if p.Chunk < MaxStreamChunk {
 				q := p
 				q.Chunk *= 2
-				q.KeyBytes = StreamKeyDeviceBytes(s, q.Chunk) + DomainBytes(24)
+				q.KeyBytes = StreamKeyDeviceBytes(s, q.Chunk, false) + DomainBytes(24)
 				q.ProofBytes = ProofWorkBytes(s, q.Chunk, BoundResidency(132))
 				if q.Total() <= tc.room {
-					t.Errorf("room %d GiB: chunk %d chosen but %d fits", tc.room>>30, p.Chunk, q.Chunk)
+					t.Errorf("room %d MiB: chunk %d chosen but %d fits", tc.room>>20, p.Chunk, q.Chunk)
 				}
 			}
 		}
 	}
-	if _, err := PlanDevice(s, 2, 4<<30, BoundResidency(132), MSMMaxDepth); !errors.Is(err, ErrOutOfMemory) {
-		t.Errorf("room 4 GiB: err = %v, want ErrOutOfMemory", err)
+	// Below the least lean plan: refused, naming that least, which fits one
+	// slot in just that much and nothing in less.
+	_, err := PlanDevice(s, 2, 1<<20, BoundResidency(132), MSMMaxDepth)
+	var least uint64
+	if !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("room of 1 MiB: err = %v, want ErrOutOfMemory", err)
+	}
+	if _, serr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "needs at least "):], "needs at least %d MiB", &least); serr != nil {
+		t.Fatalf("refusal %q names no least: %v", err, serr)
+	}
+	if p, err := PlanDevice(s, 2, least<<20, BoundResidency(132), MSMMaxDepth); err != nil || p.Slots != 1 || !p.Lean() {
+		t.Errorf("room of the least plan (%d MiB): %v, %v; want it lean, one slot", least, p, err)
+	}
+	if _, err := PlanDevice(s, 2, (least-1)<<20, BoundResidency(132), MSMMaxDepth); !errors.Is(err, ErrOutOfMemory) {
+		t.Errorf("room of %d MiB, below the least: err = %v, want ErrOutOfMemory", least-1, err)
 	}
 }
 
