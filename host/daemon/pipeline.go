@@ -35,6 +35,9 @@ type deviceEntry struct {
 	backend string
 	busy    *busyWindow
 	util    *utilWindow // utilization samples (utilization.go)
+
+	mu       sync.Mutex
+	tooSmall map[string]string // keys the device refused for good (keyTooLarge), with why
 }
 
 // synthesisWorker takes partitions in priority order, reserves their memory,
@@ -346,7 +349,12 @@ func (d *Daemon) finalize(t *task) {
 		return
 	}
 	if out.err != nil {
-		d.retryOrFail(t, fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, out.err), sdk.IsRetryable(out.err) || errors.Is(out.err, device.ErrCrashed))
+		reason := fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, out.err)
+		if sdk.KindOf(out.err) == sdk.ErrResourceExhausted && !sdk.IsRetryable(out.err) {
+			d.keyTooLarge(t, reason) // placement.go
+			return
+		}
+		d.retryOrFail(t, reason, sdk.IsRetryable(out.err) || errors.Is(out.err, device.ErrCrashed))
 		return
 	}
 	start := time.Now()

@@ -65,13 +65,19 @@ func (d *Daemon) nextFor(de *deviceEntry) (queue.Item[*task], error) {
 		if err := d.ctx.Err(); err != nil {
 			return queue.Item[*task]{}, err
 		}
+		// A CPU fallback beside serving GPUs takes only the partitions of keys
+		// every serving GPU refused for good.
+		refusedOnly := false
 		if !d.mayTakeWork(de) {
-			// Leave the work to other devices until this one may take it.
-			select {
-			case <-d.ctx.Done():
-			case <-time.After(placementRecheck):
+			if !de.isCPU() || !de.serving() {
+				// Leave the work to other devices until this one may take it.
+				select {
+				case <-d.ctx.Done():
+				case <-time.After(placementRecheck):
+				}
+				continue
 			}
-			continue
+			refusedOnly = true
 		}
 		var others []*deviceEntry
 		var otherNames []string
@@ -83,7 +89,11 @@ func (d *Daemon) nextFor(de *deviceEntry) (queue.Item[*task], error) {
 		}
 		ctx, cancel := context.WithTimeout(d.ctx, placementRecheck)
 		it, err := d.readyQ.PopIf(ctx, func(it queue.Item[*task]) bool {
-			return placeOn(it.Value.failedOn, name, otherNames) && !keyElsewhere(de, others, it.Value.job.circ.key.ID)
+			key := it.Value.job.circ.key.ID
+			if refusedOnly && !d.gpusRefuse(key) {
+				return false
+			}
+			return !de.refuses(key) && placeOn(it.Value.failedOn, name, otherNames) && !keyElsewhere(de, others, key)
 		})
 		cancel()
 		if err == nil {
@@ -120,4 +130,51 @@ func placeOn(failedOn map[string]bool, name string, others []string) bool {
 		}
 	}
 	return true
+}
+
+// refuses reports whether de's backend refused key for good: it cannot hold
+// the key, its slots and a proof even alone on the device (a permanent
+// ErrResourceExhausted from the key's load).
+func (de *deviceEntry) refuses(key string) bool {
+	de.mu.Lock()
+	defer de.mu.Unlock()
+	_, ok := de.tooSmall[key]
+	return ok
+}
+
+// gpusRefuse reports whether every serving GPU refused key for good.
+func (d *Daemon) gpusRefuse(key string) bool {
+	for _, de := range d.devices {
+		if !de.isCPU() && de.serving() && !de.refuses(key) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyTooLarge handles a partition whose device refused its key for good
+// (refuses): the device takes none of the key's partitions again, and this
+// one goes to another device that has not refused the key, or fails, saying
+// why, when none is left.
+func (d *Daemon) keyTooLarge(t *task, reason string) {
+	key := t.job.circ.key.ID
+	left := false
+	for _, de := range d.devices {
+		if de.dev.Name() == t.device {
+			de.mu.Lock()
+			if de.tooSmall == nil {
+				de.tooSmall = map[string]string{}
+			}
+			de.tooSmall[key] = reason
+			de.mu.Unlock()
+			d.log.Warn("device refused a key for good: it takes none of its partitions again", "device", t.device, "key", key, "reason", reason)
+		} else if !de.refuses(key) {
+			left = true
+		}
+	}
+	if !left {
+		d.failTask(t, reason+" (no other device can take the key)")
+		return
+	}
+	d.retryOrFail(t, reason, true)
 }
