@@ -77,6 +77,20 @@ chain_key() {
   box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$1" --out "$KEYS" >> "$2" 2>&1
   log "keygen exit $?"
 }
+# id_key ID LOG: the development key of circuit ID (chain-kK or sha256-bB), made unless it is there.
+id_key() {
+  [ -f "$KEYS/$1.pk" ] && return 0
+  local args
+  case $1 in
+    chain-k*) args="--circuit chain --k ${1#chain-k}" ;;
+    sha256-b*) args="--circuit sha256 --param b=${1#sha256-b}" ;;
+    *) log "id_key: no keygen for $1"; return 1 ;;
+  esac
+  log "keygen $1"
+  # shellcheck disable=SC2086
+  box "${KG:-300}" "$BIN/zkhost" keygen $args --out "$KEYS" >> "$2" 2>&1
+  log "keygen exit $?"
+}
 { date -u; nproc; grep -m1 'model name' /proc/cpuinfo; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 export ZK_REQUIRE_GPU=1
@@ -145,6 +159,41 @@ for step in $STEPS; do
       echo "peak device memory used (MiB, nvidia-smi): $(sort -n "$OUT/stream-mem-$cap.txt" | tail -1)" | tee -a "$OUT/summary.txt"
       rm -rf "/tmp/s$k-$cap"
     done ;;
+  memcap)
+    # Device memory as a budget: each ID:CAP of MC_CASES proved one-shot through the CUDA
+    # backend, MC_PARTS partitions one at a time (-max-in-flight=1: device-busy is per proof,
+    # isolated), with the whole device and then under CAP (ZKHOST_CUDA_DEVICE_MEMORY_CAP); the
+    # plan the backend chose, device-busy per partition, every proof verified by the host with
+    # gnark, peak device memory by nvidia-smi beside each run:
+    #   STEPS=memcap MC_CASES="chain-k22:512MiB sha256-b134:512MiB" MC_PARTS=3 scripts/gpu-run.sh
+    # Its logs go into one archive, $OUT/memcap.tgz (the device machine returns few files).
+    MC=$(mktemp -d)
+    for c in ${MC_CASES:-chain-k22:512MiB}; do
+      id=${c%%:*}; cap=${c#*:}
+      id_key "$id" "$MC/keygen.txt" || continue
+      for m in ${MC_MODES:-resident $cap}; do
+        cv=$m; [ "$m" = resident ] && cv=
+        tag="$id-$m"
+        log "memcap: prove $id, device memory: $m, ${MC_PARTS:-3} partitions one at a time"
+        nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$MC/mem-$tag.txt" 2>/dev/null &
+        smi=$!
+        rm -rf "/tmp/mc-$tag"
+        ZKHOST_CUDA_DEVICE_MEMORY_CAP="$cv" box "${MC_T:-200}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "$id" \
+          --partitions "${MC_PARTS:-3}" --out "/tmp/mc-$tag" --backend "$(backend_with -max-in-flight=1)" \
+          --log-level info > "$MC/$tag.txt" 2>&1
+        rc=$?
+        kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
+        # A partition's device_busy_ns follows its backend_wall_ns (its phases' come later).
+        busy=$(grep -A1 '"backend_wall_ns"' "/tmp/mc-$tag/summary.json" 2>/dev/null | grep -o '"device_busy_ns": *[0-9]*' | grep -o '[0-9]*$' | awk '{printf "%s%.1f", sep, $1/1e6; sep=" "}')
+        ok=$(grep -c '"verified": *true' "/tmp/mc-$tag/summary.json" 2>/dev/null)
+        plan=$(grep -o 'plan="[^"]*"\|plan=[^ ]*' "$MC/$tag.txt" | head -1)
+        # nvidia-smi counts the CUDA context too: its first level (before any allocation) is told apart.
+        log "memcap $id $m: exit $rc, $plan, device-busy ms per partition: ${busy:-none}, verified ${ok:-0}, peak device memory $(sort -n "$MC/mem-$tag.txt" | tail -1) MiB (context alone $(awk '$1>100{print; exit}' "$MC/mem-$tag.txt") MiB)"
+        cp "/tmp/mc-$tag/summary.json" "$MC/summary-$tag.json" 2>/dev/null
+        rm -rf "/tmp/mc-$tag"
+      done
+    done
+    tar -czf "$OUT/memcap.tgz" -C "$MC" . ;;
   binsplit)
     # The witness-aware MSM (W's 0s and 1s kept out of Pippenger), in ~3 minutes: its GPU
     # tests, then one-shot proofs of sha256 (bit-heavy: 99.7% of W is 0 or 1) and chain 2^22
