@@ -100,7 +100,7 @@ the cluster and solves partitions for its proving hosts (docs/cluster.md).`)
 	// The status page and /metrics show what the API serves: with [cluster],
 	// the cluster too.
 	if cfg.API.WebAddress != "" {
-		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, TokenFile: cfg.API.TokenFile, TLSCertFile: cfg.API.TLSCertFile, TLSKeyFile: cfg.API.TLSKeyFile}, svc, log.Named("web"))
+		ws, err := web.Start(web.Config{Address: cfg.API.WebAddress, Credentials: cfg.API.Credentials}, svc, log.Named("web"))
 		if err != nil {
 			d.Close()
 			stopCluster()

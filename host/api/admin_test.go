@@ -66,7 +66,7 @@ func tcpClients(t *testing.T, svc api.Service) map[string]zkhostv1.ZkhostClient 
 		}
 	}
 	srv := apitest.Serve(t, svc, api.Config{
-		TCPAddr: "127.0.0.1:0", TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: files["admin"],
+		TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: files["admin"]},
 		Clients: []api.ClientConfig{{Name: "alice", TokenFile: files["alice"]}, {Name: "ops", TokenFile: files["ops"], Admin: true}},
 	})
 	pem, err := os.ReadFile(certFile)

@@ -46,7 +46,7 @@ func TestIdentities(t *testing.T) {
 	}
 	rec := &identityRecorder{Fake: apitest.NewFake("gpu0"), got: make(chan api.Identity, 1)}
 	srv := apitest.Serve(t, rec, api.Config{
-		TCPAddr: "127.0.0.1:0", TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: files["admin"],
+		TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: files["admin"]},
 		Clients: []api.ClientConfig{{Name: "alice", TokenFile: files["alice"]}, {Name: "ops", TokenFile: files["ops"], Admin: true}},
 	})
 	pem, _ := os.ReadFile(certFile)
@@ -97,7 +97,7 @@ func TestClientTokensRefused(t *testing.T) {
 		cfg  api.Config
 		want string
 	}{
-		{"shared token", api.Config{TCPAddr: "127.0.0.1:0", TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tok,
+		{"shared token", api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tok},
 			Clients: []api.ClientConfig{{Name: "alice", TokenFile: tok}}}, "client alice has the same token as admin"},
 		{"clients without tcp", api.Config{Clients: []api.ClientConfig{{Name: "alice", TokenFile: tok}}}, "without a TCP address"},
 	} {

@@ -39,12 +39,10 @@ type Config struct {
 	// SocketGroup (a name or a numeric gid) owns the socket; empty keeps the daemon's group.
 	SocketGroup string
 	// TCPAddr ("host:port") also serves the API on TCP; empty means unix socket only.
-	// TCP requires TLSCertFile, TLSKeyFile and TokenFile.
-	TCPAddr     string
-	TLSCertFile string
-	TLSKeyFile  string
-	// TokenFile holds the bearer token TCP clients must send; it is the admin's.
-	TokenFile string
+	// TCP requires all three of Credentials.
+	TCPAddr string
+	// Credentials are the TCP listener's; TokenFile's token is the admin's.
+	Credentials
 	// Clients are more TCP clients, each with its own token and identity.
 	Clients []ClientConfig
 	// MaxMessageBytes caps one message; 0 means DefaultMaxMessageBytes.
@@ -53,6 +51,30 @@ type Config struct {
 	// message before it is ended and its memory released; 0 means
 	// DefaultStreamIdleTimeout.
 	StreamIdleTimeout time.Duration
+}
+
+// Credentials are the files a listener reachable from other machines serves
+// with: the TLS certificate and key it presents, and the file holding the
+// bearer token its clients must send. The API's TCP listener and the status
+// page (host/web) use the same ones, so they are one type.
+type Credentials struct {
+	TLSCertFile string
+	TLSKeyFile  string
+	TokenFile   string
+}
+
+// IsLoopback reports whether a host:port names only this machine: the one
+// place a listener may serve without Credentials.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ClientConfig is a TCP client with a token of its own ([[client]] in the config).

@@ -210,11 +210,11 @@ func TestTCPNeedsTLSAndToken(t *testing.T) {
 		cfg  api.Config
 		want string
 	}{
-		{"no tls", api.Config{TCPAddr: "127.0.0.1:0", TokenFile: token}, "needs a TLS certificate, a TLS key and a token file"},
-		{"no token", api.Config{TCPAddr: "127.0.0.1:0", TLSCertFile: cert, TLSKeyFile: key}, "needs a TLS certificate"},
-		{"short token", api.Config{TCPAddr: "127.0.0.1:0", TLSCertFile: cert, TLSKeyFile: key, TokenFile: short}, "use at least 16"},
-		{"bad cert", api.Config{TCPAddr: "127.0.0.1:0", TLSCertFile: token, TLSKeyFile: key, TokenFile: token}, "TLS certificate"},
-		{"tls without tcp", api.Config{TLSCertFile: cert, TLSKeyFile: key}, "without a TCP address"},
+		{"no tls", api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TokenFile: token}}, "needs a TLS certificate, a TLS key and a token file"},
+		{"no token", api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: cert, TLSKeyFile: key}}, "needs a TLS certificate"},
+		{"short token", api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: cert, TLSKeyFile: key, TokenFile: short}}, "use at least 16"},
+		{"bad cert", api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: token, TLSKeyFile: key, TokenFile: token}}, "TLS certificate"},
+		{"tls without tcp", api.Config{Credentials: api.Credentials{TLSCertFile: cert, TLSKeyFile: key}}, "without a TCP address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -249,7 +249,7 @@ func TestTCPTokenCheck(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := apitest.Serve(t, apitest.NewFake("gpu0"), api.Config{TCPAddr: "127.0.0.1:0", TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tokenFile})
+	srv := apitest.Serve(t, apitest.NewFake("gpu0"), api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tokenFile}})
 	pem, _ := os.ReadFile(certFile)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
@@ -358,5 +358,12 @@ func TestReflection(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(names, ","), "zkhost.v1.Zkhost") {
 		t.Errorf("reflection lists %v", names)
+	}
+}
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:80": true, "[::1]:80": true, "localhost:1": true, "0.0.0.0:80": false, ":80": false, "10.0.0.1:80": false} {
+		if api.IsLoopback(addr) != want {
+			t.Errorf("IsLoopback(%q) = %v", addr, !want)
+		}
 	}
 }

@@ -906,7 +906,7 @@ func TestAdminActionRefused(t *testing.T) {
 	}
 	fake := apitest.NewFake("gpu0", "gpu1")
 	fake.Circuits = map[string]bool{"merkle": true}
-	srv := apitest.Serve(t, fake, api.Config{TCPAddr: "127.0.0.1:0", TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: adminTok,
+	srv := apitest.Serve(t, fake, api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: adminTok},
 		Clients: []api.ClientConfig{{Name: "alice", TokenFile: aliceTok}}})
 	for _, tc := range []struct {
 		cmd, arg, action string

@@ -306,7 +306,7 @@ func TestTCP(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := apitest.Serve(t, apitest.NewFake("gpu0"), api.Config{TCPAddr: "127.0.0.1:0", TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tokenFile})
+	srv := apitest.Serve(t, apitest.NewFake("gpu0"), api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tokenFile}})
 	addr := srv.TCPAddr().String()
 
 	c := dial(t, addr, client.Options{CAFile: certFile, TokenFile: tokenFile})

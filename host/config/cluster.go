@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/zkhost/zkhost/host/api"
 )
 
 // Cluster is the [cluster] table: this host shares one work queue with other
@@ -263,7 +265,7 @@ func (ck *checker) checkCluster(t *table, c *Cluster) {
 	// a listener its certificate, a client the CA to check the server's, both
 	// credentials, routes mutual TLS.
 	secure := func(key, addr string, needCert bool) {
-		if isLoopback(addr) {
+		if api.IsLoopback(addr) {
 			return
 		}
 		var missing []string

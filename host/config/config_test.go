@@ -351,9 +351,9 @@ crash_limit = 1
 crash_window = "1h"
 `
 	c := mustParse(t, text, "/etc/zkhost.toml", testEnv())
-	want := API{Config: api.Config{SocketMode: 0o660, SocketGroup: "zkhost", TCPAddr: "0.0.0.0:7443",
-		TLSCertFile: "/etc/zk/cert.pem", TLSKeyFile: "/etc/zk/key.pem", TokenFile: "/etc/zk/token",
-		Socket: "/home/op/.local/state/zkhost/zkhost.sock"}, WebAddress: "127.0.0.1:7080"}
+	want := API{Config: api.Config{Socket: "/home/op/.local/state/zkhost/zkhost.sock", SocketMode: 0o660, SocketGroup: "zkhost", TCPAddr: "0.0.0.0:7443",
+		Credentials: api.Credentials{TLSCertFile: "/etc/zk/cert.pem", TLSKeyFile: "/etc/zk/key.pem", TokenFile: "/etc/zk/token"}},
+		WebAddress: "127.0.0.1:7080"}
 	if !reflect.DeepEqual(c.API, want) {
 		t.Errorf("api = %+v", c.API)
 	}

@@ -294,7 +294,7 @@ func (ck *checker) api(t *table, stateDir string) API {
 	if addr, ok := t.str("web_address"); ok && addr != "" {
 		if err := checkHostPort(addr); err != nil {
 			ck.errorf(t.key("web_address"), "%v", err)
-		} else if !isLoopback(addr) && a.TCPAddr == "" {
+		} else if !api.IsLoopback(addr) && a.TCPAddr == "" {
 			// The rule of tcp_address: off this machine, TLS and a token.
 			ck.errorf(t.key("web_address"), "%s is not a loopback address: the status page and /metrics are served off this machine only over TLS with a bearer token; "+
 				"set api.tcp_address, api.tls_cert, api.tls_key and api.token_file (the page uses the same), or bind 127.0.0.1", addr)
@@ -303,19 +303,6 @@ func (ck *checker) api(t *table, stateDir string) API {
 	}
 	t.finish()
 	return a
-}
-
-// isLoopback reports whether a host:port names only this machine.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // parseMode reads a permission mode written as an octal string ("0660"). An

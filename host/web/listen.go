@@ -25,12 +25,11 @@ import (
 type Config struct {
 	// Address is the host:port to listen on.
 	Address string
-	// TokenFile, when set, holds the bearer token the data endpoints require
-	// (the API's [api] token_file); TLSCertFile and TLSKeyFile must then be
-	// set too, so the token never crosses the network in clear text.
-	TokenFile   string
-	TLSCertFile string
-	TLSKeyFile  string
+	// Credentials are the API's ([api] tls_cert, tls_key, token_file). With
+	// TokenFile set the data endpoints require its bearer token, and
+	// TLSCertFile and TLSKeyFile must be set too, so the token never crosses
+	// the network in clear text.
+	api.Credentials
 }
 
 // Server is a running web server.
@@ -73,7 +72,7 @@ func Listen(cfg Config, h http.Handler, log hclog.Logger) (*Server, error) {
 	default:
 		// The same rule as the gRPC listener: off this machine, TLS and a token
 		// or nothing. The page and /metrics show jobs, devices and load.
-		if !isLoopback(cfg.Address) {
+		if !api.IsLoopback(cfg.Address) {
 			return nil, fmt.Errorf("web: %s is not a loopback address, and the status page and /metrics are served there only over TLS with a bearer token: "+
 				"bind web_address to 127.0.0.1, or set [api] tcp_address, tls_cert, tls_key and token_file (the page uses the same)", cfg.Address)
 		}
@@ -227,19 +226,6 @@ func writeLogin(w http.ResponseWriter, code int, problem string) {
 		msg = `<p id="problem" style="color: #b00">` + html.EscapeString(problem) + `</p>`
 	}
 	fmt.Fprintf(w, loginPage, msg)
-}
-
-// isLoopback reports whether a host:port names only this machine.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Start serves svc's status page and Prometheus metrics (host/metrics: the
