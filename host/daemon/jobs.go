@@ -51,6 +51,9 @@ type liveJob struct {
 	cancel  context.CancelFunc
 
 	// Guarded by Daemon.mu.
+	// ending is set by the first endJob call: from then on no partition
+	// changes, and the job's final state waits only for its event (see ended).
+	ending   bool
 	state    api.JobState
 	err      string
 	started  time.Time
@@ -469,16 +472,21 @@ func (d *Daemon) parkedReason(id string) string {
 // jobView converts a live job; proofs come from the journal when the job is done.
 func (d *Daemon) jobView(j *liveJob, withProofs bool) api.Job {
 	d.mu.Lock()
-	out := api.Job{
-		ID: j.id, RequestID: j.reqID, Circuit: j.circ.name, Class: j.class, State: j.state,
-		CreatedAt: j.created, StartedAt: j.started, FinishedAt: j.finished, Error: j.err,
-		Partitions: append([]api.Partition(nil), j.parts...),
-	}
+	out := d.jobViewLocked(j)
 	d.mu.Unlock()
 	if withProofs && out.State == api.JobDone {
 		d.attachProofs(&out)
 	}
 	return out
+}
+
+// jobViewLocked is jobView without proofs, for a caller holding d.mu.
+func (d *Daemon) jobViewLocked(j *liveJob) api.Job {
+	return api.Job{
+		ID: j.id, RequestID: j.reqID, Circuit: j.circ.name, Class: j.class, State: j.state,
+		CreatedAt: j.created, StartedAt: j.started, FinishedAt: j.finished, Error: j.err,
+		Partitions: append([]api.Partition(nil), j.parts...),
+	}
 }
 
 func (d *Daemon) attachProofs(out *api.Job) {
@@ -491,6 +499,11 @@ func (d *Daemon) attachProofs(out *api.Job) {
 		d.log.Warn("reading proofs", "job", out.ID, "error", err)
 		return
 	}
+	withProofs(out, proofs)
+}
+
+// withProofs puts each stored proof into its partition of out.
+func withProofs(out *api.Job, proofs []journal.Proof) {
 	for _, p := range proofs {
 		if p.Index >= 0 && p.Index < len(out.Partitions) {
 			out.Partitions[p.Index].Proof = p.Proof
@@ -607,28 +620,20 @@ func (d *Daemon) Cancel(ctx context.Context, jobID string) (api.Job, error) {
 	return d.jobView(j, false), nil
 }
 
-// endJob moves a job to a terminal state: it records it, stops its partitions and
-// tells its subscribers. Only the first call has an effect.
+// endJob moves a job to a terminal state: it stops its partitions, records
+// the state, and then, in one step under d.mu, gives the job and its
+// partitions their final states and sends the final event to its
+// subscribers, so no observer sees the one without the other. The journal
+// holds the state before that event goes out, so a client acting on the event
+// (a List by state) finds the job as the event says. Only the first call has
+// an effect.
 func (d *Daemon) endJob(j *liveJob, state api.JobState, reason string) {
 	d.mu.Lock()
-	if j.state.Terminal() {
+	if j.ended() {
 		d.mu.Unlock()
 		return
 	}
-	j.state = state
-	j.finished = time.Now()
-	if state != api.JobDone {
-		j.err = reason
-		for i := range j.parts {
-			if j.parts[i].State != api.PartitionVerified {
-				if state == api.JobCancelled {
-					j.parts[i].State = api.PartitionCancelled
-				} else if j.parts[i].State != api.PartitionFailed {
-					j.parts[i].State = api.PartitionCancelled
-				}
-			}
-		}
-	}
+	j.ending = true
 	d.mu.Unlock()
 	// Stop in-flight proofs and dispatch first: the journal write below syncs to
 	// disk, which takes hundreds of milliseconds on a slow one, and a backend
@@ -645,10 +650,45 @@ func (d *Daemon) endJob(j *liveJob, state api.JobState, reason string) {
 	for _, it := range d.readyQ.Remove(j.seq) {
 		d.releaseTask(it.Value)
 	}
-	final := d.jobView(j, true)
-	d.event(j, api.JobEvent{Kind: state.EndEvent(), Reason: reason, Job: &final})
+	// The final event of a done job carries its proofs: they are read from
+	// the journal here, outside the lock.
+	var proofs []journal.Proof
+	if state == api.JobDone {
+		var err error
+		proofs, err = d.storedProofs(j.id, j.circ.name)
+		if errors.Is(err, journal.ErrDamaged) {
+			state, reason, proofs = api.JobFailed, err.Error(), nil
+			d.recordDamaged(j.id, reason)
+		} else if err != nil {
+			d.log.Warn("reading proofs", "job", j.id, "error", err)
+		}
+	}
+
+	d.mu.Lock()
+	j.state = state
+	j.finished = time.Now()
+	if state != api.JobDone {
+		j.err = reason
+		for i := range j.parts {
+			if j.parts[i].State != api.PartitionVerified {
+				if state == api.JobCancelled {
+					j.parts[i].State = api.PartitionCancelled
+				} else if j.parts[i].State != api.PartitionFailed {
+					j.parts[i].State = api.PartitionCancelled
+				}
+			}
+		}
+	}
+	final := d.jobViewLocked(j)
+	withProofs(&final, proofs)
+	d.eventLocked(j, api.JobEvent{Kind: state.EndEvent(), Reason: reason, Job: &final})
+	d.mu.Unlock()
 	d.log.Info("job ended", "job", j.id, "state", state, "reason", reason)
 }
+
+// ended reports whether endJob has begun on j (or the job is over for another
+// reason): its partitions change no more. The caller holds d.mu.
+func (j *liveJob) ended() bool { return j.ending || j.state.Terminal() }
 
 // forgetFinished drops finished live jobs older than cutoff from memory.
 func (d *Daemon) forgetFinished(cutoff time.Time) {
@@ -778,9 +818,9 @@ func (d *Daemon) partitionVerified(j *liveJob, idx int, at time.Time, ev api.Job
 // through here, under one hold of d.mu, so an observer (Get, the snapshot an
 // Await starts from) never sees a state whose event has not gone out, nor an
 // event whose state is not in the view yet; and the two cannot disagree.
-// Once the job has ended, endJob has given every partition its final state
-// and sent the last event: a step still winding down (a proof returning after
-// a cancel) changes nothing and sends nothing, and transition reports false.
+// Once endJob has begun, it gives every partition its final state with the
+// last event: a step still winding down (a proof returning after a cancel)
+// changes nothing and sends nothing, and transition reports false.
 func (d *Daemon) transition(j *liveJob, idx int, ev api.JobEvent, set func(p *api.Partition)) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -793,7 +833,7 @@ func (d *Daemon) transitionLocked(j *liveJob, idx int, ev api.JobEvent, set func
 	if state == api.PartitionStateUnspecified {
 		panic(fmt.Sprintf("daemon: partition transition on %s, which is not a partition event", ev.Kind))
 	}
-	if j.state.Terminal() || idx < 0 || idx >= len(j.parts) {
+	if j.ended() || idx < 0 || idx >= len(j.parts) {
 		return false
 	}
 	p := &j.parts[idx]
@@ -811,10 +851,10 @@ func (d *Daemon) transitionLocked(j *liveJob, idx int, ev api.JobEvent, set func
 func (d *Daemon) updatePart(j *liveJob, idx int, f func(p *api.Partition)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	// Once a job has ended, endJob has set every partition's final state; a
+	// Once a job is ending, endJob sets every partition's final state; a
 	// pipeline step still winding down (a proof returning after a cancel) must
 	// not overwrite it.
-	if j.state.Terminal() {
+	if j.ended() {
 		return
 	}
 	if idx < 0 || idx >= len(j.parts) {

@@ -53,15 +53,21 @@ func verifyStored(ce *circuitEntry, p journal.Proof) error {
 	return nil
 }
 
+// recordDamaged logs and journals job id as failed for reason, a damaged
+// record of it.
+func (d *Daemon) recordDamaged(id, reason string) {
+	d.log.Error("a record of the job is damaged in the journal; the job is failed", "job", id, "reason", reason)
+	if err := d.journal.FailDamaged(id, reason); err != nil {
+		d.log.Error("recording the damaged job as failed", "job", id, "error", err)
+	}
+}
+
 // failDamaged fails the job out shows, whose journal record damage says is
 // damaged: in the journal, in memory when it is live, and in out, whose
 // proofs are dropped.
 func (d *Daemon) failDamaged(out *api.Job, damage error) {
 	reason := damage.Error()
-	d.log.Error("a record of the job is damaged in the journal; the job is failed", "job", out.ID, "reason", reason)
-	if err := d.journal.FailDamaged(out.ID, reason); err != nil {
-		d.log.Error("recording the damaged job as failed", "job", out.ID, "error", err)
-	}
+	d.recordDamaged(out.ID, reason)
 	d.mu.Lock()
 	if j, ok := d.jobs[out.ID]; ok {
 		j.state, j.err = api.JobFailed, reason

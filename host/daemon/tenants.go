@@ -45,7 +45,7 @@ func (d *Daemon) waitingPartitions(owner string) (total, mine int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, j := range d.jobs {
-		if j.state.Terminal() {
+		if j.ended() {
 			continue
 		}
 		n := 0

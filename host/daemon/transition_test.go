@@ -104,6 +104,48 @@ func TestTransitionAfterEnd(t *testing.T) {
 	}
 }
 
+// TestEndJobStateWithEvent: a job's end changes its state, its partitions'
+// states and its final event in one step. An observer holding d.mu while the
+// job ends (as Get and Await's snapshot do) sees either the running job and no
+// event, or the ended job with every unverified partition cancelled and its
+// final event already out; never the one without the other.
+func TestEndJobStateWithEvent(t *testing.T) {
+	d := transitionDaemon(t)
+	sub := make(chan api.JobEvent, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &liveJob{id: "j", seq: 1, circ: &circuitEntry{name: "c"}, class: api.ClassNormal, ctx: ctx, cancel: cancel,
+		state: api.JobRunning, parts: []api.Partition{{State: api.PartitionVerified}, {Index: 1, State: api.PartitionProving}},
+		subs: map[chan api.JobEvent]struct{}{sub: {}}}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		d.endJob(j, api.JobCancelled, "cancelled by a client")
+	}()
+	for done := false; !done; {
+		select {
+		case <-ended:
+			done = true
+		default:
+		}
+		d.mu.Lock()
+		state, parts, events := j.state, append([]api.Partition(nil), j.parts...), len(sub)
+		d.mu.Unlock()
+		switch {
+		case events == 0 && (state != api.JobRunning || parts[1].State != api.PartitionProving):
+			t.Fatalf("job %s, partition 1 %s before the final event went out", state, parts[1].State)
+		case events > 0 && (state != api.JobCancelled || parts[0].State != api.PartitionVerified || parts[1].State != api.PartitionCancelled):
+			t.Fatalf("final event out while the job is %s, its partitions %s and %s", state, parts[0].State, parts[1].State)
+		}
+	}
+	if len(sub) != 1 {
+		t.Fatalf("%d events, want the one final event", len(sub))
+	}
+	ev := <-sub
+	if ev.Kind != api.EventJobCancelled || ev.Job == nil || ev.Job.State != api.JobCancelled || ev.Job.Partitions[1].State != api.PartitionCancelled {
+		t.Errorf("final event %+v, want %s carrying the cancelled job", ev, api.EventJobCancelled)
+	}
+}
+
 // transitionDaemon is a Daemon with what the pipeline's steps touch besides
 // the devices: a journal, queues, metrics, and no backoff.
 func transitionDaemon(t *testing.T) *Daemon {
