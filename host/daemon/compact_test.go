@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -113,12 +112,7 @@ func TestCompactPartitions(t *testing.T) {
 	f.d.shm.Remove(h)
 
 	f.shutdown() // flushes the timeline
-	file, err := os.Open(f.cfg.Timeline.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	evs, err := timeline.Read(file)
+	evs, err := timeline.ReadFile(f.cfg.Timeline.Path)
 	if err != nil {
 		t.Fatal(err)
 	}

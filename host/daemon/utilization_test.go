@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -50,12 +49,7 @@ func TestPreloadAndUtilization(t *testing.T) {
 	if f.cfg.Timeline.Path != path {
 		t.Fatalf("timeline at %q, want the default %q", f.cfg.Timeline.Path, path)
 	}
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	evs, err := timeline.Read(file)
+	evs, err := timeline.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -384,3 +384,13 @@ func Read(r io.Reader) ([]Event, error) {
 	c, err := ReadAll(r)
 	return c.Events, err
 }
+
+// ReadFile reads the timeline file at path as Read does.
+func ReadFile(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f)
+}

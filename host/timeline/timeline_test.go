@@ -29,15 +29,7 @@ func TestWriteRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Record(Event{Job: "after close"}) // dropped, no panic
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, err := Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := readFile(t, path)
 	if len(evs) != 8 {
 		t.Fatalf("read %d events, want 8", len(evs))
 	}
@@ -138,12 +130,7 @@ func TestRotationKeepNone(t *testing.T) {
 
 func readFile(t *testing.T, path string) []Event {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, err := Read(f)
+	evs, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
