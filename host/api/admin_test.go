@@ -52,8 +52,9 @@ func unixClientAs(t *testing.T, svc api.Service, uid int) zkhostv1.ZkhostClient 
 }
 
 // tcpClients serves svc on TCP with the admin's token, a client "alice"
-// without admin and a client "ops" with it, and returns a client per token.
-func tcpClients(t *testing.T, svc api.Service) map[string]zkhostv1.ZkhostClient {
+// without admin and a client "ops" with it, and returns the server and a
+// client per token.
+func tcpClients(t *testing.T, svc api.Service) (*api.Server, map[string]zkhostv1.ZkhostClient) {
 	t.Helper()
 	dir := apitest.ShortTempDir(t)
 	certFile, keyFile := apitest.WriteTLSFiles(t, dir)
@@ -85,7 +86,7 @@ func tcpClients(t *testing.T, svc api.Service) map[string]zkhostv1.ZkhostClient 
 		t.Cleanup(func() { conn.Close() })
 		out[name] = zkhostv1.NewZkhostClient(conn)
 	}
-	return out
+	return srv, out
 }
 
 // adminActions are the calls that change devices or keys for every client,
@@ -140,7 +141,7 @@ func TestAdminActionsNeedAdmin(t *testing.T) {
 	for _, a := range adminActions {
 		t.Run(a.name, func(t *testing.T) {
 			fake := adminFake(t)
-			tcp := tcpClients(t, fake)
+			_, tcp := tcpClients(t, fake)
 			for _, who := range []struct {
 				name   string
 				client zkhostv1.ZkhostClient

@@ -2,15 +2,12 @@ package api_test
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -34,45 +31,23 @@ func (r *identityRecorder) Status(ctx context.Context) (api.StatusReport, error)
 // token_file the admin's, and the unix socket its peer's uid (the daemon's own
 // user is an admin).
 func TestIdentities(t *testing.T) {
-	dir := apitest.ShortTempDir(t)
-	certFile, keyFile := apitest.WriteTLSFiles(t, dir)
-	tokens := map[string]string{"admin": "admin-token-0123456789", "alice": "alice-token-0123456789", "ops": "ops-token-0123456789ab"}
-	files := map[string]string{}
-	for name, tok := range tokens {
-		files[name] = filepath.Join(dir, name+".token")
-		if err := os.WriteFile(files[name], []byte(tok), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	rec := &identityRecorder{Fake: apitest.NewFake("gpu0"), got: make(chan api.Identity, 1)}
-	srv := apitest.Serve(t, rec, api.Config{
-		TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: files["admin"]},
-		Clients: []api.ClientConfig{{Name: "alice", TokenFile: files["alice"]}, {Name: "ops", TokenFile: files["ops"], Admin: true}},
-	})
-	pem, _ := os.ReadFile(certFile)
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	srv, clients := tcpClients(t, rec)
 	ctx := testCtx(t)
 	for _, tc := range []struct {
-		token string
-		want  api.Identity
+		client string
+		want   api.Identity
 	}{
-		{tokens["admin"], api.Identity{Name: "admin", Admin: true}},
-		{tokens["alice"], api.Identity{Name: "alice"}},
-		{tokens["ops"], api.Identity{Name: "ops", Admin: true}},
+		{"admin", api.Identity{Name: "admin", Admin: true}},
+		{"alice", api.Identity{Name: "alice"}},
+		{"ops", api.Identity{Name: "ops", Admin: true}},
 	} {
-		conn, err := grpc.NewClient(srv.TCPAddr().String(), grpc.WithTransportCredentials(creds), grpc.WithPerRPCCredentials(tokenCall("Bearer "+tc.token)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := zkhostv1.NewZkhostClient(conn).Status(ctx, &zkhostv1.StatusRequest{}); err != nil {
+		if _, err := clients[tc.client].Status(ctx, &zkhostv1.StatusRequest{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := <-rec.got; got != tc.want {
 			t.Errorf("token of %s: identity %+v, want %+v", tc.want.Name, got, tc.want)
 		}
-		conn.Close()
 	}
 	conn, err := grpc.NewClient("unix://"+srv.SocketPath(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -68,12 +68,7 @@ func TestListenUnixStaleAndLive(t *testing.T) {
 	path := filepath.Join(dir, "zkhost.sock")
 
 	// A stale socket: bound, then its process "died" without removing the file.
-	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale.SetUnlinkOnClose(false)
-	stale.Close()
+	apitest.StaleSocket(t, path)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("stale socket file missing: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +30,12 @@ func dial(t *testing.T, addr string, opts client.Options) *client.Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// serveAndDial serves svc on a unix socket and dials it with opts.
+func serveAndDial(t *testing.T, svc api.Service, opts client.Options) *client.Client {
+	t.Helper()
+	return dial(t, apitest.Serve(t, svc, api.Config{}).SocketPath(), opts)
 }
 
 func TestParseAddress(t *testing.T) {
@@ -77,12 +82,7 @@ func TestDialNoDaemon(t *testing.T) {
 
 	// A socket file nobody listens on: a daemon that died.
 	stale := filepath.Join(dir, "stale.sock")
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: stale, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.SetUnlinkOnClose(false)
-	l.Close()
+	apitest.StaleSocket(t, stale)
 	_, err = client.Dial("unix://"+stale, client.Options{})
 	if err == nil || !strings.Contains(err.Error(), "no zkhost daemon at "+stale+": connection refused") {
 		t.Fatalf("Dial(stale) = %v", err)
@@ -184,8 +184,7 @@ func TestRoundTrip(t *testing.T) {
 func TestAwait(t *testing.T) {
 	ctx := testCtx(t)
 	fake := apitest.NewFake("gpu0")
-	srv := apitest.Serve(t, fake, api.Config{})
-	c := dial(t, srv.SocketPath(), client.Options{})
+	c := serveAndDial(t, fake, client.Options{})
 	job, err := c.Submit(ctx, api.SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{[]byte("a"), []byte("b")}})
 	if err != nil {
 		t.Fatal(err)
@@ -231,8 +230,7 @@ func TestAwait(t *testing.T) {
 func TestAwaitStops(t *testing.T) {
 	ctx := testCtx(t)
 	fake := apitest.NewFake("gpu0")
-	srv := apitest.Serve(t, fake, api.Config{})
-	c := dial(t, srv.SocketPath(), client.Options{})
+	c := serveAndDial(t, fake, client.Options{})
 	job, err := c.Submit(ctx, api.SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{[]byte("a")}})
 	if err != nil {
 		t.Fatal(err)
@@ -338,8 +336,7 @@ func TestSubmitStreamPassesMessageLimit(t *testing.T) {
 	fake := apitest.NewFake("gpu0")
 	const size = 3 << 20
 	fake.InputSize = size
-	srv := apitest.Serve(t, fake, api.Config{})
-	c := dial(t, srv.SocketPath(), client.Options{MaxMessageBytes: 2 << 20})
+	c := serveAndDial(t, fake, client.Options{MaxMessageBytes: 2 << 20})
 	ins := [][]byte{bytes.Repeat([]byte{1}, size), bytes.Repeat([]byte{2}, size)}
 
 	if _, err := c.Submit(ctx, api.SubmitRequest{Circuit: "c", Witnesses: ins}); err == nil {

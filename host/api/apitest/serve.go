@@ -55,6 +55,18 @@ func ShortTempDir(t testing.TB) string {
 	return dir
 }
 
+// StaleSocket leaves a unix socket file at path that nobody listens on, as a
+// daemon that died leaves it.
+func StaleSocket(t testing.TB, path string) {
+	t.Helper()
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false)
+	l.Close()
+}
+
 // WriteTLSFiles writes a self-signed certificate for 127.0.0.1 and localhost and its key
 // into dir, for tests of the TCP listener; the certificate is also its own CA.
 func WriteTLSFiles(t testing.TB, dir string) (certFile, keyFile string) {
