@@ -11,7 +11,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,7 +136,7 @@ func newBadEnv(t *testing.T) *badEnv {
 	if err := circuit.Keygen(fixtures["chain"].spec, env.otherKeys); err != nil {
 		t.Fatal(err)
 	}
-	env.tcpAddr = freeAddr(t)
+	env.tcpAddr = apitest.FreeAddr(t)
 	certFile, keyFile := apitest.WriteTLSFiles(t, dir)
 	env.certFile = certFile
 	env.token = "e2e-token-" + hex.EncodeToString(randomBytes(t, 16))
@@ -805,16 +804,6 @@ func fileSHA256(t *testing.T, path string) string {
 }
 
 // ---- helpers ----
-
-// freeAddr returns a free TCP address on the loopback interface.
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 func randomBytes(t *testing.T, n int) []byte {
 	b := make([]byte, n)

@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // natsCluster is three nats-server processes forming one JetStream cluster.
@@ -38,7 +39,7 @@ func startNATS(t *testing.T, n int) *natsCluster {
 	nc := &natsCluster{t: t}
 	clients, routes := make([]string, n), make([]string, n)
 	for i := range n {
-		clients[i], routes[i] = freeAddr(t), freeAddr(t)
+		clients[i], routes[i] = apitest.FreeAddr(t), apitest.FreeAddr(t)
 	}
 	dir := t.TempDir()
 	for i := range n {

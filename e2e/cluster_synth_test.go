@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // synthReadyLog is the line a synthesis host logs once it pulls work.
@@ -24,7 +25,7 @@ const synthReadyLog = "synthesizing partitions for the proving hosts"
 func TestClusterSynthesisHosts(t *testing.T) {
 	// One NATS server, embedded in the proving host; the synthesis hosts
 	// are its clients (forming a cluster of servers is tested elsewhere).
-	addr := freeAddr(t)
+	addr := apitest.FreeAddr(t)
 	dev := cpuDevice()
 	dev.Options["compact-w"] = "true"
 	prover := newHost(t, hostConf{Devices: []deviceConf{dev},

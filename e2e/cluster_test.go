@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // clusterAckWait is the tests' [cluster] ack_wait: how soon the partitions of
@@ -32,7 +33,7 @@ func startClusterWith(t testing.TB, n int, conf func(i int) (hostConf, string)) 
 	clients := make([]string, n)
 	routes := make([]string, n)
 	for i := range n {
-		clients[i], routes[i] = freeAddr(t), freeAddr(t)
+		clients[i], routes[i] = apitest.FreeAddr(t), apitest.FreeAddr(t)
 	}
 	hosts := make([]*host, n)
 	for i := range n {
@@ -228,7 +229,7 @@ func BenchmarkClusterThroughput(b *testing.B) {
 			return []*host{h}
 		}},
 		{"embedded-1", func(b *testing.B) []*host {
-			extra := fmt.Sprintf("[cluster]\nname = \"h0\"\nembedded = true\nlisten = %q\n", freeAddr(b))
+			extra := fmt.Sprintf("[cluster]\nname = \"h0\"\nembedded = true\nlisten = %q\n", apitest.FreeAddr(b))
 			h := newHost(b, hostConf{Devices: []deviceConf{cpuDevice()}, Extra: extra})
 			startAll(b, []*host{h})
 			return []*host{h}

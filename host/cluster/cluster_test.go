@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -15,19 +14,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/journal"
 )
-
-// freeAddr returns a free TCP address on loopback.
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // startServers runs n NATS servers in this process, routed into one
 // JetStream cluster, and returns their client URLs.
@@ -39,7 +29,7 @@ func startServers(t testing.TB, n int) []string {
 
 // startServerSet is startServers, giving the servers too, so a test can stop
 // one (which, in process, closes its connections as a kill -9 would). A
-// port freeAddr found free can be taken by another process before the
+// port apitest.FreeAddr found free can be taken by another process before the
 // server listens on it (test packages run at once): the set is then started
 // again on fresh ports, up to three times.
 func startServerSet(t testing.TB, n int) ([]*server.Server, []string) {
@@ -60,11 +50,34 @@ func startServerSet(t testing.TB, n int) ([]*server.Server, []string) {
 // tryServerSet starts n routed servers on fresh ports, or shuts down those it
 // started and returns why it could not.
 func tryServerSet(t testing.TB, n int) ([]*server.Server, []string, error) {
+	ccs, urls := serverSetConfigs(t, n)
+	var srvs []*server.Server
+	for _, cc := range ccs {
+		s, err := startServer(cc, hclog.NewNullLogger())
+		if err != nil {
+			for _, s := range srvs {
+				s.Shutdown()
+				s.WaitForShutdown()
+			}
+			return nil, nil, err
+		}
+		srvs = append(srvs, s)
+	}
+	for _, s := range srvs {
+		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	}
+	return srvs, urls, nil
+}
+
+// serverSetConfigs is the config of each of n NATS servers routed to one
+// another on fresh loopback ports (one server alone has no routes), and the
+// URLs their clients connect to.
+func serverSetConfigs(t testing.TB, n int) ([]*config.Cluster, []string) {
 	clients, routes := make([]string, n), make([]string, n)
 	for i := range n {
-		clients[i], routes[i] = freeAddr(t), freeAddr(t)
+		clients[i], routes[i] = apitest.FreeAddr(t), apitest.FreeAddr(t)
 	}
-	var srvs []*server.Server
+	var ccs []*config.Cluster
 	var urls []string
 	for i := range n {
 		var others []string
@@ -78,21 +91,9 @@ func tryServerSet(t testing.TB, n int) ([]*server.Server, []string, error) {
 		if n == 1 {
 			cc.ClusterListen, cc.Routes = "", nil
 		}
-		s, err := startServer(cc, hclog.NewNullLogger())
-		if err != nil {
-			for _, s := range srvs {
-				s.Shutdown()
-				s.WaitForShutdown()
-			}
-			return nil, nil, err
-		}
-		srvs = append(srvs, s)
-		urls = append(urls, "nats://"+clients[i])
+		ccs, urls = append(ccs, cc), append(urls, "nats://"+clients[i])
 	}
-	for _, s := range srvs {
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	}
-	return srvs, urls, nil
+	return ccs, urls
 }
 
 // member joins the servers at urls as a cluster member without a local
@@ -111,6 +112,15 @@ func member(t testing.TB, urls []string, name string, replicas int) *Cluster {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// publishOne creates a job of one normal partition on c and publishes it.
+func publishOne(t testing.TB, ctx context.Context, c *Cluster) {
+	t.Helper()
+	rec := createJob(t, c, 1, api.ClassNormal)
+	if err := c.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // createJob records a job of n partitions, as Submit does.

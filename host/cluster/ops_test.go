@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/config"
 )
 
@@ -24,25 +25,10 @@ import (
 // they were made from.
 func authServers(t *testing.T, n int, users func() []*server.User, tweak ...func(*server.Options)) ([]*server.Server, []string, []*server.Options) {
 	t.Helper()
-	clients, routes := make([]string, n), make([]string, n)
-	for i := range n {
-		clients[i], routes[i] = freeAddr(t), freeAddr(t)
-	}
+	ccs, urls := serverSetConfigs(t, n)
 	var srvs []*server.Server
-	var urls []string
 	var all []*server.Options
-	for i := range n {
-		var others []string
-		for j := range n {
-			if j != i {
-				others = append(others, "nats-route://"+routes[j])
-			}
-		}
-		cc := &config.Cluster{Name: fmt.Sprintf("s%d", i), Listen: clients[i], ClusterName: "test",
-			ClusterListen: routes[i], Routes: others, StoreDir: t.TempDir()}
-		if n == 1 {
-			cc.ClusterListen, cc.Routes = "", nil
-		}
+	for _, cc := range ccs {
 		opts, err := serverOptions(cc)
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +48,7 @@ func authServers(t *testing.T, n int, users func() []*server.User, tweak ...func
 			t.Fatal("server not ready")
 		}
 		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		srvs, urls, all = append(srvs, s), append(urls, "nats://"+clients[i]), append(all, opts)
+		srvs, all = append(srvs, s), append(all, opts)
 	}
 	return srvs, urls, all
 }
@@ -357,10 +343,7 @@ func TestRestartHandsBack(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rec := createJob(t, a, 1, api.ClassNormal)
-	if err := a.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
-		t.Fatal(err)
-	}
+	publishOne(t, ctx, a)
 	msg := a.next(ctx, a.cons[:])
 	md, err := msg.Metadata()
 	if err != nil {
@@ -443,10 +426,7 @@ func TestHostCutOff(t *testing.T) {
 	a.local = idleDaemon{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rec := createJob(t, a, 1, api.ClassNormal)
-	if err := a.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
-		t.Fatal(err)
-	}
+	publishOne(t, ctx, a)
 	msg := a.next(ctx, a.cons[:])
 	stop := a.keepAlive(msg, func() {}) // a proves it, saying so
 	defer stop()
@@ -477,7 +457,7 @@ func TestHostCutOff(t *testing.T) {
 // TestEmbeddedLogsItsAddress: a host with an embedded server logs where that
 // server listens, not nats.go's default URL.
 func TestEmbeddedLogsItsAddress(t *testing.T) {
-	addr := freeAddr(t)
+	addr := apitest.FreeAddr(t)
 	buf := &syncWriter{w: &strings.Builder{}}
 	log := hclog.New(&hclog.LoggerOptions{Output: buf, Level: hclog.Info})
 	cc := config.Cluster{Name: "h0", Embedded: true, Listen: addr, StoreDir: t.TempDir(), Replicas: 1, AckWait: 5 * time.Second, MaxDeliver: 3}
@@ -533,10 +513,7 @@ func TestSilentHostReaped(t *testing.T) {
 	changed := make(chan struct{}, 1)
 	go victim.announce(ctx, changed, func() int { return 0 })
 
-	rec := createJob(t, reaper, 1, api.ClassNormal)
-	if err := reaper.publish(ctx, rec, [][]byte{{1}}, false); err != nil {
-		t.Fatal(err)
-	}
+	publishOne(t, ctx, reaper)
 	msg := victim.next(ctx, victim.cons[:])
 	md, _ := msg.Metadata()
 	victim.hold(msg) // as Run does; never released: the host dies

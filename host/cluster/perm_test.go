@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/config"
 )
 
@@ -144,7 +145,7 @@ func TestTokenAndCreds(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	writeFile(t, tokenFile, "t0ken-s3cret\n")
-	cc := config.Cluster{Name: "h0", Embedded: true, Listen: freeAddr(t), StoreDir: t.TempDir(), Replicas: 1, TokenFile: tokenFile}
+	cc := config.Cluster{Name: "h0", Embedded: true, Listen: apitest.FreeAddr(t), StoreDir: t.TempDir(), Replicas: 1, TokenFile: tokenFile}
 	emb, err := startMember(t, cc, time.Hour, 30*time.Second)
 	if err != nil {
 		t.Fatalf("token: %v", err)
@@ -200,7 +201,7 @@ func TestTokenAndCreds(t *testing.T) {
 	res := &server.MemAccResolver{}
 	res.Store(apub, ajwt)
 	res.Store(spub, sjwt)
-	addr := freeAddr(t)
+	addr := apitest.FreeAddr(t)
 	opts, err := serverOptions(&config.Cluster{Name: "op", Listen: addr, StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

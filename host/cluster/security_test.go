@@ -2,14 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,45 +11,19 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/config"
 )
-
-// writeCert writes a CA and a server certificate for 127.0.0.1 signed by it,
-// and returns the paths of the CA, the certificate and its key.
-func writeCert(t *testing.T, dir string) (ca, cert, key string) {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	srvKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	srvTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(srvKey)
-	ca, cert, key = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	for path, block := range map[string]*pem.Block{ca: {Type: "CERTIFICATE", Bytes: caDER}, cert: {Type: "CERTIFICATE", Bytes: srvDER}, key: {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ca, cert, key
-}
 
 // TestEmbeddedServerSecured: an embedded server with TLS and credentials
 // serves its own host (in process) and a client that brings the CA and the
 // credentials, and refuses a client without credentials or without TLS.
 func TestEmbeddedServerSecured(t *testing.T) {
 	dir := t.TempDir()
-	ca, cert, key := writeCert(t, dir)
+	// The certificate is its own CA: the server, its clients and the routes'
+	// mutual TLS all trust it.
+	cert, key := apitest.WriteTLSFiles(t, dir)
+	ca := cert
 	seed, err := nkeys.CreateUser()
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +50,7 @@ func TestEmbeddedServerSecured(t *testing.T) {
 		{"nkey", config.Cluster{NkeySeedFile: seedFile}, []nats.Option{nkeyOpt}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := freeAddr(t)
+			addr := apitest.FreeAddr(t)
 			cc := tc.cc
 			cc.Name, cc.Embedded, cc.Listen, cc.StoreDir, cc.Replicas = "h0", true, addr, t.TempDir(), 1
 			cc.TLSCA, cc.TLSCert, cc.TLSKey = ca, cert, key

@@ -55,6 +55,19 @@ func ShortTempDir(t testing.TB) string {
 	return dir
 }
 
+// FreeAddr returns a loopback TCP address that was free when asked: for a
+// listener a test configures (the API's TCP one, NATS servers), not a
+// promise that no other process takes it first.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
 // StaleSocket leaves a unix socket file at path that nobody listens on, as a
 // daemon that died leaves it.
 func StaleSocket(t testing.TB, path string) {
@@ -68,7 +81,9 @@ func StaleSocket(t testing.TB, path string) {
 }
 
 // WriteTLSFiles writes a self-signed certificate for 127.0.0.1 and localhost and its key
-// into dir, for tests of the TCP listener; the certificate is also its own CA.
+// into dir, for tests of TLS listeners (the API's TCP one, the cluster's NATS
+// servers); the certificate is also its own CA, and serves a client of mutual
+// TLS too.
 func WriteTLSFiles(t testing.TB, dir string) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -81,7 +96,7 @@ func WriteTLSFiles(t testing.TB, dir string) (certFile, keyFile string) {
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(time.Hour),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
