@@ -6,10 +6,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 // cpuClock is the process's CPU time and the wall time at the last utilization
@@ -20,13 +20,7 @@ type cpuClock struct {
 }
 
 // processCPU is the CPU time (user and system) the process has used so far.
-func processCPU() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
-}
+func processCPU() (time.Duration, error) { return procfs.CPUTime() }
 
 // workerCPU tracks the CPU time of proof workers (worker.go): those running,
 // read from /proc as they go, and the total of those that ended, from their

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 // testExecutable is this test binary, which serves as a prove worker (TestMain).
@@ -237,7 +238,7 @@ func BenchmarkProveWorker(b *testing.B) {
 			}
 			h := f.partition(b)
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0, _ := procfs.CPUTimeWithChildren()
 			for range b.N {
 				if _, err := be.Prove(context.Background(), sdk.ProveRequest{KeyID: "chain", Partition: h}); err != nil {
 					b.Fatal(err)
@@ -245,20 +246,10 @@ func BenchmarkProveWorker(b *testing.B) {
 			}
 			// CPU time (this process and its reaped workers) is what the worker adds,
 			// and unlike wall time it holds still on a loaded machine.
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			cpu1, _ := procfs.CPUTimeWithChildren()
+			b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time of this process and of its children that were waited for.
-func cpuTime() time.Duration {
-	var self, kids syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	sum := func(r syscall.Rusage) time.Duration {
-		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-	}
-	return sum(self) + sum(kids)
 }
 
 // TestWorkersTakeTurns proves with two keys in turn, each with its own worker:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 // The CPU-path benchmarks compare gnark's own groth16.Prove with zkhost's path
@@ -55,13 +55,14 @@ func BenchmarkGnarkProve(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0, _ := procfs.CPUTimeWithChildren()
 			for i := 0; i < b.N; i++ {
 				if _, err := groth16.Prove(c.CCS, (*groth16bls.ProvingKey)(pk), w); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			cpu1, _ := procfs.CPUTimeWithChildren()
+			b.ReportMetric(float64((cpu1-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
@@ -74,7 +75,7 @@ func BenchmarkZkhostCPU(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			out := b.TempDir()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0, _ := procfs.CPUTimeWithChildren()
 			res, err := Run(context.Background(), Options{
 				KeyDir: keys, Circuit: name, Partitions: b.N, OutDir: out, Backend: backend,
 			})
@@ -84,7 +85,8 @@ func BenchmarkZkhostCPU(b *testing.B) {
 			b.StopTimer()
 			// The backend process (and its workers, which it reaps) has exited by
 			// now, so its CPU time is in this process's reaped children's.
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			cpu1, _ := procfs.CPUTimeWithChildren()
+			b.ReportMetric(float64((cpu1-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 			var synth, transfer, prove, busy, verify time.Duration
 			for _, p := range res.Partitions {
 				synth += p.Synthesis
@@ -101,16 +103,4 @@ func BenchmarkZkhostCPU(b *testing.B) {
 			b.ReportMetric(float64(verify.Microseconds())/1000/n, "verify-ms/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time (user and system) of this process and of its children
-// that were waited for: CPU time, unlike wall time, holds still on a loaded machine.
-func cpuTime() time.Duration {
-	var self, kids syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	sum := func(r syscall.Rusage) time.Duration {
-		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-	}
-	return sum(self) + sum(kids)
 }

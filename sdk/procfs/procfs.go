@@ -4,7 +4,7 @@
 // itself from /proc/meminfo, the host's budget defaults to a share of it,
 // `zkhost bench` samples its backends' status files, and the end-to-end
 // tests tell a host's backends from their workers: one parser serves them
-// all.
+// all. Beside it, CPUTime reads a process's CPU time from getrusage(2).
 package procfs
 
 import (
