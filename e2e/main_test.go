@@ -12,7 +12,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/logger"
 
 	"github.com/zkhost/zkhost/sdk/circuit"
@@ -144,15 +143,11 @@ func assignments(t testing.TB, name string, ws [][]byte) [][]byte {
 	defer c.Close()
 	out := make([][]byte, len(ws))
 	for i, b := range ws {
-		w, err := circuit.ParseWitness(b, c)
+		a, err := c.GnarkAssignment(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sol, err := c.CCS.Solve(w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = circuit.MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
+		out[i] = a
 	}
 	return out
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/logger"
@@ -209,18 +208,11 @@ threads = "1"
 	// circuit as for any other.
 	assignments := make([][]byte, 2)
 	for i := range assignments {
-		w, err := witness.New(ecc.BLS12_381.ScalarField())
+		a, err := c.GnarkAssignment(full[i], solver.WithHints(rootchain.FifthRoot))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.UnmarshalBinary(full[i]); err != nil {
-			t.Fatal(err)
-		}
-		sol, err := c.CCS.Solve(w, solver.WithHints(rootchain.FifthRoot))
-		if err != nil {
-			t.Fatal(err)
-		}
-		assignments[i] = circuit.MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
+		assignments[i] = a
 	}
 	ajob, err := d.Submit(ctx, api.SubmitRequest{Circuit: "rootchain", Assignments: assignments})
 	if err != nil {

@@ -14,8 +14,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
-	"github.com/consensys/gnark/backend/witness"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -29,15 +27,11 @@ func assignmentsOf(t *testing.T, c *circuit.Circuit, ws [][]byte) [][]byte {
 	t.Helper()
 	out := make([][]byte, len(ws))
 	for i, b := range ws {
-		w, _ := witness.New(ecc.BLS12_381.ScalarField())
-		if err := w.UnmarshalBinary(b); err != nil {
-			t.Fatal(err)
-		}
-		sol, err := c.CCS.Solve(w)
+		a, err := c.GnarkAssignment(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[i] = circuit.MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
+		out[i] = a
 	}
 	return out
 }
@@ -172,15 +166,10 @@ func TestHintedCircuit(t *testing.T) {
 	_, err = fx.c.Submit(ctx, api.SubmitRequest{Circuit: "cube", Witnesses: [][]byte{wb}})
 	checkErr(t, err, api.ErrInvalidArgument, "testcircuit.CubeRootHint", "wire assignments")
 
-	w, _ := witness.New(ecc.BLS12_381.ScalarField())
-	if err := w.UnmarshalBinary(wb); err != nil {
-		t.Fatal(err)
-	}
-	sol, err := c.CCS.Solve(w, solver.WithHints(testcircuit.CubeRootHint))
+	a, err := c.GnarkAssignment(wb, solver.WithHints(testcircuit.CubeRootHint))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := circuit.MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
 	job, err := fx.c.Submit(ctx, api.SubmitRequest{Circuit: "cube", Assignments: [][]byte{a, a}})
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +177,10 @@ func TestHintedCircuit(t *testing.T) {
 	done := fx.await(ctx, job.ID)
 	if done.State != api.JobDone {
 		t.Fatalf("job %s (%s), want done", done.State, done.Error)
+	}
+	w, err := circuit.ParseWitness(wb, c)
+	if err != nil {
+		t.Fatal(err)
 	}
 	pub, _ := w.Public()
 	for _, p := range done.Partitions {

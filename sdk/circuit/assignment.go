@@ -11,6 +11,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/sdk"
 )
@@ -36,6 +38,23 @@ const (
 
 // ExtAssignment is the file name extension of wire assignment files.
 const ExtAssignment = ".wires"
+
+// GnarkAssignment solves a full witness of c (gnark's MarshalBinary) with
+// gnark's own solver, given the hints the circuit needs in opts, and returns
+// its wire assignment: what a client that solves elsewhere sends
+// (docs/assignment.md shows the same steps), and the reference the tests
+// compare zkhost's solvers with.
+func (c *Circuit) GnarkAssignment(fullWitness []byte, opts ...solver.Option) ([]byte, error) {
+	w, err := ParseWitness(fullWitness, c)
+	if err != nil {
+		return nil, fmt.Errorf("witness %w", err)
+	}
+	sol, err := c.CCS.Solve(w, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret), nil
+}
 
 // IsAssignment reports whether data is a wire assignment (it starts with
 // AssignmentMagic) rather than a gnark witness. The two cannot be confused: a gnark
