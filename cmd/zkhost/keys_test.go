@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark/backend/witness"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	"github.com/zkhost/zkhost/sdk/circuit"
@@ -45,12 +43,7 @@ func TestKeyImportAndProve(t *testing.T) {
 	}
 
 	// A wire assignment of the same witness, solved with gnark.
-	data, _ := os.ReadFile(f.Witness)
-	w, _ := witness.New(ecc.BLS12_381.ScalarField())
-	if err := w.UnmarshalBinary(data); err != nil {
-		t.Fatal(err)
-	}
-	sol, err := f.R1CS.Solve(w)
+	sol, err := f.R1CS.Solve(f.FullWitness)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,16 +48,8 @@ func verifyWritten(t *testing.T, p PartitionResult, vk groth16.VerifyingKey) {
 // wire assignment to a new file.
 func assignmentOf(t *testing.T, f testcircuit.GnarkFiles, hints ...solver.Hint) string {
 	t.Helper()
-	data, err := os.ReadFile(f.Witness)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := witness.New(ecc.BLS12_381.ScalarField())
-	if err := w.UnmarshalBinary(data); err != nil {
-		t.Fatal(err)
-	}
 	r1cs := f.R1CS.(*cs.R1CS)
-	res, err := r1cs.Solve(w, solver.WithHints(hints...))
+	res, err := r1cs.Solve(f.FullWitness, solver.WithHints(hints...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
@@ -89,6 +90,8 @@ type GnarkFiles struct {
 	CCS, PK, VK, Witness string
 	R1CS                 constraint.ConstraintSystem
 	VerifyingKey         groth16.VerifyingKey
+	// FullWitness is the witness the Witness file holds, decoded.
+	FullWitness witness.Witness
 }
 
 // WriteGnarkFiles compiles def for BLS12-381, runs gnark's Groth16 setup and writes,
@@ -113,7 +116,7 @@ func WriteGnarkFiles(dir, name string, def, assignment frontend.Circuit) (GnarkF
 		return GnarkFiles{}, err
 	}
 	base := filepath.Join(dir, name)
-	f := GnarkFiles{CCS: base + ".ccs", PK: base + ".gnark-pk", VK: base + ".vk", Witness: base + ".wtns", R1CS: ccs, VerifyingKey: vk}
+	f := GnarkFiles{CCS: base + ".ccs", PK: base + ".gnark-pk", VK: base + ".vk", Witness: base + ".wtns", R1CS: ccs, VerifyingKey: vk, FullWitness: w}
 	if err := writeTo(f.CCS, ccs); err != nil {
 		return GnarkFiles{}, err
 	}
