@@ -19,10 +19,7 @@ import (
 // the gap table back from the DOM the browser built: every gap of the fixture,
 // longest first per device, with the right cause.
 func TestPageInChromium(t *testing.T) {
-	path, err := headless.Find()
-	if err != nil {
-		t.Skipf("skipping the browser test: %v", err)
-	}
+	b := headless.ForTest(t)
 	a, err := Analyze(fixture())
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +32,6 @@ func TestPageInChromium(t *testing.T) {
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := headless.Browser{Path: path}
 	dom, err := b.DumpDOM(context.Background(), "file://"+page)
 	if err != nil {
 		t.Fatal(err)

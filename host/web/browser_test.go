@@ -23,18 +23,9 @@ import (
 // saves a screenshot; ZKHOST_UPDATE_SCREENSHOT=1 writes it to
 // docs/status-page.png.
 func TestPageInChromium(t *testing.T) {
-	path, err := headless.Find()
-	if err != nil {
-		t.Skipf("skipping the browser test: %v", err)
-	}
+	b := headless.ForTest(t)
 	svc := newFake(time.Now())
-	reg, err := metrics.NewRegistry(svc.m, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(Handler(svc, reg))
-	defer srv.Close()
-	b := headless.Browser{Path: path}
+	srv := serveFake(t, svc)
 	dom, err := b.DumpDOM(context.Background(), srv.URL+"/")
 	if err != nil {
 		t.Fatal(err)
@@ -99,13 +90,10 @@ func TestPageInChromium(t *testing.T) {
 // TestPageAsksForToken: behind a token, a browser gets a login form and none
 // of the page.
 func TestPageAsksForToken(t *testing.T) {
-	path, err := headless.Find()
-	if err != nil {
-		t.Skipf("skipping the browser test: %v", err)
-	}
+	b := headless.ForTest(t)
 	srv := httptest.NewServer(RequireToken(Handler(newFake(time.Now()), nil), []byte("0123456789abcdef0123"), nil))
 	defer srv.Close()
-	dom, err := headless.Browser{Path: path}.DumpDOM(context.Background(), srv.URL+"/")
+	dom, err := b.DumpDOM(context.Background(), srv.URL+"/")
 	if err != nil {
 		t.Fatal(err)
 	}

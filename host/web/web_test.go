@@ -133,14 +133,22 @@ func TestStatusJSON(t *testing.T) {
 	}
 }
 
-func TestHandler(t *testing.T) {
-	svc := newFake(time.Now())
+// serveFake serves a fake service's page and metrics over plain HTTP until
+// the test ends.
+func serveFake(t *testing.T, svc *fakeService) *httptest.Server {
+	t.Helper()
 	reg, err := metrics.NewRegistry(svc.m, svc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(Handler(svc, reg))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestHandler(t *testing.T) {
+	svc := newFake(time.Now())
+	srv := serveFake(t, svc)
 	for _, tc := range []struct {
 		path, contains, ctype string
 		code                  int

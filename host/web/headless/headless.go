@@ -2,8 +2,8 @@
 // (the waterfall, the status page): it finds the browser, renders a page and
 // returns the DOM after its scripts ran, or takes a screenshot.
 //
-// CI installs Debian's "chromium" package (/usr/bin/chromium). Tests call Find
-// and skip, saying so, when no browser is installed.
+// CI installs Debian's "chromium" package (/usr/bin/chromium). Tests take the
+// browser from ForTest, which skips them, saying so, when none is installed.
 package headless
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 	"time"
 )
 
@@ -42,6 +43,17 @@ func Find() (string, error) {
 		}
 	}
 	return "", ErrNotFound
+}
+
+// ForTest returns the Chromium Find finds for test t, or skips t, saying why,
+// when none is installed.
+func ForTest(t testing.TB) Browser {
+	t.Helper()
+	path, err := Find()
+	if err != nil {
+		t.Skipf("skipping the browser test: %v", err)
+	}
+	return Browser{Path: path}
 }
 
 // Browser is one Chromium executable.
