@@ -84,15 +84,7 @@ func TestStoppedBackendKilled(t *testing.T) {
 		t.Errorf("dev0 after the kill: %+v, want healthy with a restart", ds)
 	}
 
-	second := h.backendPID(exe, 30*time.Second)
-	if second == first {
-		t.Fatalf("the backend still runs as pid %d", first)
-	}
-	stopProcess(t, second)
-	stopHostWithin(t, h, shutdownBound)
-	if alive(second) {
-		t.Errorf("the stopped backend (pid %d) outlived the daemon's stop", second)
-	}
+	stopRestartedThenHost(t, h, exe, first, "backend")
 }
 
 // TestStoppedSynthesizerKilled stops a synthesizer plugin with SIGSTOP before a
@@ -113,14 +105,22 @@ func TestStoppedSynthesizerKilled(t *testing.T) {
 	checkRetriedAtDeadline(t, events, "synthesizer", "did not answer within 3s")
 	waitFor(t, 30*time.Second, "the stopped synthesizer to be gone", func() bool { return !alive(first) })
 
+	stopRestartedThenHost(t, h, exe, first, "synthesizer")
+}
+
+// stopRestartedThenHost stops the plugin exe restarted after first (what
+// names it in messages) with SIGSTOP, then stops h, which must stop within its
+// bound and take the stopped plugin with it.
+func stopRestartedThenHost(t *testing.T, h *host, exe string, first int, what string) {
+	t.Helper()
 	second := h.backendPID(exe, 30*time.Second)
 	if second == first {
-		t.Fatalf("the synthesizer still runs as pid %d", first)
+		t.Fatalf("the %s still runs as pid %d", what, first)
 	}
 	stopProcess(t, second)
 	stopHostWithin(t, h, shutdownBound)
 	if alive(second) {
-		t.Errorf("the stopped synthesizer (pid %d) outlived the daemon's stop", second)
+		t.Errorf("the stopped %s (pid %d) outlived the daemon's stop", what, second)
 	}
 }
 
