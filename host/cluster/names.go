@@ -100,7 +100,10 @@ func Permissions(prefix string, reconfigure bool) (publish, subscribe []string) 
 		"$JS.ACK." + n.stream + ".>",
 		n.subjects + ">",
 		// The jobs bucket: read (direct, and from the leader), written,
-		// watched (List: an ordered consumer, deleted after).
+		// watched (List: an ordered consumer, deleted after). Deliberately
+		// parallel to the object store's below: a permission list is read
+		// and audited as written (docs/cluster.md lists it so), and the two
+		// differ (only the object store is purged).
 		api + "STREAM.INFO." + n.kvStream(),
 		api + "STREAM.CREATE." + n.kvStream(),
 		api + "STREAM.MSG.GET." + n.kvStream(),
