@@ -16,9 +16,9 @@ import (
 
 func compile(t *testing.T, s Spec) constraint.ConstraintSystem {
 	t.Helper()
-	ccs, err := frontend.Compile(Curve.ScalarField(), r1cs.NewBuilder, s.Circuit())
+	ccs, err := s.Compile()
 	if err != nil {
-		t.Fatalf("compile %s: %v", s.ID(), err)
+		t.Fatal(err)
 	}
 	return ccs
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
 )
 
 // Curve is the curve every circuit of this package is defined over.
@@ -46,6 +48,15 @@ func (s Spec) ID() string {
 
 // Circuit returns a fresh circuit definition to compile (frontend.Compile).
 func (s Spec) Circuit() frontend.Circuit { return s.newCircuit() }
+
+// Compile compiles the circuit for Curve as a rank-1 constraint system.
+func (s Spec) Compile() (*cs.R1CS, error) {
+	ccs, err := frontend.Compile(Curve.ScalarField(), r1cs.NewBuilder, s.Circuit())
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: %w", s.ID(), err)
+	}
+	return ccs.(*cs.R1CS), nil
+}
 
 // Assignment returns the assignment of partition's witness: a valid assignment,
 // deterministic in (circuit ID, partition, seed), different for every partition.

@@ -3,15 +3,12 @@ package keyconv
 import (
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk"
-	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // TestConstraintsEvaluateToGnarksSolution checks the matrices against gnark's
@@ -29,15 +26,7 @@ func TestConstraintsEvaluateToGnarksSolution(t *testing.T) {
 		{"sha256", map[string]int{"b": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := circuits.Lookup(tc.name, tc.params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ccsI, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, spec.Circuit())
-			if err != nil {
-				t.Fatal(err)
-			}
-			ccs := ccsI.(*cs.R1CS)
+			spec, ccs := testcircuit.Compile(t, tc.name, tc.params)
 			w, err := spec.Witness(0, 3)
 			if err != nil {
 				t.Fatal(err)
@@ -102,18 +91,12 @@ func BenchmarkConstraints(b *testing.B) {
 		{"merkle", map[string]int{"k": 8, "d": 10}},
 		{"chain", map[string]int{"k": 14}},
 	} {
-		spec, err := circuits.Lookup(tc.name, tc.params)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, spec.Circuit())
-		if err != nil {
-			b.Fatal(err)
-		}
+		spec, ccs := testcircuit.Compile(b, tc.name, tc.params)
 		b.Run(spec.ID(), func(b *testing.B) {
 			var m *constraints.Matrices
+			var err error
 			for b.Loop() {
-				if m, err = Constraints(ccs.(*cs.R1CS)); err != nil {
+				if m, err = Constraints(ccs); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -6,28 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/consensys/gnark/logger"
 
-	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // solved compiles the chain circuit with 2^4 constraints and solves it.
 func solved(t *testing.T) (*cs.R1CS, *cs.R1CSSolution, fr.Vector) {
 	t.Helper()
 	logger.Disable()
-	spec, err := circuits.Lookup("chain", map[string]int{"k": 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, spec.Circuit())
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, ccs := testcircuit.Compile(t, "chain", map[string]int{"k": 4})
 	w, err := spec.Witness(0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +30,7 @@ func solved(t *testing.T) (*cs.R1CS, *cs.R1CSSolution, fr.Vector) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ccs.(*cs.R1CS), res.(*cs.R1CSSolution), pub.Vector().(fr.Vector)
+	return ccs, res.(*cs.R1CSSolution), pub.Vector().(fr.Vector)
 }
 
 func TestCheck(t *testing.T) {

@@ -8,29 +8,20 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 	"github.com/zkhost/zkhost/sdk/shm"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // chain compiles the chain circuit with 2^4 constraints, writes its constraint
 // system into a temporary directory and returns it with its CircuitRef.
 func chain(t *testing.T) (circuits.Spec, *cs.R1CS, sdk.CircuitRef) {
 	t.Helper()
-	spec, err := circuits.Lookup("chain", map[string]int{"k": 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, spec.Circuit())
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, ccs := testcircuit.Compile(t, "chain", map[string]int{"k": 4})
 	var buf bytes.Buffer
 	if _, err := ccs.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -40,7 +31,7 @@ func chain(t *testing.T) (circuits.Spec, *cs.R1CS, sdk.CircuitRef) {
 		t.Fatal(err)
 	}
 	nbPublic, nbSecret := ccs.GetNbPublicVariables(), ccs.GetNbSecretVariables()
-	return spec, ccs.(*cs.R1CS), sdk.CircuitRef{
+	return spec, ccs, sdk.CircuitRef{
 		ID: "chain", Curve: sdk.CurveBLS12381, CCSPath: path, CCSSHA256: sha256.Sum256(buf.Bytes()),
 		NbWires: uint64(nbPublic + nbSecret + ccs.GetNbInternalVariables()), NbConstraints: uint64(ccs.GetNbConstraints()),
 		NbPublic: uint64(nbPublic), NbSecret: uint64(nbSecret),

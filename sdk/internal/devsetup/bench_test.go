@@ -8,15 +8,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // cpuSeconds returns the CPU time (user and system) this process has used so far.
@@ -42,18 +38,11 @@ func BenchmarkSetup(b *testing.B) {
 		ks = []int{k}
 	}
 	for _, k := range ks {
-		s, err := circuits.Lookup("chain", map[string]int{"k": k})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, s.Circuit())
-		if err != nil {
-			b.Fatal(err)
-		}
+		_, ccs := testcircuit.Compile(b, "chain", map[string]int{"k": k})
 		b.Run(fmt.Sprintf("k=%d/devsetup", k), func(b *testing.B) {
 			cpu := cpuSeconds(b)
 			for b.Loop() {
-				if _, _, err := Setup(context.Background(), ccs.(*cs.R1CS)); err != nil {
+				if _, _, err := Setup(context.Background(), ccs); err != nil {
 					b.Fatal(err)
 				}
 			}

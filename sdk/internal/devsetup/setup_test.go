@@ -21,6 +21,7 @@ import (
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // The test circuits: both example circuits, small. chain-k3 has 8 constraints (a full
@@ -35,15 +36,7 @@ var testSpecs = []struct {
 
 func compile(t *testing.T, i int) (circuits.Spec, *cs.R1CS) {
 	t.Helper()
-	s, err := circuits.Lookup(testSpecs[i].name, testSpecs[i].params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, s.Circuit())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, ccs.(*cs.R1CS)
+	return testcircuit.Compile(t, testSpecs[i].name, testSpecs[i].params)
 }
 
 // TestSetupMatchesDefinition checks every point of a key made with known toxic waste
