@@ -63,8 +63,8 @@ func ToGnark(k *keyfile.ProvingKey) *groth16_bls12381.ProvingKey {
 	pk.G1.A, pk.G1.B, pk.G1.K, pk.G1.Z = k.G1A, k.G1B, k.G1K, k.G1Z
 	pk.G2.Beta, pk.G2.Delta, pk.G2.B = k.G2Beta, k.G2Delta, k.G2B
 	pk.InfinityA, pk.InfinityB = k.InfinityA, k.InfinityB
-	pk.NbInfinityA = countTrue(k.InfinityA)
-	pk.NbInfinityB = countTrue(k.InfinityB)
+	pk.NbInfinityA = k.NbInfinityA()
+	pk.NbInfinityB = k.NbInfinityB()
 	return pk
 }
 
@@ -72,14 +72,4 @@ func ToGnark(k *keyfile.ProvingKey) *groth16_bls12381.ProvingKey {
 // (WriteTo) is the same bytes as p's.
 func ProofToGnark(p *sdk.Proof) *groth16_bls12381.Proof {
 	return &groth16_bls12381.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs, Commitments: []bls12381.G1Affine{}}
-}
-
-func countTrue(b []bool) uint64 {
-	var n uint64
-	for _, v := range b {
-		if v {
-			n++
-		}
-	}
-	return n
 }

@@ -431,8 +431,8 @@ func (f *File) parse() error {
 	}
 	k.InfinityA = viewAs[bool](sec(SectionInfA), k.NbWires)
 	k.InfinityB = viewAs[bool](sec(SectionInfB), k.NbWires)
-	finiteA := k.NbWires - countTrue(k.InfinityA)
-	finiteB := k.NbWires - countTrue(k.InfinityB)
+	finiteA := k.NbWires - k.NbInfinityA()
+	finiteB := k.NbWires - k.NbInfinityB()
 	if err := wantCount(SectionG1A, finiteA, "wires whose inf_a flag is 0"); err != nil {
 		return err
 	}

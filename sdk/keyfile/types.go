@@ -41,10 +41,10 @@ func (k *ProvingKey) Check() error {
 	if uint64(len(k.InfinityB)) != k.NbWires {
 		return fmt.Errorf("keyfile: inf_b has %d entries, want one per wire (%d)", len(k.InfinityB), k.NbWires)
 	}
-	if want := k.NbWires - countTrue(k.InfinityA); uint64(len(k.G1A)) != want {
+	if want := k.NbWires - k.NbInfinityA(); uint64(len(k.G1A)) != want {
 		return fmt.Errorf("keyfile: g1_a has %d points, want %d (wires whose inf_a is false)", len(k.G1A), want)
 	}
-	if want := k.NbWires - countTrue(k.InfinityB); uint64(len(k.G1B)) != want {
+	if want := k.NbWires - k.NbInfinityB(); uint64(len(k.G1B)) != want {
 		return fmt.Errorf("keyfile: g1_b has %d points, want %d (wires whose inf_b is false)", len(k.G1B), want)
 	}
 	if len(k.G2B) != len(k.G1B) {
@@ -58,6 +58,13 @@ func (k *ProvingKey) Check() error {
 	}
 	return nil
 }
+
+// NbInfinityA is how many wires' A points are at infinity (InfinityA set):
+// gnark's ProvingKey.NbInfinityA, and what G1A leaves out.
+func (k *ProvingKey) NbInfinityA() uint64 { return countTrue(k.InfinityA) }
+
+// NbInfinityB is NbInfinityA for the B points (InfinityB, G1B and G2B).
+func (k *ProvingKey) NbInfinityB() uint64 { return countTrue(k.InfinityB) }
 
 func countTrue(b []bool) uint64 {
 	var n uint64
