@@ -11,6 +11,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 func TestPartitionLayout(t *testing.T) {
@@ -39,18 +41,6 @@ func TestPartitionLayout(t *testing.T) {
 			t.Errorf("PartitionLayout(%d, %d): sections overlap", tc.nbW, tc.nbC)
 		}
 	}
-}
-
-// randomVector returns n random field elements.
-func randomVector(t testing.TB, n int) []fr.Element {
-	t.Helper()
-	v := make([]fr.Element, n)
-	for i := range v {
-		if _, err := v[i].SetRandom(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return v
 }
 
 // writeTestPartition writes a partition by the layout into a memfd sealed with
@@ -112,7 +102,7 @@ func equalVectors(a, b []fr.Element) bool {
 }
 
 func TestOpenPartition(t *testing.T) {
-	W, A, B := randomVector(t, 300), randomVector(t, 200), randomVector(t, 200)
+	W, A, B := testcircuit.RandomVector(t, 300), testcircuit.RandomVector(t, 200), testcircuit.RandomVector(t, 200)
 	h := writeTestPartition(t, RequiredSeals, W, A, B)
 	p, err := OpenPartition(h)
 	if err != nil {
@@ -147,7 +137,7 @@ func TestOpenPartition(t *testing.T) {
 // reading nothing.
 func TestReadPartition(t *testing.T) {
 	const piece = readChunk / ElementSize
-	W, A, B := randomVector(t, 2*piece+5), randomVector(t, piece+1), randomVector(t, piece+1)
+	W, A, B := testcircuit.RandomVector(t, 2*piece+5), testcircuit.RandomVector(t, piece+1), testcircuit.RandomVector(t, piece+1)
 	h := writeTestPartition(t, RequiredSeals, W, A, B)
 	for _, threads := range []int{1, 3, 8, 0} {
 		w, a, b := make([]fr.Element, len(W)), make([]fr.Element, len(A)), make([]fr.Element, len(B))
@@ -181,7 +171,7 @@ func TestReadPartition(t *testing.T) {
 
 func TestOpenPartitionRejects(t *testing.T) {
 	dir := t.TempDir()
-	W, A, B := randomVector(t, 10), randomVector(t, 20), randomVector(t, 20)
+	W, A, B := testcircuit.RandomVector(t, 10), testcircuit.RandomVector(t, 20), testcircuit.RandomVector(t, 20)
 	good := writeTestPartition(t, RequiredSeals, W, A, B)
 	data, err := os.ReadFile(good.Path)
 	if err != nil {
@@ -275,7 +265,7 @@ func TestOpenPartitionRejects(t *testing.T) {
 // seals and map a 2^20-constraint partition (96 MiB).
 func BenchmarkOpenPartition(b *testing.B) {
 	const n = 1 << 20
-	W, A, B := randomVector(b, n), randomVector(b, n), randomVector(b, n)
+	W, A, B := testcircuit.RandomVector(b, n), testcircuit.RandomVector(b, n), testcircuit.RandomVector(b, n)
 	h := writeTestPartition(b, RequiredSeals, W, A, B)
 	b.SetBytes(h.Size)
 	b.ResetTimer()
@@ -334,7 +324,7 @@ func BenchmarkStagePartition(b *testing.B) {
 	const threads = 4
 	for _, k := range []int{20, 22} {
 		n := 1 << k
-		W, A, B := randomVector(b, n), randomVector(b, n), randomVector(b, n)
+		W, A, B := testcircuit.RandomVector(b, n), testcircuit.RandomVector(b, n), testcircuit.RandomVector(b, n)
 		h := writeTestPartition(b, RequiredSeals, W, A, B)
 		w, a, bb := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
 		b.Run(fmt.Sprintf("map+copy/n=2^%d", k), func(b *testing.B) {

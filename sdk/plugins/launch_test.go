@@ -17,7 +17,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/sdk"
@@ -25,6 +24,7 @@ import (
 	"github.com/zkhost/zkhost/sdk/procfs"
 	"github.com/zkhost/zkhost/sdk/sdktest"
 	"github.com/zkhost/zkhost/sdk/shm"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // fakeBackend is the path of the SDK's fake backend (sdk/sdktest/testdata/fakebackend,
@@ -69,16 +69,6 @@ func launch(t *testing.T, env ...string) (*plugins.Process, sdk.Backend, *sdktes
 	}
 	t.Cleanup(proc.Kill)
 	return proc, proc.Backend(), logs
-}
-
-func vector(t *testing.T, n int) []fr.Element {
-	v := make([]fr.Element, n)
-	for i := range v {
-		if _, err := v[i].SetRandom(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return v
 }
 
 // processGone reports whether pid has exited (a zombie counts: it no longer runs).
@@ -130,7 +120,7 @@ func TestLaunchEndToEnd(t *testing.T) {
 	// The backend, another process, opens the host's sealed memfd through /proc.
 	store := shm.NewStore()
 	defer store.Close()
-	W, A := vector(t, 100), vector(t, 64)
+	W, A := testcircuit.RandomVector(t, 100), testcircuit.RandomVector(t, 64)
 	h, err := store.Write("p0", sdk.CurveBLS12381, W, A, A)
 	if err != nil {
 		t.Fatal(err)

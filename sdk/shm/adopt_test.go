@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // TestOutputAdopt writes a partition the way a synthesizer plugin does
@@ -21,7 +22,7 @@ import (
 // any more, and ReadW reads the start of W.
 func TestOutputAdopt(t *testing.T) {
 	s := newTestStore(t)
-	W, A, B := vector(t, 100), vector(t, 70), vector(t, 70)
+	W, A, B := testcircuit.RandomVector(t, 100), testcircuit.RandomVector(t, 70), testcircuit.RandomVector(t, 70)
 	out, err := s.Output("job-0-0-s1", sdk.CurveBLS12381, 100, 70)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func TestAdoptRefusesWritableMapping(t *testing.T) {
 func TestAdoptRefuses(t *testing.T) {
 	s := newTestStore(t)
 	otherStore := newTestStore(t)
-	v := vector(t, 4)
+	v := testcircuit.RandomVector(t, 4)
 	written, err := s.Write("written", sdk.CurveBLS12381, v, v, v)
 	if err != nil {
 		t.Fatal(err)

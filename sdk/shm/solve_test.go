@@ -11,13 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // TestWriteWith writes a partition through fill and reads it back as a
 // backend does; the result is sealed like Write's.
 func TestWriteWith(t *testing.T) {
 	s := newTestStore(t)
-	W, A, B := vector(t, 1000), vector(t, 1<<12), vector(t, 1<<12)
+	W, A, B := testcircuit.RandomVector(t, 1000), testcircuit.RandomVector(t, 1<<12), testcircuit.RandomVector(t, 1<<12)
 	h, err := s.WriteWith("direct", sdk.CurveBLS12381, uint64(len(W)), uint64(len(A)), func(w, a, b []fr.Element) error {
 		if len(w) != len(W) || len(a) != len(A) || len(b) != len(B) {
 			t.Fatalf("fill got %d, %d, %d elements, want %d, %d, %d", len(w), len(a), len(b), len(W), len(A), len(B))

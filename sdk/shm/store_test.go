@@ -13,18 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
-
-func vector(t testing.TB, n int) []fr.Element {
-	t.Helper()
-	v := make([]fr.Element, n)
-	for i := range v {
-		if _, err := v[i].SetRandom(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return v
-}
 
 func newTestStore(t *testing.T) *Store {
 	t.Helper()
@@ -36,7 +26,7 @@ func newTestStore(t *testing.T) *Store {
 func TestWriteReadsBackThroughOpenPartition(t *testing.T) {
 	s := newTestStore(t)
 	for _, size := range []struct{ w, c int }{{1, 1}, {129, 128}, {1000, 1 << 12}} {
-		W, A, B := vector(t, size.w), vector(t, size.c), vector(t, size.c)
+		W, A, B := testcircuit.RandomVector(t, size.w), testcircuit.RandomVector(t, size.c), testcircuit.RandomVector(t, size.c)
 		name := "p-" + strings.Repeat("x", size.w%7+1)
 		h, err := s.Write(name, sdk.CurveBLS12381, W, A, B)
 		if err != nil {
@@ -89,7 +79,7 @@ func TestWriteReadsBackThroughOpenPartition(t *testing.T) {
 // change, shrink or grow the file, or take a seal away.
 func TestWrittenPartitionIsSealed(t *testing.T) {
 	s := newTestStore(t)
-	v := vector(t, 300)
+	v := testcircuit.RandomVector(t, 300)
 	h, err := s.Write("sealed", sdk.CurveBLS12381, v, v, v)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +112,7 @@ func TestWrittenPartitionIsSealed(t *testing.T) {
 
 func TestConcurrentWrites(t *testing.T) {
 	s := newTestStore(t)
-	W, A := vector(t, 64), vector(t, 64)
+	W, A := testcircuit.RandomVector(t, 64), testcircuit.RandomVector(t, 64)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {
@@ -153,7 +143,7 @@ func TestConcurrentWrites(t *testing.T) {
 
 func TestWriteRejects(t *testing.T) {
 	s := newTestStore(t)
-	one, two := vector(t, 1), vector(t, 2)
+	one, two := testcircuit.RandomVector(t, 1), testcircuit.RandomVector(t, 2)
 	tests := []struct {
 		name    string
 		pname   string
@@ -189,7 +179,7 @@ func TestWriteRejects(t *testing.T) {
 // removes nothing.
 func TestRemoveRefusesAnotherPartition(t *testing.T) {
 	s := newTestStore(t)
-	v := vector(t, 4)
+	v := testcircuit.RandomVector(t, 4)
 	h, err := s.Write("kept", sdk.CurveBLS12381, v, v, v)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +216,7 @@ func TestWriteKeepsNothingOnError(t *testing.T) {
 		}
 		return syscall.ENOMEM
 	}
-	v := vector(t, 4)
+	v := testcircuit.RandomVector(t, 4)
 	_, err := s.Write("full", sdk.CurveBLS12381, v, v, v)
 	if err == nil || !strings.Contains(err.Error(), "do not fit") {
 		t.Fatalf("Write out of memory = %v, want an error saying it does not fit", err)
@@ -241,7 +231,7 @@ func TestWriteKeepsNothingOnError(t *testing.T) {
 
 func TestClose(t *testing.T) {
 	s := NewStore()
-	v := vector(t, 4)
+	v := testcircuit.RandomVector(t, 4)
 	var hs []sdk.PartitionHandle
 	for _, name := range []string{"a", "b", "c"} {
 		h, err := s.Write(name, sdk.CurveBLS12381, v, v, v)
