@@ -53,6 +53,21 @@ func solvedAssignment(t *testing.T, r1cs *cs.R1CS, w witness.Witness, hints ...s
 	return MarshalAssignment(sol.W, r1cs.GetNbPublicVariables(), r1cs.GetNbSecretVariables()), sol
 }
 
+// loadSolved loads test circuit i's keys from dir and returns the circuit, a
+// witness of its partition 1, and that witness solved by gnark, as a wire
+// assignment and as gnark's solution.
+func loadSolved(t *testing.T, dir string, i int) (*Circuit, witness.Witness, []byte, *cs.R1CSSolution) {
+	t.Helper()
+	s := spec(t, i)
+	c := load(t, dir, s.ID())
+	w, err := s.Witness(1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, sol := solvedAssignment(t, c.CCS, w)
+	return c, w, data, sol
+}
+
 // writeCubeRootAssignment solves CubeRoot's witness where its hint is (this test
 // process) and writes the wire assignment next to f's files.
 func writeCubeRootAssignment(t *testing.T, f testcircuit.GnarkFiles) string {
@@ -78,20 +93,14 @@ func TestAssignmentProves(t *testing.T) {
 	manyChunks(t)
 	dir := sharedKeys(t)
 	for i := range testSpecs {
-		s := spec(t, i)
-		c := load(t, dir, s.ID())
-		w, err := s.Witness(1, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, sol := solvedAssignment(t, c.CCS, w)
+		c, w, data, sol := loadSolved(t, dir, i)
 		for _, threads := range []int{1, 4} {
 			W, A, B, full, err := SynthesizeInput(c, data, threads)
 			if err != nil {
-				t.Fatalf("%s, %d threads: %v", s.ID(), threads, err)
+				t.Fatalf("%s, %d threads: %v", c.Name, threads, err)
 			}
 			if !slices.Equal(W, sol.W) || !slices.Equal(A, sol.A) || !slices.Equal(B, sol.B) {
-				t.Fatalf("%s, %d threads: W, A or B differ from gnark's solver", s.ID(), threads)
+				t.Fatalf("%s, %d threads: W, A or B differ from gnark's solver", c.Name, threads)
 			}
 			proof, _, err := refprover.Prove(context.Background(), c.Key(), W, A, B, 0)
 			if err != nil {
@@ -103,10 +112,10 @@ func TestAssignmentProves(t *testing.T) {
 			}
 			want, _ := w.Public()
 			if !slices.Equal(pub.Vector().(fr.Vector), want.Vector().(fr.Vector)) {
-				t.Errorf("%s: the assignment's public inputs differ from the witness's", s.ID())
+				t.Errorf("%s: the assignment's public inputs differ from the witness's", c.Name)
 			}
 			if err := groth16.Verify(keyconv.ProofToGnark(proof), c.VK, pub); err != nil {
-				t.Errorf("%s, %d threads: %v", s.ID(), threads, err)
+				t.Errorf("%s, %d threads: %v", c.Name, threads, err)
 			}
 		}
 	}
@@ -252,13 +261,7 @@ func TestAssignmentRejects(t *testing.T) {
 func TestSynthesizeInputCompact(t *testing.T) {
 	dir := sharedKeys(t)
 	for i := range testSpecs {
-		s := spec(t, i)
-		c := load(t, dir, s.ID())
-		w, err := s.Witness(1, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		assignment, sol := solvedAssignment(t, c.CCS, w)
+		c, w, assignment, sol := loadSolved(t, dir, i)
 		witnessBytes, err := w.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
@@ -277,15 +280,15 @@ func TestSynthesizeInputCompact(t *testing.T) {
 			other, ones := make([]uint64, words), make([]uint64, words)
 			full, n, err := SynthesizeInputCompact(c, in.data, 2, W, other, ones)
 			if err != nil {
-				t.Fatalf("%s, %s: %v", s.ID(), in.name, err)
+				t.Fatalf("%s, %s: %v", c.Name, in.name, err)
 			}
 			if !slices.Equal(W, sol.W) || n != wantN || !slices.Equal(other, wantOther) || !slices.Equal(ones, wantOnes) {
-				t.Fatalf("%s, %s: W or its bitmaps differ from gnark's W packed", s.ID(), in.name)
+				t.Fatalf("%s, %s: W or its bitmaps differ from gnark's W packed", c.Name, in.name)
 			}
 			pub, _ := full.Public()
 			want, _ := w.Public()
 			if !slices.Equal(pub.Vector().(fr.Vector), want.Vector().(fr.Vector)) {
-				t.Fatalf("%s, %s: public inputs differ from the witness's", s.ID(), in.name)
+				t.Fatalf("%s, %s: public inputs differ from the witness's", c.Name, in.name)
 			}
 			packed, err := MarshalCompactBits(W, other, ones, n, c.NbPublic, c.NbSecret, 2)
 			if err != nil {
@@ -296,12 +299,12 @@ func TestSynthesizeInputCompact(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !slices.Equal(packed, again) {
-				t.Fatalf("%s, %s: MarshalCompactBits differs from MarshalCompactAssignment", s.ID(), in.name)
+				t.Fatalf("%s, %s: MarshalCompactBits differs from MarshalCompactAssignment", c.Name, in.name)
 			}
 		}
 		// Bitmaps that do not match the count are refused, not encoded.
 		if _, err := MarshalCompactBits(sol.W, wantOther, wantOnes, wantN+1, c.NbPublic, c.NbSecret, 1); err == nil {
-			t.Fatalf("%s: MarshalCompactBits took a count its bitmap does not hold", s.ID())
+			t.Fatalf("%s: MarshalCompactBits took a count its bitmap does not hold", c.Name)
 		}
 	}
 }

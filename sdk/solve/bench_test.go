@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/witness"
 	csolver "github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/sdk"
@@ -40,14 +41,7 @@ func BenchmarkSolve(b *testing.B) {
 			b.Fatal(err)
 		}
 		ccs := compileCircuit(b, spec.Circuit())
-		p, err := Compile(ccs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		w, err := spec.Witness(0, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
+		p, w := programAndWitness(b, ccs, spec)
 		n := float64(p.NbConstraints())
 		for _, threads := range []int{1, 4} {
 			opt := csolver.WithNbTasks(threads)
@@ -106,14 +100,7 @@ func report(b *testing.B, cpuStart time.Duration, constraints float64) {
 //	ZKHOST_SOLVE_KEYS=/keys/sha256-b134.ccs go test -run '^$' -bench SolveKeySet ./solve/
 func BenchmarkSolveKeySet(b *testing.B) {
 	ccs, spec := keySetCircuit(b)
-	p, err := Compile(ccs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := spec.Witness(0, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, w := programAndWitness(b, ccs, spec)
 	n := float64(p.NbConstraints())
 	v := w.Vector().(fr.Vector)
 	wPool := sync.Pool{New: func() any { w := make([]fr.Element, p.NbWires()); return &w }}
@@ -166,6 +153,21 @@ func BenchmarkSolveKeySet(b *testing.B) {
 			b.ReportMetric(float64(b.N)*float64(par)*n/b.Elapsed().Seconds()/1e6, "Mconstraints/s")
 		})
 	}
+}
+
+// programAndWitness compiles ccs for the fast solver and returns it with
+// spec's first partition's witness, the one every benchmark solves.
+func programAndWitness(b *testing.B, ccs *cs.R1CS, spec circuits.Spec) (*Program, witness.Witness) {
+	b.Helper()
+	p, err := Compile(ccs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := spec.Witness(0, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, w
 }
 
 // keySetCircuit reads the constraint system ZKHOST_SOLVE_KEYS names and the
