@@ -239,6 +239,9 @@ func (d *Device) HasKey(id string) bool {
 	return ok && k.err == nil && isClosed(k.loading)
 }
 
+// isClosed reports whether ch is closed, without waiting. Deliberately a copy
+// of sdk/keyreg's: a non-blocking receive is not worth an exported function
+// of the SDK, which is a module of its own with an API third parties build on.
 func isClosed(ch chan struct{}) bool {
 	select {
 	case <-ch:

@@ -80,6 +80,11 @@ func evaluateABC(ctx context.Context, r1cs *cs.R1CS, domain *fft.Domain, tau *fr
 }
 
 // accumulate adds t's coefficient times v to res, as gnark's setupABC does.
+// Deliberately parallel to sdk/circuit's evalLinear: this one follows gnark's
+// setup term by term, so the development setup matches gnark's key; that one
+// is the per-partition evaluation loop, which keeps its scratch element out of
+// the loop and also has a case for -2. One shared function would be a call in
+// the hot loop for a setup-time saving of five lines.
 func accumulate(r1cs *cs.R1CS, res *fr.Element, t constraint.Term, v *fr.Element) {
 	switch id := t.CoeffID(); id {
 	case constraint.CoeffIdZero:
