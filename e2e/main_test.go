@@ -141,13 +141,9 @@ func assignments(t testing.TB, name string, ws [][]byte) [][]byte {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	out := make([][]byte, len(ws))
-	for i, b := range ws {
-		a, err := c.GnarkAssignment(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = a
+	out, err := c.GnarkAssignments(ws)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

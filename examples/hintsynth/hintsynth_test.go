@@ -206,13 +206,9 @@ threads = "1"
 	// Wire assignments solved here, where the hint is, need no solver: the
 	// daemon checks them against every constraint itself, for the plugin's
 	// circuit as for any other.
-	assignments := make([][]byte, 2)
-	for i := range assignments {
-		a, err := c.GnarkAssignment(full[i], solver.WithHints(rootchain.FifthRoot))
-		if err != nil {
-			t.Fatal(err)
-		}
-		assignments[i] = a
+	assignments, err := c.GnarkAssignments(full[:2], solver.WithHints(rootchain.FifthRoot))
+	if err != nil {
+		t.Fatal(err)
 	}
 	ajob, err := d.Submit(ctx, api.SubmitRequest{Circuit: "rootchain", Assignments: assignments})
 	if err != nil {

@@ -25,13 +25,9 @@ import (
 // returns its wire assignment.
 func assignmentsOf(t *testing.T, c *circuit.Circuit, ws [][]byte) [][]byte {
 	t.Helper()
-	out := make([][]byte, len(ws))
-	for i, b := range ws {
-		a, err := c.GnarkAssignment(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = a
+	out, err := c.GnarkAssignments(ws)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -166,11 +162,11 @@ func TestHintedCircuit(t *testing.T) {
 	_, err = fx.c.Submit(ctx, api.SubmitRequest{Circuit: "cube", Witnesses: [][]byte{wb}})
 	checkErr(t, err, api.ErrInvalidArgument, "testcircuit.CubeRootHint", "wire assignments")
 
-	a, err := c.GnarkAssignment(wb, solver.WithHints(testcircuit.CubeRootHint))
+	as, err := c.GnarkAssignments([][]byte{wb, wb}, solver.WithHints(testcircuit.CubeRootHint))
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := fx.c.Submit(ctx, api.SubmitRequest{Circuit: "cube", Assignments: [][]byte{a, a}})
+	job, err := fx.c.Submit(ctx, api.SubmitRequest{Circuit: "cube", Assignments: as})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,21 +39,25 @@ const (
 // ExtAssignment is the file name extension of wire assignment files.
 const ExtAssignment = ".wires"
 
-// GnarkAssignment solves a full witness of c (gnark's MarshalBinary) with
-// gnark's own solver, given the hints the circuit needs in opts, and returns
-// its wire assignment: what a client that solves elsewhere sends
-// (docs/assignment.md shows the same steps), and the reference the tests
-// compare zkhost's solvers with.
-func (c *Circuit) GnarkAssignment(fullWitness []byte, opts ...solver.Option) ([]byte, error) {
-	w, err := ParseWitness(fullWitness, c)
-	if err != nil {
-		return nil, fmt.Errorf("witness %w", err)
+// GnarkAssignments solves full witnesses of c (gnark's MarshalBinary), a job's
+// partitions, with gnark's own solver, given the hints the circuit needs in
+// opts, and returns their wire assignments in order: what a client that
+// solves elsewhere sends (docs/assignment.md shows the same steps), and the
+// reference the tests compare zkhost's solvers with.
+func (c *Circuit) GnarkAssignments(fullWitnesses [][]byte, opts ...solver.Option) ([][]byte, error) {
+	out := make([][]byte, len(fullWitnesses))
+	for i, b := range fullWitnesses {
+		w, err := ParseWitness(b, c)
+		if err != nil {
+			return nil, fmt.Errorf("witness %d %w", i, err)
+		}
+		sol, err := c.CCS.Solve(w, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("witness %d: %w", i, err)
+		}
+		out[i] = MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
 	}
-	sol, err := c.CCS.Solve(w, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret), nil
+	return out, nil
 }
 
 // IsAssignment reports whether data is a wire assignment (it starts with
