@@ -237,14 +237,8 @@ func (v tokenCall) GetRequestMetadata(context.Context, ...string) (map[string]st
 func (tokenCall) RequireTransportSecurity() bool { return true }
 
 func TestTCPTokenCheck(t *testing.T) {
-	dir := apitest.ShortTempDir(t)
-	certFile, keyFile := apitest.WriteTLSFiles(t, dir)
-	tokenFile := filepath.Join(dir, "token")
 	const token = "s3cret-token-0123456789"
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := apitest.Serve(t, apitest.NewFake("gpu0"), api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tokenFile}})
+	srv, certFile, _ := apitest.ServeTCP(t, apitest.NewFake("gpu0"), token)
 	pem, _ := os.ReadFile(certFile)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)

@@ -297,14 +297,8 @@ func TestDaemonGoesAway(t *testing.T) {
 
 func TestTCP(t *testing.T) {
 	ctx := testCtx(t)
-	dir := apitest.ShortTempDir(t)
-	certFile, keyFile := apitest.WriteTLSFiles(t, dir)
-	tokenFile := filepath.Join(dir, "token")
 	const token = "tcp-token-0123456789abcdef"
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := apitest.Serve(t, apitest.NewFake("gpu0"), api.Config{TCPAddr: "127.0.0.1:0", Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tokenFile}})
+	srv, certFile, tokenFile := apitest.ServeTCP(t, apitest.NewFake("gpu0"), token)
 	addr := srv.TCPAddr().String()
 
 	c := dial(t, addr, client.Options{CAFile: certFile, TokenFile: tokenFile})

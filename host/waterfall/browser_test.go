@@ -2,7 +2,6 @@ package waterfall
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,14 +31,7 @@ func TestPageInChromium(t *testing.T) {
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dom, err := b.DumpDOM(context.Background(), "file://"+page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(bytes.NewReader(dom))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, _ := b.Document(t, "file://"+page)
 
 	// The script ran to its end and saw every bar and dispatch mark.
 	body := headless.FindNode(doc, func(n *html.Node) bool { return n.Data == "body" })

@@ -26,14 +26,7 @@ func TestPageInChromium(t *testing.T) {
 	b := headless.ForTest(t)
 	svc := newFake(time.Now())
 	srv := serveFake(t, svc)
-	dom, err := b.DumpDOM(context.Background(), srv.URL+"/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(bytes.NewReader(dom))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, dom := b.Document(t, srv.URL+"/")
 	body := headless.FindNode(doc, func(n *html.Node) bool { return n.Data == "body" })
 	if n, _ := strconv.Atoi(headless.Attr(body, "data-updates")); n < 1 {
 		t.Fatalf("the page rendered no status (data-updates=%q); DOM:\n%s", headless.Attr(body, "data-updates"), first(string(dom)))
@@ -93,11 +86,7 @@ func TestPageAsksForToken(t *testing.T) {
 	b := headless.ForTest(t)
 	srv := httptest.NewServer(RequireToken(Handler(newFake(time.Now()), nil), []byte("0123456789abcdef0123"), nil))
 	defer srv.Close()
-	dom, err := b.DumpDOM(context.Background(), srv.URL+"/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, _ := html.Parse(bytes.NewReader(dom))
+	doc, dom := b.Document(t, srv.URL+"/")
 	form := headless.FindNode(doc, func(x *html.Node) bool { return headless.Attr(x, "id") == "login" })
 	if form == nil || headless.Attr(form, "action") != "/login" {
 		t.Errorf("no login form posting to /login:\n%s", dom)

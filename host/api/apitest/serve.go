@@ -43,6 +43,24 @@ func Serve(t testing.TB, svc api.Service, cfg api.Config) *api.Server {
 	return srv
 }
 
+// ServeTCP is Serve with a TCP listener too, on a loopback port, over TLS
+// with a self-signed certificate (WriteTLSFiles) and token as the admin's
+// bearer token. It returns the server and the files a client needs: the
+// certificate, which is its own CA, and the token file (the token and a
+// newline, as an editor leaves it).
+func ServeTCP(t testing.TB, svc api.Service, token string) (srv *api.Server, certFile, tokenFile string) {
+	t.Helper()
+	dir := ShortTempDir(t)
+	certFile, keyFile := WriteTLSFiles(t, dir)
+	tokenFile = filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv = Serve(t, svc, api.Config{TCPAddr: "127.0.0.1:0",
+		Credentials: api.Credentials{TLSCertFile: certFile, TLSKeyFile: keyFile, TokenFile: tokenFile}})
+	return srv, certFile, tokenFile
+}
+
 // ShortTempDir returns a temporary directory with a short path (unix socket paths are
 // limited to 107 bytes, and t.TempDir embeds the test's name), removed when the test ends.
 func ShortTempDir(t testing.TB) string {

@@ -1,13 +1,32 @@
 package headless
 
 import (
+	"bytes"
+	"context"
 	"strings"
+	"testing"
 
 	"golang.org/x/net/html"
 )
 
 // The DOM helpers below read the page the browser built (DumpDOM, parsed with
 // html.Parse) in the page tests.
+
+// Document loads url in b for test t and returns the DOM after the page's
+// scripts ran, parsed and as the browser printed it, failing t when either
+// step fails.
+func (b Browser) Document(t testing.TB, url string) (*html.Node, []byte) {
+	t.Helper()
+	dom, err := b.DumpDOM(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(dom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, dom
+}
 
 // Attr returns the value of n's attribute key, or "".
 func Attr(n *html.Node, key string) string {
