@@ -620,11 +620,7 @@ func (j *Journal) SetJobState(jobID string, state api.JobState, errMsg string) e
 
 // GetJob returns the job with the ID.
 func (j *Journal) GetJob(jobID string) (job Job, err error) {
-	err = j.db.View(func(tx *bolt.Tx) error {
-		jb, rec, err := openJob(tx, jobID)
-		if err != nil {
-			return err
-		}
+	err = j.viewJob(jobID, func(jb *bolt.Bucket, rec Job) error {
 		job = rec
 		job.Pending, err = pendingParts(jb, jobID)
 		return err
@@ -634,11 +630,7 @@ func (j *Journal) GetJob(jobID string) (job Job, err error) {
 
 // Partitions returns the records of a job's partitions, in index order.
 func (j *Journal) Partitions(jobID string) (parts []Partition, err error) {
-	err = j.db.View(func(tx *bolt.Tx) error {
-		jb, job, err := openJob(tx, jobID)
-		if err != nil {
-			return err
-		}
+	err = j.viewJob(jobID, func(jb *bolt.Bucket, job Job) error {
 		return jb.Bucket(keyParts).ForEach(func(k, _ []byte) error {
 			idx := int(binary.BigEndian.Uint32(k))
 			rec, err := readPart(jb, job, idx)
@@ -718,11 +710,7 @@ func (j *Journal) Unfinished() ([]Job, error) {
 // Witness returns partition idx's witness. It fails with ErrNoWitness once the
 // partition is proved or the job finished.
 func (j *Journal) Witness(jobID string, idx int) (w []byte, err error) {
-	err = j.db.View(func(tx *bolt.Tx) error {
-		jb, job, err := openJob(tx, jobID)
-		if err != nil {
-			return err
-		}
+	err = j.viewJob(jobID, func(jb *bolt.Bucket, job Job) error {
 		if idx < 0 || idx >= job.Partitions {
 			return fmt.Errorf("journal: job %s has no partition %d (it has %d)", jobID, idx, job.Partitions)
 		}
@@ -742,11 +730,7 @@ func (j *Journal) Witness(jobID string, idx int) (w []byte, err error) {
 // Proofs returns every partition's proof and public witness, in index order.
 // It fails with ErrIncomplete while any partition lacks a proof.
 func (j *Journal) Proofs(jobID string) (proofs []Proof, err error) {
-	err = j.db.View(func(tx *bolt.Tx) error {
-		jb, job, err := openJob(tx, jobID)
-		if err != nil {
-			return err
-		}
+	err = j.viewJob(jobID, func(jb *bolt.Bucket, job Job) error {
 		for i := 0; i < job.Partitions; i++ {
 			p, proofChecked, err := getChecked(jb, jobID, keyProof, i)
 			if err != nil {
@@ -904,6 +888,18 @@ func classFromDisk(name string) (api.Class, error) {
 		return api.ClassUnspecified, nil
 	}
 	return api.ParseClass(name)
+}
+
+// viewJob runs f on job jobID's bucket and record in a read transaction; a
+// job that is not there is ErrNotFound.
+func (j *Journal) viewJob(jobID string, f func(jb *bolt.Bucket, job Job) error) error {
+	return j.db.View(func(tx *bolt.Tx) error {
+		jb, job, err := openJob(tx, jobID)
+		if err != nil {
+			return err
+		}
+		return f(jb, job)
+	})
 }
 
 // openJob finds a job's bucket and record.
