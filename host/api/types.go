@@ -110,6 +110,22 @@ func (s JobState) EndEvent() EventKind {
 	return EventUnspecified
 }
 
+// RecordedPartitionState is the state a partition of a job in state s shows
+// when all that is recorded of it is whether it was proved (a job read back
+// from the journal, or from the cluster's records): verified when proved,
+// else failed or cancelled with its job, else queued.
+func (s JobState) RecordedPartitionState(proved bool) PartitionState {
+	switch {
+	case proved:
+		return PartitionVerified
+	case s == JobCancelled:
+		return PartitionCancelled
+	case s == JobFailed:
+		return PartitionFailed
+	}
+	return PartitionQueued
+}
+
 // ParseJobState parses a job state name ("queued", "running", "done", "failed", "cancelled").
 func ParseJobState(s string) (JobState, error) {
 	return parseEnum(jobStateNames, s, "job state", JobStateUnspecified)

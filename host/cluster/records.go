@@ -131,16 +131,7 @@ func (r *jobRecord) view() api.Job {
 	for i := range j.Partitions {
 		p := &j.Partitions[i]
 		p.Index = i
-		switch {
-		case r.verified(i):
-			p.State = api.PartitionVerified
-		case j.State == api.JobCancelled:
-			p.State = api.PartitionCancelled
-		case j.State == api.JobFailed:
-			p.State = api.PartitionFailed
-		default:
-			p.State = api.PartitionQueued
-		}
+		p.State = j.State.RecordedPartitionState(r.verified(i))
 	}
 	return j
 }

@@ -33,6 +33,15 @@ func (d *Daemon) stopping() error {
 	return nil
 }
 
+// checkJobCall is what every API call on one job checks first: the daemon is
+// not stopping, and the caller may see the job.
+func (d *Daemon) checkJobCall(ctx context.Context, jobID string) error {
+	if err := d.stopping(); err != nil {
+		return err
+	}
+	return d.visible(ctx, jobID)
+}
+
 // subscriberBuffer is how many events an Await client may fall behind before it is
 // cut off (it can reconnect and start again from a snapshot).
 const subscriberBuffer = 4096
@@ -440,10 +449,7 @@ func (d *Daemon) recover() error {
 
 // Get implements api.Service.
 func (d *Daemon) Get(ctx context.Context, jobID string) (api.Job, error) {
-	if err := d.stopping(); err != nil {
-		return api.Job{}, err
-	}
-	if err := d.visible(ctx, jobID); err != nil {
+	if err := d.checkJobCall(ctx, jobID); err != nil {
 		return api.Job{}, err
 	}
 	d.mu.Lock()
@@ -532,16 +538,7 @@ func (d *Daemon) recordView(rec journal.Job, withProofs bool) (api.Job, error) {
 		if p.State == journal.PartitionProved {
 			ap.Attempts++
 		}
-		switch {
-		case p.State == journal.PartitionProved:
-			ap.State = api.PartitionVerified
-		case rec.State == api.JobCancelled:
-			ap.State = api.PartitionCancelled
-		case rec.State == api.JobFailed:
-			ap.State = api.PartitionFailed
-		default:
-			ap.State = api.PartitionQueued
-		}
+		ap.State = rec.State.RecordedPartitionState(p.State == journal.PartitionProved)
 		if len(p.Attempts) > 0 {
 			ap.Error = p.Attempts[len(p.Attempts)-1]
 		}
@@ -593,10 +590,7 @@ func (d *Daemon) List(ctx context.Context, f api.ListFilter) ([]api.Job, error) 
 // Cancel implements api.Service: queued partitions are dropped, in-flight ones are
 // cancelled in their backend, and their memory is released.
 func (d *Daemon) Cancel(ctx context.Context, jobID string) (api.Job, error) {
-	if err := d.stopping(); err != nil {
-		return api.Job{}, err
-	}
-	if err := d.visible(ctx, jobID); err != nil {
+	if err := d.checkJobCall(ctx, jobID); err != nil {
 		return api.Job{}, err
 	}
 	d.mu.Lock()
@@ -703,10 +697,7 @@ func (d *Daemon) forgetFinished(cutoff time.Time) {
 
 // Await implements api.Service.
 func (d *Daemon) Await(ctx context.Context, jobID string, send func(api.JobEvent) error) error {
-	if err := d.stopping(); err != nil {
-		return err
-	}
-	if err := d.visible(ctx, jobID); err != nil {
+	if err := d.checkJobCall(ctx, jobID); err != nil {
 		return err
 	}
 	d.mu.Lock()
