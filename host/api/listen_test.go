@@ -151,14 +151,8 @@ func TestStopRemovesSocket(t *testing.T) {
 }
 
 func TestStopCutsOpenAwait(t *testing.T) {
-	fake := apitest.NewFake()
-	path := filepath.Join(apitest.ShortTempDir(t), "zkhost.sock")
-	srv, err := api.Listen(api.Config{Socket: path}, fake, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	srv := apitest.ServeUntilStopped(t, apitest.NewFake())
+	conn, err := grpc.NewClient("unix://"+srv.SocketPath(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

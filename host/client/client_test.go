@@ -262,12 +262,8 @@ func TestAwaitStops(t *testing.T) {
 func TestDaemonGoesAway(t *testing.T) {
 	ctx := testCtx(t)
 	fake := apitest.NewFake()
-	path := filepath.Join(apitest.ShortTempDir(t), "zkhost.sock")
-	srv, err := api.Listen(api.Config{Socket: path}, fake, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
+	srv := apitest.ServeUntilStopped(t, fake)
+	path := srv.SocketPath()
 	c := dial(t, path, client.Options{})
 	job, err := c.Submit(ctx, api.SubmitRequest{Circuit: "merkle", Witnesses: [][]byte{[]byte("a")}})
 	if err != nil {

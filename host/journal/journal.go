@@ -521,11 +521,7 @@ func (j *Journal) MarkPartitionDone(jobID string, idx int, proof, public []byte)
 		return 0, fmt.Errorf("journal: job %s partition %d: empty proof", jobID, idx)
 	}
 	err = j.w.update(func(tx *bolt.Tx) error {
-		jb, job, err := openLiveJob(tx, jobID)
-		if err != nil {
-			return err
-		}
-		rec, err := readPart(jb, job, idx)
+		jb, rec, err := openLivePart(tx, jobID, idx)
 		if err != nil {
 			return err
 		}
@@ -559,11 +555,7 @@ func (j *Journal) MarkPartitionDone(jobID string, idx int, proof, public []byte)
 // and returns how many attempts have failed so far.
 func (j *Journal) RecordAttempt(jobID string, idx int, reason string) (attempts int, err error) {
 	err = j.w.update(func(tx *bolt.Tx) error {
-		jb, job, err := openLiveJob(tx, jobID)
-		if err != nil {
-			return err
-		}
-		rec, err := readPart(jb, job, idx)
+		jb, rec, err := openLivePart(tx, jobID, idx)
 		if err != nil {
 			return err
 		}
@@ -912,14 +904,18 @@ func openJob(tx *bolt.Tx, jobID string) (*bolt.Bucket, Job, error) {
 	return jb, job, err
 }
 
-// openLiveJob is openJob for a change to a partition, which a finished job
-// refuses.
-func openLiveJob(tx *bolt.Tx, jobID string) (*bolt.Bucket, Job, error) {
+// openLivePart opens a job's bucket and partition idx's record for a change
+// to the partition, which a finished job refuses.
+func openLivePart(tx *bolt.Tx, jobID string, idx int) (*bolt.Bucket, partRecord, error) {
 	jb, job, err := openJob(tx, jobID)
-	if err == nil && job.State.Terminal() {
-		err = fmt.Errorf("journal: job %s is %s: %w", jobID, job.State, ErrJobFinished)
+	if err != nil {
+		return nil, partRecord{}, err
 	}
-	return jb, job, err
+	if job.State.Terminal() {
+		return nil, partRecord{}, fmt.Errorf("journal: job %s is %s: %w", jobID, job.State, ErrJobFinished)
+	}
+	rec, err := readPart(jb, job, idx)
+	return jb, rec, err
 }
 
 func readPart(jb *bolt.Bucket, job Job, idx int) (partRecord, error) {

@@ -43,6 +43,18 @@ func Serve(t testing.TB, svc api.Service, cfg api.Config) *api.Server {
 	return srv
 }
 
+// ServeUntilStopped serves svc as Serve does, but leaves stopping the server
+// to the test: for tests of what a stop does to the clients.
+func ServeUntilStopped(t testing.TB, svc api.Service) *api.Server {
+	t.Helper()
+	srv, err := api.Listen(api.Config{Socket: filepath.Join(ShortTempDir(t), "zkhost.sock")}, svc, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("api.Listen: %v", err)
+	}
+	go srv.Serve()
+	return srv
+}
+
 // ServeTCP is Serve with a TCP listener too, on a loopback port, over TLS
 // with a self-signed certificate (WriteTLSFiles) and token as the admin's
 // bearer token. It returns the server and the files a client needs: the
