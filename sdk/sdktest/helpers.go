@@ -1,13 +1,13 @@
 package sdktest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
+
+	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 )
 
 // MainWithFakeBackend is a TestMain body for tests that need a real plugin process
@@ -32,20 +32,6 @@ func MainWithFakeBackend(m *testing.M, path *string) int {
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers, such as a logger's
-// goroutines, that a test reads when it fails.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// goroutines, that a test reads when it fails: the one the suite itself
+// collects a backend's logs in (Write, String).
+type SyncBuffer = logbuf.Buffer
