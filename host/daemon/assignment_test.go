@@ -141,6 +141,10 @@ func TestAssignments(t *testing.T) {
 // wire assignments solved where the hint is prove to proofs gnark verifies with the
 // user's verifying key.
 func TestHintedCircuit(t *testing.T) {
+	// Deliberately parallel to host/oneshot's TestAssignmentFiles setup (write
+	// the cube circuit's gnark files, import them for assignments only): no
+	// package both tests import can hold it, as sdk/testcircuit, which sdk/circuit's
+	// own tests import, cannot call circuit.Import without an import cycle.
 	f, err := testcircuit.WriteGnarkFiles(t.TempDir(), "cube", &testcircuit.CubeRoot{}, &testcircuit.CubeRoot{X: 13, Y: 2197})
 	if err != nil {
 		t.Fatal(err)
