@@ -119,13 +119,7 @@ func Run(t *testing.T, cfg Config) {
 
 	logger := cfg.Logger
 	if logger == nil {
-		logs := &logbuf.Buffer{}
-		logger = hclog.New(&hclog.LoggerOptions{Name: "backend", Output: logs, Level: hclog.Debug})
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("the backend's log:\n%s", logs.String())
-			}
-		})
+		logger = logbuf.LoggerForTest(t, "backend")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
 	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{

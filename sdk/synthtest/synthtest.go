@@ -94,13 +94,7 @@ func Run(t *testing.T, cfg Config) {
 
 	logger := cfg.Logger
 	if logger == nil {
-		logs := &logbuf.Buffer{}
-		logger = hclog.New(&hclog.LoggerOptions{Name: "synthesizer", Output: logs, Level: hclog.Debug})
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("the synthesizer's log:\n%s", logs.String())
-			}
-		})
+		logger = logbuf.LoggerForTest(t, "synthesizer")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	proc, err := plugins.Launch(ctx, plugins.LaunchConfig{
