@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/cli"
 )
 
@@ -64,11 +65,7 @@ func TestServeRefusesAtStart(t *testing.T) {
 // READY=1 once its socket accepts clients, and STOPPING=1 when told to stop
 // (SIGTERM, here the context), then returns.
 func TestServeNotifiesSystemd(t *testing.T) {
-	dir, err := os.MkdirTemp("", "zks") // short: socket paths are at most 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := apitest.ShortTempDir(t)
 	notifyPath := filepath.Join(dir, "notify")
 	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notifyPath, Net: "unixgram"})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // partitionOrder is the order a partition's events must come in (no retries).
@@ -199,7 +200,7 @@ func TestAwaitWhileHostStops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the host as a process (-short)")
 	}
-	stateDir := newStateDir(t)
+	stateDir := apitest.ShortTempDir(t)
 	cfgPath := filepath.Join(stateDir, "zkhost.toml")
 	if err := os.WriteFile(cfgPath, []byte(configText(stateDir, opts{circuits: []string{small, big}})), 0o600); err != nil {
 		t.Fatal(err)

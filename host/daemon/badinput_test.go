@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/config"
 )
 
@@ -225,7 +226,7 @@ func TestNewErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			stateDir := newStateDir(t)
+			stateDir := apitest.ShortTempDir(t)
 			cfg, err := config.Parse([]byte(tc.toml(stateDir)), filepath.Join(stateDir, "zkhost.toml"))
 			if err != nil {
 				t.Fatalf("config: %v", err)

@@ -23,6 +23,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/sdk/circuit"
@@ -142,18 +143,6 @@ type fixture struct {
 	stopped  bool
 }
 
-// newStateDir returns a short temporary directory (a unix socket path must stay
-// under 108 bytes, and t.TempDir names can be long).
-func newStateDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "zkd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // configText is a test daemon's config: one synthesis worker, one CPU backend that
 // holds one partition at a time (so dispatch order is observable), fast retries.
 func configText(stateDir string, o opts) string {
@@ -192,7 +181,7 @@ func start(t *testing.T, o opts) *fixture {
 	t.Helper()
 	stateDir := o.stateDir
 	if stateDir == "" {
-		stateDir = newStateDir(t)
+		stateDir = apitest.ShortTempDir(t)
 	}
 	cfg, err := config.Parse([]byte(configText(stateDir, o)), filepath.Join(stateDir, "zkhost.toml"))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/sdk/sdktest"
@@ -162,7 +163,7 @@ func TestKillAndRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the host twice as a process (-short)")
 	}
-	stateDir := newStateDir(t)
+	stateDir := apitest.ShortTempDir(t)
 	cfgPath := filepath.Join(stateDir, "zkhost.toml")
 	if err := os.WriteFile(cfgPath, []byte(configText(stateDir, opts{circuits: []string{small, big}})), 0o600); err != nil {
 		t.Fatal(err)
@@ -291,7 +292,7 @@ func TestServeDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the host as a process (-short)")
 	}
-	home := newStateDir(t)
+	home := apitest.ShortTempDir(t)
 	stateDir := filepath.Join(home, "state", "zkhost")
 	// Keys where the default config looks for them.
 	keys := filepath.Join(stateDir, "keys")
