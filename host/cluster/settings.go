@@ -44,6 +44,9 @@ type desired struct {
 	ready  [4]jetstream.ConsumerConfig // synthesized partitions (synthesis.go)
 	kv     jetstream.KeyValueConfig
 	obj    jetstream.ObjectStoreConfig
+	// kvStream and objStream are the streams JetStream keeps kv and obj in
+	// (names.kvStream, names.objStream), whose settings drift is read from.
+	kvStream, objStream string
 }
 
 func wanted(cc *config.Cluster, n names, retention time.Duration) desired {
@@ -87,6 +90,7 @@ func wanted(cc *config.Cluster, n names, retention time.Duration) desired {
 		Replicas:    cc.Replicas,
 		TTL:         retention,
 	}
+	d.kvStream, d.objStream = n.kvStream(), n.objStream()
 	return d
 }
 
@@ -267,7 +271,7 @@ func setupOnce(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, 
 	if err != nil {
 		return h, fmt.Errorf("bucket %s: %w", want.kv.Bucket, err)
 	}
-	kd, err := bucketDrift(ctx, js, "KV_"+want.kv.Bucket, "bucket "+want.kv.Bucket, want.kv.Replicas, want.kv.TTL)
+	kd, err := bucketDrift(ctx, js, want.kvStream, "bucket "+want.kv.Bucket, want.kv.Replicas, want.kv.TTL)
 	if err != nil {
 		return h, err
 	}
@@ -286,7 +290,7 @@ func setupOnce(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, 
 	if err != nil {
 		return h, fmt.Errorf("object store %s: %w", want.obj.Bucket, err)
 	}
-	od, err := bucketDrift(ctx, js, "OBJ_"+want.obj.Bucket, "object store "+want.obj.Bucket, want.obj.Replicas, want.obj.TTL)
+	od, err := bucketDrift(ctx, js, want.objStream, "object store "+want.obj.Bucket, want.obj.Replicas, want.obj.TTL)
 	if err != nil {
 		return h, err
 	}
