@@ -87,19 +87,11 @@ func TestInvalidProofRetriedElsewhere(t *testing.T) {
 			job := h.submit("chain", 21, 6, api.ClassNormal)
 			done, events := h.await(job.ID, 2*time.Minute)
 			checkDone(t, done, "chain", 21, 6)
-			retried := eventsOf(events, api.EventPartitionRetried)
-			if len(retried) == 0 {
-				t.Fatalf("dev0 never returned a proof (it should have taken partitions); events: %v", kinds(events))
-			}
 			want := "groth16 verification failed"
 			if how == "garbage" {
 				want = "does not decode"
 			}
-			for _, e := range retried {
-				if e.Device != "dev0" || !strings.Contains(e.Reason, want) {
-					t.Errorf("retry of partition %d on %s: %q, want dev0 and %q", e.Partition, e.Device, e.Reason, want)
-				}
-			}
+			checkRetried(t, events, "dev0", want, "dev0 returns only bad proofs and should have taken partitions")
 			for i, p := range done.Partitions {
 				if p.Device != "dev1" {
 					t.Errorf("partition %d was verified from %s; only dev1 proves correctly", i, p.Device)
@@ -127,15 +119,7 @@ func TestHangKilledAfterDeadline(t *testing.T) {
 	job := h.submit("chain", 31, 3, api.ClassNormal)
 	done, events := h.await(job.ID, 2*time.Minute)
 	checkDone(t, done, "chain", 31, 3)
-	retried := eventsOf(events, api.EventPartitionRetried)
-	if len(retried) == 0 {
-		t.Fatalf("no partition was retried; dev0 should have hung on one; events: %v", kinds(events))
-	}
-	for _, e := range retried {
-		if e.Device != "dev0" || !strings.Contains(e.Reason, "did not answer within 2s") {
-			t.Errorf("retry of partition %d on %s: %q, want dev0 timing out", e.Partition, e.Device, e.Reason)
-		}
-	}
+	checkRetried(t, events, "dev0", "did not answer within 2s", "dev0 should have hung on one")
 	if el := time.Since(start); el < 2*time.Second {
 		t.Errorf("job done in %s, before the 2s deadline could pass", el)
 	}

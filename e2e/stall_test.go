@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"syscall"
@@ -74,7 +75,7 @@ func TestStoppedBackendKilled(t *testing.T) {
 	})
 	done, events := h.await(job.ID, 3*time.Minute)
 	checkDone(t, done, "merkle", 61, 2)
-	checkRetriedAtDeadline(t, events, "backend", "did not answer within 8s")
+	checkRetried(t, events, "", "did not answer within 8s", "the stopped backend met its deadline")
 	t.Logf("job done %s after its submit", time.Since(start).Round(time.Millisecond))
 	waitFor(t, 30*time.Second, "the stopped backend to be gone", func() bool { return !alive(first) })
 	if !strings.Contains(h.logText(), "sending SIGKILL") {
@@ -102,7 +103,7 @@ func TestStoppedSynthesizerKilled(t *testing.T) {
 	job := h.submitChainAs("chainsynth", 62, 2)
 	done, events := h.await(job.ID, 3*time.Minute)
 	checkDone(t, done, "chain", 62, 2)
-	checkRetriedAtDeadline(t, events, "synthesizer", "did not answer within 3s")
+	checkRetried(t, events, "", "did not answer within 3s", "the stopped synthesizer met its deadline")
 	waitFor(t, 30*time.Second, "the stopped synthesizer to be gone", func() bool { return !alive(first) })
 
 	stopRestartedThenHost(t, h, exe, first, "synthesizer")
@@ -124,17 +125,18 @@ func stopRestartedThenHost(t *testing.T, h *host, exe string, first int, what st
 	}
 }
 
-// checkRetriedAtDeadline fails t unless some partition was retried and every
-// retry names the stopped plugin's deadline (reason).
-func checkRetriedAtDeadline(t *testing.T, events []api.JobEvent, plugin, reason string) {
+// checkRetried fails t unless some partition was retried and every retry was
+// on device (any device when "") for a reason containing reason; cause says
+// what should have made the retries, for the message.
+func checkRetried(t *testing.T, events []api.JobEvent, device, reason, cause string) {
 	t.Helper()
 	retried := eventsOf(events, api.EventPartitionRetried)
 	if len(retried) == 0 {
-		t.Fatalf("no partition was retried; the stopped %s should have met its deadline; events: %v", plugin, kinds(events))
+		t.Fatalf("no partition was retried, though %s; events: %v", cause, kinds(events))
 	}
 	for _, e := range retried {
-		if !strings.Contains(e.Reason, reason) {
-			t.Errorf("retry of partition %d: %q, want the %s's deadline (%q)", e.Partition, e.Reason, plugin, reason)
+		if device != "" && e.Device != device || !strings.Contains(e.Reason, reason) {
+			t.Errorf("retry of partition %d on %s: %q, want %q on %s, as %s", e.Partition, e.Device, e.Reason, reason, cmp.Or(device, "any device"), cause)
 		}
 	}
 }
