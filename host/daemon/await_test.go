@@ -3,14 +3,11 @@ package daemon
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
-	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // partitionOrder is the order a partition's events must come in (no retries).
@@ -200,12 +197,7 @@ func TestAwaitWhileHostStops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the host as a process (-short)")
 	}
-	stateDir := apitest.ShortTempDir(t)
-	cfgPath := filepath.Join(stateDir, "zkhost.toml")
-	if err := os.WriteFile(cfgPath, []byte(configText(stateDir, opts{circuits: []string{small, big}})), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	socket := filepath.Join(stateDir, "zk.sock")
+	cfgPath, socket := processConfig(t)
 	ctx := testCtx(t, 2*time.Minute)
 	p, c := startServe(t, socket, nil, "--config", cfgPath)
 	ws := witnesses(t, big, 2, 53)

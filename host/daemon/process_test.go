@@ -29,6 +29,19 @@ type serveProc struct {
 	waited chan error
 }
 
+// processConfig writes the config of a host with the small and big circuits
+// into a fresh state directory, for `zkhost serve --config`, and returns its
+// path and the socket the host's API listens on.
+func processConfig(t *testing.T) (cfgPath, socket string) {
+	t.Helper()
+	stateDir := apitest.ShortTempDir(t)
+	cfgPath = filepath.Join(stateDir, "zkhost.toml")
+	if err := os.WriteFile(cfgPath, []byte(configText(stateDir, opts{circuits: []string{small, big}})), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfgPath, filepath.Join(stateDir, "zk.sock")
+}
+
 // startServe starts `zkhost serve ARGS...` with env added to this process's
 // environment, and waits until it answers on socket.
 func startServe(t *testing.T, socket string, env []string, args ...string) (*serveProc, *client.Client) {
@@ -163,12 +176,7 @@ func TestKillAndRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the host twice as a process (-short)")
 	}
-	stateDir := apitest.ShortTempDir(t)
-	cfgPath := filepath.Join(stateDir, "zkhost.toml")
-	if err := os.WriteFile(cfgPath, []byte(configText(stateDir, opts{circuits: []string{small, big}})), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	socket := filepath.Join(stateDir, "zk.sock")
+	cfgPath, socket := processConfig(t)
 	ctx := testCtx(t, 3*time.Minute)
 
 	first, c := startServe(t, socket, nil, "--config", cfgPath)
