@@ -126,7 +126,7 @@ func TestClusterNATSServerKilled(t *testing.T) {
 	startAll(t, hosts)
 	const parts = 24
 	job := hosts[0].submit("chain", 300, parts, api.ClassNormal)
-	waitFor(t, 3*time.Minute, "a verified partition", func() bool {
+	apitest.WaitFor(t, 3*time.Minute, "a verified partition", func() bool {
 		got, err := hosts[1].client.Get(ctxFor(t, 30*time.Second), job.ID)
 		return err == nil && got.Count(api.PartitionVerified) > 0
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/client"
 )
 
@@ -95,7 +96,7 @@ func TestClusterSoak(t *testing.T) {
 	killer.Wait()
 	for _, s := range subs {
 		var got api.Job
-		waitFor(t, 20*time.Minute, "job "+s.id, func() bool {
+		apitest.WaitFor(t, 20*time.Minute, "job "+s.id, func() bool {
 			c := hosts[rng.IntN(len(hosts))].liveClient()
 			if c == nil {
 				return false

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // TestDiskFullMidJob fills the daemon's disk while a job is being proved, then
@@ -31,7 +32,7 @@ func TestDiskFullMidJob(t *testing.T) {
 	h.start()
 	const parts = 8
 	job := h.submit("chain", 31, parts, api.ClassNormal)
-	waitFor(t, 60*time.Second, "the job to have a verified partition", func() bool {
+	apitest.WaitFor(t, 60*time.Second, "the job to have a verified partition", func() bool {
 		j, err := h.client.Get(ctxFor(t, 10*time.Second), job.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func TestDiskFullMidJob(t *testing.T) {
 		t.Errorf("status on a full disk: journal %+v, want not writable, in %s, with the storage error", st.Journal, h.stateDir)
 	}
 	// A proof that finished meanwhile could not be recorded: it waits.
-	waitFor(t, 60*time.Second, "a journal write to be retried", func() bool { return h.status().Journal.WriteRetries > 0 })
+	apitest.WaitFor(t, 60*time.Second, "a journal write to be retried", func() bool { return h.status().Journal.WriteRetries > 0 })
 	if j, err := h.client.Get(ctxFor(t, 10*time.Second), job.ID); err != nil || j.State.Terminal() {
 		t.Fatalf("accepted job on a full disk: %s (%s), %v; want it still running", j.State, j.Error, err)
 	}
@@ -87,7 +88,7 @@ func TestDiskFullMidJob(t *testing.T) {
 	if failed := eventsOf(events, api.EventPartitionFailed); len(failed) > 0 {
 		t.Errorf("partitions failed across the full disk: %+v", failed)
 	}
-	waitFor(t, 60*time.Second, "the journal to be writable again", func() bool {
+	apitest.WaitFor(t, 60*time.Second, "the journal to be writable again", func() bool {
 		j := h.status().Journal
 		return j.Writable && j.ReserveHeld
 	})

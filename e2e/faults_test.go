@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // TestKillMidProof kills a backend with SIGKILL while it proves: its partition
@@ -33,7 +34,7 @@ func TestKillMidProof(t *testing.T) {
 			h.start()
 			job := h.submit("chain", 11, 4, api.ClassNormal)
 
-			waitFor(t, 30*time.Second, "dev0 to be proving", func() bool { return h.device("dev0").InFlight > 0 })
+			apitest.WaitFor(t, 30*time.Second, "dev0 to be proving", func() bool { return h.device("dev0").InFlight > 0 })
 			victim := h.backendPID(slow, time.Second)
 			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -58,7 +59,7 @@ func TestKillMidProof(t *testing.T) {
 				}
 			}
 			// The backend came back as a new process and the device is healthy.
-			waitFor(t, 10*time.Second, "dev0 to restart", func() bool {
+			apitest.WaitFor(t, 10*time.Second, "dev0 to restart", func() bool {
 				d := h.device("dev0")
 				return d.Restarts >= 1 && d.Healthy && d.Error == ""
 			})
@@ -123,7 +124,7 @@ func TestHangKilledAfterDeadline(t *testing.T) {
 	if el := time.Since(start); el < 2*time.Second {
 		t.Errorf("job done in %s, before the 2s deadline could pass", el)
 	}
-	waitFor(t, 15*time.Second, "the hung backend to be replaced", func() bool {
+	apitest.WaitFor(t, 15*time.Second, "the hung backend to be replaced", func() bool {
 		pid := h.backendPID(hang, 5*time.Second)
 		return pid != first && h.device("dev0").Restarts >= 1
 	})

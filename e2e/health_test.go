@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // TestSwappedBinaryIsDown replaces a pinned backend binary after the daemon
@@ -28,7 +29,7 @@ func TestSwappedBinaryIsDown(t *testing.T) {
 	h := newHost(t, hostConf{Devices: []deviceConf{dev}, MaxAttempts: 2})
 	h.start()
 	job := h.submit("chain", 61, 3, api.ClassNormal)
-	waitFor(t, 30*time.Second, "dev0 to be proving", func() bool { return h.device("dev0").InFlight > 0 })
+	apitest.WaitFor(t, 30*time.Second, "dev0 to be proving", func() bool { return h.device("dev0").InFlight > 0 })
 
 	// Another program under the pinned name (written beside it and renamed
 	// over it, as a package upgrade does), then the backend dies.
@@ -41,7 +42,7 @@ func TestSwappedBinaryIsDown(t *testing.T) {
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "dev0 to be reported down", func() bool {
+	apitest.WaitFor(t, 30*time.Second, "dev0 to be reported down", func() bool {
 		d := h.device("dev0")
 		return !d.Healthy && strings.Contains(d.Error, "down") && strings.Contains(d.Error, "checksum")
 	})
@@ -50,7 +51,7 @@ func TestSwappedBinaryIsDown(t *testing.T) {
 		t.Errorf("submit with no device serving: %v, want unavailable naming dev0 and why", err)
 	}
 	// Nothing is proving on the down device.
-	waitFor(t, 30*time.Second, "no partition proving on the down device", func() bool {
+	apitest.WaitFor(t, 30*time.Second, "no partition proving on the down device", func() bool {
 		j, err := h.client.Get(ctxFor(t, 10*time.Second), job.ID)
 		if err != nil {
 			t.Fatal(err)

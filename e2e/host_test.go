@@ -23,6 +23,7 @@ import (
 
 	"github.com/zkhost/zkhost/cpubackend"
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/host/client"
 	zkhostv1 "github.com/zkhost/zkhost/internal/proto/zkhostv1"
 	"github.com/zkhost/zkhost/sdk/procfs"
@@ -451,18 +452,6 @@ func checkDone(t testing.TB, job api.Job, name string, seed uint64, n int) {
 	}
 }
 
-// waitFor polls cond every 20ms until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // linkBinary gives a binary a second name in dir (a hard link, or a copy), so two
 // devices running the same backend can be told apart by their executable path.
 func linkBinary(t testing.TB, src, name string) string {
@@ -565,7 +554,7 @@ func alive(pid int) bool {
 func (h *host) backendPID(exe string, timeout time.Duration) int {
 	h.t.Helper()
 	var pid int
-	waitFor(h.t, timeout, "a backend process "+exe, func() bool {
+	apitest.WaitFor(h.t, timeout, "a backend process "+exe, func() bool {
 		for _, b := range backendsOf(h.pid()) {
 			if b.exe == exe && !b.worker {
 				pid = b.pid

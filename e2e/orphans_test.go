@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // TestNoOrphans SIGKILLs the host while partitions sit in shared memory and a
@@ -27,8 +28,8 @@ func TestNoOrphans(t *testing.T) {
 	h.start()
 
 	job := h.submit("chain", 61, 6, api.ClassNormal)
-	waitFor(t, 30*time.Second, "dev1 to hold a partition", func() bool { return h.device("dev1").InFlight > 0 })
-	waitFor(t, 30*time.Second, "partitions staged in shared memory", func() bool { return len(h.shmFiles()) >= 1 })
+	apitest.WaitFor(t, 30*time.Second, "dev1 to hold a partition", func() bool { return h.device("dev1").InFlight > 0 })
+	apitest.WaitFor(t, 30*time.Second, "partitions staged in shared memory", func() bool { return len(h.shmFiles()) >= 1 })
 
 	first := h.pid()
 	backends := backendsOf(first) // with the prove workers running, which must go too
@@ -44,7 +45,7 @@ func TestNoOrphans(t *testing.T) {
 	killed := time.Now()
 	// Wait on the pids themselves: an exiting process loses its environment (which
 	// backendsOf reads) before it stops running.
-	waitFor(t, 5*time.Second, "the backends to exit after the host's death", func() bool {
+	apitest.WaitFor(t, 5*time.Second, "the backends to exit after the host's death", func() bool {
 		for _, b := range backends {
 			if alive(b.pid) {
 				return false

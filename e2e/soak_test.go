@@ -19,6 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
@@ -217,7 +218,7 @@ func soak(t *testing.T, p soakParams) {
 			h.start()
 			// A backend stopped when its host died cannot act on the
 			// parent-death signal; the next host reaps it by its pid file.
-			waitFor(t, 30*time.Second, "the new host to reap the stopped backends of the killed one", func() bool { return len(backendsOf(killed)) == 0 })
+			apitest.WaitFor(t, 30*time.Second, "the new host to reap the stopped backends of the killed one", func() bool { return len(backendsOf(killed)) == 0 })
 			hostMu.Unlock()
 			nextHostKill++
 		}
@@ -316,7 +317,7 @@ func soakKillHost(t *testing.T, h *host, counts *soakCounts) int {
 	pid := h.pid()
 	h.kill()
 	killed := time.Now()
-	waitFor(t, 5*time.Second, "the backends of the killed host to exit", func() bool {
+	apitest.WaitFor(t, 5*time.Second, "the backends of the killed host to exit", func() bool {
 		for _, b := range backendsOf(pid) {
 			if !procfs.Stopped("/proc", b.pid) {
 				return false

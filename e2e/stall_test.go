@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/procfs"
 )
@@ -28,7 +29,7 @@ func stopProcess(t *testing.T, pid int) {
 		t.Fatalf("SIGSTOP %d: %v", pid, err)
 	}
 	// procfs.Stopped says why this waits.
-	waitFor(t, 30*time.Second, fmt.Sprintf("process %d to stop", pid), func() bool { return procfs.Stopped("/proc", pid) })
+	apitest.WaitFor(t, 30*time.Second, fmt.Sprintf("process %d to stop", pid), func() bool { return procfs.Stopped("/proc", pid) })
 	t.Cleanup(func() {
 		// Only while it is still stopped: once gone, its pid may be another's.
 		if procfs.Stopped("/proc", pid) {
@@ -69,7 +70,7 @@ func TestStoppedBackendKilled(t *testing.T) {
 	start := time.Now()
 	job := h.submit("merkle", 61, 2, api.ClassNormal)
 
-	waitFor(t, 2*time.Minute, "status to show dev0 restarting after its proof deadline", func() bool {
+	apitest.WaitFor(t, 2*time.Minute, "status to show dev0 restarting after its proof deadline", func() bool {
 		ds := h.device("dev0")
 		return strings.Contains(ds.Error, "restarting: backend did not answer a proof within 8s")
 	})
@@ -77,7 +78,7 @@ func TestStoppedBackendKilled(t *testing.T) {
 	checkDone(t, done, "merkle", 61, 2)
 	checkRetried(t, events, "", "did not answer within 8s", "the stopped backend met its deadline")
 	t.Logf("job done %s after its submit", time.Since(start).Round(time.Millisecond))
-	waitFor(t, 30*time.Second, "the stopped backend to be gone", func() bool { return !alive(first) })
+	apitest.WaitFor(t, 30*time.Second, "the stopped backend to be gone", func() bool { return !alive(first) })
 	if !strings.Contains(h.logText(), "sending SIGKILL") {
 		t.Errorf("the daemon's log does not say the stopped backend was sent SIGKILL")
 	}
@@ -104,7 +105,7 @@ func TestStoppedSynthesizerKilled(t *testing.T) {
 	done, events := h.await(job.ID, 3*time.Minute)
 	checkDone(t, done, "chain", 62, 2)
 	checkRetried(t, events, "", "did not answer within 3s", "the stopped synthesizer met its deadline")
-	waitFor(t, 30*time.Second, "the stopped synthesizer to be gone", func() bool { return !alive(first) })
+	apitest.WaitFor(t, 30*time.Second, "the stopped synthesizer to be gone", func() bool { return !alive(first) })
 
 	stopRestartedThenHost(t, h, exe, first, "synthesizer")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // The synthesizer plugin tests serve the chain key set twice: as "chain", solved
@@ -139,7 +140,7 @@ func TestSynthesizerHangKilled(t *testing.T) {
 	if len(retried) != 1 || !strings.Contains(retried[0].Reason, "did not answer within 2s") {
 		t.Errorf("retries %+v, want one saying the synthesizer did not answer within 2s", retried)
 	}
-	waitFor(t, 15*time.Second, "the hung synthesizer to be gone", func() bool { return !alive(first) })
+	apitest.WaitFor(t, 15*time.Second, "the hung synthesizer to be gone", func() bool { return !alive(first) })
 }
 
 // TestSynthesizerLiesAndCrashLoops runs synthesizers that lie (a changed

@@ -113,7 +113,7 @@ func TestCredentialsRotated(t *testing.T) {
 		}
 	}
 	// Dropped and refused: the status says so, in NATS's words.
-	waitFor(t, 10*time.Second, "the host to see its reconnections refused", func() bool {
+	apitest.WaitFor(t, 10*time.Second, "the host to see its reconnections refused", func() bool {
 		st := c.conn.status()
 		return st.State == "reconnecting" && strings.Contains(strings.ToLower(st.LastError), "authorization")
 	})
@@ -123,7 +123,7 @@ func TestCredentialsRotated(t *testing.T) {
 	}
 	writeFile(t, pwFile, "new-password\n")
 	rewritten := time.Now()
-	waitFor(t, 10*time.Second, "the host to reconnect with the new password", func() bool {
+	apitest.WaitFor(t, 10*time.Second, "the host to reconnect with the new password", func() bool {
 		return c.conn.status().State == "connected"
 	})
 	t.Logf("reconnected %v after the password file was rewritten", time.Since(rewritten))
@@ -184,17 +184,6 @@ func (idleDaemon) List(context.Context, api.ListFilter) ([]api.Job, error) { ret
 func (idleDaemon) CheckSubmit(context.Context, api.SubmitHeader) error     { return nil }
 func (d idleDaemon) Status(context.Context) (api.StatusReport, error) {
 	return api.StatusReport{Devices: d.devices}, nil
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestSettingsDrift: a host whose cluster-wide settings differ from the
@@ -291,7 +280,7 @@ func TestClusterStatus(t *testing.T) {
 	var st api.StatusReport
 	// The server counts a consumer's pending messages as it stores them; on a
 	// loaded machine a status can come between: wait for the count too.
-	waitFor(t, 5*time.Second, "h0 to hear h1 and count the queue", func() bool {
+	apitest.WaitFor(t, 5*time.Second, "h0 to hear h1 and count the queue", func() bool {
 		st, err = a.Status(ctx)
 		return err == nil && st.Cluster != nil && len(st.Cluster.Hosts) == 2 &&
 			len(st.Cluster.Queues) == 4 && st.Cluster.Queues[1].Waiting == 5
@@ -314,13 +303,13 @@ func TestClusterStatus(t *testing.T) {
 	if m := b.next(ctx, b.cons[:]); m == nil {
 		t.Fatal("nothing pulled")
 	}
-	waitFor(t, 5*time.Second, "4 waiting and 1 held after a pull", func() bool {
+	apitest.WaitFor(t, 5*time.Second, "4 waiting and 1 held after a pull", func() bool {
 		st, err = a.Status(ctx)
 		return err == nil && len(st.Cluster.Queues) == 4 && st.Cluster.Queues[1].Waiting == 4 && st.Cluster.Queues[1].Held == 1
 	})
 	// h1 leaves: h0 lists it no more.
 	cancel()
-	waitFor(t, 5*time.Second, "h1 gone from h0's status", func() bool {
+	apitest.WaitFor(t, 5*time.Second, "h1 gone from h0's status", func() bool {
 		st, err := a.Status(context.Background())
 		return err == nil && len(st.Cluster.Hosts) == 1
 	})
@@ -433,7 +422,7 @@ func TestHostCutOff(t *testing.T) {
 	time.Sleep(3 * time.Second) // beyond ack_wait: held by a's word alone
 	srvs[0].Shutdown()
 	cut := time.Now()
-	waitFor(t, 5*time.Second, "h0 to see itself cut off", func() bool { return a.conn.status().State == "reconnecting" })
+	apitest.WaitFor(t, 5*time.Second, "h0 to see itself cut off", func() bool { return a.conn.status().State == "reconnecting" })
 	time.Sleep(submitGrace)
 	begun := time.Now()
 	_, err = a.Submit(ctx, api.SubmitRequest{Circuit: "chain", Witnesses: [][]byte{{1}}})
@@ -518,7 +507,7 @@ func TestSilentHostReaped(t *testing.T) {
 	md, _ := msg.Metadata()
 	victim.hold(msg) // as Run does; never released: the host dies
 	changed <- struct{}{}
-	waitFor(t, 5*time.Second, "h0 to hear that h1 holds the partition", func() bool {
+	apitest.WaitFor(t, 5*time.Second, "h0 to hear that h1 holds the partition", func() bool {
 		reaper.peers.mu.Lock()
 		defer reaper.peers.mu.Unlock()
 		return len(reaper.peers.seen["h1"].Held) == 1

@@ -241,7 +241,7 @@ func TestNewErrors(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
-			eventually(t, 5*time.Second, "no backend process left", func() bool { return len(backendChildren(t, os.Getpid())) == 0 })
+			apitest.WaitFor(t, 5*time.Second, "no backend process left", func() bool { return len(backendChildren(t, os.Getpid())) == 0 })
 		})
 	}
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // TestCancelMidJob cancels a job while its second partition computes in the
@@ -124,7 +125,7 @@ func TestCancelMidJob(t *testing.T) {
 
 	// Everything is released: the slot, the memory, the files.
 	var last api.StatusReport
-	eventually(t, 10*time.Second, "device idle, budget back to the keys, no partition file", func() bool {
+	apitest.WaitFor(t, 10*time.Second, "device idle, budget back to the keys, no partition file", func() bool {
 		last, err = f.c.Status(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +181,7 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	// dispatched, three proofs from now; time enough for a Submit whose journal
 	// write syncs to a slow disk and for the follower to subscribe.
 	normal := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 6, 71))
-	eventually(t, 30*time.Second, "normal partition 0 proving, 3 not yet synthesized", func() bool {
+	apitest.WaitFor(t, 30*time.Second, "normal partition 0 proving, 3 not yet synthesized", func() bool {
 		j, err := f.c.Get(ctx, normal.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -213,7 +214,7 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	}
 	// Once the synthesis that was running when the cancel came has ended, nothing
 	// of the low job may wait for the device: no queued partition, no file.
-	eventually(t, 30*time.Second, "synthesis to end", func() bool {
+	apitest.WaitFor(t, 30*time.Second, "synthesis to end", func() bool {
 		st, err := f.c.Status(ctx)
 		return err == nil && st.SynthesisRunning == 0
 	})
@@ -242,7 +243,7 @@ func TestCancelDuringSynthesis(t *testing.T) {
 	if _, err := f.c.Cancel(ctx, normal.ID); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "budget back to the keys, no partition file", func() bool {
+	apitest.WaitFor(t, 5*time.Second, "budget back to the keys, no partition file", func() bool {
 		st, err := f.c.Status(ctx)
 		return err == nil && st.Budget.UsedBytes == keyBytes(t, small, big) && len(partitionFiles(t, self)) == 0
 	})
@@ -273,7 +274,7 @@ func TestCancelWhileWaitingForBudget(t *testing.T) {
 		job := f.submit(ctx, big, api.ClassNormal, witnesses(t, big, 2, uint64(80+i)))
 		// Partition 0 on the device, partition 1 taken by synthesis but waiting
 		// for the memory partition 0 holds: in no queue and not synthesizing.
-		eventually(t, 30*time.Second, fmt.Sprintf("job %d: partition 1 waiting for memory (synthesis stalled?)", i), func() bool {
+		apitest.WaitFor(t, 30*time.Second, fmt.Sprintf("job %d: partition 1 waiting for memory (synthesis stalled?)", i), func() bool {
 			j, err := f.c.Get(ctx, job.ID)
 			if err != nil {
 				t.Fatal(err)

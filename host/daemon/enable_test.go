@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // TestEnableDevice: a device that crashed crash_limit times is unhealthy in
@@ -14,7 +15,7 @@ func TestEnableDevice(t *testing.T) {
 	f := start(t, opts{extra: "\n[health]\ncrash_limit = 1\ncrash_window = \"1h\"\n"})
 	ctx := testCtx(t, time.Minute)
 	f.d.devices[0].dev.Kill()
-	eventually(t, 10*time.Second, "the device to be unhealthy", func() bool {
+	apitest.WaitFor(t, 10*time.Second, "the device to be unhealthy", func() bool {
 		st, err := f.c.Status(ctx)
 		return err == nil && !st.Devices[0].Healthy
 	})
@@ -28,7 +29,7 @@ func TestEnableDevice(t *testing.T) {
 	if ds.Name != "dev0" {
 		t.Fatalf("enable answered %+v", ds)
 	}
-	eventually(t, 20*time.Second, "the device to be healthy again", func() bool {
+	apitest.WaitFor(t, 20*time.Second, "the device to be healthy again", func() bool {
 		st, err := f.c.Status(ctx)
 		return err == nil && st.Devices[0].Healthy && st.Devices[0].Error == ""
 	})

@@ -381,18 +381,6 @@ func keyBytes(t *testing.T, names ...string) uint64 {
 	return n
 }
 
-// eventually polls cond every 20ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // reached reports whether event e shows partition idx in state s (proving or
 // verified): the event that moves it there, or the snapshot Await starts with, for a
 // partition that got there before the follower subscribed.

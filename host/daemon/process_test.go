@@ -289,7 +289,7 @@ func TestKillAndRestart(t *testing.T) {
 		t.Errorf("zkhost serve exited with %v after SIGTERM", err)
 	}
 	for _, b := range backends2 {
-		eventually(t, 5*time.Second, "the backend to exit with its host", func() bool { return !running(b, config.DefaultBackendName) })
+		apitest.WaitFor(t, 5*time.Second, "the backend to exit with its host", func() bool { return !running(b, config.DefaultBackendName) })
 	}
 }
 

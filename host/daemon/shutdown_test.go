@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/host/api/apitest"
 )
 
 // followUntil follows job id in the background and returns a channel closed at the
@@ -104,7 +105,7 @@ func TestShutdownDuringRetryBackoff(t *testing.T) {
 	stopFollowing()
 	time.Sleep(100 * time.Millisecond)
 	f.d.devices[0].dev.Kill()
-	eventually(t, 10*time.Second, "the failed attempt to be recorded", func() bool {
+	apitest.WaitFor(t, 10*time.Second, "the failed attempt to be recorded", func() bool {
 		j, err := f.c.Get(ctx, job.ID)
 		if err != nil {
 			t.Fatal(err)

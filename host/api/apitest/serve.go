@@ -85,6 +85,19 @@ func ShortTempDir(t testing.TB) string {
 	return dir
 }
 
+// WaitFor polls cond every 20ms until it holds, failing t when timeout passes
+// first; what names what it waits for, in the failure.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // FreeAddr returns a loopback TCP address that was free when asked: for a
 // listener a test configures (the API's TCP one, NATS servers), not a
 // promise that no other process takes it first.
