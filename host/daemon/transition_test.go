@@ -111,9 +111,15 @@ func TestTransitionAfterEnd(t *testing.T) {
 // final event already out; never the one without the other.
 func TestEndJobStateWithEvent(t *testing.T) {
 	d := transitionDaemon(t)
+	// A job the journal holds, so that ending it is a durable write: the time
+	// a step between the two changes would leave them apart.
+	rec, _, err := d.journal.CreateJob(journal.Job{Circuit: "c", Class: api.ClassNormal, Partitions: 2}, [][]byte{{1}, {2}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	sub := make(chan api.JobEvent, 16)
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &liveJob{id: "j", seq: 1, circ: &circuitEntry{name: "c"}, class: api.ClassNormal, ctx: ctx, cancel: cancel,
+	j := &liveJob{id: rec.ID, seq: rec.Seq, circ: &circuitEntry{name: "c"}, class: api.ClassNormal, ctx: ctx, cancel: cancel,
 		state: api.JobRunning, parts: []api.Partition{{State: api.PartitionVerified}, {Index: 1, State: api.PartitionProving}},
 		subs: map[chan api.JobEvent]struct{}{sub: {}}}
 	ended := make(chan struct{})
