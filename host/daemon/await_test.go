@@ -194,9 +194,6 @@ func TestAwaitClientGoesAway(t *testing.T) {
 // daemon is stopping (an open Await stream used to hold the API's graceful stop
 // until its 2s timeout), the process exits, and a restarted host finishes the job.
 func TestAwaitWhileHostStops(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the host as a process (-short)")
-	}
 	cfgPath, socket := processConfig(t)
 	ctx := testCtx(t, 2*time.Minute)
 	p, c := startServe(t, socket, nil, "--config", cfgPath)

@@ -31,9 +31,13 @@ type serveProc struct {
 
 // processConfig writes the config of a host with the small and big circuits
 // into a fresh state directory, for `zkhost serve --config`, and returns its
-// path and the socket the host's API listens on.
+// path and the socket the host's API listens on. It skips t under -short: a
+// test that runs the host as a process is not short.
 func processConfig(t *testing.T) (cfgPath, socket string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs zkhost serve as a process (-short)")
+	}
 	stateDir := apitest.ShortTempDir(t)
 	cfgPath = filepath.Join(stateDir, "zkhost.toml")
 	if err := os.WriteFile(cfgPath, []byte(configText(stateDir, opts{circuits: []string{small, big}})), 0o600); err != nil {
@@ -173,9 +177,6 @@ func running(pid int, cmd string) bool {
 // proves only the partitions that had no proof, the killed host's backend does not
 // outlive it, and no partition file is left.
 func TestKillAndRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the host twice as a process (-short)")
-	}
 	cfgPath, socket := processConfig(t)
 	ctx := testCtx(t, 3*time.Minute)
 
