@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
 // BenchmarkSolve compares gnark's R1CS Solve with the program's on the
@@ -61,11 +61,11 @@ func BenchmarkSolve(b *testing.B) {
 // processCPU is the CPU time the process has used, user and system, every
 // thread (the garbage collector's included).
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	cpu, err := procfs.CPUTime()
+	if err != nil {
 		panic(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpu
 }
 
 // benchSolves runs solve b.N times and reports per constraint of n.

@@ -5,23 +5,23 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 	"testing"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 
+	"github.com/zkhost/zkhost/sdk/procfs"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // cpuSeconds returns the CPU time (user and system) this process has used so far.
 func cpuSeconds(b *testing.B) float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	cpu, err := procfs.CPUTime()
+	if err != nil {
 		b.Fatal(err)
 	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	return cpu.Seconds()
 }
 
 // BenchmarkSetup compares Setup with gnark's groth16.Setup on chain circuits of 2^k
