@@ -61,6 +61,11 @@ type Options struct {
 	// writes but not the proof's work; it lets a CPU device serve beside GPUs
 	// that take compact partitions, and tests the host's compact path.
 	CompactW bool
+	// MaxDomain, when above zero, is the largest key domain (constraints, a
+	// power of two) the backend takes: a larger key is refused for good (a
+	// permanent resource-exhausted error), and the host sends its partitions
+	// to other devices. For a machine whose memory holds no larger key.
+	MaxDomain uint64
 }
 
 // Backend is the CPU backend. It is safe for concurrent use.
@@ -70,6 +75,7 @@ type Backend struct {
 	log         hclog.Logger
 	workerPath  string
 	compactW    bool
+	maxDomain   uint64
 	// store holds the full partitions made from compact ones (compact.go).
 	store *shm.Store
 
@@ -110,6 +116,7 @@ func New(opts Options) *Backend {
 		log:         opts.Logger,
 		workerPath:  opts.WorkerPath,
 		compactW:    opts.CompactW,
+		maxDomain:   opts.MaxDomain,
 		device:      make(chan struct{}, 1),
 	}
 	if b.compactW {
@@ -210,6 +217,12 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, err
 		}
 		pk := f.Key()
+		if b.maxDomain > 0 && pk.DomainSize > b.maxDomain {
+			f.Close()
+			closeFile(fd)
+			return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrResourceExhausted, "load key %s: its domain of %d constraints is above this backend's -max-domain %d",
+				ref.ID, pk.DomainSize, b.maxDomain)
+		}
 		info := sdk.KeyInfo{HostBytes: uint64(f.Size())}
 		k := &loadedKey{id: ref.ID, file: f, fd: fd}
 		if fd == nil { // proofs in this process use the domain's tables; a worker builds its own

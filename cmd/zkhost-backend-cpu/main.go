@@ -7,6 +7,10 @@
 //	-threads N         ZKHOST_CPU_THREADS        goroutines per proof (0 = all cores)
 //	-max-in-flight N   ZKHOST_CPU_MAX_IN_FLIGHT  Prove calls accepted at once (default 1)
 //
+// and, without one: -compact-w (take compact partitions), -max-domain N (the
+// largest key domain taken; a larger key is refused for good, and the host proves
+// its partitions on other devices).
+//
 // Logs go to standard error as hclog JSON (level from ZKHOST_LOG_LEVEL). Proofs run
 // in a child process of the same binary (first argument cpubackend.WorkerArg), one
 // per loaded key, started with the key; a cancel kills it and another takes its
@@ -87,6 +91,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	fs.IntVar(&opts.Threads, "threads", threads, "goroutines per proof (0 = all cores)")
 	fs.IntVar(&opts.MaxInFlight, "max-in-flight", inFlight, "Prove calls accepted at once")
 	fs.BoolVar(&opts.CompactW, "compact-w", false, "take compact partitions (W alone) and evaluate A and B here, from the constraints the host sends with each key")
+	fs.Uint64Var(&opts.MaxDomain, "max-domain", 0, "largest key domain (constraints) to take; a larger key is refused for good and the host proves it on other devices (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
 	}

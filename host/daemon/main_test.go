@@ -127,6 +127,8 @@ type opts struct {
 	// compactW starts the CPU backend with -compact-w: it takes compact
 	// partitions, so the daemon sends them.
 	compactW bool
+	// deviceOptions are more [device.options] lines for the first device.
+	deviceOptions string
 }
 
 // fixture is a running daemon and a client connected to it.
@@ -163,6 +165,7 @@ func configText(stateDir string, o opts) string {
 	if o.compactW {
 		b.WriteString("compact-w = \"true\"\n")
 	}
+	b.WriteString(o.deviceOptions)
 	names := o.circuits
 	if len(names) == 0 {
 		names = []string{small}

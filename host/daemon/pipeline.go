@@ -274,6 +274,11 @@ func (d *Daemon) prove(de *deviceEntry, it queue.Item[*task]) {
 		de.dev.KillHung(fmt.Sprintf("backend did not answer a proof within %s; killed", d.proveDeadline(ce)))
 		err = fmt.Errorf("device %s did not answer within %s: %w", t.device, d.proveDeadline(ce), device.ErrCrashed)
 	}
+	if refusedForGood(err) {
+		// Marked here, before this device's dispatcher looks for its next
+		// partition, not in the finalizer: it takes none of the key's again.
+		d.refuseKey(de, ce.key.ID, err)
+	}
 	// The backend's working memory is free once it returns.
 	if t.resv != nil {
 		t.resv.Release(min(ce.backendBytes, t.resv.Held()))
@@ -350,7 +355,7 @@ func (d *Daemon) finalize(t *task) {
 	}
 	if out.err != nil {
 		reason := fmt.Sprintf("attempt %d on %s: %v", t.attempts, t.device, out.err)
-		if sdk.KindOf(out.err) == sdk.ErrResourceExhausted && !sdk.IsRetryable(out.err) {
+		if refusedForGood(out.err) {
 			d.keyTooLarge(t, reason) // placement.go
 			return
 		}

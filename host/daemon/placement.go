@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkhost/zkhost/host/queue"
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // placementRecheck is how often a waiting device slot re-reads the other
@@ -152,29 +153,39 @@ func (d *Daemon) gpusRefuse(key string) bool {
 	return true
 }
 
+// refusedForGood reports whether a Prove error is a backend's refusal of the
+// partition's key for good: a permanent ErrResourceExhausted (its device
+// cannot hold the key even alone).
+func refusedForGood(err error) bool {
+	return err != nil && sdk.KindOf(err) == sdk.ErrResourceExhausted && !sdk.IsRetryable(err)
+}
+
+// refuseKey marks de as refusing key for good (refuses), logging it once.
+func (d *Daemon) refuseKey(de *deviceEntry, key string, err error) {
+	de.mu.Lock()
+	_, known := de.tooSmall[key]
+	if !known {
+		if de.tooSmall == nil {
+			de.tooSmall = map[string]string{}
+		}
+		de.tooSmall[key] = err.Error()
+	}
+	de.mu.Unlock()
+	if !known {
+		d.log.Warn("device refused a key for good: it takes none of its partitions again", "device", de.dev.Name(), "key", key, "error", err)
+	}
+}
+
 // keyTooLarge handles a partition whose device refused its key for good
-// (refuses): the device takes none of the key's partitions again, and this
-// one goes to another device that has not refused the key, or fails, saying
-// why, when none is left.
+// (refuseKey has marked it): it goes to a device that has not refused the
+// key, or fails, saying why, when none is left.
 func (d *Daemon) keyTooLarge(t *task, reason string) {
 	key := t.job.circ.key.ID
-	left := false
 	for _, de := range d.devices {
-		if de.dev.Name() == t.device {
-			de.mu.Lock()
-			if de.tooSmall == nil {
-				de.tooSmall = map[string]string{}
-			}
-			de.tooSmall[key] = reason
-			de.mu.Unlock()
-			d.log.Warn("device refused a key for good: it takes none of its partitions again", "device", t.device, "key", key, "reason", reason)
-		} else if !de.refuses(key) {
-			left = true
+		if !de.refuses(key) {
+			d.retryOrFail(t, reason, true)
+			return
 		}
 	}
-	if !left {
-		d.failTask(t, reason+" (no other device can take the key)")
-		return
-	}
-	d.retryOrFail(t, reason, true)
+	d.failTask(t, reason+" (no other device can take the key)")
 }
