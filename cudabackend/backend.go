@@ -276,12 +276,7 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		}
 		if err != nil {
 			f.Close()
-			if _, whole := gpu.PlanDevice(gpu.ShapeOf(pk), 1, b.limit(), b.res, 0); whole != nil {
-				// Not even the whole device, nothing else on it: final here,
-				// and another device with more memory may take the key.
-				return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrResourceExhausted, "load key %s on GPU %d: %v", ref.ID, b.opts.Device, whole)
-			}
-			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrResourceExhausted, "load key %s: %v", ref.ID, err)
+			return nil, sdk.KeyInfo{}, b.loadRefusal(gpu.ShapeOf(pk), ref.ID, err)
 		}
 		need := plan.LoadBytes() + csBytes
 		if err := b.admit(need, true); err != nil {
@@ -341,6 +336,18 @@ func (b *Backend) planKey(pk *keyfile.ProvingKey, besides uint64) (gpu.DevicePla
 		}
 	}
 	return gpu.PlanDevice(shape, b.opts.MaxInFlight, room, b.res, b.opts.MSMPrecompute)
+}
+
+// loadRefusal is LoadKey's error when no plan for a key of shape s fits the
+// room left (err): final on this device (sdk.Permanentf) when not even the
+// whole device, nothing else on it, holds the key, so that the host sends
+// the key's partitions to a device with more memory; else retryable, since
+// other keys hold the room now.
+func (b *Backend) loadRefusal(s gpu.KeyShape, id string, err error) error {
+	if _, whole := gpu.PlanDevice(s, 1, b.limit(), b.res, 0); whole != nil {
+		return sdk.Permanentf(sdk.ErrResourceExhausted, "load key %s on GPU %d: %v", id, b.opts.Device, whole)
+	}
+	return sdk.Errorf(sdk.ErrResourceExhausted, "load key %s: %v", id, err)
 }
 
 // minResidentSlots is the fewest slots planKey gives a key to keep it

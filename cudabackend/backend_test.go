@@ -3,6 +3,7 @@ package cudabackend
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/zkhost/zkhost/cudabackend/gpu"
@@ -89,5 +90,32 @@ func TestNewDefaults(t *testing.T) {
 	if b.opts.MaxInFlight != DefaultMaxInFlight || b.opts.StageThreads != DefaultStageThreads || b.opts.MSMPrecompute != gpu.MSMMaxDepth {
 		t.Fatalf("New(Options{}): MaxInFlight %d, StageThreads %d, MSMPrecompute %d; want %d, %d and %d",
 			b.opts.MaxInFlight, b.opts.StageThreads, b.opts.MSMPrecompute, DefaultMaxInFlight, DefaultStageThreads, gpu.MSMMaxDepth)
+	}
+}
+
+// TestLoadRefusal checks when a key that fits no plan is refused for good: a
+// device whose whole memory, nothing else on it, cannot hold even the key's
+// least (lean, one slot) plan refuses it permanently, naming that least, so the
+// host tries other devices; a device that could hold it empty refuses it for now
+// (other keys hold the room), retryable.
+func TestLoadRefusal(t *testing.T) {
+	n := uint64(1) << 22
+	s := gpu.KeyShape{LogN: 22, NbWires: n, NbPublic: 1, NbA: n, NbB: n, NbK: n - 1, NbZ: n - 1}
+	for _, tc := range []struct {
+		total     uint64
+		permanent bool
+	}{
+		{64 << 20, true},
+		{16 << 30, false},
+	} {
+		b := New(Options{DeviceMemoryCap: tc.total})
+		b.deviceTotal = tc.total // what New does with a GPU under the cap
+		err := b.loadRefusal(s, "k", errors.New("no room left"))
+		if sdk.KindOf(err) != sdk.ErrResourceExhausted || sdk.IsRetryable(err) == tc.permanent {
+			t.Errorf("device of %d MiB: %v (retryable %v), want resource_exhausted, permanent %v", tc.total>>20, err, sdk.IsRetryable(err), tc.permanent)
+		}
+		if tc.permanent && !strings.Contains(err.Error(), "needs at least") {
+			t.Errorf("device of %d MiB: %q does not name the least it needs", tc.total>>20, err)
+		}
 	}
 }
