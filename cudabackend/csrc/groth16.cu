@@ -839,6 +839,27 @@ extern "C" int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* 
     return prove_tail(key, slot, out_g1, out_g2, timing, err, errlen);
 }
 
+// proof_timing waits for a proof's last events, the G1 MSMs' end on the
+// slot's stream (ev[3]) and the G2 MSM's on its second (ev[5]), and fills
+// timing (optional) from its events: ev[0] the start, ev[1] the partition in
+// place, ev[2] H done, ev[4] the G2 MSM's start.
+static int proof_timing(zk_g16_slot* slot, zk_g16_timing* timing, char* err, size_t errlen) {
+    cudaEvent_t* ev = slot->ev;
+    ZK_CUDA(cudaEventSynchronize(ev[3]));
+    ZK_CUDA(cudaEventSynchronize(ev[5]));
+    if (timing) {
+        *timing = zk_g16_timing{};
+        timing->upload_ms = elapsed(ev[0], ev[1]);
+        timing->ntt_ms = elapsed(ev[1], ev[2]);
+        timing->msm_g1_ms = elapsed(ev[2], ev[3]);
+        timing->msm_g2_start_ms = elapsed(ev[0], ev[4]);
+        timing->msm_g2_ms = elapsed(ev[4], ev[5]);
+        float g1_end = elapsed(ev[0], ev[3]), g2_end = elapsed(ev[0], ev[5]);
+        timing->total_ms = g1_end > g2_end ? g1_end : g2_end;
+    }
+    return ZK_OK;
+}
+
 // prove_tail is every proof's device work once its partition is in place in
 // slot: W (ev[6] recorded on the slot's stream once it is there) and A and B
 // zero-padded to the domain (ev[1]), with ev[0] recorded at the proof's start.
@@ -969,19 +990,7 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     ZK_CUDA(cudaEventRecord(ev[3], st));
     g2.t.join();
     if (g2rc != ZK_MSM_OK) return msm_fail(g2rc, "MSM B2", err, errlen, g2err);
-    ZK_CUDA(cudaEventSynchronize(ev[3]));
-    ZK_CUDA(cudaEventSynchronize(ev[5]));
-    if (timing) {
-        *timing = zk_g16_timing{};
-        timing->upload_ms = elapsed(ev[0], ev[1]);
-        timing->ntt_ms = elapsed(ev[1], ev[2]);
-        timing->msm_g1_ms = elapsed(ev[2], ev[3]);
-        timing->msm_g2_start_ms = elapsed(ev[0], ev[4]);
-        timing->msm_g2_ms = elapsed(ev[4], ev[5]);
-        float g1_end = elapsed(ev[0], ev[3]), g2_end = elapsed(ev[0], ev[5]);
-        timing->total_ms = g1_end > g2_end ? g1_end : g2_end;
-    }
-    return ZK_OK;
+    return proof_timing(slot, timing, err, errlen);
 }
 
 // gather_host writes dst[j] = src[idx[j]] (scalars of kFr bytes) for j < n on
@@ -1092,19 +1101,7 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
     ZK_CUDA(cudaEventRecord(ev[3], st));
     g2.t.join();
     if (g2rc != ZK_OK) return zk_fail(err, errlen, g2rc, "MSM B2: %s", g2err);
-    ZK_CUDA(cudaEventSynchronize(ev[3]));
-    ZK_CUDA(cudaEventSynchronize(ev[5]));
-    if (timing) {
-        *timing = zk_g16_timing{};
-        timing->upload_ms = elapsed(ev[0], ev[1]);
-        timing->ntt_ms = elapsed(ev[1], ev[2]);
-        timing->msm_g1_ms = elapsed(ev[2], ev[3]);
-        timing->msm_g2_start_ms = elapsed(ev[0], ev[4]);
-        timing->msm_g2_ms = elapsed(ev[4], ev[5]);
-        float g1_end = elapsed(ev[0], ev[3]), g2_end = elapsed(ev[0], ev[5]);
-        timing->total_ms = g1_end > g2_end ? g1_end : g2_end;
-    }
-    return ZK_OK;
+    return proof_timing(slot, timing, err, errlen);
 }
 
 // compact_check validates a compact proof's arguments: a key with the

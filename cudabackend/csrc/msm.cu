@@ -968,13 +968,11 @@ extern "C" int zk_msm_free(void* handle, char* err, size_t errlen) {
     return rc;
 }
 
-extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_device,
-                          void* stream, void* out, zk_msm_timing* timing, char* err, size_t errlen) {
-    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
-    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
-    handle_t* h = (handle_t*)handle;
-    cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
-    const scalars_t in{scalars, scalars_on_device != 0, nullptr, 0};
+namespace {
+
+// run_group runs run_impl in h's group: the C entry points take no template.
+int run_group(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* out,
+              zk_msm_timing* timing, char* err, size_t errlen) {
     switch (h->group) {
     case ZK_MSM_G1:
         return run_impl<fq_t>(h, in, n, st, out, timing, err, errlen);
@@ -983,6 +981,18 @@ extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scala
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
     }
+}
+
+}  // namespace
+
+extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scalars_on_device,
+                          void* stream, void* out, zk_msm_timing* timing, char* err, size_t errlen) {
+    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
+    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
+    handle_t* h = (handle_t*)handle;
+    cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
+    const scalars_t in{scalars, scalars_on_device != 0, nullptr, 0};
+    return run_group(h, in, n, st, out, timing, err, errlen);
 }
 
 extern "C" int zk_msm_run_stream(void* handle, const void* host_points, const void* host_scalars,
@@ -1004,14 +1014,7 @@ extern "C" int zk_msm_run_stream(void* handle, const void* host_points, const vo
         in.pbuf[i] = pbuf ? pbuf[i] : nullptr;
         in.sbuf[i] = sbuf ? sbuf[i] : nullptr;
     }
-    switch (h->group) {
-    case ZK_MSM_G1:
-        return run_impl<fq_t>(h, in, n, st, out, timing, err, errlen);
-    case ZK_MSM_G2:
-        return run_impl<fq2_t>(h, in, n, st, out, timing, err, errlen);
-    default:
-        return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
-    }
+    return run_group(h, in, n, st, out, timing, err, errlen);
 }
 
 extern "C" int zk_msm_stream_work_bytes(void* handle, size_t n, size_t chunk, int max_c,
@@ -1030,8 +1033,6 @@ extern "C" int zk_msm_stream_work_bytes(void* handle, size_t n, size_t chunk, in
     return ZK_MSM_OK;
 }
 
-// Deliberately parallel to zk_msm_run: each C entry point checks its own arguments
-// and picks the group's template, as the cgo boundary takes no templates.
 extern "C" int zk_msm_run_split(void* handle, const zk_msm_split* split, size_t lo, size_t n,
                                 void* stream, void* out, zk_msm_timing* timing, char* err,
                                 size_t errlen) {
@@ -1041,14 +1042,7 @@ extern "C" int zk_msm_run_split(void* handle, const zk_msm_split* split, size_t 
     handle_t* h = (handle_t*)handle;
     cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
     const scalars_t in{nullptr, true, split, lo};
-    switch (h->group) {
-    case ZK_MSM_G1:
-        return run_impl<fq_t>(h, in, n, st, out, timing, err, errlen);
-    case ZK_MSM_G2:
-        return run_impl<fq2_t>(h, in, n, st, out, timing, err, errlen);
-    default:
-        return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
-    }
+    return run_group(h, in, n, st, out, timing, err, errlen);
 }
 
 namespace {

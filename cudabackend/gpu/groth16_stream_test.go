@@ -15,6 +15,7 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -132,28 +133,7 @@ func TestGroth16Streamed(t *testing.T) {
 			}
 			t.Logf("chunk %d: partials %v, %d host ranges registered in place, %d bytes copied into pinned memory",
 				chunk, info.Partials, info.Registered, info.PinnedCopyBytes)
-			for _, c := range []struct {
-				name      string
-				got, want bls12381.G1Jac
-			}{
-				{"Ar", streamed.Ar, resident.Ar}, {"Bs1", streamed.Bs1, resident.Bs1},
-				{"Krs", streamed.Krs, resident.Krs}, {"Krs2", streamed.Krs2, resident.Krs2},
-				{"Ar (gnark-crypto)", streamed.Ar, wantAr},
-			} {
-				if !c.got.Equal(&c.want) {
-					t.Errorf("%s: streamed sum differs", c.name)
-				}
-			}
-			if !streamed.Bs2.Equal(&resident.Bs2) {
-				t.Errorf("Bs2: streamed sum differs")
-			}
-			r, s, err := refprover.RandomRS()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, streamed, r, s)), vk, public); err != nil {
-				t.Errorf("groth16.Verify of the streamed proof: %v", err)
-			}
+			checkAgainstResident(t, "streamed", streamed, resident, wantAr, pk, vk, public)
 		})
 	}
 }
@@ -229,28 +209,7 @@ func TestGroth16Lean(t *testing.T) {
 			if got, want := slot.HostBytes(), LeanSlotHostBytes(shape); got != want {
 				t.Errorf("slot host bytes %d, want %d", got, want)
 			}
-			for _, g := range []struct {
-				name      string
-				got, want bls12381.G1Jac
-			}{
-				{"Ar", lean.Ar, resident.Ar}, {"Bs1", lean.Bs1, resident.Bs1},
-				{"Krs", lean.Krs, resident.Krs}, {"Krs2", lean.Krs2, resident.Krs2},
-				{"Ar (gnark-crypto)", lean.Ar, wantAr},
-			} {
-				if !g.got.Equal(&g.want) {
-					t.Errorf("%s: the lean sum differs", g.name)
-				}
-			}
-			if !lean.Bs2.Equal(&resident.Bs2) {
-				t.Errorf("Bs2: the lean sum differs")
-			}
-			r, s, err := refprover.RandomRS()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, lean, r, s)), vk, public); err != nil {
-				t.Errorf("groth16.Verify of the lean proof: %v", err)
-			}
+			checkAgainstResident(t, "lean", lean, resident, wantAr, pk, vk, public)
 			// Again in the same slot: staged anew over the first proof's H.
 			if err := slot.Stage(sol.W, sol.A, sol.B, 2); err != nil {
 				t.Fatal(err)
@@ -270,6 +229,36 @@ func TestGroth16Lean(t *testing.T) {
 				t.Errorf("SetConstraints on a lean key: %v, want ErrInvalid", err)
 			}
 		})
+	}
+}
+
+// checkAgainstResident checks the sums of a proof made another way (what) against
+// the resident key's and A's against gnark-crypto's MultiExp (wantAr), and the
+// proof assembled from them with gnark's groth16.Verify.
+func checkAgainstResident(t *testing.T, what string, got, resident refprover.MSMResults, wantAr bls12381.G1Jac,
+	pk *keyfile.ProvingKey, vk groth16.VerifyingKey, public witness.Witness) {
+	t.Helper()
+	for _, c := range []struct {
+		name      string
+		got, want bls12381.G1Jac
+	}{
+		{"Ar", got.Ar, resident.Ar}, {"Bs1", got.Bs1, resident.Bs1},
+		{"Krs", got.Krs, resident.Krs}, {"Krs2", got.Krs2, resident.Krs2},
+		{"Ar (gnark-crypto)", got.Ar, wantAr},
+	} {
+		if !c.got.Equal(&c.want) {
+			t.Errorf("%s: the %s sum differs", c.name, what)
+		}
+	}
+	if !got.Bs2.Equal(&resident.Bs2) {
+		t.Errorf("Bs2: the %s sum differs", what)
+	}
+	r, s, err := refprover.RandomRS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, got, r, s)), vk, public); err != nil {
+		t.Errorf("groth16.Verify of the %s proof: %v", what, err)
 	}
 }
 

@@ -113,7 +113,25 @@ func ComputeH(a, b []fr.Element, logN int) ([]fr.Element, error) {
 // NTTs run in the default radix (a Groth16 key's proofs take theirs from its
 // ProveOptions).
 func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, error) {
-	const op = "gpu: compute h"
+	return computeHHost("gpu: compute h", a, b, logN, func(a, b, h unsafe.Pointer, n int, t *C.zk_h_timing, e *errBuf) C.int {
+		return C.zk_compute_h_host(C.int(dev), a, b, C.uint64_t(n), h, C.uint32_t(logN), C.int(NTTRadixDefault), t, e.ptr(), e.size())
+	})
+}
+
+// ComputeHStreamOn is ComputeHOn computed out of core (ntt.h's zk_h_stream,
+// what a key whose proofs stream runs): A, B and C stay in pinned host
+// memory and pass through the device in blocks of block elements
+// (HStreamMinBlock(logN) to 2^logN, a power of two). The same result bit for
+// bit.
+func ComputeHStreamOn(dev int, a, b []fr.Element, logN int, block uint64) ([]fr.Element, HTiming, error) {
+	return computeHHost("gpu: compute h out of core", a, b, logN, func(a, b, h unsafe.Pointer, n int, t *C.zk_h_timing, e *errBuf) C.int {
+		return C.zk_compute_h_stream_host(C.int(dev), a, b, C.uint64_t(n), h, C.uint32_t(logN), C.uint64_t(block), t, e.ptr(), e.size())
+	})
+}
+
+// computeHHost checks H's host inputs (a and b of equal length, 1 to 2^logN
+// values) and has call compute H of their n values into h (2^logN elements).
+func computeHHost(op string, a, b []fr.Element, logN int, call func(a, b, h unsafe.Pointer, n int, t *C.zk_h_timing, e *errBuf) C.int) ([]fr.Element, HTiming, error) {
 	if err := checkLogN(op, logN); err != nil {
 		return nil, HTiming{}, err
 	}
@@ -127,32 +145,7 @@ func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, er
 	h := make([]fr.Element, n)
 	var e errBuf
 	var t C.zk_h_timing
-	rc := C.zk_compute_h_host(C.int(dev), unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), C.uint64_t(len(a)), unsafe.Pointer(&h[0]), C.uint32_t(logN), C.int(NTTRadixDefault), &t, e.ptr(), e.size())
-	if err := check(op, rc, &e); err != nil {
-		return nil, HTiming{}, err
-	}
-	return h, hTiming(&t), nil
-}
-
-// ComputeHStreamOn is ComputeHOn computed out of core (ntt.h's zk_h_stream,
-// what a key whose proofs stream runs): A, B and C stay in pinned host
-// memory and pass through the device in blocks of block elements
-// (HStreamMinBlock(logN) to 2^logN, a power of two). The same result bit for
-// bit.
-func ComputeHStreamOn(dev int, a, b []fr.Element, logN int, block uint64) ([]fr.Element, HTiming, error) {
-	const op = "gpu: compute h out of core"
-	if err := checkLogN(op, logN); err != nil {
-		return nil, HTiming{}, err
-	}
-	n := 1 << logN
-	if len(a) != len(b) || len(a) == 0 || len(a) > n {
-		return nil, HTiming{}, fmt.Errorf("%s: %d and %d inputs for a domain of %d: %w", op, len(a), len(b), n, ErrInvalid)
-	}
-	h := make([]fr.Element, n)
-	var e errBuf
-	var t C.zk_h_timing
-	rc := C.zk_compute_h_stream_host(C.int(dev), unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), C.uint64_t(len(a)), unsafe.Pointer(&h[0]), C.uint32_t(logN), C.uint64_t(block), &t, e.ptr(), e.size())
-	if err := check(op, rc, &e); err != nil {
+	if err := check(op, call(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&h[0]), len(a), &t, &e), &e); err != nil {
 		return nil, HTiming{}, err
 	}
 	return h, hTiming(&t), nil
