@@ -60,17 +60,7 @@ func TestGroth16Streamed(t *testing.T) {
 		t.Errorf("resident key info %+v", info)
 	}
 
-	// gnark-crypto's MSM of A over the wires whose point is not infinity.
-	var wA []fr.Element
-	for i, inf := range pk.InfinityA {
-		if !inf {
-			wA = append(wA, sol.W[i])
-		}
-	}
-	var wantAr bls12381.G1Jac
-	if _, err := wantAr.MultiExp(pk.G1A, wA, ecc.MultiExpConfig{}); err != nil {
-		t.Fatal(err)
-	}
+	wantAr := gnarkAr(t, pk, sol.W)
 
 	// Two backends of a machine map the same key file: each registers its own
 	// mapping of the same page-cache pages in place (no pinned copy), where the
@@ -179,16 +169,7 @@ func TestGroth16Lean(t *testing.T) {
 		return res, key.Info(), slot, key
 	}
 	resident, _, _, _ := prove(DevicePlan{Slots: 1})
-	var wA []fr.Element
-	for i, inf := range pk.InfinityA {
-		if !inf {
-			wA = append(wA, sol.W[i])
-		}
-	}
-	var wantAr bls12381.G1Jac
-	if _, err := wantAr.MultiExp(pk.G1A, wA, ecc.MultiExpConfig{}); err != nil {
-		t.Fatal(err)
-	}
+	wantAr := gnarkAr(t, pk, sol.W)
 	for _, c := range []struct {
 		chunk, block uint64
 		maxC         int
@@ -230,6 +211,23 @@ func TestGroth16Lean(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gnarkAr is gnark-crypto's MSM of pk's A points over the wires of w whose A
+// point is not infinity: the Ar a proof's device sums must match.
+func gnarkAr(t *testing.T, pk *keyfile.ProvingKey, w []fr.Element) bls12381.G1Jac {
+	t.Helper()
+	var wA []fr.Element
+	for i, inf := range pk.InfinityA {
+		if !inf {
+			wA = append(wA, w[i])
+		}
+	}
+	var ar bls12381.G1Jac
+	if _, err := ar.MultiExp(pk.G1A, wA, ecc.MultiExpConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	return ar
 }
 
 // checkAgainstResident checks the sums of a proof made another way (what) against
