@@ -193,7 +193,8 @@ func (b *Backend) hostBytesPerConstraint() uint64 {
 // LoadKey maps the key file, checks that its header digest is key.Digest and that
 // every section matches the header (one SHA-256 pass over the file), and keeps it
 // mapped, with its FFT domain: in this process, or in the key's prove worker,
-// started here (with WorkerPath), which maps the same file. HostBytes is the
+// started here (with WorkerPath) while the file is checked, which maps the same
+// file. HostBytes is the
 // file's size plus the domain's tables (the worker's mapping shares the file's
 // pages with this process's; between proofs it holds no proof's heap).
 // Loading a loaded ID with the same digest answers the same KeyInfo without touching
@@ -208,11 +209,33 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		if err != nil {
 			return nil, sdk.KeyInfo{}, err
 		}
+		// The key's worker starts (its process, the key's mapping, its FFT
+		// domain) while this process checks the file: the two take turns
+		// for nothing on a machine of few cores otherwise, and LoadKey
+		// returns, so a proof reaches the worker, only once both are done.
+		// The worker checks the header digest asked for itself.
+		var starting chan startedWorker
+		if fd != nil {
+			starting = make(chan startedWorker, 1)
+			go func() {
+				w, err := b.startWorker(ctx, fd, ref.Digest)
+				starting <- startedWorker{w, err}
+			}()
+		}
 		f, err := keyreg.OpenKeyFile(ref)
 		if err == nil && fd != nil {
-			err = sameFile(fd, ref)
+			if err = sameFile(fd, ref); err != nil {
+				f.Close()
+			}
+		}
+		var started startedWorker
+		if starting != nil {
+			started = <-starting
 		}
 		if err != nil {
+			if started.w != nil {
+				started.w.close()
+			}
 			closeFile(fd)
 			return nil, sdk.KeyInfo{}, err
 		}
@@ -224,13 +247,13 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 				ref.ID, pk.DomainSize, b.maxDomain)
 		}
 		info := sdk.KeyInfo{HostBytes: uint64(f.Size())}
-		k := &loadedKey{id: ref.ID, file: f, fd: fd}
+		k := &loadedKey{id: ref.ID, file: f, fd: fd, worker: started.w}
 		if fd == nil { // proofs in this process use the domain's tables; a worker builds its own
 			if k.domain, err = refprover.Domain(pk.DomainSize); err != nil {
 				f.Close()
 				return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
 			}
-		} else if k.worker, err = b.startWorker(ctx, fd, f.HeaderDigest()); err != nil {
+		} else if err = started.err; err != nil {
 			f.Close()
 			fd.Close()
 			if ctx.Err() != nil {

@@ -167,18 +167,28 @@ func TestLoadKeyErrors(t *testing.T) {
 		{"empty path", ctx, sdk.KeyRef{ID: "k", Digest: f.keyDigest}, sdk.ErrInvalidArgument},
 		{"cancelled", cancelled, f.keyRef("k"), sdk.ErrCanceled},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := New(Options{})
-			defer b.Close()
-			_, err := b.LoadKey(tt.ctx, tt.ref)
-			if err == nil || sdk.KindOf(err) != tt.want {
-				t.Fatalf("err = %v, want kind %v", err, tt.want)
-			}
-			if n := len(b.keys.IDs()); n != 0 {
-				t.Errorf("a failed load left %d keys", n)
-			}
-		})
+	// With workers, the key's worker starts while the file is checked: a
+	// failed check must still leave no worker behind.
+	for _, mode := range []struct {
+		name string
+		opts Options
+	}{{"in-process", Options{}}, {"worker", Options{WorkerPath: testExecutable(t)}}} {
+		for _, tt := range tests {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				b := New(mode.opts)
+				defer b.Close()
+				_, err := b.LoadKey(tt.ctx, tt.ref)
+				if err == nil || sdk.KindOf(err) != tt.want {
+					t.Fatalf("err = %v, want kind %v", err, tt.want)
+				}
+				if n := len(b.keys.IDs()); n != 0 {
+					t.Errorf("a failed load left %d keys", n)
+				}
+				if kids := workerChildren(t); len(kids) != 0 {
+					t.Errorf("a failed load left workers %v", kids)
+				}
+			})
+		}
 	}
 }
 

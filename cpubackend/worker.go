@@ -120,8 +120,14 @@ func (w *warmWorker) close() {
 	}
 }
 
+// startedWorker is startWorker's outcome, handed from the goroutine that ran it.
+type startedWorker struct {
+	w   *warmWorker
+	err error
+}
+
 // startWorker returns the warm worker of the key in keyFile (header digest
-// keyDigest), started and ready.
+// keyDigest, which the worker checks), started and ready.
 func (b *Backend) startWorker(ctx context.Context, keyFile *os.File, keyDigest [32]byte) (*warmWorker, error) {
 	w := refprover.Worker{
 		Path: b.workerPath, Threads: b.threads, Log: b.log,
