@@ -1,0 +1,150 @@
+package cpubackend
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark/backend/groth16"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/shm"
+)
+
+// BenchmarkWorkerAgainstGnark proves one partition of a real key set in turn with
+// gnark's groth16.Prove in this process and with the key's warm prove worker,
+// each iteration one of each, so the machine's noise falls on both alike. It
+// isolates the worker from the rest of the host's path (make bench-cpu measures
+// that): the same witness, the same key file, the same cores. gnark's figure
+// includes its solve, as groth16.Prove does; the worker's is the backend's Prove
+// call. CPU time is each side's own: this process's during gnark's proof, the
+// worker's (from /proc) during its proof, and unlike wall time it holds still
+// on a shared machine; so do the minor page faults each side takes.
+//
+// It needs a key directory (ZKHOST_BENCH_KEYS, keys from zkhost keygen, as
+// make bench-cpu makes them), a key name (ZKHOST_BENCH_CIRCUITS, e.g.
+// chain-k18) and, optionally, the worker binary (ZKHOST_BENCH_BACKEND;
+// this test binary by default).
+func BenchmarkWorkerAgainstGnark(b *testing.B) {
+	keys, name := os.Getenv("ZKHOST_BENCH_KEYS"), os.Getenv("ZKHOST_BENCH_CIRCUITS")
+	if keys == "" || name == "" {
+		b.Skip("set ZKHOST_BENCH_KEYS and ZKHOST_BENCH_CIRCUITS (one key name)")
+	}
+	worker := os.Getenv("ZKHOST_BENCH_BACKEND")
+	if worker == "" {
+		worker = testExecutable(b)
+	}
+	c, err := circuit.Load(keys, name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	spec, err := circuits.FromID(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	full, err := spec.Witness(0, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := full.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, a, bv, _, err := circuit.SynthesizeInput(c, data, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := shm.NewStore()
+	defer store.Close()
+	h, err := store.Write("bench", sdk.CurveBLS12381, w, a, bv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pk := (*groth16bls.ProvingKey)(keyconv.ToGnark(c.Key()))
+
+	be := New(Options{WorkerPath: worker})
+	defer be.Close()
+	if _, err := be.LoadKey(context.Background(), sdk.KeyRef{ID: name, Path: c.PKPath, Digest: c.PKDigest}); err != nil {
+		b.Fatal(err)
+	}
+	lease, err := be.keys.Acquire(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid := lease.Key().worker.proc.Pid()
+	lease.Release()
+
+	var gnarkWall, gnarkCPU, workerWall, workerCPU time.Duration
+	var gnarkFaults, workerFaults int64 // minor page faults
+	b.ResetTimer()
+	for range b.N {
+		cpu0, _ := processCPU()
+		faults0 := selfFaults()
+		t0 := time.Now()
+		if _, err := groth16.Prove(c.CCS, pk, full); err != nil {
+			b.Fatal(err)
+		}
+		gnarkWall += time.Since(t0)
+		cpu1, _ := processCPU()
+		gnarkCPU += cpu1 - cpu0
+		gnarkFaults += selfFaults() - faults0
+
+		cpu0, faults0, t0 = liveCPU(pid), liveFaults(pid), time.Now()
+		res, err := be.Prove(context.Background(), sdk.ProveRequest{KeyID: name, Partition: h})
+		if err != nil {
+			b.Fatal(err)
+		}
+		workerWall += time.Since(t0)
+		workerCPU += liveCPU(pid) - cpu0
+		workerFaults += liveFaults(pid) - faults0
+		if len(res.Proof) == 0 {
+			b.Fatal("the worker answered no proof")
+		}
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / n }
+	b.ReportMetric(ms(gnarkWall), "gnark-ms/op")
+	b.ReportMetric(ms(workerWall), "worker-ms/op")
+	b.ReportMetric(ms(gnarkCPU), "gnark-cpu-ms/op")
+	b.ReportMetric(ms(workerCPU), "worker-cpu-ms/op")
+	b.ReportMetric(float64(gnarkFaults)/n, "gnark-faults/op")
+	b.ReportMetric(float64(workerFaults)/n, "worker-faults/op")
+}
+
+// selfFaults is this process's count of minor page faults so far.
+func selfFaults() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Minflt
+}
+
+// liveFaults reads a running process's count of minor page faults from
+// /proc/PID/stat (0 when it is gone).
+func liveFaults(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces; the fields after its ')' are fixed.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 8 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[7], 10, 64) // minflt, field 10 of the whole line
+	return n
+}
