@@ -3,6 +3,7 @@ package refprover
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -421,6 +422,29 @@ func TestG2Tasks(t *testing.T) {
 	for _, tt := range []struct{ threads, want int }{{1, 2}, {2, 4}, {16, 32}, {17, 17}, {64, 64}} {
 		if got := g2Tasks(tt.threads); got != tt.want {
 			t.Errorf("g2Tasks(%d) = %d, want %d", tt.threads, got, tt.want)
+		}
+	}
+}
+
+// TestWorkerEnv checks the worker's GODEBUG: madvdontneed=0 added, before any
+// setting of the backend's own, which then wins; the rest of the environment
+// kept, and the backend's own slice left as it was.
+func TestWorkerEnv(t *testing.T) {
+	tests := []struct {
+		env, want []string
+	}{
+		{[]string{"A=1"}, []string{"A=1", "GODEBUG=madvdontneed=0"}},
+		{[]string{"GODEBUG=gctrace=1", "B=2"}, []string{"GODEBUG=madvdontneed=0,gctrace=1", "B=2"}},
+		{[]string{"GODEBUG=madvdontneed=1"}, []string{"GODEBUG=madvdontneed=0,madvdontneed=1"}},
+		{nil, []string{"GODEBUG=madvdontneed=0"}},
+	}
+	for _, tt := range tests {
+		before := slices.Clone(tt.env)
+		if got := workerEnv(tt.env); !slices.Equal(got, tt.want) {
+			t.Errorf("workerEnv(%q) = %q, want %q", tt.env, got, tt.want)
+		}
+		if !slices.Equal(tt.env, before) {
+			t.Errorf("workerEnv changed its argument to %q", tt.env)
 		}
 	}
 }

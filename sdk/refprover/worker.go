@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -168,6 +170,7 @@ func (w *Worker) Start(ctx context.Context, keyFile *os.File, keyDigest [32]byte
 	p.cmd.Stderr = p.stderr
 	p.cmd.ExtraFiles = []*os.File{keyFile, theirs}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p.cmd.Env = workerEnv(os.Environ())
 
 	// The parent-death signal fires when the thread that started the child exits,
 	// and Go may end idle threads: the goroutine that starts the child keeps its
@@ -210,6 +213,30 @@ func (w *Worker) Start(ctx context.Context, keyFile *os.File, keyDigest [32]byte
 		return nil, sdk.Errorf(resp.Kind, "%s", resp.Err)
 	}
 	return p, nil
+}
+
+// workerEnv is the environment a worker runs with: env (the backend's) with the
+// Go runtime set to give freed memory back with MADV_FREE instead of
+// MADV_DONTNEED (GODEBUG madvdontneed=0). A proof frees and allocates again
+// hundreds of megabytes (its vectors; the MSMs' bucket tables, on the stacks of
+// goroutines that come and go), and the runtime hands free pages back while it
+// runs: after MADV_DONTNEED each reuse faults the pages in again, zeroed by the
+// kernel, where pages after MADV_FREE stay mapped until the kernel needs them
+// and cost nothing to reuse (BENCHMARKS.md, "The CPU backend against gnark, one
+// more time"). Such pages are reclaimed at once, without I/O, when memory is
+// short, so the memory the host no longer counts is still there for others;
+// only the worker's resident size, as top shows it, stays up until then. A
+// madvdontneed already in the backend's GODEBUG comes later and wins.
+func workerEnv(env []string) []string {
+	const setting = "madvdontneed=0"
+	out := slices.Clone(env)
+	for i, kv := range out {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			out[i] = "GODEBUG=" + setting + "," + v
+			return out
+		}
+	}
+	return append(out, "GODEBUG="+setting)
 }
 
 // Pid is the worker's process ID.
