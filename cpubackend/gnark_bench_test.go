@@ -28,7 +28,10 @@ import (
 // includes its solve, as groth16.Prove does; the worker's is the backend's Prove
 // call. CPU time is each side's own: this process's during gnark's proof, the
 // worker's (from /proc) during its proof, and unlike wall time it holds still
-// on a shared machine; so do the minor page faults each side takes.
+// on a shared machine; so do the minor page faults each side takes. The worker
+// waits through gnark's proof, longer than refprover.WorkerIdleRelease, so each
+// of its proofs starts after it gave its heap back: the case of a worker's first
+// proof and of one after an idle second.
 //
 // It needs a key directory (ZKHOST_BENCH_KEYS, keys from zkhost keygen, as
 // make bench-cpu makes them), a key name (ZKHOST_BENCH_CIRCUITS, e.g.
