@@ -241,6 +241,10 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		}
 		pk := f.Key()
 		if b.maxDomain > 0 && pk.DomainSize > b.maxDomain {
+			// The worker started before the size was known: it goes too.
+			if started.w != nil {
+				started.w.close()
+			}
 			f.Close()
 			closeFile(fd)
 			return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrResourceExhausted, "load key %s: its domain of %d constraints is above this backend's -max-domain %d",
