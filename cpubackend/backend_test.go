@@ -154,18 +154,21 @@ func TestLoadKeyErrors(t *testing.T) {
 	cancel()
 
 	tests := []struct {
-		name string
-		ctx  context.Context
-		ref  sdk.KeyRef
-		want sdk.ErrorKind
+		name      string
+		ctx       context.Context
+		ref       sdk.KeyRef
+		want      sdk.ErrorKind
+		maxDomain uint64 // Options.MaxDomain
 	}{
-		{"digest mismatch", ctx, wrongDigest, sdk.ErrDigestMismatch},
-		{"corrupt section", ctx, sdk.KeyRef{ID: "k", Path: corrupt, Digest: f.keyDigest}, sdk.ErrDigestMismatch},
-		{"missing file", ctx, sdk.KeyRef{ID: "k", Path: filepath.Join(t.TempDir(), "nope"), Digest: f.keyDigest}, sdk.ErrInvalidArgument},
-		{"not a key file", ctx, sdk.KeyRef{ID: "k", Path: notKey, Digest: f.keyDigest}, sdk.ErrInvalidArgument},
-		{"empty ID", ctx, sdk.KeyRef{Path: f.keyPath, Digest: f.keyDigest}, sdk.ErrInvalidArgument},
-		{"empty path", ctx, sdk.KeyRef{ID: "k", Digest: f.keyDigest}, sdk.ErrInvalidArgument},
-		{"cancelled", cancelled, f.keyRef("k"), sdk.ErrCanceled},
+		{"digest mismatch", ctx, wrongDigest, sdk.ErrDigestMismatch, 0},
+		{"corrupt section", ctx, sdk.KeyRef{ID: "k", Path: corrupt, Digest: f.keyDigest}, sdk.ErrDigestMismatch, 0},
+		{"missing file", ctx, sdk.KeyRef{ID: "k", Path: filepath.Join(t.TempDir(), "nope"), Digest: f.keyDigest}, sdk.ErrInvalidArgument, 0},
+		{"not a key file", ctx, sdk.KeyRef{ID: "k", Path: notKey, Digest: f.keyDigest}, sdk.ErrInvalidArgument, 0},
+		{"empty ID", ctx, sdk.KeyRef{Path: f.keyPath, Digest: f.keyDigest}, sdk.ErrInvalidArgument, 0},
+		{"empty path", ctx, sdk.KeyRef{ID: "k", Digest: f.keyDigest}, sdk.ErrInvalidArgument, 0},
+		{"cancelled", cancelled, f.keyRef("k"), sdk.ErrCanceled, 0},
+		// Refused for good: the host must not ask this backend again.
+		{"above -max-domain", ctx, f.keyRef("k"), sdk.ErrResourceExhausted, 1},
 	}
 	// With workers, the key's worker starts while the file is checked: a
 	// failed check must still leave no worker behind.
@@ -175,11 +178,16 @@ func TestLoadKeyErrors(t *testing.T) {
 	}{{"in-process", Options{}}, {"worker", Options{WorkerPath: testExecutable(t)}}} {
 		for _, tt := range tests {
 			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
-				b := New(mode.opts)
+				opts := mode.opts
+				opts.MaxDomain = tt.maxDomain
+				b := New(opts)
 				defer b.Close()
 				_, err := b.LoadKey(tt.ctx, tt.ref)
 				if err == nil || sdk.KindOf(err) != tt.want {
 					t.Fatalf("err = %v, want kind %v", err, tt.want)
+				}
+				if tt.maxDomain > 0 && sdk.IsRetryable(err) {
+					t.Errorf("err = %v is retryable; a key above -max-domain is refused for good", err)
 				}
 				if n := len(b.keys.IDs()); n != 0 {
 					t.Errorf("a failed load left %d keys", n)
