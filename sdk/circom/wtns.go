@@ -1,0 +1,83 @@
+package circom
+
+import (
+	"fmt"
+	"math/big"
+	"os"
+
+	"github.com/consensys/gnark-crypto/ecc"
+)
+
+// Section types of a .wtns file (snarkjs's wtns_utils).
+const (
+	wtnsSectionHeader = 1
+	wtnsSectionValues = 2
+)
+
+// wtnsVersion is the version snarkjs and circom's witness generators write.
+const wtnsVersion = 2
+
+// Witness is a circom witness: the value of every wire of a circuit, wire 0 (the constant 1)
+// first, in the wire order of the circuit's .r1cs.
+type Witness struct {
+	Curve  ecc.ID   // ecc.BN254 or ecc.BLS12_381, whose scalar field is Prime
+	Prime  *big.Int // the field's modulus, as the file states it
+	Values []FieldElement
+}
+
+// ReadWitness reads a .wtns file.
+func ReadWitness(path string) (*Witness, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := ParseWitness(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return w, nil
+}
+
+// ParseWitness parses the bytes of a .wtns file: a header section with the field and the number
+// of values, and a section with the values.
+func ParseWitness(data []byte) (*Witness, error) {
+	f, err := parseBinFile(data, "wtns", wtnsVersion)
+	if err != nil {
+		return nil, err
+	}
+	header, _, err := f.uniqueSection(wtnsSectionHeader, "header", true)
+	if err != nil {
+		return nil, err
+	}
+	r := byteReader{data: header, what: "wtns header section"}
+	field, err := readFieldHeader(&r)
+	if err != nil {
+		return nil, err
+	}
+	numValues, err := r.uint32()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.expectEnd(); err != nil {
+		return nil, err
+	}
+
+	values, _, err := f.uniqueSection(wtnsSectionValues, "values", true)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(values)) != uint64(numValues)*FieldElementSize {
+		return nil, fmt.Errorf("%w: values section of %d bytes, want %d for the %d values the header states",
+			ErrSections, len(values), uint64(numValues)*FieldElementSize, numValues)
+	}
+	w := &Witness{Curve: field.curve, Prime: field.prime, Values: make([]FieldElement, numValues)}
+	r = byteReader{data: values}
+	scratch := new(big.Int)
+	for i := range w.Values {
+		r.what = fmt.Sprintf("witness value %d", i)
+		if w.Values[i], err = readFieldElement(&r, w.Prime, scratch); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
