@@ -10,7 +10,6 @@ import (
 // (uint32), its byte size (uint64) and its content. All integers are little-endian. Sections may
 // come in any order and a type may repeat; each format says which types it needs once.
 type binFile struct {
-	version  uint32
 	sections map[uint32][][]byte // content of each section, by type, in file order
 }
 
@@ -37,7 +36,7 @@ func parseBinFile(data []byte, magic string, version uint32) (*binFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &binFile{version: gotVersion, sections: map[uint32][][]byte{}}
+	f := &binFile{sections: map[uint32][][]byte{}}
 	for i := uint32(0); i < numSections; i++ {
 		r.what = fmt.Sprintf("section header %d", i)
 		sectionType, err := r.uint32()

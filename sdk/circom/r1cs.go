@@ -76,14 +76,15 @@ func ReadR1CS(path string) (*R1CS, error) {
 }
 
 // ParseR1CS parses the bytes of an .r1cs file. It refuses a file that uses custom gates: they
-// exist for PLONK, and a Groth16 prover cannot honour them.
+// exist for PLONK, and a Groth16 prover cannot honour them. Sections of types it does not know
+// are skipped, as iden3's readers skip them.
 func ParseR1CS(data []byte) (*R1CS, error) {
 	f, err := parseBinFile(data, "r1cs", r1csVersion)
 	if err != nil {
 		return nil, err
 	}
 	if len(f.sections[r1csSectionCustomGatesList]) > 0 || len(f.sections[r1csSectionCustomGatesUses]) > 0 {
-		return nil, fmt.Errorf("%w: the r1cs has custom gate sections (circom's --O0 PLONK custom templates); compile without custom templates for Groth16", ErrCustomGates)
+		return nil, fmt.Errorf("%w: the r1cs has custom gate sections, from circom's custom templates, which only PLONK can prove; compile the circuit without them for Groth16", ErrCustomGates)
 	}
 
 	header, _, err := f.uniqueSection(r1csSectionHeader, "header", true)
