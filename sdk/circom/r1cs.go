@@ -47,8 +47,9 @@ type Constraint struct {
 	A, B, C LinearCombination
 }
 
-// LinearCombination is a sparse sum of coefficient × wire, in the file's order. circom writes
-// each wire at most once, by increasing index; this package does not rely on either.
+// LinearCombination is a sparse sum of coefficient × wire, in the file's order, which circom does
+// not sort by wire. A wire that appeared twice would count twice, as the sum says; nothing here
+// relies on wires being sorted or distinct.
 type LinearCombination []Term
 
 // Term is one coefficient × wire of a linear combination.
