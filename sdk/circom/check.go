@@ -11,7 +11,9 @@ import (
 // an *UnsatisfiedError (errors.Is(err, ErrUnsatisfied)).
 //
 // Check works in math/big so that one code path serves both fields; each linear combination is
-// summed unreduced and reduced once.
+// summed unreduced and reduced once. That is several times slower than gnark-crypto's field
+// arithmetic (BenchmarkCheck gives the cost per constraint); a caller that checks every witness
+// of a large circuit on a hot path may want a curve-specific evaluation over fr elements.
 func (cs *R1CS) Check(w *Witness) error {
 	if w.Prime == nil || cs.Prime == nil || w.Prime.Cmp(cs.Prime) != 0 {
 		return fmt.Errorf("%w: witness for the %s field, r1cs for the %s field", ErrWitnessMismatch, w.Curve, cs.Curve)
@@ -20,8 +22,8 @@ func (cs *R1CS) Check(w *Witness) error {
 		return fmt.Errorf("%w: witness has %d values, the r1cs has %d wires", ErrWitnessMismatch, len(w.Values), cs.NumWires)
 	}
 	// A Witness may be built by hand rather than read, so its values are checked as the reader
-	// checks them: a value at or above the prime would make an unsatisfied witness look
-	// satisfied (or the reverse) only by accident of reduction.
+	// checks them: what Check accepts is then what the readers accept and what
+	// fr.LittleEndian.Element converts, with no value that stands for another after reduction.
 	values := make([]*big.Int, len(w.Values))
 	for i := range w.Values {
 		values[i] = w.Values[i].BigInt()
