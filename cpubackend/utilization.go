@@ -56,16 +56,7 @@ const clockTicks = 100
 // liveCPU reads a running process's CPU time from /proc/PID/stat (0 when it is
 // gone: it then counts in ended once reaped).
 func liveCPU(pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name may hold spaces; the fields after its ')' are fixed.
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(data[i+1:]))
+	f := procStatFields(pid)
 	if len(f) < 13 {
 		return 0
 	}
@@ -120,3 +111,18 @@ func (b *Backend) Utilization(ctx context.Context, since time.Time) (sdk.Utiliza
 }
 
 var _ sdk.UtilizationReporter = (*Backend)(nil)
+
+// procStatFields returns the fields of /proc/PID/stat after the command name
+// (f[0] is the state, field 3 of the whole line), nil when the process is gone.
+// The command name may hold spaces; the fields after its ')' are fixed.
+func procStatFields(pid int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(data[i+1:]))
+}
