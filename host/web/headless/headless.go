@@ -45,13 +45,22 @@ func Find() (string, error) {
 	return "", ErrNotFound
 }
 
-// ForTest returns the Chromium Find finds for test t, or skips t, saying why,
-// when none is installed.
+// RequireEnv names the environment variable that makes a missing browser a
+// test failure rather than a skip: CI sets it (.ci/run installs Chromium), so
+// the page tests there cannot pass by not running.
+const RequireEnv = "ZKHOST_REQUIRE_BROWSER"
+
+// ForTest returns the Chromium Find finds for test t. When none is installed
+// it fails t if RequireEnv is set to 1, and otherwise skips t, saying why (a
+// developer's machine need not have a browser).
 func ForTest(t testing.TB) Browser {
 	t.Helper()
 	path, err := Find()
 	if err != nil {
-		t.Skipf("skipping the browser test: %v", err)
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("%s=1 but no browser: %v", RequireEnv, err)
+		}
+		t.Skipf("skipping the browser test (set %s=1 to fail instead): %v", RequireEnv, err)
 	}
 	return Browser{Path: path}
 }
