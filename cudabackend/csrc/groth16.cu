@@ -1045,20 +1045,23 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
     cudaStream_t st = slot->stream;
     cudaEvent_t* ev = slot->ev;
     Drain drain{slot};
+    // Nothing on the host comes before H: the staging past the constraints
+    // (the last proof's H, say) is zeroed by H's first pass on the device, and
+    // the scalars are gathered on other threads while it runs.
     ZK_CUDA(cudaEventRecord(ev[0], st));
-    if (n < N) {
-        // The staging holds whatever the last proof left (its H, too).
-        memset(ha + n * kFr, 0, (N - n) * kFr);
-        memset(hb + n * kFr, 0, (N - n) * kFr);
-    }
-    gather_host(gb, hw, key->hidx_b, kGatherThreads);
     ZK_CUDA(cudaEventRecord(ev[1], st));
 
     int g2rc = ZK_OK;
     char g2err[512] = {0};
+    // B's scalars, gathered by the G2 thread first: its MSM reads them, and so
+    // does the G1 MSM of B, which waits for them.
+    std::promise<void> gb_gathered;
+    std::future<void> gb_ready = gb_gathered.get_future();
     Joiner g2;  // joined on every return path, before the streams are drained
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
+        gather_host(gb, hw, key->hidx_b, kGatherThreads);
+        gb_gathered.set_value();
         if (cudaEventRecord(ev[4], slot->stream2) != cudaSuccess) {
             g2rc = zk_fail(g2err, sizeof g2err, ZK_ECUDA, "record the G2 MSM's event");
             return;
@@ -1073,10 +1076,11 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
     gather_a.t = std::thread([&] { gather_host(ga, hw, key->hidx_a, kGatherThreads); });
 
     char inner[512] = {0};
-    int rc = zk_h_stream_run(slot->hs, ha, hb, hc, nullptr, inner, sizeof inner);
+    int rc = zk_h_stream_run(slot->hs, ha, hb, hc, n, nullptr, inner, sizeof inner);
     if (rc != ZK_OK) return zk_fail(err, errlen, rc, "H: %s", inner);
     ZK_CUDA(cudaEventRecord(ev[2], st));
     gather_a.t.join();
+    gb_ready.wait();
 
     struct {
         const char* host;

@@ -454,6 +454,23 @@ __global__ void k_fourstep_twiddle(fr_t* X, uint32_t n, int colmajor, uint32_t l
     }
 }
 
+// k_zero_past zeroes, in a and b (a block of whole columns m0.., row-major,
+// 2^log_cols columns, rows of the whole matrix 2^l2 long), every element whose
+// position in the vector is n or more: the inputs past the constraints, which
+// the caller's host vectors need not hold.
+__global__ void k_zero_past(fr_t* a, fr_t* b, uint32_t count, uint32_t log_cols, uint32_t l2,
+                            uint32_t m0, uint64_t n) {
+    const fr_t zero = fr_t::zero();
+    const uint32_t mask = (1u << log_cols) - 1;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        const uint64_t p = ((uint64_t)(i >> log_cols) << l2) + m0 + (i & mask);
+        if (p >= n) {
+            wr_fr(a + i, zero);
+            wr_fr(b + i, zero);
+        }
+    }
+}
+
 // k_scale_from applies s to X[i] as to position p0 + i of the whole vector.
 __global__ void k_scale_from(fr_t* X, uint32_t n, uint32_t p0, uint32_t L, scale_spec s) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
@@ -839,8 +856,8 @@ namespace {
 // order) on stream s with the four buffers buf: block q of whole columns
 // (passes 1 and 3) or of whole rows (2 and 4) of the host vectors v (A, B,
 // C), copied in, transformed and copied back.
-int hs_block(const zk_h_stream* h, int pass, uint64_t q, fr_t* const host[3], fr_t* buf[4],
-             cudaStream_t s, int radix, char* err, size_t errlen) {
+int hs_block(const zk_h_stream* h, int pass, uint64_t q, fr_t* const host[3], uint64_t n,
+             fr_t* buf[4], cudaStream_t s, int radix, char* err, size_t errlen) {
     const hs_tables* t = h->t;
     const uint32_t L = h->L, l1 = t->l1, l2 = t->l2;
     const uint64_t B = h->block, N2 = 1ull << l2, N1 = 1ull << l1;
@@ -857,6 +874,11 @@ int hs_block(const zk_h_stream* h, int pass, uint64_t q, fr_t* const host[3], fr
             ZK_CUDA(cudaMemcpy2DAsync(buf[v], row, host[v] + m0, N2 * sizeof(fr_t), row, N1,
                                       cudaMemcpyHostToDevice, s));
         if (pass == 1) {
+            if (n < (1ull << L)) {
+                k_zero_past<<<grid, THREADS, 0, s>>>(buf[0], buf[1], (uint32_t)B, log_cols, l2,
+                                                     (uint32_t)m0, n);
+                ZK_LAUNCHED();
+            }
             k_mul<<<grid, THREADS, 0, s>>>(buf[2], buf[0], buf[1], (uint32_t)B);
             ZK_LAUNCHED();
             // Each of A, B, C: its columns' inverse transforms (DIF), the
@@ -940,9 +962,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-extern "C" int zk_h_stream_run(zk_h_stream* h, void* a, void* b, void* c, zk_h_timing* timing,
-                               char* err, size_t errlen) {
+extern "C" int zk_h_stream_run(zk_h_stream* h, void* a, void* b, void* c, uint64_t n,
+                               zk_h_timing* timing, char* err, size_t errlen) {
     if (!h || !a || !b || !c) return zk_fail(err, errlen, ZK_EINVAL, "h stream: nil argument");
+    if (n == 0 || n > (1ull << h->L))
+        return zk_fail(err, errlen, ZK_EINVAL, "h stream: %llu inputs for a domain of %llu",
+                       (unsigned long long)n, 1ull << h->L);
     int rc = zk_use_device(h->device, err, errlen);
     if (rc != ZK_OK) return rc;
     // Every return leaves both streams idle: no copy may still write the
@@ -967,7 +992,7 @@ extern "C" int zk_h_stream_run(zk_h_stream* h, void* a, void* b, void* c, zk_h_t
             const int k = (int)(q & 1);
             fr_t* buf[4];
             for (int i = 0; i < 4; i++) buf[i] = h->mem + (uint64_t)(4 * k + i) * h->block;
-            if ((rc = hs_block(h, pass, q, host, buf, h->s[k], radix, err, errlen)) != ZK_OK)
+            if ((rc = hs_block(h, pass, q, host, n, buf, h->s[k], radix, err, errlen)) != ZK_OK)
                 return rc;
         }
         for (auto s : h->s) ZK_CUDA(cudaStreamSynchronize(s));
@@ -1002,10 +1027,12 @@ extern "C" int zk_compute_h_stream_host(int device, const void* a, const void* b
     fr_t* pinned = nullptr;
     cudaError_t e = cudaHostAlloc((void**)&pinned, 3 * N * sizeof(fr_t), cudaHostAllocPortable);
     if (e == cudaSuccess) {
-        memset(pinned, 0, 2 * N * sizeof(fr_t));
+        // Past n the vectors hold what a slot's staging may: anything (the
+        // last proof's H); the first pass zeroes it on the device.
+        memset(pinned, 0xff, 2 * N * sizeof(fr_t));
         memcpy(pinned, a, n * sizeof(fr_t));
         memcpy(pinned + N, b, n * sizeof(fr_t));
-        rc = zk_h_stream_run(hs, pinned, pinned + N, pinned + 2 * N, timing, err, errlen);
+        rc = zk_h_stream_run(hs, pinned, pinned + N, pinned + 2 * N, n, timing, err, errlen);
         if (rc == ZK_OK) memcpy(h, pinned, N * sizeof(fr_t));
         cudaFreeHost(pinned);
     }

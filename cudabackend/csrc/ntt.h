@@ -164,13 +164,15 @@ int zk_h_stream_create(int device, uint32_t log_n, uint64_t block, zk_h_stream**
 int zk_h_stream_free(zk_h_stream* h, char* err, size_t errlen);
 
 /* zk_h_stream_run computes H from a and b (N elements each, pinned host
- * memory, zero-padded past the constraints) with c (N elements, pinned) as
+ * memory; past their first n, the constraints', they may hold anything: the
+ * first pass zeroes that on the device, so the caller need not) with c (N
+ * elements, pinned) as
  * scratch: H is left in a, bit-reversed (as zk_compute_h_device leaves it in
  * d_a); b and c are clobbered. Returns when H is in a. timing (optional):
  * intt_ms is the first two passes, coset_ntt_ms the third, coset_intt_ms the
  * fourth, total_ms all. One run per h at a time. */
-int zk_h_stream_run(zk_h_stream* h, void* a, void* b, void* c, zk_h_timing* timing, char* err,
-                    size_t errlen);
+int zk_h_stream_run(zk_h_stream* h, void* a, void* b, void* c, uint64_t n, zk_h_timing* timing,
+                    char* err, size_t errlen);
 
 /* zk_compute_h_stream_host is a test hook: zk_compute_h_host's contract, computed
  * by zk_h_stream_run in blocks of `block` elements (copied through pinned
