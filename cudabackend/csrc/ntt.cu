@@ -425,8 +425,9 @@ int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, int radix, cudaStrea
 // ---- H out of core (ntt.h's zk_h_stream) -------------------------------------
 
 // k_transpose writes out (cols x rows) = in (rows x cols) transposed, both
-// row-major, cols = 2^log_cols. Each thread moves whole 32-byte elements:
-// every write fills a whole memory sector, so no tile is needed.
+// row-major, cols = 2^log_cols. Each thread moves whole 32-byte elements,
+// so a write fills a whole memory sector; no shared-memory tile (not measured
+// against one).
 __global__ void k_transpose(fr_t* __restrict__ out, const fr_t* __restrict__ in, uint32_t rows,
                             uint32_t log_cols) {
     const uint32_t n = rows << log_cols, mask = (1u << log_cols) - 1;

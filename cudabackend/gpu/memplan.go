@@ -297,13 +297,10 @@ const (
 // four-step matrix).
 func HStreamMinBlock(logN uint32) uint64 { return csrc.HStreamMinBlock(logN) }
 
-// leanChunk is the chunk a lean plan keeps before it gives up its second
-// slot: an MSM of this many points keeps the device busy, where one of
-// MinStreamChunk spends much of its time in its fixed reduction.
-const leanChunk = 1 << 20
-
-// maxHBlock is the largest block of H out of core a plan takes: larger blocks
-// make no longer copies (a column block's rows are 2^19/N1 elements already).
+// maxHBlock is the largest block of H out of core a plan takes: past it a
+// block only costs device memory, since a column block's 2D copy already moves
+// rows of 2^19/N1 elements (16 KiB at N1 = 2^10) and the host's vectors, not
+// the block, bound the passes. Not measured against larger blocks.
 const maxHBlock = 1 << 19
 
 // DevicePlan is how a key and its slots use the device: resident, or
@@ -404,8 +401,8 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency, maxDepth int) (
 			return q, nil
 		}
 	}
-	// Lean: the MSMs' window first (each bit less costs every proof up to a
-	// few percent: msm_plan.h's zk_msm_cost; each bit more doubles the
+	// Lean: the MSMs' window first (a narrower one costs every proof more
+	// additions, by msm_plan.h's zk_msm_cost; each bit more doubles the
 	// buckets), then more slots (one proof's H and staging beside another's
 	// MSMs), then a larger chunk, then a larger block of H.
 	var least DevicePlan
@@ -459,8 +456,9 @@ func LeanPlan(s KeyShape, chunk, block uint64, maxC, slots int, r Residency) Dev
 	}
 }
 
-// minStreamC is the narrowest MSM window a lean plan takes: below it the
-// accumulation's cost grows faster than the buckets shrink.
+// minStreamC is the narrowest MSM window a lean plan takes: narrower windows
+// save little bucket memory (2^(c-1) buckets a window) and add windows, each a
+// pass over every point, while their digit pairs (sort memory) grow.
 const minStreamC = 10
 
 // LeanProofWorkBytes is the device working memory one proof of a lean key
