@@ -57,6 +57,13 @@ func TestParseR1CSMalformed(t *testing.T) {
 		headerNumPrivate     = headerNumWires + 12
 		headerNumConstraints = headerNumWires + 24
 	)
+	// setHeaderU32 is the real file with the header's uint32 at off set to v.
+	setHeaderU32 := func(off int, v uint32) []byte {
+		return withSections(t, func(s []testSection) []testSection {
+			binary.LittleEndian.PutUint32(header(s).content[off:], v)
+			return s
+		})
+	}
 	cases := []struct {
 		name    string
 		data    []byte
@@ -107,22 +114,10 @@ func TestParseR1CSMalformed(t *testing.T) {
 			header(s).content = header(s).content[:len(header(s).content)-1]
 			return s
 		}), ErrTruncated, "r1cs header section"},
-		{"more inputs than wires", withSections(t, func(s []testSection) []testSection {
-			binary.LittleEndian.PutUint32(header(s).content[headerNumPrivate:], 4)
-			return s
-		}), ErrWireIndex, "4 wires cannot hold"},
-		{"input counts that wrap in 32 bits", withSections(t, func(s []testSection) []testSection {
-			binary.LittleEndian.PutUint32(header(s).content[headerNumPrivate:], 0xffffffff)
-			return s
-		}), ErrWireIndex, "cannot hold"},
-		{"more constraints than the section holds", withSections(t, func(s []testSection) []testSection {
-			binary.LittleEndian.PutUint32(header(s).content[headerNumConstraints:], 0xffffffff)
-			return s
-		}), ErrTruncated, "4294967295 constraints"},
-		{"fewer constraints than the section holds", withSections(t, func(s []testSection) []testSection {
-			binary.LittleEndian.PutUint32(header(s).content[headerNumConstraints:], 0)
-			return s
-		}), ErrSections, "constraints section: 120 bytes left over"},
+		{"more inputs than wires", setHeaderU32(headerNumPrivate, 4), ErrWireIndex, "4 wires cannot hold"},
+		{"input counts that wrap in 32 bits", setHeaderU32(headerNumPrivate, 0xffffffff), ErrWireIndex, "cannot hold"},
+		{"more constraints than the section holds", setHeaderU32(headerNumConstraints, 0xffffffff), ErrTruncated, "4294967295 constraints"},
+		{"fewer constraints than the section holds", setHeaderU32(headerNumConstraints, 0), ErrSections, "constraints section: 120 bytes left over"},
 		{"term count past the section", withSections(t, func(s []testSection) []testSection {
 			binary.LittleEndian.PutUint32(s[sectionIndex(s, r1csSectionConstraints)].content, 0xffffffff)
 			return s

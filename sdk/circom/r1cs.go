@@ -64,16 +64,21 @@ func (cs *R1CS) NumPublic() int {
 }
 
 // ReadR1CS reads an .r1cs file.
-func ReadR1CS(path string) (*R1CS, error) {
+func ReadR1CS(path string) (*R1CS, error) { return readFile(path, ParseR1CS) }
+
+// readFile reads the file at path and parses it with parse, naming the file in
+// a parse error.
+func readFile[T any](path string, parse func([]byte) (T, error)) (T, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	cs, err := ParseR1CS(data)
+	v, err := parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return v, fmt.Errorf("%s: %w", path, err)
 	}
-	return cs, nil
+	return v, nil
 }
 
 // ParseR1CS parses the bytes of an .r1cs file. It refuses a file that uses custom gates: they

@@ -3,7 +3,6 @@ package circom
 import (
 	"fmt"
 	"math/big"
-	"os"
 
 	"github.com/consensys/gnark-crypto/ecc"
 )
@@ -26,17 +25,7 @@ type Witness struct {
 }
 
 // ReadWitness reads a .wtns file.
-func ReadWitness(path string) (*Witness, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	w, err := ParseWitness(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return w, nil
-}
+func ReadWitness(path string) (*Witness, error) { return readFile(path, ParseWitness) }
 
 // ParseWitness parses the bytes of a .wtns file: a header section with the field and the number
 // of values, and a section with the values.
