@@ -548,9 +548,15 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	// Device phases, placed from devBegin: upload, H and the G1 MSMs back to back
 	// on the proof's stream, the G2 MSM on its own stream beside them. Each
 	// phase's busy time counts the device once: the G2 MSM only past the G1 end.
+	// A lean key's H runs beside its G1 MSMs, whose span is the proof's from
+	// its start (groth16.h): H inside it, counted there.
 	off := devBegin.Sub(start)
 	ntt := timing.Upload + timing.Evaluate // where H starts
-	g1End := ntt + timing.NTT + timing.MSMG1
+	g1Start, nttBusy := ntt+timing.NTT, timing.NTT
+	if k.plan.Lean() {
+		g1Start, nttBusy = ntt, 0
+	}
+	g1End := g1Start + timing.MSMG1
 	phases := []sdk.Phase{
 		{Name: sdk.PhaseMap, Start: mapBegin.Sub(start), Wall: mapWall},
 		{Name: sdk.PhaseUpload, Start: off, Wall: timing.Upload, DeviceBusy: timing.Upload},
@@ -559,8 +565,8 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		phases = append(phases, sdk.Phase{Name: sdk.PhaseEval, Start: off + timing.Upload, Wall: timing.Evaluate, DeviceBusy: timing.Evaluate})
 	}
 	phases = append(phases, []sdk.Phase{
-		{Name: sdk.PhaseNTT, Start: off + ntt, Wall: timing.NTT, DeviceBusy: timing.NTT},
-		{Name: sdk.PhaseMSMG1, Start: off + ntt + timing.NTT, Wall: timing.MSMG1, DeviceBusy: timing.MSMG1},
+		{Name: sdk.PhaseNTT, Start: off + ntt, Wall: timing.NTT, DeviceBusy: nttBusy},
+		{Name: sdk.PhaseMSMG1, Start: off + g1Start, Wall: timing.MSMG1, DeviceBusy: timing.MSMG1},
 		{Name: sdk.PhaseMSMG2, Start: off + timing.MSMG2Start, Wall: timing.MSMG2, DeviceBusy: max(0, timing.MSMG2Start+timing.MSMG2-g1End)},
 		{Name: sdk.PhaseFinish, Start: finBegin.Sub(start), Wall: finWall},
 	}...)

@@ -114,7 +114,7 @@ typedef struct zk_g16_timing {
     float eval_ms;   /* compact only: W expanded, A, B, C evaluated and checked */
     float ntt_ms;    /* H (a lean key's: on its own streams, beside the G1 MSMs) */
     float msm_g1_ms;       /* the four G1 MSMs, after H on the main stream (a lean
-                            * key's: from the first to Z's end, which waits for H) */
+                            * key's: from the proof's start to Z's end, H inside) */
     float msm_g2_start_ms; /* when the G2 MSM started on its own stream (after W's upload) */
     float msm_g2_ms;       /* W's classification and the G2 MSM, beside H and the G1 MSMs */
     float total_ms;        /* first event to the last, on either stream: the device-busy time */

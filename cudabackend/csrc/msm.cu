@@ -151,19 +151,6 @@ __global__ void k_add_into(xyzz_t<F>* __restrict__ acc, const xyzz_t<F>* __restr
     }
 }
 
-// k_add_sets: acc[i] += o[i] for i < n: a streamed run's second set of
-// buckets joins the first before the reduction.
-template <class F>
-__global__ void __launch_bounds__(ACC_THREADS)
-    k_add_sets(xyzz_t<F>* __restrict__ acc, const xyzz_t<F>* __restrict__ o, size_t n) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        xyzz_t<F> a = ldp(acc + i);
-        a.add(ldp(o + i));
-        stp(acc + i, a);
-    }
-}
-
 // k_to_jac: the result when no scalar went through Pippenger.
 template <class F>
 __global__ void k_to_jac(const xyzz_t<F>* __restrict__ p, jac_t<F>* __restrict__ out) {
@@ -297,7 +284,6 @@ struct handle_t {
     cudaStream_t stream;
     cudaStream_t copy_stream;  // host scalars' pieces, copied beside the work (run_impl)
     cudaStream_t sort_stream;  // and their digits and sorts, beside the accumulation
-    cudaStream_t acc_stream;   // a streamed run's odd chunks' accumulation (run_impl)
     int sms;
     uint32_t resident_accum;   // threads of k_accum0 the device holds at once
     uint32_t resident_reduce;  // likewise for k_reduce
@@ -445,7 +431,6 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     h->stream = nullptr;
     h->copy_stream = nullptr;
     h->sort_stream = nullptr;
-    h->acc_stream = nullptr;
     struct guard_t {
         handle_t*& h;
         ~guard_t() {
@@ -454,7 +439,6 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
             if (h->stream) cudaStreamDestroy(h->stream);
             if (h->copy_stream) cudaStreamDestroy(h->copy_stream);
             if (h->sort_stream) cudaStreamDestroy(h->sort_stream);
-            if (h->acc_stream) cudaStreamDestroy(h->acc_stream);
             delete h;
         }
     } guard{h};
@@ -465,7 +449,6 @@ int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, si
     CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
     CU(cudaStreamCreateWithFlags(&h->copy_stream, cudaStreamNonBlocking));
     CU(cudaStreamCreateWithFlags(&h->sort_stream, cudaStreamNonBlocking));
-    CU(cudaStreamCreateWithFlags(&h->acc_stream, cudaStreamNonBlocking));
     int pre_c = 0, pre_d = 1;
     zk_msm_precompute_choice(total, maxdepth, &pre_c, &pre_d);
     CU(cudaMalloc(&h->bases, (size_t)zk_msm_bases_bytes(group, total, pre_d)));
@@ -664,23 +647,13 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     // streams must not touch memory wk has given back: drained first
     // (declared after wk, so it runs before wk's frees). Idle by then on
     // success.
-    // Streamed runs of more than one chunk accumulate in two pipelines (ws's
-    // second set of buckets and partials): even chunks on st, odd ones on
-    // the handle's accumulation stream. A chunk's merge levels end in a
-    // serial tail (few threads, each adding its K_MERGE entries in turn),
-    // the same for every chunk whatever its size; the other pipeline's
-    // chunk fills the multiprocessors meanwhile. The two sets are summed
-    // before the reduction.
-    const bool two = ws.acc_sets == 2;
     struct drain_t {
-        cudaStream_t a, b, c;
+        cudaStream_t a, b;
         ~drain_t() {
             if (a) cudaStreamSynchronize(a);
             if (b) cudaStreamSynchronize(b);
-            if (c) cudaStreamSynchronize(c);
         }
-    } drain{overlap ? h->copy_stream : nullptr, overlap ? h->sort_stream : nullptr,
-            two ? h->acc_stream : nullptr};
+    } drain{overlap ? h->copy_stream : nullptr, overlap ? h->sort_stream : nullptr};
     const fr_t* d_scalars = sp ? sp->scalars : (const fr_t*)in.ptr;
     if (host_scalars) {
         void* d = nullptr;
@@ -771,25 +744,14 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             CU(wk.alloc(&set2[2], ws.vals));
             CU(wk.alloc(&set2[3], ws.vals));
         }
-        // The second pipeline's buckets and partials (two).
-        void *buckets2 = nullptr, *pa2 = nullptr, *pka2 = nullptr, *pb2 = nullptr, *pkb2 = nullptr;
-        if (two) {
-            CU(wk.alloc(&buckets2, ws.buckets));
-            CU(wk.alloc(&pa2, ws.part_a));
-            CU(wk.alloc(&pka2, ws.part_ka));
-            CU(wk.alloc(&pb2, ws.part_b));
-            CU(wk.alloc(&pkb2, ws.part_kb));
-        }
 
-        // One set of buckets for every chunk (a pipeline): zeroed once, each
-        // chunk after the first resumes from the sums of those before it.
+        // One set of buckets for every chunk: zeroed once, each chunk after
+        // the first resumes from the sums of those before it.
         CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
-        if (two) CU(cudaMemsetAsync(buckets2, 0, nbuckets * sizeof(P), st));
         if (overlap) {
-            // The workspace is allocated on st; the other streams use it after.
+            // The workspace is allocated on st; the sort stream uses it after.
             CU(cudaEventRecord(ev_alloc, st));
             CU(cudaStreamWaitEvent(h->sort_stream, ev_alloc, 0));
-            if (two) CU(cudaStreamWaitEvent(h->acc_stream, ev_alloc, 0));
         }
         const cudaStream_t prep = overlap ? h->sort_stream : st;
         for (size_t k = 0; k < nchunks; k++) {
@@ -843,33 +805,28 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_avail, dk, dv, (int)Mk, 0,
                                                p.keybits, prep));
             CU(cudaEventRecord(ev_sort[k], prep));
-            // This chunk's pipeline: its stream, buckets and partials.
-            const bool odd = two && (k & 1);
-            const cudaStream_t sa = odd ? h->acc_stream : st;
-            P* const bk = (P*)(odd ? buckets2 : buckets);
-            if (overlap) CU(cudaStreamWaitEvent(sa, ev_sort[k], 0));
+            if (overlap) CU(cudaStreamWaitEvent(st, ev_sort[k], 0));
 
             uint32_t T = p.T0;
             if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
             if (T == 0) T = 1;
             uint32_t K = (Mk + T - 1) / T;
             T = (Mk + K - 1) / K;
-            // A chunk after its pipeline's first resumes from the buckets' sums.
-            const bool first = k < (two ? 2u : 1u);
-            auto accum0 = first ? k_accum0<F, false> : k_accum0<F, true>;
-            accum0<<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, sa>>>(
-                dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, bk,
-                (uint32_t*)(odd ? pka2 : pka), (P*)(odd ? pa2 : pa));
+            // A chunk after the first resumes from the buckets' sums.
+            auto accum0 = k == 0 ? k_accum0<F, false> : k_accum0<F, true>;
+            accum0<<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
+                (uint32_t*)pka, (P*)pa);
             LAUNCHED("k_accum0");
-            uint32_t* ink = (uint32_t*)(odd ? pka2 : pka);
-            P* inp = (P*)(odd ? pa2 : pa);
-            uint32_t* outk = (uint32_t*)(odd ? pkb2 : pkb);
-            P* outp = (P*)(odd ? pb2 : pb);
+            uint32_t* ink = (uint32_t*)pka;
+            P* inp = (P*)pa;
+            uint32_t* outk = (uint32_t*)pkb;
+            P* outp = (P*)pb;
             while (T > 1) {
                 uint32_t len = 2 * T;
                 uint32_t T2 = (len + K_MERGE - 1) / K_MERGE;
-                k_merge<F><<<(T2 + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, sa>>>(
-                    ink, inp, len, K_MERGE, T2, p.sentinel, bk, outk, outp);
+                k_merge<F><<<(T2 + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                    ink, inp, len, K_MERGE, T2, p.sentinel, (P*)buckets, outk, outp);
                 LAUNCHED("k_merge");
                 uint32_t* tk = ink;
                 ink = outk;
@@ -879,15 +836,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 outp = tp;
                 T = T2;
             }
-            CU(cudaEventRecord(ev_acc[k], sa));
-        }
-        if (two) {
-            // The odd chunks' buckets into the even ones'.
-            const size_t last_odd = (nchunks - 1) & 1 ? nchunks - 1 : nchunks - 2;
-            CU(cudaStreamWaitEvent(st, ev_acc[last_odd], 0));
-            k_add_sets<F><<<(unsigned)((nbuckets + ACC_THREADS - 1) / ACC_THREADS), ACC_THREADS, 0,
-                            st>>>((P*)buckets, (const P*)buckets2, nbuckets);
-            LAUNCHED("k_add_sets");
+            CU(cudaEventRecord(ev_acc[k], st));
         }
 
         const uint32_t nred = (uint32_t)p.G * p.Tred;
@@ -1008,7 +957,6 @@ extern "C" int zk_msm_free(void* handle, char* err, size_t errlen) {
     if (e == cudaSuccess) e = cudaStreamDestroy(h->stream);
     if (e == cudaSuccess) e = cudaStreamDestroy(h->copy_stream);
     if (e == cudaSuccess) e = cudaStreamDestroy(h->sort_stream);
-    if (e == cudaSuccess) e = cudaStreamDestroy(h->acc_stream);
     if (e == cudaSuccess) {
         cudaMemPool_t pool;
         e = get_pool(h->dev, &pool);

@@ -69,9 +69,6 @@ typedef struct zk_msm_work {
     int sort_sets;          /* sets of sort buffers (keys, keys, vals, vals): 2 when host
                              * scalars come in more than one chunk, whose pieces msm.cu
                              * sorts beside the accumulation */
-    int acc_sets;           /* sets of buckets and partials: 2 for a streamed run of more
-                             * than one chunk, whose chunks msm.cu accumulates in two
-                             * pipelines */
     int allocs;             /* how many stream-ordered allocations */
     uint64_t total;         /* the sum, each allocation as the pool rounds it up */
 } zk_msm_work;
@@ -349,7 +346,6 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
         w.part_a = w.part_ka = w.part_b = w.part_kb = w.red = w.tree = w.wacc = 0;
     }
     w.sort_sets = !scalars_on_device && pippenger && p->chunk < n ? 2 : 1;
-    w.acc_sets = 1;
     /* In run_impl's order: scalars, output, the ones', then Pippenger's (the
      * second sort set last, when there is one). */
     uint64_t sizes[] = {w.scalars, w.out,    w.ones_part, w.ones_tree, w.keys,   w.keys,
@@ -371,24 +367,15 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
 
 /* zk_msm_stream_work_of is zk_msm_work_of for a streamed run (msm.h's
  * zk_msm_run_stream): its points and scalars are copied chunk by chunk into
- * buffers of the caller's, so no scalar vector is allocated; when it takes
- * more than one chunk, it sorts a chunk beside the accumulation of the one
- * before (a second sort set) and accumulates its chunks in two pipelines (a
- * second set of buckets and partials, allocated after the second sort set). */
+ * buffers of the caller's, so no scalar vector is allocated, and it sorts a
+ * chunk beside the accumulation of the one before (a second sort set) when
+ * it takes more than one. */
 static inline zk_msm_work zk_msm_stream_work_of(int group, const zk_msm_plan* p, size_t n,
                                                 uint64_t sort_bytes) {
     zk_msm_work w = zk_msm_work_of(group, p, n, 0, sort_bytes, 0, 1);
     w.total -= zk_msm_pool_rounded(w.scalars);
     w.allocs--;
     w.scalars = 0;
-    if (p->chunk < n) {
-        const uint64_t second[] = {w.buckets, w.part_a, w.part_ka, w.part_b, w.part_kb};
-        for (size_t i = 0; i < sizeof second / sizeof second[0]; i++) {
-            w.total += zk_msm_pool_rounded(second[i]);
-            w.allocs++;
-        }
-        w.acc_sets = 2;
-    }
     return w;
 }
 

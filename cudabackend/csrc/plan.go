@@ -65,12 +65,6 @@ func StreamWorkBound(group int, n, chunk uint64, maxC int, accum, reduce uint32)
 	return uint64(C.zk_msm_stream_work_bound(C.int(group), C.size_t(n), C.size_t(chunk), C.int(maxC), C.uint32_t(accum), C.uint32_t(reduce)))
 }
 
-// MSMCost is zk_msm_cost: the field products of an MSM of n scalars in
-// windows of c bits and G bucket sets, the unit the window choice compares.
-func MSMCost(n uint64, c, g int) float64 {
-	return float64(C.zk_msm_cost(C.size_t(n), C.int(c), C.int(g)))
-}
-
 // MakePlanStream is zk_msm_make_plan_stream: a streamed MSM of n points in
 // chunks of chunk, its window at most maxC bits (0: no cap).
 func MakePlanStream(n, chunk uint64, maxC int, accum, reduce uint32) Plan {

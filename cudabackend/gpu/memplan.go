@@ -12,7 +12,6 @@ package gpu
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 
 	"github.com/zkhost/zkhost/cudabackend/csrc"
@@ -402,40 +401,30 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency, maxDepth int) (
 			return q, nil
 		}
 	}
-	// Lean: among the windows, chunks and blocks of H that fit with one slot,
-	// the plan LeanCost ranks cheapest; then as many more slots as still fit
-	// (a proof's H and host work beside another's MSMs), which a device busy
-	// with one lean proof gains little from, so they come last.
-	var least, best DevicePlan
-	bestCost := math.Inf(1)
+	// Lean: the MSMs' window first (a narrower one costs every proof more
+	// additions, by msm_plan.h's zk_msm_cost; each bit more doubles the
+	// buckets), then more slots (one proof's H and staging beside another's
+	// MSMs), then a larger chunk, then a larger block of H.
+	var least DevicePlan
 	natural := csrc.MakePlanStream(max(s.NbA, s.NbB, s.NbK, s.NbZ, 1), MinStreamChunk, 0, r.Accum[0], r.Reduce[0]).C
 	for c := natural; c >= minStreamC; c-- {
 		capC := c
 		if c == natural {
 			capC = 0 // no cap
 		}
-		for chunk := top; chunk >= min(MinStreamChunk, top); chunk /= 2 {
-			for block := min(uint64(1)<<s.LogN, maxHBlock); block >= HStreamMinBlock(s.LogN); block /= 2 {
-				q := LeanPlan(s, chunk, block, capC, 1, r)
-				if least.Slots == 0 || q.Total() < least.Total() {
-					least = q
-				}
-				if q.Total() > room {
-					continue
-				}
-				if cost := LeanCost(s, chunk, block, capC); cost < bestCost || cost == bestCost && q.Total() < best.Total() {
-					best, bestCost = q, cost
+		for n := slots; n >= 1; n-- {
+			for chunk := top; chunk >= min(MinStreamChunk, top); chunk /= 2 {
+				for block := min(uint64(1)<<s.LogN, maxHBlock); block >= HStreamMinBlock(s.LogN); block /= 2 {
+					q := LeanPlan(s, chunk, block, capC, n, r)
+					if least.Slots == 0 || q.Total() < least.Total() {
+						least = q
+					}
+					if q.Total() <= room {
+						return q, nil
+					}
 				}
 			}
 		}
-	}
-	if best.Slots > 0 {
-		for n := slots; n > 1; n-- {
-			if q := LeanPlan(s, best.Chunk, best.HBlock, best.StreamC, n, r); q.Total() <= room {
-				return q, nil
-			}
-		}
-		return best, nil
 	}
 	return p, fmt.Errorf("gpu: a key of 2^%d constraints needs at least %d MiB of device memory (%s), %d MiB are available: %w",
 		s.LogN, (least.Total()+(1<<20)-1)>>20, least, room>>20, ErrOutOfMemory)
@@ -465,37 +454,6 @@ func LeanPlan(s KeyShape, chunk, block uint64, maxC, slots int, r Residency) Dev
 		ProofBytes: LeanProofWorkBytes(s, chunk, maxC, r),
 		Slots:      slots,
 	}
-}
-
-// The lean cost model, in zk_msm_cost's unit (a G1 MSM's field products),
-// fitted to BenchmarkMSMStream and TestComputeHStreamMatchesGnark on an H200
-// (BENCHMARKS.md, "Lean proofs: what a chunk costs"):
-//   - leanChunkCost: what one more chunk of a streamed MSM costs whatever its
-//     size (the serial tail of its merge levels, the launches);
-//   - leanG2Weight: a G2 MSM's time per unit against a G1 MSM's;
-//   - leanHBlockCost: one block of one pass of H out of core.
-const (
-	leanChunkCost  = 6.2e6
-	leanG2Weight   = 4.9
-	leanHBlockCost = 8.7e6
-)
-
-// LeanCost ranks lean plans of a key of shape s by the device time of one
-// proof: its four G1 MSMs and its G2 MSM streamed in chunks of chunk points,
-// windows of at most maxC bits (0: the cheapest), and the four passes of H
-// out of core in blocks of block elements, in zk_msm_cost's unit. The lean
-// proof keeps the device busy (its MSMs and H run at once), so the parts
-// add up.
-func LeanCost(s KeyShape, chunk, block uint64, maxC int) float64 {
-	msm := func(n uint64) float64 {
-		if n == 0 {
-			return 0
-		}
-		p := csrc.MakePlanStream(n, chunk, maxC, 1, 1)
-		return csrc.MSMCost(n, p.C, p.G) + float64((n+p.Chunk-1)/p.Chunk)*leanChunkCost
-	}
-	cost := msm(s.NbA) + msm(s.NbB) + msm(s.NbK) + msm(s.NbZ) + leanG2Weight*msm(s.NbB)
-	return cost + 4*float64((uint64(1)<<s.LogN)/block)*leanHBlockCost
 }
 
 // minStreamC is the narrowest MSM window a lean plan takes: narrower windows
