@@ -1,7 +1,7 @@
 package e2e
 
 // The kill -9 of a NATS server mid-job, in make test. It once failed here
-// about once in four runs on a loaded machine (issue 15): an Await begun at
+// about once in four runs on a loaded machine: an Await begun at
 // the moment of the kill sent its first read of the job record to the dying
 // server, got no reply, and waited for its whole deadline although the job
 // was done. Requests to NATS now have their own timeout and are retried

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make soak: the long soak of issue 5. 1,000 partitions of small circuits (chain-k8 and
+# make soak: the long soak. 1,000 partitions of small circuits (chain-k8 and
 # merkle-d4-k2) across jobs of every priority class, on three backend processes (two CPU
 # backends and a fault-injecting one that also crashes and lies now and then), with a
 # random kill -9 of a backend every few seconds (a share of them a SIGSTOP instead, never

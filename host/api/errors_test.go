@@ -115,7 +115,7 @@ func TestNameInputFiles(t *testing.T) {
 }
 
 // One value for "unavailable" across the client API and the backend contract
-// (issue 11: one type per idea): each side's errors.Is sees the other's.
+// (one type per idea): each side's errors.Is sees the other's.
 func TestUnavailableIsTheSDKs(t *testing.T) {
 	if !errors.Is(Unavailablef("daemon stopping"), sdk.ErrUnavailable) {
 		t.Error("api's unavailable error is not sdk.ErrUnavailable")

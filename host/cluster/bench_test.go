@@ -61,7 +61,7 @@ func BenchmarkQueueCost(b *testing.B) {
 	}
 }
 
-// BenchmarkResultsStore measures the two ways issue 15 names for keeping
+// BenchmarkResultsStore measures the two ways considered for keeping
 // results where any host can serve them, on the same embedded cluster of
 // three NATS servers (replicas 3), with three hosts, one on each server:
 //

@@ -20,7 +20,7 @@ import (
 // with the job done. Requests used to be bounded only by the caller's
 // deadline: one in flight when the server died got no reply and waited for
 // all of it, so an Await begun at the kill never ended though the job was
-// done (issue 15; in process, a stopped server loses such requests the same).
+// done (in process, a stopped server loses such requests the same).
 func TestBucketLeaderLost(t *testing.T) {
 	srvs, urls := startServerSet(t, 3)
 	var members []*Cluster

@@ -16,7 +16,7 @@ import (
 // gone; NATS does not send a request again on another route or after a
 // reconnect), and the JetStream client then waits for the caller's deadline:
 // an Await's is minutes, which is how a job whose every partition was
-// recorded seemed never to end (issue 15). Five seconds is the JetStream
+// recorded seemed never to end. Five seconds is the JetStream
 // client's own default for a request without a deadline.
 const requestTimeout = 5 * time.Second
 

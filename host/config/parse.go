@@ -370,7 +370,7 @@ func (ck *checker) budget(t *table) Budget {
 
 func (ck *checker) synthesis(t *table) Synthesis {
 	cpus := max(1, ck.env.cpus)
-	// Three quarters of the cores by default (12 of 16, as issue 9 asks):
+	// Three quarters of the cores by default (12 of 16):
 	// synthesis is not the only thing the machine does.
 	s := Synthesis{Cores: max(1, cpus-cpus/4)}
 	if n, ok := t.integer("cores", 1, maxThreads); ok {

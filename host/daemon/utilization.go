@@ -11,10 +11,10 @@ import (
 )
 
 // utilizationInterval is how often the daemon asks each device's backend for
-// its utilization samples: 10 Hz, the rate issue 9 asks for. NVML keeps its
-// own samples (every 1/6 s or faster) with their times, so the interval
-// decides only how fresh the figures are, not how fine; a backend that
-// measures on demand (the CPU backend) gives one sample per call.
+// its utilization samples: ten times a second. NVML keeps its own samples
+// (every 1/6 s or faster) with their times, so the interval decides only how
+// fresh the figures are, not how fine; a backend that measures on demand (the
+// CPU backend) gives one sample per call.
 const utilizationInterval = 100 * time.Millisecond
 
 // utilizationRetry is how long the sampler waits after a backend said it
