@@ -388,6 +388,7 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 			Launch:   lc,
 			InFlight: dc.InFlight,
 			Policy:   d.pluginPolicy(),
+			Accept:   d.checkCurves,
 			Logger:   d.log.Named("device." + name),
 		})
 		if err != nil {
@@ -404,9 +405,6 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 				return fmt.Errorf("device[%d]: %w", i, err)
 			}
 		}
-		if err := d.checkCurves(desc); err != nil {
-			return fmt.Errorf("device[%d] (%s): %w", i, dc.Backend, err)
-		}
 	}
 	if len(d.devices) == 0 {
 		return errors.New("no device configured")
@@ -420,6 +418,8 @@ func (d *Daemon) pidDir() string { return filepath.Join(d.cfg.StateDir, "backend
 // checkCurves refuses a backend that does not prove on the curve of every
 // circuit the daemon serves: placement may hand any device any circuit's
 // partitions, and each would fail on a backend that does not know its curve.
+// Each device makes it at every start of its backend (device.Options.Accept);
+// the circuits are loaded before the first and do not change after.
 func (d *Daemon) checkCurves(desc sdk.Description) error {
 	for _, name := range d.circuitNames() {
 		curve := d.circuits[name].c.Curve

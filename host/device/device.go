@@ -69,6 +69,12 @@ type Options struct {
 	InFlight int
 	// Policy says how the backend is kept running.
 	supervise.Policy
+	// Accept, when set, is the caller's own check of the backend's Describe,
+	// made after the device's (API version, max in flight) at the first start
+	// and at every restart: a backend replaced on disk between two starts is
+	// checked again, not trusted because its first start passed. The daemon's
+	// refuses a backend that does not prove on the curve of a circuit it serves.
+	Accept func(sdk.Description) error
 	// Logger is the device's logger; the backend's stderr is forwarded to it.
 	Logger hclog.Logger
 }
@@ -154,7 +160,7 @@ func (d *Device) describe(ctx context.Context, proc *plugins.Process) (backend, 
 	if err != nil {
 		return backend{}, fmt.Errorf("describe %s: %w", path, err)
 	}
-	if err := checkDescription(desc); err != nil {
+	if err := checkDescription(desc, d.opts.Accept); err != nil {
 		return backend{}, fmt.Errorf("backend %s: %w", path, err)
 	}
 	d.log.Info("backend ready", "name", desc.Name, "version", desc.Version, "kind", desc.Device.Kind,
@@ -169,8 +175,9 @@ func (d *Device) forgetKeys() {
 	d.keys = map[string]*residentKey{}
 }
 
-// checkDescription rejects a backend this host cannot use.
-func checkDescription(desc sdk.Description) error {
+// checkDescription rejects a backend this host cannot use, or that accept
+// (Options.Accept; nil accepts all) refuses.
+func checkDescription(desc sdk.Description, accept func(sdk.Description) error) error {
 	okVersion := false
 	for _, v := range desc.APIVersions {
 		if v == sdk.APIVersion {
@@ -182,6 +189,9 @@ func checkDescription(desc sdk.Description) error {
 	}
 	if desc.MaxInFlight < 1 {
 		return fmt.Errorf("declares max in flight %d, need at least 1", desc.MaxInFlight)
+	}
+	if accept != nil {
+		return accept(desc)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,12 +27,17 @@ func TestMain(m *testing.M) {
 	os.Exit(sdktest.MainWithFakeBackend(m, &fakeBackend))
 }
 
+// fakeOptions are a device's options on the fake backend, restarted quickly.
+func fakeOptions() Options {
+	return Options{Name: "fake0", Launch: plugins.LaunchConfig{Path: fakeBackend, StartTimeout: time.Minute},
+		Policy: supervise.Policy{BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}}
+}
+
 // startStopped starts a device on the fake backend and stops its process with
 // SIGSTOP; the test never leaves it stopped.
 func startStopped(t *testing.T) (*Device, int) {
 	t.Helper()
-	d, err := Start(context.Background(), Options{Name: "fake0", Launch: plugins.LaunchConfig{Path: fakeBackend, StartTimeout: time.Minute},
-		Policy: supervise.Policy{BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}})
+	d, err := Start(context.Background(), fakeOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +169,6 @@ func TestCloseStoppedBackend(t *testing.T) {
 	}
 }
 
-// procState returns the state letter of process pid in /proc ('T' stopped,
-// 'Z' a zombie), or 0 when there is no such process.
 // sigstop stops pid with SIGSTOP and waits until every thread of it is
 // stopped (procfs.Stopped says why).
 func sigstop(t *testing.T, pid int) {
@@ -180,6 +185,8 @@ func sigstop(t *testing.T, pid int) {
 	}
 }
 
+// procState returns the state letter of process pid in /proc ('T' stopped,
+// 'Z' a zombie), or 0 when there is no such process.
 func procState(pid int) byte {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -198,8 +205,7 @@ func procState(pid int) byte {
 // none) is refused by the device layer with ErrCompactRefused, so the daemon
 // synthesizes it again in full; a full partition goes to the backend as ever.
 func TestCompactRefusedBeforeTheBackend(t *testing.T) {
-	d, err := Start(context.Background(), Options{Name: "fake0", Launch: plugins.LaunchConfig{Path: fakeBackend, StartTimeout: time.Minute},
-		Policy: supervise.Policy{BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}})
+	d, err := Start(context.Background(), fakeOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,5 +219,45 @@ func TestCompactRefusedBeforeTheBackend(t *testing.T) {
 	// itself (invalid argument), not as compact.
 	if _, err := d.Prove(context.Background(), key, sdk.PartitionHandle{}); errors.Is(err, ErrCompactRefused) || sdk.KindOf(err) != sdk.ErrInvalidArgument {
 		t.Fatalf("a full partition: %v, want the backend's invalid argument", err)
+	}
+}
+
+// TestAcceptAtEveryStart: Options.Accept checks the backend's Describe at the
+// first start, where a refusal fails Start with its reason, and again at every
+// restart, so a backend replaced between two starts is checked too.
+func TestAcceptAtEveryStart(t *testing.T) {
+	opts := fakeOptions()
+	opts.Accept = func(desc sdk.Description) error { return fmt.Errorf("backend %s refused", desc.Name) }
+	if d, err := Start(context.Background(), opts); err == nil {
+		d.Close()
+		t.Fatal("Start with an Accept that refuses every backend succeeded")
+	} else if !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("Start: %v, want Accept's refusal", err)
+	}
+
+	var mu sync.Mutex
+	checks := 0
+	opts.Accept = func(sdk.Description) error {
+		mu.Lock()
+		defer mu.Unlock()
+		checks++
+		return nil
+	}
+	d, err := Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	pid := d.Info().Pid
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, d, bound, "a new backend to serve", func(i Info) bool {
+		return i.State == StateReady && i.Restarts == 1 && i.Pid != pid
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if checks != 2 {
+		t.Errorf("Accept was called %d times over a start and a restart, want 2", checks)
 	}
 }
