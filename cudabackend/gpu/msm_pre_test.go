@@ -53,7 +53,8 @@ func checkDepth(tb testing.TB, tm MSMTiming, c, d int) {
 // TestMSMPrecomputeG1EdgeCases checks the G1 MSM over precomputed bases
 // against gnark-crypto on the edge cases (zero scalars, infinity, repeated
 // points, P and -P, all 1, r-1...), at each depth limit, over all the points
-// and over a prefix, then after returning to the points alone.
+// and over a prefix, then after returning to the points alone. Deliberately
+// parallel to TestMSMPrecomputeG2EdgeCases: see why there.
 func TestMSMPrecomputeG1EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(61, 62))
@@ -146,13 +147,7 @@ func TestMSMPrecomputeSizes(t *testing.T) {
 		}
 		for _, n := range sizes {
 			sc := msmScalars(rng, n)
-			buf, err := Alloc(0, n*FrBytes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := buf.UploadFr(sc, 0, nil); err != nil {
-				t.Fatal(err)
-			}
+			buf := deviceScalars(t, sc, nil)
 			t.Run(fmt.Sprintf("G%d/n=%d", group, n), func(t *testing.T) {
 				// The group's bases, and its MSMs from host and device
 				// scalars, each compared with gnark-crypto's result.

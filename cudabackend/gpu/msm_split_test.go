@@ -44,20 +44,7 @@ func binaryScalars(rng *rand.Rand, n int, other float64) []fr.Element {
 // ranges that skip a prefix or both ends) and random mixed vectors 90%
 // binary at the given sizes.
 func splitCases(rng *rand.Rand, sizes []int) []splitCase {
-	seq := func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = i
-		}
-		return s
-	}
-	fill := func(n int, v fr.Element) []fr.Element {
-		s := make([]fr.Element, n)
-		for i := range s {
-			s[i] = v
-		}
-		return s
-	}
+	fill := repeat[fr.Element]
 	one := frOf(1)
 	single := binaryScalars(rng, 5000, 0)
 	single[2501] = msmScalars(rng, 1)[0]
@@ -131,14 +118,7 @@ func classOf(sc []fr.Element) (zeros, ones, other int) {
 // classify uploads sc and classifies it, checking the counts against the CPU's.
 func classify(tb testing.TB, sc []fr.Element) *ScalarSplit {
 	tb.Helper()
-	buf, err := Alloc(0, max(1, len(sc))*FrBytes)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { buf.Free() })
-	if err := buf.UploadFr(sc, 0, nil); err != nil {
-		tb.Fatal(err)
-	}
+	buf := deviceScalars(tb, sc, nil)
 	sp, err := ClassifyScalars(buf, 0, len(sc), nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -173,7 +153,8 @@ func pointsOf[P any](pool []P, idx []int, neg9 P) []P {
 // TestMSMSplitG1 checks the split MSM (0s dropped, 1s summed, the rest
 // through Pippenger) against gnark-crypto's MultiExp over the same range, on
 // edge cases and random vectors 90% binary; where it differs, it says
-// whether the dense GPU MSM of the same input agrees with gnark.
+// whether the dense GPU MSM of the same input agrees with gnark. Deliberately
+// parallel to TestMSMSplitG2: see why there.
 func TestMSMSplitG1(t *testing.T) {
 	needDevice(t)
 	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}
@@ -250,11 +231,7 @@ func TestMSMSplitShared(t *testing.T) {
 	a, bb := uploadG1(t, p1[:n]), uploadG1(t, p1[n:])
 	k := uploadG1(t, p1[n+lo:])
 	g2 := uploadG2(t, pointsG2(n))
-	s, err := NewStream(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newStream(t)
 	_, _, other := sp.Counts()
 	for i, m := range []struct {
 		name string
@@ -349,13 +326,7 @@ func BenchmarkMSMSplitG1(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		buf, err := Alloc(0, n*FrBytes)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := buf.UploadFr(sc, 0, nil); err != nil {
-			b.Fatal(err)
-		}
+		buf := deviceScalars(b, sc, nil)
 		var dense, split bls12381.G1Jac
 		var ranDense, ranSplit bool
 		b.Run(fmt.Sprintf("n=2^%d/dense", lg), func(b *testing.B) {

@@ -182,31 +182,55 @@ type msmCase struct {
 	scalars []fr.Element
 }
 
+// seq returns 0, 1, ..., n-1: the indices of the first n points of a pool.
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// repeat returns n copies of v.
+func repeat[T any](n int, v T) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// deviceScalars copies sc into a new buffer on device 0, on stream s (nil:
+// the default stream); the buffer is freed when the test ends.
+func deviceScalars(tb testing.TB, sc []fr.Element, s *Stream) *Buffer {
+	tb.Helper()
+	buf, err := Alloc(0, max(1, len(sc))*FrBytes)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { buf.Free() })
+	if err := buf.UploadFr(sc, 0, s); err != nil {
+		tb.Fatal(err)
+	}
+	return buf
+}
+
+// newStream returns a stream of device 0, closed when the test ends.
+func newStream(tb testing.TB) *Stream {
+	tb.Helper()
+	s, err := NewStream(0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
 // edgeCases builds inputs that hit the special paths: zero digits, the
 // largest scalar, infinity bases, repeated and opposite points (P + P and
 // P + (-P) inside one bucket), one bucket taking every point.
 func edgeCases(rng *rand.Rand) []msmCase {
-	seq := func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = i
-		}
-		return s
-	}
-	same := func(n, v int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = v
-		}
-		return s
-	}
-	fill := func(n int, v fr.Element) []fr.Element {
-		s := make([]fr.Element, n)
-		for i := range s {
-			s[i] = v
-		}
-		return s
-	}
+	same, fill := repeat[int], repeat[fr.Element]
 	rMinus1 := frOf(-1)
 	var cases []msmCase
 	cases = append(cases,
@@ -253,23 +277,16 @@ func edgeCases(rng *rand.Rand) []msmCase {
 }
 
 // TestMSMG1EdgeCases checks the GPU G1 MSM against gnark-crypto's MultiExp on
-// the edge cases.
+// the edge cases. Deliberately parallel to TestMSMG2EdgeCases: see why there.
 func TestMSMG1EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	pool := pointsG1(1 << 17)
+	var neg9 bls12381.G1Affine
+	neg9.Neg(&pool[9])
 	for _, c := range edgeCases(rng) {
 		t.Run(c.name, func(t *testing.T) {
-			pts := make([]bls12381.G1Affine, len(c.idx))
-			for i, j := range c.idx {
-				switch {
-				case j == -1: // infinity: the zero value
-				case j == -2:
-					pts[i].Neg(&pool[9])
-				default:
-					pts[i] = pool[j]
-				}
-			}
+			pts := pointsOf(pool, c.idx, neg9)
 			b := uploadG1(t, pts)
 			got, tm, err := b.MSM(c.scalars)
 			if err != nil {
@@ -290,18 +307,11 @@ func TestMSMG2EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	pool := pointsG2(1 << 17)
+	var neg9 bls12381.G2Affine
+	neg9.Neg(&pool[9])
 	for _, c := range edgeCases(rng) {
 		t.Run(c.name, func(t *testing.T) {
-			pts := make([]bls12381.G2Affine, len(c.idx))
-			for i, j := range c.idx {
-				switch {
-				case j == -1:
-				case j == -2:
-					pts[i].Neg(&pool[9])
-				default:
-					pts[i] = pool[j]
-				}
-			}
+			pts := pointsOf(pool, c.idx, neg9)
 			b := uploadG2(t, pts)
 			got, tm, err := b.MSM(c.scalars)
 			if err != nil {
@@ -316,7 +326,7 @@ func TestMSMG2EdgeCases(t *testing.T) {
 }
 
 // TestMSMG1Sizes checks random MSMs of growing size (powers of two and not)
-// against gnark-crypto.
+// against gnark-crypto. Deliberately parallel to TestMSMG2Sizes: see why there.
 func TestMSMG1Sizes(t *testing.T) {
 	needDevice(t)
 	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20, 1 << 22}
@@ -405,19 +415,8 @@ func TestMSMMaskedAndDevice(t *testing.T) {
 
 	const off = 17
 	w := msmScalars(rng, off+nw)
-	buf, err := Alloc(0, len(w)*FrBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Free()
-	s, err := NewStream(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := buf.UploadFr(w, 0, s); err != nil {
-		t.Fatal(err)
-	}
+	s := newStream(t)
+	buf := deviceScalars(t, w, s)
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}

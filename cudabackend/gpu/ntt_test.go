@@ -157,22 +157,7 @@ func TestFieldOps(t *testing.T) {
 		{"dbl", 9, func(x, y fr.Element) fr.Element { var r fr.Element; r.Double(&x); return r }},
 	}
 	for _, c := range frOps {
-		out := make([]fr.Element, len(a))
-		if err := fieldOp(0, 0, c.op, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&out[0]), len(a)); err != nil {
-			t.Fatalf("fr %s: %v", c.name, err)
-		}
-		bad := 0
-		for i := range a {
-			if want := c.ref(a[i], b[i]); out[i] != want {
-				if bad < 3 {
-					t.Errorf("fr %s(%v, %v) = %v, want %v", c.name, a[i].String(), b[i].String(), out[i], want)
-				}
-				bad++
-			}
-		}
-		if bad > 0 {
-			t.Errorf("fr %s: %d of %d wrong", c.name, bad, len(a))
-		}
+		checkFieldOp(t, "fr", 0, c.name, c.op, a, b, c.ref)
 	}
 
 	// fq (the MSM's field): same checks against gnark's fp.
@@ -207,22 +192,31 @@ func TestFieldOps(t *testing.T) {
 		{"dbl", 9, func(x, y fp.Element) fp.Element { var r fp.Element; r.Double(&x); return r }},
 	}
 	for _, c := range fqOps {
-		out := make([]fp.Element, len(qa))
-		if err := fieldOp(0, 1, c.op, unsafe.Pointer(&qa[0]), unsafe.Pointer(&qb[0]), unsafe.Pointer(&out[0]), len(qa)); err != nil {
-			t.Fatalf("fq %s: %v", c.name, err)
-		}
-		bad := 0
-		for i := range qa {
-			if want := c.ref(qa[i], qb[i]); out[i] != want {
-				if bad < 3 {
-					t.Errorf("fq %s(%v, %v) = %v, want %v", c.name, qa[i].String(), qb[i].String(), out[i], want)
-				}
-				bad++
+		checkFieldOp(t, "fq", 1, c.name, c.op, qa, qb, c.ref)
+	}
+}
+
+// checkFieldOp runs operation op of field (0: fr, 1: fq, as fieldOp numbers
+// them) on the device over a and b, and checks each result against ref,
+// printing the first three that differ and how many did.
+func checkFieldOp[E comparable](t *testing.T, fieldName string, field int, name string, op int, a, b []E, ref func(x, y E) E) {
+	t.Helper()
+	out := make([]E, len(a))
+	if err := fieldOp(0, field, op, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&out[0]), len(a)); err != nil {
+		t.Fatalf("%s %s: %v", fieldName, name, err)
+	}
+	bad := 0
+	for i := range a {
+		if want := ref(a[i], b[i]); out[i] != want {
+			if bad < 3 {
+				// &a[i]: fr's and fp's String has a pointer receiver.
+				t.Errorf("%s %s(%v, %v) = %v, want %v", fieldName, name, &a[i], &b[i], out[i], want)
 			}
+			bad++
 		}
-		if bad > 0 {
-			t.Errorf("fq %s: %d of %d wrong", c.name, bad, len(qa))
-		}
+	}
+	if bad > 0 {
+		t.Errorf("%s %s: %d of %d wrong", fieldName, name, bad, len(a))
 	}
 }
 
@@ -332,19 +326,8 @@ func TestNTTDeviceRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const logN = 18
 	in := randFr(rng, 1<<logN)
-	buf, err := Alloc(0, len(in)*FrBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Free()
-	s, err := NewStream(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := buf.UploadFr(in, 0, s); err != nil {
-		t.Fatal(err)
-	}
+	s := newStream(t)
+	buf := deviceScalars(t, in, s)
 	if err := NTTDevice(buf, logN, Forward, DIF, true, NTTRadixDefault, s); err != nil {
 		t.Fatal(err)
 	}
@@ -504,11 +487,7 @@ func TestComputeHDevice(t *testing.T) {
 		}
 		defer bufs[i].Free()
 	}
-	s, err := NewStream(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newStream(t)
 	for _, timing := range []bool{false, true} {
 		if err := bufs[0].UploadFr(a, 0, s); err != nil {
 			t.Fatal(err)
