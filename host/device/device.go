@@ -124,6 +124,8 @@ type backend struct {
 // Start launches the backend and waits for its first Describe, so a missing
 // binary, a bad checksum or a backend that cannot start is reported here with
 // its cause. After Start the device supervises itself until Close.
+// Deliberately parallel to host/synth's Start and checkDescription: see why
+// there.
 func Start(ctx context.Context, opts Options) (*Device, error) {
 	if opts.Name == "" {
 		opts.Name = "device"

@@ -73,14 +73,12 @@ type synthesizer struct {
 	desc   sdk.SynthDescription
 }
 
-// Deliberately parallel to host/device/device.go's Start and checkDescription: each
-// wires supervise to its own plugin kind, whose description and checks differ; the
-// lifecycle they share is supervise's.
-//
 // Start launches the synthesizer, checks its Describe and loads the circuit,
 // so a missing binary, a bad checksum, a binary of the wrong kind or a circuit
 // it refuses is reported here with its cause. After Start the synthesizer
-// supervises itself until Close.
+// supervises itself until Close. Deliberately parallel to host/device's Start
+// and checkDescription: each wires supervise to its own plugin kind, whose
+// description and checks differ; the lifecycle they share is supervise's.
 func Start(ctx context.Context, opts Options) (*Synth, error) {
 	if opts.Name == "" {
 		opts.Name = "synth"

@@ -302,7 +302,8 @@ var errUnsatisfied = fmt.Errorf("unsatisfied constraint")
 // evalLinear sets dst to Σ coefficient·W[wire] over the terms of l. The coefficient
 // table's first entries are 0, 1, 2, -1 and -2 (gnark's CoeffId constants), which
 // are almost every coefficient a frontend writes: they cost an addition, not a
-// multiplication.
+// multiplication. Deliberately parallel to sdk/internal/devsetup's accumulate:
+// see why there.
 func evalLinear(dst *fr.Element, l constraint.LinearExpression, W, coeffs []fr.Element) {
 	dst.SetZero()
 	var t fr.Element

@@ -26,6 +26,7 @@ import (
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // The test circuits: small, so the whole package runs in seconds.
@@ -176,24 +177,9 @@ func TestKeygenRefusesExisting(t *testing.T) {
 }
 
 // committed uses gnark's Commit API, which zkhost does not support.
-type committed struct {
-	X frontend.Variable
-	Y frontend.Variable `gnark:",public"`
-}
-
-func (c *committed) Define(api frontend.API) error {
-	cm, err := api.(frontend.Committer).Commit(c.X)
-	if err != nil {
-		return err
-	}
-	api.AssertIsDifferent(cm, 0)
-	api.AssertIsEqual(api.Mul(c.X, c.X), c.Y)
-	return nil
-}
-
 func TestKeygenRefusesCommitments(t *testing.T) {
 	dir := t.TempDir()
-	err := keygen(context.Background(), dir, &committed{}, Metadata{Version: MetadataVersion, ID: "committed"})
+	err := keygen(context.Background(), dir, &testcircuit.Committed{}, Metadata{Version: MetadataVersion, ID: "committed"})
 	if !errors.Is(err, ErrCommitments) || !strings.Contains(err.Error(), "commitments") {
 		t.Fatalf("keygen of a circuit with commitments: %v, want ErrCommitments", err)
 	}
@@ -327,7 +313,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestLoadRefusesCommitments(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &committed{})
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &testcircuit.Committed{})
 	if err != nil {
 		t.Fatal(err)
 	}

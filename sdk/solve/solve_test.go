@@ -21,6 +21,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // compileCircuit compiles c for BLS12-381.
@@ -334,19 +335,8 @@ func TestSolveRefusesWrongShapes(t *testing.T) {
 	}
 }
 
-type committed struct{ X frontend.Variable }
-
-func (c *committed) Define(api frontend.API) error {
-	cm, err := api.(frontend.Committer).Commit(c.X)
-	if err != nil {
-		return err
-	}
-	api.AssertIsDifferent(cm, 0)
-	return nil
-}
-
 func TestCompileRefusesCommitments(t *testing.T) {
-	if _, err := Compile(compileCircuit(t, &committed{})); !errors.Is(err, ErrUnsupported) {
+	if _, err := Compile(compileCircuit(t, &testcircuit.Committed{})); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("Compile of a circuit with a commitment: %v, want ErrUnsupported", err)
 	}
 }

@@ -70,6 +70,7 @@ func (w window) digits(s *fr.Element, d []int32) {
 }
 
 // g1Table is a window plan with its tables for one G1 base point.
+// Deliberately parallel to g2Table below: see why there.
 type g1Table struct {
 	window
 	pts [][]bls12381.G1Affine // pts[w][m-1] = m·2^(c·w)·G
@@ -210,11 +211,10 @@ func g1ToAffine(dst []bls12381.G1Affine, jac []bls12381.G1Jac) {
 	}
 }
 
-// Deliberately parallel to g1Table, g1Table.mul and g1ToAffine above: gnark-crypto's
-// G1 and G2 types share no interface, and a generic version would send every field
-// operation of the inner loops through Go's generic dictionaries.
-//
-// g2Table is g1Table for a G2 base point.
+// g2Table is g1Table for a G2 base point. Deliberately parallel to g1Table,
+// g1Table.mul and g1ToAffine above: gnark-crypto's G1 and G2 types share no
+// interface, and a generic version would send every field operation of the
+// inner loops through Go's generic dictionaries.
 type g2Table struct {
 	window
 	pts [][]bls12381.G2Affine // pts[w][m-1] = m·2^(c·w)·G

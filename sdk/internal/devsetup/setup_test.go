@@ -297,22 +297,8 @@ func TestSetupProves(t *testing.T) {
 }
 
 // committed uses gnark's Commit API, which Setup refuses.
-type committed struct {
-	X, Y frontend.Variable
-}
-
-func (c *committed) Define(api frontend.API) error {
-	cm, err := api.(frontend.Committer).Commit(c.X)
-	if err != nil {
-		return err
-	}
-	api.AssertIsDifferent(cm, 0)
-	api.AssertIsEqual(api.Mul(c.X, c.X), c.Y)
-	return nil
-}
-
 func TestSetupRefuses(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &committed{})
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &testcircuit.Committed{})
 	if err != nil {
 		t.Fatal(err)
 	}
