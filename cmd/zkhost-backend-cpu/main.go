@@ -28,9 +28,9 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"strconv"
 
 	"github.com/zkhost/zkhost/cpubackend"
+	"github.com/zkhost/zkhost/internal/envflag"
 	"github.com/zkhost/zkhost/sdk"
 )
 
@@ -78,11 +78,11 @@ func main() {
 // parseOptions reads the flags, defaulting each from its environment variable.
 func parseOptions(args []string, getenv func(string) string, usage io.Writer) (cpubackend.Options, error) {
 	var opts cpubackend.Options
-	threads, err := envInt(getenv, "ZKHOST_CPU_THREADS", 0)
+	threads, err := envflag.Int(getenv, "ZKHOST_CPU_THREADS", 0)
 	if err != nil {
 		return opts, err
 	}
-	inFlight, err := envInt(getenv, "ZKHOST_CPU_MAX_IN_FLIGHT", 1)
+	inFlight, err := envflag.Int(getenv, "ZKHOST_CPU_MAX_IN_FLIGHT", 1)
 	if err != nil {
 		return opts, err
 	}
@@ -105,17 +105,4 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 		return opts, fmt.Errorf("-max-in-flight is %d, want 1 or more", opts.MaxInFlight)
 	}
 	return opts, nil
-}
-
-// envInt reads an integer environment variable, def when unset.
-func envInt(getenv func(string) string, name string, def int) (int, error) {
-	s := getenv(name)
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%s=%q is not an integer", name, s)
-	}
-	return n, nil
 }

@@ -27,11 +27,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/zkhost/zkhost/cudabackend"
 	"github.com/zkhost/zkhost/cudabackend/gpu"
 	"github.com/zkhost/zkhost/internal/bytesize"
+	"github.com/zkhost/zkhost/internal/envflag"
 	"github.com/zkhost/zkhost/sdk"
 )
 
@@ -57,15 +57,15 @@ func main() {
 // parseOptions reads the flags, each defaulting to its environment variable.
 func parseOptions(args []string, getenv func(string) string, usage io.Writer) (cudabackend.Options, error) {
 	var opts cudabackend.Options
-	device, err := envInt(getenv, "ZKHOST_DEVICE_INDEX", 0)
+	device, err := envflag.Int(getenv, "ZKHOST_DEVICE_INDEX", 0)
 	if err != nil {
 		return opts, err
 	}
-	inFlight, err := envInt(getenv, "ZKHOST_CUDA_MAX_IN_FLIGHT", cudabackend.DefaultMaxInFlight)
+	inFlight, err := envflag.Int(getenv, "ZKHOST_CUDA_MAX_IN_FLIGHT", cudabackend.DefaultMaxInFlight)
 	if err != nil {
 		return opts, err
 	}
-	stage, err := envInt(getenv, "ZKHOST_CUDA_STAGE_THREADS", cudabackend.DefaultStageThreads)
+	stage, err := envflag.Int(getenv, "ZKHOST_CUDA_STAGE_THREADS", cudabackend.DefaultStageThreads)
 	if err != nil {
 		return opts, err
 	}
@@ -110,17 +110,4 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 		opts.DeviceMemoryCap = sz.Bytes
 	}
 	return opts, nil
-}
-
-// envInt reads an integer environment variable, def when unset.
-func envInt(getenv func(string) string, name string, def int) (int, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s=%q: want an integer", name, v)
-	}
-	return n, nil
 }

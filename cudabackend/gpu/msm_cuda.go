@@ -195,7 +195,8 @@ func (b *msmBases) deviceScalars(op string, buf *Buffer, off, n int) (unsafe.Poi
 
 // MSM returns sum scalars[i]*bases[i] over the first len(scalars) resident
 // points. The scalars are copied from the host on the bases' own stream;
-// the call returns when the result is back.
+// the call returns when the result is back. Deliberately parallel to
+// G2Bases' MSM, MSMDevice and Free: see why there.
 func (b *G1Bases) MSM(scalars []fr.Element) (bls12381.G1Jac, MSMTiming, error) {
 	var res bls12381.G1Jac
 	if b == nil {
@@ -231,7 +232,10 @@ func (b *G1Bases) Free() error {
 	return b.free("gpu: free G1 bases")
 }
 
-// MSM is G1Bases.MSM for G2.
+// MSM is G1Bases.MSM for G2. Deliberately parallel to G1Bases' MSM,
+// MSMDevice and Free: each is a few lines over msmBases, which holds the
+// logic, and returns its own group's gnark-crypto type; the two share no
+// interface, and a failure names its group.
 func (b *G2Bases) MSM(scalars []fr.Element) (bls12381.G2Jac, MSMTiming, error) {
 	var res bls12381.G2Jac
 	if b == nil {

@@ -99,7 +99,8 @@ func (b *msmBases) runSplit(op string, sp *ScalarSplit, lo, n int, s *Stream, ou
 // MSMSplit returns sum W[lo+i]*bases[i] for i < n over the classified
 // scalars W of sp: the 0s are dropped, the points of the 1s summed, the rest
 // go through Pippenger. On stream s (nil: the bases' own stream); it returns
-// when the result is back.
+// when the result is back. Deliberately parallel to G2Bases.MSMSplit: see why
+// at G2Bases.MSM.
 func (b *G1Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G1Jac, MSMTiming, error) {
 	var res bls12381.G1Jac
 	if b == nil {
@@ -109,7 +110,8 @@ func (b *G1Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G1Ja
 	return res, t, err
 }
 
-// MSMSplit is G1Bases.MSMSplit for G2.
+// MSMSplit is G1Bases.MSMSplit for G2. Deliberately parallel to
+// G1Bases.MSMSplit: see why at G2Bases.MSM.
 func (b *G2Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G2Jac, MSMTiming, error) {
 	var res bls12381.G2Jac
 	if b == nil {

@@ -1,0 +1,29 @@
+package envflag
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestInt(t *testing.T) {
+	env := map[string]string{"SET": "12", "NEGATIVE": "-3", "BAD": "twelve"}
+	getenv := func(k string) string { return env[k] }
+	for _, tc := range []struct {
+		name    string
+		want    int
+		wantErr string // "" when it reads
+	}{
+		{"SET", 12, ""},
+		{"NEGATIVE", -3, ""},
+		{"UNSET", 7, ""},
+		{"BAD", 0, `BAD="twelve" is not an integer`},
+	} {
+		got, err := Int(getenv, tc.name, 7)
+		switch {
+		case tc.wantErr == "" && (err != nil || got != tc.want):
+			t.Errorf("Int(%s) = %d, %v; want %d", tc.name, got, err, tc.want)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("Int(%s) error %v, want one containing %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
