@@ -345,13 +345,7 @@ func checkJobID(id string) error {
 // guardUnary logs each call at debug level and turns a panic into an Internal error.
 func guardUnary(logger hclog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-		start := time.Now()
-		defer func() {
-			if r := recover(); r != nil {
-				err = panicError(logger, info.FullMethod, r)
-			}
-			logCall(logger, info.FullMethod, start, err)
-		}()
+		defer endCall(logger, info.FullMethod, time.Now(), &err)
 		return handler(ctx, req)
 	}
 }
@@ -359,15 +353,20 @@ func guardUnary(logger hclog.Logger) grpc.UnaryServerInterceptor {
 // guardStream is guardUnary for streaming calls.
 func guardStream(logger hclog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
-		start := time.Now()
-		defer func() {
-			if r := recover(); r != nil {
-				err = panicError(logger, info.FullMethod, r)
-			}
-			logCall(logger, info.FullMethod, start, err)
-		}()
+		defer endCall(logger, info.FullMethod, time.Now(), &err)
 		return handler(srv, ss)
 	}
+}
+
+// endCall ends a call of method begun at start, deferred by both guards: a
+// panic in the handler becomes an Internal error in *err, and the call is
+// logged. It must be the deferred function itself, for recover to see the
+// panic.
+func endCall(logger hclog.Logger, method string, start time.Time, err *error) {
+	if r := recover(); r != nil {
+		*err = panicError(logger, method, r)
+	}
+	logCall(logger, method, start, *err)
 }
 
 func panicError(logger hclog.Logger, method string, r any) error {

@@ -286,12 +286,7 @@ func TestAdmitStream(t *testing.T) {
 		}
 		second <- err
 	}()
-	for d.budget.Stats().Class(api.ClassNormal).Waiters != 1 {
-		if ctx.Err() != nil {
-			t.Fatal("the second stream never waited for the budget")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitForBudgetWaiter(ctx, t, d, "the second stream")
 	release()
 	release() // once only: the second call gives back nothing
 	if err := <-second; err != nil {
@@ -312,12 +307,20 @@ func TestAdmitStream(t *testing.T) {
 		_, err := d.AdmitStream(ctx, header(api.ClassUnspecified, 10))
 		waiting <- err
 	}()
+	waitForBudgetWaiter(ctx, t, d, "the stream")
+	stopDaemon()
+	checkErr(t, <-waiting, api.ErrUnavailable, "stopping")
+}
+
+// waitForBudgetWaiter waits until one reservation of class normal waits for
+// d's budget: what, a stream admitted in another goroutine. It fails the test
+// when ctx ends first.
+func waitForBudgetWaiter(ctx context.Context, t *testing.T, d *Daemon, what string) {
+	t.Helper()
 	for d.budget.Stats().Class(api.ClassNormal).Waiters != 1 {
 		if ctx.Err() != nil {
-			t.Fatal("the stream never waited for the budget")
+			t.Fatal(what + " never waited for the budget")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	stopDaemon()
-	checkErr(t, <-waiting, api.ErrUnavailable, "stopping")
 }
