@@ -25,6 +25,8 @@ func NewBackendClient(conn grpc.ClientConnInterface) Backend {
 	return &grpcClient{c: backendv1.NewBackendClient(conn)}
 }
 
+// grpcClient is deliberately parallel to synth_grpc.go's synthClient: each
+// translates its own service's messages, which share no Go types.
 type grpcClient struct {
 	c backendv1.BackendClient
 }

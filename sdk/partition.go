@@ -169,6 +169,10 @@ const readChunk = 4 << 20
 // a fault every few pages. What that saves depends on the machine: much on a
 // small VM, less on a large host, where it still shortens the CUDA backend's
 // map phase (BENCHMARKS.md, "The partition read into the staging").
+//
+// Deliberately parallel to ReadCompactPartition: the steps they share are
+// openSealed, checkDestinations and readPieces; what is left is each format's
+// own sections and checks.
 func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 	if h.Format != FormatFull {
 		return Errorf(ErrInvalidArgument, "partition file %s: format %s, not W, A and B (ReadCompactPartition reads it)", h.Path, h.Format)
@@ -201,6 +205,7 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 // what a device would trust: that the Other bits number exactly NbOther and
 // that no bit lies beyond the last wire (ErrInvalidArgument otherwise). A
 // destination of the wrong length is the caller's bug: ErrInternal.
+// Deliberately parallel to ReadPartition: see why there.
 func ReadCompactPartition(h PartitionHandle, other, bits []uint64, values []fr.Element, threads int) error {
 	if h.Format != FormatCompactW {
 		return Errorf(ErrInvalidArgument, "partition file %s: format %s, not a compact W", h.Path, h.Format)

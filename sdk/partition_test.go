@@ -65,7 +65,9 @@ func writeTestPartition(t testing.TB, seals int, W, A, B []fr.Element) Partition
 }
 
 // testMemfd returns the /proc path and inode of a new memfd holding data and
-// sealed with seals, closed when the test ends.
+// sealed with seals, closed when the test ends. Deliberately parallel to
+// sdktest's unsealedCopy: package sdk's own tests cannot import sdktest,
+// which imports sdk.
 func testMemfd(t testing.TB, seals int, data []byte) (string, uint64) {
 	t.Helper()
 	fd, err := unix.MemfdCreate("sdk-test", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)

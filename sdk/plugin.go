@@ -54,6 +54,8 @@ func SynthesizerPlugins(impl Synthesizer) map[int]plugin.PluginSet {
 // device.PluginDevice is of its device plugins. It speaks gRPC only: net/rpc
 // is refused. On the backend's side it serves Impl; on the host's side
 // (Impl nil) it dispenses a Backend that calls the process (NewBackendClient).
+// Deliberately parallel to SynthesizerPlugin: go-plugin wants one type per
+// plugin kind, and each registers and dispenses its own contract's service.
 type BackendPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 
@@ -79,7 +81,7 @@ func (p *BackendPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn
 }
 
 // SynthesizerPlugin is the go-plugin wrapper of the synthesizer contract; see
-// BackendPlugin.
+// BackendPlugin. Deliberately parallel to BackendPlugin: see why there.
 type SynthesizerPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 

@@ -130,6 +130,8 @@ func printReattach(kind string, ch <-chan *plugin.ReattachConfig) {
 // grpcServer serves a Backend as the backendv1 gRPC service, translating both
 // ways. Methods added to the service later answer Unimplemented through the
 // embedded type, so a backend built with an older SDK keeps working.
+// Deliberately parallel to synth_grpc.go's synthServer: each serves its own
+// service, whose messages share no Go types.
 type grpcServer struct {
 	backendv1.UnimplementedBackendServer
 	b Backend

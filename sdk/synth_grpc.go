@@ -33,6 +33,7 @@ func ServeSynthesizer(s Synthesizer, opts ...ServeOption) error {
 
 // synthServer serves a Synthesizer as the synthv1 gRPC service. Methods added
 // to the service later answer Unimplemented through the embedded type.
+// Deliberately parallel to serve.go's grpcServer: see why there.
 type synthServer struct {
 	synthv1.UnimplementedSynthesizerServer
 	s Synthesizer
@@ -93,6 +94,8 @@ func NewSynthesizerClient(conn grpc.ClientConnInterface) Synthesizer {
 	return &synthClient{c: synthv1.NewSynthesizerClient(conn)}
 }
 
+// synthClient is deliberately parallel to client.go's grpcClient: see why
+// there.
 type synthClient struct {
 	c synthv1.SynthesizerClient
 }

@@ -6,7 +6,9 @@ package sdk
 // client.go and server.go), the translation is unexported code of the package
 // that defines the Go types: an internal translation package would have to
 // import package sdk for the types while sdk imports it for the adapters.
-// Neither the host nor an author sees a protobuf type.
+// Neither the host nor an author sees a protobuf type. The functions are
+// alike in shape, deliberately, as host/api's conversions are: each copies one
+// message's fields by name, which the compiler checks.
 
 import (
 	"context"

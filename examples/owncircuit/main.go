@@ -119,6 +119,9 @@ func solve(ccs constraint.ConstraintSystem, fullWitness witness.Witness) ([]byte
 	return data, nil
 }
 
+// writeTo writes w to a new file at path. Deliberately parallel to
+// sdk/testcircuit's writeTo: an example is a program a user copies whole, so
+// it takes nothing from the tests' helpers.
 func writeTo(path string, w io.WriterTo) error {
 	f, err := os.Create(path)
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 // proto/zkhost/v1. The Go enums use the same numbers as the proto enums (a test holds
 // them together), so an enum converts by value; a value this version does not know
 // survives the trip and prints as its number. Requests are validated where they are
-// served (SubmitRequest.Validate), not here.
+// served (SubmitRequest.Validate), not here. The functions are alike in shape,
+// deliberately: each copies one message's fields by name, which the compiler
+// checks, where a generic or reflective copy would hide a field left out.
 
 // SubmitRequestProto returns r on the wire.
 func SubmitRequestProto(r SubmitRequest) *zkhostv1.SubmitRequest {

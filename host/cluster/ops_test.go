@@ -464,6 +464,8 @@ func TestEmbeddedLogsItsAddress(t *testing.T) {
 }
 
 // syncWriter serializes writes to w (hclog writes from several goroutines).
+// Deliberately parallel to sdk/internal/logbuf's Buffer, which is internal to
+// the SDK's module and so out of the host's reach.
 type syncWriter struct {
 	mu sync.Mutex
 	w  *strings.Builder

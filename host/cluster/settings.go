@@ -263,7 +263,10 @@ func setupOnce(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, 
 			h.ready[i-len(h.cons)] = c
 		}
 	}
-	// The jobs bucket.
+	// The jobs bucket. Deliberately parallel to the consumers' steps above and
+	// the object store's below (open or create, compare, change when asked):
+	// jetstream gives consumers, key-value buckets and object stores each
+	// their own calls and config types, with no interface in common.
 	h.kv, err = js.KeyValue(ctx, want.kv.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		h.kv, err = js.CreateKeyValue(ctx, want.kv)
@@ -282,7 +285,8 @@ func setupOnce(ctx context.Context, js jetstream.JetStream, cc *config.Cluster, 
 			return h, fmt.Errorf("changing bucket %s: %w", want.kv.Bucket, err)
 		}
 	}
-	// The inputs' object store.
+	// The inputs' object store. Deliberately parallel to the jobs bucket's
+	// steps above: see why there.
 	h.inputs, err = js.ObjectStore(ctx, want.obj.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		h.inputs, err = js.CreateObjectStore(ctx, want.obj)

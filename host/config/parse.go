@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"net"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -699,14 +700,7 @@ func (t *table) lookup(k string) (any, bool) {
 	return v, ok
 }
 
-func (t *table) sortedKeys() []string {
-	keys := make([]string, 0, len(t.m))
-	for k := range t.m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func (t *table) sortedKeys() []string { return slices.Sorted(maps.Keys(t.m)) }
 
 // finish reports every key of t that nothing asked for.
 func (t *table) finish() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -859,11 +860,5 @@ func (d *Daemon) updatePart(j *liveJob, idx int, f func(p *api.Partition)) {
 	}
 }
 
-func (d *Daemon) circuitNames() []string {
-	names := make([]string, 0, len(d.circuits))
-	for n := range d.circuits {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+// circuitNames returns the names of the circuits the daemon serves, sorted.
+func (d *Daemon) circuitNames() []string { return slices.Sorted(maps.Keys(d.circuits)) }

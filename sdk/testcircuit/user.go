@@ -132,7 +132,8 @@ func WriteGnarkFiles(dir, name string, def, assignment frontend.Circuit) (GnarkF
 	return f, nil
 }
 
-// writeTo writes src to a new file at path.
+// writeTo writes src to a new file at path. Deliberately parallel to
+// examples/owncircuit's writeTo: see why there.
 func writeTo(path string, src io.WriterTo) error {
 	f, err := os.Create(path)
 	if err != nil {

@@ -10,7 +10,8 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 )
 
-// Buffer is a bytes.Buffer safe for concurrent writers.
+// Buffer is a bytes.Buffer safe for concurrent writers. Deliberately parallel
+// to host/cluster's test syncWriter: see why there.
 type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
