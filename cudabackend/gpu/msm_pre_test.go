@@ -54,7 +54,9 @@ func checkDepth(tb testing.TB, tm MSMTiming, c, d int) {
 // against gnark-crypto on the edge cases (zero scalars, infinity, repeated
 // points, P and -P, all 1, r-1...), at each depth limit, over all the points
 // and over a prefix, then after returning to the points alone. Deliberately
-// parallel to TestMSMPrecomputeG2EdgeCases: see why there.
+// parallel to TestMSMPrecomputeG2EdgeCases: see why there. It begins as
+// TestMSMG1EdgeCases does, deliberately too: the same inputs, here checked at
+// every depth of copies, so that a failure names the path that broke.
 func TestMSMPrecomputeG1EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(61, 62))

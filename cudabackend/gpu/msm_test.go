@@ -277,7 +277,8 @@ func edgeCases(rng *rand.Rand) []msmCase {
 }
 
 // TestMSMG1EdgeCases checks the GPU G1 MSM against gnark-crypto's MultiExp on
-// the edge cases. Deliberately parallel to TestMSMG2EdgeCases: see why there.
+// the edge cases. Deliberately parallel to TestMSMG2EdgeCases: see why there,
+// and to TestMSMPrecomputeG1EdgeCases, which runs the same inputs over copies.
 func TestMSMG1EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(1, 2))

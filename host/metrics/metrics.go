@@ -32,7 +32,9 @@ type Metrics struct {
 }
 
 // New returns empty metrics, with a busy history of HistoryLength in steps of
-// HistoryStep.
+// HistoryStep. The metrics' definitions are alike in shape, deliberately: each
+// is one series with its own name, help and labels, written out so that the
+// list reads as the /metrics page does.
 func New() *Metrics {
 	return &Metrics{
 		synthesis: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -123,6 +123,8 @@ type entry struct {
 	build  func(p map[string]int) Spec
 }
 
+// registry is a table of the example circuits; its entries are alike in
+// shape, deliberately, as a test table's rows are.
 var registry = map[string]entry{
 	"chain": {
 		doc: "2^k squaring constraints x ← x² + 7, one public output",
