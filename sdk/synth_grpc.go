@@ -133,6 +133,8 @@ func (g *synthClient) Synthesize(ctx context.Context, req SynthesizeRequest) (Sy
 	return SynthesizeResult{Wall: time.Duration(r.GetWallNs())}, nil
 }
 
+// circuitRefToProto and circuitRefFromProto are alike in shape to wire.go's
+// conversions, deliberately: see why there.
 func circuitRefToProto(r CircuitRef) *synthv1.CircuitRef {
 	return &synthv1.CircuitRef{
 		Id:            r.ID,
