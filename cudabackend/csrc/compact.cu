@@ -171,6 +171,9 @@ __global__ void __launch_bounds__(kThreads) k_eval(const eval_params p) {
         for (int mi = 0; mi < 3; mi++)
             islong |= __ldg(p.m[mi].start + i + 1) - __ldg(p.m[mi].start + i) > kLongRow;
     }
+    // Deliberately parallel to the warp's loop below: a thread's row and a
+    // warp's differ in who sums which terms and how the sums meet, in the
+    // innermost loop of the evaluation.
     if (active && !islong) {
         fr_t r[3];
 #pragma unroll
@@ -189,6 +192,7 @@ __global__ void __launch_bounds__(kThreads) k_eval(const eval_params p) {
         const int src = __ffs(pending) - 1;
         pending &= pending - 1;
         const uint32_t row = __shfl_sync(kFull, i, src);
+        // Deliberately parallel to the thread's loop above: see why there.
         fr_t r[3];
 #pragma unroll
         for (int mi = 0; mi < 3; mi++) {

@@ -289,47 +289,37 @@ static int key_work_init(zk_g16_key* key, char* err, size_t errlen) {
     char inner[512] = {0};
     int mrc = zk_msm_trim(key->device, inner, sizeof inner);
     if (mrc != ZK_MSM_OK) return msm_fail(mrc, "trim", err, errlen, inner);
-    void* g1[] = {key->a, key->b, key->k, key->z};
-    const bool split = key->chunk == 0;
-    uint64_t w = 0;
+    zk_g16_run runs[5];
+    const uint64_t classify = zk_g16_proof_runs(key->nwires, key->na, key->nb, key->nk, key->nz,
+                                                key->chunk, key->h_block > 0, runs);
+    // The handle each set's MSM runs on: its points when resident, else the
+    // group's chunk buffers (whose handles size a run of any length).
+    void* resident[5] = {key->a, key->b, key->k, key->z, key->b2};
     key->work_g1 = key->work_g2 = 0;
-    if (key->h_block) {
-        // Lean: each MSM streams its points and scalars in chunks, one set
-        // of buckets for them all (zk_msm_run_stream).
-        for (const g1_msm& m : g1_order(key)) {
-            mrc = zk_msm_stream_work_bytes(key->s1->h[0], m.n, key->chunk, key->stream_c, &w, inner,
+    for (int set = ZK_G16_SET_A; set <= ZK_G16_SET_B2; set++) {
+        const zk_g16_run& r = runs[set];
+        const bool g2 = set == ZK_G16_SET_B2;
+        void* h = key->chunk ? (g2 ? key->s2 : key->s1)->h[0] : resident[set];
+        if (r.kind == ZK_G16_RUN_NONE || !h) continue;
+        uint64_t w = 0;
+        switch (r.kind) {
+        case ZK_G16_RUN_STREAM:
+            mrc = zk_msm_stream_work_bytes(h, r.n, key->chunk, key->stream_c, &w, inner,
                                            sizeof inner);
-            if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
+            break;
+        case ZK_G16_RUN_SPLIT:
+            mrc = zk_msm_split_work_bytes(h, r.n, &w, inner, sizeof inner);
+            break;
+        default:
+            mrc = zk_msm_work_bytes(h, r.n, 1, &w, inner, sizeof inner);
+        }
+        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
+        if (g2)
+            key->work_g2 = w;
+        else
             key->work_g1 = std::max(key->work_g1, w);
-        }
-        mrc = zk_msm_stream_work_bytes(key->s2->h[0], key->nb, key->chunk, key->stream_c,
-                                       &key->work_g2, inner, sizeof inner);
-        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
-        return ZK_OK;
     }
-    for (const g1_msm& m : g1_order(key)) {
-        void* h = key->chunk ? key->s1->h[0] : g1[m.which];
-        size_t n = key->chunk ? std::min(m.n, key->chunk) : m.n;
-        if (!h || n == 0) continue;
-        if (split && m.which != 3) {
-            // A, B and K over W: a split run walks all of W's lists (K's
-            // range leaves out the public wires only).
-            mrc = zk_msm_split_work_bytes(h, key->nwires, &w, inner, sizeof inner);
-        } else {
-            mrc = zk_msm_work_bytes(h, n, 1, &w, inner, sizeof inner);
-        }
-        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
-        key->work_g1 = std::max(key->work_g1, w);
-    }
-    if (split) key->work_g1 += zk_msm_classify_work(key->nwires);
-    void* h2 = key->chunk ? key->s2->h[0] : key->b2;
-    size_t n2 = key->chunk ? std::min(key->nb, key->chunk) : key->nwires;
-    if (h2 && n2) {
-        mrc = split ? zk_msm_split_work_bytes(h2, n2, &w, inner, sizeof inner)
-                    : zk_msm_work_bytes(h2, n2, 1, &w, inner, sizeof inner);
-        if (mrc != ZK_MSM_OK) return msm_fail(mrc, "work bytes", err, errlen, inner);
-        key->work_g2 = w;
-    }
+    if (classify) key->work_g1 += zk_msm_classify_work(classify);
     return ZK_OK;
 }
 
@@ -455,7 +445,7 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
         }
         int copies = 1;
         zk_msm_precomputed(*s.dst, nullptr, &copies);
-        key->bytes += (uint64_t)(s.skip ? nwires : s.n) * s.size * (uint64_t)copies;
+        key->bytes += zk_g16_resident_set_bytes(int(&s - sets), nwires, nk, nz) * (uint64_t)copies;
     }
     if ((rc = key_work_init(key, err, errlen)) != ZK_OK) {
         zk_g16_key_free(key, nullptr, 0);

@@ -199,6 +199,90 @@ static inline uint64_t zk_g16_slot_host_bytes(size_t nwires, uint32_t log_n) {
     return ((uint64_t)nwires + 2 * ((uint64_t)1 << log_n)) * 32;
 }
 
+/* A key's five point sets, in the order zk_g16_key_load takes them: G1 A,
+ * B, K, Z, then G2 B. */
+enum { ZK_G16_SET_A = 0, ZK_G16_SET_B = 1, ZK_G16_SET_K = 2, ZK_G16_SET_Z = 3, ZK_G16_SET_B2 = 4 };
+
+/* zk_g16_resident_set_bytes is the device memory set `set` of a resident key
+ * takes without copies: A, B and G2 B expanded to every wire (infinity where
+ * the key leaves a point out), K and Z as they are. */
+static inline uint64_t zk_g16_resident_set_bytes(int set, uint64_t nwires, uint64_t nk,
+                                                 uint64_t nz) {
+    switch (set) {
+    case ZK_G16_SET_A:
+    case ZK_G16_SET_B:
+        return nwires * 96;
+    case ZK_G16_SET_K:
+        return nk * 96;
+    case ZK_G16_SET_Z:
+        return nz * 96;
+    default:
+        return nwires * 192;
+    }
+}
+
+/* zk_g16_resident_key_device_bytes is the device memory of a resident key's
+ * five sets without copies. */
+static inline uint64_t zk_g16_resident_key_device_bytes(uint64_t nwires, uint64_t nk,
+                                                        uint64_t nz) {
+    uint64_t total = 0;
+    for (int set = ZK_G16_SET_A; set <= ZK_G16_SET_B2; set++)
+        total += zk_g16_resident_set_bytes(set, nwires, nk, nz);
+    return total;
+}
+
+/* How one of a proof's MSMs runs, for its working memory: over n device
+ * scalars (dense), over a classification of W's n values (split: its 0s and
+ * 1s apart), or streamed from host memory in chunks into one set of buckets. */
+enum { ZK_G16_RUN_NONE = 0, ZK_G16_RUN_DENSE = 1, ZK_G16_RUN_SPLIT = 2, ZK_G16_RUN_STREAM = 3 };
+
+typedef struct zk_g16_run {
+    int kind; /* ZK_G16_RUN_*; NONE: the set is empty */
+    uint64_t n;
+} zk_g16_run;
+
+/* zk_g16_proof_runs says how each of a proof's five MSMs runs (runs[set],
+ * zk_g16_key_load's order; the G1 ones one after another on the proof's
+ * stream, G2's on its second) for a key of nwires wires with na A and nb B
+ * points (the key file's, without their infinity points; a resident key
+ * expands them), nk K and nz Z:
+ *  - resident (chunk 0): A, B and K over W split, each walking all of W's
+ *    lists; Z dense over H; G2 B split over W;
+ *  - streamed (chunk > 0): each dense over at most one chunk of its points;
+ *  - lean (also its proofs stream): each streamed over all its points.
+ * Returns the values W's classification covers (it lives for the whole
+ * proof, on the proof's stream): nwires when resident, else 0. groth16.cu
+ * sizes a key's per-proof work from this with the handles' own figures;
+ * the Go planner with msm_plan.h's bounds. */
+static inline uint64_t zk_g16_proof_runs(uint64_t nwires, uint64_t na, uint64_t nb, uint64_t nk,
+                                         uint64_t nz, uint64_t chunk, int lean,
+                                         zk_g16_run runs[5]) {
+    /* A resident key's A, B and G2 B are expanded to every wire. */
+    const int resident = chunk == 0 && !lean;
+    const uint64_t pts[5] = {resident ? nwires : na, resident ? nwires : nb, nk, nz,
+                             resident ? nwires : nb};
+    for (int set = ZK_G16_SET_A; set <= ZK_G16_SET_B2; set++) {
+        zk_g16_run* r = &runs[set];
+        if (pts[set] == 0) {
+            r->kind = ZK_G16_RUN_NONE;
+            r->n = 0;
+        } else if (lean) {
+            r->kind = ZK_G16_RUN_STREAM;
+            r->n = pts[set];
+        } else if (chunk > 0) {
+            r->kind = ZK_G16_RUN_DENSE;
+            r->n = pts[set] < chunk ? pts[set] : chunk;
+        } else if (set == ZK_G16_SET_Z) {
+            r->kind = ZK_G16_RUN_DENSE;
+            r->n = nz;
+        } else {
+            r->kind = ZK_G16_RUN_SPLIT;
+            r->n = nwires;
+        }
+    }
+    return resident ? nwires : 0;
+}
+
 /* zk_g16_stream_key_device_bytes is the device memory a key streamed in
  * chunks of chunk points holds (zk_g16_key_load with chunk > 0): two chunk
  * buffers of G1 points (96 bytes) and two of G2 points (192), each an MSM

@@ -156,6 +156,19 @@ uint64_t domain_elems(uint32_t L) { return zk_ntt_domain_bytes_of(L) / sizeof(fr
 std::mutex g_mu;
 std::map<std::pair<int, uint32_t>, domain_t*> g_domains;
 
+// tables_built waits for the table kernels queued on s and destroys s; on
+// failure it frees mem, the tables' memory, and reports what failed (the
+// caller deletes its struct). Both table caches (the NTT's, H out of
+// core's) end their build so.
+int tables_built(cudaStream_t s, void* mem, const char* what, char* err, size_t errlen) {
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+    if (e == cudaSuccess) return ZK_OK;
+    cudaFree(mem);
+    return zk_cuda_fail(err, errlen, e, what, __FILE__, __LINE__);
+}
+
 int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errlen) {
     domain_t* d = new domain_t();
     d->L = L;
@@ -225,13 +238,9 @@ int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errle
         k_powers<<<(nhi + 64 * 128 - 1) / (64 * 128), 128, 0, s>>>(d->coset_hi[b][1], nhi, step,
                                                                    d->n_inv);
     }
-    e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
-    if (e != cudaSuccess) {
-        cudaFree(d->mem);
+    if (int rc = tables_built(s, d->mem, "ntt tables: build", err, errlen)) {
         delete d;
-        return zk_cuda_fail(err, errlen, e, "ntt tables: build", __FILE__, __LINE__);
+        return rc;
     }
     *out = d;
     return ZK_OK;
@@ -547,13 +556,9 @@ int build_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) 
         t->g[i] = scale_none();
         table(&t->g[i], g[i], n_inv, 1);
     }
-    e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
-    if (e != cudaSuccess) {
-        cudaFree(t->mem);
+    if (int rc = tables_built(s, t->mem, "h stream tables: build", err, errlen)) {
         delete t;
-        return zk_cuda_fail(err, errlen, e, "h stream tables: build", __FILE__, __LINE__);
+        return rc;
     }
     *out = t;
     return ZK_OK;

@@ -180,6 +180,38 @@ func SlotHostBytes(nwires uint64, logN uint32) uint64 {
 	return uint64(C.zk_g16_slot_host_bytes(C.size_t(nwires), C.uint32_t(logN)))
 }
 
+// ResidentKeyDeviceBytes is zk_g16_resident_key_device_bytes: the device
+// memory of a resident key's five point sets without copies.
+func ResidentKeyDeviceBytes(nwires, nk, nz uint64) uint64 {
+	return uint64(C.zk_g16_resident_key_device_bytes(C.uint64_t(nwires), C.uint64_t(nk), C.uint64_t(nz)))
+}
+
+// How one of a proof's MSMs runs (zk_g16_run's kind).
+const (
+	RunNone   = int(C.ZK_G16_RUN_NONE)
+	RunDense  = int(C.ZK_G16_RUN_DENSE)
+	RunSplit  = int(C.ZK_G16_RUN_SPLIT)
+	RunStream = int(C.ZK_G16_RUN_STREAM)
+)
+
+// Run is zk_g16_run: how one of a proof's MSMs runs, over how many scalars.
+type Run struct {
+	Kind int
+	N    uint64
+}
+
+// ProofRuns is zk_g16_proof_runs: how each of a proof's five MSMs runs (G1
+// A, B, K, Z, then G2 B) for a key of the given counts, chunk (0: resident)
+// and lean, and the values W's classification covers (0: none).
+func ProofRuns(nwires, na, nb, nk, nz, chunk uint64, lean bool) (runs [5]Run, classify uint64) {
+	var c [5]C.zk_g16_run
+	classify = uint64(C.zk_g16_proof_runs(C.uint64_t(nwires), C.uint64_t(na), C.uint64_t(nb), C.uint64_t(nk), C.uint64_t(nz), C.uint64_t(chunk), cbool(lean), &c[0]))
+	for i := range c {
+		runs[i] = Run{Kind: int(c[i].kind), N: uint64(c[i].n)}
+	}
+	return runs, classify
+}
+
 // StreamKeyDeviceBytes is zk_g16_stream_key_device_bytes: the device memory
 // of a key streamed in chunks of chunk points with na A and nb B points,
 // whose proofs stream too when lean (its wire index then stays on the host).

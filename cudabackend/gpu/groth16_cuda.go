@@ -299,6 +299,7 @@ func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bi
 
 // sumG1 adds MSM sums (an MSM over chunks is the sum of the chunks' MSMs). An
 // empty sum comes back all zero from C; gnark's Jacobian infinity is (1, 1, 0).
+// Deliberately parallel to sumG2: see why there.
 func sumG1(parts []bls12381.G1Jac) bls12381.G1Jac {
 	var acc bls12381.G1Jac
 	acc.X.SetOne()
@@ -312,9 +313,8 @@ func sumG1(parts []bls12381.G1Jac) bls12381.G1Jac {
 	return acc
 }
 
-// Deliberately parallel to sumG1: gnark-crypto's G1Jac and G2Jac share no interface.
-//
-// sumG2 is sumG1 for G2.
+// sumG2 is sumG1 for G2. Deliberately parallel to sumG1: gnark-crypto's
+// G1Jac and G2Jac share no interface.
 func sumG2(parts []bls12381.G2Jac) bls12381.G2Jac {
 	var acc bls12381.G2Jac
 	acc.X.SetOne()

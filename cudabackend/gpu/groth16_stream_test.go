@@ -289,8 +289,9 @@ func syntheticKey(logN int) *keyfile.ProvingKey {
 // allocations take (free device memory before and after the second proof, the
 // MSM pool emptied before, and keeping what the proof took after) at chain 2^22 (or
 // 2^ZK_MEMTEST_LOGN), resident, resident with precomputed copies of its
-// points (as many as MSMMaxDepth allows) and streamed, and checks it against
-// the admission estimate (ProofWorkBytesDepth with the device's residency):
+// points (as many as MSMMaxDepth allows), streamed, and lean (its proofs
+// streamed too), and checks it against the admission estimate
+// (ProofWorkBytesDepth, or LeanProofWorkBytes, with the device's residency):
 // never below, at most 25% above. It also checks that what msm.cu reports for
 // the key (KeyInfo.WorkG1 + WorkG2, with the radix sort's storage as CUB asks
 // it) is the estimate: CUB never asks more than msm_plan.h's bound; and that
@@ -315,10 +316,10 @@ func TestGroth16ProofDeviceMemory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := int(pk.DomainSize)
 	w, a, b := randFr(rng, int(pk.NbWires)), randFr(rng, n), randFr(rng, n)
-	for _, tc := range []struct{ chunk, depth uint64 }{{0, 1}, {0, MSMMaxDepth}, {1 << (logN - 1), 1}} {
-		chunk, depth := tc.chunk, int(tc.depth)
-		t.Run(fmt.Sprintf("chunk%d/depth%d", chunk, depth), func(t *testing.T) {
-			key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth}, ProveOptions{})
+	for _, tc := range []struct{ chunk, depth, hBlock uint64 }{{0, 1, 0}, {0, MSMMaxDepth, 0}, {1 << (logN - 1), 1, 0}, {1 << (logN - 2), 0, 1 << (logN - 4)}} {
+		chunk, depth, lean := tc.chunk, int(tc.depth), tc.hBlock > 0
+		t.Run(fmt.Sprintf("chunk%d/depth%d/hblock%d", chunk, depth, tc.hBlock), func(t *testing.T) {
+			key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth, HBlock: tc.hBlock}, ProveOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,13 +361,17 @@ func TestGroth16ProofDeviceMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 			measured := int64(before.FreeBytes) - int64(after.FreeBytes)
-			estimate := ProofWorkBytesDepth(shape, chunk, res, depth)
+			estimate, bound := ProofWorkBytesDepth(shape, chunk, res, depth), ProofWorkBytesDepth(shape, chunk, BoundResidency(props.SMCount), depth)
+			if lean {
+				estimate, bound = LeanProofWorkBytes(shape, chunk, 0, res), LeanProofWorkBytes(shape, chunk, 0, BoundResidency(props.SMCount))
+			}
 			info := key.Info()
 			exact := ProofPoolBytes(info.WorkG1, info.WorkG2)
-			// Each stream's bytes as msm.cu sizes them against the Go
-			// mirror, before the pool's blocks round them.
-			if g1, g2 := proofStreamsWork(shape, chunk, res, depth); info.WorkG1 != g1 || info.WorkG2 != g2 {
-				t.Errorf("msm.cu allocates %d (G1 stream) and %d (G2 stream) bytes per proof, the Go mirror says %d and %d", info.WorkG1, info.WorkG2, g1, g2)
+			// Each stream's bytes as msm.cu sizes them against the
+			// planner's bounds (both from groth16.h's zk_g16_proof_runs),
+			// before the pool's blocks round them.
+			if g1, g2 := proofStreamsWork(shape, chunk, lean, 0, res, depth); info.WorkG1 != g1 || info.WorkG2 != g2 {
+				t.Errorf("msm.cu allocates %d (G1 stream) and %d (G2 stream) bytes per proof, the planner says %d and %d", info.WorkG1, info.WorkG2, g1, g2)
 			}
 			t.Logf("proof device memory at 2^%d, chunk %d, copies %v: measured %d MiB, msm.cu's sizes %d MiB (G1 %d, G2 %d), estimate %d MiB (%.3f of measured); key %d MiB",
 				logN, chunk, info.Copies, measured>>20, exact>>20, info.WorkG1>>20, info.WorkG2>>20, estimate>>20,
@@ -374,7 +379,7 @@ func TestGroth16ProofDeviceMemory(t *testing.T) {
 			if exact != estimate {
 				t.Errorf("msm.cu allocates %d bytes per proof, the estimate says %d (CUB's sort storage above msm_plan.h's bound?)", exact, estimate)
 			}
-			if bound := ProofWorkBytesDepth(shape, chunk, BoundResidency(props.SMCount), depth); bound < estimate {
+			if bound < estimate {
 				t.Errorf("the estimate with every SM full, %d, is below the device's %d", bound, estimate)
 			}
 			if measured <= 0 || uint64(measured) > estimate {

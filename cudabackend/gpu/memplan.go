@@ -139,7 +139,7 @@ func ProofWorkBytes(s KeyShape, chunk uint64, r Residency) uint64 {
 // keep up to depth precomputed copies each (KeyCopiesOf; 1: none); a streamed
 // key has none.
 func ProofWorkBytesDepth(s KeyShape, chunk uint64, r Residency, depth int) uint64 {
-	g1, g2 := proofStreamsWork(s, chunk, r, depth)
+	g1, g2 := proofStreamsWork(s, chunk, false, 0, r, depth)
 	return ProofPoolBytes(g1, g2)
 }
 
@@ -160,34 +160,43 @@ func ProofPoolBytes(g1, g2 uint64) uint64 {
 
 // proofStreamsWork is the MSM working memory of one proof on its G1 stream
 // (W's classification included) and on its G2 stream, as groth16.cu's
-// key_work_init counts them (KeyInfo.WorkG1, WorkG2).
-func proofStreamsWork(s KeyShape, chunk uint64, r Residency, depth int) (g1, g2 uint64) {
-	if chunk == 0 {
-		cp := KeyCopiesOf(s, depth)
-		g1 := MSMWorkBytesPre(groupG1, s.NbZ, cp[3].C, cp[3].D, r)
-		if s.NbK > 0 {
-			g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[2].C, cp[2].D, r))
+// key_work_init counts them (KeyInfo.WorkG1, WorkG2): each MSM run as
+// groth16.h's zk_g16_proof_runs says, with msm_plan.h's bounds; a resident
+// key's sets with their copies (depth), a lean key's windows at most maxC
+// bits.
+func proofStreamsWork(s KeyShape, chunk uint64, lean bool, maxC int, r Residency, depth int) (g1, g2 uint64) {
+	runs, classify := csrc.ProofRuns(s.NbWires, s.NbA, s.NbB, s.NbK, s.NbZ, chunk, lean)
+	cp := KeyCopiesOf(s, depth)
+	for set, run := range runs {
+		group := groupG1
+		if set == setB2 {
+			group = groupG2
 		}
-		// Resident A and B are expanded to every wire.
-		g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[0].C, cp[0].D, r))
-		g1 = max(g1, MSMSplitWorkBytesPre(groupG1, s.NbWires, cp[1].C, cp[1].D, r))
-		return g1 + MSMClassifyBytes(s.NbWires), MSMSplitWorkBytesPre(groupG2, s.NbWires, cp[4].C, cp[4].D, r)
-	}
-	lim := func(n uint64) uint64 {
-		if chunk > 0 {
-			return min(n, chunk)
+		var w uint64
+		switch run.Kind {
+		case csrc.RunNone:
+			continue
+		case csrc.RunStream:
+			w = csrc.StreamWorkBound(group, run.N, chunk, maxC, r.Accum[group-1], r.Reduce[group-1])
+		case csrc.RunSplit:
+			w = MSMSplitWorkBytesPre(group, run.N, cp[set].C, cp[set].D, r)
+		default:
+			w = MSMWorkBytesPre(group, run.N, cp[set].C, cp[set].D, r)
 		}
-		return n
+		if group == groupG2 {
+			g2 = w
+		} else {
+			g1 = max(g1, w)
+		}
 	}
-	nA, nB := s.NbWires, s.NbWires // resident A and B are expanded to every wire
-	if chunk > 0 {
-		nA, nB = s.NbA, s.NbB // streamed ones are not
+	if classify > 0 {
+		g1 += MSMClassifyBytes(classify)
 	}
-	for _, n := range []uint64{nA, nB, s.NbK, s.NbZ} {
-		g1 = max(g1, MSMWorkBytes(groupG1, lim(n), r))
-	}
-	return g1, MSMWorkBytes(groupG2, lim(nB), r)
+	return g1, g2
 }
+
+// setB2 is the G2 set's index among a key's five (groth16.h's ZK_G16_SET_B2).
+const setB2 = 4
 
 // SetCopies is the precomputed copies of one of a resident key's point sets
 // (msm.h's zk_msm_precompute): the window C they are made for (0: none) and
@@ -218,12 +227,6 @@ func KeyCopiesBytes(s KeyShape, depth int) uint64 {
 		total += MSMBasesBytes(group, n, cp[i].D) - MSMBasesBytes(group, n, 1)
 	}
 	return total
-}
-
-// KeyDeviceBytes is the device memory a proving key takes once uploaded: G1 A
-// and B and G2 B expanded to every wire, G1 K and Z as they are.
-func KeyDeviceBytes(pk *keyfile.ProvingKey) uint64 {
-	return pk.NbWires*(96+96+192) + uint64(len(pk.G1K)+len(pk.G1Z))*96
 }
 
 // StreamKeyDeviceBytes is the device memory a streamed key holds for chunks
@@ -467,14 +470,12 @@ const minStreamC = 10
 // chunks of chunk points into one set of buckets (msm_plan.h's
 // zk_msm_stream_work_bound), windows of at most maxC bits.
 func LeanProofWorkBytes(s KeyShape, chunk uint64, maxC int, r Residency) uint64 {
-	var g1 uint64
-	for _, n := range []uint64{s.NbA, s.NbB, s.NbK, s.NbZ} {
-		g1 = max(g1, csrc.StreamWorkBound(groupG1, n, chunk, maxC, r.Accum[0], r.Reduce[0]))
-	}
-	return ProofPoolBytes(g1, csrc.StreamWorkBound(groupG2, s.NbB, chunk, maxC, r.Accum[1], r.Reduce[1]))
+	return ProofPoolBytes(proofStreamsWork(s, chunk, true, maxC, r, 0))
 }
 
-// KeyShapeDeviceBytes is KeyDeviceBytes from a key's shape.
+// KeyShapeDeviceBytes is the device memory a resident key of shape s takes
+// without copies (groth16.h's zk_g16_resident_key_device_bytes): G1 A and B
+// and G2 B expanded to every wire, G1 K and Z as they are.
 func KeyShapeDeviceBytes(s KeyShape) uint64 {
-	return s.NbWires*(96+96+192) + (s.NbK+s.NbZ)*96
+	return csrc.ResidentKeyDeviceBytes(s.NbWires, s.NbK, s.NbZ)
 }
