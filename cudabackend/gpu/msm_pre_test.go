@@ -361,24 +361,9 @@ func BenchmarkMSMPrecompute(b *testing.B) {
 									b.Fatal(err)
 								}
 								results[sub] = r
-								sum.Wall += tm.Wall
-								sum.Device += tm.Device
-								sum.Upload += tm.Upload
-								sum.Sort += tm.Sort
-								sum.Accumulate += tm.Accumulate
-								sum.Reduce += tm.Reduce
-								sum.WindowBits, sum.Depth, sum.Chunks = tm.WindowBits, tm.Depth, tm.Chunks
+								sum = addTiming(sum, tm)
 							}
-							per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
-							b.ReportMetric(per(sum.Wall), "wall-ms/op")
-							b.ReportMetric(per(sum.Device), "dev-ms/op")
-							b.ReportMetric(per(sum.Upload), "upload-ms/op")
-							b.ReportMetric(per(sum.Sort), "sort-ms/op")
-							b.ReportMetric(per(sum.Accumulate), "accum-ms/op")
-							b.ReportMetric(per(sum.Reduce), "reduce-ms/op")
-							b.ReportMetric(float64(sum.WindowBits), "c")
-							b.ReportMetric(float64(sum.Depth), "d")
-							b.ReportMetric(float64(sum.Chunks), "chunks")
+							reportTiming(b, sum, 0)
 							b.ReportMetric(float64(pre.Microseconds())/1000, "precompute-ms")
 						})
 					}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -56,34 +55,34 @@ func TestMSMStreamMatchesGnark(t *testing.T) {
 					sc[i].SetOne()
 				}
 				ps := pinnedCopy(t, sc)
+				// The group's points, the run's output and its check
+				// against gnark-crypto.
+				var s *streamedBases
+				var err error
+				var out unsafe.Pointer
+				var matches func() bool
 				if g2 {
 					pts := pointsG2(tc.n)
-					s, err := newStreamedG2(0, pts, tc.chunk)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer s.free()
+					s, err = newStreamedG2(0, pts, tc.chunk)
 					var got bls12381.G2Jac
-					if _, err := s.run(ps, tc.maxC, unsafe.Pointer(&got)); err != nil {
-						t.Fatal(err)
-					}
-					if want := refG2(t, pts[:tc.scalars], sc); !got.Equal(&want) {
-						t.Fatal("streamed G2 MSM differs from gnark-crypto")
-					}
-					return
+					out = unsafe.Pointer(&got)
+					matches = func() bool { want := refG2(t, pts[:tc.scalars], sc); return got.Equal(&want) }
+				} else {
+					pts := pointsG1(tc.n)
+					s, err = newStreamedG1(0, pts, tc.chunk)
+					var got bls12381.G1Jac
+					out = unsafe.Pointer(&got)
+					matches = func() bool { want := refG1(t, pts[:tc.scalars], sc); return got.Equal(&want) }
 				}
-				pts := pointsG1(tc.n)
-				s, err := newStreamedG1(0, pts, tc.chunk)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer s.free()
-				var got bls12381.G1Jac
-				if _, err := s.run(ps, tc.maxC, unsafe.Pointer(&got)); err != nil {
+				if _, err := s.run(ps, tc.maxC, out); err != nil {
 					t.Fatal(err)
 				}
-				if want := refG1(t, pts[:tc.scalars], sc); !got.Equal(&want) {
-					t.Fatal("streamed G1 MSM differs from gnark-crypto")
+				if !matches() {
+					t.Fatal("the streamed MSM differs from gnark-crypto")
 				}
 			})
 		}
@@ -192,37 +191,5 @@ func BenchmarkMSMStream(b *testing.B) {
 				}
 			}
 		}
-	}
-}
-
-// addTiming adds t's phases to sum; the window is t's.
-func addTiming(sum, t MSMTiming) MSMTiming {
-	sum.Device += t.Device
-	sum.Wall += t.Wall
-	sum.Upload += t.Upload
-	sum.Sort += t.Sort
-	sum.Accumulate += t.Accumulate
-	sum.Reduce += t.Reduce
-	sum.WindowBits = t.WindowBits
-	sum.Chunks = t.Chunks
-	return sum
-}
-
-// reportTiming reports sum's phases per op, and the device memory (MiB)
-// when it is known.
-func reportTiming(b *testing.B, sum MSMTiming, bytes uint64) {
-	per := func(d time.Duration) float64 {
-		return float64(d.Microseconds()) / 1000 / float64(b.N)
-	}
-	b.ReportMetric(per(sum.Device), "dev-ms/op")
-	b.ReportMetric(per(sum.Wall), "wall-ms/op")
-	b.ReportMetric(per(sum.Upload), "upload-ms/op")
-	b.ReportMetric(per(sum.Sort), "sort-ms/op")
-	b.ReportMetric(per(sum.Accumulate), "accum-ms/op")
-	b.ReportMetric(per(sum.Reduce), "reduce-ms/op")
-	b.ReportMetric(float64(sum.WindowBits), "c")
-	b.ReportMetric(float64(sum.Chunks), "chunks")
-	if bytes > 0 {
-		b.ReportMetric(float64(bytes)/(1<<20), "MiB")
 	}
 }

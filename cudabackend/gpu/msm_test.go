@@ -519,6 +519,38 @@ func TestMSMBadArguments(t *testing.T) {
 	}
 }
 
+// addTiming adds t's phases to sum; the window, copies and chunks are t's.
+func addTiming(sum, t MSMTiming) MSMTiming {
+	sum.Device += t.Device
+	sum.Wall += t.Wall
+	sum.Upload += t.Upload
+	sum.Sort += t.Sort
+	sum.Accumulate += t.Accumulate
+	sum.Reduce += t.Reduce
+	sum.WindowBits, sum.Depth, sum.Chunks = t.WindowBits, t.Depth, t.Chunks
+	return sum
+}
+
+// reportTiming reports the MSM benchmarks' metrics: sum's phases per op (b.N
+// MSMs), its window, copies and chunks, and the device memory the run took
+// (MiB) when it is known (bytes > 0).
+func reportTiming(b *testing.B, sum MSMTiming, bytes uint64) {
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(per(sum.Wall), "wall-ms/op")
+	b.ReportMetric(per(sum.Device), "dev-ms/op")
+	b.ReportMetric(per(sum.Device-sum.Upload), "compute-ms/op")
+	b.ReportMetric(per(sum.Upload), "upload-ms/op")
+	b.ReportMetric(per(sum.Sort), "sort-ms/op")
+	b.ReportMetric(per(sum.Accumulate), "accum-ms/op")
+	b.ReportMetric(per(sum.Reduce), "reduce-ms/op")
+	b.ReportMetric(float64(sum.WindowBits), "c")
+	b.ReportMetric(float64(sum.Depth), "d")
+	b.ReportMetric(float64(sum.Chunks), "chunks")
+	if bytes > 0 {
+		b.ReportMetric(float64(bytes)/(1<<20), "MiB")
+	}
+}
+
 // benchResults holds GPU results so the gnark sub-benchmark of the same size
 // checks them (the large sizes are verified only here).
 var benchResults sync.Map
@@ -561,20 +593,9 @@ func benchMSM(b *testing.B, g2 bool, logs []int) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				sum.Device += tm.Device
-				sum.Upload += tm.Upload
-				sum.Sort += tm.Sort
-				sum.Accumulate += tm.Accumulate
-				sum.Reduce += tm.Reduce
-				sum.WindowBits = tm.WindowBits
+				sum = addTiming(sum, tm)
 			}
-			per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
-			b.ReportMetric(per(sum.Device), "dev-ms/op")
-			b.ReportMetric(per(sum.Device-sum.Upload), "compute-ms/op")
-			b.ReportMetric(per(sum.Sort), "sort-ms/op")
-			b.ReportMetric(per(sum.Accumulate), "accum-ms/op")
-			b.ReportMetric(per(sum.Reduce), "reduce-ms/op")
-			b.ReportMetric(float64(sum.WindowBits), "c")
+			reportTiming(b, sum, 0)
 		})
 		if b1 != nil {
 			b1.Free()
