@@ -175,6 +175,8 @@ struct zk_chain {
         return r;
     }
     // Subtraction: cf is the borrow (PTX subc computes a - (b + CF)).
+    // Deliberately parallel to the additions above: one emulated PTX
+    // instruction each, named as the device code names them.
     uint32_t subc_cc(uint32_t a, uint32_t b) {
         uint64_t d = (uint64_t)a - b - cf;
         cf = (uint32_t)(d >> 63) & 1;

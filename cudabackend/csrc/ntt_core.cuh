@@ -199,7 +199,8 @@ ZK_HD fr_t scale_apply(const scale_spec& s, const fr_t& v, uint32_t i, uint32_t 
 }
 
 // pass_butterfly runs butterfly u (< E/2) of stage l (0-based within the
-// pass) on the block's shared elements sm.
+// pass) on the block's shared elements sm. Deliberately parallel to
+// pass_butterfly4: see why there.
 template <bool DIT>
 ZK_HD void pass_butterfly(fr_t* sm, const pass_params& p, uint32_t block, uint32_t l,
                                  uint32_t u) {
@@ -255,6 +256,9 @@ ZK_HD bool pass_pairs(const pass_params& p, uint32_t l, bool radix4) { return ra
 // products as pass_butterfly on the two stages one after the other, so the
 // result is bit for bit the radix-2 one; the half-size-q stage's two pairs
 // share one twiddle.
+// Deliberately parallel to pass_butterfly's index math: a radix-4 step takes
+// two bits of the index where a radix-2 step takes one, in the NTT's
+// innermost loop, where a shared helper would take the radix at run time.
 template <bool DIT>
 ZK_HD void pass_butterfly4(fr_t* sm, const pass_params& p, uint32_t block, uint32_t l,
                            uint32_t u) {
