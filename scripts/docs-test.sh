@@ -62,7 +62,9 @@ for doc in $DOCS; do
     END { exit bad }
   ' "$doc" >"$work/go-lines" || failed=$((failed + 1))
   while IFS=$'\t' read -r src where line; do
-    if ! sed 's/^[[:space:]]*//' "$src" | grep -qxF -- "$line"; then
+    # grep reads to the end (no -q): with -q it may exit at the first match
+    # and sed, still writing, die of SIGPIPE, which pipefail makes a miss.
+    if ! sed 's/^[[:space:]]*//' "$src" | grep -xF -- "$line" >/dev/null; then
       echo "docs-test: $where: this line of the Go block is not in $src: $line" >&2
       failed=$((failed + 1))
     fi
