@@ -10,7 +10,7 @@ import (
 var (
 	// ErrTruncated: the input ends before a field, a section or a count says it should.
 	ErrTruncated = errors.New("circom: file truncated")
-	// ErrMagic: the first four bytes are not the format's magic ("r1cs" or "wtns").
+	// ErrMagic: the first four bytes are not the format's magic ("r1cs", "wtns" or "zkey").
 	ErrMagic = errors.New("circom: wrong magic")
 	// ErrVersion: the format version is not the one this package reads.
 	ErrVersion = errors.New("circom: unsupported version")
@@ -30,6 +30,10 @@ var (
 	// ErrWitnessMismatch: the witness is not for this r1cs (another prime, another wire count),
 	// or its wire 0 is not 1.
 	ErrWitnessMismatch = errors.New("circom: witness does not match the r1cs")
+	// ErrProtocol: a .zkey is for another proving system than Groth16 (PLONK, FFLONK).
+	ErrProtocol = errors.New("circom: not a Groth16 key")
+	// ErrKeyMismatch: a .zkey was not made for the .r1cs it is checked against.
+	ErrKeyMismatch = errors.New("circom: zkey does not match the r1cs")
 	// ErrUnsatisfied: the witness does not satisfy a constraint. The error is an
 	// *UnsatisfiedError.
 	ErrUnsatisfied = errors.New("circom: constraint not satisfied")
