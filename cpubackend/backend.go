@@ -253,7 +253,7 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		info := sdk.KeyInfo{HostBytes: uint64(f.Size())}
 		k := &loadedKey{id: ref.ID, file: f, fd: fd, worker: started.w}
 		if fd == nil { // proofs in this process use the domain's tables; a worker builds its own
-			if k.domain, err = refprover.Domain(pk.DomainSize); err != nil {
+			if k.domain, err = refprover.KeyDomain(pk); err != nil {
 				f.Close()
 				return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
 			}

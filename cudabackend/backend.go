@@ -244,6 +244,13 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, err
 		}
 		pk := f.Key()
+		if pk.HForm != keyfile.HFormGnark {
+			// For good, as a key too large for the device: the host then proves
+			// the key's partitions on a backend that computes this form (the CPU's).
+			f.Close()
+			return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrUnimplemented,
+				"load key %s: this key's H points are in snarkjs's form, which this backend does not compute yet", ref.ID)
+		}
 		// The constraints, when sent, are opened and checked first: the plan
 		// leaves room for them, unless that would stream a key that fits
 		// resident without them (then the key proves full partitions).

@@ -155,9 +155,14 @@ func (d *Daemon) gpusRefuse(key string) bool {
 
 // refusedForGood reports whether a Prove error is a backend's refusal of the
 // partition's key for good: a permanent ErrResourceExhausted (its device
-// cannot hold the key even alone).
+// cannot hold the key even alone) or ErrUnimplemented (it cannot prove with a
+// key of this kind, such as one in snarkjs's H form on the CUDA backend).
 func refusedForGood(err error) bool {
-	return err != nil && sdk.KindOf(err) == sdk.ErrResourceExhausted && !sdk.IsRetryable(err)
+	if err == nil || sdk.IsRetryable(err) {
+		return false
+	}
+	kind := sdk.KindOf(err)
+	return kind == sdk.ErrResourceExhausted || kind == sdk.ErrUnimplemented
 }
 
 // refuseKey marks de as refusing key for good (refuses), logging it once.

@@ -1,6 +1,11 @@
 package daemon
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"github.com/zkhost/zkhost/sdk"
+)
 
 func TestPlaceOn(t *testing.T) {
 	for _, tc := range []struct {
@@ -22,5 +27,26 @@ func TestPlaceOn(t *testing.T) {
 				t.Errorf("placeOn(%v, %s, %v) = %v, want %v", tc.failedOn, tc.device, tc.others, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRefusedForGood: the permanent refusals that route a key away from a
+// device, and the errors that must not.
+func TestRefusedForGood(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{sdk.Permanentf(sdk.ErrResourceExhausted, "key too large"), true},
+		{sdk.Permanentf(sdk.ErrUnimplemented, "H points in snarkjs's form"), true},
+		{sdk.Errorf(sdk.ErrResourceExhausted, "busy"), false},
+		{sdk.Errorf(sdk.ErrUnimplemented, "not retryable by default"), true},
+		{sdk.Permanentf(sdk.ErrInvalidArgument, "bad partition"), false},
+		{errors.New("plain"), false},
+	} {
+		if got := refusedForGood(tc.err); got != tc.want {
+			t.Errorf("refusedForGood(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -91,7 +91,8 @@ const (
 	offDomainSize = 16
 	offNbWires    = 24
 	offNbPublic   = 32
-	offNbSections = 40 // uint32, followed by 4 reserved zero bytes
+	offNbSections = 40 // uint32
+	offHForm      = 44 // uint32, the key's HForm; reserved and zero before the field existed
 	offSections   = 48
 	sectionEntry  = 4 + 8 + 8 + 8 + 32 // kind, offset, length, count, sha256
 )
@@ -256,6 +257,7 @@ func encodeHeader(k *ProvingKey, secs []Section) []byte {
 	le.PutUint64(h[offNbWires:], k.NbWires)
 	le.PutUint64(h[offNbPublic:], k.NbPublic)
 	le.PutUint32(h[offNbSections:], uint32(len(secs)))
+	le.PutUint32(h[offHForm:], uint32(k.HForm))
 	for i, s := range secs {
 		e := h[offSections+i*sectionEntry:]
 		le.PutUint32(e[0:], uint32(s.Kind))
@@ -347,8 +349,10 @@ func (f *File) parse() error {
 	if n := le.Uint32(h[offNbSections:]); n != nbSections {
 		return fmt.Errorf("header lists %d sections, want %d", n, nbSections)
 	}
-	if r := le.Uint32(h[offNbSections+4:]); r != 0 {
-		return fmt.Errorf("reserved header field is %#x, want 0", r)
+	switch k.HForm = HForm(le.Uint32(h[offHForm:])); k.HForm {
+	case HFormGnark, HFormSnarkjs:
+	default:
+		return fmt.Errorf("unknown H form %d in the header, want %d (%s) or %d (%s)", uint32(k.HForm), HFormGnark, HFormGnark, HFormSnarkjs, HFormSnarkjs)
 	}
 	end := offSections + nbSections*sectionEntry
 	if !allZero(h[end:]) {
@@ -416,7 +420,7 @@ func (f *File) parse() error {
 		{SectionInfA, k.NbWires, "one per wire"},
 		{SectionInfB, k.NbWires, "one per wire"},
 		{SectionG1K, k.NbWires - k.NbPublic, "one per private wire"},
-		{SectionG1Z, k.DomainSize - 1, "the domain size minus one"},
+		{SectionG1Z, k.HForm.NbZ(k.DomainSize), "the domain size minus one, or the domain size for a key in snarkjs's H form"},
 	} {
 		if err := wantCount(c.kind, c.want, c.why); err != nil {
 			return err

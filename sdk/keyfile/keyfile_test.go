@@ -48,6 +48,37 @@ func writeKeyBytes(t *testing.T) ([]byte, []Section) {
 	return clean, f.Sections()
 }
 
+// TestRoundTripSnarkjsForm writes and reads a key in snarkjs's H form: the form
+// survives, and g1_z holds the domain size's points, one more than gnark's.
+func TestRoundTripSnarkjsForm(t *testing.T) {
+	fx := testcircuit.SquareChainKey(t)
+	k, err := fromGnark(fx.PK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.HForm = HFormSnarkjs
+	if err := k.Check(); err == nil {
+		t.Fatal("Check accepted a key in snarkjs's form with gnark's count of Z points")
+	}
+	k.G1Z = append(append([]bls12381.G1Affine{}, k.G1Z...), k.G1Alpha)
+	path := filepath.Join(t.TempDir(), "snarkjs.pk")
+	if _, err := Write(path, k); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	got := f.Key()
+	if got.HForm != HFormSnarkjs || uint64(len(got.G1Z)) != got.DomainSize || !got.G1Z[len(got.G1Z)-1].Equal(&k.G1Alpha) {
+		t.Fatalf("read back H form %s with %d Z points for domain %d", got.HForm, len(got.G1Z), got.DomainSize)
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	fx := testcircuit.SquareChainKey(t)
 	path, digest := writeKey(t)
@@ -228,6 +259,9 @@ func TestOpenRejects(t *testing.T) {
 		{"too many public wires", func(b []byte) []byte { le.PutUint64(b[offNbPublic:], 1<<50); return b }, "public wires"},
 		{"section out of order", func(b []byte) []byte { le.PutUint32(b[entry(SectionG1B):], uint32(SectionG1A)); return b }, "want g1_b"},
 		{"section count", func(b []byte) []byte { le.PutUint32(b[offNbSections:], 8); return b }, "lists 8 sections"},
+		{"unknown H form", func(b []byte) []byte { le.PutUint32(b[offHForm:], 7); return b }, "unknown H form 7"},
+		// snarkjs's form has one Z point more than gnark's: a gnark key relabelled is refused.
+		{"H form without its points", func(b []byte) []byte { le.PutUint32(b[offHForm:], uint32(HFormSnarkjs)); return b }, "section g1_z has"},
 		{"header padding", func(b []byte) []byte { b[HeaderSize-1] = 1; return b }, "padding"},
 		{"infinity flag not boolean", func(b []byte) []byte { b[infA.Offset] = 2; return b }, "section inf_a: byte 0 is 2"},
 		{"infinity flags disagree with points", func(b []byte) []byte {

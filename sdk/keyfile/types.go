@@ -6,6 +6,43 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
 
+// HForm says in which basis a key's G1Z points are, and so which scalars a prover
+// multiplies them by: the Groth16 term for the quotient H = (A·B − C)/Z is the same
+// point, but gnark's setup and snarkjs's give it by different points, and turning one
+// basis into the other needs the setup's secret τ.
+type HForm uint32
+
+const (
+	// HFormGnark is gnark's (the zero value, so every key written before the field
+	// existed reads as it): DomainSize−1 points, by which the coefficients of
+	// (A·B − C)/Z are multiplied, bit-reversed (refprover.ComputeH).
+	HFormGnark HForm = 0
+	// HFormSnarkjs is snarkjs's "odd coset evaluations": DomainSize points, by which
+	// the values of A·B − C at ρ·ωⁱ are multiplied, ρ a primitive 2N-th root of unity
+	// and ω = ρ² (refprover.ComputeHSnarkjs); the setup folded 1/Z, a constant on that
+	// coset, into the points. Keys imported from a snarkjs .zkey have it.
+	HFormSnarkjs HForm = 1
+)
+
+// String names the form as docs/keyfile.md and error messages spell it.
+func (f HForm) String() string {
+	switch f {
+	case HFormGnark:
+		return "gnark"
+	case HFormSnarkjs:
+		return "snarkjs odd-coset evaluations"
+	}
+	return fmt.Sprintf("h_form(%d)", uint32(f))
+}
+
+// NbZ is the number of G1Z points a key of domain size n has in form f.
+func (f HForm) NbZ(n uint64) uint64 {
+	if f == HFormSnarkjs {
+		return n
+	}
+	return n - 1
+}
+
 // ProvingKey is a BLS12-381 Groth16 proving key as backends use it (sdk/keyconv
 // converts gnark's to and from it). Slices may alias a read-only memory mapping:
 // never write to them.
@@ -13,12 +50,13 @@ type ProvingKey struct {
 	DomainSize uint64 // N, a power of two ≥ nbConstraints (gnark's pk.Domain.Cardinality)
 	NbWires    uint64 // len(W)
 	NbPublic   uint64 // public wires incl. the constant 1 wire (pk.G1.K covers wires [NbPublic:])
+	HForm      HForm  // the basis of G1Z: gnark's unless the key came from a snarkjs .zkey
 
 	G1Alpha, G1Beta, G1Delta bls12381.G1Affine
 	G1A                      []bls12381.G1Affine // gnark's pk.G1.A: points for wires where InfinityA is false
 	G1B                      []bls12381.G1Affine // pk.G1.B likewise with InfinityB
 	G1K                      []bls12381.G1Affine // pk.G1.K, len NbWires-NbPublic
-	G1Z                      []bls12381.G1Affine // pk.G1.Z, len DomainSize-1 (deg H ≤ N-2; bit-reversed, as gnark's setup leaves it)
+	G1Z                      []bls12381.G1Affine // pk.G1.Z, len HForm.NbZ(DomainSize): DomainSize-1 in gnark's form (deg H ≤ N-2; bit-reversed, as gnark's setup leaves it)
 
 	G2Beta, G2Delta bls12381.G2Affine
 	G2B             []bls12381.G2Affine // pk.G2.B, same wires as G1B
@@ -53,8 +91,11 @@ func (k *ProvingKey) Check() error {
 	if want := k.NbWires - k.NbPublic; uint64(len(k.G1K)) != want {
 		return fmt.Errorf("keyfile: g1_k has %d points, want %d (private wires)", len(k.G1K), want)
 	}
-	if uint64(len(k.G1Z)) != k.DomainSize-1 {
-		return fmt.Errorf("keyfile: g1_z has %d points, want the domain size minus one (%d)", len(k.G1Z), k.DomainSize-1)
+	if k.HForm != HFormGnark && k.HForm != HFormSnarkjs {
+		return fmt.Errorf("keyfile: unknown H form %d, want %d (%s) or %d (%s)", uint32(k.HForm), HFormGnark, HFormGnark, HFormSnarkjs, HFormSnarkjs)
+	}
+	if want := k.HForm.NbZ(k.DomainSize); uint64(len(k.G1Z)) != want {
+		return fmt.Errorf("keyfile: g1_z has %d points, want %d for a domain of %d in %s form", len(k.G1Z), want, k.DomainSize, k.HForm)
 	}
 	return nil
 }

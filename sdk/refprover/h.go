@@ -36,11 +36,8 @@ func DomainBytes(n uint64) uint64 { return 4 * n * fr.Bytes }
 // cached while any caller holds it, so a backend that holds its key's domain never
 // rebuilds it. n must be a power of two between 1 and 2^32.
 func Domain(n uint64) (*fft.Domain, error) {
-	if n == 0 || n&(n-1) != 0 {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: domain size %d is not a power of two", n)
-	}
-	if n > 1<<maxLogDomain {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: domain size %d exceeds 2^%d, the largest BLS12-381 FFT domain", n, maxLogDomain)
+	if err := checkDomainSize(n); err != nil {
+		return nil, err
 	}
 	domains.Lock()
 	defer domains.Unlock()
@@ -146,6 +143,18 @@ func ComputeH(ctx context.Context, a, b []fr.Element, domainSize uint64, threads
 		return nil, fmt.Errorf("refprover: computing H (after the inverse coset FFT): %w", err)
 	}
 	return h, nil
+}
+
+// checkDomainSize refuses a domain size that is not a power of two between 1 and
+// 2^32.
+func checkDomainSize(n uint64) error {
+	if n == 0 || n&(n-1) != 0 {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: domain size %d is not a power of two", n)
+	}
+	if n > 1<<maxLogDomain {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: domain size %d exceeds 2^%d, the largest BLS12-381 FFT domain", n, maxLogDomain)
+	}
+	return nil
 }
 
 // threadCount maps 0 (or less) to all cores.

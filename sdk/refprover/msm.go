@@ -26,7 +26,7 @@ type MSMResults struct {
 	Ar   bls12381.G1Jac // Σ wᵢ·G1A over wires where InfinityA is false
 	Bs1  bls12381.G1Jac // Σ wᵢ·G1B over wires where InfinityB is false
 	Krs  bls12381.G1Jac // Σ wᵢ·G1K over the private wires W[NbPublic:]
-	Krs2 bls12381.G1Jac // Σ hᵢ·G1Z over h[:N-1]
+	Krs2 bls12381.G1Jac // Σ hᵢ·G1Z over h[:N-1] (h[:N] for a key in snarkjs's H form)
 	Bs2  bls12381.G2Jac // Σ wᵢ·G2B over wires where InfinityB is false
 }
 
@@ -87,8 +87,9 @@ func checkKey(pk *keyfile.ProvingKey) error {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: key has %d G1 B and %d G2 B points, want %d (wires whose InfinityB is false)",
 			len(pk.G1B), len(pk.G2B), want)
 	}
-	if pk.DomainSize == 0 || uint64(len(pk.G1Z)) < pk.DomainSize-1 {
-		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: key has %d Z points, want at least %d (domain size − 1)", len(pk.G1Z), pk.DomainSize-1)
+	if pk.DomainSize == 0 || uint64(len(pk.G1Z)) < pk.HForm.NbZ(pk.DomainSize) {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: key has %d Z points, want at least %d (for a domain of %d in %s form)",
+			len(pk.G1Z), pk.HForm.NbZ(pk.DomainSize), pk.DomainSize, pk.HForm)
 	}
 	return nil
 }
@@ -105,17 +106,18 @@ func countFalse(b []bool) int {
 
 // ComputeG1 computes the four G1 MSMs into res (Ar, Bs1, Krs, Krs2), concurrently as
 // gnark does, each with threads/2 tasks (at least 1; threads 0 means all cores).
-// h is ComputeH's result (len ≥ N−1). Cost: about NbWires·(nonzero share of A, B, K)
+// h is ComputeH's result (len ≥ N−1), or ComputeHSnarkjs's for a key in snarkjs's
+// H form (len N). Cost: about NbWires·(nonzero share of A, B, K)
 // + N point additions per window; memory: gnark-crypto's digit tables, about 32 bytes
 // per scalar of each concurrent MSM, plus bucket tables that grow with the window
 // (2^15 buckets of a Jacobian point per window at c = 16, reached near 2^20 points).
 // The context is checked between MSMChunk chunks.
 func ComputeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []fr.Element, threads int, res *MSMResults) error {
-	if pk == nil || pk.DomainSize == 0 || uint64(len(pk.G1Z)) < pk.DomainSize-1 {
-		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: the key has no domain or fewer Z points than the domain size − 1")
+	if pk == nil || pk.DomainSize == 0 || uint64(len(pk.G1Z)) < pk.HForm.NbZ(pk.DomainSize) {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: the key has no domain or fewer Z points than its H form needs")
 	}
-	if uint64(len(h)) < pk.DomainSize-1 {
-		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: H has %d coefficients, want at least %d", len(h), pk.DomainSize-1)
+	if uint64(len(h)) < pk.HForm.NbZ(pk.DomainSize) {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: H has %d scalars, want at least %d", len(h), pk.HForm.NbZ(pk.DomainSize))
 	}
 	if len(ws.A) != len(pk.G1A) || len(ws.B) != len(pk.G1B) || len(ws.K) != len(pk.G1K) {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: wire scalars (%d, %d, %d) do not match the key's A, B, K points (%d, %d, %d)",
@@ -137,7 +139,8 @@ const (
 const defaultG1Schedule = g1Concurrent
 
 func computeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []fr.Element, threads int, res *MSMResults, schedule g1Schedule) error {
-	sizeH := int(pk.DomainSize - 1) // deg H ≤ N−2: its last coefficient is zero
+	// In gnark's form deg H ≤ N−2: its last coefficient is zero and has no point.
+	sizeH := int(pk.HForm.NbZ(pk.DomainSize))
 	jobs := []struct {
 		name    string
 		out     *bls12381.G1Jac

@@ -75,7 +75,8 @@ var afterPhase func(name string)
 // a and b the evaluations of the A and B polynomials at each constraint (len ≤
 // DomainSize). Inputs are only read; they may alias read-only mappings.
 //
-// Phases run on threads goroutines each (0 means all cores): ComputeH, then the G1
+// Phases run on threads goroutines each (0 means all cores): ComputeH (ComputeHSnarkjs
+// for a key in snarkjs's H form), then the G1
 // MSMs and the G2 MSM side by side (as gnark does; faster than in turn, see
 // BenchmarkMSMSchedule in BENCHMARKS.md), then Assemble with fresh RandomRS.
 // The context is checked between phases and inside them (between FFTs and MSM
@@ -121,7 +122,11 @@ func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, th
 
 	var h []fr.Element
 	if err := phase(sdk.PhaseNTT, &t.NTT, func() (err error) {
-		h, err = ComputeH(ctx, a, b, pk.DomainSize, threads)
+		if pk.HForm == keyfile.HFormSnarkjs {
+			h, err = ComputeHSnarkjs(ctx, a, b, pk.DomainSize, threads)
+		} else {
+			h, err = ComputeH(ctx, a, b, pk.DomainSize, threads)
+		}
 		return err
 	}); err != nil {
 		return nil, t, err

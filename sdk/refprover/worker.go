@@ -470,7 +470,7 @@ func workerKey(hello workerHello) (*keyfile.File, *fft.Domain, error) {
 		kf.Close()
 		return nil, nil, sdk.Errorf(sdk.ErrDigestMismatch, "prove worker: the key file's header digest is %x, the backend loaded %x", kf.HeaderDigest(), hello.KeyDigest)
 	}
-	domain, err := Domain(kf.Key().DomainSize)
+	domain, err := KeyDomain(kf.Key())
 	if err != nil {
 		kf.Close()
 		return nil, nil, err

@@ -1,0 +1,217 @@
+package refprover
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"weak"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// A key imported from a snarkjs .zkey (keyfile.HFormSnarkjs) has H points that
+// snarkjs's setup made for snarkjs's prover (src/groth16_prove.js), which does not
+// compute gnark's H: it takes A, B and C = A∘B as evaluations on the domain,
+// interpolates them (inverse FFT), multiplies coefficient j by ρʲ, ρ a primitive
+// 2N-th root of unity, and evaluates back (FFT), which gives their values at the
+// odd powers ρ·ωⁱ of ρ; the scalars of the H MSM are A·B − C there, with no division
+// by Z (xᴺ − 1 is −2 on that coset, and the setup folded it into the points).
+//
+// The points pair with snarkjs's roots of unity, which are not gnark-crypto's:
+// ffjavascript takes ω_max = nqr^t for the smallest quadratic non-residue nqr and
+// r − 1 = 2^s·t, and ω = ω_max^(2^(s−log N)); gnark-crypto's root for BLS12-381 is
+// another one (for BN254 they agree). Both are primitive N-th roots, so snarkjs's
+// ω is gnark's raised to an odd power k, and ωˢⁿᵃʳᵏʲˢ^i = ωᵍⁿᵃʳᵏ^(k·i mod N): the
+// evaluations snarkjs lists at i sit at k·i mod N in gnark's order. ComputeHSnarkjs
+// permutes its inputs and output by that, and runs gnark-crypto's FFTs in between.
+
+// snarkjsRoots returns the primitive N-th root of unity ω that snarkjs uses for a
+// domain of size n (a power of two, at most 2^32), and ρ, its coset shift: the
+// primitive 2N-th root whose square is ω, or, for the largest domain where none
+// exists, nqr² (ffjavascript's Fr.shift), as snarkjs takes them.
+func snarkjsRoots(n uint64) (omega, rho fr.Element) {
+	var nqr, one fr.Element
+	one.SetOne()
+	nqr.SetUint64(2)
+	for nqr.Legendre() != -1 {
+		nqr.Add(&nqr, &one)
+	}
+	t := new(big.Int).Sub(fr.Modulus(), big.NewInt(1))
+	s := 0
+	for t.Bit(0) == 0 {
+		t.Rsh(t, 1)
+		s++
+	}
+	var maxRoot fr.Element // of order 2^s
+	maxRoot.Exp(nqr, t)
+	logN := 0
+	for uint64(1)<<logN < n {
+		logN++
+	}
+	pow2 := func(e int) *big.Int { return new(big.Int).Lsh(big.NewInt(1), uint(e)) }
+	omega.Exp(maxRoot, pow2(s-logN))
+	if logN == s {
+		rho.Square(&nqr)
+	} else {
+		rho.Exp(maxRoot, pow2(s-logN-1))
+	}
+	return omega, rho
+}
+
+// logOf returns k such that base^k = x, base of order n (a power of two) and x in
+// the group base generates, bit by bit: x·base^(−k_low) raised to n/2^(j+1) is 1
+// exactly when bit j of k is 0.
+func logOf(base, x fr.Element, n uint64) (uint64, error) {
+	var k uint64
+	var baseInv fr.Element
+	baseInv.Inverse(&base)
+	for j := uint64(0); uint64(1)<<j < n; j++ {
+		var y, undo fr.Element
+		undo.Exp(baseInv, new(big.Int).SetUint64(k))
+		y.Mul(&x, &undo)
+		y.Exp(y, new(big.Int).SetUint64(n>>(j+1)))
+		if !y.IsOne() {
+			k |= 1 << j
+		}
+	}
+	var check fr.Element
+	if check.Exp(base, new(big.Int).SetUint64(k)); !check.Equal(&x) {
+		return 0, fmt.Errorf("refprover: snarkjs's root of unity of order %d is not a power of gnark-crypto's", n)
+	}
+	return k, nil
+}
+
+// snarkjsDomains caches the FFT domains ComputeHSnarkjs uses by size, as domains
+// does for ComputeH: gnark-crypto's roots, with ρ as the coset shift. domains's
+// mutex guards it too.
+var snarkjsDomains = struct {
+	m map[uint64]weak.Pointer[fft.Domain]
+}{m: map[uint64]weak.Pointer[fft.Domain]{}}
+
+// SnarkjsDomain returns the FFT domain of size n that ComputeHSnarkjs uses
+// (gnark-crypto's roots of unity, snarkjs's coset shift ρ), cached as Domain caches
+// its own, with DomainBytes(n) of memory.
+func SnarkjsDomain(n uint64) (*fft.Domain, error) {
+	if err := checkDomainSize(n); err != nil {
+		return nil, err
+	}
+	domains.Lock()
+	defer domains.Unlock()
+	if d := snarkjsDomains.m[n].Value(); d != nil {
+		return d, nil
+	}
+	_, rho := snarkjsRoots(n)
+	d := fft.NewDomain(n, fft.WithShift(rho))
+	snarkjsDomains.m[n] = weak.Make(d)
+	return d, nil
+}
+
+// KeyDomain returns the domain a key's proofs use, by its H form: Domain for
+// gnark's, SnarkjsDomain for snarkjs's. A backend that holds it keeps it cached.
+func KeyDomain(pk *keyfile.ProvingKey) (*fft.Domain, error) {
+	if pk.HForm == keyfile.HFormSnarkjs {
+		return SnarkjsDomain(pk.DomainSize)
+	}
+	return Domain(pk.DomainSize)
+}
+
+// ComputeHSnarkjs returns the scalars of the H MSM for a key in snarkjs's form
+// (keyfile.HFormSnarkjs): A·B − C at ρ·ωⁱ for i in [0, N), in that order, with C =
+// A∘B on the domain, as snarkjs 0.7.6's prover computes them (see the comment at the
+// top of this file). a and b are A and B at the domain's rows, the constraints then
+// the public wires' rows (len(a) == len(b) ≤ domainSize), zero-padded; only read.
+//
+// Cost: 6 FFTs of size N and 3N multiplications on threads goroutines (0: all
+// cores), plus two permuting copies; memory 2N elements, as ComputeH. The context is
+// checked between FFTs.
+func ComputeHSnarkjs(ctx context.Context, a, b []fr.Element, domainSize uint64, threads int) ([]fr.Element, error) {
+	if len(a) != len(b) {
+		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: len(A) = %d differs from len(B) = %d", len(a), len(b))
+	}
+	if len(a) == 0 {
+		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: no constraints (A and B are empty)")
+	}
+	if uint64(len(a)) > domainSize {
+		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d constraints do not fit the domain of size %d", len(a), domainSize)
+	}
+	domain, err := SnarkjsDomain(domainSize)
+	if err != nil {
+		return nil, err
+	}
+	omega, _ := snarkjsRoots(domainSize)
+	k, err := logOf(domain.Generator, omega, domainSize)
+	if err != nil {
+		return nil, err
+	}
+	threads = threadCount(threads)
+	opt := fft.WithNbTasks(threads)
+	n := int(domainSize)
+	mask := domainSize - 1
+	// at is where snarkjs's i-th point is in gnark-crypto's order. k·i is computed
+	// modulo 2^64, which N divides.
+	at := func(i int) int { return int((k * uint64(i)) & mask) }
+
+	toOddCoset := func(v []fr.Element, name string) error {
+		domain.FFTInverse(v, fft.DIF, opt)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("refprover: computing H (after the inverse FFT of %s): %w", name, err)
+		}
+		domain.FFT(v, fft.DIT, fft.OnCoset(), opt)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("refprover: computing H (after the coset FFT of %s): %w", name, err)
+		}
+		return nil
+	}
+
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("refprover: computing H: %w", err)
+	}
+	h := make([]fr.Element, n) // A, then A·B, then A·B − C
+	t := make([]fr.Element, n) // B, then C, then the result
+	parallelize(len(a), threads, func(start, end int) {
+		for i := start; i < end; i++ {
+			h[at(i)] = a[i]
+			t[at(i)] = b[i]
+		}
+	})
+	if err := toOddCoset(h, "A"); err != nil {
+		return nil, err
+	}
+	if err := toOddCoset(t, "B"); err != nil {
+		return nil, err
+	}
+	parallelize(n, threads, func(start, end int) {
+		for i := start; i < end; i++ {
+			h[i].Mul(&h[i], &t[i])
+		}
+	})
+	// C = A∘B at the rows, zero in the padding (A and B are zero there too).
+	parallelize(n, threads, func(start, end int) {
+		for i := start; i < end; i++ {
+			t[i].SetZero()
+		}
+	})
+	parallelize(len(a), threads, func(start, end int) {
+		for i := start; i < end; i++ {
+			t[at(i)].Mul(&a[i], &b[i])
+		}
+	})
+	if err := toOddCoset(t, "C"); err != nil {
+		return nil, err
+	}
+	parallelize(n, threads, func(start, end int) {
+		for i := start; i < end; i++ {
+			h[i].Sub(&h[i], &t[i])
+		}
+	})
+	parallelize(n, threads, func(start, end int) {
+		for i := start; i < end; i++ {
+			t[i] = h[at(i)]
+		}
+	})
+	return t, nil
+}
