@@ -157,13 +157,21 @@ then solved elsewhere, by a synthesizer plugin named on its [[circuit]] in the d
 config (jobs of gnark witnesses) or by the client (jobs of wire assignments,
 docs/assignment.md). Hints are found by their Go names: keep a hint's function name
 and package as the circuit was compiled with them. Nothing is written (and no --out
-directory is left behind) unless the import succeeds.`)
+directory is left behind) unless the import succeeds.
+
+With --r1cs and --zkey instead, it brings a circuit compiled with circom
+(--prime bls12381) and set up with snarkjs (groth16 setup, zkey contribute): the key is
+checked against the constraint system coefficient by coefficient, converted, and its
+partitions are then circom witnesses (.wtns) checked constraint by constraint
+(docs/circom.md). --name defaults to the .r1cs file's name without its extension.`)
+	r1cs := fs.String("r1cs", "", "circom constraint system (.r1cs, compiled with --prime bls12381); with --zkey")
+	zkey := fs.String("zkey", "", "snarkjs Groth16 proving key (.zkey) made for --r1cs")
 	ccs := fs.String("ccs", "", "gnark constraint system (R1CS.WriteTo), BLS12-381")
 	pk := fs.String("pk", "", "gnark proving key (ProvingKey.WriteTo or WriteRawTo)")
 	vk := fs.String("vk", "", "gnark verifying key (VerifyingKey.WriteTo)")
 	name := fs.String("name", "", "key set name: the circuit's name in --circuit and in the daemon's config")
 	out := fs.String("out", "", "key directory to write NAME.ccs, NAME.vk, NAME.pk and NAME.json into")
-	wit := fs.String("witness", "", "optional: one partition's gnark full witness (witness.MarshalBinary) or wire assignment,\nproved with the key and verified with the verifying key before anything is written")
+	wit := fs.String("witness", "", "optional: one partition's gnark full witness (witness.MarshalBinary) or wire assignment\n(a .wtns for --r1cs and --zkey), proved with the key and verified with the verifying key\nbefore anything is written")
 	assignmentsOnly := fs.Bool("assignments-only", false, "import a circuit whose hints zkhost does not have: its jobs go through a synthesizer plugin or carry wire assignments")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
@@ -172,12 +180,27 @@ directory is left behind) unless the import succeeds.`)
 	if err := noArgs(pos); err != nil {
 		return err
 	}
-	if *ccs == "" || *pk == "" || *vk == "" || *name == "" || *out == "" {
-		return fmt.Errorf("%w: --ccs, --pk, --vk, --name and --out are required", cli.ErrUsage)
+	circom := *r1cs != "" || *zkey != ""
+	switch {
+	case circom && (*ccs != "" || *pk != "" || *vk != "" || *assignmentsOnly):
+		return fmt.Errorf("%w: --r1cs and --zkey import a circom circuit; --ccs, --pk, --vk and --assignments-only are for gnark files", cli.ErrUsage)
+	case circom && (*r1cs == "" || *zkey == "" || *out == ""):
+		return fmt.Errorf("%w: --r1cs, --zkey and --out are required to import a circom circuit", cli.ErrUsage)
+	case !circom && (*ccs == "" || *pk == "" || *vk == "" || *name == "" || *out == ""):
+		return fmt.Errorf("%w: --ccs, --pk, --vk, --name and --out are required (or --r1cs, --zkey and --out for a circom circuit)", cli.ErrUsage)
 	}
-	files := circuit.ImportFiles{CCS: *ccs, PK: *pk, VK: *vk, Witness: *wit, AssignmentsOnly: *assignmentsOnly}
+	if circom && *name == "" {
+		*name = circuit.CircomName(*r1cs)
+	}
 	_, statErr := os.Stat(*out)
-	res, err := circuit.Import(ctx, files, *name, *out)
+	var res *circuit.ImportResult
+	start := time.Now()
+	if circom {
+		res, err = circuit.ImportCircom(ctx, circuit.CircomFiles{R1CS: *r1cs, ZKey: *zkey, Witness: *wit}, *name, *out)
+	} else {
+		files := circuit.ImportFiles{CCS: *ccs, PK: *pk, VK: *vk, Witness: *wit, AssignmentsOnly: *assignmentsOnly}
+		res, err = circuit.Import(ctx, files, *name, *out)
+	}
 	if err != nil {
 		if os.IsNotExist(statErr) {
 			// The import made --out; a failed one leaves nothing behind. Remove
@@ -191,6 +214,13 @@ directory is left behind) unless the import succeeds.`)
 	checked := "sizes, curve and setup checked"
 	if res.Proved {
 		checked += "; " + *wit + " proved and verified"
+	}
+	if circom {
+		// The system's rows are the circuit's constraints and one per public wire.
+		fmt.Fprintf(stdout, "wrote %s.{ccs,vk,pk,json} in %s from %s and %s: %d constraints and %d public wires (%d rows), %d wires, domain %d, key digest %s (%s) in %.1f s\n",
+			*name, *out, *r1cs, *zkey, c.NbConstraints-c.NbPublic, c.NbPublic, c.NbConstraints, c.NbWires, c.DomainSize, c.PKDigestHex(),
+			strings.Replace(checked, "sizes, curve and setup checked", "the zkey checked against the r1cs", 1), time.Since(start).Seconds())
+		return nil
 	}
 	// The .json's nb_public counts gnark's constant wire "one" with the inputs; say both.
 	fmt.Fprintf(stdout, "wrote %s.{ccs,vk,pk,json} in %s: %d constraints, %d wires, %d public inputs (nb_public %d with the constant wire), domain %d, key digest %s (%s)\n",

@@ -25,7 +25,7 @@ import (
 // summary and its usage, which `zkhost help` lists. The commands that talk to a
 // running daemon are host/cli's.
 var commands = cli.NewRegistry(
-	[]cli.Group{{Name: "key", Summary: "bring gnark keys into zkhost (key convert, key import)"}},
+	[]cli.Group{{Name: "key", Summary: "bring gnark or circom/snarkjs keys into zkhost (key convert, key import)"}},
 	cli.Command{Name: "serve", Summary: "run the proving daemon", Usage: "serve [--config FILE] [--print-default-config]", Run: cmdServe},
 	cli.Submit, cli.Wait, cli.Status, cli.Jobs, cli.Job, cli.Cancel, cli.Preload, cli.Evict, cli.Enable,
 	cli.Command{Name: "prove", Summary: "prove one job in this process (no daemon to run), verify it, write the proofs",
@@ -38,8 +38,8 @@ var commands = cli.NewRegistry(
 		Usage: "witness --circuit NAME [--k K] [--d D] --partitions N --out DIR", Run: cmdWitness},
 	cli.Command{Name: "key convert", Summary: "convert a gnark proving-key file to zkhost's key file format",
 		Usage: "key convert --in GNARK_PK --out ZKHOST_PK", Run: cmdKeyConvert},
-	cli.Command{Name: "key import", Summary: "import your own gnark circuit (ccs, proving and verifying keys) as a key set",
-		Usage: "key import --ccs FILE --pk FILE --vk FILE --name NAME --out KEYDIR [--witness FILE] [--assignments-only]", Run: cmdKeyImport},
+	cli.Command{Name: "key import", Summary: "import your own gnark circuit, or a circom .r1cs with its snarkjs .zkey, as a key set",
+		Usage: "key import (--ccs FILE --pk FILE --vk FILE --name NAME [--assignments-only] | --r1cs FILE --zkey FILE [--name NAME]) --out KEYDIR [--witness FILE]", Run: cmdKeyImport},
 	cli.Command{Name: "bench", Summary: "benchmark proving: proofs per minute, device busy %, phase p50/p99 (standalone or --api)",
 		Usage: "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags]", Run: cmdBench},
 	cli.Command{Name: "timeline", Summary: "render a timeline as a waterfall page",

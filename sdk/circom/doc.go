@@ -1,12 +1,17 @@
 // Package circom reads the binary files of circom and snarkjs, so that zkhost can take a circuit
 // compiled by circom and a witness computed by its witness generator without either tool.
 //
-// Two formats are read, both of iden3's binary container (a four-byte magic, a version, then
+// Three formats are read, all of iden3's binary container (a four-byte magic, a version, then
 // sections that each carry a type and a byte size, in any order):
 //
 //   - .r1cs, version 1 (ReadR1CS, ParseR1CS): the field, the wire counts and the constraints
 //     A·B = C as sparse linear combinations over the wires.
-//   - .wtns, version 2 (ReadWitness, ParseWitness): the full assignment of every wire.
+//   - .wtns, version 2 (ReadWitness, ParseWitness, and ParseWitnessHeader for the counts
+//     alone): the full assignment of every wire.
+//   - .zkey, version 1, Groth16 (ReadZKey, ParseZKey): snarkjs's proving key, its points as
+//     snarkjs stores them (Montgomery form, little-endian) and the QAP's A and B coefficients;
+//     ZKey.CheckR1CS ties a key to the .r1cs it was made for. sdk/circomconv converts a key to
+//     zkhost's and gnark's types.
 //
 // The field must be the scalar field of BN254 (circom's "bn128") or of BLS12-381 (circom's
 // "bls12381"); the curve is recognised from the prime in the file and reported as a gnark-crypto
@@ -29,5 +34,6 @@
 // panic, and no count read from a file allocates more than the bytes that back it.
 //
 // The format knowledge comes from iden3's own readers and writers: r1csfile (src/r1csfile.js and
-// doc/r1cs_bin_format.md), binfileutils (the section container) and snarkjs (src/wtns_utils.js).
+// doc/r1cs_bin_format.md), binfileutils (the section container) and snarkjs (src/wtns_utils.js,
+// and for .zkey src/zkey_utils.js, src/zkey_new.js and src/groth16_prove.js).
 package circom

@@ -265,3 +265,28 @@ func TestParseZKeyMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestWitnessHeader: the header alone gives the curve and the count, and the files the tools
+// wrote have the size WitnessSize says.
+func TestWitnessHeader(t *testing.T) {
+	for _, circuit := range testCircuits {
+		for _, prime := range testPrimes {
+			data, err := os.ReadFile(testdataPath(circuit, prime.name, ".wtns"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			curve, n, err := ParseWitnessHeader(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := mustReadWitness(t, circuit, prime.name)
+			if curve != prime.curve || int(n) != len(w.Values) || WitnessSize(uint64(n)) != int64(len(data)) {
+				t.Fatalf("%s %s: header says %s, %d values, size %d; the file has %s, %d values, %d bytes",
+					circuit, prime.name, curve, n, WitnessSize(uint64(n)), w.Curve, len(w.Values), len(data))
+			}
+			if _, _, err := ParseWitnessHeader(data[:len(data)-1]); err == nil {
+				t.Fatalf("%s %s: a truncated file's header accepted", circuit, prime.name)
+			}
+		}
+	}
+}

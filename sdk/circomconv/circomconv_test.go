@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16/bls12-381"
+	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 
 	"github.com/zkhost/zkhost/sdk/circom"
@@ -211,5 +213,53 @@ func TestBadPoints(t *testing.T) {
 				t.Fatalf("got %v, want an error naming %q", err, c.mention)
 			}
 		})
+	}
+}
+
+// TestSnarkjsFiles turns a proof and public witness in zkhost's encodings back into
+// the JSON snarkjs wrote for them.
+func TestSnarkjsFiles(t *testing.T) {
+	proofJSON := readFile(t, testdata("poseidonbits", "bls12381", ".proof.json"))
+	publicJSON := readFile(t, testdata("poseidonbits", "bls12381", ".public.json"))
+	proof, err := ParseProofJSON(proofJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, err := ParsePublicJSON(publicJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proofBin, err := proof.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := witness.New(ecc.BLS12_381.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := make(chan any, len(public))
+	for _, v := range public {
+		values <- v
+	}
+	close(values)
+	if err := w.Fill(len(public), 0, values); err != nil {
+		t.Fatal(err)
+	}
+	publicBin, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotProof, gotPublic, err := SnarkjsFiles(proofBin, publicBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(gotProof) != string(proofJSON) || string(gotPublic) != string(publicJSON) {
+		t.Fatalf("SnarkjsFiles gave\n%s\n%s\nwant snarkjs's\n%s\n%s", gotProof, gotPublic, proofJSON, publicJSON)
+	}
+	if _, _, err := SnarkjsFiles(proofBin[:100], publicBin); err == nil {
+		t.Fatal("a truncated proof accepted")
+	}
+	if _, _, err := SnarkjsFiles(proofBin, publicBin[:5]); err == nil {
+		t.Fatal("a truncated public witness accepted")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circom"
 )
 
 // A wire assignment is a partition solved elsewhere: the value of every wire of the
@@ -61,11 +62,11 @@ func (c *Circuit) GnarkAssignments(fullWitnesses [][]byte, opts ...solver.Option
 }
 
 // IsAssignment reports whether data is a wire assignment (it starts with
-// AssignmentMagic) rather than a gnark witness. The two cannot be confused: a gnark
-// witness starts with its public input count, and the magic read as one is over a
-// billion.
+// AssignmentMagic, or is a circom witness: IsWtns) rather than a gnark witness. They
+// cannot be confused: a gnark witness starts with its public input count, and either
+// magic read as one is over a billion.
 func IsAssignment(data []byte) bool {
-	return len(data) >= len(AssignmentMagic) && string(data[:len(AssignmentMagic)]) == AssignmentMagic
+	return len(data) >= len(AssignmentMagic) && string(data[:len(AssignmentMagic)]) == AssignmentMagic || IsWtns(data)
 }
 
 // MarshalAssignment encodes the wire values W of a circuit with nbPublic public wires
@@ -88,6 +89,9 @@ func MarshalAssignment(W []fr.Element, nbPublic, nbSecret int) []byte {
 // without decoding its values: what the daemon refuses at submit. Errors say what is
 // wrong and what c wants.
 func CheckAssignmentHeader(data []byte, c *Circuit) error {
+	if IsWtns(data) {
+		return checkWtns(data, c)
+	}
 	return checkAssignment(data[:min(len(data), compactAssignmentHeader)], int64(len(data)), c)
 }
 
@@ -138,7 +142,11 @@ func ParseAssignment(data []byte, c *Circuit, threads int) ([]fr.Element, error)
 // parseAssignmentInto is ParseAssignment into W (c.NbWires values), of
 // either format (full or compact).
 func parseAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
-	if IsCompactAssignment(data) {
+	if IsWtns(data) {
+		if err := parseWtnsInto(data, c, threads, W); err != nil {
+			return err
+		}
+	} else if IsCompactAssignment(data) {
 		if err := parseCompactAssignmentInto(data, c, threads, W); err != nil {
 			return err
 		}
@@ -471,13 +479,15 @@ func CheckInput(data []byte, assignment bool, c *Circuit) error {
 // held to before its bytes arrive: a gnark full witness and a full wire
 // assignment have exactly InputSize's bytes; a compact wire assignment has at
 // least its header and bitmaps, and at most every value besides (a range
-// that holds the full assignment's size too).
+// that holds the full assignment's size too); a circom .wtns has
+// circom.WitnessSize's.
 func InputSizeRange(c *Circuit, assignment bool) (lo, hi int64) {
 	if !assignment {
 		n := InputSize(c, false)
 		return n, n
 	}
-	return compactAssignmentSize(uint64(c.NbWires), 0), compactAssignmentSize(uint64(c.NbWires), uint64(c.NbWires))
+	n := uint64(c.NbWires)
+	return compactAssignmentSize(n, 0), max(compactAssignmentSize(n, n), circom.WitnessSize(n))
 }
 
 // InputSize returns the size in bytes every input of circuit c has: a wire

@@ -1,0 +1,174 @@
+package circuit
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zkhost/zkhost/sdk/circom"
+	"github.com/zkhost/zkhost/sdk/circomconv"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
+
+// SetupSnarkjs is NAME.json's setup field for key sets ImportCircom made.
+const SetupSnarkjs = "imported: a snarkjs Groth16 key (.zkey) and its circom constraint system (.r1cs); the setup and its trust are the key owner's"
+
+// CircuitCircom is NAME.json's circuit field for key sets ImportCircom made.
+const CircuitCircom = "circom"
+
+// CircomFiles are what a circom and snarkjs user has for a circuit: the files
+// ImportCircom reads.
+type CircomFiles struct {
+	R1CS string // circom's constraint system (.r1cs), BLS12-381 (--prime bls12381)
+	ZKey string // snarkjs's Groth16 proving key (.zkey) for that .r1cs
+	// Witness, optional: a circom witness (.wtns) of one partition, proved with the
+	// imported key and verified with the zkey's verifying key before the set is
+	// written.
+	Witness string
+}
+
+// CircomName is the key set name ImportCircom's callers default to: the .r1cs
+// file's base name without its extension (multiplier for multiplier.r1cs).
+func CircomName(r1csPath string) string {
+	return strings.TrimSuffix(filepath.Base(r1csPath), filepath.Ext(r1csPath))
+}
+
+// ImportCircom brings a circuit compiled with circom and set up with snarkjs into
+// outDir as key set name: NAME.pk, the zkey's points in zkhost's key file format in
+// snarkjs's H form (circomconv.ProvingKey); NAME.vk, the zkey's verifying key as
+// gnark's; NAME.ccs, the .r1cs as a gnark constraint system whose rows are the
+// zkey's QAP rows (circomconv.ConstraintSystem), from which the host evaluates A and
+// B for each partition and checks every constraint; and NAME.json.
+//
+// It refuses a pair that does not belong together, naming what differs
+// (circom.ZKey.CheckR1CS: the field, the counts, snarkjs's domain, every
+// coefficient), BN254 files (not supported yet), and anything circuit.Load would
+// refuse. With files.Witness it proves that partition as the CPU backend does and
+// verifies the proof. Existing files of the name are refused (ErrExists); everything
+// is staged and renamed into place, so an error leaves nothing behind.
+//
+// Partitions of the key set are circom witnesses (.wtns) or wire assignments in
+// circom's wire order (docs/circom.md).
+func ImportCircom(ctx context.Context, files CircomFiles, name, outDir string) (res *ImportResult, err error) {
+	if err := checkImportName(name); err != nil {
+		return nil, fmt.Errorf("circuit: import: %w", err)
+	}
+	if files.R1CS == "" || files.ZKey == "" {
+		return nil, errors.New("circuit: import: the .r1cs and the .zkey are both needed")
+	}
+	wrap := func(err error) error { return fmt.Errorf("circuit: import %s: %w", name, err) }
+
+	// The user's files are read and checked before anything is made.
+	r1cs, err := circom.ReadR1CS(files.R1CS)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	zkey, err := circom.ReadZKey(files.ZKey)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := zkey.CheckR1CS(r1cs); err != nil {
+		return nil, wrap(fmt.Errorf("%s and %s do not belong together: %w", files.ZKey, files.R1CS, err))
+	}
+	pk, err := circomconv.ProvingKey(zkey)
+	if err != nil {
+		return nil, wrap(fmt.Errorf("%s: %w", files.ZKey, err))
+	}
+	sys, err := circomconv.ConstraintSystem(r1cs)
+	if err != nil {
+		return nil, wrap(fmt.Errorf("%s: %w", files.R1CS, err))
+	}
+	vk, err := circomconv.VerifyingKey(zkey)
+	if err != nil {
+		return nil, wrap(fmt.Errorf("%s: %w", files.ZKey, err))
+	}
+	r1cs, zkey = nil, nil // the converted forms are all that is needed from here
+
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, wrap(err)
+	}
+	var final [4]string
+	final[0], final[1], final[2], final[3] = Paths(outDir, name)
+	if err := checkFree(final); err != nil {
+		return nil, wrap(err)
+	}
+	stage, err := os.MkdirTemp(outDir, ".import-"+name+"-")
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
+	var staged [4]string
+	staged[0], staged[1], staged[2], staged[3] = Paths(stage, name)
+	if _, err := writeFileFrom(staged[0], sys); err != nil {
+		return nil, wrap(fmt.Errorf("write constraint system: %w", err))
+	}
+	if _, err := writeFileFrom(staged[1], vk); err != nil {
+		return nil, wrap(fmt.Errorf("write verifying key: %w", err))
+	}
+	digest, err := keyfile.Write(staged[2], pk)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	pk = nil
+
+	// The staged files are read back as Load reads them, so what is checked and
+	// proved is what the daemon will read.
+	c := &Circuit{Name: name}
+	ccsSum, err := readCCS(staged[0], c)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	vkSum, err := readVK(staged[1], c)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	f, err := keyfile.Open(staged[2])
+	if err != nil {
+		return nil, wrap(err)
+	}
+	c.pk = f
+	defer c.Close() // the staged key; the result loads the installed one
+	c.KeyDir, c.PKPath, c.PKDigest = stage, staged[2], digest
+	if err := c.checkConsistent(staged[0], staged[1], staged[2], ""); err != nil {
+		return nil, err
+	}
+
+	res = &ImportResult{}
+	if files.Witness != "" {
+		if err := proveOnce(ctx, c, files.Witness); err != nil {
+			return nil, wrap(err)
+		}
+		res.Proved = true
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("circuit: import %s: stopped before the key set was in place, nothing written: %w", name, err)
+	}
+
+	meta := Metadata{
+		Version: MetadataVersion, ID: name, Circuit: CircuitCircom, Params: map[string]int{}, Curve: "bls12-381",
+		NbConstraints: c.NbConstraints, NbWires: c.NbWires, NbPublic: c.NbPublic, NbSecret: c.NbSecret,
+		DomainSize: c.DomainSize, Setup: SetupSnarkjs,
+		PKDigest:  hex.EncodeToString(digest[:]),
+		CCSSHA256: hex.EncodeToString(ccsSum[:]),
+		VKSHA256:  hex.EncodeToString(vkSum[:]),
+	}
+	js, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := writeFile(staged[3], append(js, '\n')); err != nil {
+		return nil, wrap(fmt.Errorf("write metadata: %w", err))
+	}
+	if err := install(staged, final); err != nil {
+		return nil, wrap(err)
+	}
+	if res.Circuit, err = Load(outDir, name); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,163 @@
+package circuit
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/consensys/gnark/backend/groth16"
+
+	"github.com/zkhost/zkhost/sdk/circomconv"
+	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/refprover"
+)
+
+// circomFile is one of sdk/circom's test files, made with circom2 and snarkjs.
+func circomFile(circuit, prime, ext string) string {
+	return filepath.Join("..", "circom", "testdata", circuit+"_"+prime+ext)
+}
+
+func circomFiles(circuit string) CircomFiles {
+	return CircomFiles{
+		R1CS:    circomFile(circuit, "bls12381", ".r1cs"),
+		ZKey:    circomFile(circuit, "bls12381", ".zkey"),
+		Witness: circomFile(circuit, "bls12381", ".wtns"),
+	}
+}
+
+// TestImportCircom imports the circom test circuits, proves their witnesses from the
+// installed key set as the daemon does (the .wtns as a wire assignment, A and B
+// evaluated from the constraint system, the CPU prover) and verifies the proofs.
+func TestImportCircom(t *testing.T) {
+	for _, name := range []string{"multiplier", "poseidonbits"} {
+		t.Run(name, func(t *testing.T) {
+			files := circomFiles(name)
+			out := t.TempDir()
+			res, err := ImportCircom(context.Background(), files, CircomName(files.R1CS), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Circuit
+			t.Cleanup(func() { c.Close() })
+			if !res.Proved || c.Name != name+"_bls12381" || c.Meta == nil || c.Meta.Setup != SetupSnarkjs || c.Key().HForm != keyfile.HFormSnarkjs {
+				t.Fatalf("imported %s (proved %v), metadata %+v, H form %s", c.Name, res.Proved, c.Meta, c.Key().HForm)
+			}
+			data, err := os.ReadFile(files.Witness)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckInput(data, true, c); err != nil {
+				t.Fatalf("the .wtns refused as an assignment: %v", err)
+			}
+			if err := CheckInput(data, false, c); err == nil || !strings.Contains(err.Error(), "--assignment") {
+				t.Fatalf("the .wtns as a gnark witness: %v, want a refusal saying --assignment", err)
+			}
+			if lo, hi := InputSizeRange(c, true); int64(len(data)) < lo || int64(len(data)) > hi {
+				t.Fatalf("the .wtns has %d bytes, outside the range [%d, %d] a streamed input is held to", len(data), lo, hi)
+			}
+			W, A, B, full, err := SynthesizeInput(c, data, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proof, _, err := refprover.Prove(context.Background(), c.Key(), W, A, B, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub, err := full.Public()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := groth16.Verify(keyconv.ProofToGnark(proof), c.VK, pub); err != nil {
+				t.Fatalf("the proof does not verify: %v", err)
+			}
+		})
+	}
+}
+
+// TestImportCircomWrongWitness: a .wtns that breaks a constraint is refused, naming
+// the constraint, at import and when a partition is synthesized.
+func TestImportCircomWrongWitness(t *testing.T) {
+	data, err := os.ReadFile(circomFile("multiplier", "bls12381", ".wtns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last wire is b of c = a·b; the values are little-endian, so the first byte
+	// of the last value is its lowest.
+	data[len(data)-32]++
+	bad := filepath.Join(t.TempDir(), "bad.wtns")
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := circomFiles("multiplier")
+	files.Witness = bad
+	out := t.TempDir()
+	_, err = ImportCircom(context.Background(), files, "m", out)
+	var unsat *UnsatisfiedError
+	if !errors.As(err, &unsat) || unsat.Constraint != 0 || !strings.Contains(err.Error(), "constraint 0") {
+		t.Fatalf("got %v, want constraint 0 unsatisfied", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Fatalf("a failed import left %d entries in %s", len(entries), out)
+	}
+}
+
+// TestImportCircomRefused: files that do not belong together, or that zkhost cannot
+// prove, are refused with an error naming what is wrong, and nothing is written.
+func TestImportCircomRefused(t *testing.T) {
+	mixed := circomFiles("multiplier")
+	mixed.ZKey = circomFile("poseidonbits", "bls12381", ".zkey")
+	bn := CircomFiles{R1CS: circomFile("multiplier", "bn128", ".r1cs"), ZKey: circomFile("multiplier", "bn128", ".zkey")}
+	otherWitness := circomFiles("multiplier")
+	otherWitness.Witness = circomFile("poseidonbits", "bls12381", ".wtns")
+	bnWitness := circomFiles("multiplier")
+	bnWitness.Witness = circomFile("multiplier", "bn128", ".wtns")
+	notZKey := circomFiles("multiplier")
+	notZKey.ZKey = notZKey.R1CS
+	cases := []struct {
+		name     string
+		files    CircomFiles
+		mentions []string
+	}{
+		{"another circuit's key", mixed, []string{"poseidonbits_bls12381.zkey", "multiplier_bls12381.r1cs", "do not belong together", "587 wires"}},
+		{"BN254", bn, []string{"BN254 keys are not supported yet"}},
+		{"another circuit's witness", otherWitness, []string{"poseidonbits_bls12381.wtns", "587 wires"}},
+		{"a BN254 witness", bnWitness, []string{"multiplier_bn128.wtns", "BN254"}},
+		{"an r1cs given as the key", notZKey, []string{"multiplier_bls12381.r1cs", "wrong magic"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			_, err := ImportCircom(context.Background(), tc.files, "x", out)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, m := range tc.mentions {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("%q does not mention %q", err, m)
+				}
+			}
+			if entries, _ := os.ReadDir(out); len(entries) != 0 {
+				t.Errorf("a refused import left %d entries in %s", len(entries), out)
+			}
+		})
+	}
+	_, err := ImportCircom(context.Background(), bn, "x", t.TempDir())
+	if !errors.Is(err, circomconv.ErrBN254) {
+		t.Errorf("BN254: %v does not wrap circomconv.ErrBN254", err)
+	}
+	out := t.TempDir()
+	files := circomFiles("multiplier")
+	files.Witness = ""
+	res, err := ImportCircom(context.Background(), files, "m", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Circuit.Close()
+	if _, err := ImportCircom(context.Background(), files, "m", out); !errors.Is(err, ErrExists) {
+		t.Errorf("a second import of the name: %v, want ErrExists", err)
+	}
+}
