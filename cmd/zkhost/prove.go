@@ -40,8 +40,11 @@ temporary state directory, one backend process), so the proofs take the daemon's
 pipeline, and each is verified before it is written. The files are one gnark full
 witness per partition (witness.MarshalBinary), or with --assignment one wire
 assignment per partition (docs/assignment.md); --partitions N proves N generated
-witnesses of an example circuit instead. DIR receives <i>.proof, <i>.public and
-summary.json; it must not hold the proofs of an earlier run.
+witnesses of an example circuit instead. Circom witnesses (.wtns) of a circuit
+imported with key import --r1cs are wire assignments, taken as such without
+--assignment (docs/circom.md). DIR receives <i>.proof, <i>.public and
+summary.json, and with --snarkjs snarkjs's <i>.proof.json and <i>.public.json; it
+must not hold the proofs of an earlier run.
 
 A circuit with hints of its own is proved from wire assignments here; to prove
 its witnesses through its synthesizer plugin, run zkhost serve with a config
@@ -53,6 +56,7 @@ naming the plugin and use zkhost submit (docs/synthesizer.md).`)
 	fs.Var(&witnesses, "witness", "gnark full witness file, one per partition (repeatable; more files may follow the flags)")
 	assign := fs.Bool("assignment", false, "the files are wire assignments solved elsewhere (docs/assignment.md), not gnark witnesses")
 	out := fs.String("out", "", "`DIR` for <i>.proof, <i>.public and summary.json")
+	snarkjs := fs.Bool("snarkjs", false, "also write each proof as snarkjs's <i>.proof.json and <i>.public.json")
 	backend := fs.String("backend", "", "backend binary (default: zkhost-backend-cpu beside this executable)")
 	sha := fs.String("backend-sha256", "", "expected SHA-256 of the backend binary (hex)")
 	threads := fs.Int("threads", 0, "backend threads (0: all cores; CPU backend)")
@@ -86,12 +90,17 @@ naming the plugin and use zkhost submit (docs/synthesizer.md).`)
 	if *assign && len(witnesses) == 0 {
 		return fmt.Errorf("%w: --assignment needs the wire assignment files, one per partition", cli.ErrUsage)
 	}
+	if !*assign {
+		if *assign, err = cli.CircomWitnesses(witnesses); err != nil {
+			return err
+		}
+	}
 	if *assign {
 		witnesses, assignments = nil, witnesses
 	}
 	opts := oneshot.Options{
 		KeyDir: *keys, Circuit: keyName, Partitions: *n, WitnessFiles: witnesses, AssignmentFiles: assignments, OutDir: *out,
-		Backend: *backend, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer,
+		Backend: *backend, Logger: newLogger(stderr, *logLevel), GnarkPeer: *gnarkPeer, SnarkjsJSON: *snarkjs,
 	}
 	if *sha != "" {
 		if opts.BackendSHA256, err = config.ParseDigest(*sha); err != nil {

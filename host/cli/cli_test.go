@@ -574,7 +574,7 @@ func TestWriteOutputsAllOrNothing(t *testing.T) {
 		{Index: 0, Proof: []byte("p0"), PublicWitness: []byte("w0")},
 		{Index: 1, Proof: nil, PublicWitness: []byte("w1")},
 	}}
-	if _, err := writeOutputs(dir, job); err == nil || !strings.Contains(err.Error(), "partition 1 of job j") {
+	if _, err := writeOutputs(dir, job, false); err == nil || !strings.Contains(err.Error(), "partition 1 of job j") {
 		t.Fatalf("writeOutputs = %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -583,11 +583,20 @@ func TestWriteOutputsAllOrNothing(t *testing.T) {
 	// Existing files are replaced whole.
 	os.WriteFile(filepath.Join(dir, "0.proof"), []byte("old and longer"), 0o644)
 	job.Partitions = job.Partitions[:1]
-	if _, err := writeOutputs(dir, job); err != nil {
+	if _, err := writeOutputs(dir, job, false); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "0.proof")); string(b) != "p0" {
 		t.Errorf("0.proof = %q", b)
+	}
+	// snarkjs's files are decoded from the proof: one that does not decode fails
+	// the whole write.
+	dir = t.TempDir()
+	if _, err := writeOutputs(dir, job, true); err == nil || !strings.Contains(err.Error(), "snarkjs's files of partition 0") {
+		t.Fatalf("writeOutputs with snarkjs's files of a bad proof = %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed write left %d files", len(entries))
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/client"
 	"github.com/zkhost/zkhost/host/config"
+	"github.com/zkhost/zkhost/sdk/circomconv"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // ErrUsage is wrapped by every command-line mistake (unknown flag, missing argument); the
@@ -302,8 +304,46 @@ func CheckOutDir(dir string) error {
 // isOutputFile reports whether name is one of the files a run writes into its output
 // directory.
 func isOutputFile(name string) bool {
-	return name == "summary.json" || strings.HasSuffix(name, ".proof") || strings.HasSuffix(name, ".public")
+	for _, suffix := range []string{".proof", ".public", ".proof.json", ".public.json"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return name == "summary.json"
 }
+
+// CircomWitnesses reports whether files are circom witnesses (.wtns, told by their
+// magic, whatever their names): a job of them is a job of wire assignments, so the
+// commands need no --assignment for it. Some witnesses and some other files are
+// refused, naming one of each.
+func CircomWitnesses(files []string) (bool, error) {
+	var wtns, other string
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return false, err
+		}
+		head := make([]byte, 4)
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		if circuit.IsWtns(head[:n]) {
+			wtns = name
+		} else {
+			other = name
+		}
+	}
+	if wtns != "" && other != "" {
+		return false, fmt.Errorf("%s is a circom witness but %s is not: a job's partitions are all one kind", wtns, other)
+	}
+	return wtns != "", nil
+}
+
+// SnarkjsSuffixes are the names writeOutputs gives snarkjs's files of partition i:
+// <i>.proof.json and <i>.public.json.
+const (
+	SnarkjsProofSuffix  = ".proof.json"
+	SnarkjsPublicSuffix = ".public.json"
+)
 
 // checkWritable checks that a file can be created in the existing directory p, on the
 // way to the output directory dir.
@@ -320,10 +360,11 @@ func checkWritable(dir, p string) error {
 }
 
 // writeOutputs writes each partition's proof and public witness, as the daemon sent them,
-// to DIR/<i>.proof and DIR/<i>.public. All files are first written to temporary names and
-// synced, then renamed into place, so DIR never holds a partial file, and holds no file of
-// this job at all when a write fails.
-func writeOutputs(dir string, job api.Job) ([]string, error) {
+// to DIR/<i>.proof and DIR/<i>.public, and with snarkjs also as snarkjs's proof.json and
+// public.json, DIR/<i>.proof.json and DIR/<i>.public.json. All files are first written to
+// temporary names and synced, then renamed into place, so DIR never holds a partial file,
+// and holds no file of this job at all when a write fails.
+func writeOutputs(dir string, job api.Job, snarkjs bool) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
@@ -364,6 +405,20 @@ func writeOutputs(dir string, job api.Job) ([]string, error) {
 		if err := stage(fmt.Sprintf("%d.public", p.Index), p.PublicWitness); err != nil {
 			cleanup()
 			return nil, fmt.Errorf("write public witness of partition %d: %w", p.Index, err)
+		}
+		if !snarkjs {
+			continue
+		}
+		proofJSON, publicJSON, err := circomconv.SnarkjsFiles(p.Proof, p.PublicWitness)
+		if err == nil {
+			err = stage(fmt.Sprintf("%d%s", p.Index, SnarkjsProofSuffix), proofJSON)
+		}
+		if err == nil {
+			err = stage(fmt.Sprintf("%d%s", p.Index, SnarkjsPublicSuffix), publicJSON)
+		}
+		if err != nil {
+			cleanup()
+			return nil, fmt.Errorf("write snarkjs's files of partition %d: %w", p.Index, err)
 		}
 	}
 	var written []string

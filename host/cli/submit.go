@@ -24,12 +24,16 @@ func submitCmd(ctx context.Context, inv Invocation) error {
 Submit a proof job: one partition per WITNESS file (a gnark full witness, as
 witness.MarshalBinary writes it). Prints the job id on stdout. With --assignment
 the files are wire assignments instead: every wire's value, solved elsewhere
-(docs/assignment.md); the daemon checks every constraint before proving.
+(docs/assignment.md); the daemon checks every constraint before proving. Circom
+witnesses (.wtns) of a circuit imported with key import --r1cs are wire
+assignments, and are submitted as such without the flag (docs/circom.md).
 
 With --wait, follow the job until it ends, printing each partition as it finishes
 (on stderr). With --out DIR (implies --wait), write each partition's proof to
 DIR/<i>.proof (gnark Proof.WriteTo) and public witness to DIR/<i>.public
-(witness.MarshalBinary), i counting from 0 in WITNESS order, once the job is done.
+(witness.MarshalBinary), i counting from 0 in WITNESS order, once the job is done;
+with --snarkjs also as snarkjs's DIR/<i>.proof.json and DIR/<i>.public.json, which
+snarkjs groth16 verify reads.
 
 The files are streamed, never held whole in memory: the daemon checks each
 file's size against what the circuit expects before any byte is sent.
@@ -45,6 +49,7 @@ and the same files returns the same job instead of proving twice.`)
 		out       = fs.String("out", "", "write proofs and public witnesses into this directory (implies --wait)")
 		verbose   = fs.Bool("v", false, "with --wait, print every partition event, not only finished ones")
 		assign    = fs.Bool("assignment", false, "the files are wire assignments (docs/assignment.md), not gnark witnesses")
+		snarkjs   = fs.Bool("snarkjs", false, "with --out, also write snarkjs's <i>.proof.json and <i>.public.json")
 	)
 	d.register(fs)
 	files, err := Parse(fs, args)
@@ -67,6 +72,14 @@ and the same files returns the same job instead of proving twice.`)
 	if *out != "" {
 		// Before submitting: a bad --out found only once the job is proven wastes it.
 		if err := CheckOutDir(*out); err != nil {
+			return err
+		}
+	}
+	if *snarkjs && *out == "" {
+		return usageErr(fs, "--snarkjs writes files into --out DIR: give --out")
+	}
+	if !*assign {
+		if *assign, err = CircomWitnesses(files); err != nil {
 			return err
 		}
 	}
@@ -93,7 +106,7 @@ and the same files returns the same job instead of proving twice.`)
 		return nil
 	}
 	fmt.Fprintf(stderr, "job %s: %s of %s, class %s\n", job.ID, plural(len(job.Partitions), "partition"), job.Circuit, job.Class)
-	return follow(ctx, c, &d, job.ID, *out, *verbose, stderr)
+	return follow(ctx, c, &d, job.ID, *out, *snarkjs, *verbose, stderr)
 }
 
 // inputSizes returns the size of each input file, refusing one that is not a
@@ -196,11 +209,14 @@ func waitCmd(ctx context.Context, inv Invocation) error {
 	fs := inv.FlagSet(`
 Follow a job until it ends, printing each partition as it finishes (on stderr).
 With --out DIR, write each partition's proof to DIR/<i>.proof and public witness
-to DIR/<i>.public once the job is done. A job that already ended is reported (and
-its proofs written) at once. Exits with an error if the job failed or was cancelled.`)
+to DIR/<i>.public once the job is done, and with --snarkjs also as snarkjs's
+DIR/<i>.proof.json and DIR/<i>.public.json (snarkjs groth16 verify reads them). A
+job that already ended is reported (and its proofs written) at once. Exits with an
+error if the job failed or was cancelled.`)
 	var (
 		d       daemonFlags
 		out     = fs.String("out", "", "write proofs and public witnesses into this directory")
+		snarkjs = fs.Bool("snarkjs", false, "with --out, also write snarkjs's <i>.proof.json and <i>.public.json")
 		verbose = fs.Bool("v", false, "print every partition event, not only finished ones")
 	)
 	d.register(fs)
@@ -209,23 +225,29 @@ its proofs written) at once. Exits with an error if the job failed or was cancel
 		return err // nil after --help
 	}
 	defer c.Close()
+	if *snarkjs && *out == "" {
+		return usageErr(fs, "--snarkjs writes files into --out DIR: give --out")
+	}
 	if *out != "" {
 		if err := CheckOutDir(*out); err != nil {
 			return err
 		}
 	}
-	return follow(ctx, c, &d, arg, *out, *verbose, stderr)
+	return follow(ctx, c, &d, arg, *out, *snarkjs, *verbose, stderr)
 }
 
 // follow awaits a job with a progress printer, then writes its outputs into out (if set).
 // d is how the daemon was found, repeated in the hint to follow the job again.
-func follow(ctx context.Context, c *client.Client, d *daemonFlags, jobID, out string, verbose bool, stderr io.Writer) error {
+func follow(ctx context.Context, c *client.Client, d *daemonFlags, jobID, out string, snarkjs, verbose bool, stderr io.Writer) error {
 	p := &progress{w: stderr, verbose: verbose, started: map[int]time.Time{}, proving: map[int]time.Time{}}
 	job, err := c.Await(ctx, jobID, p.event)
 	if err != nil {
 		again := "zkhost wait " + jobID + d.args()
 		if out != "" {
 			again += " --out " + shellQuote(out)
+		}
+		if snarkjs {
+			again += " --snarkjs"
 		}
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return fmt.Errorf("stopped waiting; job %s goes on in the daemon (`%s` to follow it again)", jobID, again)
@@ -250,7 +272,7 @@ func follow(ctx context.Context, c *client.Client, d *daemonFlags, jobID, out st
 	if out == "" {
 		return nil
 	}
-	written, err := writeOutputs(out, job)
+	written, err := writeOutputs(out, job, snarkjs)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/zkhost/zkhost/host/inprocess"
 	"github.com/zkhost/zkhost/host/timeline"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circomconv"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/keyconv"
@@ -44,6 +45,9 @@ type Options struct {
 	AssignmentFiles []string
 	// OutDir receives <i>.proof, <i>.public and summary.json.
 	OutDir string
+	// SnarkjsJSON also writes each proof as snarkjs's <i>.proof.json and
+	// <i>.public.json (sdk/circomconv), for circuits imported from circom.
+	SnarkjsJSON bool
 	// Backend is the backend binary; BackendSHA256 optionally pins it.
 	Backend       string
 	BackendSHA256 config.Digest
@@ -215,7 +219,7 @@ func runDaemon(ctx context.Context, opts Options, name string, in inputs, start 
 	for _, p := range done.Partitions {
 		pr := PartitionResult{Index: p.Index, Constraints: c.NbConstraints, Verified: p.State == api.PartitionVerified,
 			Prove: p.ProveEnd.Sub(p.ProveStart), Phases: []sdk.Phase{}}
-		if err := writeProof(&pr, p.Proof, p.PublicWitness, opts.OutDir); err != nil {
+		if err := writeProof(&pr, p.Proof, p.PublicWitness, opts.OutDir, opts.SnarkjsJSON); err != nil {
 			return nil, err
 		}
 		res.Partitions = append(res.Partitions, pr)
@@ -389,7 +393,7 @@ func runGnark(ctx context.Context, opts Options, name string, in inputs, start t
 		if err != nil {
 			return nil, fmt.Errorf("encode public witness: %w", err)
 		}
-		if err := writeProof(&pr, buf.Bytes(), pubBytes, opts.OutDir); err != nil {
+		if err := writeProof(&pr, buf.Bytes(), pubBytes, opts.OutDir, opts.SnarkjsJSON); err != nil {
 			return nil, fmt.Errorf("partition %d: %w", i, err)
 		}
 		res.Partitions = append(res.Partitions, pr)
@@ -399,8 +403,9 @@ func runGnark(ctx context.Context, opts Options, name string, in inputs, start t
 }
 
 // writeProof writes a partition's proof and public witness to outDir/<i>.proof and
-// outDir/<i>.public and records their paths.
-func writeProof(pr *PartitionResult, proof, public []byte, outDir string) error {
+// outDir/<i>.public and records their paths; with snarkjs, also snarkjs's
+// outDir/<i>.proof.json and outDir/<i>.public.json.
+func writeProof(pr *PartitionResult, proof, public []byte, outDir string, snarkjs bool) error {
 	if len(proof) == 0 || len(public) == 0 {
 		return fmt.Errorf("no proof or public witness for partition %d", pr.Index)
 	}
@@ -410,7 +415,20 @@ func writeProof(pr *PartitionResult, proof, public []byte, outDir string) error 
 	if err := WriteFileAtomic(pr.ProofFile, proof); err != nil {
 		return err
 	}
-	return WriteFileAtomic(pr.PublicFile, public)
+	if err := WriteFileAtomic(pr.PublicFile, public); err != nil {
+		return err
+	}
+	if !snarkjs {
+		return nil
+	}
+	proofJSON, publicJSON, err := circomconv.SnarkjsFiles(proof, public)
+	if err != nil {
+		return fmt.Errorf("partition %d: %w", pr.Index, err)
+	}
+	if err := WriteFileAtomic(filepath.Join(outDir, idx+".proof.json"), proofJSON); err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(outDir, idx+".public.json"), publicJSON)
 }
 
 // readInputs reads the witness files or wire assignment files, or generates

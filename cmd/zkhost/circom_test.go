@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// requireSnarkjsEnv names the environment variable that makes a missing snarkjs a
+// test failure rather than a skip: CI sets it (.ci/run installs snarkjs), so the
+// check by snarkjs's own verifier cannot pass there by not running.
+const requireSnarkjsEnv = "ZKHOST_REQUIRE_SNARKJS"
+
+// snarkjsForTest returns the command that runs snarkjs: $ZKHOST_SNARKJS, else
+// snarkjs on PATH. When there is none it fails t if requireSnarkjsEnv is 1, and
+// otherwise skips t, saying why (a developer's machine need not have node).
+func snarkjsForTest(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("ZKHOST_SNARKJS")
+	if path == "" {
+		path = "snarkjs"
+	}
+	found, err := exec.LookPath(path)
+	if err != nil {
+		if os.Getenv(requireSnarkjsEnv) == "1" {
+			t.Fatalf("%s=1 but no snarkjs (npm install -g snarkjs@0.7.6, or set $ZKHOST_SNARKJS): %v", requireSnarkjsEnv, err)
+		}
+		t.Skipf("skipping snarkjs's verification (set %s=1 to fail instead): %v", requireSnarkjsEnv, err)
+	}
+	return found
+}
+
+// circomTestdata is one of sdk/circom's files, made by its testdata/make.sh with
+// circom2 and snarkjs.
+func circomTestdata(name string) string {
+	return filepath.Join("..", "..", "sdk", "circom", "testdata", name)
+}
+
+// TestCircomImportAndProve is docs/circom.md as a user types it, from the files
+// circom and snarkjs made: `zkhost key import` of the .r1cs and .zkey, `zkhost
+// prove` of .wtns witnesses through the daemon's pipeline and the CPU backend with
+// snarkjs's files written, `zkhost verify` (gnark) of the proofs, and snarkjs's own
+// verifier, which accepts every proof and refuses a tampered one. A witness that
+// breaks a constraint is refused, naming it.
+func TestCircomImportAndProve(t *testing.T) {
+	backend := filepath.Join(t.TempDir(), "zkhost-backend-cpu")
+	if out, err := exec.Command("go", "build", "-o", backend, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu").CombinedOutput(); err != nil {
+		t.Fatalf("building the backend: %v\n%s", err, out)
+	}
+	zkhost := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("zkhost %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
+		}
+		return stdout.String()
+	}
+	keys := t.TempDir()
+	out := zkhost("key", "import", "--r1cs", circomTestdata("poseidonbits_bls12381.r1cs"), "--zkey", circomTestdata("poseidonbits_bls12381.zkey"),
+		"--witness", circomTestdata("poseidonbits_bls12381.wtns"), "--out", keys)
+	if !strings.Contains(out, "wrote poseidonbits_bls12381.{ccs,vk,pk,json}") || !strings.Contains(out, "proved and verified") {
+		t.Errorf("key import printed %q", out)
+	}
+
+	// Two partitions, the same witness twice: each proof has its own r and s.
+	proofs := filepath.Join(t.TempDir(), "proofs")
+	wtns := circomTestdata("poseidonbits_bls12381.wtns")
+	out = zkhost("prove", "--keys", keys, "--circuit", "poseidonbits_bls12381", "--backend", backend, "--threads", "2",
+		"--snarkjs", "--out", proofs, wtns, wtns)
+	if !strings.Contains(out, "2 partitions proven and verified") {
+		t.Errorf("prove printed %q", out)
+	}
+	if out := zkhost("verify", "--keys", keys, "--circuit", "poseidonbits_bls12381", proofs); !strings.Contains(out, "2 of 2 proofs verify") {
+		t.Errorf("verify printed %q", out)
+	}
+
+	// A witness whose last wire is changed breaks a constraint, which is named.
+	bad, err := os.ReadFile(wtns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad[len(bad)-32]++
+	badPath := filepath.Join(t.TempDir(), "bad.wtns")
+	if err := os.WriteFile(badPath, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"prove", "--keys", keys, "--circuit", "poseidonbits_bls12381", "--backend", backend,
+		"--out", filepath.Join(t.TempDir(), "p"), badPath}, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "does not satisfy constraint") {
+		t.Errorf("prove of a wrong witness: exit %d, stderr %q; want a refusal naming the constraint", code, stderr.String())
+	}
+
+	t.Run("snarkjs verifies", func(t *testing.T) {
+		snarkjs := snarkjsForTest(t)
+		vk := circomTestdata("poseidonbits_bls12381.vk.json")
+		verify := func(public, proof string) (string, error) {
+			out, err := exec.Command(snarkjs, "groth16", "verify", vk, public, proof).CombinedOutput()
+			return string(out), err
+		}
+		for _, i := range []string{"0", "1"} {
+			if out, err := verify(filepath.Join(proofs, i+".public.json"), filepath.Join(proofs, i+".proof.json")); err != nil || !strings.Contains(out, "OK") {
+				t.Errorf("snarkjs refused proof %s: %v\n%s", i, err, out)
+			}
+		}
+		// The proof of partition 0 with the public values changed: refused.
+		public, err := os.ReadFile(filepath.Join(proofs, "0.public.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tampered := filepath.Join(t.TempDir(), "public.json")
+		if err := os.WriteFile(tampered, bytes.Replace(public, []byte(`"23"`), []byte(`"24"`), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := verify(tampered, filepath.Join(proofs, "0.proof.json")); err == nil || strings.Contains(out, "OK!") {
+			t.Errorf("snarkjs accepted a proof for tampered public values: %v\n%s", err, out)
+		}
+	})
+}
