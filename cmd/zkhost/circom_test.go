@@ -46,18 +46,8 @@ func circomTestdata(name string) string {
 // verifier, which accepts every proof and refuses a tampered one. A witness that
 // breaks a constraint is refused, naming it.
 func TestCircomImportAndProve(t *testing.T) {
-	backend := filepath.Join(t.TempDir(), "zkhost-backend-cpu")
-	if out, err := exec.Command("go", "build", "-o", backend, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu").CombinedOutput(); err != nil {
-		t.Fatalf("building the backend: %v\n%s", err, out)
-	}
-	zkhost := func(args ...string) string {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		if code := run(args, &stdout, &stderr); code != 0 {
-			t.Fatalf("zkhost %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
-		}
-		return stdout.String()
-	}
+	backend := buildCPUBackend(t, t.TempDir())
+	zkhost := zkhostRunner(t)
 	keys := t.TempDir()
 	out := zkhost("key", "import", "--r1cs", circomTestdata("poseidonbits_bls12381.r1cs"), "--zkey", circomTestdata("poseidonbits_bls12381.zkey"),
 		"--witness", circomTestdata("poseidonbits_bls12381.wtns"), "--out", keys)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,24 +18,14 @@ import (
 // prove` through the CPU backend from the user's gnark witness and from a wire
 // assignment; `zkhost verify` checks the proofs with gnark.
 func TestKeyImportAndProve(t *testing.T) {
-	backend := filepath.Join(t.TempDir(), "zkhost-backend-cpu")
-	if out, err := exec.Command("go", "build", "-o", backend, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu").CombinedOutput(); err != nil {
-		t.Fatalf("building the backend: %v\n%s", err, out)
-	}
+	backend := buildCPUBackend(t, t.TempDir())
 	const bits = 12
 	f, err := testcircuit.WriteGnarkFiles(t.TempDir(), "user", &testcircuit.User{Bits: bits}, testcircuit.UserAssignment(bits, 3001))
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys := t.TempDir()
-	zkhost := func(args ...string) string {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		if code := run(args, &stdout, &stderr); code != 0 {
-			t.Fatalf("zkhost %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
-		}
-		return stdout.String()
-	}
+	zkhost := zkhostRunner(t)
 	out := zkhost("key", "import", "--ccs", f.CCS, "--pk", f.PK, "--vk", f.VK, "--name", "mine", "--out", keys, "--witness", f.Witness)
 	if !strings.Contains(out, "wrote mine.{ccs,vk,pk,json}") || !strings.Contains(out, f.Witness+" proved and verified") {
 		t.Errorf("key import printed %q", out)

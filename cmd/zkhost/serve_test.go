@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,10 +72,7 @@ func TestServeNotifiesSystemd(t *testing.T) {
 	}
 	defer notify.Close()
 	t.Setenv("NOTIFY_SOCKET", notifyPath)
-	backend := filepath.Join(dir, "zkhost-backend-cpu")
-	if out, err := exec.Command("go", "build", "-o", backend, "github.com/zkhost/zkhost/cmd/zkhost-backend-cpu").CombinedOutput(); err != nil {
-		t.Fatalf("building the backend: %v\n%s", err, out)
-	}
+	backend := buildCPUBackend(t, dir)
 	sock := filepath.Join(dir, "zk.sock")
 	cfg := filepath.Join(dir, "zkhost.toml")
 	text := fmt.Sprintf("state_dir = %q\nlog_level = \"info\"\n[api]\nsocket = %q\n[[device]]\nbackend = %q\n", filepath.Join(dir, "state"), sock, backend)

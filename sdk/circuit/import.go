@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/consensys/gnark/backend/groth16"
 
@@ -62,14 +63,11 @@ func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *I
 		return nil, errors.New("circuit: import: the constraint system, proving key and verifying key are all needed")
 	}
 	wrap := func(err error) error { return fmt.Errorf("circuit: import %s: %w", name, err) }
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	stage, staged, final, err := stageKeySet(outDir, name)
+	if err != nil {
 		return nil, wrap(err)
 	}
-	var final [4]string
-	final[0], final[1], final[2], final[3] = Paths(outDir, name)
-	if err := checkFree(final); err != nil {
-		return nil, wrap(err)
-	}
+	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
 
 	// The user's files are read where they are, so errors name them.
 	c := &Circuit{Name: name}
@@ -85,13 +83,6 @@ func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *I
 		return nil, wrap(err)
 	}
 
-	stage, err := os.MkdirTemp(outDir, ".import-"+name+"-")
-	if err != nil {
-		return nil, wrap(err)
-	}
-	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
-	var staged [4]string
-	staged[0], staged[1], staged[2], staged[3] = Paths(stage, name)
 	if err := copyFile(files.CCS, staged[0]); err != nil {
 		return nil, wrap(err)
 	}
@@ -102,20 +93,59 @@ func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *I
 	if err != nil {
 		return nil, wrap(err)
 	}
-	pk, err := keyfile.Open(staged[2])
-	if err != nil {
-		return nil, wrap(err)
-	}
-	c.pk = pk
 	defer c.Close() // the staged key; the result loads the installed one
-	c.KeyDir, c.PKPath, c.PKDigest = stage, staged[2], digest
-	if err := c.checkConsistent(files.CCS, files.VK, files.PK, ""); err != nil {
+	if err := c.openStaged(stage, staged[2], digest, files.CCS, files.VK, files.PK); err != nil {
 		return nil, err
 	}
 
-	res = &ImportResult{}
-	if files.Witness != "" {
-		if err := proveOnce(ctx, c, files.Witness); err != nil {
+	return finishImport(ctx, c, files.Witness, name, SetupImported, [3][32]byte{ccsSum, vkSum, digest}, staged, final)
+}
+
+// stageKeySet makes outDir (when missing) and a staging directory in it for key set
+// name, after checking that none of the set's files exists: it returns the staging
+// directory, which the caller removes when done, and the set's paths in it (staged)
+// and in outDir (final), as Paths orders them.
+func stageKeySet(outDir, name string) (stage string, staged, final [4]string, err error) {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return "", staged, final, err
+	}
+	final[0], final[1], final[2], final[3] = Paths(outDir, name)
+	if err := checkFree(final); err != nil {
+		return "", staged, final, err
+	}
+	if stage, err = os.MkdirTemp(outDir, ".import-"+name+"-"); err != nil {
+		return "", staged, final, err
+	}
+	staged[0], staged[1], staged[2], staged[3] = Paths(stage, name)
+	return stage, staged, final, nil
+}
+
+// openStaged maps the staged key file pkPath (in the staging directory stage, with
+// header digest digest) into c, whose Close unmaps it, and checks that c's
+// constraint system, verifying key and proving key agree; the errors name the three
+// files ccsName, vkName and pkName.
+func (c *Circuit) openStaged(stage, pkPath string, digest [32]byte, ccsName, vkName, pkName string) error {
+	f, err := keyfile.Open(pkPath)
+	if err != nil {
+		return fmt.Errorf("circuit: import %s: %w", c.Name, err)
+	}
+	c.pk = f
+	c.KeyDir, c.PKPath, c.PKDigest = stage, pkPath, digest
+	return c.checkConsistent(ccsName, vkName, pkName, "")
+}
+
+// finishImport ends an import whose key set c is staged (its files staged, to go to
+// final): it proves the partition in witness (when given) with c and verifies the
+// proof, writes NAME.json (circuitName and setup, the sizes, sums holding the
+// SHA-256 of NAME.ccs and NAME.vk and the key's header digest), installs the set and
+// loads it from its installed files, so what the daemon will read is what was
+// checked.
+func finishImport(ctx context.Context, c *Circuit, witness, circuitName, setup string, sums [3][32]byte, staged, final [4]string) (*ImportResult, error) {
+	name := c.Name
+	wrap := func(err error) error { return fmt.Errorf("circuit: import %s: %w", name, err) }
+	res := &ImportResult{}
+	if witness != "" {
+		if err := proveOnce(ctx, c, witness); err != nil {
 			return nil, wrap(err)
 		}
 		res.Proved = true
@@ -125,12 +155,12 @@ func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *I
 	}
 
 	meta := Metadata{
-		Version: MetadataVersion, ID: name, Circuit: name, Params: map[string]int{}, Curve: "bls12-381",
+		Version: MetadataVersion, ID: name, Circuit: circuitName, Params: map[string]int{}, Curve: "bls12-381",
 		NbConstraints: c.NbConstraints, NbWires: c.NbWires, NbPublic: c.NbPublic, NbSecret: c.NbSecret,
-		DomainSize: c.DomainSize, Setup: SetupImported,
-		PKDigest:  hex.EncodeToString(digest[:]),
-		CCSSHA256: hex.EncodeToString(ccsSum[:]),
-		VKSHA256:  hex.EncodeToString(vkSum[:]),
+		DomainSize: c.DomainSize, Setup: setup,
+		CCSSHA256: hex.EncodeToString(sums[0][:]),
+		VKSHA256:  hex.EncodeToString(sums[1][:]),
+		PKDigest:  hex.EncodeToString(sums[2][:]),
 	}
 	js, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
@@ -142,8 +172,7 @@ func Import(ctx context.Context, files ImportFiles, name, outDir string) (res *I
 	if err := install(staged, final); err != nil {
 		return nil, wrap(err)
 	}
-	// Load again from the installed files: what the daemon will read is what was checked.
-	if res.Circuit, err = Load(outDir, name); err != nil {
+	if res.Circuit, err = Load(filepath.Dir(final[0]), name); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -2,8 +2,6 @@ package circuit
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -54,7 +52,7 @@ func CircomName(r1csPath string) string {
 //
 // Partitions of the key set are circom witnesses (.wtns) or wire assignments in
 // circom's wire order (docs/circom.md).
-func ImportCircom(ctx context.Context, files CircomFiles, name, outDir string) (res *ImportResult, err error) {
+func ImportCircom(ctx context.Context, files CircomFiles, name, outDir string) (*ImportResult, error) {
 	if err := checkImportName(name); err != nil {
 		return nil, fmt.Errorf("circuit: import: %w", err)
 	}
@@ -89,21 +87,11 @@ func ImportCircom(ctx context.Context, files CircomFiles, name, outDir string) (
 	}
 	r1cs, zkey = nil, nil // the converted forms are all that is needed from here
 
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return nil, wrap(err)
-	}
-	var final [4]string
-	final[0], final[1], final[2], final[3] = Paths(outDir, name)
-	if err := checkFree(final); err != nil {
-		return nil, wrap(err)
-	}
-	stage, err := os.MkdirTemp(outDir, ".import-"+name+"-")
+	stage, staged, final, err := stageKeySet(outDir, name)
 	if err != nil {
 		return nil, wrap(err)
 	}
 	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
-	var staged [4]string
-	staged[0], staged[1], staged[2], staged[3] = Paths(stage, name)
 	if _, err := writeFileFrom(staged[0], sys); err != nil {
 		return nil, wrap(fmt.Errorf("write constraint system: %w", err))
 	}
@@ -127,48 +115,10 @@ func ImportCircom(ctx context.Context, files CircomFiles, name, outDir string) (
 	if err != nil {
 		return nil, wrap(err)
 	}
-	f, err := keyfile.Open(staged[2])
-	if err != nil {
-		return nil, wrap(err)
-	}
-	c.pk = f
 	defer c.Close() // the staged key; the result loads the installed one
-	c.KeyDir, c.PKPath, c.PKDigest = stage, staged[2], digest
-	if err := c.checkConsistent(staged[0], staged[1], staged[2], ""); err != nil {
+	if err := c.openStaged(stage, staged[2], digest, staged[0], staged[1], staged[2]); err != nil {
 		return nil, err
 	}
 
-	res = &ImportResult{}
-	if files.Witness != "" {
-		if err := proveOnce(ctx, c, files.Witness); err != nil {
-			return nil, wrap(err)
-		}
-		res.Proved = true
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("circuit: import %s: stopped before the key set was in place, nothing written: %w", name, err)
-	}
-
-	meta := Metadata{
-		Version: MetadataVersion, ID: name, Circuit: CircuitCircom, Params: map[string]int{}, Curve: "bls12-381",
-		NbConstraints: c.NbConstraints, NbWires: c.NbWires, NbPublic: c.NbPublic, NbSecret: c.NbSecret,
-		DomainSize: c.DomainSize, Setup: SetupSnarkjs,
-		PKDigest:  hex.EncodeToString(digest[:]),
-		CCSSHA256: hex.EncodeToString(ccsSum[:]),
-		VKSHA256:  hex.EncodeToString(vkSum[:]),
-	}
-	js, err := json.MarshalIndent(meta, "", "  ")
-	if err != nil {
-		return nil, wrap(err)
-	}
-	if err := writeFile(staged[3], append(js, '\n')); err != nil {
-		return nil, wrap(fmt.Errorf("write metadata: %w", err))
-	}
-	if err := install(staged, final); err != nil {
-		return nil, wrap(err)
-	}
-	if res.Circuit, err = Load(outDir, name); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return finishImport(ctx, c, files.Witness, CircuitCircom, SetupSnarkjs, [3][32]byte{ccsSum, vkSum, digest}, staged, final)
 }

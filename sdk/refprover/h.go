@@ -64,14 +64,8 @@ func Domain(n uint64) (*fft.Domain, error) {
 // vector; gnark uses 3N because it also keeps C. The context is checked between
 // FFTs; a cancelled context returns an error wrapping ctx.Err().
 func ComputeH(ctx context.Context, a, b []fr.Element, domainSize uint64, threads int) ([]fr.Element, error) {
-	if len(a) != len(b) {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: len(A) = %d differs from len(B) = %d", len(a), len(b))
-	}
-	if len(a) == 0 {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: no constraints (A and B are empty)")
-	}
-	if uint64(len(a)) > domainSize {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d constraints do not fit the domain of size %d", len(a), domainSize)
+	if err := checkAB(a, b, domainSize); err != nil {
+		return nil, err
 	}
 	domain, err := Domain(domainSize)
 	if err != nil {
@@ -81,21 +75,6 @@ func ComputeH(ctx context.Context, a, b []fr.Element, domainSize uint64, threads
 	opt := fft.WithNbTasks(threads)
 	n := int(domainSize)
 
-	// toCoset turns evaluations on the domain into evaluations on the coset, as gnark
-	// does: inverse FFT (natural in, bit-reversed out), then forward FFT on the coset
-	// (bit-reversed in, natural out).
-	toCoset := func(v []fr.Element, name string) error {
-		domain.FFTInverse(v, fft.DIF, opt)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("refprover: computing H (after the inverse FFT of %s): %w", name, err)
-		}
-		domain.FFT(v, fft.DIT, fft.OnCoset(), opt)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("refprover: computing H (after the coset FFT of %s): %w", name, err)
-		}
-		return nil
-	}
-
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("refprover: computing H: %w", err)
 	}
@@ -103,17 +82,9 @@ func ComputeH(ctx context.Context, a, b []fr.Element, domainSize uint64, threads
 	t := make([]fr.Element, n) // B's coset evaluations, then C's
 	copy(h, a)
 	copy(t, b)
-	if err := toCoset(h, "A"); err != nil {
+	if err := productOnCoset(ctx, domain, h, t, threads, opt); err != nil {
 		return nil, err
 	}
-	if err := toCoset(t, "B"); err != nil {
-		return nil, err
-	}
-	parallelize(n, threads, func(start, end int) {
-		for i := start; i < end; i++ {
-			h[i].Mul(&h[i], &t[i])
-		}
-	})
 	// C = A∘B at the constraints, zero in the padding (A and B are zero there too).
 	parallelize(n, threads, func(start, end int) {
 		for i := start; i < end; i++ {
@@ -124,7 +95,7 @@ func ComputeH(ctx context.Context, a, b []fr.Element, domainSize uint64, threads
 			}
 		}
 	})
-	if err := toCoset(t, "C"); err != nil {
+	if err := toCoset(ctx, domain, t, "C", opt); err != nil {
 		return nil, err
 	}
 
@@ -143,6 +114,55 @@ func ComputeH(ctx context.Context, a, b []fr.Element, domainSize uint64, threads
 		return nil, fmt.Errorf("refprover: computing H (after the inverse coset FFT): %w", err)
 	}
 	return h, nil
+}
+
+// productOnCoset sets a to the product of a's and b's values on the domain's coset,
+// a and b given as their values on the domain (A and B, named so in errors); b is
+// left holding its coset values.
+func productOnCoset(ctx context.Context, domain *fft.Domain, a, b []fr.Element, threads int, opt fft.Option) error {
+	if err := toCoset(ctx, domain, a, "A", opt); err != nil {
+		return err
+	}
+	if err := toCoset(ctx, domain, b, "B", opt); err != nil {
+		return err
+	}
+	parallelize(len(a), threads, func(start, end int) {
+		for i := start; i < end; i++ {
+			a[i].Mul(&a[i], &b[i])
+		}
+	})
+	return nil
+}
+
+// checkAB checks A and B for computing H over a domain of domainSize: equal
+// lengths, not empty, no longer than the domain.
+func checkAB(a, b []fr.Element, domainSize uint64) error {
+	if len(a) != len(b) {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: len(A) = %d differs from len(B) = %d", len(a), len(b))
+	}
+	if len(a) == 0 {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: no constraints (A and B are empty)")
+	}
+	if uint64(len(a)) > domainSize {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d constraints do not fit the domain of size %d", len(a), domainSize)
+	}
+	return nil
+}
+
+// toCoset turns evaluations on the domain into evaluations on its coset (the
+// domain's points times its shift), as gnark does: inverse FFT (natural in,
+// bit-reversed out), then forward FFT on the coset (bit-reversed in, natural out).
+// The context is checked after each; name says which vector, in its errors.
+func toCoset(ctx context.Context, domain *fft.Domain, v []fr.Element, name string, opt fft.Option) error {
+	domain.FFTInverse(v, fft.DIF, opt)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("refprover: computing H (after the inverse FFT of %s): %w", name, err)
+	}
+	domain.FFT(v, fft.DIT, fft.OnCoset(), opt)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("refprover: computing H (after the coset FFT of %s): %w", name, err)
+	}
+	return nil
 }
 
 // checkDomainSize refuses a domain size that is not a power of two between 1 and

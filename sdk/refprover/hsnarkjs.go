@@ -9,7 +9,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 
-	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -129,14 +128,8 @@ func KeyDomain(pk *keyfile.ProvingKey) (*fft.Domain, error) {
 // cores), plus two permuting copies; memory 2N elements, as ComputeH. The context is
 // checked between FFTs.
 func ComputeHSnarkjs(ctx context.Context, a, b []fr.Element, domainSize uint64, threads int) ([]fr.Element, error) {
-	if len(a) != len(b) {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: len(A) = %d differs from len(B) = %d", len(a), len(b))
-	}
-	if len(a) == 0 {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: no constraints (A and B are empty)")
-	}
-	if uint64(len(a)) > domainSize {
-		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d constraints do not fit the domain of size %d", len(a), domainSize)
+	if err := checkAB(a, b, domainSize); err != nil {
+		return nil, err
 	}
 	domain, err := SnarkjsDomain(domainSize)
 	if err != nil {
@@ -155,18 +148,6 @@ func ComputeHSnarkjs(ctx context.Context, a, b []fr.Element, domainSize uint64, 
 	// modulo 2^64, which N divides.
 	at := func(i int) int { return int((k * uint64(i)) & mask) }
 
-	toOddCoset := func(v []fr.Element, name string) error {
-		domain.FFTInverse(v, fft.DIF, opt)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("refprover: computing H (after the inverse FFT of %s): %w", name, err)
-		}
-		domain.FFT(v, fft.DIT, fft.OnCoset(), opt)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("refprover: computing H (after the coset FFT of %s): %w", name, err)
-		}
-		return nil
-	}
-
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("refprover: computing H: %w", err)
 	}
@@ -178,17 +159,9 @@ func ComputeHSnarkjs(ctx context.Context, a, b []fr.Element, domainSize uint64, 
 			t[at(i)] = b[i]
 		}
 	})
-	if err := toOddCoset(h, "A"); err != nil {
+	if err := productOnCoset(ctx, domain, h, t, threads, opt); err != nil {
 		return nil, err
 	}
-	if err := toOddCoset(t, "B"); err != nil {
-		return nil, err
-	}
-	parallelize(n, threads, func(start, end int) {
-		for i := start; i < end; i++ {
-			h[i].Mul(&h[i], &t[i])
-		}
-	})
 	// C = A∘B at the rows, zero in the padding (A and B are zero there too).
 	parallelize(n, threads, func(start, end int) {
 		for i := start; i < end; i++ {
@@ -200,7 +173,7 @@ func ComputeHSnarkjs(ctx context.Context, a, b []fr.Element, domainSize uint64, 
 			t[at(i)].Mul(&a[i], &b[i])
 		}
 	})
-	if err := toOddCoset(t, "C"); err != nil {
+	if err := toCoset(ctx, domain, t, "C", opt); err != nil {
 		return nil, err
 	}
 	parallelize(n, threads, func(start, end int) {
