@@ -244,12 +244,9 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, err
 		}
 		pk := f.Key()
-		if pk.HForm != keyfile.HFormGnark {
-			// For good, as a key too large for the device: the host then proves
-			// the key's partitions on a backend that computes this form (the CPU's).
+		if err := refuseHForm(pk, ref.ID); err != nil {
 			f.Close()
-			return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrUnimplemented,
-				"load key %s: this key's H points are in snarkjs's form, which this backend does not compute yet", ref.ID)
+			return nil, sdk.KeyInfo{}, err
 		}
 		// The constraints, when sent, are opened and checked first: the plan
 		// leaves room for them, unless that would stream a key that fits
@@ -343,6 +340,18 @@ func (b *Backend) planKey(pk *keyfile.ProvingKey, besides uint64) (gpu.DevicePla
 		}
 	}
 	return gpu.PlanDevice(shape, b.opts.MaxInFlight, room, b.res, b.opts.MSMPrecompute)
+}
+
+// refuseHForm is LoadKey's error for a key whose H points the kernels do not
+// compute the scalars of (keyfile.HFormSnarkjs, a key imported from a snarkjs
+// .zkey), or nil. It is final, as for a key too large for the device: the host then
+// proves the key's partitions on a backend that computes that form (the CPU's).
+func refuseHForm(pk *keyfile.ProvingKey, id string) error {
+	if pk.HForm == keyfile.HFormGnark {
+		return nil
+	}
+	return sdk.Permanentf(sdk.ErrUnimplemented,
+		"load key %s: this key's H points are in snarkjs's form, which this backend does not compute yet", id)
 }
 
 // loadRefusal is LoadKey's error when no plan for a key of shape s fits the

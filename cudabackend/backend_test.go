@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkhost/zkhost/cudabackend/gpu"
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // On a machine without a usable GPU (or a build without CUDA) the backend must
@@ -117,5 +118,18 @@ func TestLoadRefusal(t *testing.T) {
 		if tc.permanent && !strings.Contains(err.Error(), "needs at least") {
 			t.Errorf("device of %d MiB: %q does not name the least it needs", tc.total>>20, err)
 		}
+	}
+}
+
+// TestRefuseHForm: a key in snarkjs's H form is refused for good, saying why; a
+// key in gnark's is not.
+func TestRefuseHForm(t *testing.T) {
+	if err := refuseHForm(&keyfile.ProvingKey{HForm: keyfile.HFormGnark}, "k"); err != nil {
+		t.Fatalf("a key in gnark's form refused: %v", err)
+	}
+	err := refuseHForm(&keyfile.ProvingKey{HForm: keyfile.HFormSnarkjs}, "k")
+	if sdk.KindOf(err) != sdk.ErrUnimplemented || sdk.IsRetryable(err) ||
+		!strings.Contains(err.Error(), "this key's H points are in snarkjs's form, which this backend does not compute yet") {
+		t.Fatalf("a key in snarkjs's form: %v, want a permanent unimplemented error saying why", err)
 	}
 }
