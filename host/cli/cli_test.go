@@ -941,3 +941,41 @@ func TestAdminActionRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestCircomWitnesses: circom witnesses are told by their magic, whatever their
+// names; a job mixing them with other files is refused, naming one of each.
+func TestCircomWitnesses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	wtns := write("a.bin", "wtns\x02\x00\x00\x00")
+	gnark := write("b.wtns", "\x00\x00\x00\x01 a gnark witness")
+	short := write("c", "wt")
+	for _, tc := range []struct {
+		files []string
+		want  bool
+		err   string
+	}{
+		{[]string{wtns, wtns}, true, ""},
+		{[]string{gnark, short}, false, ""},
+		{nil, false, ""},
+		{[]string{wtns, gnark}, false, wtns + " is a circom witness but " + gnark + " is not"},
+		{[]string{filepath.Join(dir, "missing")}, false, "missing"},
+	} {
+		got, err := CircomWitnesses(tc.files)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: %v, want an error saying %q", tc.files, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %v, %v; want %v", tc.files, got, err, tc.want)
+		}
+	}
+}
