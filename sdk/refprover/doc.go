@@ -5,7 +5,9 @@
 // A proof is built in four phases, each a function a backend can call on its own or
 // replace with a device implementation:
 //
-//	ComputeH     ntt     H = (A·B − C)/Z on a coset, C = A∘B (the "ntt" phase)
+//	ComputeH     ntt     H = (A·B − C)/Z on a coset, C = A∘B (the "ntt" phase); for a
+//	                     key in snarkjs's H form (keyfile.HFormSnarkjs) ComputeHSnarkjs,
+//	                     A·B − C on the odd coset, as snarkjs's prover computes it
 //	ComputeG1    msm_g1  the G1 multi-scalar multiplications A, B, K and Z
 //	ComputeG2    msm_g2  the G2 multi-scalar multiplication B
 //	Assemble     finish  the randomized proof from the MSM results and fresh r, s
@@ -25,5 +27,6 @@
 //
 // Every result is exactly gnark's: field and group arithmetic is exact, so H equals
 // gnark's computeH element for element and, for the same r and s, the proof equals the
-// proof gnark would produce. The correctness oracle is gnark's groth16.Verify.
+// proof gnark would produce. The correctness oracle is gnark's groth16.Verify (and,
+// for keys imported from snarkjs, snarkjs's own verifier too: cmd/zkhost's tests).
 package refprover
