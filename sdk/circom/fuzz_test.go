@@ -70,3 +70,34 @@ func FuzzReadWtns(f *testing.F) {
 		}
 	})
 }
+
+func FuzzReadZKey(f *testing.F) {
+	addSeeds(f, "multiplier_*.zkey") // the poseidon keys are large for a seed
+	cs, err := ReadR1CS(filepath.Join("testdata", "multiplier_bls12381.r1cs"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		k, err := ParseZKey(data)
+		if err != nil {
+			return
+		}
+		for name, got := range map[string][2]int{
+			"IC": {len(k.IC), (int(k.NumPublic) + 1) * k.G1Size},
+			"A":  {len(k.A), int(k.NumVars) * k.G1Size},
+			"B2": {len(k.B2), int(k.NumVars) * k.G2Size},
+			"C":  {len(k.C), (int(k.NumVars) - int(k.NumPublic) - 1) * k.G1Size},
+			"H":  {len(k.H), int(k.DomainSize) * k.G1Size},
+		} {
+			if got[0] != got[1] {
+				t.Fatalf("%s holds %d bytes, its count says %d", name, got[0], got[1])
+			}
+		}
+		for i, c := range k.Coefficients {
+			if c.Matrix > 1 || c.Constraint >= k.DomainSize || c.Signal >= k.NumVars || c.Value.BigInt().Cmp(k.ScalarField) >= 0 {
+				t.Fatalf("coefficient %d out of range: %+v", i, c)
+			}
+		}
+		_ = k.CheckR1CS(cs) // must answer, whatever the key says
+	})
+}
