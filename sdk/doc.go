@@ -15,8 +15,9 @@
 //
 // The SDK is its own Go module (github.com/zkhost/zkhost/sdk), with none of the
 // host's dependencies, and a backend built on it links gnark-crypto but not gnark:
-// the packages that need gnark (sdk/keyconv, sdk/circuit, sdk/synthgnark and the
-// conformance suites sdktest and synthtest) are for tests, synthesizers and the host.
+// the packages that need gnark (sdk/keyconv, sdk/circuit, sdk/circomconv, sdk/synthgnark
+// and the conformance suites sdktest and synthtest) are for tests, synthesizers and the
+// host.
 //
 // Bulk data never travels in messages. A partition (the wire vector W and the
 // evaluation vectors A and B, 32-byte Montgomery little-endian field elements)
