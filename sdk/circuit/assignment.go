@@ -468,6 +468,9 @@ func CheckInput(data []byte, assignment bool, c *Circuit) error {
 	if assignment {
 		return CheckAssignmentHeader(data, c)
 	}
+	if IsWtns(data) {
+		return fmt.Errorf("is a circom witness (.wtns), which is a wire assignment, not a gnark witness (submit it as an assignment: --assignment)")
+	}
 	if IsAssignment(data) {
 		return fmt.Errorf("is a wire assignment, not a gnark witness (submit it as an assignment: --assignment)")
 	}
