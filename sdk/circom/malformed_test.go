@@ -14,6 +14,32 @@ import (
 // Malformed files, each built from a real one with one thing wrong, and the sentinel error each
 // must give. The message must also name what is wrong, so each case says a word it expects in it.
 
+// malformedCase is a malformed file, the sentinel error it must give, and a word the error's
+// message must contain.
+type malformedCase struct {
+	name    string
+	data    []byte
+	want    error
+	mention string
+}
+
+// runMalformed checks that parse refuses every case with its sentinel error and a message that
+// names what is wrong.
+func runMalformed[T any](t *testing.T, cases []malformedCase, parse func([]byte) (T, error)) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := parse(c.data)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("got %v, %v; want %v", v, err, c.want)
+			}
+			if !strings.Contains(err.Error(), c.mention) {
+				t.Errorf("error %q does not mention %q", err, c.mention)
+			}
+		})
+	}
+}
+
 // validMultiplier is the real BN254 multiplier r1cs, read, for the cases to change.
 func validMultiplier(t testing.TB) *R1CS {
 	t.Helper()
@@ -64,12 +90,7 @@ func TestParseR1CSMalformed(t *testing.T) {
 			return s
 		})
 	}
-	cases := []struct {
-		name    string
-		data    []byte
-		want    error
-		mention string
-	}{
+	cases := []malformedCase{
 		{"empty", nil, ErrTruncated, "file header"},
 		{"magic only", []byte("r1cs"), ErrTruncated, "file header"},
 		{"cut inside a section", real[:len(real)/2], ErrTruncated, "remain"},
@@ -141,17 +162,7 @@ func TestParseR1CSMalformed(t *testing.T) {
 		}), ErrWireIndex, "wire 3 has label 4"},
 		{"section size past the end", withSectionSize(real, 1<<62), ErrTruncated, "says 4611686018427387904 bytes"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cs, err := ParseR1CS(c.data)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("ParseR1CS = %v, %v; want %v", cs, err, c.want)
-			}
-			if !strings.Contains(err.Error(), c.mention) {
-				t.Errorf("error %q does not mention %q", err, c.mention)
-			}
-		})
-	}
+	runMalformed(t, cases, ParseR1CS)
 }
 
 // withVersion, withSectionCount and withSectionSize change one field of a real file's
@@ -214,12 +225,7 @@ func TestParseWitnessMalformed(t *testing.T) {
 		return encodeBinFile("wtns", wtnsVersion, change(wtnsSections(mustReadWitness(t, "multiplier", "bn128"))))
 	}
 	const headerNumValues = 4 + FieldElementSize
-	cases := []struct {
-		name    string
-		data    []byte
-		want    error
-		mention string
-	}{
+	cases := []malformedCase{
 		{"empty", nil, ErrTruncated, "file header"},
 		{"cut in the values", real[:len(real)-1], ErrTruncated, "remain"},
 		{"r1cs magic", append([]byte("r1cs"), real[4:]...), ErrMagic, `"r1cs"`},
@@ -251,15 +257,5 @@ func TestParseWitnessMalformed(t *testing.T) {
 			w.Values[3] = FieldElement(littleEndian32(w.Prime))
 		}), ErrNotCanonical, "witness value 3"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			w, err := ParseWitness(c.data)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("ParseWitness = %v, %v; want %v", w, err, c.want)
-			}
-			if !strings.Contains(err.Error(), c.mention) {
-				t.Errorf("error %q does not mention %q", err, c.mention)
-			}
-		})
-	}
+	runMalformed(t, cases, ParseWitness)
 }
