@@ -304,7 +304,7 @@ func CheckOutDir(dir string) error {
 // isOutputFile reports whether name is one of the files a run writes into its output
 // directory.
 func isOutputFile(name string) bool {
-	for _, suffix := range []string{".proof", ".public", ".proof.json", ".public.json"} {
+	for _, suffix := range []string{".proof", ".public", SnarkjsProofSuffix, SnarkjsPublicSuffix} {
 		if strings.HasSuffix(name, suffix) {
 			return true
 		}
@@ -338,7 +338,7 @@ func CircomWitnesses(files []string) (bool, error) {
 	return wtns != "", nil
 }
 
-// SnarkjsSuffixes are the names writeOutputs gives snarkjs's files of partition i:
+// The endings of the names writeOutputs gives snarkjs's files of partition i:
 // <i>.proof.json and <i>.public.json.
 const (
 	SnarkjsProofSuffix  = ".proof.json"

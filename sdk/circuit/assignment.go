@@ -140,7 +140,7 @@ func ParseAssignment(data []byte, c *Circuit, threads int) ([]fr.Element, error)
 }
 
 // parseAssignmentInto is ParseAssignment into W (c.NbWires values), of
-// either format (full or compact).
+// any encoding (full, compact or a circom .wtns).
 func parseAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
 	if IsWtns(data) {
 		if err := parseWtnsInto(data, c, threads, W); err != nil {
