@@ -111,9 +111,10 @@ func (s JobState) EndEvent() EventKind {
 }
 
 // RecordedPartitionState is the state a partition of a job in state s shows
-// when all that is recorded of it is whether it was proved (a job read back
-// from the journal, or from the cluster's records): verified when proved,
-// else failed or cancelled with its job, else queued.
+// when all that is known of it is whether it was proved: verified when
+// proved, else failed or cancelled with its job, else queued. A job read back
+// from the journal or the cluster's records shows it, and so does a live job
+// once it ends (the daemon's endJob), so every view of an ended job agrees.
 func (s JobState) RecordedPartitionState(proved bool) PartitionState {
 	switch {
 	case proved:
@@ -141,7 +142,7 @@ const (
 	PartitionSynthesizing                    // the circuit is being solved on the CPU
 	PartitionProving                         // handed to a device
 	PartitionVerified                        // proved, and the proof verified
-	PartitionFailed                          // failed beyond its retries
+	PartitionFailed                          // failed beyond its retries, or its job failed before it finished
 	PartitionCancelled                       // the job was cancelled before the partition finished
 )
 

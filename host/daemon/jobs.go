@@ -664,13 +664,13 @@ func (d *Daemon) endJob(j *liveJob, state api.JobState, reason string) {
 	j.finished = time.Now()
 	if state != api.JobDone {
 		j.err = reason
+		// Every unverified partition takes its job's end, by the rule the
+		// journal's and the cluster's records are read back with: the live
+		// view and the stored one of a job say the same. Which partition
+		// failed, and why, is in its event and its error.
 		for i := range j.parts {
 			if j.parts[i].State != api.PartitionVerified {
-				if state == api.JobCancelled {
-					j.parts[i].State = api.PartitionCancelled
-				} else if j.parts[i].State != api.PartitionFailed {
-					j.parts[i].State = api.PartitionCancelled
-				}
+				j.parts[i].State = state.RecordedPartitionState(false)
 			}
 		}
 	}

@@ -168,3 +168,45 @@ func transitionDaemon(t *testing.T) *Daemon {
 	t.Cleanup(d.cancel)
 	return d
 }
+
+// TestEndedJobViewsAgree: once a job ends, failed or cancelled, the live view
+// of its partitions is the one read back from the journal (which knows only
+// which were proved), so a client sees the same job whichever it asks.
+func TestEndedJobViewsAgree(t *testing.T) {
+	for _, end := range []api.JobState{api.JobFailed, api.JobCancelled} {
+		t.Run(end.String(), func(t *testing.T) {
+			d := transitionDaemon(t)
+			rec, _, err := d.journal.CreateJob(journal.Job{Circuit: "c", Class: api.ClassNormal, Partitions: 4}, [][]byte{{1}, {2}, {3}, {4}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.journal.MarkPartitionDone(rec.ID, 0, []byte{1}, []byte{2}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			j := &liveJob{id: rec.ID, seq: rec.Seq, circ: &circuitEntry{name: "c"}, class: api.ClassNormal, ctx: ctx, cancel: cancel,
+				state: api.JobRunning, subs: map[chan api.JobEvent]struct{}{},
+				parts: []api.Partition{{State: api.PartitionVerified}, {Index: 1, State: api.PartitionFailed},
+					{Index: 2, State: api.PartitionProving}, {Index: 3, State: api.PartitionQueued}}}
+			d.endJob(j, end, "the job ended")
+			live := d.jobView(j, false)
+			stored, err := d.journal.GetJob(rec.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := d.recordView(stored, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if live.State != end || read.State != end {
+				t.Fatalf("job %s live, %s read back; want %s", live.State, read.State, end)
+			}
+			for i := range live.Partitions {
+				want := end.RecordedPartitionState(i == 0)
+				if got, back := live.Partitions[i].State, read.Partitions[i].State; got != want || back != want {
+					t.Errorf("partition %d: %s live, %s read back; want %s", i, got, back, want)
+				}
+			}
+		})
+	}
+}
