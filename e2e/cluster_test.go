@@ -30,41 +30,71 @@ func startCluster(t testing.TB, n int) []*host {
 // the URLs of their embedded NATS servers.
 func startClusterWith(t testing.TB, n int, conf func(i int) (hostConf, string)) ([]*host, []string) {
 	t.Helper()
-	clients := make([]string, n)
-	routes := make([]string, n)
-	for i := range n {
-		clients[i], routes[i] = apitest.FreeAddr(t), apitest.FreeAddr(t)
-	}
-	hosts := make([]*host, n)
-	for i := range n {
-		var others []string
-		for j := range n {
-			if j != i {
-				others = append(others, fmt.Sprintf("%q", "nats-route://"+routes[j]))
-			}
+	// A port apitest.FreeAddr found free can be taken by another process
+	// before the host's NATS server listens on it (test packages run at
+	// once): the hosts are then started again on fresh ports, up to three
+	// times.
+	for attempt := 1; ; attempt++ {
+		clients := make([]string, n)
+		routes := make([]string, n)
+		for i := range n {
+			clients[i], routes[i] = apitest.FreeAddr(t), apitest.FreeAddr(t)
 		}
-		hc, more := conf(i)
-		hc.Extra = fmt.Sprintf("[cluster]\nname = \"h%d\"\nembedded = true\nlisten = %q\ncluster_name = \"e2e\"\ncluster_listen = %q\nroutes = [%s]\nreplicas = 3\nack_wait = %q\n%s\n",
-			i, clients[i], routes[i], strings.Join(others, ", "), clusterAckWait, more)
-		hosts[i] = newHost(t, hc)
+		hosts := make([]*host, n)
+		for i := range n {
+			var others []string
+			for j := range n {
+				if j != i {
+					others = append(others, fmt.Sprintf("%q", "nats-route://"+routes[j]))
+				}
+			}
+			hc, more := conf(i)
+			hc.Extra = fmt.Sprintf("[cluster]\nname = \"h%d\"\nembedded = true\nlisten = %q\ncluster_name = \"e2e\"\ncluster_listen = %q\nroutes = [%s]\nreplicas = 3\nack_wait = %q\n%s\n",
+				i, clients[i], routes[i], strings.Join(others, ", "), clusterAckWait, more)
+			hosts[i] = newHost(t, hc)
+		}
+		errs := tryStartAll(hosts)
+		taken := false
+		for i, err := range errs {
+			taken = taken || err != nil && strings.Contains(hosts[i].logText(), "address already in use")
+		}
+		if taken && attempt < 3 {
+			for _, h := range hosts {
+				h.kill()
+			}
+			t.Logf("a host's port was taken before it listened; starting the %d hosts again on fresh ports", n)
+			continue
+		}
+		failOnStart(t, hosts, errs)
+		urls := make([]string, n)
+		for i, c := range clients {
+			urls[i] = "nats://" + c
+		}
+		return hosts, urls
 	}
-	startAll(t, hosts)
-	urls := make([]string, n)
-	for i, c := range clients {
-		urls[i] = "nats://" + c
-	}
-	return hosts, urls
 }
 
 // startAll starts hosts concurrently and waits for every API.
 func startAll(t testing.TB, hosts []*host) {
 	t.Helper()
+	failOnStart(t, hosts, tryStartAll(hosts))
+}
+
+// tryStartAll starts hosts concurrently, waits for every API, and returns each
+// host's error.
+func tryStartAll(hosts []*host) []error {
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Go(func() { errs[i] = h.tryStart(3 * time.Minute) })
 	}
 	wg.Wait()
+	return errs
+}
+
+// failOnStart fails the test with the first host that did not start, and its log.
+func failOnStart(t testing.TB, hosts []*host, errs []error) {
+	t.Helper()
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("host %d: %v\n%s", i, err, hosts[i].logTail(60))

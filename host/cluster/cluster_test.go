@@ -34,39 +34,47 @@ func startServers(t testing.TB, n int) []string {
 // again on fresh ports, up to three times.
 func startServerSet(t testing.TB, n int) ([]*server.Server, []string) {
 	t.Helper()
+	srvs, urls, _ := startServerSetWith(t, n, func(cc *config.Cluster) (*server.Server, *server.Options, error) {
+		s, err := startServer(cc, hclog.NewNullLogger())
+		return s, nil, err
+	})
+	return srvs, urls
+}
+
+// startServerSetWith starts n routed servers on fresh ports, each by start
+// from its config (which also returns the options it started with, when it
+// has them), and shuts them down when the test ends. When one does not start
+// (a port taken meanwhile), it shuts down those it started and tries again on
+// fresh ports, up to three times.
+func startServerSetWith(t testing.TB, n int, start func(*config.Cluster) (*server.Server, *server.Options, error)) ([]*server.Server, []string, []*server.Options) {
+	t.Helper()
 	var err error
 	for range 3 {
+		ccs, urls := serverSetConfigs(t, n)
 		var srvs []*server.Server
-		var urls []string
-		if srvs, urls, err = tryServerSet(t, n); err == nil {
-			return srvs, urls
+		var opts []*server.Options
+		for _, cc := range ccs {
+			var s *server.Server
+			var o *server.Options
+			if s, o, err = start(cc); err != nil {
+				break
+			}
+			srvs, opts = append(srvs, s), append(opts, o)
+		}
+		if err == nil {
+			for _, s := range srvs {
+				t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+			}
+			return srvs, urls, opts
+		}
+		for _, s := range srvs {
+			s.Shutdown()
+			s.WaitForShutdown()
 		}
 		t.Logf("starting %d NATS servers: %v; again on fresh ports", n, err)
 	}
 	t.Fatal(err)
-	return nil, nil
-}
-
-// tryServerSet starts n routed servers on fresh ports, or shuts down those it
-// started and returns why it could not.
-func tryServerSet(t testing.TB, n int) ([]*server.Server, []string, error) {
-	ccs, urls := serverSetConfigs(t, n)
-	var srvs []*server.Server
-	for _, cc := range ccs {
-		s, err := startServer(cc, hclog.NewNullLogger())
-		if err != nil {
-			for _, s := range srvs {
-				s.Shutdown()
-				s.WaitForShutdown()
-			}
-			return nil, nil, err
-		}
-		srvs = append(srvs, s)
-	}
-	for _, s := range srvs {
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	}
-	return srvs, urls, nil
+	return nil, nil, nil
 }
 
 // serverSetConfigs is the config of each of n NATS servers routed to one

@@ -25,13 +25,10 @@ import (
 // they were made from.
 func authServers(t *testing.T, n int, users func() []*server.User, tweak ...func(*server.Options)) ([]*server.Server, []string, []*server.Options) {
 	t.Helper()
-	ccs, urls := serverSetConfigs(t, n)
-	var srvs []*server.Server
-	var all []*server.Options
-	for _, cc := range ccs {
+	return startServerSetWith(t, n, func(cc *config.Cluster) (*server.Server, *server.Options, error) {
 		opts, err := serverOptions(cc)
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		if users != nil {
 			opts.Users = users()
@@ -41,16 +38,15 @@ func authServers(t *testing.T, n int, users func() []*server.User, tweak ...func
 		}
 		s, err := server.NewServer(opts)
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		s.Start()
 		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("server not ready")
+			s.Shutdown()
+			return nil, nil, fmt.Errorf("server %s not ready for connections on %s within 10s", cc.Name, cc.Listen)
 		}
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		srvs, all = append(srvs, s), append(all, opts)
-	}
-	return srvs, urls, all
+		return s, opts, nil
+	})
 }
 
 // startMember is member with a config of the test's own, returning Start's
