@@ -37,6 +37,8 @@ static __constant__ uint32_t zk_fr_m0 = 0xffffffffu;
 // r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001.
 struct fr_params {
     static constexpr int N = 8;
+    // eight_p_below_R: 8p < R, which mont_t::mul_sub_lazy needs.
+    static constexpr bool eight_p_below_R = false;
     // M0 = -r^-1 mod 2^32.
     static constexpr uint32_t M0 = 0xffffffffu;
     // m0 is M0 as the device's products take it: from zk_fr_m0 at run time.
@@ -76,6 +78,7 @@ struct fr_params {
 // q = 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab.
 struct fq_params {
     static constexpr int N = 12;
+    static constexpr bool eight_p_below_R = true;
     // M0 = -q^-1 mod 2^32.
     static constexpr uint32_t M0 = 0xfffcfffdu;
     // m0 is M0 as the device's products take it: fq's compiles the same as a
@@ -106,6 +109,65 @@ struct fq_params {
         constexpr uint32_t v[12] = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a6,
                                     0x4c95b6d5, 0x8de5476c, 0x939d83c0, 0x67eb88a9,
                                     0xb519952d, 0x9a793e85, 0x92cae3aa, 0x11988fe5};
+        return v[i];
+    }
+};
+
+// ---- BN254 (alt_bn128) -----------------------------------------------------
+// The fields of BN254, the curve of Ethereum's pairing precompiles and of most
+// circom circuits, as parameters of the same mont_t (as sppark's ff/ headers
+// give each curve's): both moduli are below 2^254, 8 limbs, so p < R/2 (what
+// the product relies on) and 4p < R (the lazy form), but not 8p < R
+// (mul_sub_lazy). The layout is gnark-crypto's bn254 fr.Element and
+// fp.Element. hosttest/field_emu.cpp checks the device algorithms on them; no
+// kernel instantiates them yet.
+
+// bn254_fr_params: BN254 scalar field
+// r = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001.
+struct bn254_fr_params {
+    static constexpr int N = 8;
+    static constexpr bool eight_p_below_R = false;
+    // M0 = -r^-1 mod 2^32.
+    static constexpr uint32_t M0 = 0xefffffffu;
+    ZK_HD static constexpr uint32_t m0() { return M0; }
+    ZK_HD static constexpr uint32_t p(int i) {
+        constexpr uint32_t v[8] = {0xf0000001, 0x43e1f593, 0x79b97091, 0x2833e848,
+                                   0x8181585d, 0xb85045b6, 0xe131a029, 0x30644e72};
+        return v[i];
+    }
+    ZK_HD static constexpr uint32_t one(int i) {
+        constexpr uint32_t v[8] = {0x4ffffffb, 0xac96341c, 0x9f60cd29, 0x36fc7695,
+                                   0x7879462e, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1};
+        return v[i];
+    }
+    ZK_HD static constexpr uint32_t r2(int i) {
+        constexpr uint32_t v[8] = {0xae216da7, 0x1bb8e645, 0xe35c59e3, 0x53fe3ab1,
+                                   0x53bb8085, 0x8c49833d, 0x7f4e44a5, 0x0216d0b1};
+        return v[i];
+    }
+};
+
+// bn254_fq_params: BN254 base field
+// q = 0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd47.
+struct bn254_fq_params {
+    static constexpr int N = 8;
+    static constexpr bool eight_p_below_R = false;
+    // M0 = -q^-1 mod 2^32.
+    static constexpr uint32_t M0 = 0xe4866389u;
+    ZK_HD static constexpr uint32_t m0() { return M0; }
+    ZK_HD static constexpr uint32_t p(int i) {
+        constexpr uint32_t v[8] = {0xd87cfd47, 0x3c208c16, 0x6871ca8d, 0x97816a91,
+                                   0x8181585d, 0xb85045b6, 0xe131a029, 0x30644e72};
+        return v[i];
+    }
+    ZK_HD static constexpr uint32_t one(int i) {
+        constexpr uint32_t v[8] = {0xc58f0d9d, 0xd35d438d, 0xf5c70b3d, 0x0a78eb28,
+                                   0x7879462c, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1};
+        return v[i];
+    }
+    ZK_HD static constexpr uint32_t r2(int i) {
+        constexpr uint32_t v[8] = {0x538afa89, 0xf32cfc5b, 0xd44501fb, 0xb5e71911,
+                                   0x0a417ff6, 0x47ab1eff, 0xcab8351f, 0x06d89f71};
         return v[i];
     }
 };
@@ -733,7 +795,7 @@ struct mont_t {
     // products and one reduction).
     ZK_HD static mont_t mul_sub_lazy(const mont_t& a, const mont_t& b, const mont_t& c,
                                      const mont_t& d) {
-        static_assert(N == 12, "mul_sub_lazy needs 8p < R: Fq");
+        static_assert(P::eight_p_below_R, "mul_sub_lazy needs 8p < R (BLS12-381's Fq has it)");
         uint32_t w[2 * N], v[2 * N];
         mul_wide(a.l, b.l, w);
         mul_wide(c.l, d.l, v);
@@ -767,3 +829,7 @@ struct mont_t {
 using fr_t = mont_t<fr_params>;
 // fq_t is an element of the BLS12-381 base field (gnark-crypto fp.Element).
 using fq_t = mont_t<fq_params>;
+// bn254_fr_t and bn254_fq_t are BN254's (gnark-crypto bn254 fr.Element and
+// fp.Element).
+using bn254_fr_t = mont_t<bn254_fr_params>;
+using bn254_fq_t = mont_t<bn254_fq_params>;

@@ -1,7 +1,8 @@
 // field_emu.cpp: checks field.cuh's device algorithms (the carry-chain add,
 // sub and even/odd Montgomery product, run here with an emulated carry flag)
-// against the portable references and against known values, for fr and fq,
-// on edge and random inputs. Build and run: make cuda-hosttest.
+// against the portable references and against known values, for BLS12-381's
+// fr and fq and BN254's, on edge and random inputs. Build and run: make
+// cuda-hosttest.
 #include <stdio.h>
 
 #include <random>
@@ -154,23 +155,35 @@ static void check_sqr_lazy(const char* name, int iters, uint64_t seed) {
     }
 }
 
+// check_half checks that 2^-1 in F, out of Montgomery form, is want: (p+1)/2.
+template <class F>
+static void check_half(const char* name, const std::vector<uint32_t>& want) {
+    F two = F::one() + F::one();
+    F half = two.inverse().from_montgomery();
+    for (int i = 0; i < F::N; i++)
+        if (half.l[i] != want[i]) {
+            printf("FAIL %s: 1/2 limb %d = %08x, want %08x\n", name, i, half.l[i], want[i]);
+            failures++;
+            return;
+        }
+}
+
 int main() {
     check_field<fr_t>("fr", 300000, 1);
     check_field<fq_t>("fq", 150000, 2);
     check_sqr_lazy<fq_t>("fq", 100000, 3);
     check_mul_sub_lazy<fq_t>("fq", 100000, 4);
-    // A known value: 2^-1 in fr, whose Montgomery form from_montgomery()
-    // must be (r+1)/2.
-    fr_t two = fr_t::one() + fr_t::one();
-    fr_t half = two.inverse().from_montgomery();
-    const uint32_t want[8] = {0x80000001, 0x7fffffff, 0x7fff2dff, 0xa9ded201,
-                              0x04d0ec02, 0x199cec04, 0x94cebea4, 0x39f6d3a9};
-    for (int i = 0; i < 8; i++)
-        if (half.l[i] != want[i]) {
-            printf("FAIL fr: 1/2 limb %d = %08x, want %08x\n", i, half.l[i], want[i]);
-            failures++;
-            break;
-        }
+    check_field<bn254_fr_t>("bn254 fr", 300000, 5);
+    check_field<bn254_fq_t>("bn254 fq", 300000, 6);
+    check_sqr_lazy<bn254_fq_t>("bn254 fq", 100000, 7);
+    // A known value in each scalar field: 2^-1, whose from_montgomery() must
+    // be (r+1)/2.
+    check_half<fr_t>("fr", {0x80000001, 0x7fffffff, 0x7fff2dff, 0xa9ded201, 0x04d0ec02,
+                            0x199cec04, 0x94cebea4, 0x39f6d3a9});
+    check_half<bn254_fr_t>("bn254 fr", {0xf8000001, 0xa1f0fac9, 0x3cdcb848, 0x9419f424,
+                                        0x40c0ac2e, 0xdc2822db, 0x7098d014, 0x18322739});
+    check_half<bn254_fq_t>("bn254 fq", {0x6c3e7ea4, 0x9e10460b, 0xb438e546, 0xcbc0b548,
+                                        0x40c0ac2e, 0xdc2822db, 0x7098d014, 0x18322739});
     if (failures) return 1;
     printf("field_emu: all checks passed\n");
     return 0;
