@@ -33,7 +33,8 @@
 static __constant__ uint32_t zk_fr_m0 = 0xffffffffu;
 #endif
 
-// fr_params: BLS12-381 scalar field
+// fr_params: BLS12-381 scalar field (deliberately parallel to fq_params and
+// BN254's below: see why there)
 // r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001.
 struct fr_params {
     static constexpr int N = 8;
@@ -120,7 +121,8 @@ struct fq_params {
 // the product relies on) and 4p < R (the lazy form), but not 8p < R
 // (mul_sub_lazy). The layout is gnark-crypto's bn254 fr.Element and
 // fp.Element. hosttest/field_emu.cpp checks the device algorithms on them; no
-// kernel instantiates them yet.
+// kernel instantiates them yet. Deliberately parallel to fr_params and
+// fq_params: each field's constants, in the shape mont_t reads them.
 
 // bn254_fr_params: BN254 scalar field
 // r = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001.
