@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkhost/zkhost/sdk/circom/circomtest"
 )
 
 // snarkjsVersion is the snarkjs the test verifies with, as .ci/run and
@@ -69,7 +71,7 @@ func snarkjsForTest(t *testing.T) string {
 // circomTestdata is one of sdk/circom's files, made by its testdata/make.sh with
 // circom2 and snarkjs.
 func circomTestdata(name string) string {
-	return filepath.Join("..", "..", "sdk", "circom", "testdata", name)
+	return circomtest.Path(name)
 }
 
 // TestCircomImportAndProve is docs/circom.md as a user types it, from the files

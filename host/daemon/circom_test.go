@@ -19,12 +19,13 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/api/apitest"
+	"github.com/zkhost/zkhost/sdk/circom/circomtest"
 	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // circomTestdata is one of sdk/circom's test files, made with circom2 and snarkjs.
 func circomTestdata(name string) string {
-	return filepath.Join("..", "..", "sdk", "circom", "testdata", name)
+	return circomtest.Path(name)
 }
 
 // TestCircomWitnesses: a key set imported from circom's and snarkjs's files proves

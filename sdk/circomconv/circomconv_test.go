@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,13 +14,14 @@ import (
 	"github.com/consensys/gnark/constraint"
 
 	"github.com/zkhost/zkhost/sdk/circom"
+	"github.com/zkhost/zkhost/sdk/circom/circomtest"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
 // The test files of sdk/circom, made by its testdata/make.sh with circom2 and snarkjs.
 func testdata(circuit, prime, ext string) string {
-	return filepath.Join("..", "circom", "testdata", circuit+"_"+prime+ext)
+	return circomtest.Path(circuit + "_" + prime + ext)
 }
 
 var circuits = []string{"multiplier", "poseidonbits"}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 
+	"github.com/zkhost/zkhost/sdk/circom/circomtest"
 	"github.com/zkhost/zkhost/sdk/circomconv"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -18,7 +19,7 @@ import (
 
 // circomFile is one of sdk/circom's test files, made with circom2 and snarkjs.
 func circomFile(circuit, prime, ext string) string {
-	return filepath.Join("..", "circom", "testdata", circuit+"_"+prime+ext)
+	return circomtest.Path(circuit + "_" + prime + ext)
 }
 
 func circomFiles(circuit string) CircomFiles {
