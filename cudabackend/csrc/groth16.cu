@@ -1093,7 +1093,7 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
         {key->h_k, key->nk, hw + key->nb_public * kFr, "MSM K"},
         {key->h_z, key->nz, ha, "MSM Z"},
     };
-    const int kZ = 3;
+    const int kZ = ZK_G16_SET_Z;
     char inner[512] = {0};
     int rc;
     {

@@ -186,6 +186,10 @@ func ResidentKeyDeviceBytes(nwires, nk, nz uint64) uint64 {
 	return uint64(C.zk_g16_resident_key_device_bytes(C.uint64_t(nwires), C.uint64_t(nk), C.uint64_t(nz)))
 }
 
+// SetB2 is the G2 set's index among a key's five (ZK_G16_SET_B2): ProofRuns's
+// last run.
+const SetB2 = int(C.ZK_G16_SET_B2)
+
 // How one of a proof's MSMs runs (zk_g16_run's kind).
 const (
 	RunNone   = int(C.ZK_G16_RUN_NONE)

@@ -169,7 +169,7 @@ func proofStreamsWork(s KeyShape, chunk uint64, lean bool, maxC int, r Residency
 	cp := KeyCopiesOf(s, depth)
 	for set, run := range runs {
 		group := groupG1
-		if set == setB2 {
+		if set == csrc.SetB2 {
 			group = groupG2
 		}
 		var w uint64
@@ -194,9 +194,6 @@ func proofStreamsWork(s KeyShape, chunk uint64, lean bool, maxC int, r Residency
 	}
 	return g1, g2
 }
-
-// setB2 is the G2 set's index among a key's five (groth16.h's ZK_G16_SET_B2).
-const setB2 = 4
 
 // SetCopies is the precomputed copies of one of a resident key's point sets
 // (msm.h's zk_msm_precompute): the window C they are made for (0: none) and
