@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -134,19 +135,7 @@ func TestReadR1CSMultiplierConstraint(t *testing.T) {
 }
 
 func equalConstraint(x, y Constraint) bool {
-	return equalLinearCombination(x.A, y.A) && equalLinearCombination(x.B, y.B) && equalLinearCombination(x.C, y.C)
-}
-
-func equalLinearCombination(x, y LinearCombination) bool {
-	if len(x) != len(y) {
-		return false
-	}
-	for i := range x {
-		if x[i] != y[i] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(x.A, y.A) && slices.Equal(x.B, y.B) && slices.Equal(x.C, y.C)
 }
 
 // Re-encoding what was read gives back the file circom wrote, byte for byte: the reader kept

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/big"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,7 +77,7 @@ func TestReadZKey(t *testing.T) {
 					t.Fatalf("vk.json has %d public values, the zkey %d", vk.NPublic, k.NumPublic)
 				}
 				// snarkjs's JSON writes affine points with z = 1 ("1", or ["1","0"] in G2).
-				if got := plainCoordinates(k, k.Alpha1); !equalStrings(got, vk.Alpha1[:2]) {
+				if got := plainCoordinates(k, k.Alpha1); !slices.Equal(got, vk.Alpha1[:2]) {
 					t.Fatalf("alpha1 %v, vk.json %v", got, vk.Alpha1[:2])
 				}
 				for name, pair := range map[string]struct {
@@ -84,12 +85,12 @@ func TestReadZKey(t *testing.T) {
 					json  [][]string
 				}{"beta2": {k.Beta2, vk.Beta2}, "gamma2": {k.Gamma2, vk.Gamma2}, "delta2": {k.Delta2, vk.Delta2}} {
 					want := append(append([]string{}, pair.json[0]...), pair.json[1]...)
-					if got := plainCoordinates(k, pair.point); !equalStrings(got, want) {
+					if got := plainCoordinates(k, pair.point); !slices.Equal(got, want) {
 						t.Fatalf("%s %v, vk.json %v", name, got, want)
 					}
 				}
 				for i := range vk.IC {
-					if got := plainCoordinates(k, k.IC[i*k.G1Size:(i+1)*k.G1Size]); !equalStrings(got, vk.IC[i][:2]) {
+					if got := plainCoordinates(k, k.IC[i*k.G1Size:(i+1)*k.G1Size]); !slices.Equal(got, vk.IC[i][:2]) {
 						t.Fatalf("IC %d: %v, vk.json %v", i, got, vk.IC[i][:2])
 					}
 				}
@@ -104,18 +105,6 @@ func countTerms(cs *R1CS) int {
 		n += len(c.A) + len(c.B)
 	}
 	return n
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestZKeyCheckR1CSMismatch pairs keys with constraint systems they were not made for.

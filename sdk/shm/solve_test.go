@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
@@ -46,17 +45,7 @@ func TestWriteWith(t *testing.T) {
 			}
 		}
 	}
-	f, err := os.OpenFile(h.Path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteAt([]byte{1}, int64(h.AOffset)); err == nil {
-		t.Error("a write to the partition WriteWith sealed succeeded")
-	}
-	if got, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0); err != nil || got&seals != seals {
-		t.Errorf("seals %#x (%v), want at least %#x", got, err, seals)
-	}
+	checkSealed(t, h)
 }
 
 // TestWriteWithKeepsNothingOnError: fill's error comes back as it is, and
