@@ -98,51 +98,34 @@ func (e *envDefaults) str(name, def string) string {
 }
 
 func (e *envDefaults) float(name string, def float64) float64 {
-	v := e.getenv(name)
-	if v == "" {
-		return def
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil && e.err == nil {
-		e.err = fmt.Errorf("%s=%q is not a number", name, v)
-	}
-	return f
+	return envParse(e, name, def, "a number", func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
 }
 
 func (e *envDefaults) duration(name string, def time.Duration) time.Duration {
-	v := e.getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil && e.err == nil {
-		e.err = fmt.Errorf("%s=%q is not a duration", name, v)
-	}
-	return d
+	return envParse(e, name, def, "a duration", time.ParseDuration)
 }
 
 func (e *envDefaults) boolean(name string) bool {
-	v := e.getenv(name)
-	if v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil && e.err == nil {
-		e.err = fmt.Errorf("%s=%q is not a boolean", name, v)
-	}
-	return b
+	return envParse(e, name, false, "a boolean", strconv.ParseBool)
 }
 
 func (e *envDefaults) uint(name string, def uint64) uint64 {
+	return envParse(e, name, def, "a non-negative integer", func(v string) (uint64, error) { return strconv.ParseUint(v, 10, 64) })
+}
+
+// envParse reads variable name through e: def when it is unset or empty, else
+// its value as parse reads it. The first variable that does not parse is e's
+// error, which says it is not what (a number, a duration...).
+func envParse[T any](e *envDefaults, name string, def T, what string, parse func(string) (T, error)) T {
 	v := e.getenv(name)
 	if v == "" {
 		return def
 	}
-	n, err := strconv.ParseUint(v, 10, 64)
+	x, err := parse(v)
 	if err != nil && e.err == nil {
-		e.err = fmt.Errorf("%s=%q is not a non-negative integer", name, v)
+		e.err = fmt.Errorf("%s=%q is not %s", name, v, what)
 	}
-	return n
+	return x
 }
 
 // parseOptions reads the flags, each defaulting from its environment variable,

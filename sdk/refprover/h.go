@@ -36,16 +36,23 @@ func DomainBytes(n uint64) uint64 { return 4 * n * fr.Bytes }
 // cached while any caller holds it, so a backend that holds its key's domain never
 // rebuilds it. n must be a power of two between 1 and 2^32.
 func Domain(n uint64) (*fft.Domain, error) {
+	return cachedDomain(domains.m, n, func() *fft.Domain { return fft.NewDomain(n) })
+}
+
+// cachedDomain returns the domain of size n that cache holds, or one made by
+// build, which it then holds. domains's mutex guards every cache, Domain's and
+// SnarkjsDomain's.
+func cachedDomain(cache map[uint64]weak.Pointer[fft.Domain], n uint64, build func() *fft.Domain) (*fft.Domain, error) {
 	if err := checkDomainSize(n); err != nil {
 		return nil, err
 	}
 	domains.Lock()
 	defer domains.Unlock()
-	if d := domains.m[n].Value(); d != nil {
+	if d := cache[n].Value(); d != nil {
 		return d, nil
 	}
-	d := fft.NewDomain(n)
-	domains.m[n] = weak.Make(d)
+	d := build()
+	cache[n] = weak.Make(d)
 	return d, nil
 }
 

@@ -95,18 +95,10 @@ var snarkjsDomains = struct {
 // (gnark-crypto's roots of unity, snarkjs's coset shift ρ), cached as Domain caches
 // its own, with DomainBytes(n) of memory.
 func SnarkjsDomain(n uint64) (*fft.Domain, error) {
-	if err := checkDomainSize(n); err != nil {
-		return nil, err
-	}
-	domains.Lock()
-	defer domains.Unlock()
-	if d := snarkjsDomains.m[n].Value(); d != nil {
-		return d, nil
-	}
-	_, rho := snarkjsRoots(n)
-	d := fft.NewDomain(n, fft.WithShift(rho))
-	snarkjsDomains.m[n] = weak.Make(d)
-	return d, nil
+	return cachedDomain(snarkjsDomains.m, n, func() *fft.Domain {
+		_, rho := snarkjsRoots(n)
+		return fft.NewDomain(n, fft.WithShift(rho))
+	})
 }
 
 // KeyDomain returns the domain a key's proofs use, by its H form: Domain for
