@@ -250,19 +250,33 @@ func TestPopBlocksUntilPush(t *testing.T) {
 		}
 		got <- it
 	}()
+	notTaken(t, got, "Pop on an empty queue")
+	mustPush(t, q, Low, 5, 0)
+	taken(t, got, id{Low, 5, 0}, "Pop after Push")
+}
+
+// notTaken fails if the waiter that sends on got takes an item within 20ms;
+// what names the call in the failure.
+func notTaken(t *testing.T, got <-chan Item[string], what string) {
+	t.Helper()
 	select {
 	case it := <-got:
-		t.Fatalf("Pop on empty queue returned %v", idOf(it))
+		t.Fatalf("%s took %v", what, idOf(it))
 	case <-time.After(20 * time.Millisecond):
 	}
-	mustPush(t, q, Low, 5, 0)
+}
+
+// taken fails unless the waiter that sends on got takes want within 5s; what
+// names the call in the failure.
+func taken(t *testing.T, got <-chan Item[string], want id, what string) {
+	t.Helper()
 	select {
 	case it := <-got:
-		if idOf(it) != (id{Low, 5, 0}) {
-			t.Fatalf("Pop = %v", idOf(it))
+		if idOf(it) != want {
+			t.Fatalf("%s took %v, want %v", what, idOf(it), want)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("Pop did not wake after Push")
+		t.Fatalf("%s did not wake", what)
 	}
 }
 
@@ -331,20 +345,9 @@ func TestPopClassAndPopIf(t *testing.T) {
 		got <- it
 	}()
 	mustPush(t, q, Low, 4, 0)
-	select {
-	case it := <-got:
-		t.Fatalf("PopClass(high) took %v", idOf(it))
-	case <-time.After(20 * time.Millisecond):
-	}
+	notTaken(t, got, "PopClass(high)")
 	mustPush(t, q, High, 5, 0)
-	select {
-	case it := <-got:
-		if idOf(it) != (id{High, 5, 0}) {
-			t.Fatalf("PopClass(high) = %v", idOf(it))
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("PopClass(high) did not wake")
-	}
+	taken(t, got, id{High, 5, 0}, "PopClass(high)")
 	if want := []id{{Critical, 3, 0}, {Low, 4, 0}}; !slices.Equal(drain(t, q), want) {
 		t.Fatal("wrong items left")
 	}
