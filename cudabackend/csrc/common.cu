@@ -153,6 +153,7 @@ int zk_stream_create(int device, void** stream, char* err, size_t errlen) {
     return ZK_OK;
 }
 
+// Deliberately parallel to zk_event_destroy: see why there.
 int zk_stream_destroy(int device, void* stream, char* err, size_t errlen) {
     if (stream == NULL) return ZK_OK;
     int rc = zk_use_device(device, err, errlen);
@@ -182,6 +183,9 @@ int zk_event_create(int device, void** event, char* err, size_t errlen) {
     return ZK_OK;
 }
 
+// Deliberately parallel to zk_stream_destroy: streams and events are CUDA
+// handles of different types with their own destroy calls, and each is a
+// C entry point of its own for cgo.
 int zk_event_destroy(int device, void* event, char* err, size_t errlen) {
     if (event == NULL) return ZK_OK;
     int rc = zk_use_device(device, err, errlen);

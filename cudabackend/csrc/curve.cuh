@@ -342,7 +342,8 @@ struct xyzz_t {
     }
 
     // add_affine adds a finite affine point (ax, ay) (madd-2008-s). The
-    // caller filters the affine infinity out.
+    // caller filters the affine infinity out. Deliberately parallel to add
+    // below: see why there.
     ZK_HD void add_affine(const F& ax, const F& ay) {
         if (is_inf()) {
             x = ax;

@@ -247,7 +247,8 @@ int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errle
 }
 
 // get_domain returns the cached tables of (device, L), building them once.
-// The caller has made device current.
+// The caller has made device current. Deliberately parallel to get_hs: see
+// why there.
 int get_domain(int device, uint32_t L, domain_t** out, char* err, size_t errlen) {
     if (L > ZK_NTT_MAX_LOG)
         return zk_fail(err, errlen, ZK_EINVAL, "ntt: log_n %u exceeds the maximum %d", L,
@@ -565,7 +566,9 @@ int build_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) 
 }
 
 // get_hs returns the cached tables of (device, L), building them once. The
-// caller has made device current.
+// caller has made device current. Deliberately parallel to get_domain: the
+// two caches hold different tables under their own mutexes, and a template
+// over the map, the mutex and the builder would be longer than the lookup.
 int get_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) {
     std::lock_guard<std::mutex> lock(g_hs_mu);
     auto key = std::make_pair(device, L);
