@@ -67,6 +67,12 @@ func chainFixture(t testing.TB) *fixture {
 	return theFixture
 }
 
+// newFixture compiles the chain, sets it up, converts the key and writes it
+// to dir, and solves one witness. Deliberately parallel to cudabackend/gpu's
+// newCompactFixture: sdk/testcircuit, which both could share, cannot call
+// keyconv (keyconv's and keyfile's own tests import testcircuit), and the
+// two keep different results (a key file here, matrices and a key in memory
+// there).
 func newFixture(dir string) (*fixture, error) {
 	field := ecc.BLS12_381.ScalarField()
 	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: chainSteps})

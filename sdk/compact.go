@@ -24,7 +24,9 @@ const (
 	FormatCompactW PartitionFormat = 1
 )
 
-// String names the format.
+// String names the format. Deliberately parallel to keyfile.HForm's and
+// plugins.Kind's String: each enum names its own values in a switch, the plain
+// Go for it, and a shared helper would only move the names into a table.
 func (f PartitionFormat) String() string {
 	switch f {
 	case FormatFull:

@@ -38,7 +38,8 @@ var kindNames = map[ErrorKind]string{
 	ErrUnsealed:          "unsealed",
 }
 
-// String returns the kind's wire name.
+// String returns the kind's wire name. Deliberately parallel to host/waterfall's
+// Cause.Label: see why there.
 func (k ErrorKind) String() string {
 	if s, ok := kindNames[k]; ok {
 		return s

@@ -54,7 +54,8 @@ const (
 	SectionB                // B evaluated per constraint, NbConstraints elements
 )
 
-// String returns the section's name.
+// String returns the section's name. Deliberately parallel to host/supervise's
+// State.String: see why there.
 func (s Section) String() string {
 	switch s {
 	case SectionW:

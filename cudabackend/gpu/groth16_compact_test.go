@@ -73,6 +73,9 @@ func compactCircuits(t *testing.T) []*compactFixture {
 	return compactFixtures
 }
 
+// newCompactFixture compiles the example circuit name, sets it up, converts
+// the key and solves one witness. Deliberately parallel to cpubackend's
+// newFixture: see why there.
 func newCompactFixture(name string, params map[string]int) (*compactFixture, error) {
 	spec, err := circuits.Lookup(name, params)
 	if err != nil {

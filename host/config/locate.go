@@ -234,6 +234,10 @@ func (s *scanner) value(path string) {
 	}
 }
 
+// inlineTable reads a { key = value, ... } table, recording its keys under path.
+// Deliberately parallel to array: the loop over separators is the same, what
+// an entry is (a key and its value, or an indexed value) is not, and a shared
+// loop would take that as a function for two callers.
 func (s *scanner) inlineTable(path string) {
 	s.next()
 	for !s.eof() {
@@ -254,6 +258,8 @@ func (s *scanner) inlineTable(path string) {
 	}
 }
 
+// array reads a [ value, ... ] array, recording its elements under path by
+// index. Deliberately parallel to inlineTable: see why there.
 func (s *scanner) array(path string) {
 	s.next()
 	i := 0

@@ -251,8 +251,8 @@ func (d *Device) HasKey(id string) bool {
 	return ok && k.err == nil && isClosed(k.loading)
 }
 
-// isClosed reports whether ch is closed, without waiting. Deliberately a copy
-// of sdk/keyreg's: a non-blocking receive is not worth an exported function
+// isClosed reports whether ch is closed, without waiting. Deliberately
+// parallel to sdk/keyreg's isClosed: a non-blocking receive is not worth an exported function
 // of the SDK, which is a module of its own with an API third parties build on.
 func isClosed(ch chan struct{}) bool {
 	select {

@@ -100,7 +100,8 @@ func TestUserCircuitThroughBackend(t *testing.T) {
 // naming the hint; a tampered assignment fails naming the constraint, and one of the
 // wrong size is refused before anything is proved.
 func TestAssignmentFiles(t *testing.T) {
-	// The same setup as host/daemon's TestHintedCircuit: see why there.
+	// Deliberately parallel to host/daemon's TestHintedCircuit setup: see why
+	// there.
 	f, err := testcircuit.WriteGnarkFiles(t.TempDir(), "cube", &testcircuit.CubeRoot{}, &testcircuit.CubeRoot{X: 11, Y: 1331})
 	if err != nil {
 		t.Fatal(err)

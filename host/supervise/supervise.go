@@ -42,6 +42,9 @@ const (
 	Down                    // the process exited and a restart failed (binary gone or changed, cannot start); retried with backoff
 )
 
+// String names the state. Deliberately parallel to sdk.Section's String:
+// each enum names its own values in a switch, the plain Go for it (and the
+// SDK is a module of its own).
 func (s State) String() string {
 	switch s {
 	case Starting:

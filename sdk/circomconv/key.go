@@ -56,7 +56,7 @@ func limbs(e *fp.Element, b []byte) {
 }
 
 // g1Points decodes a run of G1 points and checks each, in parallel. what names the
-// section in errors.
+// section in errors. Deliberately parallel to g2Points: see why there.
 func g1Points(b []byte, what string) ([]bls12381.G1Affine, error) {
 	out := make([]bls12381.G1Affine, len(b)/96)
 	err := forEach(len(out), func(i int) error {
@@ -69,7 +69,8 @@ func g1Points(b []byte, what string) ([]bls12381.G1Affine, error) {
 	return out, err
 }
 
-// g2Points is g1Points for G2.
+// g2Points is g1Points for G2. Deliberately parallel to g1Points: gnark-crypto's
+// G1 and G2 types share no interface, and the sizes and the error's group differ.
 func g2Points(b []byte, what string) ([]bls12381.G2Affine, error) {
 	out := make([]bls12381.G2Affine, len(b)/192)
 	err := forEach(len(out), func(i int) error {

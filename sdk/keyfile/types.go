@@ -25,6 +25,7 @@ const (
 )
 
 // String names the form as docs/keyfile.md and error messages spell it.
+// Deliberately parallel to sdk.PartitionFormat's String: see why there.
 func (f HForm) String() string {
 	switch f {
 	case HFormGnark:

@@ -21,6 +21,7 @@ const (
 )
 
 // String returns the kind as logs and errors name it: "backend" or "synthesizer".
+// Deliberately parallel to sdk.PartitionFormat's String: see why there.
 func (k Kind) String() string {
 	switch k {
 	case KindBackend:

@@ -233,7 +233,8 @@ func ComputeMSMs(ctx context.Context, pk *keyfile.ProvingKey, w, h []fr.Element,
 
 // MultiExpG1 returns Σ scalars[i]·points[i] with gnark-crypto's MultiExp, cut into
 // chunks of at most chunk points with the context checked between them. The sum of
-// nothing is the point at infinity.
+// nothing is the point at infinity. Deliberately parallel to MultiExpG2: see why
+// there.
 func MultiExpG1(ctx context.Context, points []bls12381.G1Affine, scalars []fr.Element, tasks, chunk int) (bls12381.G1Jac, error) {
 	var acc bls12381.G1Jac
 	acc.X.SetOne()
@@ -254,7 +255,9 @@ func MultiExpG1(ctx context.Context, points []bls12381.G1Affine, scalars []fr.El
 	return acc, nil
 }
 
-// MultiExpG2 is MultiExpG1 in G2.
+// MultiExpG2 is MultiExpG1 in G2. Deliberately parallel to MultiExpG1:
+// gnark-crypto's G1 and G2 types share no interface, and a generic version
+// would need one spelled out for the points, the sums and their methods.
 func MultiExpG2(ctx context.Context, points []bls12381.G2Affine, scalars []fr.Element, tasks, chunk int) (bls12381.G2Jac, error) {
 	var acc bls12381.G2Jac
 	acc.X.SetOne()

@@ -141,7 +141,11 @@ var fillFile = fill
 // are written by up to fillWriters goroutines at once: a memfd's pages are
 // allocated and zeroed as they are first written, and one thread doing that for a
 // large partition takes a share of the synthesis it follows worth spreading
-// (BENCHMARKS.md, "Feeding the GPU").
+// (BENCHMARKS.md, "Feeding the GPU"). Deliberately parallel to the SDK's
+// fillPartition, which cuts the same sections into chunks but writes them one
+// after another (a synthesizer's WritePartition): a chunking helper the two
+// could share would be an exported function of the SDK, a public API, for
+// one caller.
 func fill(f *os.File, h sdk.PartitionHandle, W, A, B []fr.Element) error {
 	// Truncate first: the padding between sections stays a hole that reads as
 	// zeros and costs no memory.

@@ -92,6 +92,8 @@ func TestFixedBaseMatchesScalarMultiplication(t *testing.T) {
 	want1 := bls12381.BatchScalarMultiplicationG1(&b1, scalars)
 	want2 := bls12381.BatchScalarMultiplicationG2(&b2, scalars)
 	for _, w := range testWindows {
+		// Deliberately parallel to the G2 lines below: gnark-crypto's G1 and
+		// G2 types share no interface (as g1Table and g2Table, which see).
 		t1, err := newG1Table(ctx, w, &b1)
 		if err != nil {
 			t.Fatal(err)
@@ -100,6 +102,7 @@ func TestFixedBaseMatchesScalarMultiplication(t *testing.T) {
 		if err := t1.mul(ctx, got1, scalars); err != nil {
 			t.Fatal(err)
 		}
+		// Deliberately parallel to the G1 lines above: see why there.
 		t2, err := newG2Table(ctx, w, &b2)
 		if err != nil {
 			t.Fatal(err)
