@@ -108,10 +108,10 @@ func countBackends(procs []proc) int {
 	return n
 }
 
-// socketFiles lists the unix sockets in dir, whatever their names. Deliberately
-// parallel to sdk/plugins' socketsIn: the SDK is a module of its own, and a
-// test helper is no part of its API; plugins.ReapSockets would not serve, as
-// it sees only the sockets named as go-plugin names them.
+// socketFiles lists the unix sockets in dir, whatever their names.
+// Deliberately parallel to sdk/plugins' socketsIn: the SDK is a module of its
+// own, and a test helper is no part of its API; plugins.ReapSockets would not
+// serve, as it sees only the sockets named as go-plugin names them.
 func socketFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)

@@ -73,8 +73,8 @@ func WritePartition(out PartitionHandle, W, A, B []fr.Element) error {
 }
 
 // fillPartition writes the three sections of h at their offsets into f, which
-// has h's size already (its padding a hole that reads as zeros). Deliberately
-// parallel to sdk/shm's fill: see why there.
+// has h's size already (its padding a hole that reads as zeros).
+// Deliberately parallel to sdk/shm's fill: see why there.
 func fillPartition(f *os.File, h PartitionHandle, W, A, B []fr.Element) error {
 	for _, s := range []struct {
 		off  uint64

@@ -53,10 +53,11 @@ func checkDepth(tb testing.TB, tm MSMTiming, c, d int) {
 // TestMSMPrecomputeG1EdgeCases checks the G1 MSM over precomputed bases
 // against gnark-crypto on the edge cases (zero scalars, infinity, repeated
 // points, P and -P, all 1, r-1...), at each depth limit, over all the points
-// and over a prefix, then after returning to the points alone. Deliberately
-// parallel to TestMSMPrecomputeG2EdgeCases: see why there. It begins as
-// TestMSMG1EdgeCases does, deliberately too: the same inputs, here checked at
-// every depth of copies, so that a failure names the path that broke.
+// and over a prefix, then after returning to the points alone.
+// Deliberately parallel to TestMSMPrecomputeG2EdgeCases: see why there.
+// Deliberately parallel to TestMSMG1EdgeCases too: the same inputs, here
+// checked at every depth of copies, so that a failure names the path that
+// broke.
 func TestMSMPrecomputeG1EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(61, 62))
@@ -136,11 +137,8 @@ func TestMSMPrecomputeG2EdgeCases(t *testing.T) {
 // depth limit, from host and from device scalars.
 func TestMSMPrecomputeSizes(t *testing.T) {
 	needDevice(t)
-	g1 := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20, 1 << 22}
-	g2 := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}
-	if testing.Short() {
-		g1, g2 = g1[:3], g2[:3]
-	}
+	g1 := shortened([]int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20, 1 << 22}, 3)
+	g2 := shortened([]int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}, 3)
 	rng := rand.New(rand.NewPCG(65, 66))
 	for _, group := range []int{groupG1, groupG2} {
 		sizes := g1

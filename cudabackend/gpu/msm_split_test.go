@@ -153,14 +153,11 @@ func pointsOf[P any](pool []P, idx []int, neg9 P) []P {
 // TestMSMSplitG1 checks the split MSM (0s dropped, 1s summed, the rest
 // through Pippenger) against gnark-crypto's MultiExp over the same range, on
 // edge cases and random vectors 90% binary; where it differs, it says
-// whether the dense GPU MSM of the same input agrees with gnark. Deliberately
-// parallel to TestMSMSplitG2: see why there.
+// whether the dense GPU MSM of the same input agrees with gnark.
+// Deliberately parallel to TestMSMSplitG2: see why there.
 func TestMSMSplitG1(t *testing.T) {
 	needDevice(t)
-	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}
-	if testing.Short() {
-		sizes = sizes[:2]
-	}
+	sizes := shortened([]int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}, 2)
 	rng := rand.New(rand.NewPCG(21, 22))
 	pool := pointsG1(1 << 20)
 	var neg9 bls12381.G1Affine
@@ -190,10 +187,7 @@ func TestMSMSplitG1(t *testing.T) {
 // types with no common interface, and a failure should name its group.
 func TestMSMSplitG2(t *testing.T) {
 	needDevice(t)
-	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16}
-	if testing.Short() {
-		sizes = sizes[:2]
-	}
+	sizes := shortened([]int{1 << 10, 1<<12 + 5, 1 << 16}, 2)
 	rng := rand.New(rand.NewPCG(23, 24))
 	pool := pointsG2(1 << 16)
 	var neg9 bls12381.G2Affine

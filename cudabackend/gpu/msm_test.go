@@ -277,8 +277,8 @@ func edgeCases(rng *rand.Rand) []msmCase {
 }
 
 // TestMSMG1EdgeCases checks the GPU G1 MSM against gnark-crypto's MultiExp on
-// the edge cases. Deliberately parallel to TestMSMG2EdgeCases: see why there,
-// and to TestMSMPrecomputeG1EdgeCases, which runs the same inputs over copies.
+// the edge cases. Deliberately parallel to TestMSMG2EdgeCases: see why there.
+// Deliberately parallel to TestMSMPrecomputeG1EdgeCases too: see why there.
 func TestMSMG1EdgeCases(t *testing.T) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -326,14 +326,19 @@ func TestMSMG2EdgeCases(t *testing.T) {
 	}
 }
 
+// shortened returns sizes, or its first n under -short.
+func shortened(sizes []int, n int) []int {
+	if testing.Short() {
+		return sizes[:n]
+	}
+	return sizes
+}
+
 // TestMSMG1Sizes checks random MSMs of growing size (powers of two and not)
 // against gnark-crypto. Deliberately parallel to TestMSMG2Sizes: see why there.
 func TestMSMG1Sizes(t *testing.T) {
 	needDevice(t)
-	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20, 1 << 22}
-	if testing.Short() {
-		sizes = sizes[:3]
-	}
+	sizes := shortened([]int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20, 1 << 22}, 3)
 	rng := rand.New(rand.NewPCG(5, 6))
 	b := uploadG1(t, pointsG1(sizes[len(sizes)-1]))
 	for _, n := range sizes {
@@ -358,10 +363,7 @@ func TestMSMG1Sizes(t *testing.T) {
 // types with no common interface, and a failure should name its group.
 func TestMSMG2Sizes(t *testing.T) {
 	needDevice(t)
-	sizes := []int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}
-	if testing.Short() {
-		sizes = sizes[:3]
-	}
+	sizes := shortened([]int{1 << 10, 1<<12 + 5, 1 << 16, 1 << 20}, 3)
 	rng := rand.New(rand.NewPCG(7, 8))
 	b := uploadG2(t, pointsG2(sizes[len(sizes)-1]))
 	for _, n := range sizes {

@@ -136,6 +136,8 @@ func TestFieldOps(t *testing.T) {
 	}
 	a = append(a, randFr(rng, 1<<14)...)
 	b = append(b, randFr(rng, 1<<14)...)
+	// Deliberately parallel to fqOps below: fr and fp are gnark-crypto types
+	// with no common interface, and a failure should name its field.
 	frOps := []struct {
 		name string
 		op   int
@@ -177,6 +179,7 @@ func TestFieldOps(t *testing.T) {
 		y.SetRandom()
 		qa, qb = append(qa, x), append(qb, y)
 	}
+	// Deliberately parallel to frOps above: see why there.
 	fqOps := []struct {
 		name string
 		op   int

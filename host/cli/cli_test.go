@@ -31,6 +31,17 @@ func newDaemon(t *testing.T) *daemon {
 	return &daemon{fake: fake, sock: srv.SocketPath()}
 }
 
+// onWatched has the fake daemon run f on each job submitted, once a client
+// watches the job (so that it sees every event f makes).
+func (d *daemon) onWatched(ctx context.Context, f func(id string)) {
+	d.fake.OnSubmit = func(id string) {
+		if d.fake.WaitSubscribers(ctx, id, 1) != nil {
+			return
+		}
+		f(id)
+	}
+}
+
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
@@ -169,15 +180,12 @@ func TestSubmitAssignments(t *testing.T) {
 func TestSubmitWaitWritesProofs(t *testing.T) {
 	ctx := testCtx(t)
 	d := newDaemon(t)
-	d.fake.OnSubmit = func(id string) {
-		if d.fake.WaitSubscribers(ctx, id, 1) != nil {
-			return
-		}
+	d.onWatched(ctx, func(id string) {
 		d.fake.Advance(id, 1, api.EventPartitionSynthesizing, "", "")
 		d.fake.Advance(id, 1, api.EventPartitionProving, "gpu1", "")
 		d.fake.Advance(id, 1, api.EventPartitionRetried, "gpu1", "backend exited: signal: killed")
 		d.fake.Finish(id, "gpu0")
-	}
+	})
 	files, contents := writeWitnesses(t, 2)
 	out := filepath.Join(t.TempDir(), "proofs")
 	stdout, stderr, err := run(ctx, cmd("submit"), append([]string{"--api", d.sock, "--circuit", "merkle", "--wait", "--out", out}, files...)...)
@@ -206,13 +214,10 @@ func TestSubmitWaitWritesProofs(t *testing.T) {
 func TestSubmitWaitFailedJob(t *testing.T) {
 	ctx := testCtx(t)
 	d := newDaemon(t)
-	d.fake.OnSubmit = func(id string) {
-		if d.fake.WaitSubscribers(ctx, id, 1) != nil {
-			return
-		}
+	d.onWatched(ctx, func(id string) {
 		d.fake.Advance(id, 0, api.EventPartitionFailed, "gpu0", "constraint #3 not satisfied")
 		d.fake.Fail(id, "partition 0: constraint #3 not satisfied")
-	}
+	})
 	files, _ := writeWitnesses(t, 1)
 	out := filepath.Join(t.TempDir(), "proofs")
 	_, stderr, err := run(ctx, cmd("submit"), "--api", d.sock, "--circuit", "merkle", "--out", out, files[0])

@@ -135,21 +135,48 @@ func configSocket(path string) (string, error) {
 // positional argument (named what in its usage) and dials the daemon. A nil client
 // comes with the error to return: nil after --help, else the usage or dial error.
 func (d *daemonFlags) parseOneAndDial(fs *flag.FlagSet, args []string, what string) (string, *client.Client, error) {
-	pos, err := Parse(fs, args)
-	if errors.Is(err, errHelp) {
-		return "", nil, nil
-	}
-	if err != nil {
-		return "", nil, err
-	}
-	if len(pos) != 1 {
-		return "", nil, usageErr(fs, "want exactly one %s, got %d arguments", what, len(pos))
-	}
-	c, err := d.dial()
-	if err != nil {
+	pos, c, err := d.parseAndDial(fs, args, func(pos []string) error {
+		if len(pos) != 1 {
+			return usageErr(fs, "want exactly one %s, got %d arguments", what, len(pos))
+		}
+		return nil
+	})
+	if c == nil {
 		return "", nil, err
 	}
 	return pos[0], c, nil
+}
+
+// parseSomeAndDial is parseOneAndDial for a command that takes one or more
+// positional arguments.
+func (d *daemonFlags) parseSomeAndDial(fs *flag.FlagSet, args []string, what string) ([]string, *client.Client, error) {
+	return d.parseAndDial(fs, args, func(pos []string) error {
+		if len(pos) == 0 {
+			return usageErr(fs, "no %s given", what)
+		}
+		return nil
+	})
+}
+
+// parseAndDial parses the arguments, has check refuse positional arguments a
+// command does not take, and dials the daemon; a nil client comes with the
+// error to return, as for parseOneAndDial.
+func (d *daemonFlags) parseAndDial(fs *flag.FlagSet, args []string, check func(pos []string) error) ([]string, *client.Client, error) {
+	pos, err := Parse(fs, args)
+	if errors.Is(err, errHelp) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := check(pos); err != nil {
+		return nil, nil, err
+	}
+	c, err := d.dial()
+	if err != nil {
+		return nil, nil, err
+	}
+	return pos, c, nil
 }
 
 // parseNone parses the arguments of a command that takes no positional argument.

@@ -280,19 +280,9 @@ Cancel jobs. Partitions in progress are abandoned and proofs already made are
 dropped. A job that has already ended is left as it is.`)
 	var d daemonFlags
 	d.register(fs)
-	pos, err := Parse(fs, args)
-	if errors.Is(err, errHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) == 0 {
-		return usageErr(fs, "no JOB given")
-	}
-	c, err := d.dial()
-	if err != nil {
-		return err
+	pos, c, err := d.parseSomeAndDial(fs, args, "JOB")
+	if c == nil {
+		return err // nil after --help
 	}
 	defer c.Close()
 	var failed []error

@@ -100,10 +100,10 @@ func Permissions(prefix string, reconfigure bool) (publish, subscribe []string) 
 		"$JS.ACK." + n.stream + ".>",
 		n.subjects + ">",
 		// The jobs bucket: read (direct, and from the leader), written,
-		// watched (List: an ordered consumer, deleted after). Deliberately
-		// parallel to the object store's below: a permission list is read
-		// and audited as written (docs/cluster.md lists it so), and the two
-		// differ (only the object store is purged).
+		// watched (List: an ordered consumer, deleted after).
+		// Deliberately parallel to the object store's below: a permission
+		// list is read and audited as written (docs/cluster.md lists it so),
+		// and the two differ (only the object store is purged).
 		api + "STREAM.INFO." + n.kvStream(),
 		api + "STREAM.CREATE." + n.kvStream(),
 		api + "STREAM.MSG.GET." + n.kvStream(),
@@ -112,6 +112,7 @@ func Permissions(prefix string, reconfigure bool) (publish, subscribe []string) 
 		api + "CONSUMER.DELETE." + n.kvStream() + ".*",
 		"$KV." + n.bucket + ".>",
 		// The inputs' object store: written, read, deleted (a purge).
+		// Deliberately parallel to the jobs bucket's above: see why there.
 		api + "STREAM.INFO." + n.objStream(),
 		api + "STREAM.CREATE." + n.objStream(),
 		api + "STREAM.PURGE." + n.objStream(),

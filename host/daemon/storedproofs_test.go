@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -47,15 +48,22 @@ func flipInFile(t *testing.T, path string, b []byte) {
 	}
 }
 
+// twoProvedJobs starts a daemon and proves two jobs of two partitions of the
+// small circuit, their witnesses of seeds seed and seed+1: a and b, ended.
+func twoProvedJobs(t *testing.T, ctx context.Context, seed uint64) (f *fixture, a, b api.Job, wa, wb [][]byte) {
+	f = start(t, opts{})
+	wa, wb = witnesses(t, small, 2, seed), witnesses(t, small, 2, seed+1)
+	a = f.await(ctx, f.submit(ctx, small, api.ClassNormal, wa).ID)
+	b = f.await(ctx, f.submit(ctx, small, api.ClassNormal, wb).ID)
+	return f, a, b, wa, wb
+}
+
 // TestStoredProofDamagedWhileServing: a proof damaged on the disk after it was
 // stored, under a running daemon, is not served: its job is failed with the
 // reason, and the other job is served as before.
 func TestStoredProofDamagedWhileServing(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
-	f := start(t, opts{})
-	wa, wb := witnesses(t, small, 2, 21), witnesses(t, small, 2, 22)
-	a := f.await(ctx, f.submit(ctx, small, api.ClassNormal, wa).ID)
-	b := f.await(ctx, f.submit(ctx, small, api.ClassNormal, wb).ID)
+	f, a, b, wa, wb := twoProvedJobs(t, ctx, 21)
 	verifyProofs(t, small, a, wa)
 
 	flipInFile(t, f.cfg.Journal.Path, a.Partitions[1].Proof)
@@ -89,10 +97,7 @@ func TestStoredProofDamagedWhileServing(t *testing.T) {
 // reason, the others served.
 func TestLegacyProofsVerifiedBeforeServed(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
-	f := start(t, opts{})
-	wa, wb := witnesses(t, small, 2, 31), witnesses(t, small, 2, 32)
-	a := f.await(ctx, f.submit(ctx, small, api.ClassNormal, wa).ID)
-	b := f.await(ctx, f.submit(ctx, small, api.ClassNormal, wb).ID)
+	f, a, b, wa, _ := twoProvedJobs(t, ctx, 31)
 	f.shutdown()
 
 	// The journal as a zkhost before checksums wrote it, and then a byte of

@@ -251,9 +251,10 @@ func (d *Device) HasKey(id string) bool {
 	return ok && k.err == nil && isClosed(k.loading)
 }
 
-// isClosed reports whether ch is closed, without waiting. Deliberately
-// parallel to sdk/keyreg's isClosed: a non-blocking receive is not worth an exported function
-// of the SDK, which is a module of its own with an API third parties build on.
+// isClosed reports whether ch is closed, without waiting.
+// Deliberately parallel to sdk/keyreg's isClosed: a non-blocking receive is
+// not worth an exported function of the SDK, which is a module of its own with
+// an API third parties build on.
 func isClosed(ch chan struct{}) bool {
 	select {
 	case <-ch:

@@ -214,13 +214,9 @@ func TestFullStorageHoldsProgress(t *testing.T) {
 // ends them with ErrClosed (the work stays pending in the journal) instead of
 // hanging.
 func TestCloseWhileShortOfSpace(t *testing.T) {
-	if !inOwnProcess(t) {
+	j, _, ok := openInOwnProcess(t)
+	if !ok {
 		return
-	}
-	path := filepath.Join(t.TempDir(), "journal.db")
-	j, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	ws := [][]byte{make([]byte, 64<<10), make([]byte, 64<<10)}
 	job, _, err := j.CreateJob(Job{Circuit: "c"}, ws)
@@ -245,6 +241,21 @@ func TestCloseWhileShortOfSpace(t *testing.T) {
 	}
 }
 
+// openInOwnProcess opens a new journal in a test that runs in its own process
+// (inOwnProcess); ok is false in the parent process, whose test then returns.
+func openInOwnProcess(t *testing.T) (j *Journal, path string, ok bool) {
+	t.Helper()
+	if !inOwnProcess(t) {
+		return nil, "", false
+	}
+	path = filepath.Join(t.TempDir(), "journal.db")
+	j, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, path, true
+}
+
 func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
@@ -255,13 +266,9 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 // full disk opens its journal without writing, reads the jobs it must resume,
 // and starts short of space when its reserve cannot be made.
 func TestOpenOnFullStorage(t *testing.T) {
-	if !inOwnProcess(t) {
+	j, path, ok := openInOwnProcess(t)
+	if !ok {
 		return
-	}
-	path := filepath.Join(t.TempDir(), "journal.db")
-	j, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	job, _, err := j.CreateJob(Job{Circuit: "c"}, [][]byte{make([]byte, 64<<10), {1}})
 	if err != nil {

@@ -59,9 +59,10 @@ var causeLabels = map[Cause]string{
 	CauseNothing:   "nothing queued",
 }
 
-// Label returns the cause in words, as the gap table shows it. Deliberately
-// parallel to sdk's ErrorKind.String: a map lookup with a fallback is three
-// lines, not worth a helper shared across the SDK's module boundary.
+// Label returns the cause in words, as the gap table shows it.
+// Deliberately parallel to sdk's ErrorKind.String: a map lookup with a
+// fallback is three lines, not worth a helper shared across the SDK's module
+// boundary.
 func (c Cause) Label() string {
 	if l, ok := causeLabels[c]; ok {
 		return l

@@ -13,6 +13,7 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circom"
 	"github.com/zkhost/zkhost/sdk/circom/circomtest"
 	"github.com/zkhost/zkhost/sdk/keyconv"
@@ -58,6 +59,23 @@ func readFile(t *testing.T, path string) []byte {
 	return b
 }
 
+// readSnarkjsProof reads the proof and public witness snarkjs made for circuit's
+// BLS12-381 witness: the files as snarkjs wrote them, and parsed.
+func readSnarkjsProof(t *testing.T, circuit string) (proofJSON, publicJSON []byte, proof *sdk.Proof, public []fr.Element) {
+	t.Helper()
+	proofJSON = readFile(t, testdata(circuit, "bls12381", ".proof.json"))
+	publicJSON = readFile(t, testdata(circuit, "bls12381", ".public.json"))
+	proof, err := ParseProofJSON(proofJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, err = ParsePublicJSON(publicJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proofJSON, publicJSON, proof, public
+}
+
 // TestSnarkjsProofVerifies verifies the proof snarkjs made with gnark's verifier and
 // the converted verifying key, and writes it back as snarkjs wrote it: the verifying
 // key and the JSON shapes are right independently of zkhost's prover.
@@ -69,16 +87,7 @@ func TestSnarkjsProofVerifies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			proofJSON := readFile(t, testdata(circuit, "bls12381", ".proof.json"))
-			publicJSON := readFile(t, testdata(circuit, "bls12381", ".public.json"))
-			proof, err := ParseProofJSON(proofJSON)
-			if err != nil {
-				t.Fatal(err)
-			}
-			public, err := ParsePublicJSON(publicJSON)
-			if err != nil {
-				t.Fatal(err)
-			}
+			proofJSON, publicJSON, proof, public := readSnarkjsProof(t, circuit)
 			if err := groth16.Verify(keyconv.ProofToGnark(proof), vk, public); err != nil {
 				t.Fatalf("snarkjs's proof does not verify with the converted key: %v", err)
 			}
@@ -219,16 +228,7 @@ func TestBadPoints(t *testing.T) {
 // TestSnarkjsFiles turns a proof and public witness in zkhost's encodings back into
 // the JSON snarkjs wrote for them.
 func TestSnarkjsFiles(t *testing.T) {
-	proofJSON := readFile(t, testdata("poseidonbits", "bls12381", ".proof.json"))
-	publicJSON := readFile(t, testdata("poseidonbits", "bls12381", ".public.json"))
-	proof, err := ParseProofJSON(proofJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	public, err := ParsePublicJSON(publicJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proofJSON, publicJSON, proof, public := readSnarkjsProof(t, "poseidonbits")
 	proofBin, err := proof.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)

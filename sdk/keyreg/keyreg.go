@@ -157,8 +157,8 @@ func (r *Registry[K]) InFlight() int {
 	return r.inFlight
 }
 
-// isClosed reports whether ch is closed, without waiting. Deliberately
-// parallel to host/device's isClosed: see why there.
+// isClosed reports whether ch is closed, without waiting.
+// Deliberately parallel to host/device's isClosed: see why there.
 func isClosed(ch chan struct{}) bool {
 	select {
 	case <-ch:

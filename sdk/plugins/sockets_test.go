@@ -13,8 +13,8 @@ import (
 	"github.com/zkhost/zkhost/sdk/plugins"
 )
 
-// socketsIn lists the entries of dir that are unix sockets. Deliberately
-// parallel to e2e's socketFiles: see why there.
+// socketsIn lists the entries of dir that are unix sockets.
+// Deliberately parallel to e2e's socketFiles: see why there.
 func socketsIn(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)

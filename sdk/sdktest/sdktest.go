@@ -478,8 +478,8 @@ func (s *suite) testBadRequests(t *testing.T, chain, merkle *fixture) {
 
 // unsealedCopy returns a handle to a copy of h's partition in a memfd that is
 // not sealed (its bytes could change under a backend), the same layout and
-// contents otherwise; the copy is closed when the test ends. Deliberately
-// parallel to package sdk's testMemfd: see why there.
+// contents otherwise; the copy is closed when the test ends.
+// Deliberately parallel to package sdk's testMemfd: see why there.
 func unsealedCopy(t *testing.T, h sdk.PartitionHandle) sdk.PartitionHandle {
 	t.Helper()
 	data, err := os.ReadFile(h.Path)
