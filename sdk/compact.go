@@ -261,13 +261,11 @@ func forPieces(pieces, threads int, f func(p int)) {
 	}
 	var wg sync.WaitGroup
 	for t := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for p := t; p < pieces; p += threads {
 				f(p)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

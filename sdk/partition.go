@@ -268,9 +268,7 @@ func readPieces(f *os.File, path string, pieces []readPiece, threads int) error 
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for t := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := t; i < len(pieces) && errs[t] == nil; i += threads {
 				// ReadAt (pread) is safe beside other ReadAts and reads
 				// the whole piece or says why not.
@@ -279,7 +277,7 @@ func readPieces(f *os.File, path string, pieces []readPiece, threads int) error 
 						path, len(pieces[i].dst), pieces[i].off, err)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -360,13 +360,11 @@ func copyParallel(dst, src []fr.Element, threads int) {
 	const piece = readChunk / ElementSize
 	var wg sync.WaitGroup
 	for t := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for lo := t * piece; lo < len(src); lo += threads * piece {
 				copy(dst[lo:min(len(src), lo+piece)], src[lo:min(len(src), lo+piece)])
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -339,14 +339,12 @@ func parallelCopy(dst, src []fr.Element, threads int) {
 	threads = max(1, min(threads, chunks))
 	var wg sync.WaitGroup
 	for t := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for c := t; c < chunks; c += threads {
 				lo, hi := c*stageChunk, min(len(src), (c+1)*stageChunk)
 				copy(dst[lo:hi], src[lo:hi])
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

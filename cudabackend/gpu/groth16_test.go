@@ -65,9 +65,7 @@ func TestGroth16Slots(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(parts))
 	for s, slot := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for j := range perSlot {
 				i := s*perSlot + j
 				p := parts[i]
@@ -89,7 +87,7 @@ func TestGroth16Slots(t *testing.T) {
 					return nil
 				}()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {

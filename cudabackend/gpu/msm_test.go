@@ -45,11 +45,9 @@ func parallel(n int, f func(w, lo, hi int)) {
 	var wg sync.WaitGroup
 	for w := 0; w*chunk < n; w++ {
 		lo, hi := w*chunk, min((w+1)*chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			f(w, lo, hi)
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -207,9 +207,7 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range min(o.Concurrency, o.Jobs) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range next {
 				job, err := t.Submit(ctx, api.SubmitRequest{Circuit: o.Circuit, Witnesses: witnesses, Class: o.Class})
 				mu.Lock()
@@ -236,7 +234,7 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 				}
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	stop := make(chan struct{})
 	go func() {

@@ -101,15 +101,13 @@ func (c *Cluster) pull(ctx context.Context, slots int, next func(context.Context
 		held.Add(1)
 		release := c.hold(msg)
 		roomChanged()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-free }()
 			defer roomChanged()
 			defer held.Add(-1)
 			defer release()
 			handle(ctx, msg)
-		}()
+		})
 	}
 }
 

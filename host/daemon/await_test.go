@@ -100,9 +100,7 @@ func TestAwaitEvents(t *testing.T) {
 	firstVerified := make(chan struct{})
 	var once sync.Once
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		earlyJob, earlyErr = f.c.Await(ctx, job.ID, func(e api.JobEvent) error {
 			mu.Lock()
 			early = append(early, e)
@@ -112,9 +110,8 @@ func TestAwaitEvents(t *testing.T) {
 			}
 			return nil
 		})
-	}()
-	go func() {
-		defer wg.Done()
+	})
+	wg.Go(func() {
 		select {
 		case <-firstVerified:
 		case <-ctx.Done():
@@ -126,7 +123,7 @@ func TestAwaitEvents(t *testing.T) {
 			mu.Unlock()
 			return nil
 		})
-	}()
+	})
 	wg.Wait()
 	if earlyErr != nil || lateErr != nil {
 		t.Fatalf("await: %v; late: %v", earlyErr, lateErr)

@@ -496,11 +496,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 func (d *Daemon) goRun(f func()) {
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		f()
-	}()
+	d.wg.Go(f)
 }
 
 // Close stops the pipeline and every backend and removes shared-memory files.

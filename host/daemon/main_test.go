@@ -96,20 +96,17 @@ func setup(dir string) error {
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		errs[0] = circuit.Keygen(specs[small], keysDir)
-	}()
-	go func() {
-		defer wg.Done()
+	})
+	wg.Go(func() {
 		for i, args := range [][]string{{"--circuit", "chain", "--k", "13"}, {"--circuit", "merkle", "--d", "4", "--k", "2"}} {
 			cmd := exec.Command(zkhostBin, append([]string{"keygen", "--out", keysDir}, args...)...)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[1+i] = fmt.Errorf("zkhost keygen %v: %v\n%s", args, err, out)
 			}
 		}
-	}()
+	})
 	wg.Wait()
 	return errors.Join(errs...)
 }

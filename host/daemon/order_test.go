@@ -58,11 +58,9 @@ func TestPriorityOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(subs))
 	for i, s := range subs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			s.final, errs[i] = f.c.Await(ctx, s.job.ID, nil)
-		}()
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {

@@ -23,9 +23,7 @@ func TestPartitionVerifiedCompletesOnce(t *testing.T) {
 			complete int
 		)
 		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				if d.partitionVerified(j, i, time.Now(), api.JobEvent{Kind: api.EventPartitionVerified, Partition: i}) {
 					// What the completing finalizer sees: every partition verified, every event sent.
 					d.mu.Lock()
@@ -42,7 +40,7 @@ func TestPartitionVerifiedCompletesOnce(t *testing.T) {
 					complete++
 					mu.Unlock()
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		if complete != 1 {

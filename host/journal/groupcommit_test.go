@@ -85,11 +85,9 @@ func TestGroupCommitSharesATransaction(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			remaining[i], errs[i] = j.MarkPartitionDone(job.ID, i, []byte{byte(i + 1)}, nil)
-		}()
+		})
 	}
 	waitPending(t, j, n)
 	if err := g.open(); err != nil {
@@ -140,11 +138,9 @@ func TestGroupCommitFailingWrite(t *testing.T) {
 	errs := make([]error, len(writes))
 	var wg sync.WaitGroup
 	for i, w := range writes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs[i] = w.do()
-		}()
+		})
 		waitPending(t, j, i+1)
 	}
 	if err := g.open(); err != nil {

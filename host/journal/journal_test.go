@@ -441,9 +441,7 @@ func TestConcurrentUse(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*2)
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range jobsEach {
 				id := fmt.Sprintf("w%d-j%d", w, k)
 				ws := witnesses(id, parts)
@@ -469,10 +467,8 @@ func TestConcurrentUse(t *testing.T) {
 					return
 				}
 			}
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		})
+		wg.Go(func() {
 			for range 20 {
 				if _, err := j.Unfinished(); err != nil {
 					errs <- err
@@ -483,7 +479,7 @@ func TestConcurrentUse(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

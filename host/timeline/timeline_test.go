@@ -18,11 +18,9 @@ func TestWriteRead(t *testing.T) {
 	t0 := time.Unix(1700000000, 0)
 	var wg sync.WaitGroup
 	for p := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			w.Record(Event{Job: "j", Partition: p, Phase: PhaseSynthesis, Start: t0, End: t0.Add(time.Duration(p) * time.Millisecond), DeviceBusy: time.Duration(p)})
-		}()
+		})
 	}
 	wg.Wait()
 	if err := w.Close(); err != nil {

@@ -91,16 +91,14 @@ func forEach(n int, check func(i int) error) error {
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := w * chunk; i < min(n, (w+1)*chunk); i++ {
 				if err := check(i); err != nil {
 					errs[w] = err
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -359,9 +359,7 @@ func firstFailure(n, threads int, work func(lo, hi int) (int, error)) failure {
 	var wg sync.WaitGroup
 	for k := range chunks {
 		lo, hi := k*size, min(n, (k+1)*size)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() {
 				if r := recover(); r != nil {
 					results[k] = failure{lo, fmt.Errorf("malformed constraint system: %v", r)}
@@ -369,7 +367,7 @@ func firstFailure(n, threads int, work func(lo, hi int) (int, error)) failure {
 			}()
 			i, err := work(lo, hi)
 			results[k] = failure{i, err}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, f := range results {

@@ -173,9 +173,7 @@ func (m *Matrices) EvalParallel(w, a, b []fr.Element, threads int) int {
 	var wg sync.WaitGroup
 	threads = max(1, min(threads, chunks))
 	for t := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for ch := t; ch < chunks; ch += threads {
 				bad[ch] = -1
 				for i := ch * evalChunk; i < min(n, (ch+1)*evalChunk); i++ {
@@ -189,7 +187,7 @@ func (m *Matrices) EvalParallel(w, a, b []fr.Element, threads int) int {
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, i := range bad {

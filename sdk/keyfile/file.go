@@ -196,17 +196,14 @@ func Write(path string, k *ProvingKey) (headerDigest [32]byte, err error) {
 	var wg sync.WaitGroup
 	var writeErrs [nbSections]error
 	for i := range secs {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			secs[i].SHA256 = sha256.Sum256(data[i])
-		}()
-		go func() {
-			defer wg.Done()
+		})
+		wg.Go(func() {
 			if _, err := tmp.WriteAt(data[i], int64(secs[i].Offset)); err != nil {
 				writeErrs[i] = fmt.Errorf("keyfile: write section %s to %s: %w", secs[i].Kind, tmpName, err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err = errors.Join(writeErrs[:]...); err != nil {
@@ -502,11 +499,9 @@ func (f *File) Verify() error {
 	var sums [nbSections][32]byte
 	var wg sync.WaitGroup
 	for i, s := range f.sections {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			sums[i] = sha256.Sum256(f.data[s.Offset : s.Offset+s.Length])
-		}()
+		})
 	}
 	wg.Wait()
 	for i, s := range f.sections {

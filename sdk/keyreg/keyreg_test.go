@@ -27,14 +27,12 @@ func TestLoadIdempotentAndConcurrent(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			info, err := r.Load(context.Background(), ref("a", 1), open)
 			if err != nil || info.HostBytes != 7 {
 				t.Errorf("load: %v %v", info, err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n := opens.Load(); n != 1 {

@@ -206,11 +206,9 @@ func parallelize(n, threads int, work func(start, end int)) {
 	var wg sync.WaitGroup
 	for start := 0; start < n; start += chunk {
 		end := min(start+chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			work(start, end)
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -415,17 +415,15 @@ func (s *suite) testProve(t *testing.T, chain, merkle *fixture) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(jobs))
 	for i, j := range jobs {
-		wg.Add(1)
 		window <- struct{}{}
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-window }()
 			res, err := s.prove(context.Background(), j.f, j.h, j.pub)
 			if err == nil {
 				t.Logf("%s: wall %v, device busy %v, %d phases", filepath.Base(j.h.Path), res.Wall, res.DeviceBusy, len(res.Phases))
 			}
 			errs[i] = err
-		}()
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -166,13 +166,11 @@ func chunkedSHA256(data []byte) [32]byte {
 	close(next)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				sums[i] = sha256.Sum256(data[i*chunk : min(len(data), (i+1)*chunk)])
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	h := sha256.New()

@@ -124,9 +124,7 @@ func TestConcurrentWrites(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			h, err := s.Write("c"+string(rune('0'+i)), sdk.CurveBLS12381, W, A, A)
 			if err == nil {
 				var p *sdk.Partition
@@ -135,7 +133,7 @@ func TestConcurrentWrites(t *testing.T) {
 				}
 			}
 			errs <- err
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

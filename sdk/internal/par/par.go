@@ -27,9 +27,7 @@ func ForChunks(ctx context.Context, n, chunk int, fn func(start, end int)) error
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for ctx.Err() == nil {
 				c := int(next.Add(1) - 1)
 				if c >= nbChunks {
@@ -38,7 +36,7 @@ func ForChunks(ctx context.Context, n, chunk int, fn func(start, end int)) error
 				start := c * chunk
 				fn(start, min(start+chunk, n))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return ctx.Err()
