@@ -296,11 +296,6 @@ func TestCancelWhileWaitingForBudget(t *testing.T) {
 	}
 	ws := witnesses(t, small, 2, 89)
 	job := f.submit(ctx, small, api.ClassNormal, ws)
-	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	final, err := f.c.Await(actx, job.ID, nil)
-	if err != nil {
-		t.Fatalf("a job after the cancels: %v (synthesis stalled?)", err)
-	}
+	final := f.awaitWithin(ctx, job.ID, 30*time.Second, "a job after the cancels (synthesis stalled?)")
 	verifyProofs(t, small, final, ws)
 }

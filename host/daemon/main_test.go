@@ -344,6 +344,19 @@ func (f *fixture) await(ctx context.Context, id string) api.Job {
 	return job
 }
 
+// awaitWithin is await with a deadline of its own, d from now; what names
+// the wait in the failure.
+func (f *fixture) awaitWithin(ctx context.Context, id string, d time.Duration, what string) api.Job {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	job, err := f.c.Await(ctx, id, nil)
+	if err != nil {
+		f.t.Fatalf("%s: %v", what, err)
+	}
+	return job
+}
+
 // submit submits a job and fails the test on error.
 func (f *fixture) submit(ctx context.Context, name string, class api.Class, ws [][]byte) api.Job {
 	f.t.Helper()

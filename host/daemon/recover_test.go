@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -44,12 +43,7 @@ func TestRecoverJobProvedBeforeCrash(t *testing.T) {
 	jr.Close()
 
 	f2 := start(t, opts{stateDir: f.stateDir})
-	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	final, err := f2.c.Await(actx, rec.ID, nil)
-	if err != nil {
-		t.Fatalf("await the recovered job: %v", err)
-	}
+	final := f2.awaitWithin(ctx, rec.ID, 10*time.Second, "await the recovered job")
 	verifyProofs(t, small, final, ws)
 }
 
