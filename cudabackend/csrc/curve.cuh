@@ -1,7 +1,10 @@
-// curve.cuh: BLS12-381 G1 and G2 point arithmetic for the MSM kernels.
+// curve.cuh: G1 and G2 point arithmetic for the MSM kernels, for any curve
+// whose base field is a field.cuh mont_t<P>.
 //
-// Fields: fq_t (field.cuh) for G1, fq2_t = Fq[u]/(u^2+1) for G2. Both curves
-// have a = 0 (y^2 = x^3 + b), which the doubling formulas rely on.
+// Fields: mont_t<P> for G1, ext2_t<P> = Fq[u]/(u^2+1) for G2 (fq_t and fq2_t
+// for BLS12-381, bn254_fq_t and bn254_fq2_t for BN254, whose Fq2 is the same
+// extension). Every such curve has a = 0 (y^2 = x^3 + b), which the doubling
+// formulas rely on; the curve's b appears in no formula.
 //
 // Point forms:
 //   affine_t<F>  (x, y), bit for bit gnark-crypto's G1Affine / G2Affine; the
@@ -53,53 +56,77 @@ constexpr int FQ_K = ZK_FQ_LAZY ? 2 : 1;  // Fq values lie below FQ_K * p
 // travel in registers (no stack frame), so a call costs a few dozen moves.
 // G1 inlines it (fmul), so the compiler schedules across its products
 // (BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a dedicated squaring").
-__device__ __noinline__ fq_t fq_mul_call(fq_t a, fq_t b) {
-    return ZK_FQ_LAZY ? fq_t::mul_lazy(a, b) : fq_t::mul_eo(a, b);
+template <class P>
+__device__ __noinline__ mont_t<P> fq_mul_call(mont_t<P> a, mont_t<P> b) {
+    return ZK_FQ_LAZY ? mont_t<P>::mul_lazy(a, b) : mont_t<P>::mul_eo(a, b);
 }
 #endif
 }  // namespace zk_dev
 
-ZK_HD fq_t fadd(const fq_t& a, const fq_t& b) {
+// lazy_form_fits says the device's lazy form works for the field of P: its
+// products of values below 2p stay below 2p when 4p < R, that is when p's top
+// limb is below 2^30 (BLS12-381's Fq and BN254's both).
+template <class P>
+struct lazy_form_fits {
+    static constexpr bool value = P::p(P::N - 1) < (1u << 30);
+};
+
+template <class P>
+ZK_HD mont_t<P> fadd(const mont_t<P>& a, const mont_t<P>& b) {
+    static_assert(lazy_form_fits<P>::value, "the lazy device form needs 4p < R");
 #ifdef __CUDA_ARCH__
-    return fq_t::add_chain<zk_dev::FQ_K>(a, b);
+    return mont_t<P>::template add_chain<zk_dev::FQ_K>(a, b);
 #else
     return a + b;
 #endif
 }
-ZK_HD fq_t fsub(const fq_t& a, const fq_t& b) {
+template <class P>
+ZK_HD mont_t<P> fsub(const mont_t<P>& a, const mont_t<P>& b) {
 #ifdef __CUDA_ARCH__
-    return fq_t::sub_chain<zk_dev::FQ_K>(a, b);
+    return mont_t<P>::template sub_chain<zk_dev::FQ_K>(a, b);
 #else
     return a - b;
 #endif
 }
 // fcanon returns a in [0, p): the lazy device form reduced once; otherwise a.
-ZK_HD fq_t fcanon(const fq_t& a) {
+template <class P>
+ZK_HD mont_t<P> fcanon(const mont_t<P>& a) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
-    fq_t r = a;
-    fq_t::reduce_chain(r.l);
+    mont_t<P> r = a;
+    mont_t<P>::reduce_chain(r.l);
     return r;
 #else
     return a;
 #endif
 }
 // fzero reports a == 0 in the field (the lazy form of zero may be p).
-ZK_HD bool fzero(const fq_t& a) { return fcanon(a).is_zero(); }
-ZK_HD fq_t fdbl(const fq_t& a) { return fadd(a, a); }
-ZK_HD fq_t fneg(const fq_t& a) { return fsub(fq_t::zero(), a); }
+template <class P>
+ZK_HD bool fzero(const mont_t<P>& a) {
+    return fcanon(a).is_zero();
+}
+template <class P>
+ZK_HD mont_t<P> fdbl(const mont_t<P>& a) {
+    return fadd(a, a);
+}
+template <class P>
+ZK_HD mont_t<P> fneg(const mont_t<P>& a) {
+    return fsub(mont_t<P>::zero(), a);
+}
 // fmul is the Fq product, inlined on the device (see fq_mul_call).
-ZK_HD fq_t fmul(const fq_t& a, const fq_t& b) {
+template <class P>
+ZK_HD mont_t<P> fmul(const mont_t<P>& a, const mont_t<P>& b) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
-    return fq_t::mul_lazy(a, b);
+    return mont_t<P>::mul_lazy(a, b);
 #elif defined(__CUDA_ARCH__)
-    return fq_t::mul_eo(a, b);
+    return mont_t<P>::mul_eo(a, b);
 #else
     return a * b;
 #endif
 }
 // fq2_mul is the Fq product inside Fq2 arithmetic: the out-of-line call on
 // the device.
-ZK_HD fq_t fq2_mul(const fq_t& a, const fq_t& b) {
+template <class P>
+ZK_HD mont_t<P> fq2_mul(const mont_t<P>& a, const mont_t<P>& b) {
 #ifdef __CUDA_ARCH__
     return zk_dev::fq_mul_call(a, b);
 #else
@@ -110,11 +137,12 @@ ZK_HD fq_t fq2_mul(const fq_t& a, const fq_t& b) {
 // the reduction instead of 144), two of a mixed addition's ten products being
 // squares (BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a
 // dedicated squaring").
-ZK_HD fq_t fsqr(const fq_t& a) {
+template <class P>
+ZK_HD mont_t<P> fsqr(const mont_t<P>& a) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
-    return fq_t::sqr_lazy(a);
+    return mont_t<P>::sqr_lazy(a);
 #elif defined(__CUDA_ARCH__)
-    return fq_t::sqr_eo(a);
+    return mont_t<P>::sqr_eo(a);
 #else
     return a * a;
 #endif
@@ -122,91 +150,110 @@ ZK_HD fq_t fsqr(const fq_t& a) {
 // fmul_sub is a*b - c*d (the Y coordinates of G1's point formulas): on the
 // device with the lazy form, two wide products and one reduction (field.cuh's
 // mul_sub_lazy; BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a
-// dedicated squaring").
-ZK_HD fq_t fmul_sub(const fq_t& a, const fq_t& b, const fq_t& c, const fq_t& d) {
+// dedicated squaring") where the field has room for it (8p < R: BLS12-381's
+// Fq, not BN254's), else the two products and their difference.
+template <class P>
+ZK_HD mont_t<P> fmul_sub(const mont_t<P>& a, const mont_t<P>& b, const mont_t<P>& c,
+                         const mont_t<P>& d) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
-    return fq_t::mul_sub_lazy(a, b, c, d);
-#else
-    return fsub(fmul(a, b), fmul(c, d));
+    if constexpr (P::eight_p_below_R) return mont_t<P>::mul_sub_lazy(a, b, c, d);
 #endif
+    return fsub(fmul(a, b), fmul(c, d));
 }
 
 // fr_from_mont returns the integer a (canonical limbs) of a Montgomery form
 // a*R.
 ZK_HD fr_t fr_from_mont(const fr_t& a) { return a.from_montgomery(); }
 
-// fq2_t is an element c0 + c1*u of Fq2 = Fq[u]/(u^2+1), laid out as gnark's
-// E2 {A0, A1}. Its arithmetic is the free functions below.
-struct fq2_t {
-    fq_t c0, c1;
+// ext2_t<P> is an element c0 + c1*u of Fq2 = Fq[u]/(u^2+1) over Fq =
+// mont_t<P>, laid out as gnark's E2 {A0, A1}. Its arithmetic is the free
+// functions below.
+template <class P>
+struct ext2_t {
+    using fq = mont_t<P>;
+    fq c0, c1;
 
-    ZK_HD static fq2_t zero() {
-        fq2_t r;
-        r.c0 = fq_t::zero();
-        r.c1 = fq_t::zero();
+    ZK_HD static ext2_t zero() {
+        ext2_t r;
+        r.c0 = fq::zero();
+        r.c1 = fq::zero();
         return r;
     }
-    ZK_HD static fq2_t one() {
-        fq2_t r;
-        r.c0 = fq_t::one();
-        r.c1 = fq_t::zero();
+    ZK_HD static ext2_t one() {
+        ext2_t r;
+        r.c0 = fq::one();
+        r.c1 = fq::zero();
         return r;
     }
     ZK_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
-    ZK_HD friend bool operator==(const fq2_t& a, const fq2_t& b) { return a.c0 == b.c0 && a.c1 == b.c1; }
-    ZK_HD friend bool operator!=(const fq2_t& a, const fq2_t& b) { return !(a == b); }
+    ZK_HD friend bool operator==(const ext2_t& a, const ext2_t& b) { return a.c0 == b.c0 && a.c1 == b.c1; }
+    ZK_HD friend bool operator!=(const ext2_t& a, const ext2_t& b) { return !(a == b); }
 };
 
-ZK_HD fq2_t fadd(const fq2_t& a, const fq2_t& b) {
-    fq2_t r;
+// fq2_t is BLS12-381's Fq2 (gnark-crypto bls12-381 E2); bn254_fq2_t is
+// BN254's (bn254 E2).
+using fq2_t = ext2_t<fq_params>;
+using bn254_fq2_t = ext2_t<bn254_fq_params>;
+
+template <class P>
+ZK_HD ext2_t<P> fadd(const ext2_t<P>& a, const ext2_t<P>& b) {
+    ext2_t<P> r;
     r.c0 = fadd(a.c0, b.c0);
     r.c1 = fadd(a.c1, b.c1);
     return r;
 }
-ZK_HD fq2_t fsub(const fq2_t& a, const fq2_t& b) {
-    fq2_t r;
+template <class P>
+ZK_HD ext2_t<P> fsub(const ext2_t<P>& a, const ext2_t<P>& b) {
+    ext2_t<P> r;
     r.c0 = fsub(a.c0, b.c0);
     r.c1 = fsub(a.c1, b.c1);
     return r;
 }
-ZK_HD fq2_t fdbl(const fq2_t& a) { return fadd(a, a); }
-ZK_HD fq2_t fneg(const fq2_t& a) {
-    fq2_t r;
+template <class P>
+ZK_HD ext2_t<P> fdbl(const ext2_t<P>& a) { return fadd(a, a); }
+template <class P>
+ZK_HD ext2_t<P> fneg(const ext2_t<P>& a) {
+    ext2_t<P> r;
     r.c0 = fneg(a.c0);
     r.c1 = fneg(a.c1);
     return r;
 }
 // fmul is Karatsuba: 3 Fq products instead of 4.
-ZK_HD fq2_t fmul(const fq2_t& a, const fq2_t& b) {
-    fq_t v0 = fq2_mul(a.c0, b.c0);
-    fq_t v1 = fq2_mul(a.c1, b.c1);
-    fq_t s = fq2_mul(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
-    fq2_t r;
+template <class P>
+ZK_HD ext2_t<P> fmul(const ext2_t<P>& a, const ext2_t<P>& b) {
+    mont_t<P> v0 = fq2_mul(a.c0, b.c0);
+    mont_t<P> v1 = fq2_mul(a.c1, b.c1);
+    mont_t<P> s = fq2_mul(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
+    ext2_t<P> r;
     r.c0 = fsub(v0, v1);
     r.c1 = fsub(fsub(s, v0), v1);
     return r;
 }
 // fsqr is (c0+c1)(c0-c1) + 2 c0 c1 u: 2 Fq products.
-ZK_HD fq2_t fsqr(const fq2_t& a) {
-    fq_t t = fq2_mul(a.c0, a.c1);
-    fq2_t r;
+template <class P>
+ZK_HD ext2_t<P> fsqr(const ext2_t<P>& a) {
+    mont_t<P> t = fq2_mul(a.c0, a.c1);
+    ext2_t<P> r;
     r.c0 = fq2_mul(fadd(a.c0, a.c1), fsub(a.c0, a.c1));
     r.c1 = fdbl(t);
     return r;
 }
 
 // fmul_sub in Fq2: the two products and their difference.
-ZK_HD fq2_t fmul_sub(const fq2_t& a, const fq2_t& b, const fq2_t& c, const fq2_t& d) {
+template <class P>
+ZK_HD ext2_t<P> fmul_sub(const ext2_t<P>& a, const ext2_t<P>& b, const ext2_t<P>& c, const ext2_t<P>& d) {
     return fsub(fmul(a, b), fmul(c, d));
 }
 
-ZK_HD fq2_t fcanon(const fq2_t& a) {
-    fq2_t r;
+template <class P>
+ZK_HD ext2_t<P> fcanon(const ext2_t<P>& a) {
+    ext2_t<P> r;
     r.c0 = fcanon(a.c0);
     r.c1 = fcanon(a.c1);
     return r;
 }
-ZK_HD bool fzero(const fq2_t& a) { return fzero(a.c0) && fzero(a.c1); }
+template <class P>
+ZK_HD bool fzero(const ext2_t<P>& a) { return fzero(a.c0) && fzero(a.c1); }
 
 // affine_t is a point in gnark's affine layout; all-zero is infinity.
 template <class F>

@@ -129,12 +129,16 @@ ZK_HD void digits_idx_one(uint32_t i, const fr_t* scalars, const uint32_t* idx, 
 
 // finv is a^-1 (zero maps to zero): field.cuh's inverse of the reduced
 // value (the device's Fq values may be lazy, in [0, 2p)).
-ZK_HD fq_t finv(const fq_t& a) { return fcanon(a).inverse(); }
+template <class P>
+ZK_HD mont_t<P> finv(const mont_t<P>& a) {
+    return fcanon(a).inverse();
+}
 
 // finv in Fq2: 1/(a0 + a1 u) = (a0 - a1 u) / (a0^2 + a1^2).
-ZK_HD fq2_t finv(const fq2_t& a) {
-    fq_t t = finv(fadd(fsqr(a.c0), fsqr(a.c1)));
-    fq2_t r;
+template <class P>
+ZK_HD ext2_t<P> finv(const ext2_t<P>& a) {
+    mont_t<P> t = finv(fadd(fsqr(a.c0), fsqr(a.c1)));
+    ext2_t<P> r;
     r.c0 = fmul(a.c0, t);
     r.c1 = fneg(fmul(a.c1, t));
     return r;
