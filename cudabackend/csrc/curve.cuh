@@ -163,7 +163,10 @@ ZK_HD mont_t<P> fmul_sub(const mont_t<P>& a, const mont_t<P>& b, const mont_t<P>
 
 // fr_from_mont returns the integer a (canonical limbs) of a Montgomery form
 // a*R.
-ZK_HD fr_t fr_from_mont(const fr_t& a) { return a.from_montgomery(); }
+template <class P>
+ZK_HD mont_t<P> fr_from_mont(const mont_t<P>& a) {
+    return a.from_montgomery();
+}
 
 // ext2_t<P> is an element c0 + c1*u of Fq2 = Fq[u]/(u^2+1) over Fq =
 // mont_t<P>, laid out as gnark's E2 {A0, A1}. Its arithmetic is the free

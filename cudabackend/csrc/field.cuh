@@ -75,7 +75,8 @@ struct fr_params {
     }
 };
 
-// fq_params: BLS12-381 base field
+// fq_params: BLS12-381 base field (deliberately parallel to fr_params and
+// BN254's below: see why there)
 // q = 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab.
 struct fq_params {
     static constexpr int N = 12;
@@ -120,8 +121,10 @@ struct fq_params {
 // give each curve's): both moduli are below 2^254, 8 limbs, so p < R/2 (what
 // the product relies on) and 4p < R (the lazy form), but not 8p < R
 // (mul_sub_lazy). The layout is gnark-crypto's bn254 fr.Element and
-// fp.Element. hosttest/field_emu.cpp checks the device algorithms on them; no
-// kernel instantiates them yet. Deliberately parallel to fr_params and
+// fp.Element. The host tests check the device algorithms on them
+// (hosttest/field_emu.cpp), and curve.cuh's point arithmetic and the MSM's
+// pipeline over them (curve_emu.cpp, msm_emu.cpp); no kernel instantiates
+// them yet. Deliberately parallel to fr_params and
 // fq_params: each field's constants, in the shape mont_t reads them.
 
 // bn254_fr_params: BN254 scalar field

@@ -102,14 +102,17 @@ using namespace zk_msm;
 
 // ---- kernels (bodies in msm_core.cuh) --------------------------------------
 
-__global__ void k_digits(const fr_t* __restrict__ scalars, uint32_t n, int c, int nwin, int G,
+// The scalars' field is the kernels' parameter P (fr_params: BLS12-381's).
+template <class P>
+__global__ void k_digits(const mont_t<P>* __restrict__ scalars, uint32_t n, int c, int nwin, int G,
                          uint32_t stride, uint32_t* __restrict__ keys,
                          uint32_t* __restrict__ vals) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) digits_one(i, scalars, n, c, nwin, G, stride, keys, vals);
 }
 
-__global__ void k_digits_idx(const fr_t* __restrict__ scalars, const uint32_t* __restrict__ idx,
+template <class P>
+__global__ void k_digits_idx(const mont_t<P>* __restrict__ scalars, const uint32_t* __restrict__ idx,
                              uint32_t lo, uint32_t hi, uint32_t n, int c, int nwin, int G,
                              uint32_t stride, uint32_t* __restrict__ keys,
                              uint32_t* __restrict__ vals) {
@@ -127,7 +130,8 @@ __global__ void __launch_bounds__(ACC_THREADS)
     if (t < T) precompute_one(t, src, n, dst, shift);
 }
 
-__global__ void k_classify(const fr_t* __restrict__ scalars, uint32_t n, uint8_t* __restrict__ cls) {
+template <class P>
+__global__ void k_classify(const mont_t<P>* __restrict__ scalars, uint32_t n, uint8_t* __restrict__ cls) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) cls[i] = scalar_class(ldp(scalars + i));
 }

@@ -73,9 +73,13 @@ ZK_HD void prefetch_l2(const T* p) {
 // index) with the sign bit when the digit is negative. Over bases with
 // precomputed copies (copy g at g*stride: P * 2^(c*G*g)), window w = g*G + r
 // reads copy g and lands in bucket set r: key r*m + |d|-1, val v + g*stride.
-// Without copies G = nwin (every window its own set, copy 0).
-ZK_HD void digits_of(const fr_t& s, uint32_t i, uint32_t v, uint32_t n, int c, int nwin, int G,
+// Without copies G = nwin (every window its own set, copy 0). Any scalar
+// field of 8 limbs below 2^255 (BLS12-381's and BN254's): the plan's nwin
+// windows cover 256 bits, room for the last window's carry.
+template <class P>
+ZK_HD void digits_of(const mont_t<P>& s, uint32_t i, uint32_t v, uint32_t n, int c, int nwin, int G,
                      uint32_t stride, uint32_t* keys, uint32_t* vals) {
+    static_assert(P::N == 8 && P::p(7) < 0x80000000u, "msm_plan.h counts windows over 256 bits");
     const uint32_t m = 1u << (c - 1);
     const uint32_t full = 1u << c;
     const uint32_t mask = full - 1;
@@ -86,8 +90,8 @@ ZK_HD void digits_of(const fr_t& s, uint32_t i, uint32_t v, uint32_t n, int c, i
     for (int w = 0; w < nwin; w++) {
         int pos = w * c;
         int wi = pos >> 5, sh = pos & 31;
-        uint64_t lo = wi < 8 ? s.l[wi] : 0;
-        uint64_t hi = wi + 1 < 8 ? s.l[wi + 1] : 0;
+        uint64_t lo = wi < P::N ? s.l[wi] : 0;
+        uint64_t hi = wi + 1 < P::N ? s.l[wi + 1] : 0;
         uint32_t raw = ((uint32_t)(((hi << 32) | lo) >> sh) & mask) + carry;
         uint32_t val = base;
         if (raw > m) {
@@ -108,7 +112,8 @@ ZK_HD void digits_of(const fr_t& s, uint32_t i, uint32_t v, uint32_t n, int c, i
 
 // digits_one cuts scalar i (Montgomery form) of a dense vector: its digits
 // pick point i (of copy g at i + g*stride).
-ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nwin, int G,
+template <class P>
+ZK_HD void digits_one(uint32_t i, const mont_t<P>* scalars, uint32_t n, int c, int nwin, int G,
                       uint32_t stride, uint32_t* keys, uint32_t* vals) {
     digits_of(fr_from_mont(ldp(scalars + i)), i, i, n, c, nwin, G, stride, keys, vals);
 }
@@ -117,14 +122,15 @@ ZK_HD void digits_one(uint32_t i, const fr_t* scalars, uint32_t n, int c, int nw
 // (the split MSM): j = idx[i] names scalar j (Montgomery form) and point
 // j - lo. An index outside [lo, hi) (the classified vector is longer than
 // the MSM's range) counts as a zero scalar: every digit gets the sentinel.
-ZK_HD void digits_idx_one(uint32_t i, const fr_t* scalars, const uint32_t* idx, uint32_t lo,
+template <class P>
+ZK_HD void digits_idx_one(uint32_t i, const mont_t<P>* scalars, const uint32_t* idx, uint32_t lo,
                           uint32_t hi, uint32_t n, int c, int nwin, int G, uint32_t stride,
                           uint32_t* keys, uint32_t* vals) {
     const uint32_t j = idx[i];
     if (j >= lo && j < hi)
         digits_of(fr_from_mont(ldp(scalars + j)), i, j - lo, n, c, nwin, G, stride, keys, vals);
     else
-        digits_of(fr_t::zero(), i, 0, n, c, nwin, G, stride, keys, vals);
+        digits_of(mont_t<P>::zero(), i, 0, n, c, nwin, G, stride, keys, vals);
 }
 
 // finv is a^-1 (zero maps to zero): field.cuh's inverse of the reduced
@@ -196,14 +202,15 @@ constexpr uint8_t CLASS_ONE = 1;    // adds its point: summed apart, no Pippenge
 constexpr uint8_t CLASS_OTHER = 2;  // goes through Pippenger
 
 // scalar_class classifies a scalar in Montgomery form: zero is all-zero
-// limbs, one is R mod r (fr_params::one), as gnark-crypto stores them
-// (always fully reduced, so the representation is unique).
-ZK_HD uint8_t scalar_class(const fr_t& s) {
+// limbs, one is R mod r (P::one), as gnark-crypto stores them (always
+// fully reduced, so the representation is unique).
+template <class P>
+ZK_HD uint8_t scalar_class(const mont_t<P>& s) {
     bool zero = true, one = true;
 #pragma unroll
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < P::N; k++) {
         zero = zero && s.l[k] == 0;
-        one = one && s.l[k] == fr_params::one(k);
+        one = one && s.l[k] == P::one(k);
     }
     return zero ? CLASS_ZERO : one ? CLASS_ONE : CLASS_OTHER;
 }

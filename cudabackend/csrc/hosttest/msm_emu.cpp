@@ -21,16 +21,9 @@
 
 #include "../msm_core.cuh"
 #include "../msm_plan.h"
+#include "curves.h"
 
 using namespace zk_msm;
-
-// canonical (not Montgomery) generator coordinates, from gnark-crypto
-static const uint32_t G1X[12] = {0xdb22c6bb, 0xfb3af00a, 0xf97a1aef, 0x6c55e83f, 0x171bac58, 0xa14e3a3f, 0x9774b905, 0xc3688c4f, 0x4fa9ac0f, 0x2695638c, 0x3197d794, 0x17f1d3a7};
-static const uint32_t G1Y[12] = {0x46c5e7e1, 0x0caa2329, 0xa2888ae4, 0xd03cc744, 0x2c04b3ed, 0x00db18cb, 0xd5d00af6, 0xfcf5e095, 0x741d8ae4, 0xa09e30ed, 0xe3aaa0f1, 0x08b3f481};
-static const uint32_t G2X0[12] = {0xc121bdb8, 0xd48056c8, 0xa805bbef, 0x0bac0326, 0x7ae3d177, 0xb4510b64, 0xfa403b02, 0xc6e47ad4, 0x2dc51051, 0x26080527, 0xf08f0a91, 0x024aa2b2};
-static const uint32_t G2X1[12] = {0x5d042b7e, 0xe5ac7d05, 0x13945d57, 0x334cf112, 0xdc7f5049, 0xb5da61bb, 0x9920b61a, 0x596bd0d0, 0x88274f65, 0x7dacd3a0, 0x52719f60, 0x13e02b60};
-static const uint32_t G2Y0[12] = {0x08b82801, 0xe1935486, 0x3baca289, 0x923ac9cc, 0x5160d12c, 0x6d429a69, 0x8cbdd3a7, 0xadfd9baa, 0xda2e351a, 0x8cc9cdc6, 0x727d6e11, 0x0ce5d527};
-static const uint32_t G2Y1[12] = {0xf05f79be, 0xaaa9075f, 0x5cec1da1, 0x3f370d27, 0x572e99ab, 0x267492ab, 0x85a763af, 0xcb3e287e, 0x2bc28b99, 0x32acd2b0, 0x2ea734cc, 0x0606c4a0};
 
 static std::mt19937_64 rng(42);
 static int failures = 0;
@@ -45,49 +38,6 @@ static int failures = 0;
         }                                     \
     } while (0)
 
-static fq_t fq_canon(const uint32_t* v) {
-    fq_t x;
-    for (int i = 0; i < 12; i++) x.l[i] = v[i];
-    return x.to_montgomery();
-}
-static fq_t fq_small(uint32_t v) {
-    fq_t x = fq_t::zero();
-    x.l[0] = v;
-    return x.to_montgomery();
-}
-
-// Per-field constants: the generator and b of y^2 = x^3 + b.
-static affine_t<fq_t> gen(fq_t*) {
-    affine_t<fq_t> g;
-    g.x = fq_canon(G1X);
-    g.y = fq_canon(G1Y);
-    return g;
-}
-static affine_t<fq2_t> gen(fq2_t*) {
-    affine_t<fq2_t> g;
-    g.x.c0 = fq_canon(G2X0);
-    g.x.c1 = fq_canon(G2X1);
-    g.y.c0 = fq_canon(G2Y0);
-    g.y.c1 = fq_canon(G2Y1);
-    return g;
-}
-static fq_t curve_b(fq_t*) { return fq_small(4); }
-static fq2_t curve_b(fq2_t*) {
-    fq2_t b;
-    b.c0 = fq_small(4);
-    b.c1 = fq_small(4);
-    return b;
-}
-static fq_t inv(const fq_t& a) { return a.inverse(); }
-static fq2_t inv(const fq2_t& a) {
-    // 1/(a0 + a1 u) = (a0 - a1 u) / (a0^2 + a1^2)
-    fq_t t = (a.c0 * a.c0 + a.c1 * a.c1).inverse();
-    fq2_t r;
-    r.c0 = a.c0 * t;
-    r.c1 = -(a.c1 * t);
-    return r;
-}
-
 template <class F>
 static affine_t<F> to_affine(const xyzz_t<F>& p) {
     affine_t<F> a;
@@ -96,8 +46,8 @@ static affine_t<F> to_affine(const xyzz_t<F>& p) {
         a.y = F::zero();
         return a;
     }
-    a.x = fmul(p.x, inv(p.zz));
-    a.y = fmul(p.y, inv(p.zzz));
+    a.x = fmul(p.x, finv(p.zz));
+    a.y = fmul(p.y, finv(p.zzz));
     return a;
 }
 
@@ -116,34 +66,37 @@ static bool jac_eq(const jac_t<F>& p, const jac_t<F>& q) {
     return fmul(fmul(p.y, qz2), q.z) == fmul(fmul(q.y, pz2), p.z);
 }
 
-// Canonical scalars (little-endian 32-bit limbs, < r).
-static fr_t rand_fr() {
+// Canonical scalars of the field of R (little-endian 32-bit limbs, < r).
+template <class R>
+static mont_t<R> rand_fr() {
     for (;;) {
-        fr_t x;
-        for (int i = 0; i < 8; i++) x.l[i] = (uint32_t)rng();
+        mont_t<R> x;
+        for (int i = 0; i < R::N; i++) x.l[i] = (uint32_t)rng();
         uint64_t b = 0;
-        for (int i = 0; i < 8; i++) {
-            uint64_t d = (uint64_t)x.l[i] - fr_params::p(i) - b;
+        for (int i = 0; i < R::N; i++) {
+            uint64_t d = (uint64_t)x.l[i] - R::p(i) - b;
             b = (d >> 63) & 1;
         }
         if (b) return x;  // x < r
     }
 }
-static fr_t fr_small(uint32_t v) {
-    fr_t x = fr_t::zero();
+template <class R>
+static mont_t<R> fr_small(uint32_t v) {
+    mont_t<R> x = mont_t<R>::zero();
     x.l[0] = v;
     return x;
 }
-static fr_t fr_rm1() {
-    fr_t x;
-    for (int i = 0; i < 8; i++) x.l[i] = fr_params::p(i);
+template <class R>
+static mont_t<R> fr_rm1() {
+    mont_t<R> x;
+    for (int i = 0; i < R::N; i++) x.l[i] = R::p(i);
     x.l[0] -= 1;
     return x;
 }
 
 // smul returns k*P by double-and-add on the canonical scalar k.
-template <class F>
-static xyzz_t<F> smul(const affine_t<F>& p, const fr_t& k) {
+template <class F, class R>
+static xyzz_t<F> smul(const affine_t<F>& p, const mont_t<R>& k) {
     xyzz_t<F> acc = xyzz_t<F>::inf();
     if (p.is_inf()) return acc;
     for (int bit = 255; bit >= 0; bit--) {
@@ -155,11 +108,11 @@ static xyzz_t<F> smul(const affine_t<F>& p, const fr_t& k) {
 
 // random_points returns n points start + i*step, start and step random
 // multiples of the generator.
-template <class F>
+template <class F, class R>
 static std::vector<affine_t<F>> random_points(size_t n) {
     affine_t<F> g = gen((F*)nullptr);
-    affine_t<F> start = to_affine(smul(g, rand_fr()));
-    affine_t<F> step = to_affine(smul(g, rand_fr()));
+    affine_t<F> start = to_affine(smul(g, rand_fr<R>()));
+    affine_t<F> step = to_affine(smul(g, rand_fr<R>()));
     std::vector<affine_t<F>> out(n);
     xyzz_t<F> cur = xyzz_t<F>::from_affine(start);
     for (size_t i = 0; i < n; i++) {
@@ -169,8 +122,8 @@ static std::vector<affine_t<F>> random_points(size_t n) {
     return out;
 }
 
-template <class F>
-static jac_t<F> ref_msm(const std::vector<affine_t<F>>& pts, const std::vector<fr_t>& sc) {
+template <class F, class R>
+static jac_t<F> ref_msm(const std::vector<affine_t<F>>& pts, const std::vector<mont_t<R>>& sc) {
     xyzz_t<F> acc = xyzz_t<F>::inf();
     for (size_t i = 0; i < pts.size(); i++) acc.add(smul(pts[i], sc[i]));
     return acc.to_jac();
@@ -258,7 +211,7 @@ static jac_t<F> emu_pipeline(const affine_t<F>* bases, const std::vector<uint32_
 // them out: copy g at g*n is copy g-1 through k_precompute's body, shifted by
 // c*G bits, G = ceil(nwin/d). Also checks copy 1 against a plain scalar
 // multiplication. d is the copies G needs (zk_msm_groups_of).
-template <class F>
+template <class R, class F>
 static std::vector<affine_t<F>> copies(const std::vector<affine_t<F>>& bases, int c, int d, int* G) {
     int used = 0;
     *G = zk_msm_groups_of(c, d, &used);
@@ -273,7 +226,7 @@ static std::vector<affine_t<F>> copies(const std::vector<affine_t<F>>& bases, in
     // infinity included) against a plain scalar multiplication.
     const int shift = c * *G;
     for (size_t i = 0; d > 1 && i < n && i < PRE_K + 2 && shift < 256; i++) {
-        fr_t k = fr_t::zero();
+        mont_t<R> k = mont_t<R>::zero();
         k.l[shift / 32] = 1u << (shift % 32);
         affine_t<F> want = to_affine(smul(bases[i], k));
         CHECK(ext[n + i].x == want.x && ext[n + i].y == want.y,
@@ -285,12 +238,12 @@ static std::vector<affine_t<F>> copies(const std::vector<affine_t<F>>& bases, in
 // emu_msm runs msm.cu's dense pipeline with the given window, copies (1:
 // none) and segment sizes, in chunks of piece scalars (0: one chunk) that
 // accumulate into one set of buckets, as run_impl's pieces do.
-template <class F>
+template <class F, class R>
 static jac_t<F> emu_msm(const std::vector<affine_t<F>>& ext, uint32_t n,
-                        const std::vector<fr_t>& sc_canon, int c, int G, uint32_t K0,
+                        const std::vector<mont_t<R>>& sc_canon, int c, int G, uint32_t K0,
                         uint32_t Kmerge, uint32_t Tred, uint32_t piece = 0) {
     const int nwin = (256 + c - 1) / c;
-    std::vector<fr_t> sc(n);
+    std::vector<mont_t<R>> sc(n);
     for (uint32_t i = 0; i < n; i++) sc[i] = sc_canon[i].to_montgomery();
     if (piece == 0 || piece > n) piece = n;
     std::vector<xyzz_t<F>> buckets((size_t)G * (1u << (c - 1)), xyzz_t<F>::inf());
@@ -312,14 +265,14 @@ static jac_t<F> emu_msm(const std::vector<affine_t<F>>& ext, uint32_t n,
 // ordered selection), the ones' segment sums (Kones per thread) and their
 // tree, Pippenger over the rest's index list, the combination. It also
 // returns the class counts, checked by the caller.
-template <class F>
-static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vector<fr_t>& sc_canon,
+template <class F, class R>
+static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vector<mont_t<R>>& sc_canon,
                           uint32_t lo, int c, int d, uint32_t K0, uint32_t Kmerge, uint32_t Tred,
                           uint32_t Kones, size_t counts[3], uint32_t piece = 0) {
     using P = xyzz_t<F>;
     const uint32_t nall = (uint32_t)sc_canon.size();
     const uint32_t hi = lo + (uint32_t)bases.size();
-    std::vector<fr_t> sc(nall);
+    std::vector<mont_t<R>> sc(nall);
     for (uint32_t i = 0; i < nall; i++) sc[i] = sc_canon[i].to_montgomery();
     std::vector<uint32_t> ones, rest;
     counts[0] = counts[1] = counts[2] = 0;
@@ -348,7 +301,7 @@ static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vect
     if (rest.empty()) return ones_sum.to_jac();  // k_to_jac
     const int nwin = (256 + c - 1) / c;
     int G = nwin;
-    std::vector<affine_t<F>> ext = d > 1 ? copies(bases, c, d, &G) : bases;
+    std::vector<affine_t<F>> ext = d > 1 ? copies<R>(bases, c, d, &G) : bases;
     // The rest in chunks of piece entries (0: one), sharing the buckets as
     // run_impl's chunks do: k_digits_idx over rest + off, the bases not
     // offset.
@@ -388,9 +341,9 @@ static std::vector<int> depths_of(int c) {
     return out;
 }
 
-template <class F>
+template <class F, class R>
 static void check_case(const char* group, const char* name, const std::vector<affine_t<F>>& pts,
-                       const std::vector<fr_t>& sc, const std::vector<cfg_t>& cfgs) {
+                       const std::vector<mont_t<R>>& sc, const std::vector<cfg_t>& cfgs) {
     jac_t<F> want = ref_msm(pts, sc);
     for (const cfg_t& k : cfgs) {
         uint32_t m = 1u << (k.c - 1);
@@ -398,7 +351,7 @@ static void check_case(const char* group, const char* name, const std::vector<af
         for (int d : depths_of(k.c)) {
             const uint32_t n = (uint32_t)pts.size();
             int G = (256 + k.c - 1) / k.c;
-            const std::vector<affine_t<F>> ext = d > 1 ? copies(pts, k.c, d, &G) : pts;
+            const std::vector<affine_t<F>> ext = d > 1 ? copies<R>(pts, k.c, d, &G) : pts;
             // One chunk, and (for the smallest windows, whose few buckets
             // every piece resumes) pieces sharing the buckets: one scalar a
             // piece, and a piece that is not a divisor of n.
@@ -416,14 +369,14 @@ static void check_case(const char* group, const char* name, const std::vector<af
 
 // check_split checks the split MSM over [lo, lo + pts.size()) of sc
 // against the reference over that range, and the class counts.
-template <class F>
+template <class F, class R>
 static void check_split(const char* group, const char* name, const std::vector<affine_t<F>>& pts,
-                        const std::vector<fr_t>& sc, uint32_t lo) {
-    std::vector<fr_t> range(sc.begin() + lo, sc.begin() + lo + pts.size());
+                        const std::vector<mont_t<R>>& sc, uint32_t lo) {
+    std::vector<mont_t<R>> range(sc.begin() + lo, sc.begin() + lo + pts.size());
     jac_t<F> want = ref_msm(pts, range);
     size_t want_counts[3] = {0, 0, 0};
-    for (const fr_t& x : sc) {
-        bool zero = x == fr_t::zero(), one = x == fr_small(1);
+    for (const mont_t<R>& x : sc) {
+        bool zero = x == mont_t<R>::zero(), one = x == fr_small<R>(1);
         want_counts[zero ? 0 : one ? 1 : 2]++;
     }
     const cfg_t cfgs[] = {{4, 3, 4, 2}, {7, 1, 4, 8}, {13, 100000, 32, 256}};
@@ -448,7 +401,7 @@ static void check_split(const char* group, const char* name, const std::vector<a
     }
 }
 
-template <class F>
+template <class F, class R>
 static void run_group(const char* group) {
     using P = xyzz_t<F>;
     affine_t<F> g = gen((F*)nullptr);
@@ -462,77 +415,77 @@ static void run_group(const char* group) {
     P c3 = a;
     c3.add_affine(g.x, g.y);
     CHECK(on_curve(to_affine(c3)), "%s 3G off the curve", group);
-    fr_t r;
-    for (int i = 0; i < 8; i++) r.l[i] = fr_params::p(i);
+    mont_t<R> r;
+    for (int i = 0; i < R::N; i++) r.l[i] = R::p(i);
     CHECK(smul(g, r).is_inf(), "%s [r]G is not infinity", group);
-    affine_t<F> mg = to_affine(smul(g, fr_rm1()));
+    affine_t<F> mg = to_affine(smul(g, fr_rm1<R>()));
     CHECK(mg.x == g.x && mg.y == fneg(g.y), "%s [r-1]G != -G", group);
     jac_t<F> j = c3.to_jac();
     for (int i = 0; i < 5; i++) j = j.dbl();
     P x = P::from_jac(j);
     CHECK(on_curve(to_affine(x)), "%s Jacobian doubling off the curve", group);
 
-    std::vector<affine_t<F>> pool = random_points<F>(400);
+    std::vector<affine_t<F>> pool = random_points<F, R>(400);
     for (auto& p : pool) CHECK(on_curve(p), "%s random point off the curve", group);
     const std::vector<cfg_t> cfgs = {
         {4, 3, 4, 2}, {5, 7, 5, 4}, {7, 1, 4, 8}, {8, 64, 32, 16}, {13, 100000, 32, 256}, {16, 5, 4, 1},
     };
     auto rnd = [](size_t n) {
-        std::vector<fr_t> v(n);
-        for (auto& x : v) x = rand_fr();
+        std::vector<mont_t<R>> v(n);
+        for (auto& x : v) x = rand_fr<R>();
         return v;
     };
-    auto fill = [](size_t n, fr_t v) { return std::vector<fr_t>(n, v); };
+    auto fill = [](size_t n, mont_t<R> v) { return std::vector<mont_t<R>>(n, v); };
     auto prefix = [&](size_t n) { return std::vector<affine_t<F>>(pool.begin(), pool.begin() + n); };
 
     check_case(group, "n=1", prefix(1), rnd(1), cfgs);
     check_case(group, "n=3", prefix(3), rnd(3), cfgs);
-    check_case(group, "n=3 scalars 1", prefix(3), fill(3, fr_small(1)), cfgs);
+    check_case(group, "n=3 scalars 1", prefix(3), fill(3, fr_small<R>(1)), cfgs);
     check_case(group, "random 200", prefix(200), rnd(200), cfgs);
-    check_case(group, "zero scalars", prefix(50), fill(50, fr_t::zero()), cfgs);
-    check_case(group, "scalars r-1", prefix(60), fill(60, fr_rm1()), cfgs);
+    check_case(group, "zero scalars", prefix(50), fill(50, mont_t<R>::zero()), cfgs);
+    check_case(group, "scalars r-1", prefix(60), fill(60, fr_rm1<R>()), cfgs);
     check_case(group, "one point, equal scalars", std::vector<affine_t<F>>(90, pool[5]),
-               fill(90, fr_small(12345)), cfgs);
+               fill(90, fr_small<R>(12345)), cfgs);
     check_case(group, "one point, random scalars", std::vector<affine_t<F>>(90, pool[5]), rnd(90), cfgs);
     {
         std::vector<affine_t<F>> pts = prefix(150);
-        std::vector<fr_t> sc = rnd(150);
+        std::vector<mont_t<R>> sc = rnd(150);
         for (size_t i = 0; i < pts.size(); i++) {
             if (i % 7 == 0) pts[i].x = F::zero(), pts[i].y = F::zero();
             if (i % 11 == 0) pts[i] = pool[3];
-            if (i % 13 == 1) sc[i] = fr_small(1);
-            if (i % 13 == 2) sc[i] = fr_rm1();
-            if (i % 13 == 3) sc[i] = fr_t::zero();
-            if (i % 13 == 4) sc[i] = fr_small((uint32_t)i);
+            if (i % 13 == 1) sc[i] = fr_small<R>(1);
+            if (i % 13 == 2) sc[i] = fr_rm1<R>();
+            if (i % 13 == 3) sc[i] = mont_t<R>::zero();
+            if (i % 13 == 4) sc[i] = fr_small<R>((uint32_t)i);
         }
         check_case(group, "mixed", pts, sc, cfgs);
     }
     {
         affine_t<F> p = pool[9], q = pool[9];
         q.y = fneg(q.y);
-        check_case(group, "P and -P", std::vector<affine_t<F>>{p, q, p, q}, fill(4, fr_small(77)), cfgs);
+        check_case(group, "P and -P", std::vector<affine_t<F>>{p, q, p, q}, fill(4, fr_small<R>(77)), cfgs);
     }
 
     // The split MSM (0/1 scalars apart): all zero, all one, none binary, a
     // single non-binary scalar among bits, bits with infinity, repeated
     // points and P, -P, and ranges that skip a prefix (Groth16's K).
     auto bits = [&](size_t n, int other_every) {
-        std::vector<fr_t> v(n);
+        std::vector<mont_t<R>> v(n);
         for (size_t i = 0; i < n; i++) {
-            v[i] = (rng() & 1) ? fr_small(1) : fr_t::zero();
-            if (other_every && i % other_every == 0) v[i] = rand_fr();
+            v[i] = (rng() & 1) ? fr_small<R>(1) : mont_t<R>::zero();
+            if (other_every && i % other_every == 0) v[i] = rand_fr<R>();
         }
         return v;
     };
-    check_split(group, "all zero", prefix(70), fill(70, fr_t::zero()), 0);
-    check_split(group, "all one", prefix(70), fill(70, fr_small(1)), 0);
+    check_split(group, "all zero", prefix(70), fill(70, mont_t<R>::zero()), 0);
+    check_split(group, "all one", prefix(70), fill(70, fr_small<R>(1)), 0);
     check_split(group, "none binary", prefix(70), rnd(70), 0);
-    check_split(group, "n=1 one", prefix(1), fill(1, fr_small(1)), 0);
-    check_split(group, "n=1 zero", prefix(1), fill(1, fr_t::zero()), 0);
+    check_split(group, "n=1 one", prefix(1), fill(1, fr_small<R>(1)), 0);
+    check_split(group, "n=1 zero", prefix(1), fill(1, mont_t<R>::zero()), 0);
     check_split(group, "n=1 other", prefix(1), rnd(1), 0);
     {
-        std::vector<fr_t> sc = bits(200, 0);
-        sc[117] = rand_fr();
+        std::vector<mont_t<R>> sc = bits(200, 0);
+        sc[117] = rand_fr<R>();
         check_split(group, "single non-binary", prefix(200), sc, 0);
         check_split(group, "single non-binary, lo=3", prefix(197), sc, 3);
     }
@@ -540,22 +493,22 @@ static void run_group(const char* group) {
     check_split(group, "bits, every 10th random, lo=2", prefix(298), bits(300, 10), 2);
     {
         std::vector<affine_t<F>> pts = prefix(250);
-        std::vector<fr_t> sc = bits(250, 9);
+        std::vector<mont_t<R>> sc = bits(250, 9);
         for (size_t i = 0; i < pts.size(); i++) {
             if (i % 7 == 0) pts[i].x = F::zero(), pts[i].y = F::zero();
             if (i % 5 == 0) pts[i] = pool[3];
-            if (i % 13 == 2) sc[i] = fr_rm1();
-            if (i % 17 == 4) sc[i] = fr_small(2);
+            if (i % 13 == 2) sc[i] = fr_rm1<R>();
+            if (i % 17 == 4) sc[i] = fr_small<R>(2);
         }
         pts[20] = pool[9];
         pts[21] = pool[9];
         pts[21].y = fneg(pts[21].y);
-        sc[20] = sc[21] = fr_small(1);
+        sc[20] = sc[21] = fr_small<R>(1);
         check_split(group, "mixed: infinity, repeats, P and -P", pts, sc, 0);
         std::vector<affine_t<F>> tail(pts.begin() + 5, pts.end());
         check_split(group, "mixed, lo=5", tail, sc, 5);
     }
-    check_split(group, "one point repeated, all ones", std::vector<affine_t<F>>(90, pool[5]), fill(90, fr_small(1)), 0);
+    check_split(group, "one point repeated, all ones", std::vector<affine_t<F>>(90, pool[5]), fill(90, fr_small<R>(1)), 0);
     check_split(group, "one point repeated, bits", std::vector<affine_t<F>>(90, pool[5]), bits(90, 11), 0);
 }
 
@@ -590,8 +543,10 @@ static void check_plan_chunk() {
 
 int main() {
     check_plan_chunk();
-    run_group<fq_t>("G1");
-    run_group<fq2_t>("G2");
+    run_group<fq_t, fr_params>("BLS12-381 G1");
+    run_group<fq2_t, fr_params>("BLS12-381 G2");
+    run_group<bn254_fq_t, bn254_fr_params>("BN254 G1");
+    run_group<bn254_fq2_t, bn254_fr_params>("BN254 G2");
     if (failures) {
         printf("msm_emu: %d failures\n", failures);
         return 1;
