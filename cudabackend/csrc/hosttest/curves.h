@@ -2,10 +2,13 @@
 // BLS12-381 and BN254, as values from gnark-crypto: generators, b of each
 // group, and [k]G for a few k (bls12-381 and bn254 Generators and
 // ScalarMultiplication). gen and curve_b give them as field values for a
-// group's field (mont_t<P> for G1, ext2_t<P> for G2).
+// group's field (mont_t<P> for G1, ext2_t<P> for G2). Also what the host
+// tests share: CHECK, to_affine and on_curve.
 #pragma once
 
-#include "../curve.cuh"
+#include <stdio.h>
+
+#include "../msm_core.cuh"
 
 // A point in canonical coordinates: G1's two, G2's four (x.A0, x.A1, y.A0,
 // y.A1).
@@ -56,6 +59,7 @@ static void to_field(const canon_point<N, 4>& c, affine_t<ext2_t<P>>* a) {
     a->y.c1 = fq_of<P>(c.c[3]);
 }
 
+// Deliberately parallel to bls12_381 below: see why there.
 // BN254: generators (1, 2) and gnark-crypto's G2 generator; b = 3 and the
 // twist's b' = 3/(9+u); [k]G for k = 2, 3, 1000003 and a 253-bit k.
 static const curve_desc<bn254_fq_params, bn254_fr_params> bn254 = {
@@ -101,6 +105,8 @@ static const curve_desc<bn254_fq_params, bn254_fr_params> bn254 = {
     4,
 };
 
+// Deliberately parallel to bn254 above: each curve's constants in the one
+// shape the tests read.
 // BLS12-381: gnark-crypto's generators; b = 4 and the twist's b' = 4(1+u);
 // [k]G for the same k as BN254's.
 static const curve_desc<fq_params, fr_params> bls12_381 = {
@@ -175,4 +181,38 @@ static ext2_t<P> curve_b(ext2_t<P>*) {
     b.c0 = fq_of<P>(desc_of((P*)nullptr).b2.c[0]);
     b.c1 = fq_of<P>(desc_of((P*)nullptr).b2.c[1]);
     return b;
+}
+
+// CHECK counts a failed check in failures and says which, going on with the
+// others; a test's main returns 1 when any failed.
+static int failures = 0;
+
+#define CHECK(cond, ...)                                \
+    do {                                                \
+        if (!(cond)) {                                  \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+            printf(__VA_ARGS__);                        \
+            printf("\n");                               \
+            failures++;                                 \
+        }                                               \
+    } while (0)
+
+template <class F>
+static affine_t<F> to_affine(const xyzz_t<F>& p) {
+    affine_t<F> a;
+    if (p.is_inf()) {
+        a.x = F::zero();
+        a.y = F::zero();
+        return a;
+    }
+    a.x = fmul(p.x, zk_msm::finv(p.zz));
+    a.y = fmul(p.y, zk_msm::finv(p.zzz));
+    return a;
+}
+
+// on_curve says y^2 = x^3 + b for the group of F (infinity included).
+template <class F>
+static bool on_curve(const affine_t<F>& a) {
+    if (a.is_inf()) return true;
+    return fsqr(a.y) == fadd(fmul(fsqr(a.x), a.x), curve_b((F*)nullptr));
 }

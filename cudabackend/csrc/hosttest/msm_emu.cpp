@@ -26,37 +26,6 @@
 using namespace zk_msm;
 
 static std::mt19937_64 rng(42);
-static int failures = 0;
-
-#define CHECK(cond, ...)                      \
-    do {                                      \
-        if (!(cond)) {                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-            printf(__VA_ARGS__);              \
-            printf("\n");                     \
-            failures++;                       \
-        }                                     \
-    } while (0)
-
-template <class F>
-static affine_t<F> to_affine(const xyzz_t<F>& p) {
-    affine_t<F> a;
-    if (p.is_inf()) {
-        a.x = F::zero();
-        a.y = F::zero();
-        return a;
-    }
-    a.x = fmul(p.x, finv(p.zz));
-    a.y = fmul(p.y, finv(p.zzz));
-    return a;
-}
-
-template <class F>
-static bool on_curve(const affine_t<F>& a) {
-    if (a.is_inf()) return true;
-    return fsqr(a.y) == fadd(fmul(fsqr(a.x), a.x), curve_b((F*)nullptr));
-}
-
 // jac_eq compares Jacobian points as gnark's Equal does.
 template <class F>
 static bool jac_eq(const jac_t<F>& p, const jac_t<F>& q) {
