@@ -21,6 +21,8 @@
 # PEER_NTT_LOGS, BenchmarkMSMG1 then sppark's msmbench at PEER_MSM_LOGS (empty: none). The peers are
 # prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
 #   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/gpu-run.sh
+# BN254's G1 MSM beside sppark's (BenchmarkBN254MSMG1, msmbench-bn254), 2^16 to 2^26:
+#   STEPS=peers PEER_CURVE=bn254 PEER_MSM_LOGS="16 18 20 22 24 26" BUDGET=300 scripts/gpu-run.sh
 # Isolated device time per proof (ns per constraint) with a resident key's precomputed
 # copies (the default) and without (-msm-precompute=0), chain 2^k for k in ISO_KS:
 # `zkhost bench` proves two partitions, then ISO_N single proofs one at a time on the warm daemon,
@@ -231,9 +233,15 @@ for step in $STEPS; do
     (cd "$ROOT/cudabackend/gpu" && box "${BS_BT:-45}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMSplitG1' -test.benchtime "${BS_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/binsplit-bench.txt" 2>&1
     log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/binsplit-bench.txt" | tee -a "$OUT/summary.txt" ;;
   peers)
+    # PEER_CURVE=bn254: BN254's MSM (our BenchmarkBN254MSMG1 beside sppark's msmbench-bn254); zkhost
+    # has no BN254 NTT yet, so its NTT comparison is left out.
     P=$ROOT/bin/peers
+    sfx=; ours='^BenchmarkMSMG1$'
+    if [ "${PEER_CURVE:-bls12-381}" = bn254 ]; then sfx=-bn254; ours='^BenchmarkBN254MSMG1$'; fi
     [ -x "$P/nttbench" ] || { log "peers: no $P/nttbench (copy ../shared/peers into bin/peers and carry it)"; continue; }
-    if [ -n "${PEER_NTT_LOGS-20 22 24 25 26}" ]; then
+    if [ -n "$sfx" ]; then
+      log "peers: BN254, no NTT comparison (zkhost has no BN254 NTT yet)"
+    elif [ -n "${PEER_NTT_LOGS-20 22 24 25 26}" ]; then
       log "peers: zkhost BenchmarkNTT (forward DIF, inverse coset DIF; CUDA events)"
       (cd "$ROOT/cudabackend/gpu" && box "${PN_T:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench 'NTT$' -test.benchtime "${PN_BENCHTIME:-20x}" -test.timeout 300s) > "$OUT/peers-ntt.txt" 2>&1
       log "exit $?"; grep -E "^Benchmark" "$OUT/peers-ntt.txt" | tee -a "$OUT/summary.txt"
@@ -242,12 +250,12 @@ for step in $STEPS; do
       log "exit $?"; grep -i "sppark" "$OUT/peers-ntt.txt" | tee -a "$OUT/summary.txt"
     fi
     if [ -n "${PEER_MSM_LOGS-20 22 24}" ]; then
-      log "peers: zkhost ${PEER_MSM_BENCH:-BenchmarkMSMG1}"
-      (cd "$ROOT/cudabackend/gpu" && box "${PM_T:-120}" "$BIN/gpu.test" -test.run '^$' -test.bench "${PEER_MSM_BENCH:-MSMG1\$}" -test.benchtime "${PM_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/peers-msm.txt" 2>&1
-      log "exit $?"; grep -E "^Benchmark" "$OUT/peers-msm.txt" | tee -a "$OUT/summary.txt"
-      log "peers: sppark msmbench ${PEER_MSM_LOGS-20 22 24}"
-      box "${PM_T:-120}" "$P/msmbench" "$P/points16.bin" ${PEER_MSM_LOGS-20 22 24} >> "$OUT/peers-msm.txt" 2>&1
-      log "exit $?"; grep -i "sppark" "$OUT/peers-msm.txt" | tee -a "$OUT/summary.txt"
+      log "peers: zkhost ${PEER_MSM_BENCH:-$ours}"
+      (cd "$ROOT/cudabackend/gpu" && export ZK_BENCH_MSM_LOGS="${PEER_MSM_LOGS-20 22 24}" && box "${PM_T:-120}" "$BIN/gpu.test" -test.run '^$' -test.bench "${PEER_MSM_BENCH:-$ours}" -test.benchtime "${PM_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/peers-msm$sfx.txt" 2>&1
+      log "exit $?"; grep -E "^Benchmark" "$OUT/peers-msm$sfx.txt" | tee -a "$OUT/summary.txt"
+      log "peers: sppark msmbench$sfx ${PEER_MSM_LOGS-20 22 24}"
+      box "${PM_T:-120}" "$P/msmbench$sfx" "$P/points16$sfx.bin" ${PEER_MSM_LOGS-20 22 24} >> "$OUT/peers-msm$sfx.txt" 2>&1
+      log "exit $?"; grep -i "sppark" "$OUT/peers-msm$sfx.txt" | tee -a "$OUT/summary.txt"
     fi ;;
   isoprove)
     for k in ${ISO_KS:-20 22 24}; do

@@ -258,6 +258,27 @@ ZK_HD ext2_t<P> fcanon(const ext2_t<P>& a) {
 template <class P>
 ZK_HD bool fzero(const ext2_t<P>& a) { return fzero(a.c0) && fzero(a.c1); }
 
+// scalar_params<F>::type is the scalar field of the curve whose points have
+// coordinates in F (its MSMs' scalars).
+template <class F>
+struct scalar_params;
+template <>
+struct scalar_params<fq_t> {
+    using type = fr_params;
+};
+template <>
+struct scalar_params<fq2_t> {
+    using type = fr_params;
+};
+template <>
+struct scalar_params<bn254_fq_t> {
+    using type = bn254_fr_params;
+};
+template <>
+struct scalar_params<bn254_fq2_t> {
+    using type = bn254_fr_params;
+};
+
 // affine_t is a point in gnark's affine layout; all-zero is infinity.
 template <class F>
 struct affine_t {

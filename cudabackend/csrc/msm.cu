@@ -62,6 +62,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <type_traits>
 #include <vector>
 
 #include "msm.h"
@@ -527,14 +528,15 @@ size_t pieces_of(const handle_t* h, size_t n) {
 }
 
 // chunk_of is the chunk size of an MSM of n Pippenger scalars on handle h: at
-// most MAX_CHUNK, and host scalars in pieces_of(n) pieces: G1's by default,
+// most MAX_CHUNK, and host scalars in pieces_of(n) pieces: a G1's by default,
 // G2's only when zk_msm_set_pieces asks (tests, measurements). G2's
 // accumulation of a later chunk spills (sm_90: 2518 bytes of spill loads a
 // thread against the first chunk's 494), so its pieces would cost more than
 // the upload they hide.
 size_t chunk_of(const handle_t* h, size_t n, bool host_scalars) {
     if (n == 0) return 0;
-    const bool pieces = host_scalars && (h->group == ZK_MSM_G1 || h->pieces.load() > 0);
+    const bool g1 = h->group == ZK_MSM_G1 || h->group == ZK_MSM_BN254_G1;
+    const bool pieces = host_scalars && (g1 || h->pieces.load() > 0);
     const size_t want = pieces ? pieces_of(h, n) : 1;
     const size_t chunk = (n + want - 1) / want;
     return chunk < MAX_CHUNK ? chunk : MAX_CHUNK;
@@ -570,9 +572,13 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     using A = affine_t<F>;
     using P = xyzz_t<F>;
     using J = jac_t<F>;
+    using Fr = mont_t<typename scalar_params<F>::type>;  // the curve's scalars
     zk_msm_timing t;
     memset(&t, 0, sizeof t);
     const zk_msm_split* sp = in.split;
+    if (sp && !std::is_same<Fr, fr_t>::value)
+        return fail(err, errlen, ZK_MSM_EINVAL,
+                    "msm: a split run takes BLS12-381 scalars, not group %d's", h->group);
     // Pippenger's inputs: the dense scalars, or the split's rest list; the
     // split's ones are summed apart.
     const size_t npip = sp ? sp->nrest : n;
@@ -658,7 +664,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             if (b) cudaStreamSynchronize(b);
         }
     } drain{overlap ? h->copy_stream : nullptr, overlap ? h->sort_stream : nullptr};
-    const fr_t* d_scalars = sp ? sp->scalars : (const fr_t*)in.ptr;
+    const Fr* d_scalars = sp ? (const Fr*)sp->scalars : (const Fr*)in.ptr;
     if (host_scalars) {
         void* d = nullptr;
         if (!streamed) CU(wk.alloc(&d, ws.scalars));  // streamed: the caller's sbuf
@@ -669,9 +675,9 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             CU(cudaStreamWaitEvent(h->copy_stream, ev_alloc, 0));
             CU(cudaEventRecord(ev_cstart, h->copy_stream));
         } else {
-            CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+            CU(cudaMemcpyAsync(d, in.ptr, n * sizeof(Fr), cudaMemcpyHostToDevice, st));
         }
-        d_scalars = (const fr_t*)d;
+        d_scalars = (const Fr*)d;
     }
     CU(cudaEventRecord(ev_up, st));
 
@@ -774,15 +780,15 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 // This chunk's scalars and points into the buffers the
                 // accumulation of the chunk two before has read.
                 if (k >= 2) CU(cudaStreamWaitEvent(h->copy_stream, ev_acc[k - 2], 0));
-                CU(cudaMemcpyAsync(in.sbuf[k & 1], (const fr_t*)in.ptr + off, cn * sizeof(fr_t),
+                CU(cudaMemcpyAsync(in.sbuf[k & 1], (const Fr*)in.ptr + off, cn * sizeof(Fr),
                                    cudaMemcpyHostToDevice, h->copy_stream));
                 CU(cudaMemcpyAsync(in.pbuf[k & 1], (const A*)in.points + off, cn * sizeof(A),
                                    cudaMemcpyHostToDevice, h->copy_stream));
             } else if (overlap) {
                 // This piece's copy. From pageable memory the host blocks here
                 // while the device works on the pieces queued before.
-                CU(cudaMemcpyAsync((void*)(d_scalars + off), (const fr_t*)in.ptr + off,
-                                   cn * sizeof(fr_t), cudaMemcpyHostToDevice, h->copy_stream));
+                CU(cudaMemcpyAsync((void*)(d_scalars + off), (const Fr*)in.ptr + off,
+                                   cn * sizeof(Fr), cudaMemcpyHostToDevice, h->copy_stream));
             }
             if (overlap) {
                 CU(cudaEventRecord(ev_copy[k], h->copy_stream));
@@ -795,7 +801,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                     d_scalars, sp->rest + off, lo, hi, cn, p.c, p.nwin, p.G, stride, k0, v0);
                 LAUNCHED("k_digits_idx");
             } else {
-                const fr_t* sc = streamed ? (const fr_t*)in.sbuf[k & 1] : d_scalars + off;
+                const Fr* sc = streamed ? (const Fr*)in.sbuf[k & 1] : d_scalars + off;
                 k_digits<<<(cn + 255) / 256, 256, 0, prep>>>(sc, cn, p.c, p.nwin, p.G, stride, k0,
                                                              v0);
                 LAUNCHED("k_digits");
@@ -924,6 +930,12 @@ extern "C" int zk_msm_upload_depth(int group, const void* points, size_t n, cons
         return upload_impl<fq_t>(group, points, n, skip, nskip, maxdepth, handle, err, errlen);
     case ZK_MSM_G2:
         return upload_impl<fq2_t>(group, points, n, skip, nskip, maxdepth, handle, err, errlen);
+    case ZK_MSM_BN254_G1:
+        return upload_impl<bn254_fq_t>(group, points, n, skip, nskip, maxdepth, handle, err,
+                                       errlen);
+    case ZK_MSM_BN254_G2:
+        return upload_impl<bn254_fq2_t>(group, points, n, skip, nskip, maxdepth, handle, err,
+                                        errlen);
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: unknown group %d", group);
     }
@@ -982,6 +994,10 @@ int run_group(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void*
         return run_impl<fq_t>(h, in, n, st, out, timing, err, errlen);
     case ZK_MSM_G2:
         return run_impl<fq2_t>(h, in, n, st, out, timing, err, errlen);
+    case ZK_MSM_BN254_G1:
+        return run_impl<bn254_fq_t>(h, in, n, st, out, timing, err, errlen);
+    case ZK_MSM_BN254_G2:
+        return run_impl<bn254_fq2_t>(h, in, n, st, out, timing, err, errlen);
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
     }
@@ -1199,6 +1215,10 @@ extern "C" int zk_msm_residency(int device, int group, uint32_t* accum, uint32_t
         return residency<fq_t>(device, accum, reduce, err, errlen);
     case ZK_MSM_G2:
         return residency<fq2_t>(device, accum, reduce, err, errlen);
+    case ZK_MSM_BN254_G1:
+        return residency<bn254_fq_t>(device, accum, reduce, err, errlen);
+    case ZK_MSM_BN254_G2:
+        return residency<bn254_fq2_t>(device, accum, reduce, err, errlen);
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: unknown group %d", group);
     }
@@ -1263,6 +1283,10 @@ extern "C" int zk_msm_precompute(void* handle, int maxdepth, char* err, size_t e
         return precompute_impl<fq_t>(h, c, d, err, errlen);
     case ZK_MSM_G2:
         return precompute_impl<fq2_t>(h, c, d, err, errlen);
+    case ZK_MSM_BN254_G1:
+        return precompute_impl<bn254_fq_t>(h, c, d, err, errlen);
+    case ZK_MSM_BN254_G2:
+        return precompute_impl<bn254_fq2_t>(h, c, d, err, errlen);
     default:
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: corrupt handle");
     }

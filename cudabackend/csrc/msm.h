@@ -32,8 +32,12 @@ enum {
     ZK_MSM_ENODEV = 4
 };
 
-/* zk_msm_group selects the group: 1 = G1 (points over Fq), 2 = G2 (Fq2). */
-enum { ZK_MSM_G1 = 1, ZK_MSM_G2 = 2 };
+/* zk_msm_group selects the curve and group: ZK_MSM_G1 and ZK_MSM_G2 are
+ * BLS12-381's (points over Fq, over Fq2), ZK_MSM_BN254_G1 and
+ * ZK_MSM_BN254_G2 BN254's. Points are in gnark-crypto's affine layout of the
+ * curve, scalars its fr elements (32 bytes, Montgomery form). The split runs
+ * (zk_msm_split_classify, zk_msm_run_split) take BLS12-381's scalars only. */
+enum { ZK_MSM_G1 = 1, ZK_MSM_G2 = 2, ZK_MSM_BN254_G1 = 3, ZK_MSM_BN254_G2 = 4 };
 
 /* zk_msm_timing is the device-busy time of one MSM in milliseconds, read
  * from CUDA events. Phases are summed over chunks; total runs from the first

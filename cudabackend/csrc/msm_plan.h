@@ -276,11 +276,22 @@ static inline size_t zk_msm_plain_below(size_t n, int pre_c, int pre_depth) {
     return lo;
 }
 
+/* zk_msm_fq_bytes is one coordinate of group's points (msm.h's numbers):
+ * Fq for a G1, Fq2 for a G2; BLS12-381's Fq is 48 bytes, BN254's 32. */
+static inline uint64_t zk_msm_fq_bytes(int group) {
+    switch (group) {
+    case 2: return 96;
+    case 3: return 32;
+    case 4: return 64;
+    default: return 48;
+    }
+}
+
 /* zk_msm_bases_bytes is the device memory of n resident points of group
  * with depth copies (1: the points alone), as zk_msm_upload and
  * zk_msm_precompute allocate them: one array, 16 bytes of slack. */
 static inline uint64_t zk_msm_bases_bytes(int group, size_t n, int depth) {
-    const uint64_t aff = group == 2 ? 192 : 96;
+    const uint64_t aff = 2 * zk_msm_fq_bytes(group);
     return (uint64_t)(depth < 1 ? 1 : depth) * n * aff + 16;
 }
 
@@ -322,7 +333,7 @@ static inline uint32_t zk_msm_ones_threads(size_t nones, uint32_t resident_accum
 static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t n,
                                          int scalars_on_device, uint64_t sort_bytes,
                                          uint32_t ones_threads, int pippenger) {
-    const uint64_t fp = group == 2 ? 96 : 48;  /* one coordinate: Fq or Fq2 */
+    const uint64_t fp = zk_msm_fq_bytes(group);
     const uint64_t xyzz = 4 * fp, jac = 3 * fp;
     const uint64_t groups = 2 * (uint64_t)p->G;
     zk_msm_work w;

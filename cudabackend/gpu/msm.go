@@ -4,6 +4,9 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // MSMTiming is the time one multi-scalar multiplication took. The device
@@ -46,6 +49,22 @@ type G1Bases struct{ msmBases }
 
 // G2Bases is the G2 counterpart of G1Bases (UploadG2, UploadG2Masked).
 type G2Bases struct{ msmBases }
+
+// Bases is resident points of one curve's group, typed by gnark-crypto's
+// types for it: A its affine points, J the Jacobian result, S its scalar
+// field's elements. The same kernels run every curve (msm.cu instantiates
+// them per field); the handle's group tells them which. BN254's groups are
+// Bases (UploadBN254G1, UploadBN254G2).
+type Bases[A, J, S any] struct {
+	msmBases
+	name string // the group, as errors name it ("BN254 G1")
+}
+
+// BN254G1Bases and BN254G2Bases are BN254's groups.
+type (
+	BN254G1Bases = Bases[bn254.G1Affine, bn254.G1Jac, bn254fr.Element]
+	BN254G2Bases = Bases[bn254.G2Affine, bn254.G2Jac, bn254fr.Element]
+)
 
 // ScalarSplit is the classification of a scalar vector W resident on the
 // device into 0s, 1s and the rest, for the witness-aware MSM (MSMSplit): the

@@ -19,19 +19,23 @@ func TestStubUnavailable(t *testing.T) {
 	}
 	a := make([]fr.Element, 4)
 	calls := map[string]func() error{
-		"DeviceCount": func() error { _, err := DeviceCount(); return err },
-		"DeviceInfo":  func() error { _, err := DeviceInfo(0); return err },
-		"Alloc":       func() error { _, err := Alloc(0, 1024); return err },
-		"NewStream":   func() error { _, err := NewStream(0); return err },
-		"NewEvent":    func() error { _, err := NewEvent(0); return err },
-		"PrepareNTT":  func() error { return PrepareNTT(0, 10) },
-		"ReleaseNTT":  func() error { return ReleaseNTT(0) },
-		"NTT":         func() error { return NTT(0, a, Forward, DIF, false, NTTRadixDefault) },
-		"NTTDevice":   func() error { return NTTDevice(&Buffer{}, 2, Inverse, DIT, true, NTTRadix2, nil) },
-		"SetPieces":   func() error { return (&G1Bases{}).SetPieces(2, 0) },
-		"SetOptions":  func() error { return (&Groth16Key{}).SetOptions(ProveOptions{DenseMSM: true}) },
-		"ComputeH":    func() error { _, err := ComputeH(a, a, 2); return err },
-		"ComputeHOn":  func() error { _, _, err := ComputeHOn(0, a, a, 2); return err },
+		"DeviceCount":      func() error { _, err := DeviceCount(); return err },
+		"DeviceInfo":       func() error { _, err := DeviceInfo(0); return err },
+		"Alloc":            func() error { _, err := Alloc(0, 1024); return err },
+		"NewStream":        func() error { _, err := NewStream(0); return err },
+		"NewEvent":         func() error { _, err := NewEvent(0); return err },
+		"PrepareNTT":       func() error { return PrepareNTT(0, 10) },
+		"ReleaseNTT":       func() error { return ReleaseNTT(0) },
+		"NTT":              func() error { return NTT(0, a, Forward, DIF, false, NTTRadixDefault) },
+		"NTTDevice":        func() error { return NTTDevice(&Buffer{}, 2, Inverse, DIT, true, NTTRadix2, nil) },
+		"SetPieces":        func() error { return (&G1Bases{}).SetPieces(2, 0) },
+		"UploadBN254G1":    func() error { _, err := UploadBN254G1(0, nil); return err },
+		"UploadBN254G2":    func() error { _, err := UploadBN254G2(0, nil); return err },
+		"BN254 MSM":        func() error { _, _, err := (&BN254G1Bases{}).MSM(nil); return err },
+		"BN254 Precompute": func() error { return (&BN254G2Bases{}).Precompute(2) },
+		"SetOptions":       func() error { return (&Groth16Key{}).SetOptions(ProveOptions{DenseMSM: true}) },
+		"ComputeH":         func() error { _, err := ComputeH(a, a, 2); return err },
+		"ComputeHOn":       func() error { _, _, err := ComputeHOn(0, a, a, 2); return err },
 		"ComputeHDevice": func() error {
 			_, err := ComputeHDevice(&Buffer{}, &Buffer{}, &Buffer{}, 2, nil, true)
 			return err
