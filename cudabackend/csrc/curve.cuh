@@ -259,24 +259,16 @@ template <class P>
 ZK_HD bool fzero(const ext2_t<P>& a) { return fzero(a.c0) && fzero(a.c1); }
 
 // scalar_params<F>::type is the scalar field of the curve whose points have
-// coordinates in F (its MSMs' scalars).
+// coordinates in F (its MSMs' scalars): the base field's scalar_field.
 template <class F>
 struct scalar_params;
-template <>
-struct scalar_params<fq_t> {
-    using type = fr_params;
+template <class P>
+struct scalar_params<mont_t<P>> {
+    using type = typename P::scalar_field;
 };
-template <>
-struct scalar_params<fq2_t> {
-    using type = fr_params;
-};
-template <>
-struct scalar_params<bn254_fq_t> {
-    using type = bn254_fr_params;
-};
-template <>
-struct scalar_params<bn254_fq2_t> {
-    using type = bn254_fr_params;
+template <class P>
+struct scalar_params<ext2_t<P>> {
+    using type = typename P::scalar_field;
 };
 
 // affine_t is a point in gnark's affine layout; all-zero is infinity.

@@ -79,6 +79,7 @@ struct fr_params {
 // BN254's below: see why there)
 // q = 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab.
 struct fq_params {
+    using scalar_field = fr_params;  // the curve's r, its MSMs' scalars
     static constexpr int N = 12;
     static constexpr bool eight_p_below_R = true;
     // M0 = -q^-1 mod 2^32.
@@ -123,8 +124,9 @@ struct fq_params {
 // (mul_sub_lazy). The layout is gnark-crypto's bn254 fr.Element and
 // fp.Element. The host tests check the device algorithms on them
 // (hosttest/field_emu.cpp), and curve.cuh's point arithmetic and the MSM's
-// pipeline over them (curve_emu.cpp, msm_emu.cpp); no kernel instantiates
-// them yet. Deliberately parallel to fr_params and
+// pipeline over them (curve_emu.cpp, msm_emu.cpp). msm.cu builds its MSM
+// for BN254's G1 and G2 (msm.h's ZK_MSM_BN254_*); the NTT and the prover
+// take BLS12-381's fields only. Deliberately parallel to fr_params and
 // fq_params: each field's constants, in the shape mont_t reads them.
 
 // bn254_fr_params: BN254 scalar field
@@ -155,6 +157,7 @@ struct bn254_fr_params {
 // bn254_fq_params: BN254 base field
 // q = 0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd47.
 struct bn254_fq_params {
+    using scalar_field = bn254_fr_params;
     static constexpr int N = 8;
     static constexpr bool eight_p_below_R = false;
     // M0 = -q^-1 mod 2^32.

@@ -18,6 +18,8 @@ import (
 const bn254FrTop = 0x30644e72e131a029
 
 // bn254Scalars returns n pseudo-random elements over the whole range below r.
+// Deliberately parallel to msmScalars: BLS12-381's and BN254's fr are
+// distinct gnark-crypto types.
 func bn254Scalars(rng *rand.Rand, n int) []bn254fr.Element {
 	v := make([]bn254fr.Element, n)
 	for i := range v {
@@ -38,6 +40,8 @@ type bn254Group[A, J any] struct {
 	neg    func(p A) A
 }
 
+// bn254G1 and bn254G2: deliberately parallel, each wiring its group's
+// gnark-crypto functions, which share no interface.
 var (
 	bn254G1 = bn254Group[bn254.G1Affine, bn254.G1Jac]{
 		name:   "BN254 G1",

@@ -25,7 +25,8 @@ import (
 const frTop = 0x73eda753299d7d48
 
 // msmScalars returns n pseudo-random field elements drawn over the whole
-// range below r (so the top window is exercised).
+// range below r (so the top window is exercised). Deliberately parallel to
+// bn254Scalars: see why there.
 func msmScalars(rng *rand.Rand, n int) []fr.Element {
 	v := make([]fr.Element, n)
 	for i := range v {
