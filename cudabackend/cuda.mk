@@ -71,6 +71,6 @@ CUDA_HOSTTEST_BINS := $(patsubst $(CUDA_SRCDIR)/hosttest/%.cpp,$(CUDA_OUTDIR)/ho
 cuda-hosttest: $(CUDA_HOSTTEST_BINS)
 	@for t in $(CUDA_HOSTTEST_BINS); do echo "== $$t"; $$t || exit 1; done
 
-$(CUDA_OUTDIR)/hosttest/%: $(CUDA_SRCDIR)/hosttest/%.cpp $(CUDA_HDRS)
+$(CUDA_OUTDIR)/hosttest/%: $(CUDA_SRCDIR)/hosttest/%.cpp $(CUDA_HDRS) $(wildcard $(CUDA_SRCDIR)/hosttest/*.h)
 	@mkdir -p $(CUDA_OUTDIR)/hosttest
 	$(CXX) -O2 -std=c++17 -Wall -Wno-unknown-pragmas -I$(CUDA_SRCDIR) $< -o $@

@@ -19,7 +19,7 @@
 #   STEPS=binsplit BUDGET=200 scripts/gpu-run.sh
 # sppark beside our kernels in one step (the kernels' peers): BenchmarkNTT then sppark's nttbench at
 # PEER_NTT_LOGS, BenchmarkMSMG1 then sppark's msmbench at PEER_MSM_LOGS (empty: none). The peers are
-# prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
+# prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin,msmbench-bn254,points16-bn254.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
 #   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/gpu-run.sh
 # BN254's G1 MSM beside sppark's (BenchmarkBN254MSMG1, msmbench-bn254), 2^16 to 2^26:
 #   STEPS=peers PEER_CURVE=bn254 PEER_MSM_LOGS="16 18 20 22 24 26" BUDGET=300 scripts/gpu-run.sh
@@ -236,9 +236,17 @@ for step in $STEPS; do
     # PEER_CURVE=bn254: BN254's MSM (our BenchmarkBN254MSMG1 beside sppark's msmbench-bn254); zkhost
     # has no BN254 NTT yet, so its NTT comparison is left out.
     P=$ROOT/bin/peers
+    # PEER_MSM_LOGS sizes sppark's runs and BenchmarkBN254MSMG1 (ZK_BENCH_MSM_LOGS); BenchmarkMSMG1
+    # keeps its own sizes (2^16 to 2^24).
     sfx=; ours='^BenchmarkMSMG1$'
-    if [ "${PEER_CURVE:-bls12-381}" = bn254 ]; then sfx=-bn254; ours='^BenchmarkBN254MSMG1$'; fi
-    [ -x "$P/nttbench" ] || { log "peers: no $P/nttbench (copy ../shared/peers into bin/peers and carry it)"; continue; }
+    case "${PEER_CURVE:-bls12-381}" in
+      bls12-381) ;;
+      bn254) sfx=-bn254; ours='^BenchmarkBN254MSMG1$' ;;
+      *) log "peers: PEER_CURVE=$PEER_CURVE: want bls12-381 or bn254"; continue ;;
+    esac
+    need="$P/msmbench$sfx $P/points16$sfx.bin"; [ -z "$sfx" ] && need="$need $P/nttbench"
+    missing=; for f in $need; do [ -e "$f" ] || missing="$missing $f"; done
+    [ -z "$missing" ] || { log "peers: missing$missing (copy ../shared/peers into bin/peers and carry it)"; continue; }
     if [ -n "$sfx" ]; then
       log "peers: BN254, no NTT comparison (zkhost has no BN254 NTT yet)"
     elif [ -n "${PEER_NTT_LOGS-20 22 24 25 26}" ]; then

@@ -1,14 +1,16 @@
-// field.cuh: prime-field arithmetic in Montgomery form for the BLS12-381
-// scalar field (fr_t, 8 x 32-bit limbs) and base field (fq_t, 12 x 32-bit
-// limbs), shared by every zkhost CUDA kernel (NTT, MSM).
+// field.cuh: prime-field arithmetic in Montgomery form, shared by every
+// zkhost CUDA kernel (NTT, MSM): one type, mont_t<P>, and each field's
+// parameters P: BLS12-381's scalar field (fr_t, 8 x 32-bit limbs) and base
+// field (fq_t, 12 limbs), BN254's (bn254_fr_t, bn254_fq_t, 8 limbs each).
 //
 // Representation: mont_t<P>::l holds a*R mod p as little-endian 32-bit limbs,
 // R = 2^(32*N). That is bit for bit the memory layout of gnark-crypto's
-// fr.Element ([4]uint64, R = 2^256) and fp.Element ([6]uint64, R = 2^384) on a
-// little-endian host, so a device buffer is a raw copy of a Go slice.
+// fr.Element ([4]uint64, R = 2^256) and fp.Element ([6]uint64, R = 2^384 for
+// BLS12-381, [4]uint64 for BN254) on a little-endian host, so a device buffer
+// is a raw copy of a Go slice.
 //
 // Every operation keeps values fully reduced (in [0, p)), so == compares
-// representations. Both moduli leave the top bit of the top limb clear
+// representations. Every modulus leaves the top bit of the top limb clear
 // (p < R/2), which the multiplication relies on (no extra carry word).
 //
 // Header-only. Arithmetic is __host__ __device__. On the device add, sub and
@@ -269,6 +271,9 @@ template <class P>
 struct mont_t {
     using params = P;
     static constexpr int N = P::N;
+    static_assert(P::p(N - 1) < 0x80000000u, "the products need p < R/2");
+    static_assert(P::eight_p_below_R == (P::p(N - 1) < (1u << 29)),
+                  "eight_p_below_R must say whether 8p < R");
     uint32_t l[N];
 
     // ---- constants -------------------------------------------------------
@@ -768,7 +773,8 @@ struct mont_t {
     }
 
     // sqr_lazy is a^2 R^-1 mod p in [0, 2p) for a < 2p when 4p < R (the
-    // reduction of the low half is at most p and the high half below p/2).
+    // reduction of the low half is at most p and the high half below p: below
+    // p/2 where 8p < R).
     ZK_HD static mont_t sqr_lazy(const mont_t& a) {
         uint32_t w[2 * N];
         sqr_wide(a.l, w);
@@ -824,7 +830,8 @@ struct mont_t {
         return redc_wide_lazy(w);
     }
 
-    // sqr_eo is the fully reduced square (sqr_lazy below 1.5p for a < p).
+    // sqr_eo is the fully reduced square (sqr_lazy is below 2p for a < p:
+    // 1.5p for BLS12-381's Fq, 1.25p for BN254's).
     ZK_HD static mont_t sqr_eo(const mont_t& a) {
         mont_t r = sqr_lazy(a);
         reduce_chain(r.l);

@@ -1,4 +1,5 @@
-// msm.cu: BLS12-381 G1 and G2 multi-scalar multiplication (Pippenger).
+// msm.cu: G1 and G2 multi-scalar multiplication (Pippenger) for BLS12-381
+// and BN254: one pipeline, instantiated per curve's fields (msm.h's groups).
 //
 // Pipeline of one MSM, on the caller's stream (host scalars in pieces: their
 // copies, digits and sorts on the handle's copy and sort streams, below):
@@ -424,6 +425,8 @@ template <class F>
 int upload_impl(int group, const void* points, size_t n, const uint8_t* skip, size_t nskip,
                 int maxdepth, void** handle, char* err, size_t errlen) {
     using A = affine_t<F>;
+    if (2 * zk_msm_fq_bytes(group) != sizeof(A))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: group %d is not its points' field", group);
     size_t total = skip ? nskip : n;
     if (total >= ((size_t)1 << 31))
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu points: at most 2^31-1 supported", total);

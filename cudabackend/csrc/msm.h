@@ -1,10 +1,12 @@
-/* msm.h: C ABI of the BLS12-381 multi-scalar multiplication (msm.cu).
+/* msm.h: C ABI of the multi-scalar multiplication (msm.cu), BLS12-381's and
+ * BN254's groups (zk_msm_group).
  *
- * Points cross the ABI in gnark-crypto's in-memory layout: bases are
- * G1Affine (96 bytes) or G2Affine (192 bytes) with the point at infinity
- * stored as all zero; scalars are fr.Element (32 bytes, Montgomery form);
- * the result is a G1Jac (144 bytes) or G2Jac (288 bytes), Montgomery form,
- * infinity as (1, 1, 0). Go reinterprets these bytes without arithmetic.
+ * Points cross the ABI in gnark-crypto's in-memory layout of the curve:
+ * bases are G1Affine (BLS12-381 96 bytes, BN254 64) or G2Affine (192, 128)
+ * with the point at infinity stored as all zero; scalars are fr.Element (32
+ * bytes, Montgomery form); the result is a G1Jac (144, 96) or G2Jac (288,
+ * 192), Montgomery form, infinity as (1, 1, 0). Go reinterprets these bytes
+ * without arithmetic.
  *
  * Every function returns ZK_MSM_OK or an error code and, on error, writes a
  * NUL-terminated message into err (errlen bytes) when err is not NULL.

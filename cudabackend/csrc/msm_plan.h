@@ -324,7 +324,7 @@ static inline uint32_t zk_msm_ones_threads(size_t nones, uint32_t resident_accum
 }
 
 /* zk_msm_work_of is the device memory zk_msm_run allocates for plan p of
- * group (1 = G1, 2 = G2) over n scalars, host scalars (copied over) unless
+ * group (msm.h's zk_msm_group) over n scalars, host scalars (copied over) unless
  * scalars_on_device, with sort_bytes of radix sort storage. A split run
  * (zk_msm_run_split) has ones_threads = zk_msm_ones_threads of its ones
  * (0: none) and pippenger = 0 when none of its scalars needs Pippenger (then

@@ -58,6 +58,10 @@ type G2Bases struct{ msmBases }
 type Bases[A, J, S any] struct {
 	msmBases
 	name string // the group, as errors name it ("BN254 G1")
+	// The sizes of the J and S the points were uploaded for: a Bases
+	// converted to other type arguments (same underlying type) is refused,
+	// not read or written with the wrong sizes.
+	jacBytes, scalarBytes uintptr
 }
 
 // BN254G1Bases and BN254G2Bases are BN254's groups.

@@ -28,6 +28,7 @@ var (
 	_ [192 - unsafe.Sizeof(bn254.G2Jac{})]struct{}
 	_ [unsafe.Sizeof(bn254.G2Jac{}) - 192]struct{}
 	_ [32 - unsafe.Sizeof(bn254fr.Element{})]struct{}
+	_ [unsafe.Sizeof(bn254fr.Element{}) - 32]struct{}
 )
 
 // UploadBN254G1 copies BN254 G1 points (gnark affine, infinity as (0, 0)) to
@@ -42,7 +43,9 @@ func UploadBN254G2(dev int, points []bn254.G2Affine) (*BN254G2Bases, error) {
 }
 
 func uploadBases[A, J, S any](dev int, group C.int, name string, points []A) (*Bases[A, J, S], error) {
-	b := &Bases[A, J, S]{name: name}
+	var j J
+	var s S
+	b := &Bases[A, J, S]{name: name, jacBytes: unsafe.Sizeof(j), scalarBytes: unsafe.Sizeof(s)}
 	if err := upload(&b.msmBases, "gpu: upload "+name+" bases", dev, group, unsafe.Pointer(unsafe.SliceData(points)), len(points), nil); err != nil {
 		return nil, err
 	}
@@ -54,8 +57,12 @@ func uploadBases[A, J, S any](dev int, group C.int, name string, points []A) (*B
 // points, the scalars copied from the host on the bases' own stream.
 func (b *Bases[A, J, S]) MSM(scalars []S) (J, MSMTiming, error) {
 	var res J
+	var s S
 	if b == nil {
 		return res, MSMTiming{}, fmt.Errorf("gpu: MSM: nil bases: %w", ErrInvalid)
+	}
+	if unsafe.Sizeof(res) != b.jacBytes || unsafe.Sizeof(s) != b.scalarBytes {
+		return res, MSMTiming{}, fmt.Errorf("gpu: %s MSM: bases used with other types than they were uploaded for: %w", b.name, ErrInvalid)
 	}
 	t, err := b.run("gpu: "+b.name+" MSM", unsafe.Pointer(unsafe.SliceData(scalars)), len(scalars), false, nil, unsafe.Pointer(&res))
 	runtime.KeepAlive(scalars)

@@ -75,9 +75,12 @@ var (
 	}
 )
 
-// checkBN254 uploads points, runs the MSM of scalars on the device (after
-// Precompute(depth) when depth > 1) and compares it with gnark-crypto's.
-func checkBN254[A, J any](t *testing.T, g bn254Group[A, J], points []A, scalars []bn254fr.Element, depth int) {
+// checkBN254 uploads points, runs the MSM of scalars (at most len(points):
+// the first resident points) on the device and compares it with
+// gnark-crypto's. With depth > 1 the bases get copies first, and the MSM must
+// read them; with pieces > 0 host scalars go in that many pieces (chunks
+// that resume one set of buckets).
+func checkBN254[A, J any](t *testing.T, g bn254Group[A, J], points []A, scalars []bn254fr.Element, depth, pieces int) {
 	t.Helper()
 	b, err := g.upload(0, points)
 	if err != nil {
@@ -86,6 +89,11 @@ func checkBN254[A, J any](t *testing.T, g bn254Group[A, J], points []A, scalars 
 	defer b.Free()
 	if depth > 1 {
 		if err := b.Precompute(depth); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pieces > 0 {
+		if err := b.SetPieces(pieces, 1<<10); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,13 +106,20 @@ func checkBN254[A, J any](t *testing.T, g bn254Group[A, J], points []A, scalars 
 		t.Fatal(err)
 	}
 	if !g.equal(&got, &want) {
-		t.Fatalf("%s: GPU MSM of %d differs from gnark-crypto's (c=%d, depth %d)", g.name, len(scalars), tm.WindowBits, depth)
+		t.Fatalf("%s: GPU MSM of %d differs from gnark-crypto's (c=%d, depth %d, %d chunks)", g.name, len(scalars), tm.WindowBits, tm.Depth, tm.Chunks)
+	}
+	if depth > 1 && tm.Depth < 2 {
+		t.Fatalf("%s: copies asked for (up to %d), the MSM read depth %d", g.name, depth, tm.Depth)
+	}
+	if pieces > 1 && tm.Chunks < 2 {
+		t.Fatalf("%s: %d pieces asked for, the MSM ran %d chunks", g.name, pieces, tm.Chunks)
 	}
 }
 
 // testBN254Group runs a group's cases: sizes from 1 to 2^16 (2^20 unless
-// -short), precomputed copies, and the edge cases: zero, one and r-1
-// scalars, infinity points, one point repeated, P beside -P.
+// -short), precomputed copies, host scalars in pieces, fewer scalars than
+// points, and the edge cases: zero, one and r-1 scalars, infinity points, one
+// point repeated, P beside -P.
 func testBN254Group[A, J any](t *testing.T, g bn254Group[A, J], seed uint64) {
 	needDevice(t)
 	rng := rand.New(rand.NewPCG(seed, seed+1))
@@ -117,9 +132,12 @@ func testBN254Group[A, J any](t *testing.T, g bn254Group[A, J], seed uint64) {
 		if n > largest {
 			continue
 		}
-		checkBN254(t, g, pool[:n], bn254Scalars(rng, n), 1)
+		checkBN254(t, g, pool[:n], bn254Scalars(rng, n), 1, 0)
 	}
-	checkBN254(t, g, pool[:1<<16], bn254Scalars(rng, 1<<16), 4)
+	checkBN254(t, g, pool[:1<<16], bn254Scalars(rng, 1<<16), 4, 0)
+	checkBN254(t, g, pool[:1<<16], bn254Scalars(rng, 1<<16), 1, 4)
+	// Fewer scalars than resident points: the first of them.
+	checkBN254(t, g, pool[:1<<16], bn254Scalars(rng, 1<<15+7), 1, 0)
 
 	const n = 1000
 	var one, rm1 bn254fr.Element
@@ -159,7 +177,7 @@ func testBN254Group[A, J any](t *testing.T, g bn254Group[A, J], seed uint64) {
 		{"P beside -P, equal scalars", pairs, fill(rm1)},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { checkBN254(t, g, c.points, c.scalars, 1) })
+		t.Run(c.name, func(t *testing.T) { checkBN254(t, g, c.points, c.scalars, 1, 0) })
 	}
 }
 
