@@ -5,6 +5,8 @@ import (
 	"time"
 	"unsafe"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
@@ -43,29 +45,24 @@ func (b *msmBases) Len() int { return b.n }
 // Device returns the ordinal of the device the points live on.
 func (b *msmBases) Device() int { return b.device }
 
-// G1Bases is a set of BLS12-381 G1 points resident on one GPU, from UploadG1
-// or UploadG1Masked, against which MSMs run without moving the points again.
-type G1Bases struct{ msmBases }
-
-// G2Bases is the G2 counterpart of G1Bases (UploadG2, UploadG2Masked).
-type G2Bases struct{ msmBases }
-
-// Bases is resident points of one curve's group, typed by gnark-crypto's
-// types for it: A its affine points, J the Jacobian result, S its scalar
-// field's elements. The same kernels run every curve (msm.cu instantiates
-// them per field); the handle's group tells them which. BN254's groups are
-// Bases (UploadBN254G1, UploadBN254G2).
+// Bases is a point set of one curve's group resident on one GPU, against
+// which MSMs run without moving the points again, typed by gnark-crypto's
+// types for that group: A its affine points, J the Jacobian result, S its
+// scalar field's elements. The same kernels run every group (msm.cu
+// instantiates them per field); the handle's group tells them which.
 type Bases[A, J, S any] struct {
 	msmBases
-	name string // the group, as errors name it ("BN254 G1")
-	// The sizes of the J and S the points were uploaded for: a Bases
-	// converted to other type arguments (same underlying type) is refused,
-	// not read or written with the wrong sizes.
-	jacBytes, scalarBytes uintptr
+	name string // the group, as errors name it ("G1", "BN254 G2")
+	// Bases of other type arguments are other types, not conversions of
+	// this one: the handle reads and writes A, J and S by size.
+	_ [0]func() (A, J, S)
 }
 
-// BN254G1Bases and BN254G2Bases are BN254's groups.
+// The groups: BLS12-381's G1 and G2 (UploadG1, UploadG1Masked, UploadG2,
+// UploadG2Masked) and BN254's (UploadBN254G1, UploadBN254G2).
 type (
+	G1Bases      = Bases[bls12381.G1Affine, bls12381.G1Jac, fr.Element]
+	G2Bases      = Bases[bls12381.G2Affine, bls12381.G2Jac, fr.Element]
 	BN254G1Bases = Bases[bn254.G1Affine, bn254.G1Jac, bn254fr.Element]
 	BN254G2Bases = Bases[bn254.G2Affine, bn254.G2Jac, bn254fr.Element]
 )

@@ -36,12 +36,7 @@ var (
 // and keeps them there until Free. MSMs then run against the first n of them
 // for n scalars.
 func UploadG1(dev int, points []bls12381.G1Affine) (*G1Bases, error) {
-	b := &G1Bases{}
-	if err := upload(&b.msmBases, "gpu: upload G1 bases", dev, C.ZK_MSM_G1, unsafe.Pointer(unsafe.SliceData(points)), len(points), nil); err != nil {
-		return nil, err
-	}
-	runtime.KeepAlive(points)
-	return b, nil
+	return uploadBases[bls12381.G1Affine, bls12381.G1Jac, fr.Element](dev, C.ZK_MSM_G1, "G1", points, nil)
 }
 
 // UploadG1Masked uploads len(skip) points: entry i is infinity where skip[i]
@@ -50,28 +45,28 @@ func UploadG1(dev int, points []bls12381.G1Affine) (*G1Bases, error) {
 // mark) to one point per wire, so the MSM runs on the unfiltered wire
 // vector. The count of false entries of skip must be len(points).
 func UploadG1Masked(dev int, points []bls12381.G1Affine, skip []bool) (*G1Bases, error) {
-	b := &G1Bases{}
-	if err := upload(&b.msmBases, "gpu: upload masked G1 bases", dev, C.ZK_MSM_G1, unsafe.Pointer(unsafe.SliceData(points)), len(points), skip); err != nil {
-		return nil, err
-	}
-	runtime.KeepAlive(points)
-	return b, nil
+	return uploadBases[bls12381.G1Affine, bls12381.G1Jac, fr.Element](dev, C.ZK_MSM_G1, "G1", points, skip)
 }
 
 // UploadG2 is UploadG1 for G2 points.
 func UploadG2(dev int, points []bls12381.G2Affine) (*G2Bases, error) {
-	b := &G2Bases{}
-	if err := upload(&b.msmBases, "gpu: upload G2 bases", dev, C.ZK_MSM_G2, unsafe.Pointer(unsafe.SliceData(points)), len(points), nil); err != nil {
-		return nil, err
-	}
-	runtime.KeepAlive(points)
-	return b, nil
+	return uploadBases[bls12381.G2Affine, bls12381.G2Jac, fr.Element](dev, C.ZK_MSM_G2, "G2", points, nil)
 }
 
 // UploadG2Masked is UploadG1Masked for G2 points (gnark's pk.G2.B).
 func UploadG2Masked(dev int, points []bls12381.G2Affine, skip []bool) (*G2Bases, error) {
-	b := &G2Bases{}
-	if err := upload(&b.msmBases, "gpu: upload masked G2 bases", dev, C.ZK_MSM_G2, unsafe.Pointer(unsafe.SliceData(points)), len(points), skip); err != nil {
+	return uploadBases[bls12381.G2Affine, bls12381.G2Jac, fr.Element](dev, C.ZK_MSM_G2, "G2", points, skip)
+}
+
+// uploadBases uploads points of group (with skip's mask when not nil) as the
+// Bases of their types.
+func uploadBases[A, J, S any](dev int, group C.int, name string, points []A, skip []bool) (*Bases[A, J, S], error) {
+	op := "gpu: upload " + name + " bases"
+	if skip != nil {
+		op = "gpu: upload masked " + name + " bases"
+	}
+	b := &Bases[A, J, S]{name: name}
+	if err := upload(&b.msmBases, op, dev, group, unsafe.Pointer(unsafe.SliceData(points)), len(points), skip); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(points)
@@ -195,14 +190,13 @@ func (b *msmBases) deviceScalars(op string, buf *Buffer, off, n int) (unsafe.Poi
 
 // MSM returns sum scalars[i]*bases[i] over the first len(scalars) resident
 // points. The scalars are copied from the host on the bases' own stream;
-// the call returns when the result is back. Deliberately parallel to
-// G2Bases' MSM, MSMDevice and Free: see why there.
-func (b *G1Bases) MSM(scalars []fr.Element) (bls12381.G1Jac, MSMTiming, error) {
-	var res bls12381.G1Jac
+// the call returns when the result is back.
+func (b *Bases[A, J, S]) MSM(scalars []S) (J, MSMTiming, error) {
+	var res J
 	if b == nil {
-		return res, MSMTiming{}, fmt.Errorf("gpu: G1 MSM: nil bases: %w", ErrInvalid)
+		return res, MSMTiming{}, fmt.Errorf("gpu: MSM: nil bases: %w", ErrInvalid)
 	}
-	t, err := b.run("gpu: G1 MSM", unsafe.Pointer(unsafe.SliceData(scalars)), len(scalars), false, nil, unsafe.Pointer(&res))
+	t, err := b.run("gpu: "+b.name+" MSM", unsafe.Pointer(unsafe.SliceData(scalars)), len(scalars), false, nil, unsafe.Pointer(&res))
 	runtime.KeepAlive(scalars)
 	return res, t, err
 }
@@ -210,62 +204,27 @@ func (b *G1Bases) MSM(scalars []fr.Element) (bls12381.G1Jac, MSMTiming, error) {
 // MSMDevice is MSM with the scalars already on the device: elements
 // [off, off+n) of buf (fr.Element layout, Montgomery form), read on stream s
 // (nil: the bases' own stream), so a pipeline can pass its resident W or H.
-func (b *G1Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G1Jac, MSMTiming, error) {
-	var res bls12381.G1Jac
+func (b *Bases[A, J, S]) MSMDevice(scalars *Buffer, off, n int, s *Stream) (J, MSMTiming, error) {
+	var res J
 	if b == nil {
-		return res, MSMTiming{}, fmt.Errorf("gpu: G1 MSM: nil bases: %w", ErrInvalid)
+		return res, MSMTiming{}, fmt.Errorf("gpu: MSM: nil bases: %w", ErrInvalid)
 	}
-	p, err := b.deviceScalars("gpu: G1 MSM", scalars, off, n)
+	op := "gpu: " + b.name + " MSM"
+	p, err := b.deviceScalars(op, scalars, off, n)
 	if err != nil {
 		return res, MSMTiming{}, err
 	}
-	t, err := b.run("gpu: G1 MSM", p, n, true, s, unsafe.Pointer(&res))
+	t, err := b.run(op, p, n, true, s, unsafe.Pointer(&res))
 	return res, t, err
 }
 
 // Free releases the device memory; MSMs on the bases fail afterwards. It
 // waits for a running MSM to finish.
-func (b *G1Bases) Free() error {
+func (b *Bases[A, J, S]) Free() error {
 	if b == nil {
 		return nil
 	}
-	return b.free("gpu: free G1 bases")
-}
-
-// MSM is G1Bases.MSM for G2. Deliberately parallel to G1Bases' MSM,
-// MSMDevice and Free: each is a few lines over msmBases, which holds the
-// logic, and returns its own group's gnark-crypto type; the two share no
-// interface, and a failure names its group.
-func (b *G2Bases) MSM(scalars []fr.Element) (bls12381.G2Jac, MSMTiming, error) {
-	var res bls12381.G2Jac
-	if b == nil {
-		return res, MSMTiming{}, fmt.Errorf("gpu: G2 MSM: nil bases: %w", ErrInvalid)
-	}
-	t, err := b.run("gpu: G2 MSM", unsafe.Pointer(unsafe.SliceData(scalars)), len(scalars), false, nil, unsafe.Pointer(&res))
-	runtime.KeepAlive(scalars)
-	return res, t, err
-}
-
-// MSMDevice is G1Bases.MSMDevice for G2.
-func (b *G2Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G2Jac, MSMTiming, error) {
-	var res bls12381.G2Jac
-	if b == nil {
-		return res, MSMTiming{}, fmt.Errorf("gpu: G2 MSM: nil bases: %w", ErrInvalid)
-	}
-	p, err := b.deviceScalars("gpu: G2 MSM", scalars, off, n)
-	if err != nil {
-		return res, MSMTiming{}, err
-	}
-	t, err := b.run("gpu: G2 MSM", p, n, true, s, unsafe.Pointer(&res))
-	return res, t, err
-}
-
-// Free releases the device memory; MSMs on the bases fail afterwards.
-func (b *G2Bases) Free() error {
-	if b == nil {
-		return nil
-	}
-	return b.free("gpu: free G2 bases")
+	return b.free("gpu: free " + b.name + " bases")
 }
 
 // precompute keeps up to maxDepth copies of the points (msm.h's
@@ -305,32 +264,16 @@ func (b *msmBases) precomputed() (c, depth int) {
 // grow. The points take d times their memory (MSMBasesBytes); maxDepth 1
 // returns to the points alone. The copies are computed on the device from
 // the resident points; MSMs wait for it.
-func (b *G1Bases) Precompute(maxDepth int) error {
+func (b *Bases[A, J, S]) Precompute(maxDepth int) error {
 	if b == nil {
-		return fmt.Errorf("gpu: precompute G1 bases: nil bases: %w", ErrInvalid)
+		return fmt.Errorf("gpu: precompute bases: nil bases: %w", ErrInvalid)
 	}
-	return b.precompute("gpu: precompute G1 bases", maxDepth)
+	return b.precompute("gpu: precompute "+b.name+" bases", maxDepth)
 }
 
 // Precomputed returns the window the copies were made for (0: none) and
 // their count (1: the points alone).
-func (b *G1Bases) Precomputed() (c, depth int) {
-	if b == nil {
-		return 0, 1
-	}
-	return b.precomputed()
-}
-
-// Precompute is G1Bases.Precompute for G2.
-func (b *G2Bases) Precompute(maxDepth int) error {
-	if b == nil {
-		return fmt.Errorf("gpu: precompute G2 bases: nil bases: %w", ErrInvalid)
-	}
-	return b.precompute("gpu: precompute G2 bases", maxDepth)
-}
-
-// Precomputed is G1Bases.Precomputed for G2.
-func (b *G2Bases) Precomputed() (c, depth int) {
+func (b *Bases[A, J, S]) Precomputed() (c, depth int) {
 	if b == nil {
 		return 0, 1
 	}

@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"time"
 	"unsafe"
-
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
 
 // ClassifyScalars classifies elements [off, off+n) of buf (fr.Element layout,
@@ -99,24 +97,13 @@ func (b *msmBases) runSplit(op string, sp *ScalarSplit, lo, n int, s *Stream, ou
 // MSMSplit returns sum W[lo+i]*bases[i] for i < n over the classified
 // scalars W of sp: the 0s are dropped, the points of the 1s summed, the rest
 // go through Pippenger. On stream s (nil: the bases' own stream); it returns
-// when the result is back. Deliberately parallel to G2Bases.MSMSplit: see why
-// at G2Bases.MSM.
-func (b *G1Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G1Jac, MSMTiming, error) {
-	var res bls12381.G1Jac
+// when the result is back. The classes are BLS12-381's scalars': another
+// curve's bases refuse a split (msm.cu).
+func (b *Bases[A, J, S]) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (J, MSMTiming, error) {
+	var res J
 	if b == nil {
-		return res, MSMTiming{}, fmt.Errorf("gpu: G1 split MSM: nil bases: %w", ErrInvalid)
+		return res, MSMTiming{}, fmt.Errorf("gpu: split MSM: nil bases: %w", ErrInvalid)
 	}
-	t, err := b.runSplit("gpu: G1 split MSM", sp, lo, n, s, unsafe.Pointer(&res))
-	return res, t, err
-}
-
-// MSMSplit is G1Bases.MSMSplit for G2. Deliberately parallel to
-// G1Bases.MSMSplit: see why at G2Bases.MSM.
-func (b *G2Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G2Jac, MSMTiming, error) {
-	var res bls12381.G2Jac
-	if b == nil {
-		return res, MSMTiming{}, fmt.Errorf("gpu: G2 split MSM: nil bases: %w", ErrInvalid)
-	}
-	t, err := b.runSplit("gpu: G2 split MSM", sp, lo, n, s, unsafe.Pointer(&res))
+	t, err := b.runSplit("gpu: "+b.name+" split MSM", sp, lo, n, s, unsafe.Pointer(&res))
 	return res, t, err
 }

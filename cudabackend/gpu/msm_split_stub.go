@@ -2,10 +2,6 @@
 
 package gpu
 
-import (
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-)
-
 // ClassifyScalars classifies device scalars; without CUDA an error.
 func ClassifyScalars(buf *Buffer, off, n int, s *Stream) (*ScalarSplit, error) {
 	return nil, errNoCUDABuild
@@ -15,11 +11,7 @@ func ClassifyScalars(buf *Buffer, off, n int, s *Stream) (*ScalarSplit, error) {
 func (s *ScalarSplit) Free() error { return nil }
 
 // MSMSplit computes a split MSM; without CUDA an error.
-func (b *G1Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G1Jac, MSMTiming, error) {
-	return bls12381.G1Jac{}, MSMTiming{}, errNoCUDABuild
-}
-
-// MSMSplit computes a split MSM; without CUDA an error.
-func (b *G2Bases) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (bls12381.G2Jac, MSMTiming, error) {
-	return bls12381.G2Jac{}, MSMTiming{}, errNoCUDABuild
+func (b *Bases[A, J, S]) MSMSplit(sp *ScalarSplit, lo, n int, s *Stream) (J, MSMTiming, error) {
+	var res J
+	return res, MSMTiming{}, errNoCUDABuild
 }

@@ -28,42 +28,25 @@ func UploadG2Masked(dev int, points []bls12381.G2Affine, skip []bool) (*G2Bases,
 }
 
 // MSM computes sum scalars[i]*bases[i]; without CUDA an error.
-func (b *G1Bases) MSM(scalars []fr.Element) (bls12381.G1Jac, MSMTiming, error) {
-	return bls12381.G1Jac{}, MSMTiming{}, errNoCUDABuild
+func (b *Bases[A, J, S]) MSM(scalars []S) (J, MSMTiming, error) {
+	var res J
+	return res, MSMTiming{}, errNoCUDABuild
 }
 
 // MSMDevice is MSM with device-resident scalars; without CUDA an error.
-func (b *G1Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G1Jac, MSMTiming, error) {
-	return bls12381.G1Jac{}, MSMTiming{}, errNoCUDABuild
+func (b *Bases[A, J, S]) MSMDevice(scalars *Buffer, off, n int, s *Stream) (J, MSMTiming, error) {
+	var res J
+	return res, MSMTiming{}, errNoCUDABuild
 }
 
 // Free releases the points; without CUDA there is nothing to release.
-func (b *G1Bases) Free() error { return nil }
-
-// MSM computes sum scalars[i]*bases[i]; without CUDA an error.
-func (b *G2Bases) MSM(scalars []fr.Element) (bls12381.G2Jac, MSMTiming, error) {
-	return bls12381.G2Jac{}, MSMTiming{}, errNoCUDABuild
-}
-
-// MSMDevice is MSM with device-resident scalars; without CUDA an error.
-func (b *G2Bases) MSMDevice(scalars *Buffer, off, n int, s *Stream) (bls12381.G2Jac, MSMTiming, error) {
-	return bls12381.G2Jac{}, MSMTiming{}, errNoCUDABuild
-}
-
-// Free releases the points; without CUDA there is nothing to release.
-func (b *G2Bases) Free() error { return nil }
+func (b *Bases[A, J, S]) Free() error { return nil }
 
 // Precompute keeps copies of the points; without CUDA an error.
-func (b *G1Bases) Precompute(maxDepth int) error { return errNoCUDABuild }
+func (b *Bases[A, J, S]) Precompute(maxDepth int) error { return errNoCUDABuild }
 
 // Precomputed returns no copies without CUDA.
-func (b *G1Bases) Precomputed() (c, depth int) { return 0, 1 }
-
-// Precompute keeps copies of the points; without CUDA an error.
-func (b *G2Bases) Precompute(maxDepth int) error { return errNoCUDABuild }
-
-// Precomputed returns no copies without CUDA.
-func (b *G2Bases) Precomputed() (c, depth int) { return 0, 1 }
+func (b *Bases[A, J, S]) Precomputed() (c, depth int) { return 0, 1 }
 
 // PinnedScalars is a scalar vector in pinned host memory; without CUDA it
 // cannot be allocated.
