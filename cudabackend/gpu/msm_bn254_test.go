@@ -18,14 +18,8 @@ import (
 const bn254FrTop = 0x30644e72e131a029
 
 // bn254Scalars returns n pseudo-random elements over the whole range below r.
-// Deliberately parallel to msmScalars: BLS12-381's and BN254's fr are
-// distinct gnark-crypto types.
 func bn254Scalars(rng *rand.Rand, n int) []bn254fr.Element {
-	v := make([]bn254fr.Element, n)
-	for i := range v {
-		v[i] = bn254fr.Element{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64N(bn254FrTop)}
-	}
-	return v
+	return scalarsBelow[bn254fr.Element](rng, n, bn254FrTop)
 }
 
 // bn254Group is what the BN254 tests need of a group: the upload, points

@@ -25,12 +25,16 @@ import (
 const frTop = 0x73eda753299d7d48
 
 // msmScalars returns n pseudo-random field elements drawn over the whole
-// range below r (so the top window is exercised). Deliberately parallel to
-// bn254Scalars: see why there.
-func msmScalars(rng *rand.Rand, n int) []fr.Element {
-	v := make([]fr.Element, n)
+// range below r (so the top window is exercised).
+func msmScalars(rng *rand.Rand, n int) []fr.Element { return scalarsBelow[fr.Element](rng, n, frTop) }
+
+// scalarsBelow returns n elements of four 64-bit limbs whose top limb is
+// below top, a modulus's top limb: canonical, and valid Montgomery forms,
+// over nearly the whole range (BLS12-381's and BN254's fr alike).
+func scalarsBelow[E ~[4]uint64](rng *rand.Rand, n int, top uint64) []E {
+	v := make([]E, n)
 	for i := range v {
-		v[i] = fr.Element{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64N(frTop)}
+		v[i] = E{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64N(top)}
 	}
 	return v
 }
