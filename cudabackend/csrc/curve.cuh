@@ -63,17 +63,9 @@ __device__ __noinline__ mont_t<P> fq_mul_call(mont_t<P> a, mont_t<P> b) {
 #endif
 }  // namespace zk_dev
 
-// lazy_form_fits says the device's lazy form works for the field of P: its
-// products of values below 2p stay below 2p when 4p < R, that is when p's top
-// limb is below 2^30 (BLS12-381's Fq and BN254's both).
-template <class P>
-struct lazy_form_fits {
-    static constexpr bool value = P::p(P::N - 1) < (1u << 30);
-};
-
 template <class P>
 ZK_HD mont_t<P> fadd(const mont_t<P>& a, const mont_t<P>& b) {
-    static_assert(lazy_form_fits<P>::value, "the lazy device form needs 4p < R");
+    static_assert(mont_t<P>::four_p_below_R, "the lazy device form needs 4p < R");
 #ifdef __CUDA_ARCH__
     return mont_t<P>::template add_chain<zk_dev::FQ_K>(a, b);
 #else
@@ -156,7 +148,7 @@ template <class P>
 ZK_HD mont_t<P> fmul_sub(const mont_t<P>& a, const mont_t<P>& b, const mont_t<P>& c,
                          const mont_t<P>& d) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
-    if constexpr (P::eight_p_below_R) return mont_t<P>::mul_sub_lazy(a, b, c, d);
+    if constexpr (mont_t<P>::eight_p_below_R) return mont_t<P>::mul_sub_lazy(a, b, c, d);
 #endif
     return fsub(fmul(a, b), fmul(c, d));
 }

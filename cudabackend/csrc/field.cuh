@@ -40,8 +40,6 @@ static __constant__ uint32_t zk_fr_m0 = 0xffffffffu;
 // r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001.
 struct fr_params {
     static constexpr int N = 8;
-    // eight_p_below_R: 8p < R, which mont_t::mul_sub_lazy needs.
-    static constexpr bool eight_p_below_R = false;
     // M0 = -r^-1 mod 2^32.
     static constexpr uint32_t M0 = 0xffffffffu;
     // m0 is M0 as the device's products take it: from zk_fr_m0 at run time.
@@ -83,7 +81,6 @@ struct fr_params {
 struct fq_params {
     using scalar_field = fr_params;  // the curve's r, its MSMs' scalars
     static constexpr int N = 12;
-    static constexpr bool eight_p_below_R = true;
     // M0 = -q^-1 mod 2^32.
     static constexpr uint32_t M0 = 0xfffcfffdu;
     // m0 is M0 as the device's products take it: fq's compiles the same as a
@@ -135,7 +132,6 @@ struct fq_params {
 // r = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001.
 struct bn254_fr_params {
     static constexpr int N = 8;
-    static constexpr bool eight_p_below_R = false;
     // M0 = -r^-1 mod 2^32.
     static constexpr uint32_t M0 = 0xefffffffu;
     ZK_HD static constexpr uint32_t m0() { return M0; }
@@ -161,7 +157,6 @@ struct bn254_fr_params {
 struct bn254_fq_params {
     using scalar_field = bn254_fr_params;
     static constexpr int N = 8;
-    static constexpr bool eight_p_below_R = false;
     // M0 = -q^-1 mod 2^32.
     static constexpr uint32_t M0 = 0xe4866389u;
     ZK_HD static constexpr uint32_t m0() { return M0; }
@@ -272,8 +267,10 @@ struct mont_t {
     using params = P;
     static constexpr int N = P::N;
     static_assert(P::p(N - 1) < 0x80000000u, "the products need p < R/2");
-    static_assert(P::eight_p_below_R == (P::p(N - 1) < (1u << 29)),
-                  "eight_p_below_R must say whether 8p < R");
+    // The bounds the lazy forms need, from p's top limb: 4p < R (a lazy
+    // product of values below 2p stays below 2p) and 8p < R (mul_sub_lazy).
+    static constexpr bool four_p_below_R = P::p(N - 1) < (1u << 30);
+    static constexpr bool eight_p_below_R = P::p(N - 1) < (1u << 29);
     uint32_t l[N];
 
     // ---- constants -------------------------------------------------------
@@ -809,7 +806,7 @@ struct mont_t {
     // products and one reduction).
     ZK_HD static mont_t mul_sub_lazy(const mont_t& a, const mont_t& b, const mont_t& c,
                                      const mont_t& d) {
-        static_assert(P::eight_p_below_R, "mul_sub_lazy needs 8p < R (BLS12-381's Fq has it)");
+        static_assert(eight_p_below_R, "mul_sub_lazy needs 8p < R (BLS12-381's Fq has it)");
         uint32_t w[2 * N], v[2 * N];
         mul_wide(a.l, b.l, w);
         mul_wide(c.l, d.l, v);

@@ -20,30 +20,37 @@ static bool affine_eq(const affine_t<F>& p, const affine_t<F>& q) {
     return p.x == q.x && p.y == q.y;
 }
 
-// mul is [k]P by double-and-add from the top bit, k canonical in nr limbs:
-// the formulas an MSM's buckets use (dbl, add_affine).
-template <class F>
-static xyzz_t<F> mul(const affine_t<F>& p, const uint32_t* k, int nr) {
-    xyzz_t<F> acc = xyzz_t<F>::inf();
-    for (int bit = 32 * nr - 1; bit >= 0; bit--) {
-        acc.dbl();
-        if ((k[bit / 32] >> (bit % 32)) & 1) acc.add_affine(p.x, p.y);
-    }
-    return acc;
-}
-
 // check_group runs every check on one group of a curve: generator g, order
 // r (nr limbs) and the vectors' expected [k]G.
 template <class F, class V>
 static void check_group(const char* name, const affine_t<F>& g, const uint32_t* r,
                         int nr, const V& vectors, int nvectors, std::mt19937_64& rng) {
+    using P = xyzz_t<F>;
+    const auto mul = [&](const affine_t<F>& p, const uint32_t* k) { return scalar_mul(p, k, nr); };
     CHECK(on_curve(g), "%s: generator not on the curve", name);
     for (int i = 0; i < nvectors; i++) {
         const affine_t<F> want = vectors[i].second;
-        const affine_t<F> got = to_affine(mul(g, vectors[i].first, nr));
+        const affine_t<F> got = to_affine(mul(g, vectors[i].first));
         CHECK(affine_eq(got, want), "%s: [k]G of vector %d differs from gnark-crypto's", name, i);
     }
-    CHECK(mul(g, r, nr).is_inf(), "%s: [r]G is not infinity", name);
+    CHECK(mul(g, r).is_inf(), "%s: [r]G is not infinity", name);
+    // At G itself: 2G by dbl and by add agree, 3G is on the curve, [r-1]G is
+    // -G, and Jacobian doublings of 3G stay on the curve.
+    P g2 = P::from_affine(g), g2add = g2;
+    g2.dbl();
+    g2add.add(P::from_affine(g));
+    CHECK(affine_eq(to_affine(g2), to_affine(g2add)), "%s: 2G by dbl != G + G", name);
+    P g3 = g2;
+    g3.add_affine(g.x, g.y);
+    CHECK(on_curve(to_affine(g3)), "%s: 3G off the curve", name);
+    uint32_t rm1[8] = {};
+    for (int i = 0; i < nr; i++) rm1[i] = r[i];
+    rm1[0] -= 1;  // r is odd
+    const affine_t<F> mg = to_affine(mul(g, rm1));
+    CHECK(mg.x == g.x && mg.y == fneg(g.y), "%s: [r-1]G != -G", name);
+    jac_t<F> j = g3.to_jac();
+    for (int i = 0; i < 5; i++) j = j.dbl();
+    CHECK(on_curve(to_affine(P::from_jac(j))), "%s: Jacobian doubling off the curve", name);
 
     // Random scalars below 2^(32*nr - 8) (below r for both curves' orders).
     for (int t = 0; t < 4; t++) {
@@ -60,13 +67,13 @@ static void check_group(const char* name, const affine_t<F>& g, const uint32_t* 
             s[i] = (uint32_t)v;
             carry = v >> 32;
         }
-        const xyzz_t<F> pa = mul(g, a, nr), pc = mul(g, c, nr);
+        const xyzz_t<F> pa = mul(g, a), pc = mul(g, c);
         const affine_t<F> qa = to_affine(pa), qc = to_affine(pc);
         CHECK(on_curve(qa), "%s: [a]G off the curve", name);
 
         xyzz_t<F> sum = pa;
         sum.add(pc);
-        CHECK(affine_eq(to_affine(sum), to_affine(mul(g, s, nr))), "%s: [a]G + [c]G != [a+c]G",
+        CHECK(affine_eq(to_affine(sum), to_affine(mul(g, s))), "%s: [a]G + [c]G != [a+c]G",
               name);
         xyzz_t<F> mixed = pa;
         mixed.add_affine(qc.x, qc.y);
@@ -91,8 +98,9 @@ static void check_group(const char* name, const affine_t<F>& g, const uint32_t* 
     }
 }
 
-template <class FqP, class FrP>
-static void check_curve(const curve_desc<FqP, FrP>& d, std::mt19937_64& rng) {
+template <class FqP>
+static void check_curve(const curve_desc<FqP>& d, std::mt19937_64& rng) {
+    using FrP = typename FqP::scalar_field;
     using F1 = mont_t<FqP>;
     using F2 = ext2_t<FqP>;
     uint32_t r[8] = {};

@@ -110,7 +110,7 @@ static void check_mul_sub_lazy(const char* name, int iters, uint64_t seed) {
         if (it == 2) v[0] = F::zero();           // 0 - c*d
         F in[4];
         for (int k = 0; k < 4; k++) in[k] = ((it >> k) & 1) ? lazy_of(v[k]) : v[k];
-        if constexpr (F::params::eight_p_below_R) {
+        if constexpr (F::eight_p_below_R) {
             F want = F::mul_ref(v[0], v[1]) - F::mul_ref(v[2], v[3]);
             F got = F::mul_sub_lazy(in[0], in[1], in[2], in[3]);
             if (!below_2p(got)) bad++;
