@@ -344,6 +344,36 @@ func TestServerGoneIsPluginShutdown(t *testing.T) {
 	}
 }
 
+// TestConnectionClosedUnderCallIsPluginShutdown closes the client's
+// connection while a call is in flight, as a plugin's shutdown does: gRPC
+// cancels the call without ctx being done, and that is the plugin going away,
+// not a cancellation by the caller.
+func TestConnectionClosedUnderCallIsPluginShutdown(t *testing.T) {
+	started := make(chan struct{})
+	fb := &fakeBackend{prove: func(ctx context.Context, _ ProveRequest) (ProveResult, error) {
+		close(started)
+		<-ctx.Done()
+		return ProveResult{}, ctx.Err()
+	}}
+	raw, stop := connect(t, &grpcServer{b: fb})
+	defer stop()
+	c := NewBackendClient(raw)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Prove(context.Background(), ProveRequest{KeyID: "k", Partition: testHandle()})
+		done <- err
+	}()
+	<-started
+	raw.Close()
+	err := <-done
+	if !errors.Is(err, ErrPluginShutdown) {
+		t.Fatalf("got %v, want it to match ErrPluginShutdown", err)
+	}
+	if errors.Is(err, context.Canceled) || KindOf(err) != ErrUnavailable || !IsRetryable(err) {
+		t.Errorf("got %v: kind %v retryable %v, want unavailable and retryable, not the caller's cancellation", err, KindOf(err), IsRetryable(err))
+	}
+}
+
 func TestServeRefusesNil(t *testing.T) {
 	if err := Serve(nil); err == nil {
 		t.Fatal("Serve(nil) did not fail")

@@ -255,10 +255,12 @@ func errorToStatus(err error) error {
 
 // errorFromStatus turns the error of a gRPC call back into an *Error. With an
 // ErrorDetail the backend's error is rebuilt exactly. Without one the failure
-// came from gRPC itself: a cancellation of ctx, a lost connection (the error
-// then also matches ErrPluginShutdown with errors.Is), or a method the
-// backend does not implement. A cancellation, from either side, also matches
-// ctx.Err() when ctx is done.
+// came from gRPC itself: a cancellation of ctx, a lost connection, or a method
+// the backend does not implement. A cancellation, from either side, also
+// matches ctx.Err() when ctx is done. A lost connection, and a cancellation
+// that is not ctx's (the host closed the connection under the call: the
+// plugin is being shut down), is ErrUnavailable and also matches
+// ErrPluginShutdown with errors.Is.
 func errorFromStatus(ctx context.Context, err error) error {
 	st, detail := detailOf(err)
 	var e *Error
@@ -269,8 +271,7 @@ func errorFromStatus(ctx context.Context, err error) error {
 		e = &Error{Kind: kind, Retryable: defaultRetryable(kind), Message: st.Message()}
 		switch st.Code() {
 		case codes.Unavailable:
-			e.Message = "plugin connection lost: " + e.Message
-			return &causedError{e: e, causes: []error{ErrPluginShutdown}}
+			return connectionLost(e)
 		case codes.Unimplemented:
 			e.Message = "plugin does not implement this call: " + e.Message
 		}
@@ -286,8 +287,21 @@ func errorFromStatus(ctx context.Context, err error) error {
 		if ctxErr != nil {
 			return &causedError{e: e, causes: []error{ctxErr}}
 		}
+		if detail == nil {
+			// Not ctx's cancellation and not the backend's: gRPC's own, as the
+			// connection closed under the call ("the client connection is
+			// closing") while the plugin was being stopped.
+			return connectionLost(&Error{Kind: ErrUnavailable, Retryable: defaultRetryable(ErrUnavailable), Message: e.Message})
+		}
 	}
 	return e
+}
+
+// connectionLost is e, a call's failure for want of its plugin connection, as
+// an error that also matches ErrPluginShutdown.
+func connectionLost(e *Error) error {
+	e.Message = "plugin connection lost: " + e.Message
+	return &causedError{e: e, causes: []error{ErrPluginShutdown}}
 }
 
 // deadlineSlack is how early before a caller's deadline a cancellation from the
