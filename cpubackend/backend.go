@@ -1,7 +1,6 @@
 package cpubackend
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/consensys/gnark-crypto/ecc"
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/internal/version"
@@ -95,14 +94,14 @@ type Backend struct {
 	workers workerCPU
 }
 
-// loadedKey is a mapped, verified key file and the FFT domain of its size: held
-// here for proofs in this process, or by the key's worker.
+// loadedKey is a mapped, verified key file and its prover (which holds the FFT
+// domain of its size): here for proofs in this process, or in the key's worker.
 type loadedKey struct {
 	id     string
 	file   *keyfile.File
-	domain *fft.Domain // held so refprover's domain cache keeps it while the key is loaded; nil with workers
-	fd     *os.File    // the same file, open for workers to inherit (nil without workers)
-	worker *warmWorker // the key's prove worker (nil without workers)
+	prover *refprover.KeyProver // proves in this process; nil with workers
+	fd     *os.File             // the same file, open for workers to inherit (nil without workers)
+	worker *warmWorker          // the key's prove worker (nil without workers)
 	// matrices are the circuit's constraints when the key took them
 	// (Options.CompactW and KeyRef.Constraints), else nil.
 	matrices *constraints.Matrices
@@ -172,7 +171,7 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 			MemoryTotal: total,
 			MemoryFree:  free,
 		},
-		Curves:                   []sdk.Curve{sdk.CurveBLS12381},
+		Curves:                   []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254},
 		MaxInFlight:              b.maxInFlight,
 		HostBytesPerConstraint:   b.hostBytesPerConstraint(),
 		DeviceBytesPerConstraint: 0,
@@ -239,7 +238,7 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			closeFile(fd)
 			return nil, sdk.KeyInfo{}, err
 		}
-		pk := f.Key()
+		pk := f.Header()
 		if b.maxDomain > 0 && pk.DomainSize > b.maxDomain {
 			// The worker started before the size was known: it goes too.
 			if started.w != nil {
@@ -253,7 +252,7 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		info := sdk.KeyInfo{HostBytes: uint64(f.Size())}
 		k := &loadedKey{id: ref.ID, file: f, fd: fd, worker: started.w}
 		if fd == nil { // proofs in this process use the domain's tables; a worker builds its own
-			if k.domain, err = refprover.KeyDomain(pk); err != nil {
+			if k.prover, err = refprover.NewKeyProver(f); err != nil {
 				f.Close()
 				return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: %v", ref.ID, err)
 			}
@@ -266,8 +265,10 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.KindOf(err), "load key %q: %v", ref.ID, err)
 		}
 		info.HostBytes += refprover.DomainBytes(pk.DomainSize)
-		if b.compactW && ref.Constraints != nil {
-			if k.matrices, err = takeConstraints(*ref.Constraints, pk, ref.ID); err != nil {
+		// Compact partitions are evaluated with BLS12-381's field (constraints.Matrices):
+		// another curve's keys take full ones.
+		if b.compactW && ref.Constraints != nil && f.Curve() == ecc.BLS12_381 {
+			if k.matrices, err = takeConstraints(*ref.Constraints, f, ref.ID); err != nil {
 				k.close(b.log)
 				return nil, sdk.KeyInfo{}, err
 			}
@@ -322,7 +323,7 @@ func (k *loadedKey) close(log hclog.Logger) {
 		log.Warn("closing a key file", "key", k.id, "error", err)
 	}
 	closeFile(k.fd)
-	k.domain = nil
+	k.prover = nil
 	log.Info("key unloaded", "key", k.id)
 }
 
@@ -354,7 +355,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		return sdk.ProveResult{}, err
 	}
 	defer lease.Release()
-	pk := lease.Key().file.Key()
+	kf := lease.Key().file
 	h := req.Partition
 	var phases []sdk.Phase
 	if h.Format == sdk.FormatCompactW && lease.Key().matrices != nil {
@@ -369,7 +370,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		phases = append(phases, sdk.Phase{Name: sdk.PhaseEval, Start: evalBegin.Sub(start), Wall: time.Since(evalBegin), DeviceBusy: time.Since(evalBegin)})
 		h = full
 	}
-	if err := keyreg.CheckPartition(pk, h, req.KeyID); err != nil {
+	if err := keyreg.CheckPartition(kf, h, req.KeyID); err != nil {
 		return sdk.ProveResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -432,15 +433,7 @@ func (b *Backend) prove(ctx context.Context, k *loadedKey, part *sdk.Partition) 
 		b.lastWorker = k.worker
 		return k.worker.prove(ctx, part.Handle())
 	}
-	proof, timings, err := refprover.Prove(ctx, k.file.Key(), part.W(), part.A(), part.B(), b.threads)
-	if err != nil {
-		return nil, timings, err
-	}
-	var buf bytes.Buffer
-	if _, err := proof.WriteTo(&buf); err != nil {
-		return nil, timings, sdk.Errorf(sdk.ErrInternal, "prove: encoding the proof: %v", err)
-	}
-	return buf.Bytes(), timings, nil
+	return k.prover.Prove(ctx, part.Bytes(sdk.SectionW), part.Bytes(sdk.SectionA), part.Bytes(sdk.SectionB), b.threads)
 }
 
 // canceled wraps a context error as an ErrCanceled.

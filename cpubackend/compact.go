@@ -13,13 +13,13 @@ import (
 // (sdk.OpenConstraints checks every index) and copies them into this
 // process's memory, so that the host's file is mapped only while the key
 // loads.
-func takeConstraints(h sdk.ConstraintsHandle, pk *keyfile.ProvingKey, id string) (*constraints.Matrices, error) {
+func takeConstraints(h sdk.ConstraintsHandle, f *keyfile.File, id string) (*constraints.Matrices, error) {
 	m, closeFn, err := sdk.OpenConstraints(h)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	if err := keyreg.CheckConstraints(pk, m, id); err != nil {
+	if err := keyreg.CheckConstraints(f, m, id); err != nil {
 		return nil, err
 	}
 	return m.Clone(), nil
@@ -31,8 +31,7 @@ func takeConstraints(h sdk.ConstraintsHandle, pk *keyfile.ProvingKey, id string)
 // constraints on every core, every constraint checked. A W that breaks one
 // is refused, naming it. The caller removes the full partition.
 func (b *Backend) expand(k *loadedKey, h sdk.PartitionHandle, id string) (sdk.PartitionHandle, error) {
-	pk := k.file.Key()
-	if err := keyreg.CheckCompactPartition(pk, h, id, k.matrices.NbConstraints()); err != nil {
+	if err := keyreg.CheckCompactPartition(k.file, h, id, k.matrices.NbConstraints()); err != nil {
 		return sdk.PartitionHandle{}, err
 	}
 	words := sdk.CompactWords(h.NbWires)

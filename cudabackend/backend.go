@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	hclog "github.com/hashicorp/go-hclog"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/zkhost/zkhost/internal/version"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/keyreg"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -243,7 +245,11 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		if err != nil {
 			return nil, sdk.KeyInfo{}, err
 		}
-		pk := f.Key()
+		pk, err := f.BLS12381()
+		if err != nil {
+			f.Close()
+			return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrUnimplemented, "load key %s: this backend proves BLS12-381 keys only: %v", ref.ID, err)
+		}
 		if err := refuseHForm(pk, ref.ID); err != nil {
 			f.Close()
 			return nil, sdk.KeyInfo{}, err
@@ -260,7 +266,7 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 				return nil, sdk.KeyInfo{}, err
 			}
 			defer closeCS()
-			if err := keyreg.CheckConstraints(pk, m, ref.ID); err != nil {
+			if err := keyreg.CheckConstraints(f, m, ref.ID); err != nil {
 				f.Close()
 				return nil, sdk.KeyInfo{}, err
 			}
@@ -329,7 +335,7 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 // utilization (BENCHMARKS.md, "Feeding the GPU"), while a streamed key copies
 // all its points over PCIe for every proof: an H200 keeps a 2^26 key resident
 // with three slots rather than streaming it with four.
-func (b *Backend) planKey(pk *keyfile.ProvingKey, besides uint64) (gpu.DevicePlan, error) {
+func (b *Backend) planKey(pk *keyfile.BLS12381Key, besides uint64) (gpu.DevicePlan, error) {
 	b.mu.Lock()
 	room := b.limit() - min(b.limit(), b.deviceInUse+b.deviceKeys+besides)
 	b.mu.Unlock()
@@ -346,7 +352,7 @@ func (b *Backend) planKey(pk *keyfile.ProvingKey, besides uint64) (gpu.DevicePla
 // compute the scalars of (keyfile.HFormSnarkjs, a key imported from a snarkjs
 // .zkey), or nil. It is final, as for a key too large for the device: the host then
 // proves the key's partitions on a backend that computes that form (the CPU's).
-func refuseHForm(pk *keyfile.ProvingKey, id string) error {
+func refuseHForm(pk *keyfile.BLS12381Key, id string) error {
 	if pk.HForm == keyfile.HFormGnark {
 		return nil
 	}
@@ -373,7 +379,7 @@ const minResidentSlots = 2
 // loadKey uploads pk's bases (or sets up their streaming) and cs, the
 // circuit's constraints when not nil, and allocates the plan's slots for its
 // proofs.
-func (b *Backend) loadKey(pk *keyfile.ProvingKey, plan gpu.DevicePlan, cs *constraints.Matrices) (*key, error) {
+func (b *Backend) loadKey(pk *keyfile.BLS12381Key, plan gpu.DevicePlan, cs *constraints.Matrices) (*key, error) {
 	dk, err := gpu.LoadGroth16KeyPlan(b.opts.Device, pk, plan, b.opts.Prove)
 	if err != nil {
 		return nil, err
@@ -457,13 +463,16 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 	defer lease.Release()
 	k := lease.Key()
-	pk := k.file.Key()
+	pk, err := k.file.BLS12381() // LoadKey took no other curve's key
+	if err != nil {
+		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInternal, "prove: %v", err)
+	}
 	h := req.Partition
 	compact := h.Format == sdk.FormatCompactW
 	if compact {
-		err = keyreg.CheckCompactPartition(pk, h, req.KeyID, k.rows)
+		err = keyreg.CheckCompactPartition(k.file, h, req.KeyID, k.rows)
 	} else {
-		err = keyreg.CheckPartition(pk, h, req.KeyID)
+		err = keyreg.CheckPartition(k.file, h, req.KeyID)
 	}
 	if err != nil {
 		return sdk.ProveResult{}, err
@@ -531,7 +540,7 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 
 	devBegin := time.Now()
-	var out refprover.MSMResults
+	var out refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]
 	var timing gpu.Groth16Timing
 	if compact {
 		out, timing, err = k.dev.ProveCompact(slot, int(h.NbConstraints), int(h.NbOther))
@@ -550,11 +559,11 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	release()
 
 	finBegin := time.Now()
-	r, s, err := refprover.RandomRS()
+	r, s, err := refprover.RandomRS[fr.Element]()
 	if err != nil {
 		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInternal, "prove: randomness: %v", err)
 	}
-	proof := refprover.Assemble(pk, out, r, s)
+	proof := refprover.Assemble(curve.BLS12381{}, pk, out, r, s)
 	var buf bytes.Buffer
 	if _, err := proof.WriteTo(&buf); err != nil {
 		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInternal, "prove: encoding the proof: %v", err)

@@ -124,10 +124,10 @@ func TestLoadRefusal(t *testing.T) {
 // TestRefuseHForm: a key in snarkjs's H form is refused for good, saying why; a
 // key in gnark's is not.
 func TestRefuseHForm(t *testing.T) {
-	if err := refuseHForm(&keyfile.ProvingKey{HForm: keyfile.HFormGnark}, "k"); err != nil {
+	if err := refuseHForm(&keyfile.BLS12381Key{HForm: keyfile.HFormGnark}, "k"); err != nil {
 		t.Fatalf("a key in gnark's form refused: %v", err)
 	}
-	err := refuseHForm(&keyfile.ProvingKey{HForm: keyfile.HFormSnarkjs}, "k")
+	err := refuseHForm(&keyfile.BLS12381Key{HForm: keyfile.HFormSnarkjs}, "k")
 	if sdk.KindOf(err) != sdk.ErrUnimplemented || sdk.IsRetryable(err) ||
 		!strings.Contains(err.Error(), "this key's H points are in snarkjs's form, which this backend does not compute yet") {
 		t.Fatalf("a key in snarkjs's form: %v, want a permanent unimplemented error saying why", err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -20,6 +21,7 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -31,7 +33,7 @@ import (
 type compactFixture struct {
 	name   string
 	m      *constraints.Matrices
-	pk     *keyfile.ProvingKey
+	pk     *keyfile.BLS12381Key
 	vk     groth16.VerifyingKey
 	sol    *cs.R1CSSolution
 	public witness.Witness
@@ -268,11 +270,11 @@ func TestProveCompactMatchesProve(t *testing.T) {
 					if timing.Evaluate <= 0 || timing.Total <= 0 {
 						t.Errorf("round %d: timing %+v: no evaluation or total time", round, timing)
 					}
-					r, s, err := refprover.RandomRS()
+					r, s, err := refprover.RandomRS[fr.Element]()
 					if err != nil {
 						t.Fatal(err)
 					}
-					if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(f.pk, got, r, s)), f.vk, f.public); err != nil {
+					if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(curve.BLS12381{}, f.pk, got, r, s)), f.vk, f.public); err != nil {
 						t.Fatalf("round %d: groth16.Verify: %v", round, err)
 					}
 				}
@@ -282,7 +284,7 @@ func TestProveCompactMatchesProve(t *testing.T) {
 }
 
 // checkSums compares two proofs' MSM sums.
-func checkSums(t *testing.T, got, want refprover.MSMResults) {
+func checkSums(t *testing.T, got, want refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]) {
 	t.Helper()
 	if !got.Ar.Equal(&want.Ar) || !got.Bs1.Equal(&want.Bs1) || !got.Krs.Equal(&want.Krs) || !got.Krs2.Equal(&want.Krs2) {
 		t.Errorf("compact G1 sums differ from the full partition's: A %v, B %v, K %v, Z %v",

@@ -31,7 +31,7 @@ type Groth16Key struct {
 	info   KeyInfo
 	nwires int // for the slots' staging views
 	domain int
-	pk     *keyfile.ProvingKey // a streamed key reads its points from here
+	pk     *keyfile.BLS12381Key // a streamed key reads its points from here
 }
 
 func ptrOf[T any](s []T) unsafe.Pointer {
@@ -54,7 +54,7 @@ func boolBytes(b []bool) *C.uint8_t {
 // mapping) must then stay mapped until Free. A resident key keeps no
 // precomputed copies (LoadGroth16KeyPlan gives them); its proofs run with
 // the default ProveOptions.
-func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key, error) {
+func LoadGroth16Key(dev int, pk *keyfile.BLS12381Key, chunk uint64) (*Groth16Key, error) {
 	return loadGroth16Key(dev, pk, DevicePlan{Chunk: chunk, Depth: 1}, ProveOptions{})
 }
 
@@ -63,11 +63,11 @@ func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key,
 // plan.HBlock), or resident with up to plan.Depth precomputed copies of each
 // point set (KeyCopiesOf; 0 or 1: none), which every proof's MSMs read; its
 // proofs run as opts says.
-func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
+func LoadGroth16KeyPlan(dev int, pk *keyfile.BLS12381Key, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
 	return loadGroth16Key(dev, pk, plan, opts)
 }
 
-func loadGroth16Key(dev int, pk *keyfile.ProvingKey, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
+func loadGroth16Key(dev int, pk *keyfile.BLS12381Key, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
 	depth := max(plan.Depth, 1)
 	if depth < 1 || depth > MSMMaxDepth {
 		return nil, fmt.Errorf("gpu: load key: %d precomputed copies, at most %d: %w", depth, MSMMaxDepth, ErrInvalid)
@@ -353,7 +353,7 @@ func parallelCopy(dst, src []fr.Element, threads int) {
 // constraints): upload W, A, B, compute H, the four G1 MSMs and the G2 MSM.
 // The host assembles the proof from the sums. When it returns, s may be staged
 // again.
-func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16Timing, error) {
+func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
 	return k.prove(s, "gpu: prove", func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int {
 		return C.zk_g16_prove(k.ptr, s.ptr, C.size_t(n), g1, g2, t, e.ptr(), e.size())
 	})
@@ -367,9 +367,9 @@ func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16
 // that fails a constraint gives an *UnsatisfiedError (errors.Is
 // ErrUnsatisfied) naming the first, as constraints.Matrices.Eval does; a
 // compact W whose other bitmap marks other than nbOther wires, ErrInvalid.
-func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults, Groth16Timing, error) {
+func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
 	if nbConstraints <= 0 || nbOther < 0 {
-		return refprover.MSMResults{}, Groth16Timing{}, fmt.Errorf("gpu: prove compact: %d constraints, %d values: %w", nbConstraints, nbOther, ErrInvalid)
+		return refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]{}, Groth16Timing{}, fmt.Errorf("gpu: prove compact: %d constraints, %d values: %w", nbConstraints, nbOther, ErrInvalid)
 	}
 	var bad C.int64_t = -1
 	res, t, err := k.prove(s, "gpu: prove compact", func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int {
@@ -403,8 +403,8 @@ func (k *Groth16Key) evalCompact(s *Groth16Slot, n, nbOther int) (w, a, b, c []f
 
 // prove runs one proof through call (zk_g16_prove or zk_g16_prove_compact)
 // and adds up the sums it returns.
-func (k *Groth16Key) prove(s *Groth16Slot, op string, call func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int) (refprover.MSMResults, Groth16Timing, error) {
-	var res refprover.MSMResults
+func (k *Groth16Key) prove(s *Groth16Slot, op string, call func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
+	var res refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]
 	if k == nil || k.ptr == nil {
 		return res, Groth16Timing{}, fmt.Errorf("%s: nil or freed key: %w", op, ErrInvalid)
 	}

@@ -9,9 +9,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/frontend"
 
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -73,11 +75,11 @@ func TestGroth16BinarySplit(t *testing.T) {
 	if binary*10 < len(sol.W)*8 {
 		t.Fatalf("the test circuit's witness is only %d of %d wires 0 or 1: not bit-heavy", binary, len(sol.W))
 	}
-	h, err := refprover.ComputeH(context.Background(), sol.A, sol.B, pk.DomainSize, 0)
+	h, err := refprover.ComputeH(context.Background(), curve.BLS12381{}, sol.A, sol.B, pk.DomainSize, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := refprover.ComputeMSMs(context.Background(), pk, sol.W, h, 0)
+	want, err := refprover.ComputeMSMs(context.Background(), curve.BLS12381{}, pk, sol.W, h, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +130,11 @@ func TestGroth16BinarySplit(t *testing.T) {
 					t.Errorf("%s (%d of %d wires 0 or 1): %s differs from the CPU reference", name, binary, len(sol.W), c.name)
 				}
 			}
-			r, rs, err := refprover.RandomRS()
+			r, rs, err := refprover.RandomRS[fr.Element]()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, got, r, rs)), vk, public); err != nil {
+			if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(curve.BLS12381{}, pk, got, r, rs)), vk, public); err != nil {
 				t.Errorf("%s: groth16.Verify: %v", name, err)
 			}
 		}

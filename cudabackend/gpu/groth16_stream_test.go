@@ -17,6 +17,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -34,7 +35,7 @@ func TestGroth16Streamed(t *testing.T) {
 	ccs, vk, pk := setupKey(t, &testcircuit.Chain{N: steps})
 	public, sol := solveFor(t, ccs, testcircuit.ChainAssignment(steps, 7, 11))
 
-	prove := func(chunk uint64) (refprover.MSMResults, KeyInfo) {
+	prove := func(chunk uint64) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], KeyInfo) {
 		t.Helper()
 		key, err := LoadGroth16Key(0, pk, chunk)
 		if err != nil {
@@ -77,7 +78,11 @@ func TestGroth16Streamed(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			if keys[i], err = LoadGroth16Key(0, f.Key(), 1<<11); err != nil {
+			mapped, err := f.BLS12381()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keys[i], err = LoadGroth16Key(0, mapped, 1<<11); err != nil {
 				t.Fatal(err)
 			}
 			defer keys[i].Free()
@@ -147,7 +152,7 @@ func TestGroth16Lean(t *testing.T) {
 		t.Fatalf("the partition fills its domain: the zero padding goes untested")
 	}
 
-	prove := func(plan DevicePlan) (refprover.MSMResults, KeyInfo, *Groth16Slot, *Groth16Key) {
+	prove := func(plan DevicePlan) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], KeyInfo, *Groth16Slot, *Groth16Key) {
 		t.Helper()
 		key, err := LoadGroth16KeyPlan(0, pk, plan, ProveOptions{})
 		if err != nil {
@@ -215,7 +220,7 @@ func TestGroth16Lean(t *testing.T) {
 
 // gnarkAr is gnark-crypto's MSM of pk's A points over the wires of w whose A
 // point is not infinity: the Ar a proof's device sums must match.
-func gnarkAr(t *testing.T, pk *keyfile.ProvingKey, w []fr.Element) bls12381.G1Jac {
+func gnarkAr(t *testing.T, pk *keyfile.BLS12381Key, w []fr.Element) bls12381.G1Jac {
 	t.Helper()
 	var wA []fr.Element
 	for i, inf := range pk.InfinityA {
@@ -233,8 +238,8 @@ func gnarkAr(t *testing.T, pk *keyfile.ProvingKey, w []fr.Element) bls12381.G1Ja
 // checkAgainstResident checks the sums of a proof made another way (what) against
 // the resident key's and A's against gnark-crypto's MultiExp (wantAr), and the
 // proof assembled from them with gnark's groth16.Verify.
-func checkAgainstResident(t *testing.T, what string, got, resident refprover.MSMResults, wantAr bls12381.G1Jac,
-	pk *keyfile.ProvingKey, vk groth16.VerifyingKey, public witness.Witness) {
+func checkAgainstResident(t *testing.T, what string, got, resident refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], wantAr bls12381.G1Jac,
+	pk *keyfile.BLS12381Key, vk groth16.VerifyingKey, public witness.Witness) {
 	t.Helper()
 	for _, c := range []struct {
 		name      string
@@ -251,11 +256,11 @@ func checkAgainstResident(t *testing.T, what string, got, resident refprover.MSM
 	if !got.Bs2.Equal(&resident.Bs2) {
 		t.Errorf("Bs2: the %s sum differs", what)
 	}
-	r, s, err := refprover.RandomRS()
+	r, s, err := refprover.RandomRS[fr.Element]()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, got, r, s)), vk, public); err != nil {
+	if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(curve.BLS12381{}, pk, got, r, s)), vk, public); err != nil {
 		t.Errorf("groth16.Verify of the %s proof: %v", what, err)
 	}
 }
@@ -263,7 +268,7 @@ func checkAgainstResident(t *testing.T, what string, got, resident refprover.MSM
 // syntheticKey is a key of the shape of chain 2^logN (one wire per
 // constraint, every A and B point present) whose points are all the
 // generators: the device memory a proof takes depends on the shape only.
-func syntheticKey(logN int) *keyfile.ProvingKey {
+func syntheticKey(logN int) *keyfile.BLS12381Key {
 	n := uint64(1) << logN
 	nwires := n + 3
 	_, _, g1, g2 := bls12381.Generators()
@@ -278,7 +283,7 @@ func syntheticKey(logN int) *keyfile.ProvingKey {
 	for i := range g2b {
 		g2b[i] = g2
 	}
-	return &keyfile.ProvingKey{
+	return &keyfile.BLS12381Key{
 		DomainSize: n, NbWires: nwires, NbPublic: 3,
 		G1A: fill1(nwires), G1B: fill1(nwires), G1K: fill1(nwires - 3), G1Z: fill1(n - 1), G2B: g2b,
 		InfinityA: make([]bool, nwires), InfinityB: make([]bool, nwires),

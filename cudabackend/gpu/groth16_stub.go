@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/zkhost/zkhost/sdk/constraints"
@@ -15,12 +16,12 @@ import (
 type Groth16Key struct{}
 
 // LoadGroth16Key reports that the package was built without CUDA.
-func LoadGroth16Key(dev int, pk *keyfile.ProvingKey, chunk uint64) (*Groth16Key, error) {
+func LoadGroth16Key(dev int, pk *keyfile.BLS12381Key, chunk uint64) (*Groth16Key, error) {
 	return nil, errNoCUDABuild
 }
 
 // LoadGroth16KeyPlan reports that the package was built without CUDA.
-func LoadGroth16KeyPlan(dev int, pk *keyfile.ProvingKey, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
+func LoadGroth16KeyPlan(dev int, pk *keyfile.BLS12381Key, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
 	return nil, errNoCUDABuild
 }
 
@@ -60,8 +61,8 @@ func (s *Groth16Slot) StageWith(nbWires, nbConstraints int, fill func(w, a, b []
 }
 
 // Prove reports that the package was built without CUDA.
-func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults, Groth16Timing, error) {
-	return refprover.MSMResults{}, Groth16Timing{}, errNoCUDABuild
+func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
+	return refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]{}, Groth16Timing{}, errNoCUDABuild
 }
 
 // SetConstraints reports that the package was built without CUDA.
@@ -79,8 +80,8 @@ func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bi
 }
 
 // ProveCompact reports that the package was built without CUDA.
-func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults, Groth16Timing, error) {
-	return refprover.MSMResults{}, Groth16Timing{}, errNoCUDABuild
+func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
+	return refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]{}, Groth16Timing{}, errNoCUDABuild
 }
 
 // HostRegisterReadOnly is false without CUDA.

@@ -19,6 +19,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -77,11 +78,11 @@ func TestGroth16Slots(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					r, s, err := refprover.RandomRS()
+					r, s, err := refprover.RandomRS[fr.Element]()
 					if err != nil {
 						return err
 					}
-					if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(pk, res, r, s)), vk, p.public); err != nil {
+					if err := groth16.Verify(keyconv.ProofToGnark(refprover.Assemble(curve.BLS12381{}, pk, res, r, s)), vk, p.public); err != nil {
 						return fmt.Errorf("groth16.Verify: %w", err)
 					}
 					return nil
@@ -155,7 +156,7 @@ func TestGroth16SlotRefusals(t *testing.T) {
 
 // setupKey compiles circuit over BLS12-381 and runs gnark's setup for it: the
 // constraint system, gnark's verifying key and the proving key in the SDK's form.
-func setupKey(t *testing.T, circuit frontend.Circuit) (constraint.ConstraintSystem, groth16.VerifyingKey, *keyfile.ProvingKey) {
+func setupKey(t *testing.T, circuit frontend.Circuit) (constraint.ConstraintSystem, groth16.VerifyingKey, *keyfile.BLS12381Key) {
 	t.Helper()
 	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, circuit)
 	if err != nil {

@@ -115,7 +115,7 @@ type KeyShape struct {
 }
 
 // ShapeOf returns pk's shape.
-func ShapeOf(pk *keyfile.ProvingKey) KeyShape {
+func ShapeOf(pk *keyfile.BLS12381Key) KeyShape {
 	return KeyShape{
 		LogN: uint32(bits.TrailingZeros64(pk.DomainSize)), NbWires: pk.NbWires, NbPublic: pk.NbPublic,
 		NbA: uint64(len(pk.G1A)), NbB: uint64(len(pk.G1B)), NbK: uint64(len(pk.G1K)), NbZ: uint64(len(pk.G1Z)),

@@ -92,7 +92,7 @@ func (b *backend) Describe(ctx context.Context) (sdk.Description, error) {
 		Version:                "0.1.0",
 		APIVersions:            []uint32{sdk.APIVersion},
 		Device:                 sdk.DeviceInfo{Kind: "cpu", Model: "this machine's cores", Available: true},
-		Curves:                 []sdk.Curve{sdk.CurveBLS12381},
+		Curves:                 []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254},
 		MaxInFlight:            1,
 		HostBytesPerConstraint: hostBytesPerConstraint,
 	}, nil
@@ -138,7 +138,7 @@ func (b *backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 	defer lease.Release()
 	k := lease.Key()
-	if err := keyreg.CheckPartition(k.file.Key(), req.Partition, req.KeyID); err != nil {
+	if err := keyreg.CheckPartition(k.file, req.Partition, req.KeyID); err != nil {
 		return sdk.ProveResult{}, err
 	}
 	part, err := sdk.OpenPartition(req.Partition)

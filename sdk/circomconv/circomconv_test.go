@@ -16,6 +16,7 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circom"
 	"github.com/zkhost/zkhost/sdk/circom/circomtest"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -61,7 +62,7 @@ func readFile(t *testing.T, path string) []byte {
 
 // readSnarkjsProof reads the proof and public witness snarkjs made for circuit's
 // BLS12-381 witness: the files as snarkjs wrote them, and parsed.
-func readSnarkjsProof(t *testing.T, circuit string) (proofJSON, publicJSON []byte, proof *sdk.Proof, public []fr.Element) {
+func readSnarkjsProof(t *testing.T, circuit string) (proofJSON, publicJSON []byte, proof *sdk.BLS12381Proof, public []fr.Element) {
 	t.Helper()
 	proofJSON = readFile(t, testdata(circuit, "bls12381", ".proof.json"))
 	publicJSON = readFile(t, testdata(circuit, "bls12381", ".public.json"))
@@ -172,7 +173,7 @@ func TestProveWithConvertedKey(t *testing.T) {
 					t.Fatalf("row %d: the zkey gives A = %s, B = %s; the constraint system %s, %s", i, a[i].String(), b[i].String(), sa[i].String(), sb[i].String())
 				}
 			}
-			proof, _, err := refprover.Prove(context.Background(), pk, W, a, b, 2)
+			proof, _, err := refprover.Prove(context.Background(), curve.BLS12381{}, pk, W, a, b, 2)
 			if err != nil {
 				t.Fatal(err)
 			}

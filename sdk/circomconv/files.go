@@ -36,5 +36,5 @@ func SnarkjsFiles(proof, publicWitness []byte) (proofJSON, publicJSON []byte, er
 	if !ok {
 		return nil, nil, fmt.Errorf("circomconv: the public witness holds %T, want BLS12-381 scalars", w.Vector())
 	}
-	return ProofJSON(&sdk.Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs}), PublicJSON(values), nil
+	return ProofJSON(&sdk.BLS12381Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs}), PublicJSON(values), nil
 }

@@ -40,7 +40,7 @@ func marshalSnarkjs(v any) []byte {
 
 // ProofJSON returns p as snarkjs's proof.json, byte for byte as snarkjs writes it,
 // so `snarkjs groth16 verify` reads it.
-func ProofJSON(p *sdk.Proof) []byte {
+func ProofJSON(p *sdk.BLS12381Proof) []byte {
 	return marshalSnarkjs(snarkjsProof{
 		PiA:      g1JSON(&p.Ar),
 		PiB:      g2JSON(&p.Bs),
@@ -80,7 +80,7 @@ func PublicJSON(public []fr.Element) []byte {
 // ParseProofJSON reads a snarkjs proof.json of a BLS12-381 Groth16 proof, such as
 // `snarkjs groth16 prove` writes, and checks each point is on the curve and in the
 // subgroup.
-func ParseProofJSON(data []byte) (*sdk.Proof, error) {
+func ParseProofJSON(data []byte) (*sdk.BLS12381Proof, error) {
 	var sp snarkjsProof
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -90,7 +90,7 @@ func ParseProofJSON(data []byte) (*sdk.Proof, error) {
 	if sp.Protocol != "groth16" || sp.Curve != snarkjsCurve {
 		return nil, fmt.Errorf("circomconv: proof.json is a %q proof on %q, want groth16 on %s", sp.Protocol, sp.Curve, snarkjsCurve)
 	}
-	p := &sdk.Proof{}
+	p := &sdk.BLS12381Proof{}
 	var err error
 	if p.Ar, err = parseG1(sp.PiA, "pi_a"); err != nil {
 		return nil, err

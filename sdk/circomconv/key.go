@@ -113,11 +113,11 @@ func forEach(n int, check func(i int) error) error {
 // become G1A, G1B and G2B with gnark's handling of points at infinity (a wire whose
 // point is infinity has its InfinityA or InfinityB flag set and no point), C becomes
 // G1K (the private wires), and H becomes G1Z as it is. Every point is checked.
-func ProvingKey(z *circom.ZKey) (*keyfile.ProvingKey, error) {
+func ProvingKey(z *circom.ZKey) (*keyfile.BLS12381Key, error) {
 	if err := checkCurve(z.Curve, "the zkey"); err != nil {
 		return nil, err
 	}
-	k := &keyfile.ProvingKey{
+	k := &keyfile.BLS12381Key{
 		DomainSize: uint64(z.DomainSize),
 		NbWires:    uint64(z.NumVars),
 		NbPublic:   uint64(z.NumPublic) + 1,

@@ -20,6 +20,7 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
@@ -102,7 +103,7 @@ func TestAssignmentProves(t *testing.T) {
 			if !slices.Equal(W, sol.W) || !slices.Equal(A, sol.A) || !slices.Equal(B, sol.B) {
 				t.Fatalf("%s, %d threads: W, A or B differ from gnark's solver", c.Name, threads)
 			}
-			proof, _, err := refprover.Prove(context.Background(), c.Key(), W, A, B, 0)
+			proof, _, err := refprover.Prove(context.Background(), curve.BLS12381{}, c.Key(), W, A, B, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +136,7 @@ func TestAssignmentProves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proof, _, err := refprover.Prove(context.Background(), res.Circuit.Key(), W, A, B, 0)
+	proof, _, err := refprover.Prove(context.Background(), curve.BLS12381{}, res.Circuit.Key(), W, A, B, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,8 @@ type Circuit struct {
 	// only proved from wire assignments solved elsewhere. Empty for most circuits.
 	MissingHints []string
 
-	pk *keyfile.File
+	pk  *keyfile.File
+	key *keyfile.BLS12381Key // pk's key
 
 	// The solver's program, compiled from CCS on the first Synthesize.
 	programOnce sync.Once
@@ -103,7 +104,7 @@ func (c *Circuit) Program() *solve.Program {
 
 // Key returns the mapped proving key, for in-process proving and tests. Its slices are
 // valid until Close.
-func (c *Circuit) Key() *keyfile.ProvingKey { return c.pk.Key() }
+func (c *Circuit) Key() *keyfile.BLS12381Key { return c.key }
 
 // Close unmaps the proving key. The circuit's key must not be used afterwards.
 func (c *Circuit) Close() error {
@@ -276,7 +277,11 @@ func readVK(path string, c *Circuit) (sum [32]byte, err error) {
 // checkConsistent checks that the ccs, vk and pk (and metadata) describe one circuit and
 // one setup. Its errors name the files by the paths given.
 func (c *Circuit) checkConsistent(ccsPath, vkPath, pkPath, metaPath string) error {
-	k := c.pk.Key()
+	k, err := c.pk.BLS12381()
+	if err != nil {
+		return fmt.Errorf("circuit %s: %s: %w", c.Name, pkPath, err)
+	}
+	c.key = k
 	vk := c.VK.(*groth16_bls12381.VerifyingKey)
 	mismatch := func(what string, pk, other any, otherFile string) error {
 		return fmt.Errorf("circuit %s: %s: %s is %v but %s says %v: the files are not one key set", c.Name, pkPath, what, pk, otherFile, other)

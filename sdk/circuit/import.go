@@ -11,6 +11,7 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -209,7 +210,7 @@ func proveOnce(ctx context.Context, c *Circuit, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	proof, _, err := refprover.Prove(ctx, c.Key(), W, A, B, 0)
+	proof, _, err := refprover.Prove(ctx, curve.BLS12381{}, c.Key(), W, A, B, 0)
 	if err != nil {
 		return fmt.Errorf("proving %s: %w", path, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk/circom/circomtest"
 	"github.com/zkhost/zkhost/sdk/circomconv"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -64,7 +65,7 @@ func TestImportCircom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			proof, _, err := refprover.Prove(context.Background(), c.Key(), W, A, B, 2)
+			proof, _, err := refprover.Prove(context.Background(), curve.BLS12381{}, c.Key(), W, A, B, 2)
 			if err != nil {
 				t.Fatal(err)
 			}

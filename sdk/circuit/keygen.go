@@ -101,7 +101,7 @@ func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit
 	type setupResult struct {
 		ccs  *cs.R1CS
 		vk   groth16.VerifyingKey
-		k    *keyfile.ProvingKey
+		k    *keyfile.BLS12381Key
 		took [2]time.Duration
 		err  error
 	}
@@ -213,7 +213,7 @@ func checkFree(final [4]string) error {
 
 // compileAndSetup compiles def for BLS12-381 and runs the development Groth16 setup.
 // It returns how long each took in took[0] and took[1].
-func compileAndSetup(ctx context.Context, def frontend.Circuit) (_ *cs.R1CS, _ groth16.VerifyingKey, _ *keyfile.ProvingKey, took [2]time.Duration, _ error) {
+func compileAndSetup(ctx context.Context, def frontend.Circuit) (_ *cs.R1CS, _ groth16.VerifyingKey, _ *keyfile.BLS12381Key, took [2]time.Duration, _ error) {
 	start := time.Now()
 	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, def)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -39,7 +40,7 @@ func TestSHA256Proves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, _, err := refprover.Prove(context.Background(), c.Key(), W, A, B, 2)
+	ours, _, err := refprover.Prove(context.Background(), curve.BLS12381{}, c.Key(), W, A, B, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestRoundTripThroughFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got := ToGnark(f.Key())
+	got := ToGnark(blsKey(t, f))
 	if !bytes.Equal(testcircuit.RawKeyBytes(t, got), testcircuit.RawKeyBytes(t, fx.PK)) {
 		t.Fatal("ToGnark of the opened file differs from the original gnark key")
 	}
@@ -70,7 +70,7 @@ func TestRoundTripThroughFile(t *testing.T) {
 
 	// The proof through the SDK's type: the same bytes both ways, and it still verifies.
 	gp := proof.(*groth16_bls12381.Proof)
-	ours := &sdk.Proof{Ar: gp.Ar, Bs: gp.Bs, Krs: gp.Krs}
+	ours := &sdk.BLS12381Proof{Ar: gp.Ar, Bs: gp.Bs, Krs: gp.Krs}
 	var gnarkBytes, ourBytes bytes.Buffer
 	if _, err := gp.WriteTo(&gnarkBytes); err != nil {
 		t.Fatal(err)
@@ -80,14 +80,14 @@ func TestRoundTripThroughFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(ourBytes.Bytes(), gnarkBytes.Bytes()) || n != int64(ourBytes.Len()) {
-		t.Fatalf("sdk.Proof's encoding (%d bytes, reported %d) differs from gnark's (%d bytes)", ourBytes.Len(), n, gnarkBytes.Len())
+		t.Fatalf("sdk.BLS12381Proof's encoding (%d bytes, reported %d) differs from gnark's (%d bytes)", ourBytes.Len(), n, gnarkBytes.Len())
 	}
 	if err := groth16.Verify(ProofToGnark(ours), fx.VK, pub); err != nil {
 		t.Fatalf("ProofToGnark: %v", err)
 	}
 }
 
-// TestProofEncoding checks sdk.Proof's encoding against gnark's on proofs of random
+// TestProofEncoding checks sdk.BLS12381Proof's encoding against gnark's on proofs of random
 // points, and that gnark reads it back as the same proof.
 func TestProofEncoding(t *testing.T) {
 	_, _, g1, g2 := bls12381.Generators()
@@ -99,7 +99,7 @@ func TestProofEncoding(t *testing.T) {
 		if i == 0 {
 			a.SetZero() // the point at infinity encodes too
 		}
-		var p sdk.Proof
+		var p sdk.BLS12381Proof
 		p.Ar.ScalarMultiplication(&g1, a.BigInt(new(big.Int)))
 		p.Krs.ScalarMultiplication(&g1, b.BigInt(new(big.Int)))
 		p.Bs.ScalarMultiplication(&g2, c.BigInt(new(big.Int)))
@@ -167,7 +167,7 @@ func TestConvert(t *testing.T) {
 			if err := f.Verify(); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(testcircuit.RawKeyBytes(t, ToGnark(f.Key())), testcircuit.RawKeyBytes(t, fx.PK)) {
+			if !bytes.Equal(testcircuit.RawKeyBytes(t, ToGnark(blsKey(t, f))), testcircuit.RawKeyBytes(t, fx.PK)) {
 				t.Error("converted key differs from the original")
 			}
 
@@ -203,4 +203,14 @@ func TestFromGnarkRefusesCommitments(t *testing.T) {
 	if _, err := FromGnark(nil); err == nil {
 		t.Error("FromGnark(nil) succeeded")
 	}
+}
+
+// blsKey returns f's BLS12-381 key, failing the test when f holds another curve's.
+func blsKey(t testing.TB, f *keyfile.File) *keyfile.BLS12381Key {
+	t.Helper()
+	k, err := f.BLS12381()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

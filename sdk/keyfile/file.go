@@ -11,7 +11,11 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // Format constants. docs/keyfile.md describes the layout they define.
@@ -22,7 +26,7 @@ const (
 	Version uint32 = 1
 	// CurveBLS12381 is the curve id of BLS12-381 keys.
 	CurveBLS12381 uint32 = 1
-	// CurveBN254 is the curve id reserved for BN254 keys (not supported yet).
+	// CurveBN254 is the curve id of BN254 keys.
 	CurveBN254 uint32 = 2
 	// HeaderSize is the size of the header block; HeaderDigest hashes all of it.
 	HeaderSize = 4096
@@ -30,18 +34,38 @@ const (
 	Align = 4096
 )
 
-// Sizes of the elements in each kind of section, in bytes (gnark-crypto's in-memory layout).
-const (
-	g1Size = 96
-	g2Size = 192
-)
+// pointSizes are the sizes in bytes of an affine G1 and G2 point of each curve in the
+// sections (gnark-crypto's in-memory layout: two or four base field elements).
+type pointSizes struct{ g1, g2 uint64 }
+
+// curves maps the header's curve ids to the curves and their point sizes.
+var curves = map[uint32]struct {
+	id    ecc.ID
+	sizes pointSizes
+}{
+	CurveBLS12381: {ecc.BLS12_381, pointSizes{96, 192}},
+	CurveBN254:    {ecc.BN254, pointSizes{64, 128}},
+}
 
 // The compiler checks that gnark-crypto's point types have the layout the format assumes.
 var (
-	_ [g1Size]byte = [unsafe.Sizeof(bls12381.G1Affine{})]byte{}
-	_ [g2Size]byte = [unsafe.Sizeof(bls12381.G2Affine{})]byte{}
-	_ [1]byte      = [unsafe.Sizeof(false)]byte{}
+	_ [96]byte  = [unsafe.Sizeof(bls12381.G1Affine{})]byte{}
+	_ [192]byte = [unsafe.Sizeof(bls12381.G2Affine{})]byte{}
+	_ [64]byte  = [unsafe.Sizeof(bn254.G1Affine{})]byte{}
+	_ [128]byte = [unsafe.Sizeof(bn254.G2Affine{})]byte{}
+	_ [1]byte   = [unsafe.Sizeof(false)]byte{}
 )
+
+// fileCurveID returns the header's curve id of the curve whose G1 points are G1.
+func fileCurveID[G1 any]() (uint32, error) {
+	id := curve.IDOf[G1]()
+	for fid, c := range curves {
+		if c.id == id {
+			return fid, nil
+		}
+	}
+	return 0, fmt.Errorf("keyfile: points of type %T belong to no curve the format has", *new(G1))
+}
 
 // SectionKind identifies a section of a key file.
 type SectionKind uint32
@@ -71,13 +95,14 @@ func (k SectionKind) String() string {
 	return fmt.Sprintf("section(%d)", uint32(k))
 }
 
-// elemSize returns the size in bytes of one element of a section of kind k.
-func (k SectionKind) elemSize() uint64 {
+// elemSize returns the size in bytes of one element of a section of kind k on a curve
+// with points of these sizes.
+func (k SectionKind) elemSize(sizes pointSizes) uint64 {
 	switch k {
 	case SectionG1Small, SectionG1A, SectionG1B, SectionG1K, SectionG1Z:
-		return g1Size
+		return sizes.g1
 	case SectionG2Small, SectionG2B:
-		return g2Size
+		return sizes.g2
 	default:
 		return 1
 	}
@@ -133,9 +158,9 @@ func viewAs[T any](b []byte, n uint64) []T {
 }
 
 // sectionData returns the raw bytes of each section of k, in file order.
-func sectionData(k *ProvingKey) [nbSections][]byte {
-	g1Small := []bls12381.G1Affine{k.G1Alpha, k.G1Beta, k.G1Delta}
-	g2Small := []bls12381.G2Affine{k.G2Beta, k.G2Delta}
+func sectionData[G1, G2 any](k *ProvingKey[G1, G2]) [nbSections][]byte {
+	g1Small := []G1{k.G1Alpha, k.G1Beta, k.G1Delta}
+	g2Small := []G2{k.G2Beta, k.G2Delta}
 	return [nbSections][]byte{
 		bytesOf(g1Small), bytesOf(g2Small),
 		bytesOf(k.G1A), bytesOf(k.G1B), bytesOf(k.G1K), bytesOf(k.G1Z), bytesOf(k.G2B),
@@ -150,7 +175,7 @@ func alignUp(n uint64) uint64 { return (n + Align - 1) / Align * Align }
 // identity. It writes a temporary file in the same directory, syncs it and renames it over
 // path, so readers see either the old file or the complete new one; on error it leaves
 // nothing behind. The file's mode is 0644.
-func Write(path string, k *ProvingKey) (headerDigest [32]byte, err error) {
+func Write[G1, G2 any](path string, k *ProvingKey[G1, G2]) (headerDigest [32]byte, err error) {
 	if !isLittleEndian() {
 		return headerDigest, errBigEndian
 	}
@@ -160,6 +185,11 @@ func Write(path string, k *ProvingKey) (headerDigest [32]byte, err error) {
 	if err := k.Check(); err != nil {
 		return headerDigest, err
 	}
+	curveID, err := fileCurveID[G1]()
+	if err != nil {
+		return headerDigest, err
+	}
+	sizes := curves[curveID].sizes
 
 	// The sections are hashed and written side by side, each at its offset (pwrite), and
 	// the header, which records the digests, goes in last: a key of 2^24 constraints is
@@ -175,7 +205,7 @@ func Write(path string, k *ProvingKey) (headerDigest [32]byte, err error) {
 			Kind:   kind,
 			Offset: off,
 			Length: uint64(len(data[i])),
-			Count:  uint64(len(data[i])) / kind.elemSize(),
+			Count:  uint64(len(data[i])) / kind.elemSize(sizes),
 		}
 		off = alignUp(off + secs[i].Length)
 	}
@@ -209,7 +239,7 @@ func Write(path string, k *ProvingKey) (headerDigest [32]byte, err error) {
 	if err = errors.Join(writeErrs[:]...); err != nil {
 		return headerDigest, err
 	}
-	header := encodeHeader(k, secs[:])
+	header := encodeHeader(k, curveID, secs[:])
 	headerDigest = sha256.Sum256(header)
 	if _, err = tmp.WriteAt(header, 0); err != nil {
 		return headerDigest, fmt.Errorf("keyfile: write %s: %w", tmpName, err)
@@ -243,13 +273,14 @@ func syncDir(dir string) {
 	}
 }
 
-// encodeHeader builds the HeaderSize-byte header block for k with the given sections.
-func encodeHeader(k *ProvingKey, secs []Section) []byte {
+// encodeHeader builds the HeaderSize-byte header block for k, a key on the curve with
+// header id curveID, with the given sections.
+func encodeHeader[G1, G2 any](k *ProvingKey[G1, G2], curveID uint32, secs []Section) []byte {
 	h := make([]byte, HeaderSize)
 	le := binary.LittleEndian
 	copy(h[offMagic:], Magic)
 	le.PutUint32(h[offVersion:], Version)
-	le.PutUint32(h[offCurve:], CurveBLS12381)
+	le.PutUint32(h[offCurve:], curveID)
 	le.PutUint64(h[offDomainSize:], k.DomainSize)
 	le.PutUint64(h[offNbWires:], k.NbWires)
 	le.PutUint64(h[offNbPublic:], k.NbPublic)
@@ -267,17 +298,18 @@ func encodeHeader(k *ProvingKey, secs []Section) []byte {
 }
 
 // File is an open key file: a read-only shared mapping of the whole file and the
-// ProvingKey whose slices alias it. A File is safe for concurrent use; the key's slices
-// are valid until Close.
+// ProvingKey whose slices alias it, of the curve the header names. A File is safe for
+// concurrent use; the key's slices are valid until Close.
 type File struct {
 	path     string
 	size     int64
 	digest   [32]byte
+	curve    ecc.ID
 	sections [nbSections]Section
-	key      *ProvingKey
-
-	mu   sync.Mutex
-	data []byte // the mapping; nil once closed
+	header   Header
+	key      any // *BLS12381Key or *BN254Key, by curve
+	mu       sync.Mutex
+	data     []byte // the mapping; nil once closed
 }
 
 // Open maps the key file at path read-only and validates its header: magic, version,
@@ -331,14 +363,13 @@ func (f *File) parse() error {
 	if v := le.Uint32(h[offVersion:]); v != Version {
 		return fmt.Errorf("unsupported format version %d (this build reads version %d)", v, Version)
 	}
-	switch c := le.Uint32(h[offCurve:]); c {
-	case CurveBLS12381:
-	case CurveBN254:
-		return fmt.Errorf("curve id %d (BN254) is not supported, want %d (BLS12-381)", c, CurveBLS12381)
-	default:
-		return fmt.Errorf("unknown curve id %d, want %d (BLS12-381)", c, CurveBLS12381)
+	c, ok := curves[le.Uint32(h[offCurve:])]
+	if !ok {
+		return fmt.Errorf("unknown curve id %d, want %d (BLS12-381) or %d (BN254)", le.Uint32(h[offCurve:]), CurveBLS12381, CurveBN254)
 	}
-	k := &ProvingKey{
+	f.curve = c.id
+	sizes := c.sizes
+	k := Header{
 		DomainSize: le.Uint64(h[offDomainSize:]),
 		NbWires:    le.Uint64(h[offNbWires:]),
 		NbPublic:   le.Uint64(h[offNbPublic:]),
@@ -382,8 +413,8 @@ func (f *File) parse() error {
 		if s.Offset < prevEnd {
 			return fmt.Errorf("section %s: offset %d overlaps the header or the previous section (which ends at %d)", s.Kind, s.Offset, prevEnd)
 		}
-		if s.Length/s.Kind.elemSize() != s.Count || s.Length%s.Kind.elemSize() != 0 {
-			return fmt.Errorf("section %s: length %d bytes does not match count %d of %d-byte elements", s.Kind, s.Length, s.Count, s.Kind.elemSize())
+		if s.Length/s.Kind.elemSize(sizes) != s.Count || s.Length%s.Kind.elemSize(sizes) != 0 {
+			return fmt.Errorf("section %s: length %d bytes does not match count %d of %d-byte elements", s.Kind, s.Length, s.Count, s.Kind.elemSize(sizes))
 		}
 		if s.Offset > fileSize || s.Length > fileSize-s.Offset {
 			return fmt.Errorf("file is truncated or section %s is out of bounds: it spans [%d, %d) but the file has %d bytes", s.Kind, s.Offset, s.Offset+s.Length, fileSize)
@@ -432,8 +463,8 @@ func (f *File) parse() error {
 	}
 	k.InfinityA = viewAs[bool](sec(SectionInfA), k.NbWires)
 	k.InfinityB = viewAs[bool](sec(SectionInfB), k.NbWires)
-	finiteA := k.NbWires - k.NbInfinityA()
-	finiteB := k.NbWires - k.NbInfinityB()
+	finiteA := k.NbWires - countTrue(k.InfinityA)
+	finiteB := k.NbWires - countTrue(k.InfinityB)
 	if err := wantCount(SectionG1A, finiteA, "wires whose inf_a flag is 0"); err != nil {
 		return err
 	}
@@ -444,21 +475,50 @@ func (f *File) parse() error {
 		return err
 	}
 
-	g1Small := viewAs[bls12381.G1Affine](sec(SectionG1Small), 3)
-	g2Small := viewAs[bls12381.G2Affine](sec(SectionG2Small), 2)
-	k.G1Alpha, k.G1Beta, k.G1Delta = g1Small[0], g1Small[1], g1Small[2]
-	k.G2Beta, k.G2Delta = g2Small[0], g2Small[1]
-	k.G1A = viewAs[bls12381.G1Affine](sec(SectionG1A), f.sections[SectionG1A-1].Count)
-	k.G1B = viewAs[bls12381.G1Affine](sec(SectionG1B), f.sections[SectionG1B-1].Count)
-	k.G1K = viewAs[bls12381.G1Affine](sec(SectionG1K), f.sections[SectionG1K-1].Count)
-	k.G1Z = viewAs[bls12381.G1Affine](sec(SectionG1Z), f.sections[SectionG1Z-1].Count)
-	k.G2B = viewAs[bls12381.G2Affine](sec(SectionG2B), f.sections[SectionG2B-1].Count)
-	if err := k.Check(); err != nil {
+	var err error
+	switch f.curve {
+	case ecc.BLS12_381:
+		f.key, err = view[bls12381.G1Affine, bls12381.G2Affine](k, sec, f.sections)
+	case ecc.BN254:
+		f.key, err = view[bn254.G1Affine, bn254.G2Affine](k, sec, f.sections)
+	}
+	if err != nil {
 		return err
 	}
-	f.key = k
+	f.header = k
 	f.digest = sha256.Sum256(h)
 	return nil
+}
+
+// Header is the part of a key that does not depend on its curve: the sizes and H form
+// the header records, and the infinity flags (which alias the mapping, as the key's
+// slices do).
+type Header struct {
+	DomainSize, NbWires, NbPublic uint64
+	HForm                         HForm
+	InfinityA, InfinityB          []bool
+}
+
+// view returns the key whose points alias the sections sec returns, for a curve with
+// points G1 and G2, and checks it.
+func view[G1, G2 any](h Header, sec func(SectionKind) []byte, sections [nbSections]Section) (*ProvingKey[G1, G2], error) {
+	k := &ProvingKey[G1, G2]{
+		DomainSize: h.DomainSize, NbWires: h.NbWires, NbPublic: h.NbPublic, HForm: h.HForm,
+		InfinityA: h.InfinityA, InfinityB: h.InfinityB,
+	}
+	g1Small := viewAs[G1](sec(SectionG1Small), 3)
+	g2Small := viewAs[G2](sec(SectionG2Small), 2)
+	k.G1Alpha, k.G1Beta, k.G1Delta = g1Small[0], g1Small[1], g1Small[2]
+	k.G2Beta, k.G2Delta = g2Small[0], g2Small[1]
+	k.G1A = viewAs[G1](sec(SectionG1A), sections[SectionG1A-1].Count)
+	k.G1B = viewAs[G1](sec(SectionG1B), sections[SectionG1B-1].Count)
+	k.G1K = viewAs[G1](sec(SectionG1K), sections[SectionG1K-1].Count)
+	k.G1Z = viewAs[G1](sec(SectionG1Z), sections[SectionG1Z-1].Count)
+	k.G2B = viewAs[G2](sec(SectionG2B), sections[SectionG2B-1].Count)
+	if err := k.Check(); err != nil {
+		return nil, err
+	}
+	return k, nil
 }
 
 func allZero(b []byte) bool {
@@ -470,9 +530,31 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// Key returns the proving key. Its slices alias the read-only mapping: never write to
-// them, and do not use them after Close (the process would fault).
-func (f *File) Key() *ProvingKey { return f.key }
+// Curve returns the curve the header names.
+func (f *File) Curve() ecc.ID { return f.curve }
+
+// Header returns the key's sizes, H form and infinity flags, whatever its curve.
+func (f *File) Header() Header { return f.header }
+
+// KeyOf returns f's proving key, whose points are G1 and G2, or an error naming both
+// curves when f holds a key of another curve. The key's slices alias the read-only
+// mapping: never write to them, and do not use them after Close (the process would
+// fault).
+func KeyOf[G1, G2 any](f *File) (*ProvingKey[G1, G2], error) {
+	k, ok := f.key.(*ProvingKey[G1, G2])
+	if !ok {
+		return nil, fmt.Errorf("keyfile: %s holds a %s key, not %s", f.path, curve.Name(f.curve), curve.Name(curve.IDOf[G1]()))
+	}
+	return k, nil
+}
+
+// BLS12381 returns KeyOf(f) for BLS12-381: f's key, or an error if it is another curve's.
+func (f *File) BLS12381() (*BLS12381Key, error) {
+	return KeyOf[bls12381.G1Affine, bls12381.G2Affine](f)
+}
+
+// BN254 returns KeyOf(f) for BN254.
+func (f *File) BN254() (*BN254Key, error) { return KeyOf[bn254.G1Affine, bn254.G2Affine](f) }
 
 // HeaderDigest returns the SHA-256 of the 4096-byte header block. The header records every
 // section's SHA-256, so this digest identifies the whole key (once Verify has passed).

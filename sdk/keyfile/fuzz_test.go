@@ -49,7 +49,7 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 		_ = k.Verify() // reads every section: must not fault
-		pk := k.Key()
+		pk := blsKey(t, k)
 		if uint64(len(pk.InfinityA)) != pk.NbWires || uint64(len(pk.InfinityB)) != pk.NbWires {
 			t.Fatalf("opened a key with %d and %d infinity flags for %d wires", len(pk.InfinityA), len(pk.InfinityB), pk.NbWires)
 		}

@@ -1,14 +1,16 @@
 package keyfile
 
 import (
+	"testing"
+
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
 )
 
 // fromGnark copies a gnark proving key's points into a ProvingKey, for the test
 // fixtures. sdk/keyconv.FromGnark is the real conversion (and its tests check it
 // against gnark); it imports this package, so this package's tests cannot use it.
-func fromGnark(pk *groth16_bls12381.ProvingKey) (*ProvingKey, error) {
-	k := &ProvingKey{
+func fromGnark(pk *groth16_bls12381.ProvingKey) (*BLS12381Key, error) {
+	k := &BLS12381Key{
 		DomainSize: pk.Domain.Cardinality,
 		NbWires:    uint64(len(pk.InfinityA)),
 		NbPublic:   uint64(len(pk.InfinityA) - len(pk.G1.K)),
@@ -18,4 +20,14 @@ func fromGnark(pk *groth16_bls12381.ProvingKey) (*ProvingKey, error) {
 		InfinityA: pk.InfinityA, InfinityB: pk.InfinityB,
 	}
 	return k, k.Check()
+}
+
+// blsKey returns f's BLS12-381 key, failing the test when f holds another curve's.
+func blsKey(t testing.TB, f *File) *BLS12381Key {
+	t.Helper()
+	k, err := f.BLS12381()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -73,7 +73,7 @@ func TestRoundTripSnarkjsForm(t *testing.T) {
 	if err := f.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	got := f.Key()
+	got := blsKey(t, f)
 	if got.HForm != HFormSnarkjs || uint64(len(got.G1Z)) != got.DomainSize || !got.G1Z[len(got.G1Z)-1].Equal(&k.G1Alpha) {
 		t.Fatalf("read back H form %s with %d Z points for domain %d", got.HForm, len(got.G1Z), got.DomainSize)
 	}
@@ -103,7 +103,7 @@ func TestRoundTrip(t *testing.T) {
 	if st.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v, want 0644", st.Mode().Perm())
 	}
-	k := f.Key()
+	k := blsKey(t, f)
 	if k.NbWires != uint64(len(fx.PK.InfinityA)) || k.DomainSize != fx.PK.Domain.Cardinality {
 		t.Errorf("sizes: wires %d domain %d, want %d %d", k.NbWires, k.DomainSize, len(fx.PK.InfinityA), fx.PK.Domain.Cardinality)
 	}
@@ -170,8 +170,8 @@ func TestLayout(t *testing.T) {
 		t.Errorf("header starts % x", raw[:16])
 	}
 	// g1_small holds alpha first, in gnark's in-memory layout.
-	k := f.Key()
-	alpha := raw[secs[0].Offset : secs[0].Offset+g1Size]
+	k := blsKey(t, f)
+	alpha := raw[secs[0].Offset : secs[0].Offset+96]
 	if !bytes.Equal(alpha, bytesOf([]bls12381.G1Affine{k.G1Alpha})) {
 		t.Errorf("g1_small does not start with alpha's raw bytes")
 	}
@@ -230,7 +230,7 @@ func TestOpenRejects(t *testing.T) {
 	}{
 		{"bad magic", func(b []byte) []byte { copy(b, "NOTAKEY!"); return b }, "bad magic"},
 		{"version 2", func(b []byte) []byte { le.PutUint32(b[offVersion:], 2); return b }, "unsupported format version 2"},
-		{"bn254", func(b []byte) []byte { le.PutUint32(b[offCurve:], 2); return b }, "BN254"},
+		{"a BLS12-381 file relabelled BN254", func(b []byte) []byte { le.PutUint32(b[offCurve:], 2); return b }, "count 3 of 64-byte elements"},
 		{"unknown curve", func(b []byte) []byte { le.PutUint32(b[offCurve:], 9); return b }, "unknown curve id 9"},
 		{"truncated by one byte", func(b []byte) []byte { return b[:len(b)-1] }, "truncated"},
 		{"truncated into the header", func(b []byte) []byte { return b[:100] }, "truncated"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 )
 
 // HForm says in which basis a key's G1Z points are, and so which scalars a prover
@@ -44,30 +45,37 @@ func (f HForm) NbZ(n uint64) uint64 {
 	return n - 1
 }
 
-// ProvingKey is a BLS12-381 Groth16 proving key as backends use it (sdk/keyconv
-// converts gnark's to and from it). Slices may alias a read-only memory mapping:
-// never write to them.
-type ProvingKey struct {
+// ProvingKey is a Groth16 proving key as backends use it, over the curve whose affine
+// G1 and G2 points are G1 and G2 (gnark-crypto's types; sdk/curve binds them):
+// BLS12381Key and BN254Key. sdk/keyconv converts gnark's keys to and from it. Slices
+// may alias a read-only memory mapping: never write to them.
+type ProvingKey[G1, G2 any] struct {
 	DomainSize uint64 // N, a power of two ≥ nbConstraints (gnark's pk.Domain.Cardinality)
 	NbWires    uint64 // len(W)
 	NbPublic   uint64 // public wires incl. the constant 1 wire (pk.G1.K covers wires [NbPublic:])
 	HForm      HForm  // the basis of G1Z: gnark's unless the key came from a snarkjs .zkey
 
-	G1Alpha, G1Beta, G1Delta bls12381.G1Affine
-	G1A                      []bls12381.G1Affine // gnark's pk.G1.A: points for wires where InfinityA is false
-	G1B                      []bls12381.G1Affine // pk.G1.B likewise with InfinityB
-	G1K                      []bls12381.G1Affine // pk.G1.K, len NbWires-NbPublic
-	G1Z                      []bls12381.G1Affine // pk.G1.Z, len HForm.NbZ(DomainSize): DomainSize-1 in gnark's form (deg H ≤ N-2; bit-reversed, as gnark's setup leaves it)
+	G1Alpha, G1Beta, G1Delta G1
+	G1A                      []G1 // gnark's pk.G1.A: points for wires where InfinityA is false
+	G1B                      []G1 // pk.G1.B likewise with InfinityB
+	G1K                      []G1 // pk.G1.K, len NbWires-NbPublic
+	G1Z                      []G1 // pk.G1.Z, len HForm.NbZ(DomainSize): DomainSize-1 in gnark's form (deg H ≤ N-2; bit-reversed, as gnark's setup leaves it)
 
-	G2Beta, G2Delta bls12381.G2Affine
-	G2B             []bls12381.G2Affine // pk.G2.B, same wires as G1B
+	G2Beta, G2Delta G2
+	G2B             []G2 // pk.G2.B, same wires as G1B
 
 	InfinityA, InfinityB []bool // len NbWires; true where the wire's A (B) point is infinity
 }
 
+// BLS12381Key is a BLS12-381 proving key.
+type BLS12381Key = ProvingKey[bls12381.G1Affine, bls12381.G2Affine]
+
+// BN254Key is a BN254 proving key.
+type BN254Key = ProvingKey[bn254.G1Affine, bn254.G2Affine]
+
 // Check verifies that the lengths of k's slices agree with its sizes. Write checks
 // the key it writes, and Open the key it reads.
-func (k *ProvingKey) Check() error {
+func (k *ProvingKey[G1, G2]) Check() error {
 	if k.DomainSize == 0 || k.DomainSize&(k.DomainSize-1) != 0 {
 		return fmt.Errorf("keyfile: domain size %d is not a power of two", k.DomainSize)
 	}
@@ -103,10 +111,10 @@ func (k *ProvingKey) Check() error {
 
 // NbInfinityA is how many wires' A points are at infinity (InfinityA set):
 // gnark's ProvingKey.NbInfinityA, and what G1A leaves out.
-func (k *ProvingKey) NbInfinityA() uint64 { return countTrue(k.InfinityA) }
+func (k *ProvingKey[G1, G2]) NbInfinityA() uint64 { return countTrue(k.InfinityA) }
 
 // NbInfinityB is NbInfinityA for the B points (InfinityB, G1B and G2B).
-func (k *ProvingKey) NbInfinityB() uint64 { return countTrue(k.InfinityB) }
+func (k *ProvingKey[G1, G2]) NbInfinityB() uint64 { return countTrue(k.InfinityB) }
 
 func countTrue(b []bool) uint64 {
 	var n uint64

@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -32,21 +33,21 @@ func OpenKeyFile(ref sdk.KeyRef) (*keyfile.File, error) {
 	return f, nil
 }
 
-// CheckPartition checks that partition h fits proving key pk (named id): W, A
+// CheckPartition checks that partition h fits the proving key of f (named id): W, A
 // and B (sdk.FormatFull: a compact partition is refused, for a backend that
 // does not evaluate A and B itself), the same number of wires, and at least
-// one constraint but no more than the key's domain.
-func CheckPartition(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string) error {
+// one constraint but no more than the key's domain, over the key's curve.
+func CheckPartition(f *keyfile.File, h sdk.PartitionHandle, id string) error {
 	if h.Format != sdk.FormatFull {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition is %s; this backend proves only full partitions (W, A and B) and did not say otherwise (Description.CompactW)", h.Format)
 	}
-	return checkCounts(pk, h, id)
+	return checkCounts(f, h, id)
 }
 
 // CheckCompactPartition checks a compact partition (sdk.FormatCompactW) for a
 // key whose backend took its constraints (rows of them, sdk.KeyInfo.CompactW):
-// the same number of wires as pk, and exactly the constraint system's rows.
-func CheckCompactPartition(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string, rows uint64) error {
+// the same number of wires as f's key, and exactly the constraint system's rows.
+func CheckCompactPartition(f *keyfile.File, h sdk.PartitionHandle, id string, rows uint64) error {
 	if h.Format != sdk.FormatCompactW {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition is %s, not compact", h.Format)
 	}
@@ -56,12 +57,13 @@ func CheckCompactPartition(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id str
 	if h.NbConstraints != rows {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d constraints, key %q's constraint system %d", h.NbConstraints, id, rows)
 	}
-	return checkCounts(pk, h, id)
+	return checkCounts(f, h, id)
 }
 
-// CheckConstraints checks that a circuit's constraints m fit key pk (named
+// CheckConstraints checks that a circuit's constraints m fit the key of f (named
 // id): the key's wires, and no more rows than its domain.
-func CheckConstraints(pk *keyfile.ProvingKey, m *constraints.Matrices, id string) error {
+func CheckConstraints(f *keyfile.File, m *constraints.Matrices, id string) error {
+	pk := f.Header()
 	if m.NbWires != pk.NbWires || m.NbConstraints() > pk.DomainSize {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "load key %q: its constraints have %d wires and %d rows, the key %d wires and a domain of %d",
 			id, m.NbWires, m.NbConstraints(), pk.NbWires, pk.DomainSize)
@@ -69,7 +71,11 @@ func CheckConstraints(pk *keyfile.ProvingKey, m *constraints.Matrices, id string
 	return nil
 }
 
-func checkCounts(pk *keyfile.ProvingKey, h sdk.PartitionHandle, id string) error {
+func checkCounts(f *keyfile.File, h sdk.PartitionHandle, id string) error {
+	pk := f.Header()
+	if want := sdk.Curve(curve.Name(f.Curve())); h.Curve != want {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition is over %s, key %q over %s", h.Curve, id, want)
+	}
 	if h.NbWires != pk.NbWires {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition has %d wires, key %q has %d", h.NbWires, id, pk.NbWires)
 	}

@@ -3,10 +3,13 @@ package keyreg
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -110,21 +113,23 @@ func TestInFlightLimitAndUnloadWhileInUse(t *testing.T) {
 
 // TestCheckPartition refuses, by name, a partition that does not fit its key.
 func TestCheckPartition(t *testing.T) {
-	pk := &keyfile.ProvingKey{NbWires: 10, DomainSize: 16}
+	f := keyOfSizes(t, 10, 16)
 	tests := []struct {
 		name       string
+		curve      sdk.Curve
 		wires, nbc uint64
 		substr     string // "" when the partition fits
 	}{
-		{"fits", 10, 16, ""},
-		{"fewer constraints than the domain", 10, 3, ""},
-		{"other wires", 11, 16, "11 wires"},
-		{"no constraints", 10, 0, "no constraints"},
-		{"above the domain", 10, 17, "more than the domain size 16"},
+		{"fits", sdk.CurveBLS12381, 10, 16, ""},
+		{"fewer constraints than the domain", sdk.CurveBLS12381, 10, 3, ""},
+		{"other wires", sdk.CurveBLS12381, 11, 16, "11 wires"},
+		{"no constraints", sdk.CurveBLS12381, 10, 0, "no constraints"},
+		{"above the domain", sdk.CurveBLS12381, 10, 17, "more than the domain size 16"},
+		{"another curve", sdk.CurveBN254, 10, 16, "over bn254, key \"k\" over bls12-381"},
 	}
 	for _, tc := range tests {
-		h := sdk.PartitionHandle{NbWires: tc.wires, NbConstraints: tc.nbc}
-		err := CheckPartition(pk, h, "k")
+		h := sdk.PartitionHandle{Curve: tc.curve, NbWires: tc.wires, NbConstraints: tc.nbc}
+		err := CheckPartition(f, h, "k")
 		if tc.substr == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
@@ -135,4 +140,28 @@ func TestCheckPartition(t *testing.T) {
 			t.Errorf("%s: %v, want an invalid argument naming %q", tc.name, err, tc.substr)
 		}
 	}
+}
+
+// keyOfSizes writes and opens a BLS12-381 key file of nbWires wires (one public) and a
+// domain of domainSize, its points all the point at infinity: the checks here read
+// only its sizes and curve.
+func keyOfSizes(t *testing.T, nbWires, domainSize uint64) *keyfile.File {
+	t.Helper()
+	k := &keyfile.BLS12381Key{
+		DomainSize: domainSize, NbWires: nbWires, NbPublic: 1,
+		G1A: make([]bls12381.G1Affine, nbWires), G1B: make([]bls12381.G1Affine, nbWires),
+		G1K: make([]bls12381.G1Affine, nbWires-1), G1Z: make([]bls12381.G1Affine, domainSize-1),
+		G2B:       make([]bls12381.G2Affine, nbWires),
+		InfinityA: make([]bool, nbWires), InfinityB: make([]bool, nbWires),
+	}
+	path := filepath.Join(t.TempDir(), "k.pk")
+	if _, err := keyfile.Write(path, k); err != nil {
+		t.Fatal(err)
+	}
+	f, err := keyfile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

@@ -3,21 +3,19 @@ package refprover
 import (
 	"math/big"
 
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // RandomRS returns the two blinding scalars of one proof, drawn uniformly from the
 // scalar field with crypto/rand. Draw fresh ones for every proof: reusing r and s
 // across two proofs of the same key leaks the witness.
-func RandomRS() (r, s fr.Element, err error) {
-	if _, err = r.SetRandom(); err != nil {
+func RandomRS[S any, PS curve.Scalar[S]]() (r, s S, err error) {
+	if _, err = PS(&r).SetRandom(); err != nil {
 		return r, s, err
 	}
-	if _, err = s.SetRandom(); err != nil {
+	if _, err = PS(&s).SetRandom(); err != nil {
 		return r, s, err
 	}
 	return r, s, nil
@@ -34,47 +32,45 @@ func RandomRS() (r, s fr.Element, err error) {
 // The proof has no commitments (zkhost keys have none). Cost: five scalar
 // multiplications (one in G2) and a few additions, well under a millisecond per
 // proof on one core; it does not depend on the circuit size.
-func Assemble(pk *keyfile.ProvingKey, res MSMResults, r, s fr.Element) *sdk.Proof {
+func Assemble[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], pk *keyfile.ProvingKey[G1, G2], res MSMResults[G1J, G2J], r, s S) *sdk.Proof[G1, G2] {
 	var rBig, sBig, krBig big.Int
-	var kr fr.Element
-	kr.Mul(&r, &s).Neg(&kr)
-	r.BigInt(&rBig)
-	s.BigInt(&sBig)
-	kr.BigInt(&krBig)
+	var kr S
+	PS(&kr).Mul(&r, &s)
+	PS(&kr).Neg(&kr)
+	PS(&r).BigInt(&rBig)
+	PS(&s).BigInt(&sBig)
+	PS(&kr).BigInt(&krBig)
 
-	var delta, rDelta, sDelta, krDelta bls12381.G1Jac
-	delta.FromAffine(&pk.G1Delta)
-	rDelta.ScalarMultiplication(&delta, &rBig)
-	sDelta.ScalarMultiplication(&delta, &sBig)
-	krDelta.ScalarMultiplication(&delta, &krBig)
+	delta := c.G1FromAffine(&pk.G1Delta)
+	rDelta := c.G1ScalarMul(&delta, &rBig)
+	sDelta := c.G1ScalarMul(&delta, &sBig)
+	krDelta := c.G1ScalarMul(&delta, &krBig)
 
 	ar := res.Ar
-	ar.AddMixed(&pk.G1Alpha)
-	ar.AddAssign(&rDelta)
+	c.G1AddMixed(&ar, &pk.G1Alpha)
+	c.G1Add(&ar, &rDelta)
 
 	bs1 := res.Bs1
-	bs1.AddMixed(&pk.G1Beta)
-	bs1.AddAssign(&sDelta)
+	c.G1AddMixed(&bs1, &pk.G1Beta)
+	c.G1Add(&bs1, &sDelta)
 
 	krs := res.Krs
-	krs.AddAssign(&krDelta)
-	krs.AddAssign(&res.Krs2)
-	var p bls12381.G1Jac
-	p.ScalarMultiplication(&ar, &sBig)
-	krs.AddAssign(&p)
-	p.ScalarMultiplication(&bs1, &rBig)
-	krs.AddAssign(&p)
+	c.G1Add(&krs, &krDelta)
+	c.G1Add(&krs, &res.Krs2)
+	p := c.G1ScalarMul(&ar, &sBig)
+	c.G1Add(&krs, &p)
+	p = c.G1ScalarMul(&bs1, &rBig)
+	c.G1Add(&krs, &p)
 
-	var delta2 bls12381.G2Jac
-	delta2.FromAffine(&pk.G2Delta)
-	delta2.ScalarMultiplication(&delta2, &sBig)
+	delta2 := c.G2FromAffine(&pk.G2Delta)
+	delta2 = c.G2ScalarMul(&delta2, &sBig)
 	bs := res.Bs2
-	bs.AddAssign(&delta2)
-	bs.AddMixed(&pk.G2Beta)
+	c.G2Add(&bs, &delta2)
+	c.G2AddMixed(&bs, &pk.G2Beta)
 
-	proof := &sdk.Proof{}
-	proof.Ar.FromJacobian(&ar)
-	proof.Krs.FromJacobian(&krs)
-	proof.Bs.FromJacobian(&bs)
-	return proof
+	return &sdk.Proof[G1, G2]{
+		Ar:  c.G1ToAffine(&ar),
+		Krs: c.G1ToAffine(&krs),
+		Bs:  c.G2ToAffine(&bs),
+	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
 
 // benchSteps is the chain length of the benchmarks: 2^ZKHOST_BENCH_LOG − 2 steps
@@ -28,7 +30,7 @@ func benchSteps(b *testing.B) int {
 		}
 		log = v
 	}
-	d, err := Domain(1 << log)
+	d, err := Domain(bls, 1<<log)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func BenchmarkProve(b *testing.B) {
 	ctx := context.Background()
 	b.Run("refprover", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := Prove(ctx, f.pk, sol.W, sol.A, sol.B, 0); err != nil {
+			if _, _, err := Prove(ctx, bls, f.pk, sol.W, sol.A, sol.B, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -54,7 +56,7 @@ func BenchmarkProve(b *testing.B) {
 			if _, err := f.ccs.Solve(f.full); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := Prove(ctx, f.pk, sol.W, sol.A, sol.B, 0); err != nil {
+			if _, _, err := Prove(ctx, bls, f.pk, sol.W, sol.A, sol.B, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -70,10 +72,10 @@ func BenchmarkProve(b *testing.B) {
 
 // msmInputs returns the benchmark's chain fixture with the MSMs' inputs computed:
 // H and the filtered wires.
-func msmInputs(b *testing.B) (*fixture, []fr.Element, WireScalars) {
+func msmInputs(b *testing.B) (*fixture, []fr.Element, WireScalars[fr.Element]) {
 	b.Helper()
 	f := chainFixture(b, benchSteps(b))
-	h, err := ComputeH(context.Background(), f.solution.A, f.solution.B, f.pk.DomainSize, 0)
+	h, err := ComputeH(context.Background(), bls, f.solution.A, f.solution.B, f.pk.DomainSize, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,23 +93,23 @@ func BenchmarkPhases(b *testing.B) {
 	ctx := context.Background()
 	b.Run("ntt", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := ComputeH(ctx, sol.A, sol.B, f.pk.DomainSize, 0); err != nil {
+			if _, err := ComputeH(ctx, bls, sol.A, sol.B, f.pk.DomainSize, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("msm_g1", func(b *testing.B) {
-		var res MSMResults
+		var res MSMResults[bls12381.G1Jac, bls12381.G2Jac]
 		for b.Loop() {
-			if err := ComputeG1(ctx, f.pk, ws, h, 0, &res); err != nil {
+			if err := ComputeG1(ctx, bls, f.pk, ws, h, 0, &res); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("msm_g2", func(b *testing.B) {
-		var res MSMResults
+		var res MSMResults[bls12381.G1Jac, bls12381.G2Jac]
 		for b.Loop() {
-			if err := ComputeG2(ctx, f.pk, ws, 0, &res); err != nil {
+			if err := ComputeG2(ctx, bls, f.pk, ws, 0, &res); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -127,7 +129,7 @@ func BenchmarkProveMemory(b *testing.B) {
 		prove func() error
 	}{
 		{"refprover", func() error {
-			_, _, err := Prove(context.Background(), f.pk, sol.W, sol.A, sol.B, 0)
+			_, _, err := Prove(context.Background(), bls, f.pk, sol.W, sol.A, sol.B, 0)
 			return err
 		}},
 		{"gnark", func() error {
@@ -213,17 +215,17 @@ func BenchmarkMSMSchedule(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			var peakSum float64
 			for b.Loop() {
-				var res MSMResults
+				var res MSMResults[bls12381.G1Jac, bls12381.G2Jac]
 				var errG1, errG2 error
 				peakSum += float64(peakHeap(func() {
 					if tt.g2Beside {
 						var wg sync.WaitGroup
-						wg.Go(func() { errG2 = ComputeG2(ctx, f.pk, ws, 0, &res) })
-						errG1 = computeG1(ctx, f.pk, ws, h, 0, &res, tt.schedule)
+						wg.Go(func() { errG2 = ComputeG2(ctx, bls, f.pk, ws, 0, &res) })
+						errG1 = computeG1(ctx, bls, f.pk, ws, h, 0, &res, tt.schedule)
 						wg.Wait()
 					} else {
-						errG1 = computeG1(ctx, f.pk, ws, h, 0, &res, tt.schedule)
-						errG2 = ComputeG2(ctx, f.pk, ws, 0, &res)
+						errG1 = computeG1(ctx, bls, f.pk, ws, h, 0, &res, tt.schedule)
+						errG2 = ComputeG2(ctx, bls, f.pk, ws, 0, &res)
 					}
 				})) / constraints
 				if errG1 != nil || errG2 != nil {

@@ -24,7 +24,7 @@ type fixture struct {
 	ccs      constraint.ConstraintSystem
 	gnarkPK  *groth16_bls12381.ProvingKey
 	vk       groth16.VerifyingKey
-	pk       *keyfile.ProvingKey
+	pk       *keyfile.BLS12381Key
 	full     witness.Witness
 	public   witness.Witness
 	solution *cs.R1CSSolution

@@ -8,51 +8,60 @@ import (
 	"sync"
 	"weak"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/consensys/gnark-crypto/ecc"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
-// maxLogDomain is the 2-adicity of BLS12-381's scalar field: the largest FFT domain
-// is 2^32 elements.
-const maxLogDomain = 32
+// FFTDomain is a cached FFT domain of a curve's scalar field. Domains are shared and
+// read-only; one stays cached while any caller holds its *FFTDomain.
+type FFTDomain[S any] struct{ curve.Domain[S] }
 
-// domains caches FFT domains by size. Entries are weak: a domain stays cached while
-// some caller (a loaded key, a running proof) holds it, and is collected after.
+// domainKey names a cached domain: its curve, size and coset (gnark's or snarkjs's).
+type domainKey struct {
+	curve   ecc.ID
+	n       uint64
+	snarkjs bool
+}
+
+// domains caches FFT domains. Entries are weak (a weak.Pointer[FFTDomain[S]] for the
+// curve's S): a domain stays cached while some caller (a loaded key, a running proof)
+// holds it, and is collected after.
 var domains = struct {
 	sync.Mutex
-	m map[uint64]weak.Pointer[fft.Domain]
-}{m: map[uint64]weak.Pointer[fft.Domain]{}}
+	m map[domainKey]any
+}{m: map[domainKey]any{}}
 
 // DomainBytes is the memory a cached Domain of size n keeps resident: twiddles and
 // inverse twiddles (about n elements each) and the coset tables (n elements each),
-// 32 bytes per element.
-func DomainBytes(n uint64) uint64 { return 4 * n * fr.Bytes }
+// 32 bytes per element on either curve.
+func DomainBytes(n uint64) uint64 { return 4 * n * 32 }
 
 // Domain returns the FFT domain of size n as gnark's setup builds it
-// (fft.NewDomain(n): generator 7 for the coset, twiddles and coset tables
-// precomputed, DomainBytes(n) of memory). Domains are shared and read-only; one stays
-// cached while any caller holds it, so a backend that holds its key's domain never
-// rebuilds it. n must be a power of two between 1 and 2^32.
-func Domain(n uint64) (*fft.Domain, error) {
-	return cachedDomain(domains.m, n, func() *fft.Domain { return fft.NewDomain(n) })
+// (fft.NewDomain(n): the field's smallest generator for the coset, twiddles and coset
+// tables precomputed, DomainBytes(n) of memory). Domains are shared and read-only;
+// one stays cached while any caller holds it, so a backend that holds its key's domain
+// never rebuilds it. n must be a power of two, at most 2^(the field's two-adicity).
+func Domain[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], n uint64) (*FFTDomain[S], error) {
+	return cachedDomain(c.ID(), domainKey{c.ID(), n, false}, func() curve.Domain[S] { return c.NewDomain(n, nil) })
 }
 
-// cachedDomain returns the domain of size n that cache holds, or one made by
-// build, which it then holds. domains's mutex guards every cache, Domain's and
-// SnarkjsDomain's.
-func cachedDomain(cache map[uint64]weak.Pointer[fft.Domain], n uint64, build func() *fft.Domain) (*fft.Domain, error) {
-	if err := checkDomainSize(n); err != nil {
+// cachedDomain returns the domain that the cache holds for key, or one made by
+// build, which it then holds.
+func cachedDomain[S any](id ecc.ID, key domainKey, build func() curve.Domain[S]) (*FFTDomain[S], error) {
+	if err := checkDomainSize(id, key.n); err != nil {
 		return nil, err
 	}
 	domains.Lock()
 	defer domains.Unlock()
-	if d := cache[n].Value(); d != nil {
-		return d, nil
+	if w, ok := domains.m[key].(weak.Pointer[FFTDomain[S]]); ok {
+		if d := w.Value(); d != nil {
+			return d, nil
+		}
 	}
-	d := build()
-	cache[n] = weak.Make(d)
+	d := &FFTDomain[S]{build()}
+	domains.m[key] = weak.Make(d)
 	return d, nil
 }
 
@@ -70,53 +79,54 @@ func cachedDomain(cache map[uint64]weak.Pointer[fft.Domain], n uint64, build fun
 // Memory: 2N elements (64 bytes per domain element), the result and one scratch
 // vector; gnark uses 3N because it also keeps C. The context is checked between
 // FFTs; a cancelled context returns an error wrapping ctx.Err().
-func ComputeH(ctx context.Context, a, b []fr.Element, domainSize uint64, threads int) ([]fr.Element, error) {
+func ComputeH[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], a, b []S, domainSize uint64, threads int) ([]S, error) {
 	if err := checkAB(a, b, domainSize); err != nil {
 		return nil, err
 	}
-	domain, err := Domain(domainSize)
+	domain, err := Domain(c, domainSize)
 	if err != nil {
 		return nil, err
 	}
 	threads = threadCount(threads)
-	opt := fft.WithNbTasks(threads)
 	n := int(domainSize)
 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("refprover: computing H: %w", err)
 	}
-	h := make([]fr.Element, n) // A's coset evaluations, then the result
-	t := make([]fr.Element, n) // B's coset evaluations, then C's
+	h := make([]S, n) // A's coset evaluations, then the result
+	t := make([]S, n) // B's coset evaluations, then C's
 	copy(h, a)
 	copy(t, b)
-	if err := productOnCoset(ctx, domain, h, t, threads, opt); err != nil {
+	if err := productOnCoset[S, PS](ctx, domain, h, t, threads); err != nil {
 		return nil, err
 	}
 	// C = A∘B at the constraints, zero in the padding (A and B are zero there too).
 	parallelize(n, threads, func(start, end int) {
 		for i := start; i < end; i++ {
 			if i < len(a) {
-				t[i].Mul(&a[i], &b[i])
+				PS(&t[i]).Mul(&a[i], &b[i])
 			} else {
-				t[i].SetZero()
+				PS(&t[i]).SetZero()
 			}
 		}
 	})
-	if err := toCoset(ctx, domain, t, "C", opt); err != nil {
+	if err := toCoset(ctx, domain, t, "C", threads); err != nil {
 		return nil, err
 	}
 
 	// Z(x) = xᴺ − 1 is the constant gᴺ − 1 on the coset g·<ω>: divide by it.
-	var den, one fr.Element
-	one.SetOne()
-	den.Exp(domain.FrMultiplicativeGen, new(big.Int).SetUint64(domainSize))
-	den.Sub(&den, &one).Inverse(&den)
+	var den, one S
+	PS(&one).SetOne()
+	PS(&den).Exp(domain.Shift(), new(big.Int).SetUint64(domainSize))
+	PS(&den).Sub(&den, &one)
+	PS(&den).Inverse(&den)
 	parallelize(n, threads, func(start, end int) {
 		for i := start; i < end; i++ {
-			h[i].Sub(&h[i], &t[i]).Mul(&h[i], &den)
+			PS(&h[i]).Sub(&h[i], &t[i])
+			PS(&h[i]).Mul(&h[i], &den)
 		}
 	})
-	domain.FFTInverse(h, fft.DIF, fft.OnCoset(), opt)
+	domain.Inverse(h, true, threads)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("refprover: computing H (after the inverse coset FFT): %w", err)
 	}
@@ -126,16 +136,16 @@ func ComputeH(ctx context.Context, a, b []fr.Element, domainSize uint64, threads
 // productOnCoset sets a to the product of a's and b's values on the domain's coset,
 // a and b given as their values on the domain (A and B, named so in errors); b is
 // left holding its coset values.
-func productOnCoset(ctx context.Context, domain *fft.Domain, a, b []fr.Element, threads int, opt fft.Option) error {
-	if err := toCoset(ctx, domain, a, "A", opt); err != nil {
+func productOnCoset[S any, PS curve.Scalar[S]](ctx context.Context, domain *FFTDomain[S], a, b []S, threads int) error {
+	if err := toCoset(ctx, domain, a, "A", threads); err != nil {
 		return err
 	}
-	if err := toCoset(ctx, domain, b, "B", opt); err != nil {
+	if err := toCoset(ctx, domain, b, "B", threads); err != nil {
 		return err
 	}
 	parallelize(len(a), threads, func(start, end int) {
 		for i := start; i < end; i++ {
-			a[i].Mul(&a[i], &b[i])
+			PS(&a[i]).Mul(&a[i], &b[i])
 		}
 	})
 	return nil
@@ -143,7 +153,7 @@ func productOnCoset(ctx context.Context, domain *fft.Domain, a, b []fr.Element, 
 
 // checkAB checks A and B for computing H over a domain of domainSize: equal
 // lengths, not empty, no longer than the domain.
-func checkAB(a, b []fr.Element, domainSize uint64) error {
+func checkAB[S any](a, b []S, domainSize uint64) error {
 	if len(a) != len(b) {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: len(A) = %d differs from len(B) = %d", len(a), len(b))
 	}
@@ -160,12 +170,12 @@ func checkAB(a, b []fr.Element, domainSize uint64) error {
 // domain's points times its shift), as gnark does: inverse FFT (natural in,
 // bit-reversed out), then forward FFT on the coset (bit-reversed in, natural out).
 // The context is checked after each; name says which vector, in its errors.
-func toCoset(ctx context.Context, domain *fft.Domain, v []fr.Element, name string, opt fft.Option) error {
-	domain.FFTInverse(v, fft.DIF, opt)
+func toCoset[S any](ctx context.Context, domain *FFTDomain[S], v []S, name string, threads int) error {
+	domain.Inverse(v, false, threads)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("refprover: computing H (after the inverse FFT of %s): %w", name, err)
 	}
-	domain.FFT(v, fft.DIT, fft.OnCoset(), opt)
+	domain.Forward(v, true, threads)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("refprover: computing H (after the coset FFT of %s): %w", name, err)
 	}
@@ -173,13 +183,13 @@ func toCoset(ctx context.Context, domain *fft.Domain, v []fr.Element, name strin
 }
 
 // checkDomainSize refuses a domain size that is not a power of two between 1 and
-// 2^32.
-func checkDomainSize(n uint64) error {
+// 2^s, s the two-adicity of the curve's scalar field (32 on BLS12-381, 28 on BN254).
+func checkDomainSize(id ecc.ID, n uint64) error {
 	if n == 0 || n&(n-1) != 0 {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: domain size %d is not a power of two", n)
 	}
-	if n > 1<<maxLogDomain {
-		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: domain size %d exceeds 2^%d, the largest BLS12-381 FFT domain", n, maxLogDomain)
+	if s := curve.TwoAdicity(id); n > 1<<s {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: domain size %d exceeds 2^%d, the largest %s FFT domain", n, s, curve.Name(id))
 	}
 	return nil
 }

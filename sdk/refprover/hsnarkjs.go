@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"weak"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
-
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -32,31 +29,31 @@ import (
 // domain of size n (a power of two, at most 2^32), and ρ, its coset shift: the
 // primitive 2N-th root whose square is ω, or, for the largest domain where none
 // exists, nqr² (ffjavascript's Fr.shift), as snarkjs takes them.
-func snarkjsRoots(n uint64) (omega, rho fr.Element) {
-	var nqr, one fr.Element
-	one.SetOne()
-	nqr.SetUint64(2)
-	for nqr.Legendre() != -1 {
-		nqr.Add(&nqr, &one)
+func snarkjsRoots[S any, PS curve.Scalar[S]](modulus *big.Int, n uint64) (omega, rho S) {
+	var nqr, one S
+	PS(&one).SetOne()
+	PS(&nqr).SetUint64(2)
+	for PS(&nqr).Legendre() != -1 {
+		PS(&nqr).Add(&nqr, &one)
 	}
-	t := new(big.Int).Sub(fr.Modulus(), big.NewInt(1))
+	t := new(big.Int).Sub(modulus, big.NewInt(1))
 	s := 0
 	for t.Bit(0) == 0 {
 		t.Rsh(t, 1)
 		s++
 	}
-	var maxRoot fr.Element // of order 2^s
-	maxRoot.Exp(nqr, t)
+	var maxRoot S // of order 2^s
+	PS(&maxRoot).Exp(nqr, t)
 	logN := 0
 	for uint64(1)<<logN < n {
 		logN++
 	}
 	pow2 := func(e int) *big.Int { return new(big.Int).Lsh(big.NewInt(1), uint(e)) }
-	omega.Exp(maxRoot, pow2(s-logN))
+	PS(&omega).Exp(maxRoot, pow2(s-logN))
 	if logN == s {
-		rho.Square(&nqr)
+		PS(&rho).Square(&nqr)
 	} else {
-		rho.Exp(maxRoot, pow2(s-logN-1))
+		PS(&rho).Exp(maxRoot, pow2(s-logN-1))
 	}
 	return omega, rho
 }
@@ -64,50 +61,43 @@ func snarkjsRoots(n uint64) (omega, rho fr.Element) {
 // logOf returns k such that base^k = x, base of order n (a power of two) and x in
 // the group base generates, bit by bit: x·base^(−k_low) raised to n/2^(j+1) is 1
 // exactly when bit j of k is 0.
-func logOf(base, x fr.Element, n uint64) (uint64, error) {
+func logOf[S any, PS curve.Scalar[S]](base, x S, n uint64) (uint64, error) {
 	var k uint64
-	var baseInv fr.Element
-	baseInv.Inverse(&base)
+	var baseInv S
+	PS(&baseInv).Inverse(&base)
 	for j := uint64(0); uint64(1)<<j < n; j++ {
-		var y, undo fr.Element
-		undo.Exp(baseInv, new(big.Int).SetUint64(k))
-		y.Mul(&x, &undo)
-		y.Exp(y, new(big.Int).SetUint64(n>>(j+1)))
-		if !y.IsOne() {
+		var y, undo S
+		PS(&undo).Exp(baseInv, new(big.Int).SetUint64(k))
+		PS(&y).Mul(&x, &undo)
+		PS(&y).Exp(y, new(big.Int).SetUint64(n>>(j+1)))
+		if !PS(&y).IsOne() {
 			k |= 1 << j
 		}
 	}
-	var check fr.Element
-	if check.Exp(base, new(big.Int).SetUint64(k)); !check.Equal(&x) {
+	var check S
+	if PS(&check).Exp(base, new(big.Int).SetUint64(k)); !PS(&check).Equal(&x) {
 		return 0, fmt.Errorf("refprover: snarkjs's root of unity of order %d is not a power of gnark-crypto's", n)
 	}
 	return k, nil
 }
 
-// snarkjsDomains caches the FFT domains ComputeHSnarkjs uses by size, as domains
-// does for ComputeH: gnark-crypto's roots, with ρ as the coset shift. domains's
-// mutex guards it too.
-var snarkjsDomains = struct {
-	m map[uint64]weak.Pointer[fft.Domain]
-}{m: map[uint64]weak.Pointer[fft.Domain]{}}
-
 // SnarkjsDomain returns the FFT domain of size n that ComputeHSnarkjs uses
 // (gnark-crypto's roots of unity, snarkjs's coset shift ρ), cached as Domain caches
 // its own, with DomainBytes(n) of memory.
-func SnarkjsDomain(n uint64) (*fft.Domain, error) {
-	return cachedDomain(snarkjsDomains.m, n, func() *fft.Domain {
-		_, rho := snarkjsRoots(n)
-		return fft.NewDomain(n, fft.WithShift(rho))
+func SnarkjsDomain[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], n uint64) (*FFTDomain[S], error) {
+	return cachedDomain(c.ID(), domainKey{c.ID(), n, true}, func() curve.Domain[S] {
+		_, rho := snarkjsRoots[S, PS](c.ID().ScalarField(), n)
+		return c.NewDomain(n, &rho)
 	})
 }
 
 // KeyDomain returns the domain a key's proofs use, by its H form: Domain for
 // gnark's, SnarkjsDomain for snarkjs's. A backend that holds it keeps it cached.
-func KeyDomain(pk *keyfile.ProvingKey) (*fft.Domain, error) {
+func KeyDomain[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], pk *keyfile.ProvingKey[G1, G2]) (*FFTDomain[S], error) {
 	if pk.HForm == keyfile.HFormSnarkjs {
-		return SnarkjsDomain(pk.DomainSize)
+		return SnarkjsDomain[S, PS](c, pk.DomainSize)
 	}
-	return Domain(pk.DomainSize)
+	return Domain(c, pk.DomainSize)
 }
 
 // ComputeHSnarkjs returns the scalars of the H MSM for a key in snarkjs's form
@@ -119,21 +109,20 @@ func KeyDomain(pk *keyfile.ProvingKey) (*fft.Domain, error) {
 // Cost: 6 FFTs of size N and 3N multiplications on threads goroutines (0: all
 // cores), plus two permuting copies; memory 2N elements, as ComputeH. The context is
 // checked between FFTs.
-func ComputeHSnarkjs(ctx context.Context, a, b []fr.Element, domainSize uint64, threads int) ([]fr.Element, error) {
+func ComputeHSnarkjs[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], a, b []S, domainSize uint64, threads int) ([]S, error) {
 	if err := checkAB(a, b, domainSize); err != nil {
 		return nil, err
 	}
-	domain, err := SnarkjsDomain(domainSize)
+	domain, err := SnarkjsDomain[S, PS](c, domainSize)
 	if err != nil {
 		return nil, err
 	}
-	omega, _ := snarkjsRoots(domainSize)
-	k, err := logOf(domain.Generator, omega, domainSize)
+	omega, _ := snarkjsRoots[S, PS](c.ID().ScalarField(), domainSize)
+	k, err := logOf[S, PS](domain.Generator(), omega, domainSize)
 	if err != nil {
 		return nil, err
 	}
 	threads = threadCount(threads)
-	opt := fft.WithNbTasks(threads)
 	n := int(domainSize)
 	mask := domainSize - 1
 	// at is where snarkjs's i-th point is in gnark-crypto's order. k·i is computed
@@ -143,34 +132,34 @@ func ComputeHSnarkjs(ctx context.Context, a, b []fr.Element, domainSize uint64, 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("refprover: computing H: %w", err)
 	}
-	h := make([]fr.Element, n) // A, then A·B, then A·B − C
-	t := make([]fr.Element, n) // B, then C, then the result
+	h := make([]S, n) // A, then A·B, then A·B − C
+	t := make([]S, n) // B, then C, then the result
 	parallelize(len(a), threads, func(start, end int) {
 		for i := start; i < end; i++ {
 			h[at(i)] = a[i]
 			t[at(i)] = b[i]
 		}
 	})
-	if err := productOnCoset(ctx, domain, h, t, threads, opt); err != nil {
+	if err := productOnCoset[S, PS](ctx, domain, h, t, threads); err != nil {
 		return nil, err
 	}
 	// C = A∘B at the rows, zero in the padding (A and B are zero there too).
 	parallelize(n, threads, func(start, end int) {
 		for i := start; i < end; i++ {
-			t[i].SetZero()
+			PS(&t[i]).SetZero()
 		}
 	})
 	parallelize(len(a), threads, func(start, end int) {
 		for i := start; i < end; i++ {
-			t[at(i)].Mul(&a[i], &b[i])
+			PS(&t[at(i)]).Mul(&a[i], &b[i])
 		}
 	})
-	if err := toCoset(ctx, domain, t, "C", opt); err != nil {
+	if err := toCoset(ctx, domain, t, "C", threads); err != nil {
 		return nil, err
 	}
 	parallelize(n, threads, func(start, end int) {
 		for i := start; i < end; i++ {
-			h[i].Sub(&h[i], &t[i])
+			PS(&h[i]).Sub(&h[i], &t[i])
 		}
 	})
 	parallelize(n, threads, func(start, end int) {

@@ -11,7 +11,7 @@ import (
 // naiveHSnarkjs is snarkjs's H computation written out by its definition, with
 // O(N²) sums and no FFT: interpolate A, B, C on snarkjs's ω, evaluate at ρ·ωⁱ.
 func naiveHSnarkjs(a, b []fr.Element, n int) []fr.Element {
-	omega, rho := snarkjsRoots(uint64(n))
+	omega, rho := snarkjsRoots[fr.Element](fr.Modulus(), uint64(n))
 	var omegaInv, nInv fr.Element
 	omegaInv.Inverse(&omega)
 	nInv.SetUint64(uint64(n)).Inverse(&nInv)
@@ -63,7 +63,7 @@ func TestComputeHSnarkjs(t *testing.T) {
 			a[i].SetRandom()
 			b[i].SetRandom()
 		}
-		got, err := ComputeHSnarkjs(context.Background(), a, b, uint64(tc.n), tc.threads)
+		got, err := ComputeHSnarkjs(context.Background(), bls, a, b, uint64(tc.n), tc.threads)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestComputeHSnarkjs(t *testing.T) {
 // TestSnarkjsRoots checks the roots' orders: ω of order N exactly, ρ² = ω.
 func TestSnarkjsRoots(t *testing.T) {
 	for _, n := range []uint64{2, 1024, 1 << 20} {
-		omega, rho := snarkjsRoots(n)
+		omega, rho := snarkjsRoots[fr.Element](fr.Modulus(), n)
 		var x fr.Element
 		if x.Exp(omega, new(big.Int).SetUint64(n)); !x.IsOne() {
 			t.Fatalf("N=%d: ω^N != 1", n)
@@ -106,13 +106,13 @@ func TestComputeHSnarkjsBadInput(t *testing.T) {
 		{"too many rows", make([]fr.Element, 5), make([]fr.Element, 5), 4},
 		{"domain not a power of two", two, two, 6},
 	} {
-		if _, err := ComputeHSnarkjs(ctx, tc.a, tc.b, tc.n, 1); err == nil {
+		if _, err := ComputeHSnarkjs(ctx, bls, tc.a, tc.b, tc.n, 1); err == nil {
 			t.Errorf("%s: accepted", tc.name)
 		}
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := ComputeHSnarkjs(cancelled, two, two, 4, 1); err == nil {
+	if _, err := ComputeHSnarkjs(cancelled, bls, two, two, 4, 1); err == nil {
 		t.Error("a cancelled context: accepted")
 	}
 }

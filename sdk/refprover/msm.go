@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -21,34 +18,35 @@ import (
 const MSMChunk = 1 << 22
 
 // MSMResults holds the raw multi-scalar multiplications of a proof, before the
-// randomization that Assemble adds. All points are Jacobian.
-type MSMResults struct {
-	Ar   bls12381.G1Jac // Σ wᵢ·G1A over wires where InfinityA is false
-	Bs1  bls12381.G1Jac // Σ wᵢ·G1B over wires where InfinityB is false
-	Krs  bls12381.G1Jac // Σ wᵢ·G1K over the private wires W[NbPublic:]
-	Krs2 bls12381.G1Jac // Σ hᵢ·G1Z over h[:N-1] (h[:N] for a key in snarkjs's H form)
-	Bs2  bls12381.G2Jac // Σ wᵢ·G2B over wires where InfinityB is false
+// randomization that Assemble adds. All points are Jacobian, G1J and G2J of the
+// proof's curve.
+type MSMResults[G1J, G2J any] struct {
+	Ar   G1J // Σ wᵢ·G1A over wires where InfinityA is false
+	Bs1  G1J // Σ wᵢ·G1B over wires where InfinityB is false
+	Krs  G1J // Σ wᵢ·G1K over the private wires W[NbPublic:]
+	Krs2 G1J // Σ hᵢ·G1Z over h[:N-1] (h[:N] for a key in snarkjs's H form)
+	Bs2  G2J // Σ wᵢ·G2B over wires where InfinityB is false
 }
 
 // WireScalars are the wire vector W cut into the scalar vectors of each MSM.
-type WireScalars struct {
-	A []fr.Element // W without the wires whose InfinityA is true (a copy)
-	B []fr.Element // W without the wires whose InfinityB is true (a copy)
-	K []fr.Element // W[NbPublic:] (aliases W)
+type WireScalars[S any] struct {
+	A []S // W without the wires whose InfinityA is true (a copy)
+	B []S // W without the wires whose InfinityB is true (a copy)
+	K []S // W[NbPublic:] (aliases W)
 }
 
 // FilterWires checks W and the key against each other and returns the scalar vectors
 // of the MSMs. The A and B vectors are copies, as gnark makes them, because the key
 // has no points for wires whose A or B polynomial is zero. Cost: one pass over W;
 // memory: up to 2·NbWires elements (64 bytes per wire).
-func FilterWires(pk *keyfile.ProvingKey, w []fr.Element) (WireScalars, error) {
+func FilterWires[S, G1, G2 any](pk *keyfile.ProvingKey[G1, G2], w []S) (WireScalars[S], error) {
 	if err := checkKey(pk); err != nil {
-		return WireScalars{}, err
+		return WireScalars[S]{}, err
 	}
 	if uint64(len(w)) != pk.NbWires {
-		return WireScalars{}, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: W has %d wires, the key has %d", len(w), pk.NbWires)
+		return WireScalars[S]{}, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: W has %d wires, the key has %d", len(w), pk.NbWires)
 	}
-	return WireScalars{
+	return WireScalars[S]{
 		A: filter(w, pk.InfinityA, len(pk.G1A)),
 		B: filter(w, pk.InfinityB, len(pk.G1B)),
 		K: w[pk.NbPublic:],
@@ -56,8 +54,8 @@ func FilterWires(pk *keyfile.ProvingKey, w []fr.Element) (WireScalars, error) {
 }
 
 // filter copies the wires whose mask entry is false; count is how many there are.
-func filter(w []fr.Element, infinity []bool, count int) []fr.Element {
-	out := make([]fr.Element, 0, count)
+func filter[S any](w []S, infinity []bool, count int) []S {
+	out := make([]S, 0, count)
 	for i, inf := range infinity {
 		if !inf {
 			out = append(out, w[i])
@@ -68,7 +66,7 @@ func filter(w []fr.Element, infinity []bool, count int) []fr.Element {
 
 // checkKey checks the lengths the MSMs rely on, so a malformed key is an error rather
 // than a panic inside gnark-crypto.
-func checkKey(pk *keyfile.ProvingKey) error {
+func checkKey[G1, G2 any](pk *keyfile.ProvingKey[G1, G2]) error {
 	if pk == nil {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: nil proving key")
 	}
@@ -112,7 +110,7 @@ func countFalse(b []bool) int {
 // per scalar of each concurrent MSM, plus bucket tables that grow with the window
 // (2^15 buckets of a Jacobian point per window at c = 16, reached near 2^20 points).
 // The context is checked between MSMChunk chunks.
-func ComputeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []fr.Element, threads int, res *MSMResults) error {
+func ComputeG1[S, G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], pk *keyfile.ProvingKey[G1, G2], ws WireScalars[S], h []S, threads int, res *MSMResults[G1J, G2J]) error {
 	if pk == nil || pk.DomainSize == 0 || uint64(len(pk.G1Z)) < pk.HForm.NbZ(pk.DomainSize) {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: the key has no domain or fewer Z points than its H form needs")
 	}
@@ -123,7 +121,7 @@ func ComputeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []
 		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: wire scalars (%d, %d, %d) do not match the key's A, B, K points (%d, %d, %d)",
 			len(ws.A), len(ws.B), len(ws.K), len(pk.G1A), len(pk.G1B), len(pk.G1K))
 	}
-	return computeG1(ctx, pk, ws, h, threads, res, defaultG1Schedule)
+	return computeG1(ctx, c, pk, ws, h, threads, res, defaultG1Schedule)
 }
 
 // g1Schedule says how the four G1 MSMs share the cores.
@@ -138,14 +136,14 @@ const (
 // in BenchmarkMSMSchedule (BENCHMARKS.md).
 const defaultG1Schedule = g1Concurrent
 
-func computeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []fr.Element, threads int, res *MSMResults, schedule g1Schedule) error {
+func computeG1[S, G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], pk *keyfile.ProvingKey[G1, G2], ws WireScalars[S], h []S, threads int, res *MSMResults[G1J, G2J], schedule g1Schedule) error {
 	// In gnark's form deg H ≤ N−2: its last coefficient is zero and has no point.
 	sizeH := int(pk.HForm.NbZ(pk.DomainSize))
 	jobs := []struct {
 		name    string
-		out     *bls12381.G1Jac
-		points  []bls12381.G1Affine
-		scalars []fr.Element
+		out     *G1J
+		points  []G1
+		scalars []S
 	}{
 		{"A", &res.Ar, pk.G1A, ws.A},
 		{"B", &res.Bs1, pk.G1B, ws.B},
@@ -156,7 +154,7 @@ func computeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []
 		tasks := threadCount(threads)
 		for _, j := range jobs {
 			var err error
-			if *j.out, err = MultiExpG1(ctx, j.points, j.scalars, tasks, MSMChunk); err != nil {
+			if *j.out, err = MultiExpG1(ctx, c, j.points, j.scalars, tasks, MSMChunk); err != nil {
 				return fmt.Errorf("refprover: G1 MSM %s: %w", j.name, err)
 			}
 		}
@@ -167,7 +165,7 @@ func computeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []
 	for _, j := range jobs {
 		go func() {
 			var err error
-			*j.out, err = MultiExpG1(ctx, j.points, j.scalars, tasks, MSMChunk)
+			*j.out, err = MultiExpG1(ctx, c, j.points, j.scalars, tasks, MSMChunk)
 			if err != nil {
 				err = fmt.Errorf("refprover: G1 MSM %s: %w", j.name, err)
 			}
@@ -186,7 +184,7 @@ func computeG1(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, h []
 // ComputeG2 computes the G2 MSM into res.Bs2 with g2Tasks(threads) tasks (threads 0
 // means all cores). Cost: about len(B) G2 point additions per window (a G2 addition
 // costs about 3 G1 additions). The context is checked between MSMChunk chunks.
-func ComputeG2(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, threads int, res *MSMResults) error {
+func ComputeG2[S, G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], pk *keyfile.ProvingKey[G1, G2], ws WireScalars[S], threads int, res *MSMResults[G1J, G2J]) error {
 	if pk == nil || len(ws.B) != len(pk.G2B) {
 		if pk == nil {
 			return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: nil proving key")
@@ -194,7 +192,7 @@ func ComputeG2(ctx context.Context, pk *keyfile.ProvingKey, ws WireScalars, thre
 		return sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d B scalars for %d G2 B points", len(ws.B), len(pk.G2B))
 	}
 	var err error
-	res.Bs2, err = MultiExpG2(ctx, pk.G2B, ws.B, g2Tasks(threads), MSMChunk)
+	res.Bs2, err = MultiExpG2(ctx, c, pk.G2B, ws.B, g2Tasks(threads), MSMChunk)
 	if err != nil {
 		return fmt.Errorf("refprover: G2 MSM B: %w", err)
 	}
@@ -216,16 +214,16 @@ func g2Tasks(threads int) int {
 
 // ComputeMSMs computes every MSM of a proof: FilterWires, then ComputeG1, then
 // ComputeG2.
-func ComputeMSMs(ctx context.Context, pk *keyfile.ProvingKey, w, h []fr.Element, threads int) (MSMResults, error) {
-	var res MSMResults
+func ComputeMSMs[S, G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], pk *keyfile.ProvingKey[G1, G2], w, h []S, threads int) (MSMResults[G1J, G2J], error) {
+	var res MSMResults[G1J, G2J]
 	ws, err := FilterWires(pk, w)
 	if err != nil {
 		return res, err
 	}
-	if err := ComputeG1(ctx, pk, ws, h, threads, &res); err != nil {
+	if err := ComputeG1(ctx, c, pk, ws, h, threads, &res); err != nil {
 		return res, err
 	}
-	if err := ComputeG2(ctx, pk, ws, threads, &res); err != nil {
+	if err := ComputeG2(ctx, c, pk, ws, threads, &res); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -233,35 +231,21 @@ func ComputeMSMs(ctx context.Context, pk *keyfile.ProvingKey, w, h []fr.Element,
 
 // MultiExpG1 returns Σ scalars[i]·points[i] with gnark-crypto's MultiExp, cut into
 // chunks of at most chunk points with the context checked between them. The sum of
-// nothing is the point at infinity. Deliberately parallel to MultiExpG2: see why
-// there.
-func MultiExpG1(ctx context.Context, points []bls12381.G1Affine, scalars []fr.Element, tasks, chunk int) (bls12381.G1Jac, error) {
-	var acc bls12381.G1Jac
-	acc.X.SetOne()
-	acc.Y.SetOne() // (1, 1, 0): infinity
-	if len(points) != len(scalars) {
-		return acc, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d points for %d scalars", len(points), len(scalars))
-	}
-	for _, r := range chunks(len(points), chunk) {
-		if err := ctx.Err(); err != nil {
-			return acc, err
-		}
-		var part bls12381.G1Jac
-		if _, err := part.MultiExp(points[r[0]:r[1]], scalars[r[0]:r[1]], ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
-			return acc, err
-		}
-		acc.AddAssign(&part)
-	}
-	return acc, nil
+// nothing is the point at infinity.
+func MultiExpG1[S, G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], points []G1, scalars []S, tasks, chunk int) (G1J, error) {
+	return multiExp(ctx, points, scalars, tasks, chunk, c.G1Infinity(), c.G1MultiExp, c.G1Add)
 }
 
-// MultiExpG2 is MultiExpG1 in G2. Deliberately parallel to MultiExpG1:
-// gnark-crypto's G1 and G2 types share no interface, and a generic version
-// would need one spelled out for the points, the sums and their methods.
-func MultiExpG2(ctx context.Context, points []bls12381.G2Affine, scalars []fr.Element, tasks, chunk int) (bls12381.G2Jac, error) {
-	var acc bls12381.G2Jac
-	acc.X.SetOne()
-	acc.Y.SetOne()
+// MultiExpG2 is MultiExpG1 in G2.
+func MultiExpG2[S, G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], points []G2, scalars []S, tasks, chunk int) (G2J, error) {
+	return multiExp(ctx, points, scalars, tasks, chunk, c.G2Infinity(), c.G2MultiExp, c.G2Add)
+}
+
+// multiExp is MultiExpG1 and MultiExpG2 in a group with affine points A and Jacobian
+// sums J: zero is the group's infinity, msm a MultiExp and add adds a sum into acc.
+func multiExp[S, A, J any](ctx context.Context, points []A, scalars []S, tasks, chunk int, zero J,
+	msm func([]A, []S, int) (J, error), add func(acc, p *J)) (J, error) {
+	acc := zero
 	if len(points) != len(scalars) {
 		return acc, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d points for %d scalars", len(points), len(scalars))
 	}
@@ -269,11 +253,11 @@ func MultiExpG2(ctx context.Context, points []bls12381.G2Affine, scalars []fr.El
 		if err := ctx.Err(); err != nil {
 			return acc, err
 		}
-		var part bls12381.G2Jac
-		if _, err := part.MultiExp(points[r[0]:r[1]], scalars[r[0]:r[1]], ecc.MultiExpConfig{NbTasks: tasks}); err != nil {
+		part, err := msm(points[r[0]:r[1]], scalars[r[0]:r[1]], tasks)
+		if err != nil {
 			return acc, err
 		}
-		acc.AddAssign(&part)
+		add(&acc, &part)
 	}
 	return acc, nil
 }

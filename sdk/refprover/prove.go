@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -71,7 +70,8 @@ func (t Timings) msmG2Only() time.Duration {
 // afterPhase, when set (by tests), is called after each phase with its name.
 var afterPhase func(name string)
 
-// Prove computes a Groth16 proof of a solved R1CS: w is the wire vector (len NbWires),
+// Prove computes a Groth16 proof of a solved R1CS on the curve c binds (curve.BLS12381{}
+// or curve.BN254{}, whose types pk and the vectors must have): w is the wire vector (len NbWires),
 // a and b the evaluations of the A and B polynomials at each constraint (len ≤
 // DomainSize). Inputs are only read; they may alias read-only mappings.
 //
@@ -89,7 +89,7 @@ var afterPhase func(name string)
 // measures the peak against gnark's groth16.Prove (figures in BENCHMARKS.md).
 //
 // Speed against gnark's groth16.Prove: `make bench-cpu`, figures in BENCHMARKS.md.
-func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, threads int) (*sdk.Proof, Timings, error) {
+func Prove[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], pk *keyfile.ProvingKey[G1, G2], w, a, b []S, threads int) (*sdk.Proof[G1, G2], Timings, error) {
 	start := time.Now()
 	var t Timings
 	if err := checkKey(pk); err != nil {
@@ -120,12 +120,12 @@ func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, th
 		return nil
 	}
 
-	var h []fr.Element
+	var h []S
 	if err := phase(sdk.PhaseNTT, &t.NTT, func() (err error) {
 		if pk.HForm == keyfile.HFormSnarkjs {
-			h, err = ComputeHSnarkjs(ctx, a, b, pk.DomainSize, threads)
+			h, err = ComputeHSnarkjs[S, PS](ctx, c, a, b, pk.DomainSize, threads)
 		} else {
-			h, err = ComputeH(ctx, a, b, pk.DomainSize, threads)
+			h, err = ComputeH[S, PS](ctx, c, a, b, pk.DomainSize, threads)
 		}
 		return err
 	}); err != nil {
@@ -135,7 +135,7 @@ func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, th
 	// The G2 MSM runs beside the G1 MSMs, as in gnark: on a shared CPU the
 	// total work is the same, but one MSM's serial tail (bucket reduction) overlaps
 	// the other's parallel work (BenchmarkMSMSchedule, BENCHMARKS.md).
-	var res MSMResults
+	var res MSMResults[G1J, G2J]
 	if err := ctx.Err(); err != nil {
 		return nil, t, fmt.Errorf("refprover: before %s: %w", sdk.PhaseMSMG1, err)
 	}
@@ -146,11 +146,11 @@ func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, th
 	msmBegin := time.Now()
 	g2Done := make(chan error, 1)
 	go func() {
-		err := ComputeG2(ctx, pk, ws, threads, &res)
+		err := ComputeG2(ctx, c, pk, ws, threads, &res)
 		t.MSMG2 = Span{Start: msmBegin.Sub(start), Wall: time.Since(msmBegin)}
 		g2Done <- err
 	}()
-	g1Err := ComputeG1(ctx, pk, ws, h, threads, &res)
+	g1Err := ComputeG1(ctx, c, pk, ws, h, threads, &res)
 	t.MSMG1 = Span{Start: msmBegin.Sub(start), Wall: time.Since(msmBegin)}
 	h = nil
 	g2Err := <-g2Done
@@ -167,13 +167,13 @@ func Prove(ctx context.Context, pk *keyfile.ProvingKey, w, a, b []fr.Element, th
 		return nil, t, fmt.Errorf("refprover: after the MSMs: %w", err)
 	}
 
-	var proof *sdk.Proof
+	var proof *sdk.Proof[G1, G2]
 	if err := phase(sdk.PhaseFinish, &t.Finish, func() error {
-		r, s, err := RandomRS()
+		r, s, err := RandomRS[S, PS]()
 		if err != nil {
 			return fmt.Errorf("refprover: drawing r and s: %w", err)
 		}
-		proof = Assemble(pk, res, r, s)
+		proof = Assemble[S, PS](c, pk, res, r, s)
 		return nil
 	}); err != nil {
 		return nil, t, err

@@ -17,10 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	hclog "github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
@@ -406,7 +403,7 @@ func ServeWorker() int {
 		fmt.Fprintln(os.Stderr, "prove worker: the backend that started it is gone")
 		return 2
 	}
-	kf, domain, err := workerKey(hello)
+	kf, prover, err := workerKey(hello)
 	if err != nil {
 		_ = writeResponse(conn, workerResponse{Kind: sdk.KindOf(err), Err: err.Error()})
 		return 2
@@ -448,20 +445,20 @@ func ServeWorker() int {
 			debug.FreeOSMemory()
 			held = false
 		} else {
-			resp = workerProve(kf, req, fd, hello.Threads)
+			resp = workerProve(prover, req, fd, hello.Threads)
 			held = true
 		}
 		if err := writeResponse(conn, resp); err != nil {
 			fmt.Fprintln(os.Stderr, "prove worker: writing the answer:", err)
 			return 2
 		}
-		runtime.KeepAlive(domain)
+		runtime.KeepAlive(prover)
 	}
 }
 
 // workerKey maps the inherited key file, checks its header digest and builds
 // (and holds) its FFT domain.
-func workerKey(hello workerHello) (*keyfile.File, *fft.Domain, error) {
+func workerKey(hello workerHello) (*keyfile.File, *KeyProver, error) {
 	kf, err := keyfile.Open(fmt.Sprintf("/proc/self/fd/%d", workerKeyFD))
 	if err != nil {
 		return nil, nil, fmt.Errorf("prove worker: the key file: %w", err)
@@ -470,12 +467,12 @@ func workerKey(hello workerHello) (*keyfile.File, *fft.Domain, error) {
 		kf.Close()
 		return nil, nil, sdk.Errorf(sdk.ErrDigestMismatch, "prove worker: the key file's header digest is %x, the backend loaded %x", kf.HeaderDigest(), hello.KeyDigest)
 	}
-	domain, err := KeyDomain(kf.Key())
+	prover, err := NewKeyProver(kf)
 	if err != nil {
 		kf.Close()
 		return nil, nil, err
 	}
-	return kf, domain, nil
+	return kf, prover, nil
 }
 
 // readRequest reads one message into v and returns the descriptor that came
@@ -537,7 +534,7 @@ func writeResponse(conn *net.UnixConn, resp workerResponse) error {
 }
 
 // workerProve maps the partition whose descriptor came with req and proves it.
-func workerProve(kf *keyfile.File, req workerRequest, fd, threads int) workerResponse {
+func workerProve(prover *KeyProver, req workerRequest, fd, threads int) workerResponse {
 	fail := func(err error) workerResponse {
 		return workerResponse{Kind: sdk.KindOf(err), Err: err.Error()}
 	}
@@ -552,20 +549,15 @@ func workerProve(kf *keyfile.File, req workerRequest, fd, threads int) workerRes
 		return fail(err)
 	}
 	defer unix.Munmap(part)
-	w := elementsAt(part, h.WOffset, h.NbWires)
-	a := elementsAt(part, h.AOffset, h.NbConstraints)
-	bv := elementsAt(part, h.BOffset, h.NbConstraints)
-	proof, timings, err := Prove(context.Background(), kf.Key(), w, a, bv, threads)
+	vector := func(off, n uint64) []byte { return part[off : off+n*sdk.ElementSize] }
+	proof, timings, err := prover.Prove(context.Background(), vector(h.WOffset, h.NbWires),
+		vector(h.AOffset, h.NbConstraints), vector(h.BOffset, h.NbConstraints), threads)
 	if err != nil {
 		resp := fail(err)
 		resp.Timings = timings
 		return resp
 	}
-	var buf bytes.Buffer
-	if _, err := proof.WriteTo(&buf); err != nil {
-		return fail(fmt.Errorf("prove: encoding the proof: %w", err))
-	}
-	return workerResponse{Proof: buf.Bytes(), Timings: timings}
+	return workerResponse{Proof: proof, Timings: timings}
 }
 
 // mapPartition maps the partition file the backend already opened and checked
@@ -584,13 +576,4 @@ func mapPartition(f *os.File, h sdk.PartitionHandle) ([]byte, error) {
 		return nil, sdk.Errorf(sdk.ErrResourceExhausted, "prove worker: mapping the partition (%d bytes): %v", h.Size, err)
 	}
 	return data, nil
-}
-
-// elementsAt views n field elements of a mapping from byte offset off, without
-// copying (sections start on page boundaries, so the view is aligned).
-func elementsAt(data []byte, off, n uint64) []fr.Element {
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice((*fr.Element)(unsafe.Pointer(&data[off])), n)
 }

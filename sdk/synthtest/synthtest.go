@@ -20,6 +20,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/partcheck"
@@ -285,7 +286,7 @@ func (s *suite) checkPartition(out sdk.PartitionHandle, wb []byte, prove bool) e
 	if !prove {
 		return nil
 	}
-	proof, _, err := refprover.Prove(context.Background(), s.c.Key(), p.W(), p.A(), p.B(), 0)
+	proof, _, err := refprover.Prove(context.Background(), curve.BLS12381{}, s.c.Key(), p.W(), p.A(), p.B(), 0)
 	if err != nil {
 		return fmt.Errorf("proving the partition: %w", err)
 	}

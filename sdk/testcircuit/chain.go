@@ -1,6 +1,8 @@
 package testcircuit
 
 import (
+	"math/big"
+
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/frontend"
 )
@@ -33,6 +35,18 @@ func ChainAssignment(n int, x, s uint64) *Chain {
 	for i := 0; i < n; i++ {
 		t.Add(&v, &sv)
 		v.Mul(&v, &t)
+	}
+	return &Chain{X: x, Y: v.String(), S: s, N: n}
+}
+
+// ChainAssignmentOver is ChainAssignment over the field of modulus field (say
+// ecc.BN254.ScalarField()), in big.Int arithmetic: slower, for the curves the fast
+// one does not cover.
+func ChainAssignmentOver(field *big.Int, n int, x, s uint64) *Chain {
+	v, sv, t := new(big.Int).SetUint64(x), new(big.Int).SetUint64(s), new(big.Int)
+	for i := 0; i < n; i++ {
+		t.Add(v, sv)
+		v.Mul(v, t).Mod(v, field)
 	}
 	return &Chain{X: x, Y: v.String(), S: s, N: n}
 }

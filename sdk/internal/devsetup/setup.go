@@ -48,7 +48,7 @@ var ErrCommitments = errors.New("devsetup: circuits with commitments are not sup
 // proving key in zkhost's format and gnark's verifying key. The keys have the structure
 // groth16.Setup gives the same circuit (same lengths, same infinity flags, same point
 // order). It stops early, returning ctx's error, when ctx ends.
-func Setup(ctx context.Context, r1cs *cs.R1CS) (*keyfile.ProvingKey, *groth16_bls12381.VerifyingKey, error) {
+func Setup(ctx context.Context, r1cs *cs.R1CS) (*keyfile.BLS12381Key, *groth16_bls12381.VerifyingKey, error) {
 	tw, err := RandomToxicWaste()
 	if err != nil {
 		return nil, nil, err
@@ -58,7 +58,7 @@ func Setup(ctx context.Context, r1cs *cs.R1CS) (*keyfile.ProvingKey, *groth16_bl
 
 // SetupWith is Setup with the given toxic waste; tests use it to compare every point with
 // its definition. Anyone who knows tw can forge proofs for the keys it returns.
-func SetupWith(ctx context.Context, r1cs *cs.R1CS, tw ToxicWaste) (*keyfile.ProvingKey, *groth16_bls12381.VerifyingKey, error) {
+func SetupWith(ctx context.Context, r1cs *cs.R1CS, tw ToxicWaste) (*keyfile.BLS12381Key, *groth16_bls12381.VerifyingKey, error) {
 	for _, e := range []*fr.Element{&tw.Tau, &tw.Alpha, &tw.Beta, &tw.Gamma, &tw.Delta} {
 		if e.IsZero() {
 			return nil, nil, errors.New("devsetup: toxic waste has a zero element")
@@ -109,7 +109,7 @@ func SetupWith(ctx context.Context, r1cs *cs.R1CS, tw ToxicWaste) (*keyfile.Prov
 	if err != nil {
 		return nil, nil, err
 	}
-	pk := &keyfile.ProvingKey{
+	pk := &keyfile.BLS12381Key{
 		DomainSize: uint64(n),
 		NbWires:    uint64(nbWires),
 		NbPublic:   uint64(nbPublic),

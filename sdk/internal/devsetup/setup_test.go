@@ -18,6 +18,7 @@ import (
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -68,7 +69,7 @@ func TestSetupMatchesDefinition(t *testing.T) {
 // checkAgainstDefinition compares every point of pk and vk with its definition and
 // returns how many wires have a nonzero B scalar equal to (copied) and different from
 // (own) their A scalar.
-func checkAgainstDefinition(t *testing.T, r1cs *cs.R1CS, tw *ToxicWaste, pk *keyfile.ProvingKey, vk *groth16_bls12381.VerifyingKey) (copied, own int) {
+func checkAgainstDefinition(t *testing.T, r1cs *cs.R1CS, tw *ToxicWaste, pk *keyfile.BLS12381Key, vk *groth16_bls12381.VerifyingKey) (copied, own int) {
 	t.Helper()
 	nbCons := r1cs.GetNbConstraints()
 	n := uint64(1)
@@ -275,7 +276,7 @@ func TestSetupProves(t *testing.T) {
 				t.Fatal(err)
 			}
 			rs := sol.(*cs.R1CSSolution)
-			proof2, _, err := refprover.Prove(ctx, pk, rs.W, rs.A, rs.B, 2)
+			proof2, _, err := refprover.Prove(ctx, curve.BLS12381{}, pk, rs.W, rs.A, rs.B, 2)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,131 @@
+package curve
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+)
+
+// Scalar is the constraint on *S for a curve's scalar field element S: the methods both
+// curves' fr.Element have and zkhost's generic code calls.
+type Scalar[S any] interface {
+	*S
+	SetZero() *S
+	SetOne() *S
+	SetUint64(v uint64) *S
+	SetBigInt(v *big.Int) *S
+	SetRandom() (*S, error)
+	Set(x *S) *S
+	Add(x, y *S) *S
+	Sub(x, y *S) *S
+	Mul(x, y *S) *S
+	Square(x *S) *S
+	Neg(x *S) *S
+	Inverse(x *S) *S
+	Exp(x S, k *big.Int) *S
+	Legendre() int
+	IsZero() bool
+	IsOne() bool
+	Equal(x *S) bool
+	BigInt(z *big.Int) *big.Int
+	SetBytesCanonical(b []byte) error
+}
+
+// Domain is an FFT domain of one curve's scalar field (gnark-crypto's fft.Domain): the
+// subgroup of N-th roots of unity and a coset of it.
+type Domain[S any] interface {
+	// Size is N.
+	Size() uint64
+	// Generator is the domain's primitive N-th root of unity ω.
+	Generator() S
+	// Shift is the coset's shift g: the coset is g·<ω>.
+	Shift() S
+	// Inverse turns evaluations in natural order (on the coset when coset is set) into the
+	// coefficients, bit-reversed (gnark-crypto's FFTInverse with DIF), on tasks goroutines.
+	Inverse(a []S, coset bool, tasks int)
+	// Forward turns bit-reversed coefficients into evaluations in natural order (on the coset
+	// when coset is set): FFT with DIT.
+	Forward(a []S, coset bool, tasks int)
+	// Bytes is the memory the domain keeps resident.
+	Bytes() uint64
+}
+
+// Curve is one pairing curve's binding: S its scalar field element, G1 and G2 its affine
+// points, G1J and G2J its Jacobian points. Implementations are zero-size (BLS12381, BN254).
+//
+// Deliberately parallel G1 and G2 methods: gnark-crypto's group types share no interface,
+// and the two groups' calls differ only in their types.
+type Curve[S, G1, G1J, G2, G2J any] interface {
+	// ID is the curve's gnark-crypto id; ID().ScalarField() is its scalar field's modulus.
+	ID() ecc.ID
+
+	// NewDomain returns the FFT domain of size n (a power of two within the field's
+	// two-adicity), with gnark-crypto's coset shift, or shift when it is not nil.
+	NewDomain(n uint64, shift *S) Domain[S]
+
+	// G1MultiExp returns Σ scalars[i]·points[i] on tasks goroutines (gnark-crypto's MultiExp).
+	G1MultiExp(points []G1, scalars []S, tasks int) (G1J, error)
+	// G1Infinity returns the point at infinity.
+	G1Infinity() G1J
+	// G1FromAffine returns a as a Jacobian point.
+	G1FromAffine(a *G1) G1J
+	// G1ToAffine returns p in affine coordinates.
+	G1ToAffine(p *G1J) G1
+	// G1Add sets p to p + q.
+	G1Add(p, q *G1J)
+	// G1AddMixed sets p to p + a.
+	G1AddMixed(p *G1J, a *G1)
+	// G1ScalarMul returns k·p.
+	G1ScalarMul(p *G1J, k *big.Int) G1J
+	// G1Check reports whether a is on the curve and in the prime-order subgroup.
+	G1Check(a *G1) bool
+
+	// The same in G2.
+	G2MultiExp(points []G2, scalars []S, tasks int) (G2J, error)
+	G2Infinity() G2J
+	G2FromAffine(a *G2) G2J
+	G2ToAffine(p *G2J) G2
+	G2Add(p, q *G2J)
+	G2AddMixed(p *G2J, a *G2)
+	G2ScalarMul(p *G2J, k *big.Int) G2J
+	G2Check(a *G2) bool
+}
+
+// IDOf returns the curve whose G1 affine point type is G1, or ecc.UNKNOWN: the key file,
+// which holds points but no binding, writes it in its header.
+func IDOf[G1 any]() ecc.ID {
+	switch any(*new(G1)).(type) {
+	case bls12381.G1Affine:
+		return ecc.BLS12_381
+	case bn254.G1Affine:
+		return ecc.BN254
+	}
+	return ecc.UNKNOWN
+}
+
+// TwoAdicity returns the largest s such that 2^s divides r − 1, r the curve's scalar field
+// modulus: the largest FFT domain over it has 2^s elements (32 for BLS12-381, 28 for BN254).
+func TwoAdicity(id ecc.ID) int {
+	rm1 := new(big.Int).Sub(id.ScalarField(), big.NewInt(1))
+	return int(rm1.TrailingZeroBits())
+}
+
+// Name returns the curve's name as zkhost spells it ("bls12-381", "bn254"), the words of
+// sdk.Curve.
+func Name(id ecc.ID) string {
+	switch id {
+	case ecc.BLS12_381:
+		return "bls12-381"
+	case ecc.BN254:
+		return "bn254"
+	}
+	return fmt.Sprintf("curve(%s)", id)
+}
+
+// domainBytes is the memory a gnark-crypto domain of size n keeps resident: twiddles and
+// inverse twiddles (about n elements each) and the coset tables (n elements each), 32 bytes
+// per element.
+func domainBytes(n uint64) uint64 { return 4 * n * 32 }
