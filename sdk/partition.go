@@ -79,7 +79,7 @@ type Partition struct {
 }
 
 // OpenPartition opens and maps, read-only, the partition h names, after checking
-// everything the handle claims: a supported curve (BLS12-381), counts within
+// everything the handle claims: a supported curve (BLS12-381 or BN254), counts within
 // bounds, offsets and size equal to PartitionLayout's, an absolute path to a
 // regular file of exactly h.Size bytes whose inode is h.Inode, and seals that
 // forbid every change to the file's bytes (F_SEAL_WRITE, F_SEAL_SHRINK and
@@ -306,9 +306,7 @@ type layoutField struct {
 // touched.
 func checkHandle(h PartitionHandle) error {
 	switch h.Curve {
-	case CurveBLS12381:
-	case CurveBN254:
-		return Errorf(ErrUnimplemented, "partition handle: curve %s is not supported yet (only %s)", h.Curve, CurveBLS12381)
+	case CurveBLS12381, CurveBN254:
 	default:
 		return Errorf(ErrInvalidArgument, "partition handle: unknown curve %q", h.Curve)
 	}

@@ -214,7 +214,6 @@ func TestOpenPartitionRejects(t *testing.T) {
 		substr string
 	}{
 		{"unknown curve", func(h *PartitionHandle) { h.Curve = "p-256" }, ErrInvalidArgument, "unknown curve"},
-		{"bn254", func(h *PartitionHandle) { h.Curve = CurveBN254 }, ErrUnimplemented, "bn254"},
 		{"no wires", func(h *PartitionHandle) { h.NbWires = 0 }, ErrInvalidArgument, "nb_wires"},
 		{"no constraints", func(h *PartitionHandle) { h.NbConstraints = 0 }, ErrInvalidArgument, "nb_constraints"},
 		{"huge", func(h *PartitionHandle) { h.NbConstraints = 1 << 62 }, ErrInvalidArgument, "nb_constraints"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -137,17 +138,27 @@ func dirPairs(dir string) ([]proofPair, error) {
 	return pairs, nil
 }
 
+// readVerifyingKey reads a gnark verifying key of either curve: the file does not
+// say which, but a key decodes, every point checked, with its own curve's decoder
+// only, and to the file's last byte.
 func readVerifyingKey(path string) (groth16.VerifyingKey, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("verifying key: %w", err)
 	}
-	defer f.Close()
-	vk := groth16.NewVerifyingKey(ecc.BLS12_381)
-	if _, err := vk.ReadFrom(f); err != nil {
-		return nil, fmt.Errorf("verifying key %s: %w", path, err)
+	var errs []error
+	for _, id := range []ecc.ID{ecc.BLS12_381, ecc.BN254} {
+		vk := groth16.NewVerifyingKey(id)
+		n, err := vk.ReadFrom(bytes.NewReader(data))
+		if err == nil && n == int64(len(data)) {
+			return vk, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("%d trailing bytes", int64(len(data))-n)
+		}
+		errs = append(errs, fmt.Errorf("as %s: %w", id, err))
 	}
-	return vk, nil
+	return nil, fmt.Errorf("verifying key %s is neither curve's: %w", path, errors.Join(errs...))
 }
 
 // verifyPair checks one proof against its public witness.
@@ -160,7 +171,7 @@ func verifyPair(vk groth16.VerifyingKey, p proofPair) error {
 	if err != nil {
 		return fmt.Errorf("public witness: %w", err)
 	}
-	pub, err := witness.New(ecc.BLS12_381.ScalarField())
+	pub, err := witness.New(vk.CurveID().ScalarField())
 	if err != nil {
 		return err
 	}

@@ -77,6 +77,10 @@ func (c *Cluster) RunSynthesis(ctx context.Context, circuits map[string]*circuit
 	}
 	synths := map[string]*synthesizer{}
 	for name, ci := range circuits {
+		if ci.CCS == nil {
+			// Partitions travel as compact wire assignments, BLS12-381's.
+			return fmt.Errorf("circuit %q is %s: cluster synthesis serves BLS12-381 circuits only", name, ci.Curve)
+		}
 		s := &synthesizer{c: ci}
 		nb := ci.NbWires
 		s.wPool.New = func() any { w := make([]fr.Element, nb); return &w }

@@ -37,13 +37,15 @@ type compactW struct {
 
 // compactFor decides whether ce's partitions are compact, and if so gives ce
 // the circuit's constraints (shared by every entry of the same circuit) and
-// puts them in ce.key. Compact needs the built-in solver (a synthesizer
+// puts them in ce.key. Compact needs a BLS12-381 circuit, the built-in solver (a synthesizer
 // plugin writes full partitions) and every device's backend to prove compact
 // partitions: a partition may go to any device. Anything that stops it (a
 // system the matrices cannot hold, a budget too small for them) leaves the
 // circuit on full partitions, logged.
 func (d *Daemon) compactFor(ce *circuitEntry) {
-	if ce.synth != nil || len(d.devices) == 0 {
+	// Compact partitions are BLS12-381's (its solver and constraint
+	// matrices); another curve's circuits take full ones.
+	if ce.synth != nil || len(d.devices) == 0 || ce.c.CCS == nil {
 		return
 	}
 	for _, de := range d.devices {

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -149,9 +148,9 @@ func (d *Daemon) synthesize(it queue.Item[*task], lane string) {
 	} else {
 		// The partition's memory is allocated first and the solver writes W, A
 		// and B straight into it: no vectors of its own, and no copy of them.
-		h, err = d.shm.WriteWith(name, ce.c.Curve,
-			uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), func(W, A, B []fr.Element) error {
-				w, err := circuit.SynthesizeInputInto(ce.c, t.witness, int(threads), W, A, B)
+		h, err = d.shm.WriteRaw(name, ce.c.Curve,
+			uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), func(W, A, B []byte) error {
+				w, err := circuit.SynthesizeInputRaw(ce.c, t.witness, int(threads), W, A, B)
 				if err == nil {
 					// The finalizer checks the proof against the public part: take
 					// it from the witness parsed here, on a synthesis thread, so the

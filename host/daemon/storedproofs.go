@@ -3,7 +3,6 @@ package daemon
 import (
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -40,7 +39,7 @@ func (d *Daemon) storedProofs(id, circuitName string) ([]journal.Proof, error) {
 
 // verifyStored verifies a proof read back from the journal with gnark.
 func verifyStored(ce *circuitEntry, p journal.Proof) error {
-	pub, err := witness.New(ecc.BLS12_381.ScalarField())
+	pub, err := witness.New(ce.c.VK.CurveID().ScalarField())
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,11 @@ func (d *Daemon) startSynthesizers(ctx context.Context) error {
 		if ce == nil {
 			continue
 		}
+		if ce.c.CCS == nil {
+			// The synthesizer contract's partitions are checked with
+			// BLS12-381's constraint system (sdk/partcheck).
+			return fmt.Errorf("circuit[%d] %q: synthesizer: the circuit is %s, and synthesizer plugins serve BLS12-381 circuits only", i, cc.Name, ce.c.Curve)
+		}
 		ref, err := circuitRef(ce.c)
 		if err != nil {
 			return fmt.Errorf("circuit[%d] %q: synthesizer: %w", i, cc.Name, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 )
@@ -16,7 +15,7 @@ func Verify(vk groth16.VerifyingKey, proof []byte, public witness.Witness) (grot
 	if len(proof) == 0 {
 		return nil, fmt.Errorf("invalid proof: empty")
 	}
-	p := groth16.NewProof(ecc.BLS12_381)
+	p := groth16.NewProof(vk.CurveID())
 	n, err := p.ReadFrom(bytes.NewReader(proof))
 	if err != nil {
 		return nil, fmt.Errorf("invalid proof: does not decode: %w", err)

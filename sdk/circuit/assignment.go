@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circom"
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // A wire assignment is a partition solved elsewhere: the value of every wire of the
@@ -70,8 +70,9 @@ func IsAssignment(data []byte) bool {
 }
 
 // MarshalAssignment encodes the wire values W of a circuit with nbPublic public wires
-// (the constant-one wire included) and nbSecret secret wires as a wire assignment.
-func MarshalAssignment(W []fr.Element, nbPublic, nbSecret int) []byte {
+// (the constant-one wire included) and nbSecret secret wires as a wire assignment,
+// scalars of either curve.
+func MarshalAssignment[S any, PS curve.Scalar[S]](W []S, nbPublic, nbSecret int) []byte {
 	b := make([]byte, assignmentHeader, assignmentHeader+len(W)*fr.Bytes)
 	copy(b, AssignmentMagic)
 	binary.BigEndian.PutUint32(b[4:], AssignmentVersion)
@@ -79,7 +80,7 @@ func MarshalAssignment(W []fr.Element, nbPublic, nbSecret int) []byte {
 	binary.BigEndian.PutUint32(b[12:], uint32(nbSecret))
 	binary.BigEndian.PutUint32(b[16:], uint32(len(W)))
 	for i := range W {
-		v := W[i].Bytes()
+		v := PS(&W[i]).Bytes()
 		b = append(b, v[:]...)
 	}
 	return b
@@ -142,33 +143,49 @@ func ParseAssignment(data []byte, c *Circuit, threads int) ([]fr.Element, error)
 // parseAssignmentInto is ParseAssignment into W (c.NbWires values), of
 // any encoding (full, compact or a circom .wtns).
 func parseAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
-	if IsWtns(data) {
-		if err := parseWtnsInto(data, c, threads, W); err != nil {
-			return err
-		}
-	} else if IsCompactAssignment(data) {
+	if IsCompactAssignment(data) {
 		if err := parseCompactAssignmentInto(data, c, threads, W); err != nil {
 			return err
 		}
-	} else {
-		if err := CheckAssignmentHeader(data, c); err != nil {
+		return checkConstantOne[fr.Element](W)
+	}
+	return parseFullAssignmentInto[fr.Element](data, c, threads, W)
+}
+
+// parseFullAssignmentInto is parseAssignmentInto for the encodings every curve
+// has, a full wire assignment or a circom .wtns, into W of scalars S of c's curve.
+func parseFullAssignmentInto[S any, PS curve.Scalar[S]](data []byte, c *Circuit, threads int, W []S) error {
+	if IsWtns(data) {
+		if err := parseWtnsInto[S, PS](data, c, threads, W); err != nil {
 			return err
 		}
-		values := data[assignmentHeader:]
-		bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
-			for i := lo; i < hi; i++ {
-				if err := W[i].SetBytesCanonical(values[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
-					return i, err
-				}
-			}
-			return -1, nil
-		})
-		if bad.index >= 0 {
-			return fmt.Errorf("wire %d is not a canonical BLS12-381 scalar: %v", bad.index, bad.err)
-		}
+		return checkConstantOne[S, PS](W)
 	}
-	if !W[0].IsOne() {
-		return fmt.Errorf("wire 0, the constant one, is %s, want 1", W[0].String())
+	if IsCompactAssignment(data) {
+		return fmt.Errorf("is a compact wire assignment, which zkhost reads for BLS12-381 circuits only; circuit %s is %s", c.Name, c.curveTitle())
+	}
+	if err := CheckAssignmentHeader(data, c); err != nil {
+		return err
+	}
+	values := data[assignmentHeader:]
+	bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
+		for i := lo; i < hi; i++ {
+			if err := PS(&W[i]).SetBytesCanonical(values[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
+				return i, err
+			}
+		}
+		return -1, nil
+	})
+	if bad.index >= 0 {
+		return fmt.Errorf("wire %d is not a canonical %s scalar: %v", bad.index, c.curveTitle(), bad.err)
+	}
+	return checkConstantOne[S, PS](W)
+}
+
+// checkConstantOne refuses an assignment whose wire 0, the constant one, is not 1.
+func checkConstantOne[S any, PS curve.Scalar[S]](W []S) error {
+	if !PS(&W[0]).IsOne() {
+		return fmt.Errorf("wire 0, the constant one, is %s, want 1", PS(&W[0]).String())
 	}
 	return nil
 }
@@ -199,8 +216,8 @@ func AssignmentWitness(c *Circuit, W []fr.Element) (witness.Witness, error) {
 
 // inputsWitness is the gnark full witness of c's public and secret inputs
 // (the wires after the constant one, in order).
-func inputsWitness(c *Circuit, inputs []fr.Element) (witness.Witness, error) {
-	w, err := witness.New(ecc.BLS12_381.ScalarField())
+func inputsWitness[S any](c *Circuit, inputs []S) (witness.Witness, error) {
+	w, err := witness.New(c.field())
 	if err != nil {
 		return nil, err
 	}
@@ -218,13 +235,13 @@ func inputsWitness(c *Circuit, inputs []fr.Element) (witness.Witness, error) {
 // UnsatisfiedError is Evaluate's error for an assignment that breaks a constraint.
 type UnsatisfiedError struct {
 	Circuit    string
-	Constraint int // the lowest index of a constraint that does not hold
-	A, B, C    fr.Element
+	Constraint int    // the lowest index of a constraint that does not hold
+	A, B, C    string // the constraint's three values, in decimal
 }
 
 func (e *UnsatisfiedError) Error() string {
 	return fmt.Sprintf("circuit %s: the wire assignment does not satisfy constraint %d: A·B = %s · %s, but C = %s",
-		e.Circuit, e.Constraint, e.A.String(), e.B.String(), e.C.String())
+		e.Circuit, e.Constraint, e.A, e.B, e.C)
 }
 
 // Evaluate computes, from the wire values W, every constraint's left and right linear
@@ -237,13 +254,27 @@ func (e *UnsatisfiedError) Error() string {
 // blueprints and coefficient table) on threads goroutines (0: every core), each taking
 // a contiguous run of instructions: time and memory are linear in the circuit's size.
 func Evaluate(c *Circuit, W []fr.Element, threads int) (A, B []fr.Element, err error) {
-	if len(W) != c.NbWires {
-		return nil, nil, fmt.Errorf("circuit %s: assignment has %d wires, want %d", c.Name, len(W), c.NbWires)
+	if err := c.needBLS12381("Evaluate"); err != nil {
+		return nil, nil, err
 	}
-	sys := &c.CCS.System
-	coeffs := c.CCS.Coefficients
 	A = make([]fr.Element, c.NbConstraints)
 	B = make([]fr.Element, c.NbConstraints)
+	if err := evaluate(c, &c.CCS.System, c.CCS.Coefficients, W, A, B, threads); err != nil {
+		return nil, nil, err
+	}
+	return A, B, nil
+}
+
+// evaluate is Evaluate on any curve, into A and B (len c.NbConstraints): sys is the
+// constraint system and coeffs its coefficient table, of the curve whose scalars are
+// S.
+func evaluate[S any, PS curve.Scalar[S]](c *Circuit, sys *constraint.System, coeffs, W, A, B []S, threads int) error {
+	if len(W) != c.NbWires {
+		return fmt.Errorf("circuit %s: assignment has %d wires, want %d", c.Name, len(W), c.NbWires)
+	}
+	if len(A) != c.NbConstraints || len(B) != c.NbConstraints {
+		return fmt.Errorf("circuit %s: A and B hold %d and %d values, want %d", c.Name, len(A), len(B), c.NbConstraints)
+	}
 	var (
 		mu        sync.Mutex
 		evaluated int
@@ -251,7 +282,7 @@ func Evaluate(c *Circuit, W []fr.Element, threads int) (A, B []fr.Element, err e
 	)
 	failed := firstFailure(len(sys.Instructions), threads, func(lo, hi int) (int, error) {
 		var r constraint.R1C
-		var ab, o fr.Element
+		var ab, o S
 		n := 0
 		for i := lo; i < hi; i++ {
 			pi := sys.Instructions[i]
@@ -269,14 +300,14 @@ func Evaluate(c *Circuit, W []fr.Element, threads int) (A, B []fr.Element, err e
 			if id >= len(A) {
 				return i, fmt.Errorf("instruction %d is constraint %d, past the %d the system declares", i, id, len(A))
 			}
-			evalLinear(&A[id], r.L, W, coeffs)
-			evalLinear(&B[id], r.R, W, coeffs)
-			evalLinear(&o, r.O, W, coeffs)
+			evalLinear[S, PS](&A[id], r.L, W, coeffs)
+			evalLinear[S, PS](&B[id], r.R, W, coeffs)
+			evalLinear[S, PS](&o, r.O, W, coeffs)
 			n++
-			if !ab.Mul(&A[id], &B[id]).Equal(&o) {
+			if PS(&ab).Mul(&A[id], &B[id]); !PS(&ab).Equal(&o) {
 				mu.Lock()
 				if bad == nil || id < bad.Constraint {
-					bad = &UnsatisfiedError{Circuit: c.Name, Constraint: id, A: A[id], B: B[id], C: o}
+					bad = &UnsatisfiedError{Circuit: c.Name, Constraint: id, A: PS(&A[id]).String(), B: PS(&B[id]).String(), C: PS(&o).String()}
 				}
 				mu.Unlock()
 				return i, errUnsatisfied
@@ -289,14 +320,14 @@ func Evaluate(c *Circuit, W []fr.Element, threads int) (A, B []fr.Element, err e
 	})
 	if failed.index >= 0 {
 		if failed.err == errUnsatisfied {
-			return nil, nil, bad
+			return bad
 		}
-		return nil, nil, fmt.Errorf("circuit %s: %w", c.Name, failed.err)
+		return fmt.Errorf("circuit %s: %w", c.Name, failed.err)
 	}
 	if evaluated != c.NbConstraints {
-		return nil, nil, fmt.Errorf("circuit %s: evaluated %d constraints of the %d the system declares", c.Name, evaluated, c.NbConstraints)
+		return fmt.Errorf("circuit %s: evaluated %d constraints of the %d the system declares", c.Name, evaluated, c.NbConstraints)
 	}
-	return A, B, nil
+	return nil
 }
 
 // minChunk is the fewest items firstFailure gives a goroutine: smaller chunks cost
@@ -312,26 +343,27 @@ var errUnsatisfied = fmt.Errorf("unsatisfied constraint")
 // are almost every coefficient a frontend writes: they cost an addition, not a
 // multiplication. Deliberately parallel to sdk/internal/devsetup's accumulate:
 // see why there.
-func evalLinear(dst *fr.Element, l constraint.LinearExpression, W, coeffs []fr.Element) {
-	dst.SetZero()
-	var t fr.Element
+func evalLinear[S any, PS curve.Scalar[S]](dst *S, l constraint.LinearExpression, W, coeffs []S) {
+	d := PS(dst)
+	d.SetZero()
+	var t S
 	for _, term := range l {
 		v := &W[term.VID]
 		switch term.CID {
 		case constraint.CoeffIdZero:
 		case constraint.CoeffIdOne:
-			dst.Add(dst, v)
+			d.Add(dst, v)
 		case constraint.CoeffIdMinusOne:
-			dst.Sub(dst, v)
+			d.Sub(dst, v)
 		case constraint.CoeffIdTwo:
-			t.Double(v)
-			dst.Add(dst, &t)
+			PS(&t).Double(v)
+			d.Add(dst, &t)
 		case constraint.CoeffIdMinusTwo:
-			t.Double(v)
-			dst.Sub(dst, &t)
+			PS(&t).Double(v)
+			d.Sub(dst, &t)
 		default:
-			t.Mul(&coeffs[term.CID], v)
-			dst.Add(dst, &t)
+			PS(&t).Mul(&coeffs[term.CID], v)
+			d.Add(dst, &t)
 		}
 	}
 }
@@ -442,6 +474,9 @@ func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Elem
 // W's compact bitmaps (other and bits, sdk.CompactWords(c.NbWires) words
 // each) and returns how many values are neither 0 nor 1.
 func SynthesizeInputCompact(c *Circuit, data []byte, threads int, W []fr.Element, other, bits []uint64) (full witness.Witness, nbOther uint64, err error) {
+	if err := c.needBLS12381("compact synthesis"); err != nil {
+		return nil, 0, err
+	}
 	if !IsAssignment(data) {
 		if full, err = ParseWitness(data, c); err != nil {
 			return nil, 0, fmt.Errorf("witness %w", err)

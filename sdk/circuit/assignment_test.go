@@ -193,8 +193,16 @@ func TestAssignmentTampered(t *testing.T) {
 			if !errors.As(err, &ue) || ue.Constraint != want || A != nil || B != nil {
 				t.Fatalf("wires %v, %d threads: %v (A %d, B %d), want constraint %d named", wires, threads, err, len(A), len(B), want)
 			}
-			var ab fr.Element
-			if ab.Mul(&ue.A, &ue.B).Equal(&ue.C) {
+			var a, b, ab, o fr.Element
+			for _, v := range []struct {
+				dst *fr.Element
+				dec string
+			}{{&a, ue.A}, {&b, ue.B}, {&o, ue.C}} {
+				if _, err := v.dst.SetString(v.dec); err != nil {
+					t.Fatalf("the error's value %q: %v", v.dec, err)
+				}
+			}
+			if ab.Mul(&a, &b).Equal(&o) {
 				t.Errorf("the named constraint holds: %v", ue)
 			}
 			if !strings.Contains(err.Error(), "does not satisfy constraint") {

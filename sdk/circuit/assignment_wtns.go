@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circom"
-	"github.com/zkhost/zkhost/sdk/circomconv"
+	zkcurve "github.com/zkhost/zkhost/sdk/curve"
 )
 
 // A circom witness (.wtns, as snarkjs and circom's witness generators write it) is
@@ -30,10 +28,8 @@ func checkWtns(data []byte, c *Circuit) error {
 		return fmt.Errorf("is not a valid circom witness: %w", err)
 	}
 	switch {
-	case curve == ecc.BN254:
-		return fmt.Errorf("is a circom witness for BN254: %w", circomconv.ErrBN254)
-	case curve != ecc.BLS12_381:
-		return fmt.Errorf("is a circom witness for %s, want BLS12-381", curve)
+	case sdk.Curve(zkcurve.Name(curve)) != c.Curve:
+		return fmt.Errorf("is a circom witness for %s, circuit %s is %s", zkcurve.Title(curve), c.Name, c.curveTitle())
 	case int64(n) != int64(c.NbWires):
 		return fmt.Errorf("is a circom witness of %d wires, circuit %s has %d", n, c.Name, c.NbWires)
 	}
@@ -41,7 +37,7 @@ func checkWtns(data []byte, c *Circuit) error {
 }
 
 // parseWtnsInto decodes a .wtns file into W (c.NbWires values) after checkWtns.
-func parseWtnsInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
+func parseWtnsInto[S any, PS zkcurve.Scalar[S]](data []byte, c *Circuit, threads int, W []S) error {
 	if err := checkWtns(data, c); err != nil {
 		return err
 	}
@@ -53,17 +49,19 @@ func parseWtnsInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
 		return errors.New("destination length differs from the witness's")
 	}
 	bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
+		var bigEndian [circom.FieldElementSize]byte
 		for i := lo; i < hi; i++ {
-			v, err := fr.LittleEndian.Element((*[fr.Bytes]byte)(&w.Values[i]))
-			if err != nil {
+			for k, b := range w.Values[i] {
+				bigEndian[len(bigEndian)-1-k] = b
+			}
+			if err := PS(&W[i]).SetBytesCanonical(bigEndian[:]); err != nil {
 				return i, err
 			}
-			W[i] = v
 		}
 		return -1, nil
 	})
 	if bad.index >= 0 {
-		return fmt.Errorf("wire %d is not a canonical BLS12-381 scalar: %v", bad.index, bad.err)
+		return fmt.Errorf("wire %d is not a canonical %s scalar: %v", bad.index, c.curveTitle(), bad.err)
 	}
 	return nil
 }

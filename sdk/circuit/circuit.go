@@ -8,17 +8,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
 
 	"github.com/zkhost/zkhost/sdk"
+	zkcurve "github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/solve"
 )
@@ -59,8 +63,14 @@ type Circuit struct {
 	Name   string // key name, the files' base name
 	KeyDir string
 
-	CCS *cs.R1CS             // the BLS12-381 constraint system, for Solve
-	VK  groth16.VerifyingKey // a *groth16_bls12381.VerifyingKey
+	// System is the constraint system, gnark's R1CS of the circuit's curve (a
+	// *cs.R1CS of constraint/bls12-381 or constraint/bn254).
+	System constraint.ConstraintSystem
+	// CCS is System for a BLS12-381 circuit, nil for another curve's: what the
+	// fast solver (sdk/solve), compact partitions and the partition checks read,
+	// which are BLS12-381's for now.
+	CCS *cs.R1CS
+	VK  groth16.VerifyingKey // gnark's verifying key of the circuit's curve
 	// Curve is the curve the circuit is proved on, set where its constraint
 	// system is checked to be that curve's: what the host writes in each
 	// partition and asks of the backends that prove it.
@@ -83,7 +93,7 @@ type Circuit struct {
 	MissingHints []string
 
 	pk  *keyfile.File
-	key *keyfile.BLS12381Key // pk's key
+	key any // pk's key: a *keyfile.BLS12381Key or *keyfile.BN254Key
 
 	// The solver's program, compiled from CCS on the first Synthesize.
 	programOnce sync.Once
@@ -95,6 +105,9 @@ type Circuit struct {
 // handle the system (Synthesize then runs gnark's solver).
 func (c *Circuit) Program() *solve.Program {
 	c.programOnce.Do(func() {
+		if c.CCS == nil {
+			return // another curve's system: gnark's solver
+		}
 		if p, err := solve.Compile(c.CCS); err == nil {
 			c.program = p
 		}
@@ -104,7 +117,31 @@ func (c *Circuit) Program() *solve.Program {
 
 // Key returns the mapped proving key, for in-process proving and tests. Its slices are
 // valid until Close.
-func (c *Circuit) Key() *keyfile.BLS12381Key { return c.key }
+// It is nil for a circuit of another curve: see KeyOf.
+func (c *Circuit) Key() *keyfile.BLS12381Key {
+	k, _ := c.key.(*keyfile.BLS12381Key)
+	return k
+}
+
+// KeyOf returns c's mapped proving key, whose points are G1 and G2, or an error
+// naming both curves when c is another curve's circuit.
+func KeyOf[G1, G2 any](c *Circuit) (*keyfile.ProvingKey[G1, G2], error) {
+	return keyfile.KeyOf[G1, G2](c.pk)
+}
+
+// field returns the modulus of c's scalar field.
+func (c *Circuit) field() *big.Int { return c.curveID().ScalarField() }
+
+// curveTitle returns c's curve as messages name it ("BLS12-381").
+func (c *Circuit) curveTitle() string { return zkcurve.Title(c.curveID()) }
+
+// curveID returns c's curve as gnark names it.
+func (c *Circuit) curveID() ecc.ID {
+	if c.Curve == sdk.CurveBN254 {
+		return ecc.BN254
+	}
+	return ecc.BLS12_381
+}
 
 // Close unmaps the proving key. The circuit's key must not be used afterwards.
 func (c *Circuit) Close() error {
@@ -218,20 +255,31 @@ func readCCS(path string, c *Circuit) (sum [32]byte, err error) {
 			err = fmt.Errorf("circuit: %s is not a valid gnark constraint system: decoder failed: %v", path, r)
 		}
 	}()
-	r1cs := new(cs.R1CS)
-	if _, err := r1cs.ReadFrom(bytes.NewReader(data)); err != nil {
-		return sum, fmt.Errorf("circuit: %s is not a gnark BLS12-381 constraint system: %w", path, err)
-	}
 	// CurveID is the decoder's type, not the file's: a constraint system compiled for
-	// another curve decodes all the same. The field it was compiled for is in its header.
-	if r1cs.CurveID() != ecc.BLS12_381 || r1cs.Field().Cmp(fr.Modulus()) != 0 {
-		return sum, fmt.Errorf("circuit: %s is compiled for another field (modulus %s), want BLS12-381's scalar field", path, r1cs.Field().Text(16))
+	// another curve decodes all the same (BN254's scalars are below BLS12-381's
+	// modulus). The field it was compiled for is in its header: decoded with
+	// BLS12-381's type first, a BN254 system is decoded again with its own.
+	var r1cs constraint.ConstraintSystem = new(cs.R1CS)
+	if _, err := r1cs.ReadFrom(bytes.NewReader(data)); err != nil {
+		return sum, fmt.Errorf("circuit: %s is not a gnark constraint system: %w", path, err)
+	}
+	switch field := r1cs.Field(); {
+	case field.Cmp(ecc.BLS12_381.ScalarField()) == 0:
+		c.CCS = r1cs.(*cs.R1CS)
+		c.Curve = sdk.CurveBLS12381
+	case field.Cmp(ecc.BN254.ScalarField()) == 0:
+		r1cs = new(cs_bn254.R1CS)
+		if _, err := r1cs.ReadFrom(bytes.NewReader(data)); err != nil {
+			return sum, fmt.Errorf("circuit: %s is not a gnark BN254 constraint system: %w", path, err)
+		}
+		c.Curve = sdk.CurveBN254
+	default:
+		return sum, fmt.Errorf("circuit: %s is compiled for another field (modulus %s), want BLS12-381's or BN254's scalar field", path, field.Text(16))
 	}
 	if err := refuseCommitments(r1cs); err != nil {
 		return sum, fmt.Errorf("circuit: %s: %w", path, err)
 	}
-	c.CCS = r1cs
-	c.Curve = sdk.CurveBLS12381
+	c.System = r1cs
 	c.NbConstraints = r1cs.GetNbConstraints()
 	c.NbPublic = r1cs.GetNbPublicVariables()
 	c.NbSecret = r1cs.GetNbSecretVariables()
@@ -241,7 +289,7 @@ func readCCS(path string, c *Circuit) (sum [32]byte, err error) {
 	return sha256.Sum256(data), nil
 }
 
-func refuseCommitments(r1cs *cs.R1CS) error {
+func refuseCommitments(r1cs constraint.ConstraintSystem) error {
 	if n := len(r1cs.GetCommitments().CommitmentIndexes()); n > 0 {
 		return fmt.Errorf("%w (this one has %d)", ErrCommitments, n)
 	}
@@ -259,15 +307,15 @@ func readVK(path string, c *Circuit) (sum [32]byte, err error) {
 			err = fmt.Errorf("circuit: %s is not a valid gnark verifying key: decoder failed: %v", path, r)
 		}
 	}()
-	vk := new(groth16_bls12381.VerifyingKey)
+	vk := groth16.NewVerifyingKey(c.curveID())
 	br := bytes.NewReader(data)
 	if _, err := vk.ReadFrom(br); err != nil {
-		return sum, fmt.Errorf("circuit: %s is not a gnark BLS12-381 verifying key: %w", path, err)
+		return sum, fmt.Errorf("circuit: %s is not a gnark %s verifying key: %w", path, c.curveTitle(), err)
 	}
 	if br.Len() != 0 {
 		return sum, fmt.Errorf("circuit: %s has %d trailing bytes after the verifying key", path, br.Len())
 	}
-	if len(vk.CommitmentKeys) > 0 {
+	if hasCommitments(vk) {
 		return sum, fmt.Errorf("circuit: %s: %w", path, ErrCommitments)
 	}
 	c.VK = vk
@@ -277,12 +325,26 @@ func readVK(path string, c *Circuit) (sum [32]byte, err error) {
 // checkConsistent checks that the ccs, vk and pk (and metadata) describe one circuit and
 // one setup. Its errors name the files by the paths given.
 func (c *Circuit) checkConsistent(ccsPath, vkPath, pkPath, metaPath string) error {
-	k, err := c.pk.BLS12381()
-	if err != nil {
-		return fmt.Errorf("circuit %s: %s: %w", c.Name, pkPath, err)
+	if c.pk.Curve() != c.curveID() {
+		return fmt.Errorf("circuit %s: %s is a %s key, %s a %s constraint system: the files are not one key set", c.Name, pkPath, zkcurve.Title(c.pk.Curve()), ccsPath, c.curveTitle())
 	}
-	c.key = k
-	vk := c.VK.(*groth16_bls12381.VerifyingKey)
+	var (
+		k   keyfile.Header
+		err error
+	)
+	switch vk := c.VK.(type) {
+	case *groth16_bls12381.VerifyingKey:
+		k, err = sameSetup(c, func() (*keyfile.BLS12381Key, error) { return c.pk.BLS12381() },
+			vk.G1.Alpha, vk.G1.Beta, vk.G1.Delta, vk.G2.Beta, vk.G2.Delta, len(vk.G1.K))
+	case *groth16_bn254.VerifyingKey:
+		k, err = sameSetup(c, func() (*keyfile.BN254Key, error) { return c.pk.BN254() },
+			vk.G1.Alpha, vk.G1.Beta, vk.G1.Delta, vk.G2.Beta, vk.G2.Delta, len(vk.G1.K))
+	default:
+		err = fmt.Errorf("a verifying key of type %T", c.VK)
+	}
+	if err != nil {
+		return fmt.Errorf("circuit %s: %s and %s: %w", c.Name, pkPath, vkPath, err)
+	}
 	mismatch := func(what string, pk, other any, otherFile string) error {
 		return fmt.Errorf("circuit %s: %s: %s is %v but %s says %v: the files are not one key set", c.Name, pkPath, what, pk, otherFile, other)
 	}
@@ -293,11 +355,8 @@ func (c *Circuit) checkConsistent(ccsPath, vkPath, pkPath, metaPath string) erro
 		return mismatch("the number of public wires", k.NbPublic, c.NbPublic, ccsPath)
 	case k.DomainSize != c.DomainSize:
 		return mismatch("the domain size", k.DomainSize, c.DomainSize, ccsPath)
-	case len(vk.G1.K) != c.NbPublic:
-		return fmt.Errorf("circuit %s: %s has %d public points but %s has %d public wires", c.Name, vkPath, len(vk.G1.K), ccsPath, c.NbPublic)
-	case !k.G1Alpha.Equal(&vk.G1.Alpha) || !k.G1Beta.Equal(&vk.G1.Beta) || !k.G1Delta.Equal(&vk.G1.Delta) ||
-		!k.G2Beta.Equal(&vk.G2.Beta) || !k.G2Delta.Equal(&vk.G2.Delta):
-		return fmt.Errorf("circuit %s: %s and %s come from different setups (alpha, beta or delta differ)", c.Name, pkPath, vkPath)
+	case vkPublic(c.VK) != c.NbPublic:
+		return fmt.Errorf("circuit %s: %s has %d public points but %s has %d public wires", c.Name, vkPath, vkPublic(c.VK), ccsPath, c.NbPublic)
 	}
 	if m := c.Meta; m != nil {
 		if m.PKDigest != c.PKDigestHex() {
@@ -309,4 +368,36 @@ func (c *Circuit) checkConsistent(ccsPath, vkPath, pkPath, metaPath string) erro
 		}
 	}
 	return nil
+}
+
+// sameSetup maps c's proving key with key and checks that it comes from the setup
+// of the verifying key whose points are given (nbK public points); it keeps the key
+// in c and returns its sizes.
+func sameSetup[G1, G2 any](c *Circuit, key func() (*keyfile.ProvingKey[G1, G2], error), alpha, beta, delta G1, beta2, delta2 G2, nbK int) (keyfile.Header, error) {
+	k, err := key()
+	if err != nil {
+		return keyfile.Header{}, err
+	}
+	// Affine points in Montgomery form have one representation each: == is equality.
+	if any(k.G1Alpha) != any(alpha) || any(k.G1Beta) != any(beta) || any(k.G1Delta) != any(delta) ||
+		any(k.G2Beta) != any(beta2) || any(k.G2Delta) != any(delta2) {
+		return keyfile.Header{}, fmt.Errorf("they come from different setups (alpha, beta or delta differ): the files are not one key set")
+	}
+	c.key = k
+	return c.pk.Header(), nil
+}
+
+// vkPublic is the number of public points of a verifying key (the constant one's
+// included), on either curve.
+func vkPublic(vk groth16.VerifyingKey) int { return vk.NbPublicWitness() + 1 }
+
+// hasCommitments reports whether a verifying key carries Pedersen commitment keys.
+func hasCommitments(vk groth16.VerifyingKey) bool {
+	switch vk := vk.(type) {
+	case *groth16_bls12381.VerifyingKey:
+		return len(vk.CommitmentKeys) > 0
+	case *groth16_bn254.VerifyingKey:
+		return len(vk.CommitmentKeys) > 0
+	}
+	return false
 }

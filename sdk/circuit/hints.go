@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/constraint/solver"
 	_ "github.com/consensys/gnark/std/math/bits"
 	_ "github.com/consensys/gnark/std/math/bitslice"
@@ -25,7 +25,7 @@ import (
 
 // missingHints returns the names of the hints r1cs's solver needs that are not
 // registered in this process, sorted.
-func missingHints(r1cs *cs.R1CS) []string {
+func missingHints(r1cs constraint.ConstraintSystem) []string {
 	// The solver's default configuration holds every registered hint under the ID it
 	// is looked up by (a named hint's ID is not its function's).
 	cfg, err := solver.NewConfig()
@@ -33,7 +33,7 @@ func missingHints(r1cs *cs.R1CS) []string {
 		panic(fmt.Sprintf("gnark's default solver configuration: %v", err)) // takes no options: cannot fail
 	}
 	var missing []string
-	for id, name := range r1cs.MHintsDependencies {
+	for id, name := range systemOf(r1cs).MHintsDependencies {
 		if _, ok := cfg.HintFunctions[id]; !ok {
 			missing = append(missing, name)
 		}

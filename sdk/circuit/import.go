@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -8,10 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"unsafe"
 
 	"github.com/consensys/gnark/backend/groth16"
 
-	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -22,7 +23,7 @@ const SetupImported = "imported: gnark Groth16 keys made outside zkhost (the set
 
 // ImportFiles are what a gnark user has for a circuit: the files Import reads.
 type ImportFiles struct {
-	CCS string // constraint system, R1CS.WriteTo, BLS12-381
+	CCS string // constraint system, R1CS.WriteTo, BLS12-381 or BN254
 	PK  string // proving key, ProvingKey.WriteTo or WriteRawTo
 	VK  string // verifying key, VerifyingKey.WriteTo
 	// Witness, optional: a gnark full witness (witness.MarshalBinary) or a wire
@@ -206,11 +207,21 @@ func proveOnce(ctx context.Context, c *Circuit, path string) error {
 			return fmt.Errorf("%s is a witness, but %w; check with a wire assignment instead", path, err)
 		}
 	}
-	W, A, B, full, err := SynthesizeInput(c, data, 0)
+	// W, A and B in 8-byte words, so that their bytes are aligned as a
+	// partition's are.
+	words := func(n int) []byte {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(make([]uint64, 4*n)))), 32*n)
+	}
+	W, A, B := words(c.NbWires), words(c.NbConstraints), words(c.NbConstraints)
+	full, err := SynthesizeInputRaw(c, data, 0, W, A, B)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	proof, _, err := refprover.Prove(ctx, curve.BLS12381{}, c.Key(), W, A, B, 0)
+	prover, err := refprover.NewKeyProver(c.pk)
+	if err != nil {
+		return err
+	}
+	encoded, _, err := prover.Prove(ctx, W, A, B, 0)
 	if err != nil {
 		return fmt.Errorf("proving %s: %w", path, err)
 	}
@@ -218,7 +229,11 @@ func proveOnce(ctx context.Context, c *Circuit, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: public part: %w", path, err)
 	}
-	if err := groth16.Verify(keyconv.ProofToGnark(proof), c.VK, pub); err != nil {
+	proof := groth16.NewProof(c.VK.CurveID())
+	if _, err := proof.ReadFrom(bytes.NewReader(encoded)); err != nil {
+		return fmt.Errorf("proving %s: the proof does not decode: %w", path, err)
+	}
+	if err := groth16.Verify(proof, c.VK, pub); err != nil {
 		return fmt.Errorf("a proof of %s with the proving key does not verify with the verifying key: the keys are not one setup for this circuit (%v)", path, err)
 	}
 	return nil

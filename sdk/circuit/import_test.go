@@ -107,16 +107,18 @@ func TestImportRefuses(t *testing.T) {
 	writeWitness(t, badWitness, &testcircuit.User{X: 5, Y: 7, Bits: userBits})
 	chainWitness := filepath.Join(t.TempDir(), "chain.wtns") // two public inputs, User has one
 	writeWitness(t, chainWitness, testcircuit.ChainAssignment(4, 3, 5))
-	bn254 := filepath.Join(t.TempDir(), "bn254.ccs")
-	{
-		ccs, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, &testcircuit.User{Bits: userBits})
+	compiledFor := func(field ecc.ID) string {
+		path := filepath.Join(t.TempDir(), field.String()+".ccs")
+		ccs, err := frontend.Compile(field.ScalarField(), r1cs.NewBuilder, &testcircuit.User{Bits: userBits})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
 		ccs.WriteTo(&buf)
-		os.WriteFile(bn254, buf.Bytes(), 0o644)
+		os.WriteFile(path, buf.Bytes(), 0o644)
+		return path
 	}
+	bn254, bls12377 := compiledFor(ecc.BN254), compiledFor(ecc.BLS12_377)
 	occupied := t.TempDir()
 	os.WriteFile(filepath.Join(occupied, "mine.vk"), []byte("in use"), 0o644)
 
@@ -135,8 +137,10 @@ func TestImportRefuses(t *testing.T) {
 			[]string{f.VK, "not a gnark BLS12-381 proving key"}, ""},
 		{"proving key given as the verifying key", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.PK}, "",
 			[]string{f.PK, "verifying key"}, ""},
-		{"constraint system for BN254", ImportFiles{CCS: bn254, PK: f.PK, VK: f.VK}, "",
-			[]string{bn254, "compiled for another field"}, ""},
+		{"constraint system for BN254, keys for BLS12-381", ImportFiles{CCS: bn254, PK: f.PK, VK: f.VK}, "",
+			[]string{f.VK, "not a gnark BN254 verifying key"}, ""},
+		{"constraint system for BLS12-377", ImportFiles{CCS: bls12377, PK: f.PK, VK: f.VK}, "",
+			[]string{bls12377, "compiled for another field"}, ""},
 		{"a custom hint", ImportFiles{CCS: hinted.CCS, PK: hinted.PK, VK: hinted.VK}, "",
 			[]string{"testcircuit.CubeRootHint", "synthesizer plugin", "wire assignments", "--assignments-only"}, ""},
 		{"a witness that does not satisfy the circuit", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.VK, Witness: badWitness}, "",

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
 
@@ -111,18 +110,18 @@ func ParseWitness(data []byte, c *Circuit) (witness.Witness, error) {
 		return nil, fmt.Errorf("is malformed: header says %d public + %d secret values but the vector has %d", nbPublic, nbSecret, nbValues)
 	}
 	if want := witnessHeader + uint64(nbValues)*fr.Bytes; uint64(len(data)) != want {
-		return nil, fmt.Errorf("has %d bytes, want %d for %d BLS12-381 scalars of %d bytes (a witness of another field, or truncated)", len(data), want, nbValues, fr.Bytes)
+		return nil, fmt.Errorf("has %d bytes, want %d for %d scalars of %d bytes (a witness of another field, or truncated)", len(data), want, nbValues, fr.Bytes)
 	}
 	// The witness excludes the constant-1 wire, which the circuit counts as public.
 	if wantPub, wantSec := c.NbPublic-1, c.NbSecret; int(nbPublic) != wantPub || int(nbSecret) != wantSec {
 		return nil, fmt.Errorf("has %d public and %d secret values, circuit %s wants %d public and %d secret", nbPublic, nbSecret, c.Name, wantPub, wantSec)
 	}
-	w, err := witness.New(ecc.BLS12_381.ScalarField())
+	w, err := witness.New(c.field())
 	if err != nil {
 		return nil, fmt.Errorf("cannot be decoded: %w", err)
 	}
 	if err := w.UnmarshalBinary(data); err != nil {
-		return nil, fmt.Errorf("is not a BLS12-381 witness: %w", err)
+		return nil, fmt.Errorf("is not a %s witness: %w", c.curveTitle(), err)
 	}
 	return w, nil
 }

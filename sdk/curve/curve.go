@@ -23,6 +23,7 @@ type Scalar[S any] interface {
 	Sub(x, y *S) *S
 	Mul(x, y *S) *S
 	Square(x *S) *S
+	Double(x *S) *S
 	Neg(x *S) *S
 	Inverse(x *S) *S
 	Exp(x S, k *big.Int) *S
@@ -32,6 +33,8 @@ type Scalar[S any] interface {
 	Equal(x *S) bool
 	BigInt(z *big.Int) *big.Int
 	SetBytesCanonical(b []byte) error
+	Bytes() [32]byte
+	String() string
 }
 
 // Domain is an FFT domain of one curve's scalar field (gnark-crypto's fft.Domain): the
@@ -129,3 +132,15 @@ func Name(id ecc.ID) string {
 // inverse twiddles (about n elements each) and the coset tables (n elements each), 32 bytes
 // per element.
 func domainBytes(n uint64) uint64 { return 4 * n * 32 }
+
+// Title returns the curve's name as prose and error messages write it
+// ("BLS12-381", "BN254").
+func Title(id ecc.ID) string {
+	switch id {
+	case ecc.BLS12_381:
+		return "BLS12-381"
+	case ecc.BN254:
+		return "BN254"
+	}
+	return id.String()
+}

@@ -3,40 +3,61 @@ package keyconv
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
-// Convert reads a gnark BLS12-381 Groth16 proving key file, written by gnark's
-// ProvingKey.WriteTo (compressed points) or WriteRawTo (raw points), and writes it to
-// outPath in zkhost's key file format (sdk/keyfile). It returns the new file's header digest. Points are
-// decoded with gnark's subgroup checks, so a corrupt input file is refused rather than
-// converted. Keys with commitments are refused.
+// Convert reads a gnark Groth16 proving key file of BLS12-381 or BN254, written by
+// gnark's ProvingKey.WriteTo (compressed points) or WriteRawTo (raw points), and writes
+// it to outPath in zkhost's key file format (sdk/keyfile). It returns the new file's
+// header digest. The file does not say its curve: it is decoded as each curve's in
+// turn, and points are decoded with gnark's subgroup checks, so only its own curve's
+// decoder takes it, and a corrupt input file is refused rather than converted. Keys
+// with commitments are refused.
 func Convert(gnarkPKPath, outPath string) ([32]byte, error) {
-	pk, err := readGnarkKey(gnarkPKPath)
-	if err != nil {
-		return [32]byte{}, err
+	var errs []error
+	for _, id := range []ecc.ID{ecc.BLS12_381, ecc.BN254} {
+		pk, err := readGnarkKey(gnarkPKPath, id)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var digest [32]byte
+		switch pk := pk.(type) {
+		case *groth16_bls12381.ProvingKey:
+			var k *keyfile.BLS12381Key
+			if k, err = FromGnark(pk); err == nil {
+				digest, err = keyfile.Write(outPath, k)
+			}
+		case *groth16_bn254.ProvingKey:
+			var k *keyfile.BN254Key
+			if k, err = FromGnarkBN254(pk); err == nil {
+				digest, err = keyfile.Write(outPath, k)
+			}
+		}
+		if err != nil {
+			return [32]byte{}, fmt.Errorf("converting %s: %w", gnarkPKPath, err)
+		}
+		return digest, nil
 	}
-	k, err := FromGnark(pk)
-	if err != nil {
-		return [32]byte{}, fmt.Errorf("converting %s: %w", gnarkPKPath, err)
-	}
-	return keyfile.Write(outPath, k)
+	return [32]byte{}, errors.Join(errs...)
 }
 
-// maxLogDomain is the two-adicity of BLS12-381's scalar field: no FFT domain is larger
-// than 2^32.
-const maxLogDomain = 32
-
-// readGnarkKey decodes a gnark BLS12-381 proving key file. gnark's decoder trusts the
-// sizes it reads (a bad domain size panics while precomputing twiddles), so the domain
-// size is checked first and any remaining decoder panic becomes an error.
-func readGnarkKey(path string) (pk *groth16_bls12381.ProvingKey, err error) {
+// readGnarkKey decodes a gnark proving key file of curve id. gnark's decoder trusts
+// the sizes it reads (a bad domain size panics while precomputing twiddles), so the
+// domain size is checked first and any remaining decoder panic becomes an error.
+func readGnarkKey(path string, id ecc.ID) (pk groth16.ProvingKey, err error) {
+	title := curve.Title(id)
 	in, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("keyconv: convert: %w", err)
@@ -45,25 +66,25 @@ func readGnarkKey(path string) (pk *groth16_bls12381.ProvingKey, err error) {
 	br := bufio.NewReaderSize(in, 1<<20)
 	head, err := br.Peek(8)
 	if err != nil {
-		return nil, fmt.Errorf("keyconv: convert: %s is not a gnark BLS12-381 proving key: %w", path, err)
+		return nil, fmt.Errorf("keyconv: convert: %s is not a gnark %s proving key: %w", path, title, err)
 	}
 	// gnark writes the domain's cardinality first, as a big-endian uint64.
 	card := binary.BigEndian.Uint64(head)
-	if card == 0 || card&(card-1) != 0 || card > 1<<maxLogDomain {
-		return nil, fmt.Errorf("keyconv: convert: %s is not a gnark BLS12-381 proving key: domain size %d is not a power of two up to 2^%d", path, card, maxLogDomain)
+	if maxLog := curve.TwoAdicity(id); card == 0 || card&(card-1) != 0 || card > 1<<maxLog {
+		return nil, fmt.Errorf("keyconv: convert: %s is not a gnark %s proving key: domain size %d is not a power of two up to 2^%d", path, title, card, maxLog)
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			pk, err = nil, fmt.Errorf("keyconv: convert: %s is not a valid gnark BLS12-381 proving key: decoder failed: %v", path, r)
+			pk, err = nil, fmt.Errorf("keyconv: convert: %s is not a valid gnark %s proving key: decoder failed: %v", path, title, r)
 		}
 	}()
-	pk = new(groth16_bls12381.ProvingKey)
+	pk = groth16.NewProvingKey(id)
 	// gnark's decoder reads each point's flag bits, so one call reads both encodings.
 	if _, err := pk.ReadFrom(br); err != nil {
-		return nil, fmt.Errorf("keyconv: convert: %s is not a gnark BLS12-381 proving key: %w", path, err)
+		return nil, fmt.Errorf("keyconv: convert: %s is not a gnark %s proving key: %w", path, title, err)
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
-		return nil, fmt.Errorf("keyconv: convert: %s has trailing bytes after the proving key", path)
+		return nil, fmt.Errorf("keyconv: convert: %s has trailing bytes after the %s proving key", path, title)
 	}
 	return pk, nil
 }

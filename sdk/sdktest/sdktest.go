@@ -455,7 +455,7 @@ func (s *suite) testBadRequests(t *testing.T, chain, merkle *fixture) {
 			return h
 		}, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
 		{"relative path", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Path = filepath.Base(h.Path); return h }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},
-		{"curve", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Curve = sdk.CurveBN254; return h }, unsupported},
+		{"curve of another key", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Curve = sdk.CurveBN254; return h }, unsupported},
 		{"unknown curve", chain.key.ID, func(h sdk.PartitionHandle) sdk.PartitionHandle { h.Curve = "secp256k1"; return h }, unsupported},
 		{"unknown key", "sdktest-no-such-key", func(h sdk.PartitionHandle) sdk.PartitionHandle { return h }, []sdk.ErrorKind{sdk.ErrKeyNotLoaded}},
 		{"partition of another circuit", chain.key.ID, func(sdk.PartitionHandle) sdk.PartitionHandle { return other }, []sdk.ErrorKind{sdk.ErrInvalidArgument}},

@@ -186,7 +186,7 @@ func TestOutputRejects(t *testing.T) {
 		want          string
 	}{
 		{"bad name", "../x", sdk.CurveBLS12381, 10, 10, "bad partition name"},
-		{"other curve", "x", sdk.CurveBN254, 10, 10, "only bls12-381"},
+		{"unknown curve", "x", "secp256k1", 10, 10, "unknown curve"},
 		{"no wires", "x", sdk.CurveBLS12381, 0, 10, "0 wires"},
 		{"too many constraints", "x", sdk.CurveBLS12381, 10, sdk.MaxPartitionElements + 1, "want 1.."},
 	} {

@@ -62,8 +62,8 @@ func (s *Store) newOutput(name string, curve sdk.Curve, h sdk.PartitionHandle) (
 	if !validName.MatchString(name) {
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: output: bad partition name %q (want 1-128 of A-Z a-z 0-9 . _ -, not starting with . _ or -)", name)
 	}
-	if curve != sdk.CurveBLS12381 {
-		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: curve %q: only %s partitions are supported", name, curve, sdk.CurveBLS12381)
+	if curve != sdk.CurveBLS12381 && curve != sdk.CurveBN254 {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: unknown curve %q (want %s or %s)", name, curve, sdk.CurveBLS12381, sdk.CurveBN254)
 	}
 	if s.isClosed() {
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: output %q: the store is closed", name)

@@ -21,7 +21,24 @@ import (
 // machine out of memory is an error here (ENOMEM, ENOSPC: journal.IsNoSpace
 // knows them), never a fault inside fill. fill's error is returned as it is;
 // on any error nothing is kept.
+//
+// W, A and B are BLS12-381 scalars; WriteRaw gives any curve's as bytes.
 func (s *Store) WriteWith(name string, curve sdk.Curve, nbWires, nbConstraints uint64, fill func(W, A, B []fr.Element) error) (sdk.PartitionHandle, error) {
+	if curve != sdk.CurveBLS12381 {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %s: WriteWith's vectors are BLS12-381 scalars, the partition is %s (use WriteRaw)", name, curve)
+	}
+	view := func(b []byte) []fr.Element {
+		return unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/sdk.ElementSize)
+	}
+	return s.WriteRaw(name, curve, nbWires, nbConstraints, func(W, A, B []byte) error {
+		return fill(view(W), view(A), view(B))
+	})
+}
+
+// WriteRaw is WriteWith for a partition of any curve: fill gets W, A and B as
+// the raw bytes of their scalars (sdk.ElementSize each, 8-byte aligned), to view
+// as the curve's elements.
+func (s *Store) WriteRaw(name string, curve sdk.Curve, nbWires, nbConstraints uint64, fill func(W, A, B []byte) error) (sdk.PartitionHandle, error) {
 	h, err := s.Output(name, curve, nbWires, nbConstraints)
 	if err != nil {
 		return sdk.PartitionHandle{}, err
@@ -44,7 +61,7 @@ func (s *Store) WriteWith(name string, curve sdk.Curve, nbWires, nbConstraints u
 
 // fillOutput allocates the sections of pending output h, maps them and runs
 // fill over them, and unmaps them (so that Adopt can seal the file).
-func (s *Store) fillOutput(h sdk.PartitionHandle, fill func(W, A, B []fr.Element) error) error {
+func (s *Store) fillOutput(h sdk.PartitionHandle, fill func(W, A, B []byte) error) error {
 	s.mu.Lock()
 	o, ok := s.pending[h.Inode]
 	s.mu.Unlock()
@@ -65,9 +82,7 @@ func (s *Store) fillOutput(h sdk.PartitionHandle, fill func(W, A, B []fr.Element
 	if err != nil {
 		return fmt.Errorf("shm: write %s: mapping: %w", h.Path, err)
 	}
-	view := func(off, n uint64) []fr.Element {
-		return unsafe.Slice((*fr.Element)(unsafe.Pointer(&mem[off])), n)
-	}
+	view := func(off, n uint64) []byte { return mem[off : off+n*sdk.ElementSize] }
 	ferr := fill(view(h.WOffset, h.NbWires), view(h.AOffset, h.NbConstraints), view(h.BOffset, h.NbConstraints))
 	if err := unix.Munmap(mem); err != nil {
 		return errors.Join(ferr, fmt.Errorf("shm: write %s: unmapping: %w", h.Path, err))

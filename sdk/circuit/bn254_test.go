@@ -1,0 +1,149 @@
+package circuit
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
+)
+
+// TestBN254KeySet: a gnark circuit compiled and set up on BN254 is imported (its
+// witness proved and verified on the way), loaded, and its partitions synthesized
+// through the one curve-blind entry point from a gnark witness and from a wire
+// assignment, proved with the key file's prover and verified by gnark; a wrong
+// assignment is refused naming its constraint, and a BLS12-381 function refuses the
+// circuit by name.
+func TestBN254KeySet(t *testing.T) {
+	const steps = 40
+	field := ecc.BN254.ScalarField()
+	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := t.TempDir()
+	files := ImportFiles{
+		CCS: filepath.Join(in, "chain.ccs"), PK: filepath.Join(in, "chain.pk"), VK: filepath.Join(in, "chain.vk"),
+		Witness: filepath.Join(in, "chain.wtns"),
+	}
+	full, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, steps, 3, 5), field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	witnessBytes, err := full.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, w := range map[string]interface {
+		WriteTo(w io.Writer) (int64, error)
+	}{files.CCS: ccs, files.PK: pk, files.VK: vk} {
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(files.Witness, witnessBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	keys := t.TempDir()
+	res, err := Import(context.Background(), files, "chain-bn254", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Circuit.Close()
+	if !res.Proved {
+		t.Fatal("the import did not prove its witness")
+	}
+	c, err := Load(keys, "chain-bn254")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Curve != sdk.CurveBN254 || c.CCS != nil || c.Key() != nil {
+		t.Fatalf("loaded as %s (BLS12-381 system %v, key %v)", c.Curve, c.CCS != nil, c.Key() != nil)
+	}
+	prover, err := refprover.NewKeyProver(c.pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	solved, err := ccs.Solve(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	W := solved.(*cs_bn254.R1CSSolution).W
+	assignment := MarshalAssignment(W, c.NbPublic, c.NbSecret)
+	wrong := bytes.Clone(assignment)
+	wrong[len(wrong)-1] ^= 1 // the last wire, an internal one
+
+	for _, tc := range []struct {
+		name  string
+		input []byte
+	}{{"gnark witness", witnessBytes}, {"wire assignment", assignment}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, a, b := alignedScalars(c.NbWires), alignedScalars(c.NbConstraints), alignedScalars(c.NbConstraints)
+			got, err := SynthesizeInputRaw(c, tc.input, 2, w, a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(w, bytesOfScalars(W)) {
+				t.Fatal("W differs from gnark's solution")
+			}
+			encoded, _, err := prover.Prove(context.Background(), w, a, b, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proof := groth16.NewProof(ecc.BN254)
+			if _, err := proof.ReadFrom(bytes.NewReader(encoded)); err != nil {
+				t.Fatal(err)
+			}
+			pub, err := got.Public()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := groth16.Verify(proof, c.VK, pub); err != nil {
+				t.Fatalf("gnark refused the proof: %v", err)
+			}
+		})
+	}
+	w, a, b := alignedScalars(c.NbWires), alignedScalars(c.NbConstraints), alignedScalars(c.NbConstraints)
+	if _, err := SynthesizeInputRaw(c, wrong, 1, w, a, b); err == nil || !strings.Contains(err.Error(), "does not satisfy constraint") {
+		t.Errorf("a wrong assignment: %v, want a refusal naming the constraint", err)
+	}
+	if _, _, err := Evaluate(c, nil, 1); err == nil || !strings.Contains(err.Error(), "this one is BN254") {
+		t.Errorf("Evaluate of a BN254 circuit: %v", err)
+	}
+}
+
+// alignedScalars is the memory of n 32-byte scalars, 8-byte aligned as a
+// partition's sections are.
+func alignedScalars(n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(make([]uint64, 4*n)))), 32*n)
+}
+
+// bytesOfScalars is the memory of v.
+func bytesOfScalars(v bnfr.Vector) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 32*len(v))
+}

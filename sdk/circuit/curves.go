@@ -1,0 +1,120 @@
+package circuit
+
+import (
+	"fmt"
+	"unsafe"
+
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
+	"github.com/consensys/gnark/constraint/solver"
+
+	"github.com/zkhost/zkhost/sdk/curve"
+)
+
+// The circuit's curve is a parameter of one synthesis path: the functions here take
+// a Circuit of either curve and dispatch once, on its constraint system's type, to
+// code generic over the curve's scalars. BLS12-381 circuits keep their fast solver
+// (sdk/solve) and compact encodings; a BN254 circuit is solved with gnark's solver,
+// and its inputs are full wire assignments, circom witnesses or gnark witnesses.
+
+// systemOf returns the curve-independent part of a gnark R1CS of either curve.
+func systemOf(ccs constraint.ConstraintSystem) *constraint.System {
+	switch r := ccs.(type) {
+	case *cs.R1CS:
+		return &r.System
+	case *cs_bn254.R1CS:
+		return &r.System
+	}
+	panic(fmt.Sprintf("circuit: a constraint system of type %T", ccs)) // readCCS makes no other
+}
+
+// SynthesizeInputRaw is SynthesizeInputInto for a circuit of any curve, into raw
+// memory: W, A and B are the bytes of c.NbWires, c.NbConstraints and
+// c.NbConstraints 32-byte scalars of the circuit's curve, 8-byte aligned (a
+// partition file's sections, shm.Store.WriteRaw). It returns the full witness, whose
+// public part a proof is verified against.
+func SynthesizeInputRaw(c *Circuit, data []byte, threads int, W, A, B []byte) (witness.Witness, error) {
+	switch r := c.System.(type) {
+	case *cs.R1CS:
+		return SynthesizeInputInto(c, data, threads, scalars[blsfr.Element](W), scalars[blsfr.Element](A), scalars[blsfr.Element](B))
+	case *cs_bn254.R1CS:
+		return synthesizeGnark(c, &r.System, r.Coefficients, func(w witness.Witness, opts ...solver.Option) (W, A, B []bnfr.Element, err error) {
+			sol, err := r.Solve(w, opts...)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			s := sol.(*cs_bn254.R1CSSolution)
+			return s.W, s.A, s.B, nil
+		}, data, threads, scalars[bnfr.Element](W), scalars[bnfr.Element](A), scalars[bnfr.Element](B))
+	}
+	return nil, fmt.Errorf("circuit %s: no synthesis for a constraint system of type %T", c.Name, c.System)
+}
+
+// synthesizeGnark synthesizes one partition of a circuit whose scalars are S and
+// whose witnesses gnark's solver solves (solve): a wire assignment (full, or a circom
+// .wtns) is parsed into W and evaluated into A and B, every constraint checked; a
+// gnark witness is solved and its vectors copied there.
+func synthesizeGnark[S any, PS curve.Scalar[S]](c *Circuit, sys *constraint.System, coeffs []S,
+	solve func(witness.Witness, ...solver.Option) (W, A, B []S, err error),
+	data []byte, threads int, W, A, B []S) (witness.Witness, error) {
+	if len(W) != c.NbWires || len(A) != c.NbConstraints || len(B) != c.NbConstraints {
+		return nil, fmt.Errorf("circuit %s: destination lengths W %d, A %d, B %d; want %d, %d, %d",
+			c.Name, len(W), len(A), len(B), c.NbWires, c.NbConstraints, c.NbConstraints)
+	}
+	if IsAssignment(data) {
+		if err := parseFullAssignmentInto[S, PS](data, c, threads, W); err != nil {
+			return nil, fmt.Errorf("wire assignment %w", err)
+		}
+		if err := evaluate[S, PS](c, sys, coeffs, W, A, B, threads); err != nil {
+			return nil, err
+		}
+		return inputsWitness(c, W[1:c.NbPublic+c.NbSecret])
+	}
+	full, err := ParseWitness(data, c)
+	if err != nil {
+		return nil, fmt.Errorf("witness %w", err)
+	}
+	if err := c.CheckSolvable(); err != nil {
+		return nil, err
+	}
+	var opts []solver.Option
+	if threads > 0 {
+		opts = append(opts, solver.WithNbTasks(threads))
+	}
+	w, a, b, err := solve(full, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
+	}
+	if len(w) != len(W) || len(a) != len(A) || len(b) != len(B) {
+		return nil, fmt.Errorf("circuit %s: gnark's solver gave %d wires and %d, %d rows; want %d and %d", c.Name, len(w), len(a), len(b), len(W), len(A))
+	}
+	copy(W, w)
+	copy(A, a)
+	copy(B, b)
+	return full, nil
+}
+
+// scalars views raw memory as scalars S (32 bytes each), without copying; nil stays
+// nil.
+func scalars[S any](b []byte) []S {
+	if b == nil {
+		return nil
+	}
+	if len(b) == 0 {
+		return []S{}
+	}
+	return unsafe.Slice((*S)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(*new(S))))
+}
+
+// needBLS12381 refuses, naming what, a function whose vectors are BLS12-381
+// scalars for a circuit of another curve (SynthesizeInputRaw serves every curve).
+func (c *Circuit) needBLS12381(what string) error {
+	if c.CCS == nil {
+		return fmt.Errorf("circuit %s: %s works on BLS12-381 circuits; this one is %s", c.Name, what, c.curveTitle())
+	}
+	return nil
+}
