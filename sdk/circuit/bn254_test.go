@@ -3,9 +3,7 @@ package circuit
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -14,8 +12,6 @@ import (
 	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -31,39 +27,15 @@ import (
 func TestBN254KeySet(t *testing.T) {
 	const steps = 40
 	field := ecc.BN254.ScalarField()
-	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
+	gf, err := testcircuit.WriteGnarkFilesOn(ecc.BN254, t.TempDir(), "chain", &testcircuit.Chain{N: steps},
+		testcircuit.ChainAssignmentOver(field, steps, 3, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, vk, err := groth16.Setup(ccs)
+	files := ImportFiles{CCS: gf.CCS, PK: gf.PK, VK: gf.VK, Witness: gf.Witness}
+	full := gf.FullWitness
+	witnessBytes, err := os.ReadFile(gf.Witness)
 	if err != nil {
-		t.Fatal(err)
-	}
-	in := t.TempDir()
-	files := ImportFiles{
-		CCS: filepath.Join(in, "chain.ccs"), PK: filepath.Join(in, "chain.pk"), VK: filepath.Join(in, "chain.vk"),
-		Witness: filepath.Join(in, "chain.wtns"),
-	}
-	full, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, steps, 3, 5), field)
-	if err != nil {
-		t.Fatal(err)
-	}
-	witnessBytes, err := full.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for path, w := range map[string]interface {
-		WriteTo(w io.Writer) (int64, error)
-	}{files.CCS: ccs, files.PK: pk, files.VK: vk} {
-		var buf bytes.Buffer
-		if _, err := w.WriteTo(&buf); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(files.Witness, witnessBytes, 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -89,7 +61,7 @@ func TestBN254KeySet(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	solved, err := ccs.Solve(full)
+	solved, err := gf.R1CS.Solve(full)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,12 @@ type GnarkFiles struct {
 // (ProvingKey.WriteTo), name.vk (VerifyingKey.WriteTo) and name.wtns, assignment's
 // full witness (witness.MarshalBinary).
 func WriteGnarkFiles(dir, name string, def, assignment frontend.Circuit) (GnarkFiles, error) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, def)
+	return WriteGnarkFilesOn(ecc.BLS12_381, dir, name, def, assignment)
+}
+
+// WriteGnarkFilesOn is WriteGnarkFiles on curve id (BLS12-381 or BN254).
+func WriteGnarkFilesOn(id ecc.ID, dir, name string, def, assignment frontend.Circuit) (GnarkFiles, error) {
+	ccs, err := frontend.Compile(id.ScalarField(), r1cs.NewBuilder, def)
 	if err != nil {
 		return GnarkFiles{}, err
 	}
@@ -107,7 +112,7 @@ func WriteGnarkFiles(dir, name string, def, assignment frontend.Circuit) (GnarkF
 	if err != nil {
 		return GnarkFiles{}, err
 	}
-	w, err := frontend.NewWitness(assignment, ecc.BLS12_381.ScalarField())
+	w, err := frontend.NewWitness(assignment, id.ScalarField())
 	if err != nil {
 		return GnarkFiles{}, err
 	}
