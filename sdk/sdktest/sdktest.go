@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
@@ -151,6 +150,7 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("Prove", func(t *testing.T) { s.testProve(t, chain, merkle) })
 	t.Run("BadRequests", func(t *testing.T) { s.testBadRequests(t, chain, merkle) })
 	t.Run("Compact", func(t *testing.T) { s.testCompact(t, chain, merkle) }) // compact.go
+	t.Run("BN254", func(t *testing.T) { s.testBN254(t, chain) })             // curves.go
 	t.Run("Cancel", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("skipped under -short: it needs a larger circuit")
@@ -261,9 +261,9 @@ func (s *suite) prove(ctx context.Context, f *fixture, h sdk.PartitionHandle, pu
 	if err != nil {
 		return res, fmt.Errorf("Prove(%s): %w", h.Path, err)
 	}
-	proof := groth16.NewProof(ecc.BLS12_381)
+	proof := groth16.NewProof(f.c.VK.CurveID())
 	if _, err := proof.ReadFrom(bytes.NewReader(res.Proof)); err != nil {
-		return res, fmt.Errorf("Prove(%s): the proof does not decode as a gnark BLS12-381 proof: %w", h.Path, err)
+		return res, fmt.Errorf("Prove(%s): the proof does not decode as a gnark %s proof: %w", h.Path, f.c.Curve, err)
 	}
 	if err := groth16.Verify(proof, f.c.VK, pub); err != nil {
 		return res, fmt.Errorf("Prove(%s): the proof does not verify: %w", h.Path, err)

@@ -1,0 +1,139 @@
+package sdktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/frontend"
+	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
+)
+
+// The checks of the curves beside BLS12-381. A backend that declares BN254
+// (Description.Curves) proves a BN254 chain circuit's partitions, every proof checked
+// with gnark's BN254 verifier; one that does not refuses the key or its partitions
+// with a typed error, so the host proves them elsewhere.
+
+// bn254ChainSteps is the length of the BN254 chain circuit: about 2^10 constraints,
+// like the default BLS12-381 chain.
+const bn254ChainSteps = 1000
+
+func (s *suite) testBN254(t *testing.T, chain *fixture) {
+	f := s.bn254Fixture(t)
+	declared := slices.Contains(s.desc.Curves, sdk.CurveBN254)
+	_, loadErr := s.backend.LoadKey(context.Background(), f.key)
+	if !declared {
+		if loadErr == nil {
+			h, _ := s.bn254Partition(t, f, 0)
+			_, err := s.backend.Prove(context.Background(), sdk.ProveRequest{KeyID: f.key.ID, Partition: h})
+			wantKind(t, "Prove of a BN254 partition by a backend that does not declare BN254", err,
+				sdk.ErrUnimplemented, sdk.ErrInvalidArgument)
+			return
+		}
+		wantKind(t, "LoadKey of a BN254 key by a backend that does not declare BN254", loadErr,
+			sdk.ErrUnimplemented, sdk.ErrInvalidArgument)
+		return
+	}
+	if loadErr != nil {
+		t.Fatalf("LoadKey(%s) of a backend that declares BN254: %v", f.key.ID, loadErr)
+	}
+	for i := range 2 {
+		h, pub := s.bn254Partition(t, f, i)
+		res, err := s.prove(context.Background(), f, h, pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: wall %v, device busy %v", filepath.Base(h.Path), res.Wall, res.DeviceBusy)
+	}
+	// A BN254 partition asked of the BLS12-381 chain's key is refused.
+	h, _ := s.bn254Partition(t, f, 0)
+	_, err := s.backend.Prove(context.Background(), sdk.ProveRequest{KeyID: chain.key.ID, Partition: h})
+	wantKind(t, "Prove of a BN254 partition with a BLS12-381 key", err, sdk.ErrInvalidArgument)
+}
+
+// bn254Fixture imports, once per KeyDir, a BN254 chain circuit set up with gnark, as
+// a user imports one (circuit.Import), and loads it.
+func (s *suite) bn254Fixture(t *testing.T) *fixture {
+	t.Helper()
+	name := fmt.Sprintf("sdktest-chain-bn254-%d", bn254ChainSteps)
+	c, err := loadOrImport(s.cfg.KeyDir, name, func(dir string) (circuit.ImportFiles, error) {
+		gf, err := testcircuit.WriteGnarkFilesOn(ecc.BN254, dir, "chain", &testcircuit.Chain{N: bn254ChainSteps},
+			testcircuit.ChainAssignmentOver(ecc.BN254.ScalarField(), bn254ChainSteps, 3, 5))
+		return circuit.ImportFiles{CCS: gf.CCS, PK: gf.PK, VK: gf.VK, Witness: gf.Witness}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if c.Curve != sdk.CurveBN254 {
+		t.Fatalf("the BN254 fixture loaded as %s", c.Curve)
+	}
+	return &fixture{c: c, key: sdk.KeyRef{ID: c.Name, Path: c.PKPath, Digest: c.PKDigest}}
+}
+
+// loadOrImport loads key set name from keyDir, importing it first from the files
+// make writes when it is missing, under loadOrGenerate's lock.
+func loadOrImport(keyDir, name string, make func(dir string) (circuit.ImportFiles, error)) (*circuit.Circuit, error) {
+	if err := os.MkdirAll(keyDir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(keyDir, ".sdktest.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", keyDir, err)
+	}
+	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+	_, _, _, meta := circuit.Paths(keyDir, name)
+	if _, err := os.Stat(meta); errors.Is(err, os.ErrNotExist) {
+		dir, err := os.MkdirTemp(keyDir, ".import-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		files, err := make(dir)
+		if err != nil {
+			return nil, fmt.Errorf("making the gnark files of %s: %w", name, err)
+		}
+		res, err := circuit.Import(context.Background(), files, name, keyDir)
+		if err != nil {
+			return nil, err
+		}
+		return res.Circuit, nil
+	}
+	return circuit.Load(keyDir, name)
+}
+
+// bn254Partition writes partition i of the BN254 chain (its input x = 3+i) as the
+// host does, synthesized into the partition's memory, and returns its handle and
+// public witness.
+func (s *suite) bn254Partition(t *testing.T, f *fixture, i int) (sdk.PartitionHandle, witness.Witness) {
+	t.Helper()
+	field := ecc.BN254.ScalarField()
+	w, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, bn254ChainSteps, uint64(3+i), 5), field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.c
+	h, err := s.store.WriteRaw(s.partitionName(f, "", i), c.Curve, uint64(c.NbWires), uint64(c.NbConstraints), func(W, A, B []byte) error {
+		_, err := circuit.SynthesizeInputRaw(c, data, 0, W, A, B)
+		return err
+	})
+	return s.kept(t, h, err), public(t, w)
+}
