@@ -2,39 +2,92 @@ package circomconv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
 
 	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	groth16 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	fr_bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	fr_bn254 "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
+	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/sdk"
 )
 
-// SnarkjsFiles turns a proof and its public witness as zkhost hands them out (the
-// <i>.proof and <i>.public files: gnark's Proof.WriteTo and the public witness's
-// MarshalBinary) into snarkjs's proof.json and public.json (ProofJSON, PublicJSON).
-// The proof's points are decoded with gnark's checks (on the curve, in the subgroup).
-func SnarkjsFiles(proof, publicWitness []byte) (proofJSON, publicJSON []byte, err error) {
-	var p groth16.Proof
-	r := bytes.NewReader(proof)
-	if _, err := p.ReadFrom(r); err != nil {
-		return nil, nil, fmt.Errorf("circomconv: the proof is not a gnark BLS12-381 Groth16 proof: %w", err)
+// SnarkjsFiles turns a proof on curve id and its public witness as zkhost hands them
+// out (the <i>.proof and <i>.public files: gnark's Proof.WriteTo, which is
+// sdk.Proof.WriteTo, and the public witness's MarshalBinary) into snarkjs's
+// proof.json and public.json (ProofJSON, PublicJSON). The proof's points are decoded
+// with gnark's checks (on the curve, in the subgroup).
+func SnarkjsFiles(id ecc.ID, proof, publicWitness []byte) (proofJSON, publicJSON []byte, err error) {
+	if _, ok := curveNames[id]; !ok {
+		return nil, nil, fmt.Errorf("circomconv: no snarkjs files for a proof on %s, only on BLS12-381 or BN254", id)
 	}
-	if r.Len() != 0 || len(p.Commitments) != 0 {
-		return nil, nil, fmt.Errorf("circomconv: the proof has %d trailing bytes and %d commitments, want none", r.Len(), len(p.Commitments))
+	// gnark's decoders allocate the counts they read before reading what they count
+	// (a proof's commitments, a witness's values), so the sizes are checked first.
+	// A proof without commitments, all points compressed, has the size of gnark's
+	// encoding of an empty proof; anything else is longer.
+	want, err := groth16.NewProof(id).WriteTo(io.Discard)
+	if err != nil {
+		return nil, nil, err
 	}
-	w, err := witness.New(ecc.BLS12_381.ScalarField())
+	if int64(len(proof)) != want {
+		return nil, nil, fmt.Errorf("circomconv: the proof has %d bytes, want %d (gnark's compressed encoding of a %s Groth16 proof without commitments)",
+			len(proof), want, curveName(id))
+	}
+	gp := groth16.NewProof(id)
+	if _, err := gp.ReadFrom(bytes.NewReader(proof)); err != nil {
+		return nil, nil, fmt.Errorf("circomconv: the proof is not a gnark %s Groth16 proof: %w", curveName(id), err)
+	}
+	// gnark's proofs are one struct per curve; the rest is ProofJSON's.
+	switch p := gp.(type) {
+	case *groth16_bls12381.Proof:
+		proofJSON = ProofJSON(&sdk.BLS12381Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs})
+	case *groth16_bn254.Proof:
+		proofJSON = ProofJSON(&sdk.BN254Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs})
+	}
+
+	if err := checkPublicWitnessSize(publicWitness); err != nil {
+		return nil, nil, err
+	}
+	w, err := witness.New(id.ScalarField())
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := w.UnmarshalBinary(publicWitness); err != nil {
 		return nil, nil, fmt.Errorf("circomconv: the public witness: %w", err)
 	}
-	values, ok := w.Vector().(fr.Vector)
-	if !ok {
-		return nil, nil, fmt.Errorf("circomconv: the public witness holds %T, want BLS12-381 scalars", w.Vector())
+	// gnark's witness holds its curve's fr.Vector; the rest is PublicJSON's.
+	switch v := w.Vector().(type) {
+	case fr_bls12381.Vector:
+		publicJSON = PublicJSON(v)
+	case fr_bn254.Vector:
+		publicJSON = PublicJSON(v)
 	}
-	return ProofJSON(&sdk.BLS12381Proof{Ar: p.Ar, Bs: p.Bs, Krs: p.Krs}), PublicJSON(values), nil
+	if proofJSON == nil || publicJSON == nil {
+		return nil, nil, fmt.Errorf("circomconv: gnark decoded a %T proof and a %T witness for %s", gp, w.Vector(), curveName(id))
+	}
+	return proofJSON, publicJSON, nil
+}
+
+// checkPublicWitnessSize checks that b, gnark's encoding of a public witness (the
+// public and secret counts, then the values as a vector: its length and fr.Bytes per
+// value, 32 on both curves), holds as many values as it says, all of
+// them public.
+func checkPublicWitnessSize(b []byte) error {
+	const header = 12
+	if len(b) < header {
+		return fmt.Errorf("circomconv: the public witness has %d bytes, fewer than gnark's %d-byte header", len(b), header)
+	}
+	nbPublic, nbSecret, n := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:])
+	if nbPublic != n || nbSecret != 0 {
+		return fmt.Errorf("circomconv: the public witness says %d public and %d secret values and holds %d, want only public ones", nbPublic, nbSecret, n)
+	}
+	if want := header + fr_bls12381.Bytes*uint64(n); uint64(len(b)) != want {
+		return fmt.Errorf("circomconv: the public witness has %d bytes, want %d for %d values", len(b), want, n)
+	}
+	return nil
 }

@@ -5,18 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // snarkjsProof is proof.json as snarkjs 0.7.6 writes it (groth16_prove.js, then
 // JSON.stringify(proof, null, 1)): points in projective coordinates as decimal
-// strings, z = 1 for an affine point, G2 coordinates as [c0, c1]. The field order is
-// snarkjs's.
+// strings, z = 1 for an affine point, G2 coordinates as [c0, c1], and the curve as
+// ffjavascript names it ("bn128", "bls12381"). The field order is snarkjs's.
 type snarkjsProof struct {
 	PiA      []string   `json:"pi_a"`
 	PiB      [][]string `json:"pi_b"`
@@ -25,8 +25,11 @@ type snarkjsProof struct {
 	Curve    string     `json:"curve"`
 }
 
-// snarkjsCurve is what snarkjs calls BLS12-381 in proof.json and its verifying keys.
-const snarkjsCurve = "bls12381"
+// The point at infinity as snarkjs's G1.toObject and G2.toObject write it.
+var (
+	g1InfinityJSON = []string{"0", "1", "0"}
+	g2InfinityJSON = [][]string{{"0", "0"}, {"1", "0"}, {"0", "0"}}
+)
 
 // marshalSnarkjs encodes v as snarkjs's files are: JSON.stringify with an indent of
 // one space and no newline at the end.
@@ -38,132 +41,187 @@ func marshalSnarkjs(v any) []byte {
 	return b
 }
 
-// ProofJSON returns p as snarkjs's proof.json, byte for byte as snarkjs writes it,
-// so `snarkjs groth16 verify` reads it.
-func ProofJSON(p *sdk.BLS12381Proof) []byte {
+// ProofJSON returns p as snarkjs's proof.json for p's curve, byte for byte as snarkjs
+// writes it, so `snarkjs groth16 verify` reads it. G1 and G2 must be one curve's
+// affine points (sdk.BLS12381Proof, sdk.BN254Proof); any other type arguments are a
+// programming error, and panic.
+func ProofJSON[G1, G2 any](p *sdk.Proof[G1, G2]) []byte {
+	id, err := pointCurve[G1, G2]()
+	if err != nil {
+		panic(err)
+	}
+	q := id.BaseField()
 	return marshalSnarkjs(snarkjsProof{
-		PiA:      g1JSON(&p.Ar),
-		PiB:      g2JSON(&p.Bs),
-		PiC:      g1JSON(&p.Krs),
+		PiA:      g1JSON(&p.Ar, q),
+		PiB:      g2JSON(&p.Bs, q),
+		PiC:      g1JSON(&p.Krs, q),
 		Protocol: "groth16",
-		Curve:    snarkjsCurve,
+		Curve:    curveNames[id].snarkjs,
 	})
 }
 
-// g1JSON is a G1 point as snarkjs's G1.toObject of an affine point: [x, y, "1"], or
-// the point at infinity as ["0", "1", "0"].
-func g1JSON(p *bls12381.G1Affine) []string {
-	if p.IsInfinity() {
-		return []string{"0", "1", "0"}
+// g1JSON is the G1 point *p (a type layout knows) as snarkjs's G1.toObject of an
+// affine point: [x, y, "1"], or the point at infinity as ["0", "1", "0"]. q is the
+// base field's prime.
+func g1JSON(p any, q *big.Int) []string {
+	if p.(point).IsInfinity() {
+		return slices.Clone(g1InfinityJSON)
 	}
-	return []string{p.X.String(), p.Y.String(), "1"}
+	_, c, _ := layout(p)
+	return []string{coordinateValue(c[0], q).String(), coordinateValue(c[1], q).String(), "1"}
 }
 
 // g2JSON is g1JSON for G2: [[x.c0, x.c1], [y.c0, y.c1], ["1", "0"]].
-func g2JSON(p *bls12381.G2Affine) [][]string {
-	if p.IsInfinity() {
-		return [][]string{{"0", "0"}, {"1", "0"}, {"0", "0"}}
+func g2JSON(p any, q *big.Int) [][]string {
+	if p.(point).IsInfinity() {
+		return slices.Clone(g2InfinityJSON)
 	}
-	return [][]string{{p.X.A0.String(), p.X.A1.String()}, {p.Y.A0.String(), p.Y.A1.String()}, {"1", "0"}}
+	_, c, _ := layout(p)
+	v := make([]string, len(c))
+	for i := range c {
+		v[i] = coordinateValue(c[i], q).String()
+	}
+	return [][]string{{v[0], v[1]}, {v[2], v[3]}, {"1", "0"}}
 }
 
 // PublicJSON returns the public values as snarkjs's public.json: their decimal
-// values in wire order (the outputs, then the public inputs).
-func PublicJSON(public []fr.Element) []byte {
+// values in wire order (the outputs, then the public inputs). The file does not name
+// its curve.
+func PublicJSON[S any, PS curve.Scalar[S]](public []S) []byte {
 	out := make([]string, len(public))
+	n := new(big.Int)
 	for i := range public {
-		out[i] = public[i].String()
+		out[i] = PS(&public[i]).BigInt(n).String()
 	}
 	return marshalSnarkjs(out)
 }
 
-// ParseProofJSON reads a snarkjs proof.json of a BLS12-381 Groth16 proof, such as
-// `snarkjs groth16 prove` writes, and checks each point is on the curve and in the
-// subgroup.
-func ParseProofJSON(data []byte) (*sdk.BLS12381Proof, error) {
+// ParseProofJSON reads a snarkjs proof.json of a Groth16 proof on the curve whose
+// affine points are G1 and G2, such as `snarkjs groth16 prove` writes, and checks
+// each point is on the curve and in the subgroup. It refuses a proof of another
+// curve (by its "curve" field), wrapping ErrWrongCurve.
+func ParseProofJSON[G1, G2 any](data []byte) (*sdk.Proof[G1, G2], error) {
+	id, err := pointCurve[G1, G2]()
+	if err != nil {
+		return nil, err
+	}
 	var sp snarkjsProof
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sp); err != nil {
 		return nil, fmt.Errorf("circomconv: proof.json: %w", err)
 	}
-	if sp.Protocol != "groth16" || sp.Curve != snarkjsCurve {
-		return nil, fmt.Errorf("circomconv: proof.json is a %q proof on %q, want groth16 on %s", sp.Protocol, sp.Curve, snarkjsCurve)
+	if sp.Protocol != "groth16" {
+		return nil, fmt.Errorf("circomconv: proof.json is a %q proof, want groth16", sp.Protocol)
 	}
-	p := &sdk.BLS12381Proof{}
-	var err error
-	if p.Ar, err = parseG1(sp.PiA, "pi_a"); err != nil {
+	got := snarkjsCurve(sp.Curve)
+	if got == ecc.UNKNOWN {
+		return nil, fmt.Errorf("circomconv: proof.json's curve %q is neither bls12381 nor bn128", sp.Curve)
+	}
+	if err := checkCurve(got, id, "proof.json"); err != nil {
 		return nil, err
 	}
-	if p.Bs, err = parseG2(sp.PiB, "pi_b"); err != nil {
+	q := id.BaseField()
+	p := &sdk.Proof[G1, G2]{}
+	if p.Ar, err = parseG1[G1](sp.PiA, q, "pi_a"); err != nil {
 		return nil, err
 	}
-	if p.Krs, err = parseG1(sp.PiC, "pi_c"); err != nil {
+	if p.Bs, err = parseG2[G2](sp.PiB, q, "pi_b"); err != nil {
+		return nil, err
+	}
+	if p.Krs, err = parseG1[G1](sp.PiC, q, "pi_c"); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// ParsePublicJSON reads a snarkjs public.json: decimal values below the scalar
-// field's prime.
-func ParsePublicJSON(data []byte) ([]fr.Element, error) {
+// snarkjsCurve returns the curve snarkjs names so, or ecc.UNKNOWN.
+func snarkjsCurve(name string) ecc.ID {
+	for id, c := range curveNames {
+		if c.snarkjs == name {
+			return id
+		}
+	}
+	return ecc.UNKNOWN
+}
+
+// ParsePublicJSON reads a snarkjs public.json into the scalar field whose element is
+// S: decimal values below its prime. public.json does not name its curve, so only a
+// value too large for S's field tells a file of another curve.
+func ParsePublicJSON[S any, PS curve.Scalar[S]](data []byte) ([]S, error) {
 	var values []string
 	if err := json.Unmarshal(data, &values); err != nil {
 		return nil, fmt.Errorf("circomconv: public.json: %w", err)
 	}
-	out := make([]fr.Element, len(values))
+	id, err := scalarCurve[S, PS]()
+	if err != nil {
+		return nil, err
+	}
+	r, field := id.ScalarField(), curveName(id)+"'s scalar field"
+	out := make([]S, len(values))
 	for i, v := range values {
-		n, ok := new(big.Int).SetString(v, 10)
-		if !ok || n.Sign() < 0 || n.Cmp(fr.Modulus()) >= 0 {
-			return nil, fmt.Errorf("circomconv: public.json value %d (%q) is not a decimal below the BLS12-381 scalar field's prime", i, v)
+		n, err := parseDecimal(v, r, field)
+		if err != nil {
+			return nil, fmt.Errorf("circomconv: public.json value %d: %w", i, err)
 		}
-		out[i].SetBigInt(n)
+		PS(&out[i]).SetBigInt(n)
 	}
 	return out, nil
 }
 
-// parseFp reads a decimal base field element.
-func parseFp(s, what string) (fp.Element, error) {
-	var e fp.Element
-	n, ok := new(big.Int).SetString(s, 10)
-	if !ok || n.Sign() < 0 || n.Cmp(fp.Modulus()) >= 0 {
-		return e, fmt.Errorf("circomconv: proof.json %s: %q is not a decimal below the BLS12-381 base field's prime", what, s)
+// parseDecimal reads a decimal below m, the prime of field, as snarkjs writes field
+// elements.
+func parseDecimal(s string, m *big.Int, field string) (*big.Int, error) {
+	// A canonical value has no more digits than m; refusing longer strings before
+	// parsing bounds the work an untrusted file can ask for.
+	if len(s) <= len(m.String()) {
+		if n, ok := new(big.Int).SetString(s, 10); ok && n.Sign() >= 0 && n.Cmp(m) < 0 {
+			return n, nil
+		}
 	}
-	e.SetBigInt(n)
-	return e, nil
+	if len(s) > 100 {
+		s = s[:100] + "..."
+	}
+	return nil, fmt.Errorf("%q is not a decimal below the prime of %s", s, field)
 }
 
-func parseG1(coords []string, what string) (bls12381.G1Affine, error) {
-	var p bls12381.G1Affine
+// parseG1 reads a G1 point of type P written as g1JSON writes it, and checks it.
+func parseG1[P any](coords []string, q *big.Int, what string) (P, error) {
+	var p P
+	if slices.Equal(coords, g1InfinityJSON) {
+		return p, nil // the zero point is gnark-crypto's point at infinity
+	}
 	if len(coords) != 3 || coords[2] != "1" {
 		return p, fmt.Errorf("circomconv: proof.json %s: want [x, y, \"1\"], an affine point", what)
 	}
-	var err error
-	if p.X, err = parseFp(coords[0], what); err != nil {
-		return p, err
-	}
-	if p.Y, err = parseFp(coords[1], what); err != nil {
-		return p, err
-	}
-	if !p.IsOnCurve() || !p.IsInSubGroup() {
-		return p, fmt.Errorf("circomconv: proof.json %s is not a point of BLS12-381's G1 subgroup", what)
-	}
-	return p, nil
+	return p, setCoordinates(&p, coords[:2], q, what)
 }
 
-func parseG2(coords [][]string, what string) (bls12381.G2Affine, error) {
-	var p bls12381.G2Affine
-	if len(coords) != 3 || len(coords[0]) != 2 || len(coords[1]) != 2 || len(coords[2]) != 2 || coords[2][0] != "1" || coords[2][1] != "0" {
+// parseG2 reads a G2 point of type P written as g2JSON writes it, and checks it.
+func parseG2[P any](coords [][]string, q *big.Int, what string) (P, error) {
+	var p P
+	if slices.EqualFunc(coords, g2InfinityJSON, slices.Equal) {
+		return p, nil
+	}
+	if len(coords) != 3 || len(coords[0]) != 2 || len(coords[1]) != 2 || !slices.Equal(coords[2], []string{"1", "0"}) {
 		return p, fmt.Errorf("circomconv: proof.json %s: want [[x0, x1], [y0, y1], [\"1\", \"0\"]], an affine point", what)
 	}
-	var err error
-	for i, dst := range []*fp.Element{&p.X.A0, &p.X.A1, &p.Y.A0, &p.Y.A1} {
-		if *dst, err = parseFp(coords[i/2][i%2], what); err != nil {
-			return p, err
+	return p, setCoordinates(&p, []string{coords[0][0], coords[0][1], coords[1][0], coords[1][1]}, q, what)
+}
+
+// setCoordinates sets *p's coordinates, in layout's order, from their decimals, below
+// the base field's prime q, and checks the point is on the curve and in the subgroup.
+func setCoordinates[P any](p *P, decimals []string, q *big.Int, what string) error {
+	id, coords, _ := layout(p)
+	for i, s := range decimals {
+		v, err := parseDecimal(s, q, curveName(id)+"'s base field")
+		if err != nil {
+			return fmt.Errorf("circomconv: proof.json %s: %w", what, err)
 		}
+		setCoordinate(coords[i], v, q)
 	}
-	if !p.IsOnCurve() || !p.IsInSubGroup() {
-		return p, fmt.Errorf("circomconv: proof.json %s is not a point of BLS12-381's G2 subgroup", what)
+	if pt := any(p).(point); !pt.IsOnCurve() || !pt.IsInSubGroup() {
+		return fmt.Errorf("circomconv: proof.json %s is not a point of %s's %s subgroup", what, curveName(id), groupName(coords))
 	}
-	return p, nil
+	return nil
 }
