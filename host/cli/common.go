@@ -436,7 +436,7 @@ func writeOutputs(dir string, job api.Job, snarkjs bool) ([]string, error) {
 		if !snarkjs {
 			continue
 		}
-		proofJSON, publicJSON, err := circomconv.SnarkjsFiles(p.Proof, p.PublicWitness)
+		proofJSON, publicJSON, err := circomconv.SnarkjsFilesOf(p.Proof, p.PublicWitness)
 		if err == nil {
 			err = stage(fmt.Sprintf("%d%s", p.Index, SnarkjsProofSuffix), proofJSON)
 		}

@@ -421,7 +421,7 @@ func writeProof(pr *PartitionResult, proof, public []byte, outDir string, snarkj
 	if !snarkjs {
 		return nil
 	}
-	proofJSON, publicJSON, err := circomconv.SnarkjsFiles(proof, public)
+	proofJSON, publicJSON, err := circomconv.SnarkjsFilesOf(proof, public)
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", pr.Index, err)
 	}

@@ -17,6 +17,29 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 )
 
+// ProofCurve returns the curve of a proof in the encoding SnarkjsFiles takes, from its
+// size alone: gnark's compressed encoding of a proof without commitments has a size
+// of its own on each curve (244 bytes on BLS12-381, 164 on BN254), and SnarkjsFiles
+// takes no other. It lets a client that holds only a proof and its public witness
+// (a job's outputs) write snarkjs's files.
+func ProofCurve(proof []byte) (ecc.ID, error) {
+	for id := range curveNames {
+		if want, err := groth16.NewProof(id).WriteTo(io.Discard); err == nil && int64(len(proof)) == want {
+			return id, nil
+		}
+	}
+	return ecc.UNKNOWN, fmt.Errorf("circomconv: a proof of %d bytes is gnark's compressed encoding of no BLS12-381 or BN254 Groth16 proof without commitments", len(proof))
+}
+
+// SnarkjsFilesOf is SnarkjsFiles for a proof whose curve its size says (ProofCurve).
+func SnarkjsFilesOf(proof, publicWitness []byte) (proofJSON, publicJSON []byte, err error) {
+	id, err := ProofCurve(proof)
+	if err != nil {
+		return nil, nil, err
+	}
+	return SnarkjsFiles(id, proof, publicWitness)
+}
+
 // SnarkjsFiles turns a proof on curve id and its public witness as zkhost hands them
 // out (the <i>.proof and <i>.public files: gnark's Proof.WriteTo, which is
 // sdk.Proof.WriteTo, and the public witness's MarshalBinary) into snarkjs's

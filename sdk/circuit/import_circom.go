@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+
 	"github.com/zkhost/zkhost/sdk/circom"
 	"github.com/zkhost/zkhost/sdk/circomconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -22,7 +26,7 @@ const CircuitCircom = "circom"
 // CircomFiles are what a circom and snarkjs user has for a circuit: the files
 // ImportCircom reads.
 type CircomFiles struct {
-	R1CS string // circom's constraint system (.r1cs), BLS12-381 (--prime bls12381)
+	R1CS string // circom's constraint system (.r1cs), BN254 (--prime bn128) or BLS12-381 (--prime bls12381)
 	ZKey string // snarkjs's Groth16 proving key (.zkey) for that .r1cs
 	// Witness, optional: a circom witness (.wtns) of one partition, proved with the
 	// imported key and verified with the zkey's verifying key before the set is
@@ -45,7 +49,7 @@ func CircomName(r1csPath string) string {
 //
 // It refuses a pair that does not belong together, naming what differs
 // (circom.ZKey.CheckR1CS: the field, the counts, snarkjs's domain, every
-// coefficient), BN254 files (not supported yet), and anything circuit.Load would
+// coefficient), and anything circuit.Load would
 // refuse. With files.Witness it proves that partition as the CPU backend does and
 // verifies the proof. Existing files of the name are refused (ErrExists); everything
 // is staged and renamed into place, so an error leaves nothing behind.
@@ -73,7 +77,22 @@ func ImportCircom(ctx context.Context, files CircomFiles, name, outDir string) (
 	if err := zkey.CheckR1CS(r1cs); err != nil {
 		return nil, wrap(fmt.Errorf("%s and %s do not belong together: %w", files.ZKey, files.R1CS, err))
 	}
-	pk, err := circomconv.ProvingKey(zkey)
+	// The key file is written now, from the zkey of its curve, and the rest
+	// converted: everything a failed conversion leaves is in the stage.
+	stage, staged, final, err := stageKeySet(outDir, name)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
+	var digest [32]byte
+	switch zkey.Curve {
+	case ecc.BLS12_381:
+		digest, err = writeZKey[bls12381.G1Affine, bls12381.G2Affine](zkey, staged[2])
+	case ecc.BN254:
+		digest, err = writeZKey[bn254.G1Affine, bn254.G2Affine](zkey, staged[2])
+	default:
+		err = fmt.Errorf("a key for %s, which zkhost does not prove", zkey.Curve)
+	}
 	if err != nil {
 		return nil, wrap(fmt.Errorf("%s: %w", files.ZKey, err))
 	}
@@ -87,23 +106,12 @@ func ImportCircom(ctx context.Context, files CircomFiles, name, outDir string) (
 	}
 	r1cs, zkey = nil, nil // the converted forms are all that is needed from here
 
-	stage, staged, final, err := stageKeySet(outDir, name)
-	if err != nil {
-		return nil, wrap(err)
-	}
-	defer os.RemoveAll(stage) // after the renames it is empty; on error it holds the partial set
 	if _, err := writeFileFrom(staged[0], sys); err != nil {
 		return nil, wrap(fmt.Errorf("write constraint system: %w", err))
 	}
 	if _, err := writeFileFrom(staged[1], vk); err != nil {
 		return nil, wrap(fmt.Errorf("write verifying key: %w", err))
 	}
-	digest, err := keyfile.Write(staged[2], pk)
-	if err != nil {
-		return nil, wrap(err)
-	}
-	pk = nil
-
 	// The staged files are read back as Load reads them, so what is checked and
 	// proved is what the daemon will read.
 	c := &Circuit{Name: name}
@@ -121,4 +129,14 @@ func ImportCircom(ctx context.Context, files CircomFiles, name, outDir string) (
 	}
 
 	return finishImport(ctx, c, files.Witness, CircuitCircom, SetupSnarkjs, [3][32]byte{ccsSum, vkSum, digest}, staged, final)
+}
+
+// writeZKey writes the proving key of zkey, a key of the curve whose points are G1
+// and G2, to path in zkhost's key file format, and returns its header digest.
+func writeZKey[G1, G2 any](zkey *circom.ZKey, path string) ([32]byte, error) {
+	pk, err := circomconv.ProvingKey[G1, G2](zkey)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return keyfile.Write(path, pk)
 }

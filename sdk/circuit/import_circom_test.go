@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -10,10 +11,8 @@ import (
 
 	"github.com/consensys/gnark/backend/groth16"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circom/circomtest"
-	"github.com/zkhost/zkhost/sdk/circomconv"
-	"github.com/zkhost/zkhost/sdk/curve"
-	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -23,21 +22,34 @@ func circomFile(circuit, prime, ext string) string {
 	return circomtest.Path(circuit + "_" + prime + ext)
 }
 
-func circomFiles(circuit string) CircomFiles {
+func circomFiles(circuit string) CircomFiles { return circomFilesOf(circuit, "bls12381") }
+
+// circomFilesOf are a test circuit's files for prime ("bls12381" or "bn128").
+func circomFilesOf(circuit, prime string) CircomFiles {
 	return CircomFiles{
-		R1CS:    circomFile(circuit, "bls12381", ".r1cs"),
-		ZKey:    circomFile(circuit, "bls12381", ".zkey"),
-		Witness: circomFile(circuit, "bls12381", ".wtns"),
+		R1CS:    circomFile(circuit, prime, ".r1cs"),
+		ZKey:    circomFile(circuit, prime, ".zkey"),
+		Witness: circomFile(circuit, prime, ".wtns"),
 	}
 }
 
-// TestImportCircom imports the circom test circuits, proves their witnesses from the
-// installed key set as the daemon does (the .wtns as a wire assignment, A and B
-// evaluated from the constraint system, the CPU prover) and verifies the proofs.
+// TestImportCircom imports the circom test circuits of both curves, proves their
+// witnesses from the installed key set as the daemon does (the .wtns as a wire
+// assignment, A and B evaluated from the constraint system, the CPU prover of the
+// key file's curve) and verifies the proofs.
 func TestImportCircom(t *testing.T) {
-	for _, name := range []string{"multiplier", "poseidonbits"} {
+	for _, tc := range []struct {
+		circuit, prime string
+		curve          sdk.Curve
+	}{
+		{"multiplier", "bls12381", sdk.CurveBLS12381},
+		{"poseidonbits", "bls12381", sdk.CurveBLS12381},
+		{"multiplier", "bn128", sdk.CurveBN254},
+		{"poseidonbits", "bn128", sdk.CurveBN254},
+	} {
+		name := tc.circuit + "_" + tc.prime
 		t.Run(name, func(t *testing.T) {
-			files := circomFiles(name)
+			files := circomFilesOf(tc.circuit, tc.prime)
 			out := t.TempDir()
 			res, err := ImportCircom(context.Background(), files, CircomName(files.R1CS), out)
 			if err != nil {
@@ -45,8 +57,8 @@ func TestImportCircom(t *testing.T) {
 			}
 			c := res.Circuit
 			t.Cleanup(func() { c.Close() })
-			if !res.Proved || c.Name != name+"_bls12381" || c.Meta == nil || c.Meta.Setup != SetupSnarkjs || c.Key().HForm != keyfile.HFormSnarkjs {
-				t.Fatalf("imported %s (proved %v), metadata %+v, H form %s", c.Name, res.Proved, c.Meta, c.Key().HForm)
+			if !res.Proved || c.Name != name || c.Curve != tc.curve || c.Meta == nil || c.Meta.Setup != SetupSnarkjs || c.pk.Header().HForm != keyfile.HFormSnarkjs {
+				t.Fatalf("imported %s on %s (proved %v), metadata %+v, H form %s", c.Name, c.Curve, res.Proved, c.Meta, c.pk.Header().HForm)
 			}
 			data, err := os.ReadFile(files.Witness)
 			if err != nil {
@@ -61,19 +73,28 @@ func TestImportCircom(t *testing.T) {
 			if lo, hi := InputSizeRange(c, true); int64(len(data)) < lo || int64(len(data)) > hi {
 				t.Fatalf("the .wtns has %d bytes, outside the range [%d, %d] a streamed input is held to", len(data), lo, hi)
 			}
-			W, A, B, full, err := SynthesizeInput(c, data, 2)
+			W, A, B := alignedScalars(c.NbWires), alignedScalars(c.NbConstraints), alignedScalars(c.NbConstraints)
+			full, err := SynthesizeInputRaw(c, data, 2, W, A, B)
 			if err != nil {
 				t.Fatal(err)
 			}
-			proof, _, err := refprover.Prove(context.Background(), curve.BLS12381{}, c.Key(), W, A, B, 2)
+			prover, err := refprover.NewKeyProver(c.pk)
 			if err != nil {
+				t.Fatal(err)
+			}
+			encoded, _, err := prover.Prove(context.Background(), W, A, B, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proof := groth16.NewProof(c.VK.CurveID())
+			if _, err := proof.ReadFrom(bytes.NewReader(encoded)); err != nil {
 				t.Fatal(err)
 			}
 			pub, err := full.Public()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := groth16.Verify(keyconv.ProofToGnark(proof), c.VK, pub); err != nil {
+			if err := groth16.Verify(proof, c.VK, pub); err != nil {
 				t.Fatalf("the proof does not verify: %v", err)
 			}
 		})
@@ -112,7 +133,8 @@ func TestImportCircomWrongWitness(t *testing.T) {
 func TestImportCircomRefused(t *testing.T) {
 	mixed := circomFiles("multiplier")
 	mixed.ZKey = circomFile("poseidonbits", "bls12381", ".zkey")
-	bn := CircomFiles{R1CS: circomFile("multiplier", "bn128", ".r1cs"), ZKey: circomFile("multiplier", "bn128", ".zkey")}
+	bnKey := circomFiles("multiplier")
+	bnKey.ZKey = circomFile("multiplier", "bn128", ".zkey")
 	otherWitness := circomFiles("multiplier")
 	otherWitness.Witness = circomFile("poseidonbits", "bls12381", ".wtns")
 	bnWitness := circomFiles("multiplier")
@@ -125,9 +147,9 @@ func TestImportCircomRefused(t *testing.T) {
 		mentions []string
 	}{
 		{"another circuit's key", mixed, []string{"poseidonbits_bls12381.zkey", "multiplier_bls12381.r1cs", "do not belong together", "587 wires"}},
-		{"BN254", bn, []string{"BN254 keys are not supported yet"}},
+		{"a BN254 key for a BLS12-381 r1cs", bnKey, []string{"multiplier_bn128.zkey", "multiplier_bls12381.r1cs", "do not belong together"}},
 		{"another circuit's witness", otherWitness, []string{"poseidonbits_bls12381.wtns", "587 wires"}},
-		{"a BN254 witness", bnWitness, []string{"multiplier_bn128.wtns", "BN254"}},
+		{"a BN254 witness", bnWitness, []string{"multiplier_bn128.wtns", "a circom witness for BN254, circuit x is BLS12-381"}},
 		{"an r1cs given as the key", notZKey, []string{"multiplier_bls12381.r1cs", "wrong magic"}},
 	}
 	for _, tc := range cases {
@@ -146,10 +168,6 @@ func TestImportCircomRefused(t *testing.T) {
 				t.Errorf("a refused import left %d entries in %s", len(entries), out)
 			}
 		})
-	}
-	_, err := ImportCircom(context.Background(), bn, "x", t.TempDir())
-	if !errors.Is(err, circomconv.ErrBN254) {
-		t.Errorf("BN254: %v does not wrap circomconv.ErrBN254", err)
 	}
 	out := t.TempDir()
 	files := circomFiles("multiplier")
