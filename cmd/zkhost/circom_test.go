@@ -11,63 +11,6 @@ import (
 	"github.com/zkhost/zkhost/sdk/circom/circomtest"
 )
 
-// snarkjsVersion is the snarkjs the test verifies with, as .ci/run and
-// docs/circom.md install it.
-const snarkjsVersion = "0.7.6"
-
-// snarkjsForTest returns the command that runs snarkjs: $ZKHOST_SNARKJS, else
-// snarkjs on PATH, else snarkjs installed by npm into the user's cache (once;
-// later runs reuse it). snarkjs's own verifier is the check, so a machine
-// without it gets it rather than a skipped check: with neither snarkjs nor npm,
-// or when the install fails, the test fails saying so.
-func snarkjsForTest(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("ZKHOST_SNARKJS"); p != "" {
-		found, err := exec.LookPath(p)
-		if err != nil {
-			t.Fatalf("ZKHOST_SNARKJS=%s: %v", p, err)
-		}
-		return found
-	}
-	if found, err := exec.LookPath("snarkjs"); err == nil {
-		return found
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatalf("no snarkjs on PATH, and no cache directory to install it into: %v", err)
-	}
-	dir := filepath.Join(cache, "zkhost-test", "snarkjs-"+snarkjsVersion)
-	bin := filepath.Join(dir, "node_modules", ".bin", "snarkjs")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("no snarkjs on PATH and no npm to install it (install node and npm, or snarkjs@%s): %v", snarkjsVersion, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Installed beside, then renamed into place: a run stopped midway, or
-	// another installing at once, leaves no half-installed snarkjs at dir.
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	t.Logf("no snarkjs on PATH: installing snarkjs@%s into %s", snarkjsVersion, dir)
-	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--prefix", tmp, "snarkjs@"+snarkjsVersion)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("installing snarkjs@%s with npm: %v\n%s", snarkjsVersion, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(bin); serr != nil {
-			t.Fatalf("installing snarkjs into %s: %v", dir, err)
-		}
-	}
-	return bin
-}
-
 // circomTestdata is one of sdk/circom's files, made by its testdata/make.sh with
 // circom2 and snarkjs.
 func circomTestdata(name string) string {
@@ -120,7 +63,7 @@ func TestCircomImportAndProve(t *testing.T) {
 	}
 
 	t.Run("snarkjs verifies", func(t *testing.T) {
-		snarkjs := snarkjsForTest(t)
+		snarkjs := circomtest.Snarkjs(t)
 		vk := circomTestdata("poseidonbits_bls12381.vk.json")
 		verify := func(public, proof string) (string, error) {
 			out, err := exec.Command(snarkjs, "groth16", "verify", vk, public, proof).CombinedOutput()
