@@ -1,6 +1,9 @@
-// Package circomtest locates the circom and snarkjs files of sdk/circom's
-// testdata (made by its make.sh with circom2 and snarkjs) for the tests of any
-// package, in this module or another: one place says where they are.
+// Package circomtest is what the tests of any package, in this module or another,
+// need to work with circom and snarkjs: where the files of sdk/circom's testdata
+// are (made by its make.sh with circom2 and snarkjs), the tools themselves
+// (Snarkjs, Circom2, Circomlib: installed from npm when missing), and a powers of
+// tau computed in seconds where snarkjs takes minutes (WritePtau). One place says
+// where each is and which version the tests run.
 package circomtest
 
 import (
