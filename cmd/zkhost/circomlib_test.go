@@ -85,7 +85,7 @@ component main = Main();
 // whose public values were changed. The tools come from npm when they are not on
 // PATH (circomtest.Snarkjs), circomlib always.
 //
-// A row per circuit and curve; a BN254 row is the same row with ecc.BN254.
+// A row per circuit and curve.
 func TestCircomlibProve(t *testing.T) {
 	rows := []struct {
 		name   string
@@ -99,6 +99,8 @@ func TestCircomlibProve(t *testing.T) {
 	}{
 		{"sha256", ecc.BLS12_381, sha256Circuit, [2]string{`{"in": "7"}`, `{"in": "18446744073709551615"}`}, sha256Public},
 		{"poseidon", ecc.BLS12_381, poseidonCircuit, [2]string{`{"secret": "7", "salt": "11"}`, `{"secret": "42", "salt": "99"}`}, nil},
+		{"sha256", ecc.BN254, sha256Circuit, [2]string{`{"in": "7"}`, `{"in": "18446744073709551615"}`}, sha256Public},
+		{"poseidon", ecc.BN254, poseidonCircuit, [2]string{`{"secret": "7", "salt": "11"}`, `{"secret": "42", "salt": "99"}`}, nil},
 	}
 	backend := buildCPUBackend(t, t.TempDir())
 	zkhost := zkhostRunner(t)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/zkhost/zkhost/sdk/circom"
 	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
@@ -26,35 +27,16 @@ import (
 // permutes its inputs and output by that, and runs gnark-crypto's FFTs in between.
 
 // snarkjsRoots returns the primitive N-th root of unity ω that snarkjs uses for a
-// domain of size n (a power of two, at most 2^32), and ρ, its coset shift: the
-// primitive 2N-th root whose square is ω, or, for the largest domain where none
-// exists, nqr² (ffjavascript's Fr.shift), as snarkjs takes them.
+// domain of size n (a power of two within the field's two-adicity) and ρ, its coset
+// shift (circom.RootsOfUnity), as scalars of the field of the given modulus.
 func snarkjsRoots[S any, PS curve.Scalar[S]](modulus *big.Int, n uint64) (omega, rho S) {
-	var nqr, one S
-	PS(&one).SetOne()
-	PS(&nqr).SetUint64(2)
-	for PS(&nqr).Legendre() != -1 {
-		PS(&nqr).Add(&nqr, &one)
-	}
-	t := new(big.Int).Sub(modulus, big.NewInt(1))
-	s := 0
-	for t.Bit(0) == 0 {
-		t.Rsh(t, 1)
-		s++
-	}
-	var maxRoot S // of order 2^s
-	PS(&maxRoot).Exp(nqr, t)
 	logN := 0
 	for uint64(1)<<logN < n {
 		logN++
 	}
-	pow2 := func(e int) *big.Int { return new(big.Int).Lsh(big.NewInt(1), uint(e)) }
-	PS(&omega).Exp(maxRoot, pow2(s-logN))
-	if logN == s {
-		PS(&rho).Square(&nqr)
-	} else {
-		PS(&rho).Exp(maxRoot, pow2(s-logN-1))
-	}
+	w, r := circom.RootsOfUnity(modulus, logN)
+	PS(&omega).SetBigInt(w)
+	PS(&rho).SetBigInt(r)
 	return omega, rho
 }
 

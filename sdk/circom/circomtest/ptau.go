@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/consensys/gnark-crypto/ecc"
+
+	"github.com/zkhost/zkhost/sdk/circom"
 )
 
 // A snarkjs powers of tau (.ptau), as snarkjs 0.7.6 writes it (src/powersoftau_new.js,
@@ -213,7 +215,7 @@ func writePtau(w io.Writer, c *ptauCurve, power int, s ptauSecrets, prepared boo
 // its value is the same with and without the missing term, and snarkjs's proofs verify.
 func (f scalarField) lagrangeLevel(tau *big.Int, k int, truncated bool) []*big.Int {
 	n := 1 << k
-	omega := snarkjsRoot(f.r, k)
+	omega, _ := circom.RootsOfUnity(f.r, k)
 	roots := f.powers(omega, n)
 	out := make([]*big.Int, n)
 	tauN := new(big.Int).Exp(tau, big.NewInt(int64(n)), f.r)
@@ -244,24 +246,6 @@ func (f scalarField) lagrangeLevel(tau *big.Int, k int, truncated bool) []*big.I
 		}
 	}
 	return out
-}
-
-// snarkjsRoot returns the primitive 2^k-th root of unity of the field of prime r that snarkjs
-// uses (ffjavascript's F1Field.w[k] and wasmcurves's build_fft.js alike): r − 1 = 2^s·t with t
-// odd, nqr the smallest quadratic non-residue from 2, and ω_k = (nqr^t)^(2^(s−k)). It is not
-// always gnark-crypto's (BLS12-381's differs), which is why the basis is computed here rather
-// than with gnark-crypto's fft.Domain. k is at most s.
-func snarkjsRoot(r *big.Int, k int) *big.Int {
-	rMinus1 := new(big.Int).Sub(r, big.NewInt(1))
-	half := new(big.Int).Rsh(rMinus1, 1)
-	nqr := big.NewInt(2)
-	for new(big.Int).Exp(nqr, half, r).Cmp(rMinus1) != 0 { // Euler's criterion
-		nqr.Add(nqr, big.NewInt(1))
-	}
-	s := int(rMinus1.TrailingZeroBits())
-	t := new(big.Int).Rsh(rMinus1, uint(s))
-	root := new(big.Int).Exp(nqr, t, r) // of order 2^s
-	return root.Exp(root, new(big.Int).Lsh(big.NewInt(1), uint(s-k)), r)
 }
 
 // scalarField is arithmetic modulo the curve's scalar field's prime r, on big.Int: the
