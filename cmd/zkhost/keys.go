@@ -10,16 +10,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc"
+
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 )
 
-// circuitFlags adds --circuit, --k, --d and --param to fs and returns a function that
-// resolves them to a registry circuit.
+// circuitFlags adds --circuit, --k, --d, --param and --curve to fs and returns a
+// function that resolves them to a registry circuit.
 func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
 	name := fs.String("circuit", "", "example circuit: "+strings.Join(circuits.Names(), ", "))
+	curveName := fs.String("curve", "bls12-381", "curve: bls12-381, or bn254 (chain and sha256)")
 	k := fs.Int("k", 0, "chain: log2 of the number of constraints; merkle: challenged leaves (0: default)")
 	d := fs.Int("d", 0, "merkle: tree depth (0: default)")
 	params := paramFlags{}
@@ -34,7 +37,15 @@ func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
 		if *d != 0 {
 			params["d"] = *d
 		}
-		return circuits.Lookup(*name, params)
+		id, ok := map[string]ecc.ID{"bls12-381": ecc.BLS12_381, "bn254": ecc.BN254}[*curveName]
+		if !ok {
+			return circuits.Spec{}, fmt.Errorf("%w: --curve %q: want bls12-381 or bn254", cli.ErrUsage, *curveName)
+		}
+		spec, err := circuits.Lookup(*name, params)
+		if err != nil {
+			return circuits.Spec{}, err
+		}
+		return spec.On(id)
 	}
 }
 

@@ -362,6 +362,9 @@ func (c *Circuit) checkConsistent(ccsPath, vkPath, pkPath, metaPath string) erro
 		if m.PKDigest != c.PKDigestHex() {
 			return mismatch("the header digest", c.PKDigestHex(), m.PKDigest, metaPath)
 		}
+		if m.Curve != "" && m.Curve != string(c.Curve) {
+			return mismatch("the curve", c.Curve, m.Curve, metaPath)
+		}
 		if m.NbConstraints != c.NbConstraints || m.NbWires != c.NbWires || m.NbPublic != c.NbPublic {
 			return fmt.Errorf("circuit %s: %s records %d constraints, %d wires, %d public; %s has %d, %d, %d",
 				c.Name, metaPath, m.NbConstraints, m.NbWires, m.NbPublic, ccsPath, c.NbConstraints, c.NbWires, c.NbPublic)

@@ -157,7 +157,7 @@ func finishImport(ctx context.Context, c *Circuit, witness, circuitName, setup s
 	}
 
 	meta := Metadata{
-		Version: MetadataVersion, ID: name, Circuit: circuitName, Params: map[string]int{}, Curve: "bls12-381",
+		Version: MetadataVersion, ID: name, Circuit: circuitName, Params: map[string]int{}, Curve: string(c.Curve),
 		NbConstraints: c.NbConstraints, NbWires: c.NbWires, NbPublic: c.NbPublic, NbSecret: c.NbSecret,
 		DomainSize: c.DomainSize, Setup: setup,
 		CCSSHA256: hex.EncodeToString(sums[0][:]),

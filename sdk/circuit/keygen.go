@@ -14,29 +14,39 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
+	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk/circuits"
+	zkcurve "github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/internal/devsetup"
+	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // SetupDevelopment is NAME.json's setup field for keys made by Keygen.
 const SetupDevelopment = "development: single-party Groth16 setup (sdk/internal/devsetup, the key gnark's groth16.Setup makes), toxic waste known to its process; not for production"
 
+// SetupDevelopmentGnark is NAME.json's setup field for keys Keygen made on a curve
+// other than BLS12-381, with gnark's own setup.
+const SetupDevelopmentGnark = "development: single-party Groth16 setup (gnark's groth16.Setup), toxic waste known to its process; not for production"
+
 // ErrExists is returned (wrapped) by Keygen when the circuit's files already exist.
 var ErrExists = errors.New("key files already exist")
 
-// Keygen compiles spec's circuit for BLS12-381, runs a Groth16 setup and writes the
+// Keygen compiles spec's circuit for its curve (spec.Curve), runs a Groth16 setup and writes the
 // circuit's files into outDir (created if missing) under spec.ID(): NAME.ccs, NAME.vk,
 // NAME.pk (zkhost key file format) and NAME.json.
 //
 // The setup is a development setup: a single-party Groth16 setup (sdk/internal/devsetup, which
 // makes the key gnark's groth16.Setup makes, in parallel and without its doublings), whose
 // toxic waste exists, however briefly, in this process. Anyone who kept it could forge
-// proofs.
+// proofs. On BN254 the setup is gnark's own groth16.Setup, which is slower (devsetup is
+// BLS12-381's), for development sizes.
 // Production keys come from a multi-party ceremony (gnark's mpcsetup), converted with
 // keyconv.Convert.
 //
@@ -67,7 +77,11 @@ func KeygenWithProgress(ctx context.Context, spec circuits.Spec, outDir string, 
 		ID:      spec.ID(),
 		Circuit: spec.Name,
 		Params:  spec.Params,
+		Curve:   zkcurve.Name(spec.Curve),
 		Setup:   SetupDevelopment,
+	}
+	if spec.Curve != ecc.BLS12_381 {
+		meta.Setup = SetupDevelopmentGnark
 	}
 	return keygenWithProgress(ctx, outDir, spec.Circuit(), meta, progress)
 }
@@ -98,16 +112,23 @@ func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit
 	}
 
 	// Compile and setup (minutes at 2^24) run apart, so a cancel returns at once.
+	if meta.Curve == "" {
+		meta.Curve = zkcurve.Name(ecc.BLS12_381)
+	}
+	id := ecc.BLS12_381
+	if meta.Curve == zkcurve.Name(ecc.BN254) {
+		id = ecc.BN254
+	}
 	type setupResult struct {
-		ccs  *cs.R1CS
+		ccs  constraint.ConstraintSystem
 		vk   groth16.VerifyingKey
-		k    *keyfile.BLS12381Key
+		k    writableKey
 		took [2]time.Duration
 		err  error
 	}
 	done := make(chan setupResult, 1)
 	go func() {
-		ccs, vk, k, took, err := compileAndSetup(ctx, def)
+		ccs, vk, k, took, err := compileAndSetup(ctx, def, id)
 		done <- setupResult{ccs, vk, k, took, err}
 	}()
 	var res setupResult
@@ -139,7 +160,7 @@ func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit
 	pkDone := make(chan struct{})
 	go func() {
 		defer close(pkDone)
-		digest, pkErr = keyfile.Write(staged[2], k)
+		digest, pkErr = k.write(staged[2])
 	}()
 	ccsSum, ccsErr := writeFileFrom(staged[0], ccs)
 	<-pkDone
@@ -157,12 +178,11 @@ func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit
 		return Metadata{}, fmt.Errorf("circuit: keygen %s: stopped before the key set was in place, nothing written: %w", name, err)
 	}
 
-	meta.Curve = "bls12-381"
 	meta.NbConstraints = ccs.GetNbConstraints()
 	meta.NbPublic = ccs.GetNbPublicVariables()
 	meta.NbSecret = ccs.GetNbSecretVariables()
 	meta.NbWires = ccs.GetNbInternalVariables() + meta.NbPublic + meta.NbSecret
-	meta.DomainSize = k.DomainSize
+	meta.DomainSize = k.domainSize
 	meta.PKDigest = hex.EncodeToString(digest[:])
 	meta.CCSSHA256 = hex.EncodeToString(ccsSum[:])
 	meta.VKSHA256 = hex.EncodeToString(vkSum[:])
@@ -211,29 +231,51 @@ func checkFree(final [4]string) error {
 	return nil
 }
 
-// compileAndSetup compiles def for BLS12-381 and runs the development Groth16 setup.
-// It returns how long each took in took[0] and took[1].
-func compileAndSetup(ctx context.Context, def frontend.Circuit) (_ *cs.R1CS, _ groth16.VerifyingKey, _ *keyfile.BLS12381Key, took [2]time.Duration, _ error) {
+// writableKey is a proving key of either curve, ready for the key file.
+type writableKey struct {
+	domainSize uint64
+	write      func(path string) ([32]byte, error)
+}
+
+// compileAndSetup compiles def for curve id and runs the development Groth16 setup:
+// devsetup's on BLS12-381, gnark's on BN254. It returns how long each took in
+// took[0] and took[1].
+func compileAndSetup(ctx context.Context, def frontend.Circuit, id ecc.ID) (_ constraint.ConstraintSystem, _ groth16.VerifyingKey, _ writableKey, took [2]time.Duration, _ error) {
 	start := time.Now()
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, def)
+	ccs, err := frontend.Compile(id.ScalarField(), r1cs.NewBuilder, def)
 	if err != nil {
-		return nil, nil, nil, took, fmt.Errorf("compile: %w", err)
+		return nil, nil, writableKey{}, took, fmt.Errorf("compile: %w", err)
 	}
-	r1csSys, ok := ccs.(*cs.R1CS)
-	if !ok {
-		return nil, nil, nil, took, fmt.Errorf("compiled to %T, want a BLS12-381 R1CS", ccs)
-	}
-	if err := refuseCommitments(r1csSys); err != nil {
-		return nil, nil, nil, took, err
+	if err := refuseCommitments(ccs); err != nil {
+		return nil, nil, writableKey{}, took, err
 	}
 	took[0] = time.Since(start)
 	start = time.Now()
-	k, vk, err := devsetup.Setup(ctx, r1csSys)
+	var vk groth16.VerifyingKey
+	var k writableKey
+	switch sys := ccs.(type) {
+	case *cs.R1CS:
+		var pk *keyfile.BLS12381Key
+		pk, vk, err = devsetup.Setup(ctx, sys)
+		if err == nil {
+			k = writableKey{pk.DomainSize, func(path string) ([32]byte, error) { return keyfile.Write(path, pk) }}
+		}
+	case *cs_bn254.R1CS:
+		var gpk groth16.ProvingKey
+		if gpk, vk, err = groth16.Setup(sys); err == nil {
+			var pk *keyfile.BN254Key
+			if pk, err = keyconv.FromGnarkBN254(gpk.(*groth16_bn254.ProvingKey)); err == nil {
+				k = writableKey{pk.DomainSize, func(path string) ([32]byte, error) { return keyfile.Write(path, pk) }}
+			}
+		}
+	default:
+		err = fmt.Errorf("compiled to %T, want an R1CS of BLS12-381 or BN254", ccs)
+	}
 	if err != nil {
-		return nil, nil, nil, took, fmt.Errorf("setup: %w", err)
+		return nil, nil, writableKey{}, took, fmt.Errorf("setup: %w", err)
 	}
 	took[1] = time.Since(start)
-	return r1csSys, vk, k, took, nil
+	return ccs, vk, k, took, nil
 }
 
 // writeFileFrom writes src to path (synced, mode 0644) and returns the SHA-256 of what it

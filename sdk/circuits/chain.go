@@ -1,10 +1,15 @@
 package circuits
 
 import (
+	"fmt"
 	"math/rand/v2"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/frontend"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // chainC is the constant added at every step of the chain.
@@ -30,14 +35,25 @@ func (c *Chain) Define(api frontend.API) error {
 	return nil
 }
 
-// ChainOutput computes the chain natively: the Out that makes x a valid witness.
-func ChainOutput(x fr.Element, steps int) fr.Element {
-	var c fr.Element
-	c.SetUint64(chainC)
+// ChainOutput computes the chain natively over BLS12-381: the Out that makes x a
+// valid witness.
+func ChainOutput(x fr.Element, steps int) fr.Element { return chainOutput[fr.Element](x, steps) }
+
+// chainOutput is ChainOutput over any curve's scalars.
+func chainOutput[S any, PS curve.Scalar[S]](x S, steps int) S {
+	var c S
+	PS(&c).SetUint64(chainC)
 	for range steps {
-		x.Square(&x).Add(&x, &c)
+		PS(&x).Square(&x)
+		PS(&x).Add(&x, &c)
 	}
 	return x
+}
+
+// chainAssignment draws a random x and its chain's output, scalars S of the curve.
+func chainAssignment[S any, PS curve.Scalar[S]](rng *rand.Rand, steps int) *Chain {
+	x := randomScalar[S, PS](rng)
+	return &Chain{X: x, Out: chainOutput[S, PS](x, steps), Steps: steps}
 }
 
 func newChain(p map[string]int) Spec {
@@ -46,9 +62,14 @@ func newChain(p map[string]int) Spec {
 		Name:       "chain",
 		Params:     p,
 		newCircuit: func() frontend.Circuit { return &Chain{Steps: steps} },
-		newAssignment: func(rng *rand.Rand) (frontend.Circuit, error) {
-			x := randomElement(rng)
-			return &Chain{X: x, Out: ChainOutput(x, steps), Steps: steps}, nil
+		newAssignment: func(rng *rand.Rand, curve ecc.ID) (frontend.Circuit, error) {
+			switch curve {
+			case ecc.BLS12_381:
+				return chainAssignment[fr.Element](rng, steps), nil
+			case ecc.BN254:
+				return chainAssignment[bnfr.Element](rng, steps), nil
+			}
+			return nil, fmt.Errorf("circuits: chain: no assignment over %s", curve)
 		},
 	}
 }

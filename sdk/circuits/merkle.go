@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	frposeidon2 "github.com/consensys/gnark-crypto/ecc/bls12-381/fr/poseidon2"
 	"github.com/consensys/gnark/frontend"
@@ -170,7 +171,7 @@ func newMerkle(p map[string]int) Spec {
 		Name:       "merkle",
 		Params:     p,
 		newCircuit: func() frontend.Circuit { return NewMerkle(k, d) },
-		newAssignment: func(rng *rand.Rand) (frontend.Circuit, error) {
+		newAssignment: func(rng *rand.Rand, _ ecc.ID) (frontend.Circuit, error) { // BLS12-381 only (entry.curves)
 			return merkleAssignment(rng, k, d)
 		},
 	}

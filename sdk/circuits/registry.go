@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -14,12 +15,15 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
-// Curve is the curve every circuit of this package is defined over.
+// Curve is the curve a circuit of this package is defined over unless its Spec says
+// another (Spec.On).
 const Curve = ecc.BLS12_381
 
 // Spec is one circuit of the registry with its parameters fixed. The parameters are part
@@ -30,9 +34,30 @@ type Spec struct {
 	Name string
 	// Params holds every parameter of the circuit, defaults filled in.
 	Params map[string]int
+	// Curve is the curve the circuit is compiled for and its witnesses drawn over:
+	// Curve (BLS12-381) as Lookup returns a Spec, another one of the circuit's
+	// curves through On.
+	Curve ecc.ID
 
 	newCircuit    func() frontend.Circuit
-	newAssignment func(rng *rand.Rand) (frontend.Circuit, error)
+	newAssignment func(rng *rand.Rand, curve ecc.ID) (frontend.Circuit, error)
+}
+
+// curveSuffix names a curve other than the default in a circuit's ID.
+var curveSuffix = map[ecc.ID]string{ecc.BN254: "bn254"}
+
+// On returns s over curve id, one of the curves its circuit is defined for (every
+// circuit: BLS12-381; chain and sha256: BN254 too).
+func (s Spec) On(id ecc.ID) (Spec, error) {
+	if !slices.Contains(registry[s.Name].curves, id) {
+		var names []string
+		for _, c := range registry[s.Name].curves {
+			names = append(names, curve.Title(c))
+		}
+		return Spec{}, fmt.Errorf("circuits: %s is defined over %s, not %s", s.Name, strings.Join(names, " and "), curve.Title(id))
+	}
+	s.Curve = id
+	return s, nil
 }
 
 // ID returns the circuit's identity, its name followed by its parameters in name order,
@@ -43,19 +68,23 @@ func (s Spec) ID() string {
 	for _, p := range sortedKeys(s.Params) {
 		fmt.Fprintf(&b, "-%s%d", p, s.Params[p])
 	}
+	if suffix, ok := curveSuffix[s.Curve]; ok {
+		b.WriteString("-" + suffix)
+	}
 	return b.String()
 }
 
 // Circuit returns a fresh circuit definition to compile (frontend.Compile).
 func (s Spec) Circuit() frontend.Circuit { return s.newCircuit() }
 
-// Compile compiles the circuit for Curve as a rank-1 constraint system.
-func (s Spec) Compile() (*cs.R1CS, error) {
-	ccs, err := frontend.Compile(Curve.ScalarField(), r1cs.NewBuilder, s.Circuit())
+// Compile compiles the circuit for s.Curve as a rank-1 constraint system (gnark's
+// *cs.R1CS of that curve's constraint package).
+func (s Spec) Compile() (constraint.ConstraintSystem, error) {
+	ccs, err := frontend.Compile(s.Curve.ScalarField(), r1cs.NewBuilder, s.Circuit())
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", s.ID(), err)
 	}
-	return ccs.(*cs.R1CS), nil
+	return ccs, nil
 }
 
 // Assignment returns the assignment of partition's witness: a valid assignment,
@@ -64,17 +93,17 @@ func (s Spec) Assignment(partition int, seed uint64) (frontend.Circuit, error) {
 	if partition < 0 {
 		return nil, fmt.Errorf("circuits: %s: negative partition index %d", s.ID(), partition)
 	}
-	return s.newAssignment(s.rng(partition, seed))
+	return s.newAssignment(s.rng(partition, seed), s.Curve)
 }
 
 // Witness returns partition's full gnark witness (public and secret values) over
-// BLS12-381's scalar field, deterministic in (circuit ID, partition, seed).
+// s.Curve's scalar field, deterministic in (circuit ID, partition, seed).
 func (s Spec) Witness(partition int, seed uint64) (witness.Witness, error) {
 	a, err := s.Assignment(partition, seed)
 	if err != nil {
 		return nil, err
 	}
-	w, err := frontend.NewWitness(a, Curve.ScalarField())
+	w, err := frontend.NewWitness(a, s.Curve.ScalarField())
 	if err != nil {
 		return nil, fmt.Errorf("circuits: %s: partition %d: %w", s.ID(), partition, err)
 	}
@@ -97,14 +126,19 @@ func (s Spec) rng(partition int, seed uint64) *rand.Rand {
 	return rand.New(rand.NewChaCha8(key))
 }
 
-// randomElement draws a uniformly distributed field element (up to a negligible bias).
-func randomElement(rng *rand.Rand) fr.Element {
+// randomElement draws a uniformly distributed BLS12-381 scalar (up to a negligible
+// bias).
+func randomElement(rng *rand.Rand) fr.Element { return randomScalar[fr.Element](rng) }
+
+// randomScalar draws a uniformly distributed scalar of any curve (up to a negligible
+// bias): 48 random bytes, big-endian, reduced modulo r.
+func randomScalar[S any, PS curve.Scalar[S]](rng *rand.Rand) S {
 	var b [48]byte
 	for i := 0; i < len(b); i += 8 {
 		binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
 	}
-	var e fr.Element
-	e.SetBytes(b[:]) // reduces modulo r
+	var e S
+	PS(&e).SetBigInt(new(big.Int).SetBytes(b[:])) // reduces modulo r
 	return e
 }
 
@@ -120,6 +154,7 @@ type param struct {
 type entry struct {
 	doc    string
 	params []param
+	curves []ecc.ID // the curves it is defined over, Curve first
 	build  func(p map[string]int) Spec
 }
 
@@ -131,7 +166,8 @@ var registry = map[string]entry{
 		params: []param{
 			{name: "k", def: 10, min: 1, max: 28, doc: "log2 of the number of constraints"},
 		},
-		build: newChain,
+		curves: []ecc.ID{Curve, ecc.BN254},
+		build:  newChain,
 	},
 	"merkle": {
 		doc: "k challenged leaves of a depth-d Poseidon2 Merkle tree with a public root",
@@ -139,14 +175,16 @@ var registry = map[string]entry{
 			{name: "k", def: 4, min: 1, max: 1024, doc: "number of challenged leaves"},
 			{name: "d", def: 16, min: 1, max: 62, doc: "depth of the tree (2^d leaves)"},
 		},
-		build: newMerkle,
+		curves: []ecc.ID{Curve}, // its native Poseidon2 is BLS12-381's
+		build:  newMerkle,
 	},
 	"sha256": {
 		doc: "SHA-256 of a secret b-block message, public digest, on bit wires (~31k constraints a block, 99.7% of the wires 0 or 1)",
 		params: []param{
 			{name: "b", def: 1, min: 1, max: 1024, doc: "64-byte blocks hashed (8 fill a 2^18 domain, 33 2^20, 134 2^22)"},
 		},
-		build: newSHA256,
+		curves: []ecc.ID{Curve, ecc.BN254},
+		build:  newSHA256,
 	},
 }
 
@@ -207,15 +245,24 @@ func Lookup(name string, params map[string]int) (Spec, error) {
 			return Spec{}, fmt.Errorf("circuits: %s has no parameter %q (its parameters: %s)", name, k, strings.Join(known, ", "))
 		}
 	}
-	return e.build(values), nil
+	s := e.build(values)
+	s.Curve = Curve
+	return s, nil
 }
 
 var idPart = regexp.MustCompile(`^([a-z]+)([0-9]+)$`)
 
-// FromID returns the circuit an ID names ("chain-k16", "merkle-d16-k4"), the inverse of
-// Spec.ID. Every parameter must be present, so that an ID names exactly one circuit.
+// FromID returns the circuit an ID names ("chain-k16", "merkle-d16-k4",
+// "chain-k16-bn254"), the inverse of Spec.ID. Every parameter must be present, so that
+// an ID names exactly one circuit.
 func FromID(id string) (Spec, error) {
 	parts := strings.Split(id, "-")
+	onCurve := Curve
+	for c, suffix := range curveSuffix {
+		if len(parts) > 1 && parts[len(parts)-1] == suffix {
+			onCurve, parts = c, parts[:len(parts)-1]
+		}
+	}
 	name := parts[0]
 	e, ok := registry[name]
 	if !ok {
@@ -239,6 +286,9 @@ func FromID(id string) (Spec, error) {
 	}
 	s, err := Lookup(name, params)
 	if err != nil {
+		return Spec{}, err
+	}
+	if s, err = s.On(onCurve); err != nil {
 		return Spec{}, err
 	}
 	if s.ID() != id {

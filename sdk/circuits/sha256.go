@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/frontend"
 )
 
@@ -281,8 +282,8 @@ func newSHA256(p map[string]int) Spec {
 		Name:       "sha256",
 		Params:     p,
 		newCircuit: func() frontend.Circuit { return NewSHA256(blocks) },
-		newAssignment: func(rng *rand.Rand) (frontend.Circuit, error) {
-			return sha256Assignment(rng, blocks), nil
+		newAssignment: func(rng *rand.Rand, _ ecc.ID) (frontend.Circuit, error) {
+			return sha256Assignment(rng, blocks), nil // words and bits: the same on every curve
 		},
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
 	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/shm"
@@ -263,7 +264,7 @@ func (s *suite) prove(ctx context.Context, f *fixture, h sdk.PartitionHandle, pu
 	}
 	proof := groth16.NewProof(f.c.VK.CurveID())
 	if _, err := proof.ReadFrom(bytes.NewReader(res.Proof)); err != nil {
-		return res, fmt.Errorf("Prove(%s): the proof does not decode as a gnark %s proof: %w", h.Path, f.c.Curve, err)
+		return res, fmt.Errorf("Prove(%s): the proof does not decode as a gnark %s proof: %w", h.Path, curve.Title(f.c.VK.CurveID()), err)
 	}
 	if err := groth16.Verify(proof, f.c.VK, pub); err != nil {
 		return res, fmt.Errorf("Prove(%s): the proof does not verify: %w", h.Path, err)

@@ -20,5 +20,5 @@ func Compile(t testing.TB, name string, params map[string]int) (circuits.Spec, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	return spec, ccs
+	return spec, ccs.(*cs.R1CS) // Lookup's circuits are BLS12-381's
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExampleCircuitsOnBN254 is the example circuits' path on BN254 as a user types
+// it: `zkhost keygen --curve bn254`, `zkhost prove` of partitions whose witnesses
+// the command draws for the circuit over BN254's field, through the daemon's
+// pipeline and the CPU backend, and `zkhost verify`; a circuit defined over
+// BLS12-381 only is refused by name.
+func TestExampleCircuitsOnBN254(t *testing.T) {
+	backend := buildCPUBackend(t, t.TempDir())
+	zkhost := zkhostRunner(t)
+	keys := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		id   string
+	}{
+		{[]string{"--circuit", "chain", "--k", "8"}, "chain-k8-bn254"},
+		{[]string{"--circuit", "sha256", "--param", "b=1"}, "sha256-b1-bn254"},
+	} {
+		out := zkhost(append(append([]string{"keygen", "--curve", "bn254"}, c.args...), "--out", keys)...)
+		if !strings.Contains(out, "wrote "+c.id+".{ccs,vk,pk,json}") {
+			t.Fatalf("keygen printed %q", out)
+		}
+		meta, err := os.ReadFile(filepath.Join(keys, c.id+".json"))
+		if err != nil || !strings.Contains(string(meta), `"curve": "bn254"`) {
+			t.Fatalf("%s.json: %v %s", c.id, err, meta)
+		}
+		proofs := filepath.Join(t.TempDir(), "proofs")
+		out = zkhost("prove", "--keys", keys, "--circuit", c.id, "--partitions", "2", "--backend", backend, "--threads", "2", "--out", proofs)
+		if !strings.Contains(out, "2 partitions proven and verified") {
+			t.Errorf("prove printed %q", out)
+		}
+		if out := zkhost("verify", "--keys", keys, "--circuit", c.id, proofs); !strings.Contains(out, "2 of 2 proofs verify") {
+			t.Errorf("verify printed %q", out)
+		}
+	}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"keygen", "--curve", "bn254", "--circuit", "merkle", "--out", keys}, &stdout, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "merkle is defined over BLS12-381, not BN254") {
+		t.Errorf("keygen of merkle on BN254: exit %d, %q", code, stderr.String())
+	}
+}
