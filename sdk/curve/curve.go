@@ -116,31 +116,32 @@ func TwoAdicity(id ecc.ID) int {
 	return int(rm1.TrailingZeroBits())
 }
 
+// names are each curve's names: as zkhost spells it in files and the contract
+// (sdk.Curve's words), and as prose and error messages write it.
+var names = map[ecc.ID]struct{ name, title string }{
+	ecc.BLS12_381: {"bls12-381", "BLS12-381"},
+	ecc.BN254:     {"bn254", "BN254"},
+}
+
 // Name returns the curve's name as zkhost spells it ("bls12-381", "bn254"), the words of
 // sdk.Curve.
 func Name(id ecc.ID) string {
-	switch id {
-	case ecc.BLS12_381:
-		return "bls12-381"
-	case ecc.BN254:
-		return "bn254"
+	if n, ok := names[id]; ok {
+		return n.name
 	}
 	return fmt.Sprintf("curve(%s)", id)
+}
+
+// Title returns the curve's name as prose and error messages write it
+// ("BLS12-381", "BN254").
+func Title(id ecc.ID) string {
+	if n, ok := names[id]; ok {
+		return n.title
+	}
+	return id.String()
 }
 
 // domainBytes is the memory a gnark-crypto domain of size n keeps resident: twiddles and
 // inverse twiddles (about n elements each) and the coset tables (n elements each), 32 bytes
 // per element.
 func domainBytes(n uint64) uint64 { return 4 * n * 32 }
-
-// Title returns the curve's name as prose and error messages write it
-// ("BLS12-381", "BN254").
-func Title(id ecc.ID) string {
-	switch id {
-	case ecc.BLS12_381:
-		return "BLS12-381"
-	case ecc.BN254:
-		return "BN254"
-	}
-	return id.String()
-}

@@ -34,7 +34,9 @@ func FromGnark(pk *groth16_bls12381.ProvingKey) (*keyfile.BLS12381Key, error) {
 	})
 }
 
-// FromGnarkBN254 is FromGnark for a gnark BN254 proving key.
+// FromGnarkBN254 is FromGnark for a gnark BN254 proving key. Deliberately parallel
+// to FromGnark (and ToGnarkBN254 to ToGnark): gnark's per-curve key types share
+// field names but no types, so only the copy of their fields is written twice.
 func FromGnarkBN254(pk *groth16_bn254.ProvingKey) (*keyfile.BN254Key, error) {
 	if pk == nil {
 		return nil, errors.New("keyconv: nil proving key")

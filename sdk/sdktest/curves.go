@@ -2,7 +2,6 @@ package sdktest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/frontend"
-	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
@@ -81,39 +79,25 @@ func (s *suite) bn254Fixture(t *testing.T) *fixture {
 	return &fixture{c: c, key: sdk.KeyRef{ID: c.Name, Path: c.PKPath, Digest: c.PKDigest}}
 }
 
-// loadOrImport loads key set name from keyDir, importing it first from the files
-// make writes when it is missing, under loadOrGenerate's lock.
+// loadOrImport loads key set name from keyDir, importing it first from the gnark
+// files make writes into a scratch directory when it is missing (loadOrMake).
 func loadOrImport(keyDir, name string, make func(dir string) (circuit.ImportFiles, error)) (*circuit.Circuit, error) {
-	if err := os.MkdirAll(keyDir, 0o755); err != nil {
-		return nil, err
-	}
-	lock, err := os.OpenFile(filepath.Join(keyDir, ".sdktest.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("locking %s: %w", keyDir, err)
-	}
-	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
-	_, _, _, meta := circuit.Paths(keyDir, name)
-	if _, err := os.Stat(meta); errors.Is(err, os.ErrNotExist) {
+	return loadOrMake(keyDir, name, func() error {
 		dir, err := os.MkdirTemp(keyDir, ".import-")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer os.RemoveAll(dir)
 		files, err := make(dir)
 		if err != nil {
-			return nil, fmt.Errorf("making the gnark files of %s: %w", name, err)
+			return fmt.Errorf("making the gnark files of %s: %w", name, err)
 		}
 		res, err := circuit.Import(context.Background(), files, name, keyDir)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return res.Circuit, nil
-	}
-	return circuit.Load(keyDir, name)
+		return res.Circuit.Close()
+	})
 }
 
 // bn254Partition writes partition i of the BN254 chain (its input x = 3+i) as the

@@ -183,10 +183,21 @@ func (s *suite) fixture(t *testing.T, name string, params map[string]int) *fixtu
 	return f
 }
 
-// loadOrGenerate loads spec's keys from keyDir, running Keygen first when its
-// metadata file (written last) is missing. A lock file serializes test binaries
-// that share keyDir.
+// loadOrGenerate loads spec's keys from keyDir, running Keygen first when they
+// are missing (loadOrMake).
 func loadOrGenerate(keyDir string, spec circuits.Spec) (*circuit.Circuit, error) {
+	return loadOrMake(keyDir, spec.ID(), func() error {
+		if err := circuit.Keygen(spec, keyDir); err != nil {
+			return fmt.Errorf("generating keys for %s: %w", spec.ID(), err)
+		}
+		return nil
+	})
+}
+
+// loadOrMake loads key set name from keyDir, calling make first when its metadata
+// file (written last) is missing. A lock file serializes test binaries that share
+// keyDir.
+func loadOrMake(keyDir, name string, make func() error) (*circuit.Circuit, error) {
 	if err := os.MkdirAll(keyDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -199,13 +210,13 @@ func loadOrGenerate(keyDir string, spec circuits.Spec) (*circuit.Circuit, error)
 		return nil, fmt.Errorf("locking %s: %w", keyDir, err)
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
-	_, _, _, meta := circuit.Paths(keyDir, spec.ID())
+	_, _, _, meta := circuit.Paths(keyDir, name)
 	if _, err := os.Stat(meta); errors.Is(err, os.ErrNotExist) {
-		if err := circuit.Keygen(spec, keyDir); err != nil {
-			return nil, fmt.Errorf("generating keys for %s: %w", spec.ID(), err)
+		if err := make(); err != nil {
+			return nil, err
 		}
 	}
-	return circuit.Load(keyDir, spec.ID())
+	return circuit.Load(keyDir, name)
 }
 
 // partition synthesizes partition i of f's circuit and writes it to shared memory.
