@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
@@ -33,7 +33,7 @@ import (
 //
 // It needs a key directory (ZKHOST_BENCH_KEYS, keys from zkhost keygen, as
 // make bench-cpu makes them), a key name (ZKHOST_BENCH_CIRCUITS, e.g.
-// chain-k18) and, optionally, the worker binary (ZKHOST_BENCH_BACKEND;
+// chain-k18, or chain-k18-bn254 for BN254) and, optionally, the worker binary (ZKHOST_BENCH_BACKEND;
 // this test binary by default).
 func BenchmarkWorkerAgainstGnark(b *testing.B) {
 	keys, name := os.Getenv("ZKHOST_BENCH_KEYS"), os.Getenv("ZKHOST_BENCH_CIRCUITS")
@@ -69,17 +69,27 @@ func BenchmarkWorkerAgainstGnark(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, a, bv, _, err := circuit.SynthesizeInput(c, data, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
 	store := shm.NewStore()
 	defer store.Close()
-	h, err := store.Write("bench", sdk.CurveBLS12381, w, a, bv)
+	h, err := store.WriteRaw("bench", c.Curve, uint64(c.NbWires), uint64(c.NbConstraints), func(w, a, bv []byte) error {
+		_, err := circuit.SynthesizeInputRaw(c, data, 0, w, a, bv)
+		return err
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	pk := (*groth16bls.ProvingKey)(keyconv.ToGnark(c.Key()))
+	// gnark's own key, of the circuit's curve, sharing the key file's points.
+	var pk groth16.ProvingKey
+	switch c.Curve {
+	case sdk.CurveBN254:
+		k, err := circuit.KeyOf[bn254.G1Affine, bn254.G2Affine](c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pk = keyconv.ToGnarkBN254(k)
+	default:
+		pk = keyconv.ToGnark(c.Key())
+	}
 
 	be := New(Options{WorkerPath: worker})
 	defer be.Close()
@@ -100,7 +110,7 @@ func BenchmarkWorkerAgainstGnark(b *testing.B) {
 		cpu0, _ := processCPU()
 		faults0 := selfFaults()
 		t0 := time.Now()
-		if _, err := groth16.Prove(c.CCS, pk, full); err != nil {
+		if _, err := groth16.Prove(c.System, pk, full); err != nil {
 			b.Fatal(err)
 		}
 		gnarkWall += time.Since(t0)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # bench-circom.sh: zkhost's CPU path against snarkjs's own prover on one circom circuit,
 # on the same machine and cores. The circuit is a chain of HASHES Poseidon(2) hashes from
-# circomlib (compiled with circom2 --O2, BLS12-381), set up with snarkjs on a tau of 2^POWER
-# made here; the timings are `zkhost key import` once, then ROUNDS alternating rounds of one
+# circomlib (compiled with circom2 --O2 --prime PRIME: bls12381, or bn128 for BN254), set up with
+# snarkjs on a tau of 2^POWER (circomtest's writeptau: snarkjs's own takes half an hour on two
+# cores); the timings are `zkhost key import` once, then ROUNDS alternating rounds of one
 # `zkhost prove` (one .wtns partition through the daemon's pipeline and the CPU backend with
 # THREADS threads; the prove column of its table, and its wall time) and one `snarkjs groth16
 # prove` (wall time; node uses every core it sees). Every zkhost proof is verified by zkhost
 # and by `snarkjs groth16 verify`.
-#   HASHES=120 POWER=15 ROUNDS=3 THREADS=2 scripts/bench-circom.sh
+#   HASHES=120 POWER=15 ROUNDS=3 THREADS=2 PRIME=bn128 scripts/bench-circom.sh
 # Needs node, npm (the tools are installed into a temporary folder) and Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,11 +16,12 @@ HASHES=${HASHES:-120}
 POWER=${POWER:-15}
 ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-2}
+PRIME=${PRIME:-bls12381}
 root=$PWD
 work=$(mktemp -d /tmp/zkhost-bench-circom.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$work/bin/" ./cmd/zkhost ./cmd/zkhost-backend-cpu
+go build -o "$work/bin/" ./cmd/zkhost ./cmd/zkhost-backend-cpu github.com/zkhost/zkhost/sdk/circom/circomtest/writeptau
 export PATH="$work/bin:$work/tools/node_modules/.bin:$PATH"
 (mkdir -p "$work/tools" && cd "$work/tools" && npm init -y >/dev/null &&
 	npm install --no-audit --no-fund circom2@0.2.23 snarkjs@0.7.6 circomlib@2.0.5 >/dev/null)
@@ -46,15 +48,13 @@ template Chain(n) {
 component main = Chain($HASHES);
 EOF
 echo '{"x": "12345"}' >in.json
-circom2 chain.circom --r1cs --wasm --O2 --prime bls12381 -l . -o . | grep -E 'constraints|wires'
+circom2 chain.circom --r1cs --wasm --O2 --prime "$PRIME" -l . -o . | grep -E 'constraints|wires'
 t0=$(date +%s.%N)
-snarkjs powersoftau new bls12381 "$POWER" pot_0.ptau >/dev/null
-snarkjs powersoftau contribute pot_0.ptau pot_1.ptau --name=bench -e="bench tau" >/dev/null
-snarkjs powersoftau prepare phase2 pot_1.ptau pot.ptau >/dev/null
+writeptau -curve "$PRIME" -power "$POWER" -out pot.ptau
 snarkjs groth16 setup chain.r1cs pot.ptau chain_0.zkey >/dev/null
 snarkjs zkey contribute chain_0.zkey chain.zkey --name=bench -e="bench key" >/dev/null
 snarkjs zkey export verificationkey chain.zkey vk.json >/dev/null
-echo "snarkjs setup (tau of 2^$POWER, key, one contribution): $(echo "$(date +%s.%N) - $t0" | bc) s"
+echo "setup (writeptau's tau of 2^$POWER, snarkjs's key and one contribution): $(echo "$(date +%s.%N) - $t0" | bc) s"
 snarkjs wtns calculate chain_js/chain.wasm in.json w.wtns
 
 zkhost key import --r1cs chain.r1cs --zkey chain.zkey --out keys
