@@ -8,13 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bn254"
 	"github.com/consensys/gnark/backend/groth16"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
-	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
 
@@ -78,17 +76,9 @@ func BenchmarkWorkerAgainstGnark(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// gnark's own key, of the circuit's curve, sharing the key file's points.
-	var pk groth16.ProvingKey
-	switch c.Curve {
-	case sdk.CurveBN254:
-		k, err := circuit.KeyOf[bn254.G1Affine, bn254.G2Affine](c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		pk = keyconv.ToGnarkBN254(k)
-	default:
-		pk = keyconv.ToGnark(c.Key())
+	pk, err := c.GnarkProvingKey()
+	if err != nil {
+		b.Fatal(err)
 	}
 
 	be := New(Options{WorkerPath: worker})

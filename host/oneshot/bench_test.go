@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/consensys/gnark/backend/groth16"
-	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
-	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/procfs"
 )
 
@@ -45,7 +43,10 @@ func BenchmarkGnarkProve(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			pk := keyconv.ToGnark(c.Key())
+			pk, err := c.GnarkProvingKey()
+			if err != nil {
+				b.Fatal(err)
+			}
 			spec, err := circuits.FromID(name)
 			if err != nil {
 				b.Fatal(err)
@@ -57,7 +58,7 @@ func BenchmarkGnarkProve(b *testing.B) {
 			b.ResetTimer()
 			cpu0, _ := procfs.CPUTimeWithChildren()
 			for i := 0; i < b.N; i++ {
-				if _, err := groth16.Prove(c.CCS, (*groth16bls.ProvingKey)(pk), w); err != nil {
+				if _, err := groth16.Prove(c.System, pk, w); err != nil {
 					b.Fatal(err)
 				}
 			}

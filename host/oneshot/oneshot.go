@@ -26,7 +26,6 @@ import (
 	"github.com/zkhost/zkhost/sdk/circomconv"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
-	"github.com/zkhost/zkhost/sdk/keyconv"
 )
 
 // Options says what to prove and where.
@@ -359,7 +358,10 @@ func runGnark(ctx context.Context, opts Options, name string, in inputs, start t
 		}
 		witnesses = append(witnesses, w)
 	}
-	pk := keyconv.ToGnark(c.Key())
+	pk, err := c.GnarkProvingKey()
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{Circuit: c.Name, KeyDigest: c.PKDigestHex(),
 		Backend: sdk.Description{Name: "gnark groth16.Prove (in process)", Device: sdk.DeviceInfo{Kind: "cpu", Model: "this machine"},
 			APIVersions: []uint32{}, Curves: []sdk.Curve{}}} // [] in summary.json, not null
@@ -369,7 +371,7 @@ func runGnark(ctx context.Context, opts Options, name string, in inputs, start t
 		}
 		pr := PartitionResult{Index: i, Constraints: c.NbConstraints}
 		t0 := time.Now()
-		proof, err := groth16.Prove(c.CCS, pk, w)
+		proof, err := groth16.Prove(c.System, pk, w)
 		if err != nil {
 			return nil, fmt.Errorf("partition %d: gnark prove: %w", i, err)
 		}

@@ -6,13 +6,17 @@ import (
 
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
 	"github.com/consensys/gnark/constraint/solver"
 
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/curve"
+	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // The circuit's curve is a parameter of one synthesis path: the functions here take
@@ -117,4 +121,25 @@ func (c *Circuit) needBLS12381(what string) error {
 		return fmt.Errorf("circuit %s: %s works on BLS12-381 circuits; this one is %s", c.Name, what, c.curveTitle())
 	}
 	return nil
+}
+
+// GnarkProvingKey returns c's proving key as gnark's, of c's curve, for gnark's own
+// groth16.Prove (comparisons, `zkhost prove --gnark`). It shares the key file's points:
+// use it while c is open, and never write to it. A key imported from snarkjs is
+// refused: its H points are snarkjs's, which gnark's prover does not compute with.
+func (c *Circuit) GnarkProvingKey() (groth16.ProvingKey, error) {
+	if c.pk.Header().HForm != keyfile.HFormGnark {
+		return nil, fmt.Errorf("circuit %s: its key's H points are in %s form, which gnark's prover does not use", c.Name, c.pk.Header().HForm)
+	}
+	switch c.Curve {
+	case sdk.CurveBLS12381:
+		return keyconv.ToGnark(c.Key()), nil
+	case sdk.CurveBN254:
+		k, err := c.pk.BN254()
+		if err != nil {
+			return nil, err
+		}
+		return keyconv.ToGnarkBN254(k), nil
+	}
+	return nil, fmt.Errorf("circuit %s: no gnark key for %s", c.Name, c.Curve)
 }
