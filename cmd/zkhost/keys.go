@@ -22,7 +22,7 @@ import (
 // function that resolves them to a registry circuit.
 func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
 	name := fs.String("circuit", "", "example circuit: "+strings.Join(circuits.Names(), ", "))
-	curveName := fs.String("curve", "bls12-381", "curve: bls12-381, or bn254 (chain and sha256)")
+	curveName := fs.String("curve", "bls12-381", "curve: bls12-381 or bn254")
 	k := fs.Int("k", 0, "chain: log2 of the number of constraints; merkle: challenged leaves (0: default)")
 	d := fs.Int("d", 0, "merkle: tree depth (0: default)")
 	params := paramFlags{}

@@ -238,7 +238,7 @@ func TestMerkle(t *testing.T) {
 func TestMerkleRefusesBadWitnesses(t *testing.T) {
 	const k, d = 3, 5
 	circuit := NewMerkle(k, d)
-	base, err := merkleAssignment(rand.New(rand.NewPCG(7, 7)), k, d)
+	base, err := merkleAssignment(rand.New(rand.NewPCG(7, 7)), k, d, NewHasher())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestSparseTree(t *testing.T) {
 		t.Error("two different leaves at one index accepted")
 	}
 	// A tree with more challenges than leaves repeats indices with the same leaf.
-	a, err := merkleAssignment(rand.New(rand.NewPCG(5, 6)), 5, 2)
+	a, err := merkleAssignment(rand.New(rand.NewPCG(5, 6)), 5, 2, NewHasher())
 	if err != nil {
 		t.Fatal(err)
 	}

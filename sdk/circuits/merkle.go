@@ -9,13 +9,18 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	frposeidon2 "github.com/consensys/gnark-crypto/ecc/bls12-381/fr/poseidon2"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	bnposeidon2 "github.com/consensys/gnark-crypto/ecc/bn254/fr/poseidon2"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/std/permutation/poseidon2"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // Poseidon2 parameters of the Merkle tree's hash. gnark v0.14.0 has no default Poseidon2
 // parameters for BLS12-381, so both the circuit and the native hash name them explicitly;
-// the round keys are derived from them (and the curve) identically on both sides.
+// the round keys are derived from them (and the curve's field) identically on both sides,
+// on either curve.
 const (
 	poseidonWidth         = 2
 	poseidonFullRounds    = 6
@@ -73,25 +78,30 @@ func (c *Merkle) Define(api frontend.API) error {
 }
 
 // Hasher is the native Poseidon2 2-to-1 compression the Merkle circuit uses, computed with
-// gnark-crypto outside the circuit.
-type Hasher struct {
-	perm *frposeidon2.Permutation
+// gnark-crypto outside the circuit, over the scalars S of the circuit's curve.
+type Hasher[S any, PS curve.Scalar[S]] struct {
+	perm interface{ Permutation([]S) error } // gnark-crypto's fr/poseidon2 of the curve
 }
 
-// NewHasher returns the native hash of the Merkle circuit.
-func NewHasher() *Hasher {
-	return &Hasher{perm: frposeidon2.NewPermutation(poseidonWidth, poseidonFullRounds, poseidonPartialRounds)}
+// NewHasher returns the native hash of the Merkle circuit on BLS12-381.
+func NewHasher() *Hasher[fr.Element, *fr.Element] {
+	return &Hasher[fr.Element, *fr.Element]{perm: frposeidon2.NewPermutation(poseidonWidth, poseidonFullRounds, poseidonPartialRounds)}
+}
+
+// NewHasherBN254 returns the native hash of the Merkle circuit on BN254.
+func NewHasherBN254() *Hasher[bnfr.Element, *bnfr.Element] {
+	return &Hasher[bnfr.Element, *bnfr.Element]{perm: bnposeidon2.NewPermutation(poseidonWidth, poseidonFullRounds, poseidonPartialRounds)}
 }
 
 // Compress returns the parent of left and right: the right lane of the permutation of
 // (left, right), plus right (feed-forward), as gnark's in-circuit Compress computes it.
-func (h *Hasher) Compress(left, right fr.Element) fr.Element {
-	state := [2]fr.Element{left, right}
+func (h *Hasher[S, PS]) Compress(left, right S) S {
+	state := [2]S{left, right}
 	if err := h.perm.Permutation(state[:]); err != nil {
 		panic(err) // unreachable: the state has the permutation's width
 	}
-	var out fr.Element
-	out.Add(&state[1], &right)
+	var out S
+	PS(&out).Add(&state[1], &right)
 	return out
 }
 
@@ -105,26 +115,26 @@ type nodeKey struct {
 // challenged leaves, every node on their paths to the root, and the siblings of those
 // nodes. Siblings that are on no path stand for subtrees that are never materialized:
 // their values are drawn at random, so a depth-62 tree costs only k·d hashes.
-type SparseTree struct {
+type SparseTree[S any, PS curve.Scalar[S]] struct {
 	Depth int
-	nodes map[nodeKey]fr.Element
-	root  fr.Element
+	nodes map[nodeKey]S
+	root  S
 }
 
 // NewSparseTree builds the sparse tree holding leaves at indices. Repeated indices must
 // carry the same leaf. Siblings off every path are drawn from rng.
-func NewSparseTree(h *Hasher, depth int, indices []uint64, leaves []fr.Element, rng *rand.Rand) (*SparseTree, error) {
+func NewSparseTree[S any, PS curve.Scalar[S]](h *Hasher[S, PS], depth int, indices []uint64, leaves []S, rng *rand.Rand) (*SparseTree[S, PS], error) {
 	if len(indices) != len(leaves) {
 		return nil, fmt.Errorf("merkle: %d indices but %d leaves", len(indices), len(leaves))
 	}
-	t := &SparseTree{Depth: depth, nodes: make(map[nodeKey]fr.Element)}
+	t := &SparseTree[S, PS]{Depth: depth, nodes: make(map[nodeKey]S)}
 	level := make(map[uint64]bool)
 	for i, idx := range indices {
 		if depth < 64 && idx>>depth != 0 {
 			return nil, fmt.Errorf("merkle: index %d does not fit a tree of depth %d", idx, depth)
 		}
 		k := nodeKey{0, idx}
-		if v, ok := t.nodes[k]; ok && !v.Equal(&leaves[i]) {
+		if v, ok := t.nodes[k]; ok && !PS(&v).Equal(&leaves[i]) {
 			return nil, fmt.Errorf("merkle: index %d is given two different leaves", idx)
 		}
 		t.nodes[k] = leaves[i]
@@ -136,7 +146,7 @@ func NewSparseTree(h *Hasher, depth int, indices []uint64, leaves []fr.Element, 
 		for _, idx := range slices.Sorted(maps.Keys(level)) {
 			sib := nodeKey{l, idx ^ 1}
 			if _, ok := t.nodes[sib]; !ok {
-				t.nodes[sib] = randomElement(rng)
+				t.nodes[sib] = randomScalar[S, PS](rng)
 			}
 			left, right := t.nodes[nodeKey{l, idx &^ 1}], t.nodes[nodeKey{l, idx | 1}]
 			t.nodes[nodeKey{l + 1, idx >> 1}] = h.Compress(left, right)
@@ -149,12 +159,12 @@ func NewSparseTree(h *Hasher, depth int, indices []uint64, leaves []fr.Element, 
 }
 
 // Root returns the tree's root.
-func (t *SparseTree) Root() fr.Element { return t.root }
+func (t *SparseTree[S, PS]) Root() S { return t.root }
 
 // Path returns the authentication path of the leaf at index: its sibling at each level,
 // from the leaf level up. The leaf must be one the tree was built with.
-func (t *SparseTree) Path(index uint64) ([]fr.Element, error) {
-	path := make([]fr.Element, t.Depth)
+func (t *SparseTree[S, PS]) Path(index uint64) ([]S, error) {
+	path := make([]S, t.Depth)
 	for l := range path {
 		v, ok := t.nodes[nodeKey{l, (index >> l) ^ 1}]
 		if !ok {
@@ -171,15 +181,21 @@ func newMerkle(p map[string]int) Spec {
 		Name:       "merkle",
 		Params:     p,
 		newCircuit: func() frontend.Circuit { return NewMerkle(k, d) },
-		newAssignment: func(rng *rand.Rand, _ ecc.ID) (frontend.Circuit, error) { // BLS12-381 only (entry.curves)
-			return merkleAssignment(rng, k, d)
+		newAssignment: func(rng *rand.Rand, curve ecc.ID) (frontend.Circuit, error) {
+			switch curve {
+			case ecc.BLS12_381:
+				return merkleAssignment(rng, k, d, NewHasher())
+			case ecc.BN254:
+				return merkleAssignment(rng, k, d, NewHasherBN254())
+			}
+			return nil, fmt.Errorf("circuits: merkle: no assignment over %s", curve)
 		},
 	}
 }
 
 // merkleAssignment draws one partition's witness: distinct random challenges, random
 // leaves, and the sparse tree they define.
-func merkleAssignment(rng *rand.Rand, k, d int) (*Merkle, error) {
+func merkleAssignment[S any, PS curve.Scalar[S]](rng *rand.Rand, k, d int, h *Hasher[S, PS]) (*Merkle, error) {
 	indices := make([]uint64, 0, k)
 	seen := make(map[uint64]bool)
 	for len(indices) < k {
@@ -190,16 +206,15 @@ func merkleAssignment(rng *rand.Rand, k, d int) (*Merkle, error) {
 		seen[idx] = true
 		indices = append(indices, idx)
 	}
-	leaves := make([]fr.Element, k)
+	leaves := make([]S, k)
 	for i, idx := range indices {
-		leaves[i] = randomElement(rng)
+		leaves[i] = randomScalar[S, PS](rng)
 		for j := range i {
 			if indices[j] == idx {
 				leaves[i] = leaves[j]
 			}
 		}
 	}
-	h := NewHasher()
 	tree, err := NewSparseTree(h, d, indices, leaves, rng)
 	if err != nil {
 		return nil, err

@@ -46,15 +46,13 @@ type Spec struct {
 // curveSuffix names a curve other than the default in a circuit's ID.
 var curveSuffix = map[ecc.ID]string{ecc.BN254: "bn254"}
 
-// On returns s over curve id, one of the curves its circuit is defined for (every
-// circuit: BLS12-381; chain and sha256: BN254 too).
+// Curves are the curves every circuit of the registry is defined over, Curve first.
+var Curves = []ecc.ID{Curve, ecc.BN254}
+
+// On returns s over curve id, one of Curves.
 func (s Spec) On(id ecc.ID) (Spec, error) {
-	if !slices.Contains(registry[s.Name].curves, id) {
-		var names []string
-		for _, c := range registry[s.Name].curves {
-			names = append(names, curve.Title(c))
-		}
-		return Spec{}, fmt.Errorf("circuits: %s is defined over %s, not %s", s.Name, strings.Join(names, " and "), curve.Title(id))
+	if !slices.Contains(Curves, id) {
+		return Spec{}, fmt.Errorf("circuits: %s is defined over BLS12-381 and BN254, not %s", s.Name, curve.Title(id))
 	}
 	s.Curve = id
 	return s, nil
@@ -154,7 +152,6 @@ type param struct {
 type entry struct {
 	doc    string
 	params []param
-	curves []ecc.ID // the curves it is defined over, Curve first
 	build  func(p map[string]int) Spec
 }
 
@@ -166,8 +163,7 @@ var registry = map[string]entry{
 		params: []param{
 			{name: "k", def: 10, min: 1, max: 28, doc: "log2 of the number of constraints"},
 		},
-		curves: []ecc.ID{Curve, ecc.BN254},
-		build:  newChain,
+		build: newChain,
 	},
 	"merkle": {
 		doc: "k challenged leaves of a depth-d Poseidon2 Merkle tree with a public root",
@@ -175,16 +171,14 @@ var registry = map[string]entry{
 			{name: "k", def: 4, min: 1, max: 1024, doc: "number of challenged leaves"},
 			{name: "d", def: 16, min: 1, max: 62, doc: "depth of the tree (2^d leaves)"},
 		},
-		curves: []ecc.ID{Curve}, // its native Poseidon2 is BLS12-381's
-		build:  newMerkle,
+		build: newMerkle,
 	},
 	"sha256": {
 		doc: "SHA-256 of a secret b-block message, public digest, on bit wires (~31k constraints a block, 99.7% of the wires 0 or 1)",
 		params: []param{
 			{name: "b", def: 1, min: 1, max: 1024, doc: "64-byte blocks hashed (8 fill a 2^18 domain, 33 2^20, 134 2^22)"},
 		},
-		curves: []ecc.ID{Curve, ecc.BN254},
-		build:  newSHA256,
+		build: newSHA256,
 	},
 }
 
