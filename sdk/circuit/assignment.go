@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
 	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/sdk"
@@ -52,11 +53,18 @@ func (c *Circuit) GnarkAssignments(fullWitnesses [][]byte, opts ...solver.Option
 		if err != nil {
 			return nil, fmt.Errorf("witness %d %w", i, err)
 		}
-		sol, err := c.CCS.Solve(w, opts...)
+		sol, err := c.System.Solve(w, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("witness %d: %w", i, err)
 		}
-		out[i] = MarshalAssignment(sol.(*cs.R1CSSolution).W, c.NbPublic, c.NbSecret)
+		switch sol := sol.(type) {
+		case *cs.R1CSSolution:
+			out[i] = MarshalAssignment(sol.W, c.NbPublic, c.NbSecret)
+		case *cs_bn254.R1CSSolution:
+			out[i] = MarshalAssignment(sol.W, c.NbPublic, c.NbSecret)
+		default:
+			return nil, fmt.Errorf("witness %d: gnark's solver gave a %T", i, sol)
+		}
 	}
 	return out, nil
 }

@@ -67,6 +67,9 @@ func TestBN254KeySet(t *testing.T) {
 	}
 	W := solved.(*cs_bn254.R1CSSolution).W
 	assignment := MarshalAssignment(W, c.NbPublic, c.NbSecret)
+	if got, err := c.GnarkAssignments([][]byte{witnessBytes}); err != nil || !bytes.Equal(got[0], assignment) {
+		t.Fatalf("GnarkAssignments: %v, or not the solution's assignment", err)
+	}
 	wrong := bytes.Clone(assignment)
 	wrong[len(wrong)-1] ^= 1 // the last wire, an internal one
 
