@@ -771,7 +771,7 @@ func (env *badEnv) pluginCases() []badCase {
 		env.pluginCase("crash in describe", "describe ", fault(map[string]string{"crash": "describe"})),
 		env.pluginCase("wrong API version", "speaks backend API versions [99], this host speaks 2", fault(map[string]string{"api-version": "99"})),
 		env.pluginCase("declares no partition in flight", "declares max in flight 0, need at least 1", fault(map[string]string{"max-in-flight-claim": "0"})),
-		env.pluginCase("proves on another curve", `backend faultbackend proves on [bn254] only, not bls12-381, the curve of circuit "chain"`, fault(map[string]string{"curves": "bn254"})),
+		env.pluginCase("proves on none of the circuits' curves", `backend faultbackend proves on [bn254] only, and the circuits served need [bls12-381]`, fault(map[string]string{"curves": "bn254"})),
 		env.pluginCaseLog("unknown backend option", "Failed to read any lines from plugin's stdout", "flag provided but not defined: -thread", func(t *testing.T) deviceConf {
 			return deviceConf{Backend: cpuBin(), Options: map[string]string{"thread": "1"}}
 		}),

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/api/apitest"
+	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
 // TestKillMidProof kills a backend with SIGKILL while it proves: its partition
@@ -280,5 +282,30 @@ func TestVerifyCommand(t *testing.T) {
 	out, err = run("--keys", keyDir, "--circuit", "chain", p0)
 	if err == nil || !strings.Contains(out, "has no public witness file after it") {
 		t.Errorf("a proof without its public witness: %v\n%s", err, out)
+	}
+}
+
+// TestCurveRouting runs a "GPU" of BLS12-381 only (the fault backend claiming kind
+// cuda and that one curve, as the CUDA backend declares it) next to a CPU device,
+// for a BLS12-381 circuit and a BN254 one: the daemon starts, the GPU proves the
+// BLS12-381 job while the CPU stands by, and the BN254 job goes to the CPU, the one
+// device that proves on its curve, every proof verified.
+func TestCurveRouting(t *testing.T) {
+	bn254 := filepath.Join(keyDirBN254, fixtures["chain-bn254"].spec.ID())
+	h := newHost(t, hostConf{
+		Devices: []deviceConf{faultDevice(map[string]string{"kind": "cuda", "curves": "bls12-381"}), cpuDevice()},
+		Circuits: fmt.Sprintf("[[circuit]]\nname = \"chain\"\nkeys = %q\n\n[[circuit]]\nname = \"chain-bn254\"\nccs = %q\npk = %q\nvk = %q\n\n",
+			keyDir, bn254+circuit.ExtCCS, bn254+circuit.ExtPK, bn254+circuit.ExtVK),
+	})
+	h.start()
+	for _, c := range []struct{ name, device string }{{"chain-bn254", "dev1"}, {"chain", "dev0"}} {
+		job := h.submit(c.name, 61, 2, api.ClassNormal)
+		done, _ := h.await(job.ID, 2*time.Minute)
+		checkDone(t, done, c.name, 61, 2)
+		for i, p := range done.Partitions {
+			if p.Device != c.device {
+				t.Errorf("%s: partition %d proved on %s, want %s", c.name, i, p.Device, c.device)
+			}
+		}
 	}
 }

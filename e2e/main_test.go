@@ -22,7 +22,9 @@ import (
 var (
 	binDir string // zkhost, zkhost-backend-cpu, faultbackend, faultsynth
 	keyDir string // chain-k8 and merkle-d4-k2 key sets
-	work   string // TestMain's scratch directory
+	// keyDirBN254 holds chain-k8-bn254.
+	keyDirBN254 string
+	work        string // TestMain's scratch directory
 
 	fixtures = map[string]*fixture{}
 )
@@ -61,21 +63,32 @@ func run(m *testing.M) (int, error) {
 	}
 	binDir = filepath.Join(work, "bin")
 	keyDir = filepath.Join(work, "keys")
+	keyDirBN254 = filepath.Join(work, "keys-bn254")
 	if err := buildBinaries(binDir); err != nil {
 		return 0, err
 	}
 	for _, f := range []struct {
-		name   string
-		params map[string]int
-	}{{"chain", map[string]int{"k": 8}}, {"merkle", map[string]int{"d": 4, "k": 2}}} {
-		spec, err := circuits.Lookup(f.name, f.params)
+		name, circuit string
+		params        map[string]int
+		curve         ecc.ID
+		keys          string
+	}{
+		{"chain", "chain", map[string]int{"k": 8}, ecc.BLS12_381, keyDir},
+		{"merkle", "merkle", map[string]int{"d": 4, "k": 2}, ecc.BLS12_381, keyDir},
+		// In a directory of its own, so that "chain" still names one key set in keyDir.
+		{"chain-bn254", "chain", map[string]int{"k": 8}, ecc.BN254, keyDirBN254},
+	} {
+		spec, err := circuits.Lookup(f.circuit, f.params)
+		if err == nil {
+			spec, err = spec.On(f.curve)
+		}
 		if err != nil {
 			return 0, err
 		}
-		if err := circuit.Keygen(spec, keyDir); err != nil {
+		if err := circuit.Keygen(spec, f.keys); err != nil {
 			return 0, fmt.Errorf("keygen %s: %w", spec.ID(), err)
 		}
-		c, err := circuit.Load(keyDir, spec.ID())
+		c, err := circuit.Load(f.keys, spec.ID())
 		if err != nil {
 			return 0, err
 		}
@@ -168,7 +181,7 @@ func verifyProof(name string, seed uint64, idx int, proof, hostPublic []byte) er
 	if hostPublic != nil && !bytes.Equal(want, hostPublic) {
 		return fmt.Errorf("partition %d: the host returned another public witness", idx)
 	}
-	p := groth16.NewProof(ecc.BLS12_381)
+	p := groth16.NewProof(f.c.VK.CurveID())
 	if _, err := p.ReadFrom(bytes.NewReader(proof)); err != nil {
 		return fmt.Errorf("partition %d: proof does not decode: %w", idx, err)
 	}

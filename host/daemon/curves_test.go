@@ -8,9 +8,10 @@ import (
 	"github.com/zkhost/zkhost/sdk/circuit"
 )
 
-// TestCheckCurves: a backend must prove on the curve of every circuit the
-// daemon serves; one that does not is refused naming the backend, the curves
-// it declares, the curve it lacks and the circuit that needs it.
+// TestCheckCurves: a backend that proves on none of the curves of the circuits
+// the daemon serves is refused, naming the backend, the curves it declares and
+// those the circuits need; one that proves on some of them is accepted (it takes
+// only their partitions: TestDeviceOfOneCurve).
 func TestCheckCurves(t *testing.T) {
 	bls := &circuit.Circuit{Name: "chain-k8", Curve: sdk.CurveBLS12381}
 	bn := &circuit.Circuit{Name: "bn-k8", Curve: sdk.CurveBN254}
@@ -22,13 +23,12 @@ func TestCheckCurves(t *testing.T) {
 	}{
 		{"covers the only circuit", map[string]*circuitEntry{"chain": {c: bls}}, []sdk.Curve{sdk.CurveBLS12381}, ""},
 		{"covers both curves", map[string]*circuitEntry{"chain": {c: bls}, "bn": {c: bn}}, []sdk.Curve{sdk.CurveBN254, sdk.CurveBLS12381}, ""},
+		{"covers one of two", map[string]*circuitEntry{"chain": {c: bls}, "bn": {c: bn}}, []sdk.Curve{sdk.CurveBLS12381}, ""},
 		{"no circuits", map[string]*circuitEntry{}, nil, ""},
 		{"another curve", map[string]*circuitEntry{"chain": {c: bls}}, []sdk.Curve{sdk.CurveBN254},
-			`backend vendor proves on [bn254] only, not bls12-381, the curve of circuit "chain"`},
-		{"no curve declared", map[string]*circuitEntry{"chain": {c: bls}}, nil,
-			`backend vendor declares no curve, not bls12-381, the curve of circuit "chain"`},
-		{"one circuit's curve missing", map[string]*circuitEntry{"chain": {c: bls}, "bn": {c: bn}}, []sdk.Curve{sdk.CurveBLS12381},
-			`backend vendor proves on [bls12-381] only, not bn254, the curve of circuit "bn"`},
+			`backend vendor proves on [bn254] only, and the circuits served need [bls12-381]`},
+		{"no curve declared", map[string]*circuitEntry{"chain": {c: bls}, "bn": {c: bn}}, nil,
+			`backend vendor declares no curve, and the circuits served need [bn254 bls12-381]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &Daemon{circuits: tc.circuits}

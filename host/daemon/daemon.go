@@ -409,28 +409,55 @@ func (d *Daemon) startDevices(ctx context.Context) error {
 	if len(d.devices) == 0 {
 		return errors.New("no device configured")
 	}
-	return nil
+	return d.checkCoverage()
 }
 
 // pidDir holds the pid files of running backends.
 func (d *Daemon) pidDir() string { return filepath.Join(d.cfg.StateDir, "backends") }
 
-// checkCurves refuses a backend that does not prove on the curve of every
-// circuit the daemon serves: placement may hand any device any circuit's
-// partitions, and each would fail on a backend that does not know its curve.
-// Each device makes it at every start of its backend (device.Options.Accept);
-// the circuits are loaded before the first and do not change after.
+// checkCurves refuses a backend that proves on none of the curves of the
+// circuits the daemon serves: it could take no work. One that proves on some
+// of them takes only those circuits' partitions (deviceEntry.refuses), so a GPU
+// backend of one curve and a CPU backend of both serve a host together. Each
+// device makes it at every start of its backend (device.Options.Accept); the
+// circuits are loaded before the first and do not change after.
 func (d *Daemon) checkCurves(desc sdk.Description) error {
+	var needed []sdk.Curve
 	for _, name := range d.circuitNames() {
 		curve := d.circuits[name].c.Curve
 		if slices.Contains(desc.Curves, curve) {
-			continue
+			return nil
 		}
-		declares := "declares no curve"
-		if len(desc.Curves) > 0 {
-			declares = fmt.Sprintf("proves on %v only", desc.Curves)
+		if !slices.Contains(needed, curve) {
+			needed = append(needed, curve)
 		}
-		return fmt.Errorf("backend %s %s, not %s, the curve of circuit %q", desc.Name, declares, curve, name)
+	}
+	if len(needed) == 0 {
+		return nil
+	}
+	declares := "declares no curve"
+	if len(desc.Curves) > 0 {
+		declares = fmt.Sprintf("proves on %v only", desc.Curves)
+	}
+	return fmt.Errorf("backend %s %s, and the circuits served need %v", desc.Name, declares, needed)
+}
+
+// checkCoverage refuses to serve a circuit that no configured device proves on:
+// its jobs would wait for a device for ever.
+func (d *Daemon) checkCoverage() error {
+	for _, name := range d.circuitNames() {
+		curve := d.circuits[name].c.Curve
+		covered := false
+		var declared []string
+		for _, de := range d.devices {
+			desc := de.dev.Description()
+			covered = covered || slices.Contains(desc.Curves, curve)
+			declared = append(declared, fmt.Sprintf("%s: %v", de.dev.Name(), desc.Curves))
+		}
+		if !covered {
+			return fmt.Errorf("no device proves on %s, the curve of circuit %q (the devices declare %s): add a backend that does, such as the CPU backend",
+				curve, name, strings.Join(declared, "; "))
+		}
 	}
 	return nil
 }

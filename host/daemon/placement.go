@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/zkhost/zkhost/host/queue"
@@ -90,11 +91,11 @@ func (d *Daemon) nextFor(de *deviceEntry) (queue.Item[*task], error) {
 		}
 		ctx, cancel := context.WithTimeout(d.ctx, placementRecheck)
 		it, err := d.readyQ.PopIf(ctx, func(it queue.Item[*task]) bool {
-			key := it.Value.job.circ.key.ID
-			if refusedOnly && !d.gpusRefuse(key) {
+			ce := it.Value.job.circ
+			if refusedOnly && !d.gpusRefuse(ce) {
 				return false
 			}
-			return !de.refuses(key) && placeOn(it.Value.failedOn, name, otherNames) && !keyElsewhere(de, others, key)
+			return !de.refuses(ce) && placeOn(it.Value.failedOn, name, otherNames) && !keyElsewhere(de, others, ce.key.ID)
 		})
 		cancel()
 		if err == nil {
@@ -133,20 +134,24 @@ func placeOn(failedOn map[string]bool, name string, others []string) bool {
 	return true
 }
 
-// refuses reports whether de's backend refused key for good: it cannot hold
-// the key, its slots and a proof even alone on the device (a permanent
-// ErrResourceExhausted from the key's load).
-func (de *deviceEntry) refuses(key string) bool {
+// refuses reports whether de's backend cannot prove ce's partitions: it does
+// not declare the circuit's curve (Description.Curves), or it refused the key
+// for good (refuseKey: it cannot hold the key, its slots and a proof even alone
+// on the device, or cannot prove with a key of its kind).
+func (de *deviceEntry) refuses(ce *circuitEntry) bool {
+	if !slices.Contains(de.dev.Description().Curves, ce.c.Curve) {
+		return true
+	}
 	de.mu.Lock()
 	defer de.mu.Unlock()
-	_, ok := de.tooSmall[key]
+	_, ok := de.tooSmall[ce.key.ID]
 	return ok
 }
 
-// gpusRefuse reports whether every serving GPU refused key for good.
-func (d *Daemon) gpusRefuse(key string) bool {
+// gpusRefuse reports whether every serving GPU refuses ce's partitions.
+func (d *Daemon) gpusRefuse(ce *circuitEntry) bool {
 	for _, de := range d.devices {
-		if !de.isCPU() && de.serving() && !de.refuses(key) {
+		if !de.isCPU() && de.serving() && !de.refuses(ce) {
 			return false
 		}
 	}
@@ -185,9 +190,8 @@ func (d *Daemon) refuseKey(de *deviceEntry, key string, err error) {
 // (refuseKey has marked it): it goes to a device that has not refused the
 // key, or fails, saying why, when none is left.
 func (d *Daemon) keyTooLarge(t *task, reason string) {
-	key := t.job.circ.key.ID
 	for _, de := range d.devices {
-		if !de.refuses(key) {
+		if !de.refuses(t.job.circ) {
 			d.retryOrFail(t, reason, true)
 			return
 		}

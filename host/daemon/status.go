@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -135,6 +136,12 @@ func (d *Daemon) onDevices(circuitName, deviceName string, f func(*deviceEntry, 
 	}
 	var done []string
 	for _, de := range d.selectDevices(deviceName) {
+		if !slices.Contains(de.dev.Description().Curves, ce.c.Curve) {
+			if deviceName != "" {
+				return nil, api.InvalidArgumentf("device %s does not prove on %s, the curve of circuit %q", deviceName, ce.c.Curve, circuitName)
+			}
+			continue // every device: those that prove on the circuit's curve
+		}
 		if err := f(de, ce); err != nil {
 			return done, fmt.Errorf("device %s: %w", de.dev.Name(), err)
 		}

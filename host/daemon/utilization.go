@@ -148,8 +148,8 @@ func (d *Daemon) preloadKeys(de *deviceEntry) {
 	seen := map[string]bool{}
 	for _, name := range d.circuitNames() {
 		ce := d.circuits[name]
-		if seen[ce.key.ID] {
-			continue // another name for a key already loaded
+		if seen[ce.key.ID] || de.refuses(ce) {
+			continue // another name for a key already loaded, or a key this device cannot prove with
 		}
 		seen[ce.key.ID] = true
 		start := time.Now()
