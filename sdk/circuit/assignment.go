@@ -128,6 +128,9 @@ func checkAssignment(head []byte, size int64, c *Circuit) error {
 			nbWires, nbPublic, nbSecret, c.Name, c.NbWires, c.NbPublic, c.NbSecret)
 	}
 	if version == CompactAssignmentVersion {
+		if c.CCS == nil {
+			return fmt.Errorf("is a compact wire assignment, which zkhost reads for BLS12-381 circuits only; circuit %s is %s (send a full one)", c.Name, c.curveTitle())
+		}
 		return checkCompactAssignment(head, size)
 	}
 	if want := assignmentHeader + int64(nbWires)*fr.Bytes; size != want {
@@ -141,6 +144,9 @@ func checkAssignment(head []byte, size int64, c *Circuit) error {
 // wire 0, the constant one, must be 1. It decodes on threads goroutines (0: every
 // core). The result is W, the value of every wire, ready for Evaluate.
 func ParseAssignment(data []byte, c *Circuit, threads int) ([]fr.Element, error) {
+	if err := c.needBLS12381("ParseAssignment"); err != nil {
+		return nil, err
+	}
 	W := make([]fr.Element, c.NbWires)
 	if err := parseAssignmentInto(data, c, threads, W); err != nil {
 		return nil, err
@@ -201,6 +207,9 @@ func checkConstantOne[S any, PS curve.Scalar[S]](W []S) error {
 // ReadAssignment reads a wire assignment file for circuit c (ParseAssignment with
 // every core); errors name the file.
 func ReadAssignment(path string, c *Circuit) ([]fr.Element, error) {
+	if err := c.needBLS12381("ReadAssignment"); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("circuit: %w", err)
@@ -216,6 +225,9 @@ func ReadAssignment(path string, c *Circuit) ([]fr.Element, error) {
 // its public and secret inputs, wires 1 to NbPublic+NbSecret-1. The finalizer checks
 // a proof against its public part.
 func AssignmentWitness(c *Circuit, W []fr.Element) (witness.Witness, error) {
+	if err := c.needBLS12381("AssignmentWitness"); err != nil {
+		return nil, err
+	}
 	if len(W) != c.NbWires {
 		return nil, fmt.Errorf("circuit %s: assignment has %d wires, want %d", c.Name, len(W), c.NbWires)
 	}
@@ -531,6 +543,9 @@ func InputSizeRange(c *Circuit, assignment bool) (lo, hi int64) {
 		return n, n
 	}
 	n := uint64(c.NbWires)
+	if c.CCS == nil { // no compact assignments: a full one or a .wtns
+		return min(InputSize(c, true), circom.WitnessSize(n)), max(InputSize(c, true), circom.WitnessSize(n))
+	}
 	return compactAssignmentSize(n, 0), max(compactAssignmentSize(n, n), circom.WitnessSize(n))
 }
 

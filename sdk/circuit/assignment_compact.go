@@ -153,6 +153,9 @@ func IsCompactAssignment(data []byte) bool {
 // Other bits must number the header's count and no bit may be set past the
 // last wire), and wire 0, the constant one, must be 1.
 func ReadCompactAssignment(data []byte, c *Circuit) (*CompactAssignment, error) {
+	if err := c.needBLS12381("ReadCompactAssignment"); err != nil {
+		return nil, err
+	}
 	if err := CheckAssignmentHeader(data, c); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
@@ -106,6 +107,20 @@ func TestBN254KeySet(t *testing.T) {
 	w, a, b := alignedScalars(c.NbWires), alignedScalars(c.NbConstraints), alignedScalars(c.NbConstraints)
 	if _, err := SynthesizeInputRaw(c, wrong, 1, w, a, b); err == nil || !strings.Contains(err.Error(), "does not satisfy constraint") {
 		t.Errorf("a wrong assignment: %v, want a refusal naming the constraint", err)
+	}
+	// A compact wire assignment (BLS12-381's encoding only) is refused at the
+	// header, before its values arrive.
+	blsW := make([]blsfr.Element, c.NbWires)
+	blsW[0].SetOne()
+	compact, err := MarshalCompactAssignment(blsW, c.NbPublic, c.NbSecret, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckInput(compact, true, c); err == nil || !strings.Contains(err.Error(), "compact wire assignment") {
+		t.Errorf("a compact assignment for a BN254 circuit: %v", err)
+	}
+	if lo, hi := InputSizeRange(c, true); int64(len(assignment)) < lo || int64(len(assignment)) > hi {
+		t.Errorf("input size range [%d, %d] for a full assignment of %d bytes", lo, hi, len(assignment))
 	}
 	if _, _, err := Evaluate(c, nil, 1); err == nil || !strings.Contains(err.Error(), "this one is BN254") {
 		t.Errorf("Evaluate of a BN254 circuit: %v", err)

@@ -37,6 +37,9 @@ func Synthesize(c *Circuit, w witness.Witness, threads int) (W, A, B []fr.Elemen
 // and B may both be nil: W alone is solved (for a compact partition), every
 // constraint still checked.
 func SynthesizeInto(c *Circuit, w witness.Witness, threads int, W, A, B []fr.Element) error {
+	if err := c.needBLS12381("SynthesizeInto"); err != nil {
+		return err
+	}
 	var opts []solver.Option
 	if threads > 0 {
 		opts = append(opts, solver.WithNbTasks(threads))
@@ -55,6 +58,9 @@ func SynthesizeInto(c *Circuit, w witness.Witness, threads int, W, A, B []fr.Ele
 // and returns how many values are neither 0 nor 1: what a compact partition
 // or a compact wire assignment is made of, without reading W again.
 func SynthesizeCompactInto(c *Circuit, w witness.Witness, threads int, W []fr.Element, other, bits []uint64) (uint64, error) {
+	if err := c.needBLS12381("SynthesizeCompactInto"); err != nil {
+		return 0, err
+	}
 	var opts []solver.Option
 	if threads > 0 {
 		opts = append(opts, solver.WithNbTasks(threads))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -96,13 +97,35 @@ func TestProveBN254(t *testing.T) {
 		t.Fatalf("gnark refused the key prover's proof: %v", err)
 	}
 
+	// A backend may prove with one key prover from several goroutines.
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() {
+			raw, _, err := prover.Prove(context.Background(), vectorBytes(sol.W), vectorBytes(sol.A), vectorBytes(sol.B), 1)
+			if err == nil {
+				p := groth16.NewProof(ecc.BN254)
+				if _, err = p.ReadFrom(bytes.NewReader(raw)); err == nil {
+					err = groth16.Verify(p, vk, public)
+				}
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("concurrent proof %d: %v", i, err)
+		}
+	}
+
 	// The same proof for another output is refused.
 	wrong, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, steps, 3, 6), field, frontend.PublicOnly())
-	if err == nil {
-		err = groth16.Verify(decoded, vk, wrong)
-		if err == nil {
-			t.Fatal("gnark accepted the proof for another public value")
-		}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16.Verify(decoded, vk, wrong); err == nil {
+		t.Fatal("gnark accepted the proof for another public value")
 	}
 }
 

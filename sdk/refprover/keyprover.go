@@ -51,6 +51,7 @@ func newKeyProver[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](c curve.Curve
 		prove: func(ctx context.Context, w, a, b []byte, threads int) ([]byte, Timings, error) {
 			var vectors [3][]S
 			for i, v := range [][]byte{w, a, b} {
+				var err error // this call's own: proofs may run at once
 				if vectors[i], err = ScalarsOf[S](v); err != nil {
 					return nil, Timings{}, err
 				}

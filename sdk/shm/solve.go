@@ -82,7 +82,8 @@ func (s *Store) fillOutput(h sdk.PartitionHandle, fill func(W, A, B []byte) erro
 	if err != nil {
 		return fmt.Errorf("shm: write %s: mapping: %w", h.Path, err)
 	}
-	view := func(off, n uint64) []byte { return mem[off : off+n*sdk.ElementSize] }
+	// Capped at each section's end, so an append in fill cannot reach the next.
+	view := func(off, n uint64) []byte { return mem[off : off+n*sdk.ElementSize : off+n*sdk.ElementSize] }
 	ferr := fill(view(h.WOffset, h.NbWires), view(h.AOffset, h.NbConstraints), view(h.BOffset, h.NbConstraints))
 	if err := unix.Munmap(mem); err != nil {
 		return errors.Join(ferr, fmt.Errorf("shm: write %s: unmapping: %w", h.Path, err))

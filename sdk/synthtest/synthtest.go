@@ -86,6 +86,10 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("synthtest: loading the key set: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
+	if c.CCS == nil {
+		// The host runs synthesizer plugins for BLS12-381 circuits only.
+		t.Fatalf("synthtest: %s is a %s circuit; synthesizer plugins serve BLS12-381 circuits only", cfg.Circuit, c.Curve)
+	}
 	ref, err := circuitRef(c)
 	if err != nil {
 		t.Fatal(err)
