@@ -1,5 +1,5 @@
-// Package cpubackend proves Groth16 (BLS12-381) on the CPU with gnark-crypto, behind the
-// sdk.Backend contract.
+// Package cpubackend proves Groth16 on BLS12-381 and BN254 on the CPU with gnark-crypto,
+// behind the sdk.Backend contract.
 //
 // It runs as the zkhost-backend-cpu plugin process (cmd/zkhost-backend-cpu) and, since
 // it is a plain sdk.Backend value, inside tests without any process. Keys are mapped

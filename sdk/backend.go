@@ -13,8 +13,8 @@ const APIVersion uint32 = 2
 // Curve names an elliptic curve a backend can prove on.
 type Curve string
 
-// Curves known to the contract. BLS12-381 is the first; the contract carries the
-// curve everywhere so BN254 can follow without a new API version.
+// Curves known to the contract: BLS12-381 and BN254. The contract carries the curve
+// everywhere (a backend's Description, every partition handle).
 const (
 	CurveBLS12381 Curve = "bls12-381"
 	CurveBN254    Curve = "bn254"

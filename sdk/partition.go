@@ -408,14 +408,25 @@ func (p *Partition) Raw() []byte {
 	return p.data
 }
 
-// W returns the wire vector as BLS12-381 scalars, aliasing the read-only mapping.
-func (p *Partition) W() []fr.Element { return elements(p.Bytes(SectionW)) }
+// W returns the wire vector of a BLS12-381 partition as its scalars, aliasing the
+// read-only mapping, and nil for another curve's (whose bytes Bytes gives, to view
+// as that curve's scalars: refprover.ScalarsOf).
+func (p *Partition) W() []fr.Element { return p.blsElements(SectionW) }
 
-// A returns A's evaluations as BLS12-381 scalars, aliasing the read-only mapping.
-func (p *Partition) A() []fr.Element { return elements(p.Bytes(SectionA)) }
+// A returns A's evaluations as W does.
+func (p *Partition) A() []fr.Element { return p.blsElements(SectionA) }
 
-// B returns B's evaluations as BLS12-381 scalars, aliasing the read-only mapping.
-func (p *Partition) B() []fr.Element { return elements(p.Bytes(SectionB)) }
+// B returns B's evaluations as W does.
+func (p *Partition) B() []fr.Element { return p.blsElements(SectionB) }
+
+// blsElements views section s as BLS12-381 scalars, nil for another curve's
+// partition.
+func (p *Partition) blsElements(s Section) []fr.Element {
+	if p.h.Curve != CurveBLS12381 {
+		return nil
+	}
+	return elements(p.Bytes(s))
+}
 
 // elements views b (a whole number of 32-byte elements, 8-byte aligned since
 // sections start on page boundaries) as field elements without copying.

@@ -125,10 +125,10 @@ and zkhost submit. The same --circuit, --k and --d as keygen's pick the same cir
 
 func cmdKeyConvert(ctx context.Context, inv cli.Invocation) error {
 	args, stdout := inv.Args, inv.Stdout
-	fs := inv.FlagSet(`Rewrites a gnark Groth16 proving key (BLS12-381) in zkhost's page-aligned key
+	fs := inv.FlagSet(`Rewrites a gnark Groth16 proving key (BLS12-381 or BN254) in zkhost's page-aligned key
 file format (docs/keyfile.md), which backends map read-only. zkhost key import does
 this as part of importing a whole key set; this is the step alone.`)
-	in := fs.String("in", "", "gnark proving key file (ProvingKey.WriteTo or WriteRawTo), BLS12-381")
+	in := fs.String("in", "", "gnark proving key file (ProvingKey.WriteTo or WriteRawTo), BLS12-381 or BN254")
 	out := fs.String("out", "", "zkhost key file to write")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
@@ -171,13 +171,13 @@ and package as the circuit was compiled with them. Nothing is written (and no --
 directory is left behind) unless the import succeeds.
 
 With --r1cs and --zkey instead, it brings a circuit compiled with circom
-(--prime bls12381) and set up with snarkjs (groth16 setup, zkey contribute): the key is
+(--prime bn128 or bls12381) and set up with snarkjs (groth16 setup, zkey contribute): the key is
 checked against the constraint system coefficient by coefficient, converted, and its
 partitions are then circom witnesses (.wtns) checked constraint by constraint
 (docs/circom.md). --name defaults to the .r1cs file's name without its extension.`)
-	r1cs := fs.String("r1cs", "", "circom constraint system (.r1cs, compiled with --prime bls12381); with --zkey")
+	r1cs := fs.String("r1cs", "", "circom constraint system (.r1cs, compiled with --prime bn128 or bls12381); with --zkey")
 	zkey := fs.String("zkey", "", "snarkjs Groth16 proving key (.zkey) made for --r1cs")
-	ccs := fs.String("ccs", "", "gnark constraint system (R1CS.WriteTo), BLS12-381")
+	ccs := fs.String("ccs", "", "gnark constraint system (R1CS.WriteTo), BLS12-381 or BN254")
 	pk := fs.String("pk", "", "gnark proving key (ProvingKey.WriteTo or WriteRawTo)")
 	vk := fs.String("vk", "", "gnark verifying key (VerifyingKey.WriteTo)")
 	name := fs.String("name", "", "key set name: the circuit's name in --circuit and in the daemon's config")

@@ -50,7 +50,7 @@ var commands = cli.NewRegistry(
 // usage is `zkhost help`: what zkhost is, its commands, and how a client finds the
 // daemon.
 func usage(w io.Writer) {
-	fmt.Fprint(w, `zkhost is a Groth16 (BLS12-381) proving host with out-of-process device backends.
+	fmt.Fprint(w, `zkhost is a Groth16 (BLS12-381 and BN254) proving host with out-of-process device backends.
 
 Usage:
 

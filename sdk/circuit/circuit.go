@@ -45,7 +45,7 @@ type Metadata struct {
 	ID            string         `json:"id"`      // key name, e.g. "chain-k16"
 	Circuit       string         `json:"circuit"` // registry name, e.g. "chain"
 	Params        map[string]int `json:"params"`
-	Curve         string         `json:"curve"` // "bls12-381"
+	Curve         string         `json:"curve"` // "bls12-381" or "bn254" (sdk.Curve's words)
 	NbConstraints int            `json:"nb_constraints"`
 	NbWires       int            `json:"nb_wires"`
 	NbPublic      int            `json:"nb_public"` // public wires, including the constant-1 wire

@@ -1,5 +1,6 @@
-// Package keyfile defines zkhost's on-disk BLS12-381 Groth16 proving key format and the
-// in-memory ProvingKey view backends prove with.
+// Package keyfile defines zkhost's on-disk Groth16 proving key format, for BLS12-381 and
+// BN254 keys (the header's curve id), and the in-memory ProvingKey view backends prove
+// with (ProvingKey[G1, G2]: BLS12381Key, BN254Key).
 //
 // A key file is a 4096-byte header followed by page-aligned sections holding points in
 // gnark-crypto's in-memory layout (little-endian Montgomery limbs), so that Open can map

@@ -1,6 +1,9 @@
-// Package refprover is the reference CPU implementation of each Groth16 proving step
-// for BLS12-381, over a *keyfile.ProvingKey, in the exact math of gnark v0.14.0's
-// prover (backend/groth16/bls12-381/prove.go).
+// Package refprover is the reference CPU implementation of each Groth16 proving step,
+// over a *keyfile.ProvingKey of BLS12-381 or BN254, in the exact math of gnark v0.14.0's
+// provers (backend/groth16/bls12-381/prove.go and its BN254 twin). It is written once,
+// over type parameters: every function takes the curve's binding (sdk/curve:
+// curve.BLS12381{} or curve.BN254{}), from which Go infers the curve's types, and
+// KeyProver picks the binding from a key file's curve for code that holds only bytes.
 //
 // A proof is built in four phases, each a function a backend can call on its own or
 // replace with a device implementation:
@@ -16,8 +19,8 @@
 // between the chunks of long multi-scalar multiplications, so a cancelled request stops
 // its work within one chunk.
 //
-// Representation: every vector is a slice of fr.Element (four little-endian uint64 limbs
-// in Montgomery form, gnark-crypto's in-memory layout). Inputs may alias read-only
+// Representation: every vector is a slice of the curve's fr.Element (four little-endian
+// uint64 limbs in Montgomery form, gnark-crypto's in-memory layout, on either curve). Inputs may alias read-only
 // memory mappings (a partition file, a key file): no function here writes to them.
 // Points are gnark-crypto affine points from the key; partial results are Jacobian.
 //
