@@ -61,16 +61,27 @@ cuda-clean:
 
 # cuda-hosttest builds every cudabackend/csrc/hosttest/*.cpp with the host
 # compiler and runs it: CPU emulations of the kernels' index math and
-# arithmetic (ntt_emu: the NTT passes against a naive DFT and the definition
-# of H, ~20 s; field_emu: field.cuh's carry-chain arithmetic against the
-# portable references). No GPU or nvcc needed.
+# arithmetic (ntt_emu: the NTT passes of both scalar fields against
+# gnark-crypto's transforms, a naive DFT and the definition of H, ~50 s;
+# field_emu: field.cuh's carry-chain arithmetic against the portable
+# references). No GPU or nvcc needed; Go, for ntt_emu's expectations:
+# ntt_gnark.h, written into the build folder by hosttest/gnarkntt from the
+# gnark-crypto of go.mod (generated, never committed, so never stale).
 CUDA_HOSTTEST_SRCS := $(wildcard $(CUDA_SRCDIR)/hosttest/*.cpp)
 CUDA_HOSTTEST_BINS := $(patsubst $(CUDA_SRCDIR)/hosttest/%.cpp,$(CUDA_OUTDIR)/hosttest/%,$(CUDA_HOSTTEST_SRCS))
+CUDA_HOSTTEST_GEN  := $(CUDA_OUTDIR)/hosttest/ntt_gnark.h
+GO ?= go
 
 .PHONY: cuda-hosttest
 cuda-hosttest: $(CUDA_HOSTTEST_BINS)
 	@for t in $(CUDA_HOSTTEST_BINS); do echo "== $$t"; $$t || exit 1; done
 
+$(CUDA_HOSTTEST_GEN): $(wildcard $(CUDA_SRCDIR)/hosttest/gnarkntt/*.go) go.mod go.sum
+	@mkdir -p $(CUDA_OUTDIR)/hosttest
+	$(GO) run ./$(CUDA_SRCDIR)/hosttest/gnarkntt > $@.tmp && mv $@.tmp $@
+
+$(CUDA_OUTDIR)/hosttest/ntt_emu: $(CUDA_HOSTTEST_GEN)
+
 $(CUDA_OUTDIR)/hosttest/%: $(CUDA_SRCDIR)/hosttest/%.cpp $(CUDA_HDRS) $(wildcard $(CUDA_SRCDIR)/hosttest/*.h)
 	@mkdir -p $(CUDA_OUTDIR)/hosttest
-	$(CXX) -O2 -std=c++17 -Wall -Wno-unknown-pragmas -I$(CUDA_SRCDIR) $< -o $@
+	$(CXX) -O2 -std=c++17 -Wall -Wno-unknown-pragmas -I$(CUDA_SRCDIR) -I$(CUDA_OUTDIR)/hosttest $< -o $@

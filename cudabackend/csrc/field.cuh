@@ -73,6 +73,20 @@ struct fr_params {
                                    0x7254398f, 0x05d31496, 0x9f59ff11, 0x0748d9d9};
         return v[i];
     }
+    // The NTT's domains (ntt_core.cuh), as gnark-crypto's fr.Generator and
+    // fr/fft build them. TWO_ADICITY: 2^32 is the largest power of two
+    // dividing r-1 (fr.Generator's maxOrderRoot). root(i): limb i of its
+    // fixed 2^32-th root of unity, canonical (not Montgomery form),
+    // 10238227357739495823651030575849232062558860180284477541189508159991286009131;
+    // the root of order 2^L is its 2^(32-L)-th power. COSET_GEN: the
+    // domains' default shift, fft.GeneratorFullMultiplicativeGroup().
+    static constexpr uint32_t TWO_ADICITY = 32;
+    ZK_HD static constexpr uint32_t root(int i) {
+        constexpr uint32_t v[8] = {0x439f0d2b, 0x3829971f, 0x8c2280b9, 0xb6368350,
+                                   0x22c813b4, 0xd09b6819, 0xdfe81f20, 0x16a2a19e};
+        return v[i];
+    }
+    static constexpr uint64_t COSET_GEN = 7;
 };
 
 // fq_params: BLS12-381 base field (deliberately parallel to fr_params and
@@ -124,8 +138,9 @@ struct fq_params {
 // fp.Element. The host tests check the device algorithms on them
 // (hosttest/field_emu.cpp), and curve.cuh's point arithmetic and the MSM's
 // pipeline over them (curve_emu.cpp, msm_emu.cpp). msm.cu builds its MSM
-// for BN254's G1 and G2 (msm.h's ZK_MSM_BN254_*); the NTT and the prover
-// take BLS12-381's fields only. Deliberately parallel to fr_params and
+// for BN254's G1 and G2 (msm.h's ZK_MSM_BN254_*), ntt.cu its NTT over
+// BN254's scalar field (ntt.h's ZK_NTT_BN254); the prover takes
+// BLS12-381's fields only. Deliberately parallel to fr_params and
 // fq_params: each field's constants, in the shape mont_t reads them.
 
 // bn254_fr_params: BN254 scalar field
@@ -150,6 +165,18 @@ struct bn254_fr_params {
                                    0x53bb8085, 0x8c49833d, 0x7f4e44a5, 0x0216d0b1};
         return v[i];
     }
+    // The NTT's domains, as fr_params's (gnark-crypto's bn254 fr.Generator
+    // and fr/fft): 2^28 is the largest power of two dividing r-1; the fixed
+    // 2^28-th root of unity is
+    // 19103219067921713944291392827692070036145651957329286315305642004821462161904;
+    // the default shift is 5.
+    static constexpr uint32_t TWO_ADICITY = 28;
+    ZK_HD static constexpr uint32_t root(int i) {
+        constexpr uint32_t v[8] = {0x725b19f0, 0x9bd61b6e, 0x41112ed4, 0x402d111e,
+                                   0x8ef62abc, 0x00e0a7eb, 0xa58a7e85, 0x2a3c09f0};
+        return v[i];
+    }
+    static constexpr uint64_t COSET_GEN = 5;
 };
 
 // bn254_fq_params: BN254 base field

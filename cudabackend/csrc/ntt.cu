@@ -1,8 +1,10 @@
-// ntt.cu: NTT over the BLS12-381 scalar field and Groth16's H = (A·B-C)/Z on
-// a coset, matching gnark-crypto's fr/fft and gnark's computeH bit for bit
-// (the C ABI of ntt.h). The pass structure and butterflies are in
-// ntt_core.cuh; this file holds the kernels, the per-size table cache and
-// the entry points.
+// ntt.cu: NTT over the scalar fields of BLS12-381 and BN254, and Groth16's
+// H = (A·B-C)/Z on a coset over BLS12-381's, matching gnark-crypto's fr/fft
+// and gnark's computeH bit for bit (the C ABI of ntt.h). The pass structure
+// and butterflies are in ntt_core.cuh; this file holds the kernels, the
+// per-size table cache and the entry points. The transform's kernels, tables
+// and cache are templates over the field's element type F, instantiated for
+// fr_t and bn254_fr_t (ntt.h's zk_ntt_curve picks one); H's are fr_t's.
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -30,11 +32,12 @@ constexpr int THREADS = 256;
 // round trips and synchronizations, but more registers per thread, so R4 is
 // its own instantiation, bounded to three blocks per SM (80 registers; the
 // radix-2 one keeps its 64 and four blocks); each call's radix picks.
-template <bool DIT, bool R4>
-__device__ __forceinline__ void ntt_pass_body(fr_t* X, const pass_params& p, const scale_spec& pre,
-                                              const scale_spec& post) {
+template <class F, bool DIT, bool R4>
+__device__ __forceinline__ void ntt_pass_body(F* X, const pass_params<F>& p,
+                                              const scale_spec<F>& pre,
+                                              const scale_spec<F>& post) {
     extern __shared__ uint4 smem_raw[];
-    fr_t* sm = reinterpret_cast<fr_t*>(smem_raw);
+    F* sm = reinterpret_cast<F*>(smem_raw);
     const uint32_t E = 1u << (p.k + p.logG);
     const uint32_t block = blockIdx.x;
     for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
@@ -60,26 +63,28 @@ __device__ __forceinline__ void ntt_pass_body(fr_t* X, const pass_params& p, con
     }
 }
 
-template <bool DIT>
+template <class F, bool DIT>
 __global__ void __launch_bounds__(THREADS)
-    k_ntt_pass(fr_t* X, pass_params p, scale_spec pre, scale_spec post) {
-    ntt_pass_body<DIT, false>(X, p, pre, post);
+    k_ntt_pass(F* X, pass_params<F> p, scale_spec<F> pre, scale_spec<F> post) {
+    ntt_pass_body<F, DIT, false>(X, p, pre, post);
 }
 
-template <bool DIT>
+template <class F, bool DIT>
 __global__ void __launch_bounds__(THREADS, 3)
-    k_ntt_pass4(fr_t* X, pass_params p, scale_spec pre, scale_spec post) {
-    ntt_pass_body<DIT, true>(X, p, pre, post);
+    k_ntt_pass4(F* X, pass_params<F> p, scale_spec<F> pre, scale_spec<F> post) {
+    ntt_pass_body<F, DIT, true>(X, p, pre, post);
 }
 
 // k_scale applies pre then post to every element (the N = 1 transform).
-__global__ void k_scale(fr_t* X, uint32_t n, uint32_t L, scale_spec pre, scale_spec post) {
+template <class F>
+__global__ void k_scale(F* X, uint32_t n, uint32_t L, scale_spec<F> pre, scale_spec<F> post) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         wr_fr(X + i, scale_apply(post, scale_apply(pre, rd_fr(X + i), i, L), i, L));
 }
 
 // k_powers writes out[j] = c·base^j for j < n, 64 consecutive j per thread.
-__global__ void k_powers(fr_t* out, uint32_t n, fr_t base, fr_t c) {
+template <class F>
+__global__ void k_powers(F* out, uint32_t n, F base, F c) {
     uint64_t j0 = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) * 64;
     if (j0 >= n) return;
     uint32_t cnt = n - j0 < 64 ? (uint32_t)(n - j0) : 64u;
@@ -87,7 +92,8 @@ __global__ void k_powers(fr_t* out, uint32_t n, fr_t base, fr_t c) {
 }
 
 // k_gather writes out[t] = src[t·stride] for t < n.
-__global__ void k_gather(fr_t* out, const fr_t* src, uint32_t n, uint32_t stride) {
+template <class F>
+__global__ void k_gather(F* out, const F* src, uint32_t n, uint32_t stride) {
     for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x)
         wr_fr(out + t, rd_fr(src + (uint64_t)t * stride));
 }
@@ -133,28 +139,66 @@ unsigned grid_for(uint64_t n) {
 
 // ---- per-size tables ----------------------------------------------------------
 
-// domain_t holds one size's device tables and constants.
+// domain_t holds one size's device tables and constants, of field F.
+template <class F>
 struct domain_t {
     uint32_t L = 0;
     plan_t plan;
-    fr_t* mem = nullptr;   // one allocation for every table below
-    fr_t* tw[2];           // [ZK_NTT_FORWARD / ZK_NTT_INVERSE] stage-major twiddles
+    F* mem = nullptr;      // one allocation for every table below
+    F* tw[2];              // [ZK_NTT_FORWARD / ZK_NTT_INVERSE] stage-major twiddles
     uint32_t lo_bits = 0;  // coset tables split the exponent at this bit
-    fr_t* coset_lo[2];     // [0]: g^j, [1]: g^-j, j < 2^lo_bits
-    fr_t* coset_hi[2][2];  // [base][scaled by 1/N]: c·base^(j << lo_bits)
-    fr_t n_inv, den;       // 1/N and 1/(g^N - 1), Montgomery form
+    F* coset_lo[2];        // [0]: g^j, [1]: g^-j, j < 2^lo_bits
+    F* coset_hi[2][2];     // [base][scaled by 1/N]: c·base^(j << lo_bits)
+    F n_inv, den;          // 1/N and 1/(g^N - 1), Montgomery form
 };
+
+// Every field the NTT is built for has 32-byte elements, the size ntt.h's
+// byte counts assume, and roots of unity of every order up to
+// 2^ZK_NTT_MAX_LOG.
+template <class F>
+constexpr bool ntt_field_fits() {
+    return sizeof(F) == 32 && F::params::TWO_ADICITY >= ZK_NTT_MAX_LOG;
+}
+static_assert(ntt_field_fits<fr_t>() && ntt_field_fits<bn254_fr_t>(),
+              "ntt.h's sizes and ZK_NTT_MAX_LOG hold for every field");
 
 // domain_elems is the elements of a domain's tables: ntt.h's
 // zk_ntt_domain_bytes_of, which fixes lo_bits at (L + 1) / 2 as build_domain does.
-uint64_t domain_elems(uint32_t L) { return zk_ntt_domain_bytes_of(L) / sizeof(fr_t); }
+template <class F>
+uint64_t domain_elems(uint32_t L) { return zk_ntt_domain_bytes_of(L) / sizeof(F); }
 
-// The tables are cached per process, keyed by (device, size): they depend on
-// nothing but the size (no setting of any caller changes them), every key
-// and test of one size on a device shares them, and zk_ntt_release frees a
-// device's. A per-key copy would hold the same bytes once per key.
-std::mutex g_mu;
-std::map<std::pair<int, uint32_t>, domain_t*> g_domains;
+// The tables are cached per process and field, keyed by (device, size): they
+// depend on nothing but the field and the size (no setting of any caller
+// changes them), every key and test of one size on a device shares them,
+// and zk_ntt_release frees a device's. A per-key copy would hold the same
+// bytes once per key.
+template <class F>
+struct domain_cache {
+    std::mutex mu;
+    std::map<std::pair<int, uint32_t>, domain_t<F>*> domains;
+};
+template <class F>
+domain_cache<F> g_domains;
+
+// release_cached frees every entry of device in a table cache (the NTT's of
+// a field, H out of core's) under its lock: the entry's device memory, then
+// the entry; it returns the first cudaFree's error.
+template <class T>
+cudaError_t release_cached(std::mutex& mu, std::map<std::pair<int, uint32_t>, T*>& m, int device) {
+    std::lock_guard<std::mutex> lock(mu);
+    cudaError_t first = cudaSuccess;
+    for (auto it = m.begin(); it != m.end();) {
+        if (it->first.first == device) {
+            cudaError_t e = cudaFree(it->second->mem);
+            if (first == cudaSuccess) first = e;
+            delete it->second;
+            it = m.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return first;
+}
 
 // tables_built waits for the table kernels queued on s and destroys s; on
 // failure it frees mem, the tables' memory, and reports what failed (the
@@ -169,8 +213,9 @@ int tables_built(cudaStream_t s, void* mem, const char* what, char* err, size_t 
     return zk_cuda_fail(err, errlen, e, what, __FILE__, __LINE__);
 }
 
-int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errlen) {
-    domain_t* d = new domain_t();
+template <class F>
+int build_domain(int device, uint32_t L, domain_t<F>** out, char* err, size_t errlen) {
+    domain_t<F>* d = new domain_t<F>();
     d->L = L;
     if (!make_plan(L, &d->plan)) {
         delete d;
@@ -179,13 +224,13 @@ int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errle
     d->lo_bits = (L + 1) / 2;
     const uint64_t N = 1ull << L;
     const uint64_t twn = N > 1 ? N - 1 : 1;
-    const uint64_t elems = domain_elems(L);
-    cudaError_t e = cudaMalloc(&d->mem, elems * sizeof(fr_t));
+    const uint64_t elems = domain_elems<F>(L);
+    cudaError_t e = cudaMalloc(&d->mem, elems * sizeof(F));
     if (e != cudaSuccess) {
         delete d;
         return zk_cuda_fail(err, errlen, e, "ntt tables: cudaMalloc", __FILE__, __LINE__);
     }
-    fr_t* p = d->mem;
+    F* p = d->mem;
     d->tw[0] = p; p += twn;
     d->tw[1] = p; p += twn;
     d->coset_lo[0] = p; p += 1ull << d->lo_bits;
@@ -197,14 +242,14 @@ int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errle
         }
 
     // Constants on the host (field.cuh's portable path).
-    const fr_t one = fr_t::one();
-    fr_t w[2];
-    w[0] = root_of_unity(L);
+    const F one = F::one();
+    F w[2];
+    w[0] = root_of_unity<F>(L);
     w[1] = w[0].inverse();
-    fr_t g[2];
-    g[0] = fr_from_u64(COSET_GEN);
+    F g[2];
+    g[0] = coset_gen<F>();
     g[1] = g[0].inverse();
-    d->n_inv = fr_from_u64(N).inverse();
+    d->n_inv = fr_from_u64<F>(N).inverse();
     d->den = (g[0].pow(N) - one).inverse();
 
     cudaStream_t s;
@@ -219,7 +264,7 @@ int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errle
             // The half-size N/2 stage: ω^t, t < N/2; smaller stages gather
             // from it (ω_2m^t = ω^(t·N/2m)).
             uint32_t half = (uint32_t)(N / 2);
-            fr_t* top = d->tw[dir] + (half - 1);
+            F* top = d->tw[dir] + (half - 1);
             k_powers<<<(unsigned)((half + 64 * 128 - 1) / (64 * 128)), 128, 0, s>>>(top, half,
                                                                                   w[dir], one);
             for (uint32_t m = 1; m < half; m <<= 1)
@@ -232,7 +277,7 @@ int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errle
     for (int b = 0; b < 2; b++) {
         uint32_t nlo = 1u << d->lo_bits, nhi = 1u << (L - d->lo_bits);
         k_powers<<<(nlo + 64 * 128 - 1) / (64 * 128), 128, 0, s>>>(d->coset_lo[b], nlo, g[b], one);
-        fr_t step = g[b].pow(nlo);
+        F step = g[b].pow(nlo);
         k_powers<<<(nhi + 64 * 128 - 1) / (64 * 128), 128, 0, s>>>(d->coset_hi[b][0], nhi, step,
                                                                    one);
         k_powers<<<(nhi + 64 * 128 - 1) / (64 * 128), 128, 0, s>>>(d->coset_hi[b][1], nhi, step,
@@ -246,32 +291,41 @@ int build_domain(int device, uint32_t L, domain_t** out, char* err, size_t errle
     return ZK_OK;
 }
 
-// get_domain returns the cached tables of (device, L), building them once.
-// The caller has made device current. Deliberately parallel to get_hs: see
-// why there.
-int get_domain(int device, uint32_t L, domain_t** out, char* err, size_t errlen) {
+// get_domain returns the cached tables of (device, L) of field F, building
+// them once. The caller has made device current. Deliberately parallel to
+// get_hs: see why there.
+template <class F>
+int get_domain(int device, uint32_t L, domain_t<F>** out, char* err, size_t errlen) {
     if (L > ZK_NTT_MAX_LOG)
         return zk_fail(err, errlen, ZK_EINVAL, "ntt: log_n %u exceeds the maximum %d", L,
                        ZK_NTT_MAX_LOG);
-    std::lock_guard<std::mutex> lock(g_mu);
+    domain_cache<F>& c = g_domains<F>;
+    std::lock_guard<std::mutex> lock(c.mu);
     auto key = std::make_pair(device, L);
-    auto it = g_domains.find(key);
-    if (it != g_domains.end()) {
+    auto it = c.domains.find(key);
+    if (it != c.domains.end()) {
         *out = it->second;
         return ZK_OK;
     }
-    domain_t* d = nullptr;
+    domain_t<F>* d = nullptr;
     int rc = build_domain(device, L, &d, err, errlen);
     if (rc != ZK_OK) return rc;
-    g_domains[key] = d;
+    c.domains[key] = d;
     *out = d;
     return ZK_OK;
 }
 
+// release_domains frees device's cached tables of field F.
+template <class F>
+cudaError_t release_domains(int device) {
+    return release_cached(g_domains<F>.mu, g_domains<F>.domains, device);
+}
+
 // coset_spec: factor c·base^e, base g (inv = 0) or g^-1 (inv = 1), c = 1 or
 // 1/N (ninv), e = i or bitrev(i).
-scale_spec coset_spec(const domain_t* d, int inv, int ninv, int bitrev_idx) {
-    scale_spec s = scale_none();
+template <class F>
+scale_spec<F> coset_spec(const domain_t<F>* d, int inv, int ninv, int bitrev_idx) {
+    scale_spec<F> s = scale_none<F>();
     s.kind = 2;
     s.bitrev = bitrev_idx;
     s.lo_bits = d->lo_bits;
@@ -280,8 +334,9 @@ scale_spec coset_spec(const domain_t* d, int inv, int ninv, int bitrev_idx) {
     return s;
 }
 
-scale_spec const_spec(const fr_t& c) {
-    scale_spec s = scale_none();
+template <class F>
+scale_spec<F> const_spec(const F& c) {
+    scale_spec<F> s = scale_none<F>();
     s.kind = 1;
     s.c = c;
     return s;
@@ -307,8 +362,9 @@ int check_radix(int* radix, char* err, size_t errlen) {
 // elements of different 2^L-aligned runs, and their twiddles depend on the
 // position within the run only): pre and post must then be scale_none(),
 // whose indices would run over the whole batch.
-int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, int radix, const scale_spec& pre,
-            const scale_spec& post, cudaStream_t s, char* err, size_t errlen,
+template <class F>
+int run_ntt(const domain_t<F>* d, F* X, int dir, bool dit, int radix, const scale_spec<F>& pre,
+            const scale_spec<F>& post, cudaStream_t s, char* err, size_t errlen,
             uint32_t count = 1) {
     const uint32_t L = d->L;
     const plan_t& pl = d->plan;
@@ -321,33 +377,34 @@ int run_ntt(const domain_t* d, fr_t* X, int dir, bool dit, int radix, const scal
     const uint32_t E = 1u << logE;
     const unsigned blocks = (unsigned)(((1ull << L) >> logE) * count);
     const unsigned threads = E / 2 < (uint32_t)THREADS ? E / 2 : THREADS;
-    const size_t smem = (size_t)E * sizeof(fr_t);
-    const scale_spec none = scale_none();
+    const size_t smem = (size_t)E * sizeof(F);
+    const scale_spec<F> none = scale_none<F>();
     const bool r4 = radix == 4;
     for (int n = 0; n < pl.passes; n++) {
         // DIT runs the stage groups in reverse (half-sizes ascending).
         const int idx = dit ? pl.passes - 1 - n : n;
-        const pass_params p = pass_setup(pl, idx, L, d->tw[dir]);
-        const scale_spec& first = n == 0 ? pre : none;
-        const scale_spec& last = n == pl.passes - 1 ? post : none;
+        const pass_params<F> p = pass_setup<F>(pl, idx, L, d->tw[dir]);
+        const scale_spec<F>& first = n == 0 ? pre : none;
+        const scale_spec<F>& last = n == pl.passes - 1 ? post : none;
         if (r4 && dit)
-            k_ntt_pass4<true><<<blocks, threads, smem, s>>>(X, p, first, last);
+            k_ntt_pass4<F, true><<<blocks, threads, smem, s>>>(X, p, first, last);
         else if (r4)
-            k_ntt_pass4<false><<<blocks, threads, smem, s>>>(X, p, first, last);
+            k_ntt_pass4<F, false><<<blocks, threads, smem, s>>>(X, p, first, last);
         else if (dit)
-            k_ntt_pass<true><<<blocks, threads, smem, s>>>(X, p, first, last);
+            k_ntt_pass<F, true><<<blocks, threads, smem, s>>>(X, p, first, last);
         else
-            k_ntt_pass<false><<<blocks, threads, smem, s>>>(X, p, first, last);
+            k_ntt_pass<F, false><<<blocks, threads, smem, s>>>(X, p, first, last);
         ZK_LAUNCHED();
     }
     return ZK_OK;
 }
 
 // gnark_specs maps gnark's FFT / FFTInverse options to pre/post scaling.
-void gnark_specs(const domain_t* d, int dir, int dec, int coset, scale_spec* pre,
-                 scale_spec* post) {
-    *pre = scale_none();
-    *post = scale_none();
+template <class F>
+void gnark_specs(const domain_t<F>* d, int dir, int dec, int coset, scale_spec<F>* pre,
+                 scale_spec<F>* post) {
+    *pre = scale_none<F>();
+    *post = scale_none<F>();
     if (dir == ZK_NTT_FORWARD) {
         // FFT on a coset scales the input by g^i in its own order: natural
         // for DIF, bit-reversed for DIT.
@@ -397,13 +454,13 @@ struct event_set {
 
 // enqueue_h runs computeH's phases on the stream; ev (optional) receives an
 // event before and after each phase group.
-int enqueue_h(const domain_t* d, fr_t* a, fr_t* b, fr_t* c, int radix, cudaStream_t s,
+int enqueue_h(const domain_t<fr_t>* d, fr_t* a, fr_t* b, fr_t* c, int radix, cudaStream_t s,
               event_set* ev, char* err, size_t errlen) {
     const uint32_t n = 1u << d->L;
-    const scale_spec none = scale_none();
+    const scale_spec<fr_t> none = scale_none<fr_t>();
     // After FFTInverse(DIF) (1/N) comes FFT(DIT, OnCoset) whose first step
     // scales bit-reversed input by g^bitrev(i): fused into one post-scale.
-    const scale_spec to_coset = coset_spec(d, 0, 1, 1);
+    const scale_spec<fr_t> to_coset = coset_spec(d, 0, 1, 1);
     int rc;
 #define ZK_EV()                         \
     if (ev != nullptr) ZK_CUDA(ev->record(s))
@@ -451,7 +508,7 @@ __global__ void k_transpose(fr_t* __restrict__ out, const fr_t* __restrict__ in,
 // is row j0 + i/N2, column i%N2) or whole columns m0.. transposed (colmajor
 // 1: element i is column m0 + i/N1, row i%N1).
 __global__ void k_fourstep_twiddle(fr_t* X, uint32_t n, int colmajor, uint32_t l1, uint32_t l2,
-                                   uint32_t j0, uint32_t m0, scale_spec w) {
+                                   uint32_t j0, uint32_t m0, scale_spec<fr_t> w) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         uint32_t j, m;
         if (colmajor) {
@@ -483,7 +540,7 @@ __global__ void k_zero_past(fr_t* a, fr_t* b, uint32_t count, uint32_t log_cols,
 }
 
 // k_scale_from applies s to X[i] as to position p0 + i of the whole vector.
-__global__ void k_scale_from(fr_t* X, uint32_t n, uint32_t p0, uint32_t L, scale_spec s) {
+__global__ void k_scale_from(fr_t* X, uint32_t n, uint32_t p0, uint32_t L, scale_spec<fr_t> s) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         wr_fr(X + i, scale_apply(s, rd_fr(X + i), p0 + i, L));
 }
@@ -493,9 +550,9 @@ __global__ void k_scale_from(fr_t* X, uint32_t n, uint32_t p0, uint32_t L, scale
 // g^bitrev(p)/N, g^-bitrev(p)/N (g[inv]).
 struct hs_tables {
     uint32_t L = 0, l1 = 0, l2 = 0;
-    domain_t *d1 = nullptr, *d2 = nullptr;
+    domain_t<fr_t> *d1 = nullptr, *d2 = nullptr;
     fr_t* mem = nullptr;
-    scale_spec w[2], g[2];
+    scale_spec<fr_t> w[2], g[2];
     fr_t den;
 };
 
@@ -523,11 +580,11 @@ int build_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) 
         return zk_cuda_fail(err, errlen, e, "h stream tables: cudaMalloc", __FILE__, __LINE__);
     }
     const fr_t one = fr_t::one();
-    const fr_t n_inv = fr_from_u64(1ull << L).inverse();
+    const fr_t n_inv = fr_from_u64<fr_t>(1ull << L).inverse();
     fr_t w[2], g[2];
-    w[0] = root_of_unity(L);
+    w[0] = root_of_unity<fr_t>(L);
     w[1] = w[0].inverse();
-    g[0] = fr_from_u64(COSET_GEN);
+    g[0] = coset_gen<fr_t>();
     g[1] = g[0].inverse();
     t->den = (g[0].pow(1ull << L) - one).inverse();
     cudaStream_t s;
@@ -538,7 +595,7 @@ int build_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) 
         return zk_cuda_fail(err, errlen, e, "h stream tables: stream", __FILE__, __LINE__);
     }
     fr_t* p = t->mem;
-    auto table = [&](scale_spec* spec, const fr_t& base, const fr_t& c, int bitrev_idx) {
+    auto table = [&](scale_spec<fr_t>* spec, const fr_t& base, const fr_t& c, int bitrev_idx) {
         spec->kind = 2;
         spec->bitrev = bitrev_idx;
         spec->lo_bits = lo;
@@ -552,9 +609,9 @@ int build_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) 
         p += nhi;
     };
     for (int i = 0; i < 2; i++) {
-        t->w[i] = scale_none();
+        t->w[i] = scale_none<fr_t>();
         table(&t->w[i], w[i], one, 0);
-        t->g[i] = scale_none();
+        t->g[i] = scale_none<fr_t>();
         table(&t->g[i], g[i], n_inv, 1);
     }
     if (int rc = tables_built(s, t->mem, "h stream tables: build", err, errlen)) {
@@ -587,21 +644,7 @@ int get_hs(int device, uint32_t L, hs_tables** out, char* err, size_t errlen) {
 
 // release_hs frees device's cached tables for H out of core (their domains
 // are freed with the others).
-cudaError_t release_hs(int device) {
-    std::lock_guard<std::mutex> lock(g_hs_mu);
-    cudaError_t first = cudaSuccess;
-    for (auto it = g_hs.begin(); it != g_hs.end();) {
-        if (it->first.first == device) {
-            cudaError_t e = cudaFree(it->second->mem);
-            if (first == cudaSuccess) first = e;
-            delete it->second;
-            it = g_hs.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    return first;
-}
+cudaError_t release_hs(int device) { return release_cached(g_hs_mu, g_hs, device); }
 
 }  // namespace
 
@@ -612,57 +655,49 @@ extern "C" uint64_t zk_ntt_domain_bytes(uint32_t log_n) {
     return zk_ntt_domain_bytes_of(log_n);
 }
 
-extern "C" int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errlen) {
-    int rc = zk_use_device(device, err, errlen);
-    if (rc != ZK_OK) return rc;
-    domain_t* d;
-    return get_domain(device, log_n, &d, err, errlen);
-}
+namespace {
 
-extern "C" int zk_ntt_release(int device, char* err, size_t errlen) {
-    int rc = zk_use_device(device, err, errlen);
-    if (rc != ZK_OK) return rc;
-    ZK_CUDA(release_hs(device));
-    std::lock_guard<std::mutex> lock(g_mu);
-    for (auto it = g_domains.begin(); it != g_domains.end();) {
-        if (it->first.first == device) {
-            ZK_CUDA(cudaFree(it->second->mem));
-            delete it->second;
-            it = g_domains.erase(it);
-        } else {
-            ++it;
-        }
+// on_curve calls f with a value of the element type of curve (ntt.h's
+// zk_ntt_curve), whose type picks f's instantiation, or fails ZK_EINVAL.
+template <class Fn>
+int on_curve(int curve, char* err, size_t errlen, Fn&& f) {
+    switch (curve) {
+    case ZK_NTT_BLS12_381: return f(fr_t{});
+    case ZK_NTT_BN254: return f(bn254_fr_t{});
     }
-    return ZK_OK;
+    return zk_fail(err, errlen, ZK_EINVAL,
+                   "ntt: curve %d: want ZK_NTT_BLS12_381 (%d) or ZK_NTT_BN254 (%d)", curve,
+                   ZK_NTT_BLS12_381, ZK_NTT_BN254);
 }
 
-extern "C" int zk_ntt_device(int device, void* d_data, uint32_t log_n, int direction,
-                             int decimation, int coset, int radix, void* stream, char* err,
-                             size_t errlen) {
+template <class F>
+int ntt_device(int device, void* d_data, uint32_t log_n, int direction, int decimation, int coset,
+               int radix, void* stream, char* err, size_t errlen) {
     int rc = check_ntt_args(d_data, log_n, direction, decimation, err, errlen);
     if (rc != ZK_OK) return rc;
     if ((rc = check_radix(&radix, err, errlen)) != ZK_OK) return rc;
     if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
-    domain_t* d;
+    domain_t<F>* d;
     if ((rc = get_domain(device, log_n, &d, err, errlen)) != ZK_OK) return rc;
-    scale_spec pre, post;
+    scale_spec<F> pre, post;
     gnark_specs(d, direction, decimation, coset, &pre, &post);
-    return run_ntt(d, (fr_t*)d_data, direction, decimation == ZK_NTT_DIT, radix, pre, post,
+    return run_ntt(d, (F*)d_data, direction, decimation == ZK_NTT_DIT, radix, pre, post,
                    (cudaStream_t)stream, err, errlen);
 }
 
-extern "C" int zk_ntt_host(int device, void* data, uint32_t log_n, int direction, int decimation,
-                           int coset, int radix, char* err, size_t errlen) {
+template <class F>
+int ntt_host(int device, void* data, uint32_t log_n, int direction, int decimation, int coset,
+             int radix, char* err, size_t errlen) {
     int rc = check_ntt_args(data, log_n, direction, decimation, err, errlen);
     if (rc != ZK_OK) return rc;
     if ((rc = check_radix(&radix, err, errlen)) != ZK_OK) return rc;
     if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
-    const size_t bytes = (size_t)sizeof(fr_t) << log_n;
+    const size_t bytes = sizeof(F) << log_n;
     void* dev = nullptr;
     ZK_CUDA(cudaMalloc(&dev, bytes));
     cudaError_t e = cudaMemcpy(dev, data, bytes, cudaMemcpyHostToDevice);
     if (e == cudaSuccess) {
-        rc = zk_ntt_device(device, dev, log_n, direction, decimation, coset, radix, nullptr, err,
+        rc = ntt_device<F>(device, dev, log_n, direction, decimation, coset, radix, nullptr, err,
                            errlen);
         if (rc == ZK_OK) e = cudaMemcpy(data, dev, bytes, cudaMemcpyDeviceToHost);
     }
@@ -670,6 +705,65 @@ extern "C" int zk_ntt_host(int device, void* data, uint32_t log_n, int direction
     if (rc != ZK_OK) return rc;
     if (e != cudaSuccess) return zk_cuda_fail(err, errlen, e, "ntt: copy", __FILE__, __LINE__);
     return ZK_OK;
+}
+
+}  // namespace
+
+extern "C" int zk_ntt_prepare_curve(int curve, int device, uint32_t log_n, char* err,
+                                    size_t errlen) {
+    return on_curve(curve, err, errlen, [&](auto f) {
+        int rc = zk_use_device(device, err, errlen);
+        if (rc != ZK_OK) return rc;
+        domain_t<decltype(f)>* d;
+        return get_domain(device, log_n, &d, err, errlen);
+    });
+}
+
+extern "C" int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errlen) {
+    return zk_ntt_prepare_curve(ZK_NTT_BLS12_381, device, log_n, err, errlen);
+}
+
+extern "C" int zk_ntt_release(int device, char* err, size_t errlen) {
+    int rc = zk_use_device(device, err, errlen);
+    if (rc != ZK_OK) return rc;
+    ZK_CUDA(release_hs(device));
+    // Every field's, each freed whatever the other's free said.
+    cudaError_t e = release_domains<fr_t>(device), e2 = release_domains<bn254_fr_t>(device);
+    if (e == cudaSuccess) e = e2;
+    if (e != cudaSuccess)
+        return zk_cuda_fail(err, errlen, e, "ntt: release tables", __FILE__, __LINE__);
+    return ZK_OK;
+}
+
+extern "C" int zk_ntt_device_curve(int curve, int device, void* d_data, uint32_t log_n,
+                                   int direction, int decimation, int coset, int radix,
+                                   void* stream, char* err, size_t errlen) {
+    return on_curve(curve, err, errlen, [&](auto f) {
+        return ntt_device<decltype(f)>(device, d_data, log_n, direction, decimation, coset, radix,
+                                       stream, err, errlen);
+    });
+}
+
+extern "C" int zk_ntt_device(int device, void* d_data, uint32_t log_n, int direction,
+                             int decimation, int coset, int radix, void* stream, char* err,
+                             size_t errlen) {
+    return zk_ntt_device_curve(ZK_NTT_BLS12_381, device, d_data, log_n, direction, decimation,
+                               coset, radix, stream, err, errlen);
+}
+
+extern "C" int zk_ntt_host_curve(int curve, int device, void* data, uint32_t log_n,
+                                 int direction, int decimation, int coset, int radix, char* err,
+                                 size_t errlen) {
+    return on_curve(curve, err, errlen, [&](auto f) {
+        return ntt_host<decltype(f)>(device, data, log_n, direction, decimation, coset, radix, err,
+                                     errlen);
+    });
+}
+
+extern "C" int zk_ntt_host(int device, void* data, uint32_t log_n, int direction, int decimation,
+                           int coset, int radix, char* err, size_t errlen) {
+    return zk_ntt_host_curve(ZK_NTT_BLS12_381, device, data, log_n, direction, decimation, coset,
+                             radix, err, errlen);
 }
 
 extern "C" int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t log_n,
@@ -683,7 +777,7 @@ extern "C" int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, 
     int rc = check_radix(&radix, err, errlen);
     if (rc != ZK_OK) return rc;
     if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
-    domain_t* d;
+    domain_t<fr_t>* d;
     if ((rc = get_domain(device, log_n, &d, err, errlen)) != ZK_OK) return rc;
     cudaStream_t s = (cudaStream_t)stream;
     if (timing == NULL)
@@ -716,7 +810,7 @@ extern "C" int zk_compute_h_host(int device, const void* a, const void* b, uint6
     int rc = check_radix(&radix, err, errlen);
     if (rc != ZK_OK) return rc;
     if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
-    domain_t* d;
+    domain_t<fr_t>* d;
     if ((rc = get_domain(device, log_n, &d, err, errlen)) != ZK_OK) return rc;
 
     const size_t bytes = (size_t)N * sizeof(fr_t), in_bytes = (size_t)n * sizeof(fr_t);
@@ -871,7 +965,7 @@ int hs_block(const zk_h_stream* h, int pass, uint64_t q, fr_t* const host[3], ui
     const uint32_t L = h->L, l1 = t->l1, l2 = t->l2;
     const uint64_t B = h->block, N2 = 1ull << l2, N1 = 1ull << l1;
     const unsigned grid = grid_for(B);
-    const scale_spec none = scale_none();
+    const scale_spec<fr_t> none = scale_none<fr_t>();
     int rc;
     if (pass == 1 || pass == 3) {
         // Whole columns m0 .. m0+cols-1: N1 rows of cols elements each, strided

@@ -1,16 +1,18 @@
-/* ntt.h: C ABI of the BLS12-381 scalar-field NTT and Groth16's H
- * computation (ntt.cu).
+/* ntt.h: C ABI of the scalar-field NTT of BLS12-381 and BN254
+ * (zk_ntt_curve) and Groth16's H computation over BLS12-381's (ntt.cu).
  *
- * Elements are gnark-crypto fr.Element bytes: 32 bytes, four little-endian
- * uint64 limbs, Montgomery form. Every transform matches gnark-crypto
- * v0.19.0's fr/fft Domain of cardinality N = 2^log_n with the default shift
- * (FrMultiplicativeGen = 7) bit for bit:
+ * Elements are gnark-crypto fr.Element bytes of the curve: 32 bytes, four
+ * little-endian uint64 limbs, Montgomery form. Every transform matches
+ * gnark-crypto v0.19.0's fr/fft Domain of the curve, of cardinality
+ * N = 2^log_n with the default shift (FrMultiplicativeGen: 7 for BLS12-381,
+ * 5 for BN254) bit for bit:
  *   direction ZK_NTT_FORWARD = Domain.FFT, ZK_NTT_INVERSE = Domain.FFTInverse
  *   (scaled by 1/N); decimation ZK_NTT_DIF takes natural order and leaves
  *   bit-reversed order, ZK_NTT_DIT the reverse; coset != 0 is fft.OnCoset().
  *
- * Twiddle tables are built on first use of a (device, log_n) and cached on
- * the device: 2·N·32 bytes (zk_ntt_domain_bytes), until zk_ntt_release.
+ * Twiddle tables are built on first use of a (curve, device, log_n) and
+ * cached on the device: 2·N·32 bytes (zk_ntt_domain_bytes), until
+ * zk_ntt_release.
  *
  * Errors: every function returns ZK_OK or a code of common.h and, on error,
  * writes a NUL-terminated message into err (errlen bytes) when err is not
@@ -32,11 +34,20 @@ extern "C" {
 enum { ZK_NTT_DIT = 0, ZK_NTT_DIF = 1 };
 /* Direction. */
 enum { ZK_NTT_FORWARD = 0, ZK_NTT_INVERSE = 1 };
-/* ZK_NTT_MAX_LOG is the largest supported log_n. */
+/* ZK_NTT_MAX_LOG is the largest supported log_n, for every curve (BN254's
+ * scalar field has no root of unity of order 2^29). */
 enum { ZK_NTT_MAX_LOG = 28 };
 
+/* zk_ntt_curve names the scalar field a transform runs over by its curve, as
+ * msm.h's zk_msm_group names a group: ZK_NTT_BLS12_381 (gnark-crypto's
+ * bls12-381 fr) or ZK_NTT_BN254 (bn254 fr). The functions with a curve
+ * argument (the _curve ones) take either; those without take BLS12-381's,
+ * as Groth16's H (groth16.cu) does. Any other value is ZK_EINVAL. */
+enum { ZK_NTT_BLS12_381 = 1, ZK_NTT_BN254 = 2 };
+
 /* zk_ntt_domain_bytes_of is the device memory the cached tables of one size
- * take (plain C, for the Go side's accounting): the stage-major twiddles of
+ * of one curve take (the same for both: 32-byte elements; plain C, for the
+ * Go side's accounting): the stage-major twiddles of
  * both directions (N-1 each, 1 for N = 1), and the coset tables split at
  * lo = ceil(log_n/2) bits (2^lo for g and g^-1, 2^(log_n-lo) four times). */
 static inline uint64_t zk_ntt_domain_bytes_of(uint32_t log_n) {
@@ -53,21 +64,31 @@ uint64_t zk_ntt_domain_bytes(uint32_t log_n);
  * its own kernel), the same result bit for bit; 0 is the default, 4. Any
  * other value is ZK_EINVAL. */
 
-/* zk_ntt_prepare builds (once) the tables for log_n on device. Optional:
- * every transform prepares its size itself, but the first call pays for it. */
-int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errlen);
+/* zk_ntt_prepare_curve builds (once) the tables of curve for log_n on
+ * device. Optional: every transform prepares its size itself, but the first
+ * call pays for it. */
+int zk_ntt_prepare_curve(int curve, int device, uint32_t log_n, char* err, size_t errlen);
 
-/* zk_ntt_release frees every cached table of device. Not safe while
- * transforms of that device are in flight. */
+/* zk_ntt_release frees every cached table of device, of every curve. Not
+ * safe while transforms of that device are in flight. */
 int zk_ntt_release(int device, char* err, size_t errlen);
 
-/* zk_ntt_device transforms 2^log_n elements in place in device memory,
- * enqueued on stream; returns without waiting. */
+/* zk_ntt_device_curve transforms 2^log_n elements of curve's scalar field in
+ * place in device memory, enqueued on stream; returns without waiting. */
+int zk_ntt_device_curve(int curve, int device, void* d_data, uint32_t log_n, int direction,
+                        int decimation, int coset, int radix, void* stream, char* err,
+                        size_t errlen);
+
+/* zk_ntt_host_curve transforms 2^log_n elements of curve's scalar field in
+ * place in host memory (copy in, transform, copy out); returns when done. */
+int zk_ntt_host_curve(int curve, int device, void* data, uint32_t log_n, int direction,
+                      int decimation, int coset, int radix, char* err, size_t errlen);
+
+/* zk_ntt_prepare, zk_ntt_device and zk_ntt_host are the _curve functions
+ * for ZK_NTT_BLS12_381. */
+int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errlen);
 int zk_ntt_device(int device, void* d_data, uint32_t log_n, int direction, int decimation,
                   int coset, int radix, void* stream, char* err, size_t errlen);
-
-/* zk_ntt_host transforms 2^log_n elements in place in host memory (copy in,
- * transform, copy out); returns when done. */
 int zk_ntt_host(int device, void* data, uint32_t log_n, int direction, int decimation, int coset,
                 int radix, char* err, size_t errlen);
 

@@ -2,6 +2,12 @@
 // __host__ __device__ functions so the kernels in ntt.cu and the CPU
 // emulation in hosttest/ntt_emu.cpp run the very same code.
 //
+// Every function is a template over the element type F, a scalar field's
+// mont_t<P> of 8 limbs (BLS12-381's fr_t, BN254's bn254_fr_t): one
+// algorithm, each field's domain (its roots of unity, its coset shift) from
+// its parameters P (field.cuh's TWO_ADICITY, root, COSET_GEN), as sppark's
+// ntt/ takes a curve's from its parameters.
+//
 // Conventions (gnark-crypto fr/fft): N = 2^L, ω = fr.Generator(N) (forward)
 // or ω^-1 (inverse).
 //   DIF: natural-order input, bit-reversed output (Gentleman-Sande stages,
@@ -83,20 +89,22 @@ ZK_HD bool make_plan(uint32_t L, plan_t* pl) {
 }
 
 // pass_params describes one pass.
+template <class F>
 struct pass_params {
     uint32_t L;     // log2 N
     uint32_t logS;  // log2 of the pass's smallest half-size S
     uint32_t k;     // stages in the pass
     uint32_t logG;  // log2 of the sub-problems per block
-    const fr_t* tw; // the direction's stage-major twiddle table
+    const F* tw;    // the direction's stage-major twiddle table
 };
 
 // pass_setup fills p for the pass that runs the stage group of plan index
 // idx (DIF numbering).
-ZK_HD pass_params pass_setup(const plan_t& pl, int idx, uint32_t L, const fr_t* tw) {
+template <class F>
+ZK_HD pass_params<F> pass_setup(const plan_t& pl, int idx, uint32_t L, const F* tw) {
     uint32_t done = 0;
     for (int i = 0; i <= idx; i++) done += pl.k[i];
-    pass_params p;
+    pass_params<F> p;
     p.L = L;
     p.k = pl.k[idx];
     p.logS = L - done;
@@ -106,10 +114,12 @@ ZK_HD pass_params pass_setup(const plan_t& pl, int idx, uint32_t L, const fr_t* 
     return p;
 }
 
-ZK_HD bool pass_colmajor(const pass_params& p) { return p.logS > 0; }
+template <class F>
+ZK_HD bool pass_colmajor(const pass_params<F>& p) { return p.logS > 0; }
 
 // pass_gidx is the global index of the block's shared element e.
-ZK_HD uint32_t pass_gidx(const pass_params& p, uint32_t block, uint32_t e) {
+template <class F>
+ZK_HD uint32_t pass_gidx(const pass_params<F>& p, uint32_t block, uint32_t e) {
     const uint32_t logE = p.k + p.logG;
     if (!pass_colmajor(p)) return (block << logE) + e;
     uint32_t q = (block << p.logG) + (e & ((1u << p.logG) - 1));
@@ -120,12 +130,14 @@ ZK_HD uint32_t pass_gidx(const pass_params& p, uint32_t block, uint32_t e) {
 
 // rd_fr / wr_fr read and write an element; on the device with 16-byte
 // accesses (every buffer here is 32-byte aligned), and rd_fr_ro through the
-// read-only cache for tables.
-ZK_HD fr_t rd_fr(const fr_t* p) {
+// read-only cache for tables. Elements are 8 limbs, two 16-byte words.
+template <class F>
+ZK_HD F rd_fr(const F* p) {
+    static_assert(F::N == 8, "the NTT's elements are 32 bytes");
 #ifdef __CUDA_ARCH__
     const uint4* q = reinterpret_cast<const uint4*>(p);
     uint4 a = q[0], b = q[1];
-    fr_t r;
+    F r;
     r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
     r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
     return r;
@@ -133,11 +145,13 @@ ZK_HD fr_t rd_fr(const fr_t* p) {
     return *p;
 #endif
 }
-ZK_HD fr_t rd_fr_ro(const fr_t* p) {
+template <class F>
+ZK_HD F rd_fr_ro(const F* p) {
+    static_assert(F::N == 8, "the NTT's elements are 32 bytes");
 #ifdef __CUDA_ARCH__
     const uint4* q = reinterpret_cast<const uint4*>(p);
     uint4 a = __ldg(q), b = __ldg(q + 1);
-    fr_t r;
+    F r;
     r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
     r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
     return r;
@@ -145,7 +159,9 @@ ZK_HD fr_t rd_fr_ro(const fr_t* p) {
     return *p;
 #endif
 }
-ZK_HD void wr_fr(fr_t* p, const fr_t& v) {
+template <class F>
+ZK_HD void wr_fr(F* p, const F& v) {
+    static_assert(F::N == 8, "the NTT's elements are 32 bytes");
 #ifdef __CUDA_ARCH__
     uint4* q = reinterpret_cast<uint4*>(p);
     q[0] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
@@ -170,40 +186,43 @@ ZK_HD uint32_t bitrev(uint32_t i, uint32_t L) {
 // scale_spec multiplies element i by a factor: nothing (kind 0), a constant
 // c (kind 1), or c·base^e (kind 2) with e = i or bitrev(i), read as
 // hi[e >> lo_bits]·lo[e & mask] from two small tables (c folded into hi).
+template <class F>
 struct scale_spec {
     int kind;
     int bitrev;
     uint32_t lo_bits;
-    const fr_t* hi;
-    const fr_t* lo;
-    fr_t c;
+    const F* hi;
+    const F* lo;
+    F c;
 };
 
-ZK_HD scale_spec scale_none() {
-    scale_spec s;
+template <class F>
+ZK_HD scale_spec<F> scale_none() {
+    scale_spec<F> s;
     s.kind = 0;
     s.bitrev = 0;
     s.lo_bits = 0;
     s.hi = nullptr;
     s.lo = nullptr;
-    s.c = fr_t::one();
+    s.c = F::one();
     return s;
 }
 
-ZK_HD fr_t scale_apply(const scale_spec& s, const fr_t& v, uint32_t i, uint32_t L) {
+template <class F>
+ZK_HD F scale_apply(const scale_spec<F>& s, const F& v, uint32_t i, uint32_t L) {
     if (s.kind == 0) return v;
     if (s.kind == 1) return v * s.c;
     uint32_t e = s.bitrev ? bitrev(i, L) : i;
-    fr_t f = rd_fr_ro(s.hi + (e >> s.lo_bits)) * rd_fr_ro(s.lo + (e & ((1u << s.lo_bits) - 1)));
+    F f = rd_fr_ro(s.hi + (e >> s.lo_bits)) * rd_fr_ro(s.lo + (e & ((1u << s.lo_bits) - 1)));
     return v * f;
 }
 
 // pass_butterfly runs butterfly u (< E/2) of stage l (0-based within the
 // pass) on the block's shared elements sm. Deliberately parallel to
 // pass_butterfly4: see why there.
-template <bool DIT>
-ZK_HD void pass_butterfly(fr_t* sm, const pass_params& p, uint32_t block, uint32_t l,
-                                 uint32_t u) {
+template <bool DIT, class F>
+ZK_HD void pass_butterfly(F* sm, const pass_params<F>& p, uint32_t block, uint32_t l,
+                          uint32_t u) {
     const uint32_t logh = DIT ? l : p.k - 1 - l;
     const uint32_t h = 1u << logh;
     const uint32_t logm = logh + p.logS;
@@ -226,14 +245,14 @@ ZK_HD void pass_butterfly(fr_t* sm, const pass_params& p, uint32_t block, uint32
         a1 = a0 + h;
         lo = 0;
     }
-    fr_t x = rd_fr(sm + a0), y = rd_fr(sm + a1);
+    F x = rd_fr(sm + a0), y = rd_fr(sm + a1);
     // logm == 0 is the half-size-1 stage, whose only factor is ω^0 = 1.
     if (DIT) {
         if (logm != 0) y = y * rd_fr_ro(p.tw + ((1u << logm) - 1) + ((t << p.logS) | lo));
         wr_fr(sm + a0, x + y);
         wr_fr(sm + a1, x - y);
     } else {
-        fr_t d = x - y;
+        F d = x - y;
         if (logm != 0) d = d * rd_fr_ro(p.tw + ((1u << logm) - 1) + ((t << p.logS) | lo));
         wr_fr(sm + a0, x + y);
         wr_fr(sm + a1, d);
@@ -244,7 +263,10 @@ ZK_HD void pass_butterfly(fr_t* sm, const pass_params& p, uint32_t block, uint32
 // radix-4 butterflies (pass_butterfly4): when radix4 is asked and both are
 // left. A pass then synchronizes once per two stages, and each element
 // crosses shared memory half as often.
-ZK_HD bool pass_pairs(const pass_params& p, uint32_t l, bool radix4) { return radix4 && l + 1 < p.k; }
+template <class F>
+ZK_HD bool pass_pairs(const pass_params<F>& p, uint32_t l, bool radix4) {
+    return radix4 && l + 1 < p.k;
+}
 
 // Deliberately parallel to pass_butterfly: it must do the same arithmetic to stay
 // bit for bit equal to the radix-2 passes, fused for registers.
@@ -259,8 +281,8 @@ ZK_HD bool pass_pairs(const pass_params& p, uint32_t l, bool radix4) { return ra
 // Deliberately parallel to pass_butterfly's index math: a radix-4 step takes
 // two bits of the index where a radix-2 step takes one, in the NTT's
 // innermost loop, where a shared helper would take the radix at run time.
-template <bool DIT>
-ZK_HD void pass_butterfly4(fr_t* sm, const pass_params& p, uint32_t block, uint32_t l,
+template <bool DIT, class F>
+ZK_HD void pass_butterfly4(F* sm, const pass_params<F>& p, uint32_t block, uint32_t l,
                            uint32_t u) {
     const uint32_t logq = DIT ? l : p.k - 2 - l;
     const uint32_t q = 1u << logq;
@@ -285,17 +307,17 @@ ZK_HD void pass_butterfly4(fr_t* sm, const pass_params& p, uint32_t block, uint3
     auto tw = [&](uint32_t logm, uint32_t t) {
         return rd_fr_ro(p.tw + ((1u << logm) - 1) + ((t << p.logS) | lo));
     };
-    fr_t x0 = rd_fr(sm + a[0]), x1 = rd_fr(sm + a[1]), x2 = rd_fr(sm + a[2]), x3 = rd_fr(sm + a[3]);
+    F x0 = rd_fr(sm + a[0]), x1 = rd_fr(sm + a[1]), x2 = rd_fr(sm + a[2]), x3 = rd_fr(sm + a[3]);
     // logm_q == 0 is the half-size-1 stage, whose only factor is 1.
     const bool wq_one = logm_q == 0;
-    const fr_t wq = wq_one ? fr_t::one() : tw(logm_q, t0);
+    const F wq = wq_one ? F::one() : tw(logm_q, t0);
     if (DIT) {
         // stage l, half-size q: pairs (0, 1) and (2, 3), twiddle t0
         if (!wq_one) {
             x1 = x1 * wq;
             x3 = x3 * wq;
         }
-        fr_t y0 = x0 + x1, y1 = x0 - x1, y2 = x2 + x3, y3 = x2 - x3;
+        F y0 = x0 + x1, y1 = x0 - x1, y2 = x2 + x3, y3 = x2 - x3;
         // stage l+1, half-size 2q: pairs (0, 2) with t0 and (1, 3) with t0 + q
         y2 = y2 * tw(logm_2q, t0);
         y3 = y3 * tw(logm_2q, t0 + q);
@@ -305,10 +327,10 @@ ZK_HD void pass_butterfly4(fr_t* sm, const pass_params& p, uint32_t block, uint3
         wr_fr(sm + a[3], y1 - y3);
     } else {
         // stage l, half-size 2q: pairs (0, 2) with t0 and (1, 3) with t0 + q
-        fr_t y0 = x0 + x2, y2 = (x0 - x2) * tw(logm_2q, t0);
-        fr_t y1 = x1 + x3, y3 = (x1 - x3) * tw(logm_2q, t0 + q);
+        F y0 = x0 + x2, y2 = (x0 - x2) * tw(logm_2q, t0);
+        F y1 = x1 + x3, y3 = (x1 - x3) * tw(logm_2q, t0 + q);
         // stage l+1, half-size q: pairs (0, 1) and (2, 3), twiddle t0
-        fr_t d01 = y0 - y1, d23 = y2 - y3;
+        F d01 = y0 - y1, d23 = y2 - y3;
         if (!wq_one) {
             d01 = d01 * wq;
             d23 = d23 * wq;
@@ -321,9 +343,9 @@ ZK_HD void pass_butterfly4(fr_t* sm, const pass_params& p, uint32_t block, uint3
 }
 
 // powers_chunk writes out[j] = c·base^(j0+j) for j < cnt (a table chunk).
-ZK_HD void powers_chunk(fr_t* out, uint32_t j0, uint32_t cnt, const fr_t& base,
-                               const fr_t& c) {
-    fr_t v = c * base.pow(j0);
+template <class F>
+ZK_HD void powers_chunk(F* out, uint32_t j0, uint32_t cnt, const F& base, const F& c) {
+    F v = c * base.pow(j0);
     for (uint32_t j = 0; j < cnt; j++) {
         wr_fr(out + j, v);
         v = v * base;
@@ -331,27 +353,33 @@ ZK_HD void powers_chunk(fr_t* out, uint32_t j0, uint32_t cnt, const fr_t& base,
 }
 
 // fr_from_u64 returns the Montgomery form of a small integer.
-ZK_HD fr_t fr_from_u64(uint64_t x) {
-    fr_t r = fr_t::zero();
+template <class F>
+ZK_HD F fr_from_u64(uint64_t x) {
+    F r = F::zero();
     r.l[0] = (uint32_t)x;
     r.l[1] = (uint32_t)(x >> 32);
     return r.to_montgomery();
 }
 
-// root_of_unity returns gnark-crypto's generator of the order-2^L subgroup:
-// fr.Generator(2^L) = g32^(2^(32-L)), g32 the fixed 2^32-th root
-// 10238227357739495823651030575849232062558860180284477541189508159991286009131.
-ZK_HD fr_t root_of_unity(uint32_t L) {
-    fr_t g32;
-    const uint32_t v[8] = {0x439f0d2b, 0x3829971f, 0x8c2280b9, 0xb6368350,
-                           0x22c813b4, 0xd09b6819, 0xdfe81f20, 0x16a2a19e};
-    for (int i = 0; i < 8; i++) g32.l[i] = v[i];
-    fr_t w = g32.to_montgomery();
-    for (uint32_t i = L; i < 32; i++) w = w.sqr();
+// root_of_unity returns gnark-crypto's generator of the order-2^L subgroup
+// (L <= the field's TWO_ADICITY S): fr.Generator(2^L) = gS^(2^(S-L)), gS
+// the field's fixed 2^S-th root (field.cuh's root).
+template <class F>
+ZK_HD F root_of_unity(uint32_t L) {
+    using P = typename F::params;
+    F gS;
+    for (int i = 0; i < 8; i++) gS.l[i] = P::root(i);
+    F w = gS.to_montgomery();
+    for (uint32_t i = L; i < P::TWO_ADICITY; i++) w = w.sqr();
     return w;
 }
 
-// COSET_GEN is gnark-crypto's domain shift FrMultiplicativeGen = 7.
-constexpr uint64_t COSET_GEN = 7;
+// coset_gen returns gnark-crypto's domain shift FrMultiplicativeGen of the
+// field (fft.GeneratorFullMultiplicativeGroup(): 7 for BLS12-381, 5 for
+// BN254).
+template <class F>
+ZK_HD F coset_gen() {
+    return fr_from_u64<F>(F::params::COSET_GEN);
+}
 
 }  // namespace zk_ntt
