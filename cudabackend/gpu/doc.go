@@ -15,9 +15,10 @@
 //     a missing GPU or a too-old driver is ErrUnavailable, never a crash;
 //   - device memory, streams and CUDA events (Buffer, Stream, Event), so
 //     callers keep data resident and time device work with events;
-//   - the BLS12-381 scalar-field NTT (NTT, NTTDevice), matching
-//     gnark-crypto v0.19.0's fr/fft Domain bit for bit, and Groth16's
-//     quotient H (ComputeH, ComputeHDevice), matching gnark v0.14.0's
+//   - the scalar-field NTT of BLS12-381 and BN254 (NTT, NTTDevice, generic
+//     over the curve's fr.Element: Fr), matching gnark-crypto v0.19.0's
+//     fr/fft Domain of the curve bit for bit, and Groth16's quotient H over
+//     BLS12-381 (ComputeH, ComputeHDevice), matching gnark v0.14.0's
 //     computeH bit for bit, bit-reversed output included; each pass runs its
 //     stages two at a time (radix 4) unless the call's NTTRadix says 2;
 //   - G1 and G2 MSMs against resident bases (UploadG1, MSM, MSMDevice), and

@@ -12,7 +12,28 @@ import (
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
+
+// The ABI's element size must be gnark-crypto's for both fields: ntt.cu
+// reinterprets Go slices.
+var (
+	_ [FrBytes - unsafe.Sizeof(fr.Element{})]struct{}
+	_ [unsafe.Sizeof(fr.Element{}) - FrBytes]struct{}
+	_ [FrBytes - unsafe.Sizeof(bn254fr.Element{})]struct{}
+	_ [unsafe.Sizeof(bn254fr.Element{}) - FrBytes]struct{}
+)
+
+// nttCurve is ntt.h's zk_ntt_curve of E's field, and the op names of its
+// errors: BLS12-381's as they always were ("gpu: ntt"), BN254's named
+// ("gpu: BN254 ntt"), as the MSM's groups are.
+func nttCurve[E Fr](op string) (C.int, string) {
+	var z E
+	if _, ok := any(z).(bn254fr.Element); ok {
+		return C.ZK_NTT_BN254, "gpu: BN254 " + op
+	}
+	return C.ZK_NTT_BLS12_381, "gpu: " + op
+}
 
 func checkLogN(op string, logN int) error {
 	if logN < 0 || logN > MaxLogN {
@@ -39,18 +60,19 @@ func cbool(b bool) C.int {
 }
 
 // PrepareNTT builds and caches the twiddle and coset tables of size 2^logN
-// on device dev (DomainBytes(logN) of device memory). Optional: transforms
-// prepare their size on first use.
-func PrepareNTT(dev, logN int) error {
-	if err := checkLogN("gpu: prepare ntt", logN); err != nil {
+// of E's field on device dev (DomainBytes(logN) of device memory). Optional:
+// transforms prepare their size on first use.
+func PrepareNTT[E Fr](dev, logN int) error {
+	curve, op := nttCurve[E]("prepare ntt")
+	if err := checkLogN(op, logN); err != nil {
 		return err
 	}
 	var e errBuf
-	return check("gpu: prepare ntt", C.zk_ntt_prepare(C.int(dev), C.uint32_t(logN), e.ptr(), e.size()), &e)
+	return check(op, C.zk_ntt_prepare_curve(curve, C.int(dev), C.uint32_t(logN), e.ptr(), e.size()), &e)
 }
 
-// ReleaseNTT frees every cached NTT table of device dev. No transform of
-// that device may be in flight.
+// ReleaseNTT frees every cached NTT table of device dev, of every field. No
+// transform of that device may be in flight.
 func ReleaseNTT(dev int) error {
 	var e errBuf
 	return check("gpu: release ntt", C.zk_ntt_release(C.int(dev), e.ptr(), e.size()), &e)
@@ -58,29 +80,32 @@ func ReleaseNTT(dev int) error {
 
 // NTT transforms a in place on device dev, exactly as gnark-crypto's
 // fft.NewDomain(len(a)).FFT(a, dec) (dir Forward) or FFTInverse(a, dec)
-// (dir Inverse) would, with fft.OnCoset() when coset is set, its passes in
-// radix radix. len(a) must be a power of two up to 2^MaxLogN. The data
-// travels to the device and back.
-func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool, radix NTTRadix) error {
+// (dir Inverse) of a's curve (BLS12-381's fr/fft or BN254's) would, with
+// fft.OnCoset() when coset is set, its passes in radix radix. len(a) must be
+// a power of two up to 2^MaxLogN. The data travels to the device and back.
+func NTT[E Fr](dev int, a []E, dir Direction, dec Decimation, coset bool, radix NTTRadix) error {
+	curve, op := nttCurve[E]("ntt")
 	logN, ok := logNOf(len(a))
 	if !ok {
-		return fmt.Errorf("gpu: ntt: length %d is not a power of two in [1, 2^%d]: %w", len(a), MaxLogN, ErrInvalid)
+		return fmt.Errorf("%s: length %d is not a power of two in [1, 2^%d]: %w", op, len(a), MaxLogN, ErrInvalid)
 	}
-	if err := checkNTTMode("gpu: ntt", dir, dec); err != nil {
+	if err := checkNTTMode(op, dir, dec); err != nil {
 		return err
 	}
-	if err := radix.check("gpu: ntt"); err != nil {
+	if err := radix.check(op); err != nil {
 		return err
 	}
 	var e errBuf
-	rc := C.zk_ntt_host(C.int(dev), unsafe.Pointer(&a[0]), C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), C.int(radix), e.ptr(), e.size())
-	return check("gpu: ntt", rc, &e)
+	rc := C.zk_ntt_host_curve(curve, C.int(dev), unsafe.Pointer(&a[0]), C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), C.int(radix), e.ptr(), e.size())
+	return check(op, rc, &e)
 }
 
-// NTTDevice enqueues the transform of NTT on 2^logN elements resident in
-// buf, on stream s (nil: the legacy default stream); it does not wait.
-func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, radix NTTRadix, s *Stream) error {
-	const op = "gpu: ntt (device)"
+// NTTDevice enqueues the transform of NTT on 2^logN elements of E's field
+// resident in buf, on stream s (nil: the legacy default stream); it does not
+// wait. The buffer holds no type: E names the field (NTTDevice[fr.Element]
+// for BLS12-381's, NTTDevice[bn254fr.Element] for BN254's).
+func NTTDevice[E Fr](buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, radix NTTRadix, s *Stream) error {
+	curve, op := nttCurve[E]("ntt (device)")
 	if err := checkLogN(op, logN); err != nil {
 		return err
 	}
@@ -94,7 +119,7 @@ func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool,
 		return err
 	}
 	var e errBuf
-	rc := C.zk_ntt_device(C.int(buf.device), buf.ptr, C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), C.int(radix), streamPtr(s), e.ptr(), e.size())
+	rc := C.zk_ntt_device_curve(curve, C.int(buf.device), buf.ptr, C.uint32_t(logN), C.int(dir), C.int(dec), cbool(coset), C.int(radix), streamPtr(s), e.ptr(), e.size())
 	return check(op, rc, &e)
 }
 

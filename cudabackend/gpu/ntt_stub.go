@@ -6,19 +6,19 @@ import "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 // PrepareNTT caches NTT tables on a device; without CUDA an error wrapping
 // ErrUnavailable.
-func PrepareNTT(dev, logN int) error { return errNoCUDABuild }
+func PrepareNTT[E Fr](dev, logN int) error { return errNoCUDABuild }
 
 // ReleaseNTT frees cached NTT tables; without CUDA an error.
 func ReleaseNTT(dev int) error { return errNoCUDABuild }
 
 // NTT transforms a in place on a device as gnark-crypto's fft.Domain would;
 // without CUDA an error wrapping ErrUnavailable.
-func NTT(dev int, a []fr.Element, dir Direction, dec Decimation, coset bool, radix NTTRadix) error {
+func NTT[E Fr](dev int, a []E, dir Direction, dec Decimation, coset bool, radix NTTRadix) error {
 	return errNoCUDABuild
 }
 
 // NTTDevice transforms resident data; without CUDA an error.
-func NTTDevice(buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, radix NTTRadix, s *Stream) error {
+func NTTDevice[E Fr](buf *Buffer, logN int, dir Direction, dec Decimation, coset bool, radix NTTRadix, s *Stream) error {
 	return errNoCUDABuild
 }
 

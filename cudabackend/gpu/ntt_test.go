@@ -15,6 +15,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"github.com/zkhost/zkhost/sdk/refprover/gnarkref"
 )
@@ -53,15 +54,15 @@ func pMinus1Fr() fr.Element {
 	return m
 }
 
-func fillFr(n int, v fr.Element) []fr.Element {
-	s := make([]fr.Element, n)
+func fillFr[E any](n int, v E) []E {
+	s := make([]E, n)
 	for i := range s {
 		s[i] = v
 	}
 	return s
 }
 
-func firstDiff(a, b []fr.Element) int {
+func firstDiff[E comparable](a, b []E) int {
 	if len(a) != len(b) {
 		return 0
 	}
@@ -276,6 +277,30 @@ func gnarkNTT(d *fft.Domain, a []fr.Element, m nttMode) {
 	}
 }
 
+// nttField is what the NTT tests need of one scalar field: random elements,
+// the edge values, and gnark-crypto's transform (the reference) on a domain
+// of a size.
+type nttField[E Fr] struct {
+	name          string
+	random        func(rng *rand.Rand, n int) []E
+	one, minusOne E
+	// domain returns gnark-crypto's fft.NewDomain(n) as a transform: it
+	// applies mode m to a (n elements) in place.
+	domain func(n int) func(a []E, m nttMode)
+}
+
+// blsNTT is BLS12-381's scalar field (ntt_bn254_test.go has BN254's).
+var blsNTT = nttField[fr.Element]{
+	name:     "BLS12-381",
+	random:   randFr,
+	one:      frOf(1),
+	minusOne: frOf(-1),
+	domain: func(n int) func(a []fr.Element, m nttMode) {
+		d := fft.NewDomain(uint64(n))
+		return func(a []fr.Element, m nttMode) { gnarkNTT(d, a, m) }
+	},
+}
+
 // TestNTTMatchesGnark compares every transform mode with gnark-crypto's
 // fft.Domain at the sizes the prover uses, on random and edge inputs.
 func TestNTTMatchesGnark(t *testing.T) {
@@ -285,75 +310,88 @@ func TestNTTMatchesGnark(t *testing.T) {
 	if testing.Short() {
 		logs = []int{0, 1, 5, 10, 12}
 	}
-	var one fr.Element
-	one.SetOne()
 	for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4, NTTRadixDefault} {
 		t.Logf("radix %d", radix)
-		nttMatchesGnark(t, rng, logs, one, radix)
+		nttMatchesGnark(t, blsNTT, rng, logs, radix)
 	}
 }
 
-func nttMatchesGnark(t *testing.T, rng *rand.Rand, logs []int, one fr.Element, radix NTTRadix) {
+// nttMatchesGnark runs NTT in every mode at 2^logN for each of logs, on
+// random inputs and, at 2^10, 2^12 and 2^16, on the edge inputs (zeros,
+// ones, p-1, a delta at the last index), and compares each result with
+// gnark-crypto's.
+func nttMatchesGnark[E Fr](t *testing.T, f nttField[E], rng *rand.Rand, logs []int, radix NTTRadix) {
 	for _, logN := range logs {
 		n := 1 << logN
-		d := fft.NewDomain(uint64(n))
-		inputs := map[string][]fr.Element{"random": randFr(rng, n)}
+		d := f.domain(n)
+		inputs := map[string][]E{"random": f.random(rng, n)}
 		if logN == 10 || logN == 12 || logN == 16 {
-			inputs["zeros"] = make([]fr.Element, n)
-			inputs["ones"] = fillFr(n, one)
-			inputs["p-1"] = fillFr(n, pMinus1Fr())
-			delta := make([]fr.Element, n)
-			delta[n-1].SetOne()
+			inputs["zeros"] = make([]E, n)
+			inputs["ones"] = fillFr(n, f.one)
+			inputs["p-1"] = fillFr(n, f.minusOne)
+			delta := make([]E, n)
+			delta[n-1] = f.one
 			inputs["delta"] = delta
 		}
 		for name, in := range inputs {
 			for _, m := range allModes {
-				want := append([]fr.Element(nil), in...)
-				gnarkNTT(d, want, m)
-				got := append([]fr.Element(nil), in...)
+				want := append([]E(nil), in...)
+				d(want, m)
+				got := append([]E(nil), in...)
 				if err := NTT(0, got, m.dir, m.dec, m.coset, radix); err != nil {
-					t.Fatalf("2^%d %s %s: %v", logN, name, m, err)
+					t.Fatalf("%s 2^%d %s %s: %v", f.name, logN, name, m, err)
 				}
 				if i := firstDiff(got, want); i >= 0 {
-					t.Errorf("2^%d %s %s: first difference at %d: got %s want %s", logN, name, m, i, got[i].String(), want[i].String())
+					// &got[i]: fr.Element's String has a pointer receiver.
+					t.Errorf("%s 2^%d %s %s radix %d: first difference at %d: got %v want %v", f.name, logN, name, m, radix, i, &got[i], &want[i])
 				}
 			}
 		}
 	}
 }
 
+// frBytes is v's memory, for Buffer's byte copies (both fields' elements
+// are FrBytes, in gnark-crypto's layout, which the kernels read).
+func frBytes[E Fr](v []E) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*FrBytes)
+}
+
 // TestNTTDeviceRoundTrip runs the resident API on a stream: a forward then
 // an inverse transform must give the input back, and equal the host API.
 func TestNTTDeviceRoundTrip(t *testing.T) {
+	nttDeviceRoundTrip(t, blsNTT, 5)
+}
+
+func nttDeviceRoundTrip[E Fr](t *testing.T, f nttField[E], seed uint64) {
 	needDevice(t)
-	rng := rand.New(rand.NewPCG(5, 6))
+	rng := rand.New(rand.NewPCG(seed, seed+1))
 	const logN = 18
-	in := randFr(rng, 1<<logN)
+	in := f.random(rng, 1<<logN)
 	s := newStream(t)
-	buf := deviceScalars(t, in, s)
-	if err := NTTDevice(buf, logN, Forward, DIF, true, NTTRadixDefault, s); err != nil {
+	buf := residentOf(t, in, s)
+	if err := NTTDevice[E](buf, logN, Forward, DIF, true, NTTRadixDefault, s); err != nil {
 		t.Fatal(err)
 	}
-	mid := make([]fr.Element, len(in))
-	if err := buf.DownloadFr(mid, 0, s); err != nil {
+	mid := make([]E, len(in))
+	if err := buf.Download(frBytes(mid), 0, s); err != nil {
 		t.Fatal(err)
 	}
-	want := append([]fr.Element(nil), in...)
+	want := append([]E(nil), in...)
 	if err := NTT(0, want, Forward, DIF, true, NTTRadixDefault); err != nil {
 		t.Fatal(err)
 	}
 	if i := firstDiff(mid, want); i >= 0 {
-		t.Fatalf("device and host transforms differ at %d", i)
+		t.Fatalf("%s: device and host transforms differ at %d", f.name, i)
 	}
-	if err := NTTDevice(buf, logN, Inverse, DIT, true, NTTRadixDefault, s); err != nil {
+	if err := NTTDevice[E](buf, logN, Inverse, DIT, true, NTTRadixDefault, s); err != nil {
 		t.Fatal(err)
 	}
-	out := make([]fr.Element, len(in))
-	if err := buf.DownloadFr(out, 0, s); err != nil {
+	out := make([]E, len(in))
+	if err := buf.Download(frBytes(out), 0, s); err != nil {
 		t.Fatal(err)
 	}
 	if i := firstDiff(out, in); i >= 0 {
-		t.Fatalf("inverse(forward(x)) != x at %d", i)
+		t.Fatalf("%s: inverse(forward(x)) != x at %d", f.name, i)
 	}
 }
 
@@ -527,13 +565,16 @@ func TestBadArguments(t *testing.T) {
 	defer buf.Free()
 	cases := map[string]error{
 		"NTT len 3":               NTT(0, make([]fr.Element, 3), Forward, DIF, false, NTTRadixDefault),
-		"NTT len 0":               NTT(0, nil, Forward, DIF, false, NTTRadixDefault),
+		"NTT len 0":               NTT[fr.Element](0, nil, Forward, DIF, false, NTTRadixDefault),
 		"NTT bad direction":       NTT(0, small, Direction(7), DIF, false, NTTRadixDefault),
 		"NTT bad decimation":      NTT(0, small, Forward, Decimation(9), false, NTTRadixDefault),
 		"NTT radix 3":             NTT(0, small, Forward, DIF, false, NTTRadix(3)),
-		"NTTDevice too big":       NTTDevice(buf, 4, Forward, DIF, false, NTTRadixDefault, nil),
-		"NTTDevice logN 29":       NTTDevice(buf, 29, Forward, DIF, false, NTTRadixDefault, nil),
-		"NTTDevice radix 8":       NTTDevice(buf, 3, Forward, DIF, false, NTTRadix(8), nil),
+		"NTTDevice too big":       NTTDevice[fr.Element](buf, 4, Forward, DIF, false, NTTRadixDefault, nil),
+		"NTTDevice logN 29":       NTTDevice[fr.Element](buf, 29, Forward, DIF, false, NTTRadixDefault, nil),
+		"NTTDevice radix 8":       NTTDevice[fr.Element](buf, 3, Forward, DIF, false, NTTRadix(8), nil),
+		"BN254 NTT len 3":         NTT(0, make([]bn254fr.Element, 3), Forward, DIF, false, NTTRadixDefault),
+		"BN254 NTTDevice too big": NTTDevice[bn254fr.Element](buf, 4, Inverse, DIT, true, NTTRadixDefault, nil),
+		"BN254 NTTDevice logN 29": NTTDevice[bn254fr.Element](buf, 29, Forward, DIF, false, NTTRadixDefault, nil),
 		"Upload out of range":     buf.UploadFr(small, 1, nil),
 		"ComputeH too many":       func() error { _, err := ComputeH(small, small, 2); return err }(),
 		"ComputeH length differs": func() error { _, err := ComputeH(small, small[:4], 3); return err }(),
@@ -556,7 +597,7 @@ func TestBadArguments(t *testing.T) {
 	if err := b2.Free(); err != nil {
 		t.Errorf("second Free: %v", err)
 	}
-	if err := NTTDevice(b2, 1, Forward, DIF, false, NTTRadixDefault, nil); !errors.Is(err, ErrInvalid) {
+	if err := NTTDevice[fr.Element](b2, 1, Forward, DIF, false, NTTRadixDefault, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("NTTDevice on a freed buffer: %v, want ErrInvalid", err)
 	}
 	// An allocation larger than the device is ErrOutOfMemory.
@@ -614,43 +655,68 @@ func (e *eventTimer) run(tb testing.TB, iters int, f func() error) time.Duration
 	return d / time.Duration(iters)
 }
 
+// residentRandom returns 2^logN random BLS12-381 scalars on device 0; the
+// caller frees the buffer.
 func residentRandom(tb testing.TB, logN int, s *Stream) *Buffer {
+	return residentRandomOf(tb, blsNTT, logN, s)
+}
+
+// residentRandomOf is residentRandom of field f.
+func residentRandomOf[E Fr](tb testing.TB, f nttField[E], logN int, s *Stream) *Buffer {
 	rng := rand.New(rand.NewPCG(uint64(logN), 11))
 	buf, err := Alloc(0, (1<<logN)*FrBytes)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := buf.UploadFr(randFr(rng, 1<<logN), 0, s); err != nil {
+	if err := buf.Upload(frBytes(f.random(rng, 1<<logN)), 0, s); err != nil {
 		tb.Fatal(err)
 	}
 	return buf
 }
 
-// BenchmarkNTT times resident NTTs with CUDA events (gpu-ms/op): the plain
-// forward transform and the inverse coset transform (computeH's last step).
+// residentOf uploads v to device 0, freed when the test ends.
+func residentOf[E Fr](tb testing.TB, v []E, s *Stream) *Buffer {
+	tb.Helper()
+	buf, err := Alloc(0, max(1, len(v))*FrBytes)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { buf.Free() })
+	if err := buf.Upload(frBytes(v), 0, s); err != nil {
+		tb.Fatal(err)
+	}
+	return buf
+}
+
+// nttBenchModes are the transforms BenchmarkNTT and BenchmarkBN254NTT time:
+// the plain forward transform and the inverse coset transform (computeH's
+// last step).
+var nttBenchModes = []nttMode{{Forward, DIF, false}, {Inverse, DIF, true}}
+
+// BenchmarkNTT times resident NTTs with CUDA events (gpu-ms/op), the
+// transforms of nttBenchModes in both radixes.
 func BenchmarkNTT(b *testing.B) {
 	needDevice(b)
-	modes := []nttMode{{Forward, DIF, false}, {Inverse, DIF, true}}
 	for _, logN := range []int{16, 18, 20, 22, 24, 25, 26} {
-		for _, m := range modes {
+		for _, m := range nttBenchModes {
 			for _, radix := range []NTTRadix{NTTRadix2, NTTRadix4} {
 				b.Run(fmt.Sprintf("%s/2^%d/r%d", m, logN, radix), func(b *testing.B) {
-					benchNTT(b, logN, m, radix)
+					benchNTT(b, blsNTT, logN, m, radix)
 				})
 			}
 		}
 	}
 }
 
-func benchNTT(b *testing.B, logN int, m nttMode, radix NTTRadix) {
+func benchNTT[E Fr](b *testing.B, fl nttField[E], logN int, m nttMode, radix NTTRadix) {
 	et := newEventTimer(b)
 	defer et.close()
-	buf := residentRandom(b, logN, et.s)
+	buf := residentRandomOf(b, fl, logN, et.s)
 	defer buf.Free()
-	if err := PrepareNTT(0, logN); err != nil {
+	if err := PrepareNTT[E](0, logN); err != nil {
 		b.Fatal(err)
 	}
-	f := func() error { return NTTDevice(buf, logN, m.dir, m.dec, m.coset, radix, et.s) }
+	f := func() error { return NTTDevice[E](buf, logN, m.dir, m.dec, m.coset, radix, et.s) }
 	et.run(b, 2, f) // warm-up
 	b.ResetTimer()
 	per := et.run(b, b.N, f)

@@ -9,6 +9,7 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // TestStubUnavailable checks that the default build answers every call with
@@ -24,10 +25,15 @@ func TestStubUnavailable(t *testing.T) {
 		"Alloc":            func() error { _, err := Alloc(0, 1024); return err },
 		"NewStream":        func() error { _, err := NewStream(0); return err },
 		"NewEvent":         func() error { _, err := NewEvent(0); return err },
-		"PrepareNTT":       func() error { return PrepareNTT(0, 10) },
+		"PrepareNTT":       func() error { return PrepareNTT[fr.Element](0, 10) },
 		"ReleaseNTT":       func() error { return ReleaseNTT(0) },
 		"NTT":              func() error { return NTT(0, a, Forward, DIF, false, NTTRadixDefault) },
-		"NTTDevice":        func() error { return NTTDevice(&Buffer{}, 2, Inverse, DIT, true, NTTRadix2, nil) },
+		"NTTDevice":        func() error { return NTTDevice[fr.Element](&Buffer{}, 2, Inverse, DIT, true, NTTRadix2, nil) },
+		"BN254 PrepareNTT": func() error { return PrepareNTT[bn254fr.Element](0, 10) },
+		"BN254 NTT":        func() error { return NTT(0, make([]bn254fr.Element, 4), Inverse, DIT, true, NTTRadix4) },
+		"BN254 NTTDevice": func() error {
+			return NTTDevice[bn254fr.Element](&Buffer{}, 2, Forward, DIF, false, NTTRadixDefault, nil)
+		},
 		"SetPieces":        func() error { return (&G1Bases{}).SetPieces(2, 0) },
 		"UploadBN254G1":    func() error { _, err := UploadBN254G1(0, nil); return err },
 		"UploadBN254G2":    func() error { _, err := UploadBN254G2(0, nil); return err },
