@@ -19,10 +19,11 @@
 #   STEPS=binsplit BUDGET=200 scripts/gpu-run.sh
 # sppark beside our kernels in one step (the kernels' peers): BenchmarkNTT then sppark's nttbench at
 # PEER_NTT_LOGS, BenchmarkMSMG1 then sppark's msmbench at PEER_MSM_LOGS (empty: none). The peers are
-# prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin,msmbench-bn254,points16-bn254.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
+# prebuilt: `mkdir -p bin/peers && cp ../shared/peers/{msmbench,nttbench,points16.bin,msmbench-bn254,nttbench-bn254,points16-bn254.bin} bin/peers/` (not its .go file: bin/ is inside the module) here, and carry bin/peers:
 #   STEPS=peers PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="20 22 24" BUDGET=200 scripts/gpu-run.sh
-# BN254's G1 MSM beside sppark's (BenchmarkBN254MSMG1, msmbench-bn254), 2^16 to 2^26:
-#   STEPS=peers PEER_CURVE=bn254 PEER_MSM_LOGS="16 18 20 22 24 26" BUDGET=300 scripts/gpu-run.sh
+# BN254 beside sppark's: the NTT (BenchmarkBN254NTT, nttbench-bn254, both at PEER_NTT_LOGS) and
+# the G1 MSM (BenchmarkBN254MSMG1, msmbench-bn254, 2^16 to 2^26):
+#   STEPS=peers PEER_CURVE=bn254 PEER_NTT_LOGS="20 22 24 25 26" PEER_MSM_LOGS="16 18 20 22 24 26" BUDGET=300 scripts/gpu-run.sh
 # Isolated device time per proof (ns per constraint) with a resident key's precomputed
 # copies (the default) and without (-msm-precompute=0), chain 2^k for k in ISO_KS:
 # `zkhost bench` proves two partitions, then ISO_N single proofs one at a time on the warm daemon,
@@ -233,29 +234,28 @@ for step in $STEPS; do
     (cd "$ROOT/cudabackend/gpu" && box "${BS_BT:-45}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMSplitG1' -test.benchtime "${BS_BENCHTIME:-5x}" -test.timeout 300s) > "$OUT/binsplit-bench.txt" 2>&1
     log "bench exit $?"; grep -E "^Benchmark|FAIL" "$OUT/binsplit-bench.txt" | tee -a "$OUT/summary.txt" ;;
   peers)
-    # PEER_CURVE=bn254: BN254's MSM (our BenchmarkBN254MSMG1 beside sppark's msmbench-bn254); zkhost
-    # has no BN254 NTT yet, so its NTT comparison is left out.
+    # PEER_CURVE=bn254: BN254's NTT and MSM (our BenchmarkBN254NTT and BenchmarkBN254MSMG1 beside
+    # sppark's nttbench-bn254 and msmbench-bn254).
     P=$ROOT/bin/peers
-    # PEER_MSM_LOGS sizes sppark's runs and BenchmarkBN254MSMG1 (ZK_BENCH_MSM_LOGS); BenchmarkMSMG1
-    # keeps its own sizes (2^16 to 2^24).
-    sfx=; ours='^BenchmarkMSMG1$'
+    # PEER_NTT_LOGS sizes sppark's NTT runs and BenchmarkBN254NTT (ZK_BENCH_NTT_LOGS); PEER_MSM_LOGS
+    # sizes sppark's MSM runs and BenchmarkBN254MSMG1 (ZK_BENCH_MSM_LOGS). BenchmarkNTT and
+    # BenchmarkMSMG1 keep their own sizes (2^16 to 2^26, 2^16 to 2^24).
+    sfx=; ours='^BenchmarkMSMG1$'; ntt=BenchmarkNTT
     case "${PEER_CURVE:-bls12-381}" in
       bls12-381) ;;
-      bn254) sfx=-bn254; ours='^BenchmarkBN254MSMG1$' ;;
+      bn254) sfx=-bn254; ours='^BenchmarkBN254MSMG1$'; ntt=BenchmarkBN254NTT ;;
       *) log "peers: PEER_CURVE=$PEER_CURVE: want bls12-381 or bn254"; continue ;;
     esac
-    need="$P/msmbench$sfx $P/points16$sfx.bin"; [ -z "$sfx" ] && need="$need $P/nttbench"
+    need="$P/msmbench$sfx $P/points16$sfx.bin $P/nttbench$sfx"
     missing=; for f in $need; do [ -e "$f" ] || missing="$missing $f"; done
     [ -z "$missing" ] || { log "peers: missing$missing (copy ../shared/peers into bin/peers and carry it)"; continue; }
-    if [ -n "$sfx" ]; then
-      log "peers: BN254, no NTT comparison (zkhost has no BN254 NTT yet)"
-    elif [ -n "${PEER_NTT_LOGS-20 22 24 25 26}" ]; then
-      log "peers: zkhost BenchmarkNTT (forward DIF, inverse coset DIF; CUDA events)"
-      (cd "$ROOT/cudabackend/gpu" && box "${PN_T:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench 'NTT$' -test.benchtime "${PN_BENCHTIME:-20x}" -test.timeout 300s) > "$OUT/peers-ntt.txt" 2>&1
-      log "exit $?"; grep -E "^Benchmark" "$OUT/peers-ntt.txt" | tee -a "$OUT/summary.txt"
-      log "peers: sppark nttbench ${PEER_NTT_LOGS-20 22 24 25 26}"
-      box "${PN_T:-90}" "$P/nttbench" ${PEER_NTT_LOGS-20 22 24 25 26} >> "$OUT/peers-ntt.txt" 2>&1
-      log "exit $?"; grep -i "sppark" "$OUT/peers-ntt.txt" | tee -a "$OUT/summary.txt"
+    if [ -n "${PEER_NTT_LOGS-20 22 24 25 26}" ]; then
+      log "peers: zkhost $ntt (forward DIF, inverse coset DIF; CUDA events)"
+      (cd "$ROOT/cudabackend/gpu" && export ZK_BENCH_NTT_LOGS="${PEER_NTT_LOGS-20 22 24 25 26}" && box "${PN_T:-90}" "$BIN/gpu.test" -test.run '^$' -test.bench "^$ntt\$" -test.benchtime "${PN_BENCHTIME:-20x}" -test.timeout 300s) > "$OUT/peers-ntt$sfx.txt" 2>&1
+      log "exit $?"; grep -E "^Benchmark" "$OUT/peers-ntt$sfx.txt" | tee -a "$OUT/summary.txt"
+      log "peers: sppark nttbench$sfx ${PEER_NTT_LOGS-20 22 24 25 26}"
+      box "${PN_T:-90}" "$P/nttbench$sfx" ${PEER_NTT_LOGS-20 22 24 25 26} >> "$OUT/peers-ntt$sfx.txt" 2>&1
+      log "exit $?"; grep -i "sppark" "$OUT/peers-ntt$sfx.txt" | tee -a "$OUT/summary.txt"
     fi
     if [ -n "${PEER_MSM_LOGS-20 22 24}" ]; then
       log "peers: zkhost ${PEER_MSM_BENCH:-$ours}"
