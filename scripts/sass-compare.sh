@@ -27,16 +27,24 @@ import collections, os, sys
 
 def bodies(path):
     """The multiset of a cuobjdump listing's function bodies, without their names."""
+    # A body ends at the next function or at the "Fatbin" header of the listing's
+    # next section (the PTX's), and its trailing blank lines are dropped: otherwise
+    # the last function of a listing carries that header, and a change of which
+    # function comes last reads as a change of code.
     out, body = collections.Counter(), None
     for line in open(path):
-        if 'Function :' in line:
+        if line.startswith('Fatbin'):
             if body is not None:
-                out['\n'.join(body)] += 1
+                out['\n'.join(body).rstrip()] += 1
+            body = None
+        elif 'Function :' in line:
+            if body is not None:
+                out['\n'.join(body).rstrip()] += 1
             body = []
         elif body is not None:
             body.append(line.rstrip())
     if body is not None:
-        out['\n'.join(body)] += 1
+        out['\n'.join(body).rstrip()] += 1
     return out
 
 before, after = sys.argv[1], sys.argv[2]
