@@ -10,11 +10,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 
 	"github.com/zkhost/zkhost/host/cli"
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 )
 
@@ -37,9 +37,9 @@ func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
 		if *d != 0 {
 			params["d"] = *d
 		}
-		id, ok := map[string]ecc.ID{"bls12-381": ecc.BLS12_381, "bn254": ecc.BN254}[*curveName]
-		if !ok {
-			return circuits.Spec{}, fmt.Errorf("%w: --curve %q: want bls12-381 or bn254", cli.ErrUsage, *curveName)
+		id, err := curve.Parse(*curveName)
+		if err != nil {
+			return circuits.Spec{}, fmt.Errorf("%w: --curve: %v", cli.ErrUsage, err)
 		}
 		spec, err := circuits.Lookup(*name, params)
 		if err != nil {

@@ -149,7 +149,7 @@ func scalarModulus[S any, PS curve.Scalar[S]]() *big.Int {
 // scalarCurve returns the curve whose scalar field S's is, recognised by its modulus.
 func scalarCurve[S any, PS curve.Scalar[S]]() (ecc.ID, error) {
 	m := scalarModulus[S, PS]()
-	for id := range curveNames {
+	for _, id := range curve.IDs {
 		if m.Cmp(id.ScalarField()) == 0 {
 			return id, nil
 		}

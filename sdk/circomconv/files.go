@@ -15,6 +15,7 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // ProofCurve returns the curve of a proof in the encoding SnarkjsFiles takes, from its
@@ -23,7 +24,7 @@ import (
 // takes no other. It lets a client that holds only a proof and its public witness
 // (a job's outputs) write snarkjs's files.
 func ProofCurve(proof []byte) (ecc.ID, error) {
-	for id := range curveNames {
+	for _, id := range curve.IDs {
 		if want, err := groth16.NewProof(id).WriteTo(io.Discard); err == nil && int64(len(proof)) == want {
 			return id, nil
 		}
@@ -46,7 +47,7 @@ func SnarkjsFilesOf(proof, publicWitness []byte) (proofJSON, publicJSON []byte, 
 // proof.json and public.json (ProofJSON, PublicJSON). The proof's points are decoded
 // with gnark's checks (on the curve, in the subgroup).
 func SnarkjsFiles(id ecc.ID, proof, publicWitness []byte) (proofJSON, publicJSON []byte, err error) {
-	if _, ok := curveNames[id]; !ok {
+	if curve.SnarkjsName(id) == "" {
 		return nil, nil, fmt.Errorf("circomconv: no snarkjs files for a proof on %s, only on BLS12-381 or BN254", id)
 	}
 	// gnark's decoders allocate the counts they read before reading what they count

@@ -56,7 +56,7 @@ func ProofJSON[G1, G2 any](p *sdk.Proof[G1, G2]) []byte {
 		PiB:      g2JSON(&p.Bs, q),
 		PiC:      g1JSON(&p.Krs, q),
 		Protocol: "groth16",
-		Curve:    curveNames[id].snarkjs,
+		Curve:    curve.SnarkjsName(id),
 	})
 }
 
@@ -137,8 +137,8 @@ func ParseProofJSON[G1, G2 any](data []byte) (*sdk.Proof[G1, G2], error) {
 
 // snarkjsCurve returns the curve snarkjs names so, or ecc.UNKNOWN.
 func snarkjsCurve(name string) ecc.ID {
-	for id, c := range curveNames {
-		if c.snarkjs == name {
+	for _, id := range curve.IDs {
+		if curve.SnarkjsName(id) == name {
 			return id
 		}
 	}

@@ -11,27 +11,16 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // ErrWrongCurve is wrapped by the error for a file (zkey, witness, proof.json) of
 // another curve than the one asked for, so a caller can tell it from a damaged file.
 var ErrWrongCurve = errors.New("circomconv: wrong curve")
 
-// curveNames is what this package knows of each curve it converts: the name its
-// messages use, and the name snarkjs writes in proof.json's "curve" (circom's
-// --prime names it the same way).
-var curveNames = map[ecc.ID]struct{ name, snarkjs string }{
-	ecc.BLS12_381: {"BLS12-381", "bls12381"},
-	ecc.BN254:     {"BN254", "bn128"},
-}
-
-// curveName names id in messages.
-func curveName(id ecc.ID) string {
-	if c, ok := curveNames[id]; ok {
-		return c.name
-	}
-	return id.String()
-}
+// curveName names id in messages (curve.Title).
+func curveName(id ecc.ID) string { return curve.Title(id) }
 
 // checkCurve refuses what (a zkey, a witness) of curve got when curve want is asked
 // for, naming both as zkhost and as circom and snarkjs name them (circom's --prime).
@@ -44,8 +33,8 @@ func checkCurve(got, want ecc.ID, what string) error {
 
 // curveNameLong is curveName with circom's and snarkjs's name of the curve.
 func curveNameLong(id ecc.ID) string {
-	if c, ok := curveNames[id]; ok {
-		return fmt.Sprintf("%s (circom's %s)", c.name, c.snarkjs)
+	if n := curve.SnarkjsName(id); n != "" {
+		return fmt.Sprintf("%s (circom's %s)", curve.Title(id), n)
 	}
 	return id.String()
 }

@@ -135,10 +135,12 @@ func (c *Circuit) field() *big.Int { return c.curveID().ScalarField() }
 // curveTitle returns c's curve as messages name it ("BLS12-381").
 func (c *Circuit) curveTitle() string { return zkcurve.Title(c.curveID()) }
 
-// curveID returns c's curve as gnark names it.
+// curveID returns c's curve as gnark names it: Load sets c.Curve to one of
+// zkcurve.IDs' names; a Circuit made by hand without one is BLS12-381's, the
+// curve of every key set before BN254.
 func (c *Circuit) curveID() ecc.ID {
-	if c.Curve == sdk.CurveBN254 {
-		return ecc.BN254
+	if id, err := zkcurve.Parse(string(c.Curve)); err == nil {
+		return id
 	}
 	return ecc.BLS12_381
 }

@@ -115,9 +115,9 @@ func keygenWithProgress(ctx context.Context, outDir string, def frontend.Circuit
 	if meta.Curve == "" {
 		meta.Curve = zkcurve.Name(ecc.BLS12_381)
 	}
-	id := ecc.BLS12_381
-	if meta.Curve == zkcurve.Name(ecc.BN254) {
-		id = ecc.BN254
+	id, err := zkcurve.Parse(meta.Curve)
+	if err != nil {
+		return Metadata{}, fmt.Errorf("circuit: keygen %s: %w", name, err)
 	}
 	type setupResult struct {
 		ccs  constraint.ConstraintSystem

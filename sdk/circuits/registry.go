@@ -46,12 +46,10 @@ type Spec struct {
 // curveSuffix names a curve other than the default in a circuit's ID.
 var curveSuffix = map[ecc.ID]string{ecc.BN254: "bn254"}
 
-// Curves are the curves every circuit of the registry is defined over, Curve first.
-var Curves = []ecc.ID{Curve, ecc.BN254}
-
-// On returns s over curve id, one of Curves.
+// On returns s over curve id, one of the curves zkhost proves on (curve.IDs):
+// every circuit of the registry is defined over each.
 func (s Spec) On(id ecc.ID) (Spec, error) {
-	if !slices.Contains(Curves, id) {
+	if !slices.Contains(curve.IDs, id) {
 		return Spec{}, fmt.Errorf("circuits: %s is defined over BLS12-381 and BN254, not %s", s.Name, curve.Title(id))
 	}
 	s.Curve = id

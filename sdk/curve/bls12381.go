@@ -33,7 +33,7 @@ type bls12381Domain struct{ d *fft.Domain }
 func (d bls12381Domain) Size() uint64          { return d.d.Cardinality }
 func (d bls12381Domain) Generator() fr.Element { return d.d.Generator }
 func (d bls12381Domain) Shift() fr.Element     { return d.d.FrMultiplicativeGen }
-func (d bls12381Domain) Bytes() uint64         { return domainBytes(d.d.Cardinality) }
+func (d bls12381Domain) Bytes() uint64         { return DomainBytes(d.d.Cardinality) }
 func (d bls12381Domain) Inverse(a []fr.Element, coset bool, tasks int) {
 	if coset {
 		d.d.FFTInverse(a, fft.DIF, fft.OnCoset(), fft.WithNbTasks(tasks))

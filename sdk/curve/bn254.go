@@ -32,7 +32,7 @@ type bn254Domain struct{ d *fft.Domain }
 func (d bn254Domain) Size() uint64          { return d.d.Cardinality }
 func (d bn254Domain) Generator() fr.Element { return d.d.Generator }
 func (d bn254Domain) Shift() fr.Element     { return d.d.FrMultiplicativeGen }
-func (d bn254Domain) Bytes() uint64         { return domainBytes(d.d.Cardinality) }
+func (d bn254Domain) Bytes() uint64         { return DomainBytes(d.d.Cardinality) }
 func (d bn254Domain) Inverse(a []fr.Element, coset bool, tasks int) {
 	if coset {
 		d.d.FFTInverse(a, fft.DIF, fft.OnCoset(), fft.WithNbTasks(tasks))

@@ -116,12 +116,30 @@ func TwoAdicity(id ecc.ID) int {
 	return int(rm1.TrailingZeroBits())
 }
 
+// IDs are the curves zkhost proves on, BLS12-381 first.
+var IDs = []ecc.ID{ecc.BLS12_381, ecc.BN254}
+
 // names are each curve's names: as zkhost spells it in files and the contract
-// (sdk.Curve's words), and as prose and error messages write it.
-var names = map[ecc.ID]struct{ name, title string }{
-	ecc.BLS12_381: {"bls12-381", "BLS12-381"},
-	ecc.BN254:     {"bn254", "BN254"},
+// (sdk.Curve's words), as prose and error messages write it, and as circom's
+// --prime and snarkjs (its proof.json's "curve", its powers of tau) name it.
+var names = map[ecc.ID]struct{ name, title, snarkjs string }{
+	ecc.BLS12_381: {"bls12-381", "BLS12-381", "bls12381"},
+	ecc.BN254:     {"bn254", "BN254", "bn128"},
 }
+
+// Parse returns the curve Name spells name, or an error that lists the names.
+func Parse(name string) (ecc.ID, error) {
+	for _, id := range IDs {
+		if names[id].name == name {
+			return id, nil
+		}
+	}
+	return ecc.UNKNOWN, fmt.Errorf("unknown curve %q: want bls12-381 or bn254", name)
+}
+
+// SnarkjsName returns circom's and snarkjs's name of the curve ("bls12381",
+// "bn128"), or "" for a curve they do not know.
+func SnarkjsName(id ecc.ID) string { return names[id].snarkjs }
 
 // Name returns the curve's name as zkhost spells it ("bls12-381", "bn254"), the words of
 // sdk.Curve.
@@ -141,7 +159,7 @@ func Title(id ecc.ID) string {
 	return id.String()
 }
 
-// domainBytes is the memory a gnark-crypto domain of size n keeps resident: twiddles and
-// inverse twiddles (about n elements each) and the coset tables (n elements each), 32 bytes
-// per element.
-func domainBytes(n uint64) uint64 { return 4 * n * 32 }
+// DomainBytes is the memory a gnark-crypto domain of size n keeps resident, on either
+// curve: twiddles and inverse twiddles (about n elements each) and the coset tables (n
+// elements each), 32 bytes per element.
+func DomainBytes(n uint64) uint64 { return 4 * n * 32 }

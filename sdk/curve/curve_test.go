@@ -1,7 +1,12 @@
 package curve
 
 import (
+	"bytes"
 	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -111,5 +116,28 @@ func checkBinding[S any, PS Scalar[S], G1, G1J, G2, G2J any](t *testing.T, c Cur
 	PS(&shift).SetUint64(5)
 	if s := c.NewDomain(n, &shift).Shift(); !PS(&s).Equal(&shift) {
 		t.Error("NewDomain ignored the shift")
+	}
+}
+
+// TestBN254IsGenerated: bn254.go is what gen.sh makes of bls12381.go, so a change to
+// the BLS12-381 binding reaches BN254's only through go generate.
+func TestBN254IsGenerated(t *testing.T) {
+	gofmt := filepath.Join(runtime.GOROOT(), "bin", "gofmt")
+	out := filepath.Join(t.TempDir(), "bn254.go")
+	cmd := exec.Command("sh", "gen.sh")
+	cmd.Env = append(os.Environ(), "OUT="+out, "PATH="+filepath.Dir(gofmt)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gen.sh: %v\n%s", err, b)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("bn254.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("bn254.go differs from gen.sh's output: run go generate ./curve")
 	}
 }

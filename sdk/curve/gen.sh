@@ -1,6 +1,7 @@
 #!/bin/sh
 # gen.sh writes bn254.go from bls12381.go: a binding is the same calls on another curve's
 # gnark-crypto packages, so BN254's is BLS12-381's with the names changed (go generate).
+# OUT=FILE writes it elsewhere (the test that checks bn254.go is gen.sh's output).
 set -eu
 cd "$(dirname "$0")"
 {
@@ -13,4 +14,4 @@ cd "$(dirname "$0")"
 		-e 's/^\/\/ BN254 is the binding of BN254\..*/\/\/ BN254 is the binding of BN254, generated from BLS12381'"'"'s./' \
 		-e '/^\/\/ same calls on another curve.s types (see the package doc)\.$/d' \
 		bls12381.go
-} | gofmt >bn254.go
+} | gofmt >"${OUT:-bn254.go}"

@@ -33,10 +33,9 @@ var domains = struct {
 	m map[domainKey]any
 }{m: map[domainKey]any{}}
 
-// DomainBytes is the memory a cached Domain of size n keeps resident: twiddles and
-// inverse twiddles (about n elements each) and the coset tables (n elements each),
-// 32 bytes per element on either curve.
-func DomainBytes(n uint64) uint64 { return 4 * n * 32 }
+// DomainBytes is the memory a cached Domain of size n keeps resident
+// (curve.DomainBytes).
+func DomainBytes(n uint64) uint64 { return curve.DomainBytes(n) }
 
 // Domain returns the FFT domain of size n as gnark's setup builds it
 // (fft.NewDomain(n): the field's smallest generator for the coset, twiddles and coset

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // The versions of the circom tools the tests run, as .ci/run, docs/circom.md and
@@ -45,14 +47,11 @@ func Circomlib(t testing.TB) string {
 
 // PrimeName is circom's and snarkjs's name for curve's scalar field: what circom's
 // --prime takes, and what the testdata's file names end with.
-func PrimeName(curve ecc.ID) (string, error) {
-	switch curve {
-	case ecc.BN254:
-		return "bn128", nil
-	case ecc.BLS12_381:
-		return "bls12381", nil
+func PrimeName(id ecc.ID) (string, error) {
+	if name := curve.SnarkjsName(id); name != "" {
+		return name, nil
 	}
-	return "", fmt.Errorf("circomtest: curve %s: circom and snarkjs know bn128 (BN254) and bls12381 (BLS12-381)", curve)
+	return "", fmt.Errorf("circomtest: curve %s: circom and snarkjs know bn128 (BN254) and bls12381 (BLS12-381)", id)
 }
 
 // npmCommand returns the command bin: the one $env names, else bin on PATH, else
