@@ -3,9 +3,12 @@ package finalize
 import (
 	"bytes"
 	"fmt"
+	"io"
 
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // Verify decodes proof (gnark's Proof.WriteTo encoding) and checks it with
@@ -18,6 +21,13 @@ func Verify(vk groth16.VerifyingKey, proof []byte, public witness.Witness) (grot
 	p := groth16.NewProof(vk.CurveID())
 	n, err := p.ReadFrom(bytes.NewReader(proof))
 	if err != nil {
+		// A proof of the other curve has that curve's size: say so.
+		for _, id := range curve.IDs {
+			if size, _ := groth16.NewProof(id).WriteTo(io.Discard); id != vk.CurveID() && int64(len(proof)) == size {
+				return nil, fmt.Errorf("invalid proof: does not decode: %d bytes, the size of a %s proof, for a %s key: %w",
+					len(proof), curve.Title(id), curve.Title(vk.CurveID()), err)
+			}
+		}
 		return nil, fmt.Errorf("invalid proof: does not decode: %w", err)
 	}
 	if n != int64(len(proof)) {

@@ -34,6 +34,7 @@ func TestVerify(t *testing.T) {
 		{"tampered", tampered, pub, "invalid proof"},
 		{"trailing bytes", append(bytes.Clone(good), 0), pub, "trailing"},
 		{"other statement", good, otherPub, "verification failed"},
+		{"a BN254-sized proof", make([]byte, 164), pub, "164 bytes, the size of a BN254 proof, for a BLS12-381 key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

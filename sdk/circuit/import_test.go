@@ -134,7 +134,7 @@ func TestImportRefuses(t *testing.T) {
 		{"constraint system of another circuit", ImportFiles{CCS: smaller.CCS, PK: f.PK, VK: f.VK}, "",
 			[]string{f.PK, smaller.CCS, "the files are not one key set"}, ""},
 		{"verifying key given as the proving key", ImportFiles{CCS: f.CCS, PK: f.VK, VK: f.VK}, "",
-			[]string{f.VK, "not a gnark BLS12-381 proving key"}, ""},
+			[]string{f.VK, "not a gnark proving key of BLS12-381 or BN254"}, ""},
 		{"proving key given as the verifying key", ImportFiles{CCS: f.CCS, PK: f.PK, VK: f.PK}, "",
 			[]string{f.PK, "verifying key"}, ""},
 		{"constraint system for BN254, keys for BLS12-381", ImportFiles{CCS: bn254, PK: f.PK, VK: f.VK}, "",

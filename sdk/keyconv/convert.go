@@ -3,9 +3,9 @@ package keyconv
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -20,37 +20,61 @@ import (
 // Convert reads a gnark Groth16 proving key file of BLS12-381 or BN254, written by
 // gnark's ProvingKey.WriteTo (compressed points) or WriteRawTo (raw points), and writes
 // it to outPath in zkhost's key file format (sdk/keyfile). It returns the new file's
-// header digest. The file does not say its curve: it is decoded as each curve's in
-// turn, and points are decoded with gnark's subgroup checks, so only its own curve's
-// decoder takes it, and a corrupt input file is refused rather than converted. Keys
-// with commitments are refused.
+// header digest. The file does not name its curve; its domain does (gnarkKeyCurve),
+// and the points are decoded with gnark's subgroup checks, so a corrupt input file is
+// refused rather than converted. Keys with commitments are refused.
 func Convert(gnarkPKPath, outPath string) ([32]byte, error) {
-	var errs []error
-	for _, id := range []ecc.ID{ecc.BLS12_381, ecc.BN254} {
-		pk, err := readGnarkKey(gnarkPKPath, id)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		var digest [32]byte
-		switch pk := pk.(type) {
-		case *groth16_bls12381.ProvingKey:
-			var k *keyfile.BLS12381Key
-			if k, err = FromGnark(pk); err == nil {
-				digest, err = keyfile.Write(outPath, k)
-			}
-		case *groth16_bn254.ProvingKey:
-			var k *keyfile.BN254Key
-			if k, err = FromGnarkBN254(pk); err == nil {
-				digest, err = keyfile.Write(outPath, k)
-			}
-		}
-		if err != nil {
-			return [32]byte{}, fmt.Errorf("converting %s: %w", gnarkPKPath, err)
-		}
-		return digest, nil
+	id, err := gnarkKeyCurve(gnarkPKPath)
+	if err != nil {
+		return [32]byte{}, err
 	}
-	return [32]byte{}, errors.Join(errs...)
+	pk, err := readGnarkKey(gnarkPKPath, id)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	var digest [32]byte
+	switch pk := pk.(type) {
+	case *groth16_bls12381.ProvingKey:
+		var k *keyfile.BLS12381Key
+		if k, err = FromGnark(pk); err == nil {
+			digest, err = keyfile.Write(outPath, k)
+		}
+	case *groth16_bn254.ProvingKey:
+		var k *keyfile.BN254Key
+		if k, err = FromGnarkBN254(pk); err == nil {
+			digest, err = keyfile.Write(outPath, k)
+		}
+	}
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("converting %s: %w", gnarkPKPath, err)
+	}
+	return digest, nil
+}
+
+// gnarkKeyCurve tells the curve of a gnark proving key file from its first 40 bytes,
+// without decoding it (a wrong curve's decoder would build the domain's tables, 4·N
+// scalars, before its first point failed): gnark writes the key's FFT domain first,
+// its size N (uint64, big-endian) and then 1/N in the scalar field (32 bytes,
+// big-endian), and N·(1/N) ≡ 1 holds modulo one curve's r only.
+func gnarkKeyCurve(path string) (ecc.ID, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ecc.UNKNOWN, fmt.Errorf("keyconv: convert: %w", err)
+	}
+	defer f.Close()
+	var head [8 + 32]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil {
+		return ecc.UNKNOWN, fmt.Errorf("keyconv: convert: %s is not a gnark proving key: %d bytes are too few for its domain's header", path, len(head))
+	}
+	n := new(big.Int).SetUint64(binary.BigEndian.Uint64(head[:8]))
+	inv := new(big.Int).SetBytes(head[8:])
+	for _, id := range curve.IDs {
+		r := id.ScalarField()
+		if inv.Cmp(r) < 0 && new(big.Int).Mod(new(big.Int).Mul(n, inv), r).Cmp(big.NewInt(1)) == 0 {
+			return id, nil
+		}
+	}
+	return ecc.UNKNOWN, fmt.Errorf("keyconv: convert: %s is not a gnark proving key of BLS12-381 or BN254: its domain's size %d and inverse agree in neither scalar field", path, n)
 }
 
 // readGnarkKey decodes a gnark proving key file of curve id. gnark's decoder trusts
