@@ -1,11 +1,12 @@
 package circomtest
 
 import (
-	"encoding/binary"
+	"bytes"
 	"fmt"
 	"math/big"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -41,61 +42,52 @@ func ptauCurveOf(curve ecc.ID) (*ptauCurve, error) {
 	return c, nil
 }
 
-// The four functions below are one function written for each curve's and group's gnark-crypto
-// types. Their affine points hold the coordinates in Montgomery form, the limbs least
-// significant first, which is snarkjs's layout once each limb is written little-endian; the
-// point at infinity is (0, 0), snarkjs's all-zero bytes. gnark-crypto batch-converts G1 points
-// to affine, with one inversion for them all, and has no such function for G2, whose points
-// are converted one by one, on every core.
+// The four point encoders: each curve's generators through one generic encoder. Their
+// affine points hold the coordinates in Montgomery form, the limbs least significant
+// first, which is snarkjs's layout once each limb is written little-endian; the point at
+// infinity is (0, 0), snarkjs's all-zero bytes. gnark-crypto batch-converts G1 points to
+// affine, with one inversion for them all, and has no such function for G2, whose points
+// are converted one by one, on every core (oneByOne).
 
 func bn254G1(scalars []*big.Int) []byte {
 	_, _, g, _ := bn254.Generators()
-	points := mulFixedBase[bn254.G1Jac](&g, scalars, bn254.BatchJacobianToAffineG1)
-	out := make([]byte, 0, len(points)*2*8*len(g.X))
-	for i := range points {
-		out = appendLimbs(out, points[i].X[:], points[i].Y[:])
-	}
-	return out
+	return encodePoints(mulFixedBase[bn254.G1Jac](&g, scalars, bn254.BatchJacobianToAffineG1))
 }
 
 func bn254G2(scalars []*big.Int) []byte {
 	_, _, _, g := bn254.Generators()
-	points := mulFixedBase[bn254.G2Jac](&g, scalars, func(in []bn254.G2Jac) []bn254.G2Affine {
-		out := make([]bn254.G2Affine, len(in))
-		parallel(len(in), func(i int) { out[i].FromJacobian(&in[i]) })
-		return out
-	})
-	out := make([]byte, 0, len(points)*4*8*len(g.X.A0))
-	for i := range points {
-		p := &points[i]
-		out = appendLimbs(out, p.X.A0[:], p.X.A1[:], p.Y.A0[:], p.Y.A1[:])
-	}
-	return out
+	return encodePoints(mulFixedBase[bn254.G2Jac](&g, scalars, oneByOne[bn254.G2Jac, bn254.G2Affine]))
 }
 
 func bls12381G1(scalars []*big.Int) []byte {
 	_, _, g, _ := bls12381.Generators()
-	points := mulFixedBase[bls12381.G1Jac](&g, scalars, bls12381.BatchJacobianToAffineG1)
-	out := make([]byte, 0, len(points)*2*8*len(g.X))
-	for i := range points {
-		out = appendLimbs(out, points[i].X[:], points[i].Y[:])
-	}
-	return out
+	return encodePoints(mulFixedBase[bls12381.G1Jac](&g, scalars, bls12381.BatchJacobianToAffineG1))
 }
 
 func bls12381G2(scalars []*big.Int) []byte {
 	_, _, _, g := bls12381.Generators()
-	points := mulFixedBase[bls12381.G2Jac](&g, scalars, func(in []bls12381.G2Jac) []bls12381.G2Affine {
-		out := make([]bls12381.G2Affine, len(in))
-		parallel(len(in), func(i int) { out[i].FromJacobian(&in[i]) })
-		return out
-	})
-	out := make([]byte, 0, len(points)*4*8*len(g.X.A0))
-	for i := range points {
-		p := &points[i]
-		out = appendLimbs(out, p.X.A0[:], p.X.A1[:], p.Y.A0[:], p.Y.A1[:])
-	}
+	return encodePoints(mulFixedBase[bls12381.G2Jac](&g, scalars, oneByOne[bls12381.G2Jac, bls12381.G2Affine]))
+}
+
+// oneByOne converts Jacobian points to affine one at a time, on every core.
+func oneByOne[J, A any, PA interface {
+	*A
+	FromJacobian(*J) *A
+}](in []J) []A {
+	out := make([]A, len(in))
+	parallel(len(in), func(i int) { PA(&out[i]).FromJacobian(&in[i]) })
 	return out
+}
+
+// encodePoints is snarkjs's encoding of affine points: their coordinates' limbs, each
+// little-endian, in the order gnark-crypto keeps them in memory (x then y, a G2
+// coordinate's c0 then c1), which on a little-endian host are the points' bytes.
+func encodePoints[A any](points []A) []byte {
+	if len(points) == 0 {
+		return []byte{}
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(points))), uintptr(len(points))*unsafe.Sizeof(points[0]))
+	return bytes.Clone(b)
 }
 
 // jacobian is what mulFixedBase needs of a gnark-crypto point type in Jacobian coordinates,
@@ -162,14 +154,4 @@ func parallel(n int, f func(i int)) {
 		})
 	}
 	wg.Wait()
-}
-
-// appendLimbs appends each coordinate's 64-bit limbs, little-endian, in the order given.
-func appendLimbs(out []byte, coordinates ...[]uint64) []byte {
-	for _, limbs := range coordinates {
-		for _, l := range limbs {
-			out = binary.LittleEndian.AppendUint64(out, l)
-		}
-	}
-	return out
 }
