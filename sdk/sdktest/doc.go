@@ -17,6 +17,11 @@
 //   - BadRequests: an unsealed partition file (ErrUnsealed), a wrong inode, size,
 //     offset, curve, path, key or circuit each get their typed error, and the backend
 //     proves correctly afterwards.
+//   - BN254: a backend that declares BN254 among its curves proves a BN254 chain
+//     circuit's partitions (a key set imported from gnark's files, as a user imports
+//     one), every proof checked with gnark's BN254 verifier, and refuses a BN254
+//     partition asked of a BLS12-381 key; one that does not declare it refuses the key
+//     or its partitions with a typed error, so the host proves them elsewhere.
 //   - Cancel: a Prove of a larger chain circuit, sized from the backend's measured
 //     speed to take about Config.CancelTarget, cancelled at an eighth of its time
 //     returns ErrCanceled, and the backend stops working on it: the next Prove is not
