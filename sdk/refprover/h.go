@@ -27,11 +27,15 @@ type domainKey struct {
 
 // domains caches FFT domains. Entries are weak (a weak.Pointer[FFTDomain[S]] for the
 // curve's S): a domain stays cached while some caller (a loaded key, a running proof)
-// holds it, and is collected after.
+// holds it, and is collected after. building holds a channel per domain being built,
+// closed when it is cached, so that a caller of the same domain waits for it rather than
+// building it again, and callers of other domains do not wait (a 2^26 domain takes
+// seconds to build).
 var domains = struct {
 	sync.Mutex
-	m map[domainKey]any
-}{m: map[domainKey]any{}}
+	m        map[domainKey]any
+	building map[domainKey]chan struct{}
+}{m: map[domainKey]any{}, building: map[domainKey]chan struct{}{}}
 
 // DomainBytes is the memory a cached Domain of size n keeps resident
 // (curve.DomainBytes).
@@ -52,16 +56,40 @@ func cachedDomain[S any](id ecc.ID, key domainKey, build func() curve.Domain[S])
 	if err := checkDomainSize(id, key.n); err != nil {
 		return nil, err
 	}
-	domains.Lock()
-	defer domains.Unlock()
-	if w, ok := domains.m[key].(weak.Pointer[FFTDomain[S]]); ok {
-		if d := w.Value(); d != nil {
-			return d, nil
+	for {
+		domains.Lock()
+		if w, ok := domains.m[key].(weak.Pointer[FFTDomain[S]]); ok {
+			if d := w.Value(); d != nil {
+				domains.Unlock()
+				return d, nil
+			}
 		}
+		if ch, ok := domains.building[key]; ok {
+			domains.Unlock()
+			<-ch
+			continue // cached now, unless already collected: then built again
+		}
+		ch := make(chan struct{})
+		domains.building[key] = ch
+		domains.Unlock()
+
+		return buildDomain(key, ch, build), nil
 	}
-	d := &FFTDomain[S]{build()}
-	domains.m[key] = weak.Make(d)
-	return d, nil
+}
+
+// buildDomain builds the domain of key, caches it and closes ch, the channel its
+// waiters wait on: also when build panics, so that they do not wait for ever.
+func buildDomain[S any](key domainKey, ch chan struct{}, build func() curve.Domain[S]) (d *FFTDomain[S]) {
+	defer func() {
+		domains.Lock()
+		if d != nil {
+			domains.m[key] = weak.Make(d)
+		}
+		delete(domains.building, key)
+		domains.Unlock()
+		close(ch)
+	}()
+	return &FFTDomain[S]{build()}
 }
 
 // ComputeH returns the coefficients of H = (A·B − C)/Z, in the order gnark's prover

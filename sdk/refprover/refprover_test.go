@@ -3,7 +3,9 @@ package refprover
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -452,3 +454,50 @@ func TestWorkerEnv(t *testing.T) {
 
 // bls is the curve most of these tests prove on.
 var bls = curve.BLS12381{}
+
+// TestDomainCacheBuildsApart: while one domain is being built, another is built and
+// returned without waiting for it, and callers of the one being built wait for that
+// build instead of starting their own.
+func TestDomainCacheBuildsApart(t *testing.T) {
+	slow := domainKey{ecc.BLS12_381, 1 << 4, true}
+	for _, k := range []domainKey{slow, {ecc.BLS12_381, 1 << 3, true}} {
+		domains.Lock()
+		delete(domains.m, k) // cached by an earlier test or run
+		domains.Unlock()
+	}
+	release := make(chan struct{})
+	var builds atomic.Int32
+	slowBuild := func() curve.Domain[fr.Element] {
+		builds.Add(1)
+		<-release
+		return bls.NewDomain(1<<4, nil)
+	}
+	got := make(chan *FFTDomain[fr.Element], 3)
+	for range 3 {
+		go func() {
+			d, err := cachedDomain(ecc.BLS12_381, slow, slowBuild)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- d
+		}()
+	}
+	// Another domain, while the slow one is held up.
+	fast, err := cachedDomain(ecc.BLS12_381, domainKey{ecc.BLS12_381, 1 << 3, true}, func() curve.Domain[fr.Element] {
+		return bls.NewDomain(1<<3, nil)
+	})
+	if err != nil || fast.Size() != 1<<3 {
+		t.Fatalf("the other domain: %v", err)
+	}
+	close(release)
+	first := <-got
+	for range 2 {
+		if d := <-got; d != first {
+			t.Error("callers of one domain got different domains")
+		}
+	}
+	if n := builds.Load(); n != 1 {
+		t.Errorf("the domain was built %d times, want once", n)
+	}
+	runtime.KeepAlive(first)
+}
