@@ -458,6 +458,11 @@ func (d *Daemon) checkCoverage() error {
 			return fmt.Errorf("no device proves on %s, the curve of circuit %q (the devices declare %s): add a backend that does, such as the CPU backend",
 				curve, name, strings.Join(declared, "; "))
 		}
+		for _, de := range d.devices {
+			if !slices.Contains(de.dev.Description().Curves, curve) {
+				d.log.Info("device does not prove on the circuit's curve; other devices take its partitions", "device", de.dev.Name(), "circuit", name, "curve", curve)
+			}
+		}
 	}
 	return nil
 }
