@@ -2,7 +2,6 @@ package keyfile
 
 import (
 	"math/big"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -39,18 +38,7 @@ func TestRoundTripBN254(t *testing.T) {
 		G2Beta: g2s(1, 50)[0], G2Delta: g2s(1, 51)[0], G2B: g2s(6, 60),
 		InfinityA: infA, InfinityB: make([]bool, nbWires),
 	}
-	path := filepath.Join(t.TempDir(), "bn254.pk")
-	if _, err := Write(path, k); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	f := writeAndOpen(t, k)
 	if f.Curve() != ecc.BN254 {
 		t.Fatalf("curve %s, want BN254", f.Curve())
 	}

@@ -1,6 +1,7 @@
 package keyfile
 
 import (
+	"path/filepath"
 	"testing"
 
 	groth16_bls12381 "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -30,4 +31,23 @@ func blsKey(t testing.TB, f *File) *BLS12381Key {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// writeAndOpen writes k to a new key file, opens it and checks every section's
+// digest; the file is closed when the test ends.
+func writeAndOpen[G1, G2 any](t testing.TB, k *ProvingKey[G1, G2]) *File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "k.pk")
+	if _, err := Write(path, k); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := f.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

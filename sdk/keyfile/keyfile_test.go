@@ -61,19 +61,7 @@ func TestRoundTripSnarkjsForm(t *testing.T) {
 		t.Fatal("Check accepted a key in snarkjs's form with gnark's count of Z points")
 	}
 	k.G1Z = append(append([]bls12381.G1Affine{}, k.G1Z...), k.G1Alpha)
-	path := filepath.Join(t.TempDir(), "snarkjs.pk")
-	if _, err := Write(path, k); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Verify(); err != nil {
-		t.Fatal(err)
-	}
-	got := blsKey(t, f)
+	got := blsKey(t, writeAndOpen(t, k))
 	if got.HForm != HFormSnarkjs || uint64(len(got.G1Z)) != got.DomainSize || !got.G1Z[len(got.G1Z)-1].Equal(&k.G1Alpha) {
 		t.Fatalf("read back H form %s with %d Z points for domain %d", got.HForm, len(got.G1Z), got.DomainSize)
 	}

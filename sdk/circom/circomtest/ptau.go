@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc"
 
@@ -316,10 +317,7 @@ func randomScalar(rand io.Reader, r *big.Int) (*big.Int, error) {
 
 // littleEndian writes v, below 2^(8·size), as size little-endian bytes.
 func littleEndian(v *big.Int, size int) []byte {
-	out := make([]byte, size)
-	b := v.Bytes()
-	for i := range b {
-		out[i] = b[len(b)-1-i]
-	}
+	out := v.FillBytes(make([]byte, size))
+	slices.Reverse(out)
 	return out
 }
