@@ -33,7 +33,6 @@ type bls12381Domain struct{ d *fft.Domain }
 func (d bls12381Domain) Size() uint64          { return d.d.Cardinality }
 func (d bls12381Domain) Generator() fr.Element { return d.d.Generator }
 func (d bls12381Domain) Shift() fr.Element     { return d.d.FrMultiplicativeGen }
-func (d bls12381Domain) Bytes() uint64         { return DomainBytes(d.d.Cardinality) }
 func (d bls12381Domain) Inverse(a []fr.Element, coset bool, tasks int) {
 	if coset {
 		d.d.FFTInverse(a, fft.DIF, fft.OnCoset(), fft.WithNbTasks(tasks))
@@ -68,7 +67,6 @@ func (BLS12381) G1ScalarMul(p *bls12381.G1Jac, k *big.Int) (q bls12381.G1Jac) {
 	q.ScalarMultiplication(p, k)
 	return q
 }
-func (BLS12381) G1Check(a *bls12381.G1Affine) bool { return a.IsOnCurve() && a.IsInSubGroup() }
 
 func (BLS12381) G2MultiExp(points []bls12381.G2Affine, scalars []fr.Element, tasks int) (bls12381.G2Jac, error) {
 	var p bls12381.G2Jac
@@ -89,4 +87,3 @@ func (BLS12381) G2ScalarMul(p *bls12381.G2Jac, k *big.Int) (q bls12381.G2Jac) {
 	q.ScalarMultiplication(p, k)
 	return q
 }
-func (BLS12381) G2Check(a *bls12381.G2Affine) bool { return a.IsOnCurve() && a.IsInSubGroup() }

@@ -32,7 +32,6 @@ type bn254Domain struct{ d *fft.Domain }
 func (d bn254Domain) Size() uint64          { return d.d.Cardinality }
 func (d bn254Domain) Generator() fr.Element { return d.d.Generator }
 func (d bn254Domain) Shift() fr.Element     { return d.d.FrMultiplicativeGen }
-func (d bn254Domain) Bytes() uint64         { return DomainBytes(d.d.Cardinality) }
 func (d bn254Domain) Inverse(a []fr.Element, coset bool, tasks int) {
 	if coset {
 		d.d.FFTInverse(a, fft.DIF, fft.OnCoset(), fft.WithNbTasks(tasks))
@@ -67,7 +66,6 @@ func (BN254) G1ScalarMul(p *bn254.G1Jac, k *big.Int) (q bn254.G1Jac) {
 	q.ScalarMultiplication(p, k)
 	return q
 }
-func (BN254) G1Check(a *bn254.G1Affine) bool { return a.IsOnCurve() && a.IsInSubGroup() }
 
 func (BN254) G2MultiExp(points []bn254.G2Affine, scalars []fr.Element, tasks int) (bn254.G2Jac, error) {
 	var p bn254.G2Jac
@@ -88,4 +86,3 @@ func (BN254) G2ScalarMul(p *bn254.G2Jac, k *big.Int) (q bn254.G2Jac) {
 	q.ScalarMultiplication(p, k)
 	return q
 }
-func (BN254) G2Check(a *bn254.G2Affine) bool { return a.IsOnCurve() && a.IsInSubGroup() }

@@ -52,8 +52,6 @@ type Domain[S any] interface {
 	// Forward turns bit-reversed coefficients into evaluations in natural order (on the coset
 	// when coset is set): FFT with DIT.
 	Forward(a []S, coset bool, tasks int)
-	// Bytes is the memory the domain keeps resident.
-	Bytes() uint64
 }
 
 // Curve is one pairing curve's binding: S its scalar field element, G1 and G2 its affine
@@ -83,8 +81,6 @@ type Curve[S, G1, G1J, G2, G2J any] interface {
 	G1AddMixed(p *G1J, a *G1)
 	// G1ScalarMul returns k·p.
 	G1ScalarMul(p *G1J, k *big.Int) G1J
-	// G1Check reports whether a is on the curve and in the prime-order subgroup.
-	G1Check(a *G1) bool
 
 	// The same in G2.
 	G2MultiExp(points []G2, scalars []S, tasks int) (G2J, error)
@@ -94,7 +90,6 @@ type Curve[S, G1, G1J, G2, G2J any] interface {
 	G2Add(p, q *G2J)
 	G2AddMixed(p *G2J, a *G2)
 	G2ScalarMul(p *G2J, k *big.Int) G2J
-	G2Check(a *G2) bool
 }
 
 // IDOf returns the curve whose G1 affine point type is G1, or ecc.UNKNOWN: the key file,
@@ -142,21 +137,19 @@ func Parse(name string) (ecc.ID, error) {
 func SnarkjsName(id ecc.ID) string { return names[id].snarkjs }
 
 // Name returns the curve's name as zkhost spells it ("bls12-381", "bn254"), the words of
-// sdk.Curve.
-func Name(id ecc.ID) string {
-	if n, ok := names[id]; ok {
-		return n.name
-	}
-	return fmt.Sprintf("curve(%s)", id)
-}
+// sdk.Curve; "curve(ID)" for a curve zkhost does not prove on.
+func Name(id ecc.ID) string { return nameOr(names[id].name, fmt.Sprintf("curve(%s)", id)) }
 
 // Title returns the curve's name as prose and error messages write it
-// ("BLS12-381", "BN254").
-func Title(id ecc.ID) string {
-	if n, ok := names[id]; ok {
-		return n.title
+// ("BLS12-381", "BN254"); gnark's name for a curve zkhost does not prove on.
+func Title(id ecc.ID) string { return nameOr(names[id].title, id.String()) }
+
+// nameOr is name, or unknown where the table has none.
+func nameOr(name, unknown string) string {
+	if name == "" {
+		return unknown
 	}
-	return id.String()
+	return name
 }
 
 // DomainBytes is the memory a gnark-crypto domain of size n keeps resident, on either
