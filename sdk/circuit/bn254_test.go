@@ -6,11 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
 
@@ -79,12 +77,12 @@ func TestBN254KeySet(t *testing.T) {
 		input []byte
 	}{{"gnark witness", witnessBytes}, {"wire assignment", assignment}} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, a, b := alignedScalars(c.NbWires), alignedScalars(c.NbConstraints), alignedScalars(c.NbConstraints)
+			w, a, b := refprover.ScalarMemory(c.NbWires), refprover.ScalarMemory(c.NbConstraints), refprover.ScalarMemory(c.NbConstraints)
 			got, err := SynthesizeInputRaw(c, tc.input, 2, w, a, b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(w, bytesOfScalars(W)) {
+			if !bytes.Equal(w, refprover.ScalarBytes(W)) {
 				t.Fatal("W differs from gnark's solution")
 			}
 			encoded, _, err := prover.Prove(context.Background(), w, a, b, 2)
@@ -104,7 +102,7 @@ func TestBN254KeySet(t *testing.T) {
 			}
 		})
 	}
-	w, a, b := alignedScalars(c.NbWires), alignedScalars(c.NbConstraints), alignedScalars(c.NbConstraints)
+	w, a, b := refprover.ScalarMemory(c.NbWires), refprover.ScalarMemory(c.NbConstraints), refprover.ScalarMemory(c.NbConstraints)
 	if _, err := SynthesizeInputRaw(c, wrong, 1, w, a, b); err == nil || !strings.Contains(err.Error(), "does not satisfy constraint") {
 		t.Errorf("a wrong assignment: %v, want a refusal naming the constraint", err)
 	}
@@ -125,15 +123,4 @@ func TestBN254KeySet(t *testing.T) {
 	if _, _, err := Evaluate(c, nil, 1); err == nil || !strings.Contains(err.Error(), "this one is BN254") {
 		t.Errorf("Evaluate of a BN254 circuit: %v", err)
 	}
-}
-
-// alignedScalars is the memory of n 32-byte scalars, 8-byte aligned as a
-// partition's sections are.
-func alignedScalars(n int) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(make([]uint64, 4*n)))), 32*n)
-}
-
-// bytesOfScalars is the memory of v.
-func bytesOfScalars(v bnfr.Vector) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 32*len(v))
 }

@@ -2,7 +2,6 @@ package circuit
 
 import (
 	"fmt"
-	"unsafe"
 
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -17,6 +16,7 @@ import (
 	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
 // The circuit's curve is a parameter of one synthesis path: the functions here take
@@ -44,16 +44,24 @@ func systemOf(ccs constraint.ConstraintSystem) *constraint.System {
 func SynthesizeInputRaw(c *Circuit, data []byte, threads int, W, A, B []byte) (witness.Witness, error) {
 	switch r := c.System.(type) {
 	case *cs.R1CS:
-		return SynthesizeInputInto(c, data, threads, scalars[blsfr.Element](W), scalars[blsfr.Element](A), scalars[blsfr.Element](B))
+		w, a, b, err := views[blsfr.Element](W, A, B)
+		if err != nil {
+			return nil, err
+		}
+		return SynthesizeInputInto(c, data, threads, w, a, b)
 	case *cs_bn254.R1CS:
-		return synthesizeGnark(c, &r.System, r.Coefficients, func(w witness.Witness, opts ...solver.Option) (W, A, B []bnfr.Element, err error) {
-			sol, err := r.Solve(w, opts...)
+		w, a, b, err := views[bnfr.Element](W, A, B)
+		if err != nil {
+			return nil, err
+		}
+		return synthesizeGnark(c, &r.System, r.Coefficients, func(full witness.Witness, opts ...solver.Option) (W, A, B []bnfr.Element, err error) {
+			sol, err := r.Solve(full, opts...)
 			if err != nil {
 				return nil, nil, nil, err
 			}
 			s := sol.(*cs_bn254.R1CSSolution)
 			return s.W, s.A, s.B, nil
-		}, data, threads, scalars[bnfr.Element](W), scalars[bnfr.Element](A), scalars[bnfr.Element](B))
+		}, data, threads, w, a, b)
 	}
 	return nil, fmt.Errorf("circuit %s: no synthesis for a constraint system of type %T", c.Name, c.System)
 }
@@ -102,16 +110,14 @@ func synthesizeGnark[S any, PS curve.Scalar[S]](c *Circuit, sys *constraint.Syst
 	return full, nil
 }
 
-// scalars views raw memory as scalars S (32 bytes each), without copying; nil stays
-// nil.
-func scalars[S any](b []byte) []S {
-	if b == nil {
-		return nil
+// views views W, A and B, raw memory, as scalars S (refprover.ScalarsOf).
+func views[S any](W, A, B []byte) (w, a, b []S, err error) {
+	if w, err = refprover.ScalarsOf[S](W); err == nil {
+		if a, err = refprover.ScalarsOf[S](A); err == nil {
+			b, err = refprover.ScalarsOf[S](B)
+		}
 	}
-	if len(b) == 0 {
-		return []S{}
-	}
-	return unsafe.Slice((*S)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(*new(S))))
+	return w, a, b, err
 }
 
 // needBLS12381 refuses, naming what, a function whose vectors are BLS12-381

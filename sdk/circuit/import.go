@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"unsafe"
 
 	"github.com/consensys/gnark/backend/groth16"
 
@@ -207,12 +206,7 @@ func proveOnce(ctx context.Context, c *Circuit, path string) error {
 			return fmt.Errorf("%s is a witness, but %w; check with a wire assignment instead", path, err)
 		}
 	}
-	// W, A and B in 8-byte words, so that their bytes are aligned as a
-	// partition's are.
-	words := func(n int) []byte {
-		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(make([]uint64, 4*n)))), 32*n)
-	}
-	W, A, B := words(c.NbWires), words(c.NbConstraints), words(c.NbConstraints)
+	W, A, B := refprover.ScalarMemory(c.NbWires), refprover.ScalarMemory(c.NbConstraints), refprover.ScalarMemory(c.NbConstraints)
 	full, err := SynthesizeInputRaw(c, data, 0, W, A, B)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -73,7 +73,7 @@ func TestImportCircom(t *testing.T) {
 			if lo, hi := InputSizeRange(c, true); int64(len(data)) < lo || int64(len(data)) > hi {
 				t.Fatalf("the .wtns has %d bytes, outside the range [%d, %d] a streamed input is held to", len(data), lo, hi)
 			}
-			W, A, B := alignedScalars(c.NbWires), alignedScalars(c.NbConstraints), alignedScalars(c.NbConstraints)
+			W, A, B := refprover.ScalarMemory(c.NbWires), refprover.ScalarMemory(c.NbConstraints), refprover.ScalarMemory(c.NbConstraints)
 			full, err := SynthesizeInputRaw(c, data, 2, W, A, B)
 			if err != nil {
 				t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	cs "github.com/consensys/gnark/constraint/bn254"
@@ -82,7 +81,7 @@ func TestProveBN254(t *testing.T) {
 	if prover.Curve() != ecc.BN254 {
 		t.Fatalf("the key prover's curve is %s", prover.Curve())
 	}
-	raw, _, err := prover.Prove(context.Background(), vectorBytes(sol.W), vectorBytes(sol.A), vectorBytes(sol.B), 2)
+	raw, _, err := prover.Prove(context.Background(), ScalarBytes(sol.W), ScalarBytes(sol.A), ScalarBytes(sol.B), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +101,7 @@ func TestProveBN254(t *testing.T) {
 	errs := make([]error, 3)
 	for i := range errs {
 		wg.Go(func() {
-			raw, _, err := prover.Prove(context.Background(), vectorBytes(sol.W), vectorBytes(sol.A), vectorBytes(sol.B), 1)
+			raw, _, err := prover.Prove(context.Background(), ScalarBytes(sol.W), ScalarBytes(sol.A), ScalarBytes(sol.B), 1)
 			if err == nil {
 				p := groth16.NewProof(ecc.BN254)
 				if _, err = p.ReadFrom(bytes.NewReader(raw)); err == nil {
@@ -127,18 +126,4 @@ func TestProveBN254(t *testing.T) {
 	if err := groth16.Verify(decoded, vk, wrong); err == nil {
 		t.Fatal("gnark accepted the proof for another public value")
 	}
-}
-
-// vectorBytes is the raw memory of a vector of BN254 scalars, as a partition file
-// holds it.
-func vectorBytes(v fr.Vector) []byte {
-	var buf bytes.Buffer
-	for i := range v {
-		for _, limb := range v[i] {
-			for b := range 8 {
-				buf.WriteByte(byte(limb >> (8 * b)))
-			}
-		}
-	}
-	return buf.Bytes()
 }

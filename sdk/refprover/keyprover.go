@@ -81,8 +81,12 @@ func (p *KeyProver) Prove(ctx context.Context, w, a, b []byte, threads int) ([]b
 }
 
 // ScalarsOf views b, the raw bytes of scalars S in memory (sdk.ElementSize each), as
-// a slice, without copying. b must be 8-byte aligned, as a partition's sections are.
+// a slice, without copying; nil stays nil. b must be 8-byte aligned, as a partition's
+// sections and ScalarMemory's are.
 func ScalarsOf[S any](b []byte) ([]S, error) {
+	if b == nil {
+		return nil, nil
+	}
 	size := int(unsafe.Sizeof(*new(S)))
 	if len(b)%size != 0 {
 		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: %d bytes are not a whole number of %d-byte scalars", len(b), size)
@@ -94,4 +98,18 @@ func ScalarsOf[S any](b []byte) ([]S, error) {
 		return nil, sdk.Errorf(sdk.ErrInvalidArgument, "refprover: scalars at a misaligned address")
 	}
 	return unsafe.Slice((*S)(unsafe.Pointer(&b[0])), len(b)/size), nil
+}
+
+// ScalarMemory returns zeroed memory for n scalars of either curve (32 bytes each),
+// 8-byte aligned as ScalarsOf needs: a partition's vectors outside a partition file.
+func ScalarMemory(n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(make([]uint64, 4*n)))), 32*n)
+}
+
+// ScalarBytes is the raw memory of v, aliasing it: what ScalarsOf views back.
+func ScalarBytes[S any](v []S) []byte {
+	if len(v) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), uintptr(len(v))*unsafe.Sizeof(v[0]))
 }
