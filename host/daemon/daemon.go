@@ -447,21 +447,19 @@ func (d *Daemon) checkCurves(desc sdk.Description) error {
 func (d *Daemon) checkCoverage() error {
 	for _, name := range d.circuitNames() {
 		curve := d.circuits[name].c.Curve
-		covered := false
-		var declared []string
+		var declared, without []string
 		for _, de := range d.devices {
-			desc := de.dev.Description()
-			covered = covered || slices.Contains(desc.Curves, curve)
-			declared = append(declared, fmt.Sprintf("%s: %v", de.dev.Name(), desc.Curves))
+			declared = append(declared, fmt.Sprintf("%s: %v", de.dev.Name(), de.dev.Description().Curves))
+			if !de.provesOn(curve) {
+				without = append(without, de.dev.Name())
+			}
 		}
-		if !covered {
+		if len(without) == len(d.devices) {
 			return fmt.Errorf("no device proves on %s, the curve of circuit %q (the devices declare %s): add a backend that does, such as the CPU backend",
 				curve, name, strings.Join(declared, "; "))
 		}
-		for _, de := range d.devices {
-			if !slices.Contains(de.dev.Description().Curves, curve) {
-				d.log.Info("device does not prove on the circuit's curve; other devices take its partitions", "device", de.dev.Name(), "circuit", name, "curve", curve)
-			}
+		for _, dev := range without {
+			d.log.Info("device does not prove on the circuit's curve; other devices take its partitions", "device", dev, "circuit", name, "curve", curve)
 		}
 	}
 	return nil

@@ -139,13 +139,18 @@ func placeOn(failedOn map[string]bool, name string, others []string) bool {
 // for good (refuseKey: it cannot hold the key, its slots and a proof even alone
 // on the device, or cannot prove with a key of its kind).
 func (de *deviceEntry) refuses(ce *circuitEntry) bool {
-	if !slices.Contains(de.dev.Description().Curves, ce.c.Curve) {
+	if !de.provesOn(ce.c.Curve) {
 		return true
 	}
 	de.mu.Lock()
 	defer de.mu.Unlock()
 	_, ok := de.tooSmall[ce.key.ID]
 	return ok
+}
+
+// provesOn reports whether de's backend declares curve (Description.Curves).
+func (de *deviceEntry) provesOn(curve sdk.Curve) bool {
+	return slices.Contains(de.dev.Description().Curves, curve)
 }
 
 // gpusRefuse reports whether every serving GPU refuses ce's partitions.

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -136,7 +135,7 @@ func (d *Daemon) onDevices(circuitName, deviceName string, f func(*deviceEntry, 
 	}
 	var done []string
 	for _, de := range d.selectDevices(deviceName) {
-		if !slices.Contains(de.dev.Description().Curves, ce.c.Curve) {
+		if !de.provesOn(ce.c.Curve) {
 			if deviceName != "" {
 				return nil, api.InvalidArgumentf("device %s does not prove on %s, the curve of circuit %q", deviceName, ce.c.Curve, circuitName)
 			}
