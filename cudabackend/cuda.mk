@@ -62,7 +62,7 @@ cuda-clean:
 # cuda-hosttest builds every cudabackend/csrc/hosttest/*.cpp with the host
 # compiler and runs it: CPU emulations of the kernels' index math and
 # arithmetic (ntt_emu: the NTT passes of both scalar fields against
-# gnark-crypto's transforms, a naive DFT and the definition of H, ~50 s;
+# gnark-crypto's transforms, a naive DFT and the definition of H;
 # field_emu: field.cuh's carry-chain arithmetic against the portable
 # references). No GPU or nvcc needed; Go, for ntt_emu's expectations:
 # ntt_gnark.h, written into the build folder by hosttest/gnarkntt from the

@@ -2,8 +2,8 @@
 # bench-circom.sh: zkhost's CPU path against snarkjs's own prover on one circom circuit,
 # on the same machine and cores. The circuit is a chain of HASHES Poseidon(2) hashes from
 # circomlib (compiled with circom2 --O2 --prime PRIME: bls12381, or bn128 for BN254), set up with
-# snarkjs on a tau of 2^POWER (circomtest's writeptau: snarkjs's own takes half an hour on two
-# cores); the timings are `zkhost key import` once, then ROUNDS alternating rounds of one
+# snarkjs on a tau of 2^POWER from circomtest's writeptau (snarkjs's own against it:
+# BENCHMARKS.md, "A powers of tau for tests"); the timings are `zkhost key import` once, then ROUNDS alternating rounds of one
 # `zkhost prove` (one .wtns partition through the daemon's pipeline and the CPU backend with
 # THREADS threads; the prove column of its table, and its wall time) and one `snarkjs groth16
 # prove` (wall time; node uses every core it sees). Every zkhost proof is verified by zkhost

@@ -78,8 +78,8 @@ component main = Main();
 // TestCircomlibProve is the whole circom path on circomlib's circuits, from source to
 // proofs snarkjs accepts: circom2 compiles the circuit, snarkjs computes two
 // witnesses and sets up a key (with one contribution) from a powers of tau that
-// circomtest.WritePtau computes at the smallest power that holds the circuit (snarkjs's
-// own takes minutes at sha256's 2^15), `zkhost key import` imports the key, `zkhost
+// circomtest.WritePtau computes at the smallest power that holds the circuit (far
+// faster than snarkjs's own at sha256's 2^15: BENCHMARKS.md, "A powers of tau for tests"), `zkhost key import` imports the key, `zkhost
 // prove` proves both witnesses as two partitions through the daemon's pipeline and
 // the CPU backend, and `snarkjs groth16 verify` accepts both proofs and refuses one
 // whose public values were changed. The tools come from npm when they are not on

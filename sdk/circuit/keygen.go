@@ -45,8 +45,8 @@ var ErrExists = errors.New("key files already exist")
 // The setup is a development setup: a single-party Groth16 setup (sdk/internal/devsetup, which
 // makes the key gnark's groth16.Setup makes, in parallel and without its doublings), whose
 // toxic waste exists, however briefly, in this process. Anyone who kept it could forge
-// proofs. On BN254 the setup is gnark's own groth16.Setup, which is slower (devsetup is
-// BLS12-381's), for development sizes.
+// proofs. On BN254 the setup is gnark's own groth16.Setup (devsetup is BLS12-381's;
+// the two timed in BENCHMARKS.md, "BN254 on the CPU"), for development sizes.
 // Production keys come from a multi-party ceremony (gnark's mpcsetup), converted with
 // keyconv.Convert.
 //

@@ -29,8 +29,8 @@ type domainKey struct {
 // curve's S): a domain stays cached while some caller (a loaded key, a running proof)
 // holds it, and is collected after. building holds a channel per domain being built,
 // closed when it is cached, so that a caller of the same domain waits for it rather than
-// building it again, and callers of other domains do not wait (a 2^26 domain takes
-// seconds to build).
+// building it again, and callers of other domains do not wait for a build that is
+// not theirs.
 var domains = struct {
 	sync.Mutex
 	m        map[domainKey]any

@@ -40,8 +40,8 @@ func ChainAssignment(n int, x, s uint64) *Chain {
 }
 
 // ChainAssignmentOver is ChainAssignment over the field of modulus field (say
-// ecc.BN254.ScalarField()), in big.Int arithmetic: slower, for the curves the fast
-// one does not cover.
+// ecc.BN254.ScalarField()), in big.Int arithmetic, for the curves ChainAssignment's
+// fr arithmetic does not cover.
 func ChainAssignmentOver(field *big.Int, n int, x, s uint64) *Chain {
 	v, sv, t := new(big.Int).SetUint64(x), new(big.Int).SetUint64(s), new(big.Int)
 	for i := 0; i < n; i++ {

@@ -2,7 +2,7 @@
 // need to work with circom and snarkjs: where the files of sdk/circom's testdata
 // are (made by its make.sh with circom2 and snarkjs), the tools themselves
 // (Snarkjs, Circom2, Circomlib: installed from npm when missing), and a powers of
-// tau computed in seconds where snarkjs takes minutes (WritePtau). One place says
+// tau computed directly, far faster than snarkjs makes one (WritePtau; BENCHMARKS.md, "A powers of tau for tests"). One place says
 // where each is and which version the tests run.
 package circomtest
 

@@ -71,7 +71,7 @@ type ptauSecrets struct {
 // ecc.BLS12_381, "bls12381") with 2^power rows, prepared for phase 2: what `snarkjs powersoftau
 // new`, one `contribute` and `prepare phase2` make, for secrets τ, α and β drawn from rand, but
 // computed directly (each point is its scalar times the generator) instead of by snarkjs's
-// FFTs over the group, which take minutes at the sizes circomlib's circuits need. The file
+// FFTs over the group (the two compared: BENCHMARKS.md, "A powers of tau for tests"). The file
 // records no contribution: it is for tests, whose keys need no ceremony, and `snarkjs groth16
 // setup` reads it like any prepared powers of tau. The secrets are not kept, but nothing
 // attests that: never set up a key that matters with it.

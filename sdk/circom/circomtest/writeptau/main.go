@@ -1,6 +1,6 @@
 // Command writeptau writes a prepared snarkjs powers of tau for tests and benchmarks
-// (circomtest.WritePtau): seconds where snarkjs's own takes minutes at circomlib's
-// sizes, and no ceremony behind it, so never for a key that matters.
+// (circomtest.WritePtau; its speed against snarkjs's: BENCHMARKS.md, "A powers of tau for tests"), with no
+// ceremony behind it, so never for a key that matters.
 //
 //	go run github.com/zkhost/zkhost/sdk/circom/circomtest/writeptau -curve bn128 -power 15 -out pot.ptau
 package main
