@@ -117,16 +117,10 @@ func (c *Circuit) Program() *solve.Program {
 
 // Key returns the mapped proving key, for in-process proving and tests. Its slices are
 // valid until Close.
-// It is nil for a circuit of another curve: see KeyOf.
+// It is nil for a circuit of another curve (GnarkProvingKey serves both).
 func (c *Circuit) Key() *keyfile.BLS12381Key {
 	k, _ := c.key.(*keyfile.BLS12381Key)
 	return k
-}
-
-// KeyOf returns c's mapped proving key, whose points are G1 and G2, or an error
-// naming both curves when c is another curve's circuit.
-func KeyOf[G1, G2 any](c *Circuit) (*keyfile.ProvingKey[G1, G2], error) {
-	return keyfile.KeyOf[G1, G2](c.pk)
 }
 
 // field returns the modulus of c's scalar field.
