@@ -8,35 +8,18 @@ import (
 	"testing"
 
 	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	bn254fft "github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // bn254NTT is BN254's scalar field as the NTT tests take it, with
-// gnark-crypto's bn254 fr/fft as the reference. Deliberately parallel to
-// gnarkNTT and blsNTT: the two fft packages share no interface.
+// gnark-crypto's bn254 fr/fft as the reference (gnarkDomain).
 var bn254NTT = nttField[bn254fr.Element]{
 	name:     "BN254",
 	random:   bn254Scalars,
 	one:      bn254FrOf(1),
 	minusOne: bn254FrOf(-1),
-	domain: func(n int) func(a []bn254fr.Element, m nttMode) {
-		d := bn254fft.NewDomain(uint64(n))
-		return func(a []bn254fr.Element, m nttMode) {
-			var opts []bn254fft.Option
-			if m.coset {
-				opts = append(opts, bn254fft.OnCoset())
-			}
-			dec := bn254fft.DIT
-			if m.dec == DIF {
-				dec = bn254fft.DIF
-			}
-			if m.dir == Forward {
-				d.FFT(a, dec, opts...)
-			} else {
-				d.FFTInverse(a, dec, opts...)
-			}
-		}
-	},
+	domain:   gnarkDomain(curve.BN254{}),
 }
 
 func bn254FrOf(v int64) bn254fr.Element {

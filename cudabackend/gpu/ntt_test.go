@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -17,6 +18,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/refprover/gnarkref"
 )
 
@@ -260,20 +262,13 @@ var allModes = func() []nttMode {
 	return ms
 }()
 
-// gnarkNTT applies gnark-crypto's transform (the reference) in place.
-func gnarkNTT(d *fft.Domain, a []fr.Element, m nttMode) {
-	var opts []fft.Option
-	if m.coset {
-		opts = append(opts, fft.OnCoset())
-	}
-	dec := fft.DIT
-	if m.dec == DIF {
-		dec = fft.DIF
-	}
-	if m.dir == Forward {
-		d.FFT(a, dec, opts...)
-	} else {
-		d.FFTInverse(a, dec, opts...)
+// gnarkDomain returns, for a size n, gnark-crypto's fft.NewDomain(n) of the field
+// that c binds (sdk/curve) as a transform: it applies mode m to a (n elements) in
+// place, the reference the GPU's transforms are compared with.
+func gnarkDomain[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J]) func(n int) func(a []S, m nttMode) {
+	return func(n int) func(a []S, m nttMode) {
+		d := c.NewDomain(uint64(n), nil)
+		return func(a []S, m nttMode) { d.Transform(a, m.dir == Inverse, m.dec == DIF, m.coset, runtime.NumCPU()) }
 	}
 }
 
@@ -295,10 +290,7 @@ var blsNTT = nttField[fr.Element]{
 	random:   randFr,
 	one:      frOf(1),
 	minusOne: frOf(-1),
-	domain: func(n int) func(a []fr.Element, m nttMode) {
-		d := fft.NewDomain(uint64(n))
-		return func(a []fr.Element, m nttMode) { gnarkNTT(d, a, m) }
-	},
+	domain:   gnarkDomain(curve.BLS12381{}),
 }
 
 // TestNTTMatchesGnark compares every transform mode with gnark-crypto's

@@ -33,19 +33,20 @@ type bls12381Domain struct{ d *fft.Domain }
 func (d bls12381Domain) Size() uint64          { return d.d.Cardinality }
 func (d bls12381Domain) Generator() fr.Element { return d.d.Generator }
 func (d bls12381Domain) Shift() fr.Element     { return d.d.FrMultiplicativeGen }
-func (d bls12381Domain) Inverse(a []fr.Element, coset bool, tasks int) {
+func (d bls12381Domain) Transform(a []fr.Element, inverse, dif, coset bool, tasks int) {
+	opts := []fft.Option{fft.WithNbTasks(tasks)}
 	if coset {
-		d.d.FFTInverse(a, fft.DIF, fft.OnCoset(), fft.WithNbTasks(tasks))
-		return
+		opts = append(opts, fft.OnCoset())
 	}
-	d.d.FFTInverse(a, fft.DIF, fft.WithNbTasks(tasks))
-}
-func (d bls12381Domain) Forward(a []fr.Element, coset bool, tasks int) {
-	if coset {
-		d.d.FFT(a, fft.DIT, fft.OnCoset(), fft.WithNbTasks(tasks))
-		return
+	dec := fft.DIT
+	if dif {
+		dec = fft.DIF
 	}
-	d.d.FFT(a, fft.DIT, fft.WithNbTasks(tasks))
+	if inverse {
+		d.d.FFTInverse(a, dec, opts...)
+	} else {
+		d.d.FFT(a, dec, opts...)
+	}
 }
 
 func (BLS12381) G1MultiExp(points []bls12381.G1Affine, scalars []fr.Element, tasks int) (bls12381.G1Jac, error) {

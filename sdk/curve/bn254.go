@@ -32,19 +32,20 @@ type bn254Domain struct{ d *fft.Domain }
 func (d bn254Domain) Size() uint64          { return d.d.Cardinality }
 func (d bn254Domain) Generator() fr.Element { return d.d.Generator }
 func (d bn254Domain) Shift() fr.Element     { return d.d.FrMultiplicativeGen }
-func (d bn254Domain) Inverse(a []fr.Element, coset bool, tasks int) {
+func (d bn254Domain) Transform(a []fr.Element, inverse, dif, coset bool, tasks int) {
+	opts := []fft.Option{fft.WithNbTasks(tasks)}
 	if coset {
-		d.d.FFTInverse(a, fft.DIF, fft.OnCoset(), fft.WithNbTasks(tasks))
-		return
+		opts = append(opts, fft.OnCoset())
 	}
-	d.d.FFTInverse(a, fft.DIF, fft.WithNbTasks(tasks))
-}
-func (d bn254Domain) Forward(a []fr.Element, coset bool, tasks int) {
-	if coset {
-		d.d.FFT(a, fft.DIT, fft.OnCoset(), fft.WithNbTasks(tasks))
-		return
+	dec := fft.DIT
+	if dif {
+		dec = fft.DIF
 	}
-	d.d.FFT(a, fft.DIT, fft.WithNbTasks(tasks))
+	if inverse {
+		d.d.FFTInverse(a, dec, opts...)
+	} else {
+		d.d.FFT(a, dec, opts...)
+	}
 }
 
 func (BN254) G1MultiExp(points []bn254.G1Affine, scalars []fr.Element, tasks int) (bn254.G1Jac, error) {

@@ -46,12 +46,12 @@ type Domain[S any] interface {
 	Generator() S
 	// Shift is the coset's shift g: the coset is g·<ω>.
 	Shift() S
-	// Inverse turns evaluations in natural order (on the coset when coset is set) into the
-	// coefficients, bit-reversed (gnark-crypto's FFTInverse with DIF), on tasks goroutines.
-	Inverse(a []S, coset bool, tasks int)
-	// Forward turns bit-reversed coefficients into evaluations in natural order (on the coset
-	// when coset is set): FFT with DIT.
-	Forward(a []S, coset bool, tasks int)
+	// Transform runs gnark-crypto's FFT, or FFTInverse when inverse is set, in place on
+	// tasks goroutines: decimation in frequency when dif is set (natural order in,
+	// bit-reversed out), in time otherwise (the reverse); on the coset when coset is set.
+	// Every mode, as a reference for the GPU's NTT; the prover uses two (Forward,
+	// Inverse).
+	Transform(a []S, inverse, dif, coset bool, tasks int)
 }
 
 // Curve is one pairing curve's binding: S its scalar field element, G1 and G2 its affine
@@ -156,3 +156,15 @@ func nameOr(name, unknown string) string {
 // curve: twiddles and inverse twiddles (about n elements each) and the coset tables (n
 // elements each), 32 bytes per element.
 func DomainBytes(n uint64) uint64 { return 4 * n * 32 }
+
+// Inverse turns evaluations on d in natural order (on its coset when coset is set)
+// into the coefficients, bit-reversed: FFTInverse with DIF.
+func Inverse[S any](d Domain[S], a []S, coset bool, tasks int) {
+	d.Transform(a, true, true, coset, tasks)
+}
+
+// Forward turns bit-reversed coefficients into evaluations on d in natural order (on
+// its coset when coset is set): FFT with DIT.
+func Forward[S any](d Domain[S], a []S, coset bool, tasks int) {
+	d.Transform(a, false, false, coset, tasks)
+}

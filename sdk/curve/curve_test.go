@@ -105,8 +105,8 @@ func checkBinding[S any, PS Scalar[S], G1, G1J, G2, G2J any](t *testing.T, c Cur
 	}
 	for _, coset := range []bool{false, true} {
 		v := append([]S(nil), scalars...)
-		d.Inverse(v, coset, 2)
-		d.Forward(v, coset, 2)
+		Inverse(d, v, coset, 2)
+		Forward(d, v, coset, 2)
 		for i := range v {
 			if !PS(&v[i]).Equal(&scalars[i]) {
 				t.Fatalf("coset %v: Forward(Inverse(v)) differs at %d", coset, i)

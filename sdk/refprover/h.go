@@ -153,7 +153,7 @@ func ComputeH[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](ctx context.Conte
 			PS(&h[i]).Mul(&h[i], &den)
 		}
 	})
-	domain.Inverse(h, true, threads)
+	curve.Inverse(domain, h, true, threads)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("refprover: computing H (after the inverse coset FFT): %w", err)
 	}
@@ -198,11 +198,11 @@ func checkAB[S any](a, b []S, domainSize uint64) error {
 // bit-reversed out), then forward FFT on the coset (bit-reversed in, natural out).
 // The context is checked after each; name says which vector, in its errors.
 func toCoset[S any](ctx context.Context, domain *FFTDomain[S], v []S, name string, threads int) error {
-	domain.Inverse(v, false, threads)
+	curve.Inverse(domain, v, false, threads)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("refprover: computing H (after the inverse FFT of %s): %w", name, err)
 	}
-	domain.Forward(v, true, threads)
+	curve.Forward(domain, v, true, threads)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("refprover: computing H (after the coset FFT of %s): %w", name, err)
 	}

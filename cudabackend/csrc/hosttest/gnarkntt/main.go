@@ -24,11 +24,14 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	blsfft "github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	bnfft "github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // maxLog is ntt.h's ZK_NTT_MAX_LOG: the largest size whose generator the
@@ -79,45 +82,13 @@ func main() {
 		name:      "bls12_381",
 		generator: blsfr.Generator,
 		shift:     blsfft.GeneratorFullMultiplicativeGroup(),
-		transform: func(a []blsfr.Element, inverse, dif, coset bool) {
-			d := blsfft.NewDomain(uint64(len(a)))
-			dec := blsfft.DIT
-			if dif {
-				dec = blsfft.DIF
-			}
-			var opts []blsfft.Option
-			if coset {
-				opts = append(opts, blsfft.OnCoset())
-			}
-			if inverse {
-				d.FFTInverse(a, dec, opts...)
-			} else {
-				d.FFT(a, dec, opts...)
-			}
-		},
+		transform: transform(curve.BLS12381{}),
 	})
-	// Deliberately parallel to BLS12-381's above: the two fft packages share
-	// no interface.
 	writeField(w, field[bnfr.Element, *bnfr.Element]{
 		name:      "bn254",
 		generator: bnfr.Generator,
 		shift:     bnfft.GeneratorFullMultiplicativeGroup(),
-		transform: func(a []bnfr.Element, inverse, dif, coset bool) {
-			d := bnfft.NewDomain(uint64(len(a)))
-			dec := bnfft.DIT
-			if dif {
-				dec = bnfft.DIF
-			}
-			var opts []bnfft.Option
-			if coset {
-				opts = append(opts, bnfft.OnCoset())
-			}
-			if inverse {
-				d.FFTInverse(a, dec, opts...)
-			} else {
-				d.FFT(a, dec, opts...)
-			}
-		},
+		transform: transform(curve.BN254{}),
 	})
 	if err := w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "gnarkntt:", err)
@@ -195,4 +166,12 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// transform is gnark-crypto's FFT of the field that c binds (sdk/curve), on a domain
+// of a's size.
+func transform[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J]) func(a []S, inverse, dif, coset bool) {
+	return func(a []S, inverse, dif, coset bool) {
+		c.NewDomain(uint64(len(a)), nil).Transform(a, inverse, dif, coset, runtime.NumCPU())
+	}
 }
