@@ -435,20 +435,8 @@ func firstFailure(n, threads int, work func(lo, hi int) (int, error)) failure {
 // IsAssignment. Besides W, A and B it returns the full witness, whose public part a
 // proof is verified against.
 func SynthesizeInput(c *Circuit, data []byte, threads int) (W, A, B []fr.Element, full witness.Witness, err error) {
-	if !IsAssignment(data) {
-		if full, err = ParseWitness(data, c); err != nil {
-			return nil, nil, nil, nil, fmt.Errorf("witness %w", err)
-		}
-		W, A, B, err = Synthesize(c, full, threads)
-		return W, A, B, full, err
-	}
-	if W, err = ParseAssignment(data, c, threads); err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("wire assignment %w", err)
-	}
-	if A, B, err = Evaluate(c, W, threads); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	if full, err = AssignmentWitness(c, W); err != nil {
+	W, A, B = make([]fr.Element, c.NbWires), make([]fr.Element, c.NbConstraints), make([]fr.Element, c.NbConstraints)
+	if full, err = SynthesizeInputInto(c, data, threads, W, A, B); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	return W, A, B, full, nil
@@ -456,10 +444,13 @@ func SynthesizeInput(c *Circuit, data []byte, threads int) (W, A, B []fr.Element
 
 // SynthesizeInputInto is SynthesizeInput writing W, A and B into the caller's
 // vectors (len c.NbWires, c.NbConstraints, c.NbConstraints), such as a
-// partition's memory (shm.Store.WriteWith): a witness is solved there in place;
-// a wire assignment's parsed vectors are copied there. A and B may both be nil
+// partition's memory (shm.Store.WriteWith): a witness is solved there in place,
+// and a wire assignment parsed and evaluated there. A and B may both be nil
 // (W alone, for a compact partition).
 func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Element) (full witness.Witness, err error) {
+	if err := c.needBLS12381("SynthesizeInputInto"); err != nil {
+		return nil, err
+	}
 	if len(W) != c.NbWires || (A != nil || B != nil) && (len(A) != c.NbConstraints || len(B) != c.NbConstraints) {
 		return nil, fmt.Errorf("circuit %s: destination lengths W %d, A %d, B %d; want %d, %d, %d (or A and B nil)",
 			c.Name, len(W), len(A), len(B), c.NbWires, c.NbConstraints, c.NbConstraints)
@@ -470,24 +461,18 @@ func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Elem
 		}
 		return full, SynthesizeInto(c, full, threads, W, A, B)
 	}
-	if A == nil {
-		// W alone: the backend evaluates A, B and C from the circuit's
-		// matrices, and checks every constraint as it does.
-		if err := parseAssignmentInto(data, c, threads, W); err != nil {
-			return nil, fmt.Errorf("wire assignment %w", err)
-		}
-		return AssignmentWitness(c, W)
+	// A wire assignment is parsed into W and, unless W alone is asked for (the
+	// backend then evaluates A, B and C from the circuit's matrices, and checks
+	// every constraint as it does), evaluated into A and B in place.
+	if err := parseAssignmentInto(data, c, threads, W); err != nil {
+		return nil, fmt.Errorf("wire assignment %w", err)
 	}
-	w, a, b, full, err := SynthesizeInput(c, data, threads)
-	if err != nil {
-		return nil, err
-	}
-	copy(W, w)
 	if A != nil {
-		copy(A, a)
-		copy(B, b)
+		if err := evaluate(c, &c.CCS.System, c.CCS.Coefficients, W, A, B, threads); err != nil {
+			return nil, err
+		}
 	}
-	return full, nil
+	return AssignmentWitness(c, W)
 }
 
 // SynthesizeInputCompact is SynthesizeInputInto for W alone that also fills
