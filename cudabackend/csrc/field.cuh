@@ -87,6 +87,17 @@ struct fr_params {
         return v[i];
     }
     static constexpr uint64_t COSET_GEN = 7;
+    // snarkjs_root(i): limb i of the 2^32-th root of unity snarkjs
+    // (ffjavascript) builds its domains from, nqr^t for the smallest
+    // quadratic non-residue nqr and r-1 = 2^32·t (sdk/circom's
+    // RootsOfUnity), canonical: another root than gnark-crypto's,
+    // 937917089079007706106976984802249742464848817460758522850752807661925904159.
+    // A key imported from a snarkjs .zkey pairs its H points with it.
+    ZK_HD static constexpr uint32_t snarkjs_root(int i) {
+        constexpr uint32_t v[8] = {0x0b912f1f, 0x1b788f50, 0x70b3e094, 0xc4024ff2,
+                                   0xd168d6c0, 0x0fd56dc8, 0x5b416b6f, 0x0212d79e};
+        return v[i];
+    }
 };
 
 // fq_params: BLS12-381 base field (deliberately parallel to fr_params and
@@ -139,8 +150,8 @@ struct fq_params {
 // (hosttest/field_emu.cpp), and curve.cuh's point arithmetic and the MSM's
 // pipeline over them (curve_emu.cpp, msm_emu.cpp). msm.cu builds its MSM
 // for BN254's G1 and G2 (msm.h's ZK_MSM_BN254_*), ntt.cu its NTT over
-// BN254's scalar field (ntt.h's ZK_NTT_BN254); the prover takes
-// BLS12-381's fields only. Deliberately parallel to fr_params and
+// BN254's scalar field (ntt.h's ZK_NTT_BN254), and groth16.cu proves on
+// either curve. Deliberately parallel to fr_params and
 // fq_params: each field's constants, in the shape mont_t reads them.
 
 // bn254_fr_params: BN254 scalar field
@@ -177,6 +188,8 @@ struct bn254_fr_params {
         return v[i];
     }
     static constexpr uint64_t COSET_GEN = 5;
+    // snarkjs_root: as fr_params's; for BN254 it is gnark-crypto's root.
+    ZK_HD static constexpr uint32_t snarkjs_root(int i) { return root(i); }
 };
 
 // bn254_fq_params: BN254 base field

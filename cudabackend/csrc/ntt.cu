@@ -1,10 +1,11 @@
 // ntt.cu: NTT over the scalar fields of BLS12-381 and BN254, and Groth16's
-// H = (A·B-C)/Z on a coset over BLS12-381's, matching gnark-crypto's fr/fft
-// and gnark's computeH bit for bit (the C ABI of ntt.h). The pass structure
-// and butterflies are in ntt_core.cuh; this file holds the kernels, the
-// per-size table cache and the entry points. The transform's kernels, tables
-// and cache are templates over the field's element type F, instantiated for
-// fr_t and bn254_fr_t (ntt.h's zk_ntt_curve picks one); H's are fr_t's.
+// H over either, in gnark's form (H = (A·B-C)/Z on a coset, matching
+// gnark-crypto's fr/fft and gnark's computeH bit for bit) or snarkjs's (the C
+// ABI of ntt.h). The pass structure and butterflies are in ntt_core.cuh; this
+// file holds the kernels, the per-size table cache and the entry points. The
+// kernels, tables and cache are templates over the field's element type F,
+// instantiated for fr_t and bn254_fr_t (ntt.h's zk_ntt_curve picks one); H
+// out of core is fr_t's.
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -99,13 +100,15 @@ __global__ void k_gather(F* out, const F* src, uint32_t n, uint32_t stride) {
 }
 
 // k_mul writes c[i] = a[i]·b[i].
-__global__ void k_mul(fr_t* c, const fr_t* a, const fr_t* b, uint32_t n) {
+template <class F>
+__global__ void k_mul(F* c, const F* a, const F* b, uint32_t n) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         wr_fr(c + i, rd_fr(a + i) * rd_fr(b + i));
 }
 
 // k_h_pointwise writes a[i] = (a[i]·b[i] - c[i])·den.
-__global__ void k_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, fr_t den, uint32_t n) {
+template <class F>
+__global__ void k_h_pointwise(F* a, const F* b, const F* c, F den, uint32_t n) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         wr_fr(a + i, (rd_fr(a + i) * rd_fr(b + i) - rd_fr(c + i)) * den);
 }
@@ -139,17 +142,21 @@ unsigned grid_for(uint64_t n) {
 
 // ---- per-size tables ----------------------------------------------------------
 
-// domain_t holds one size's device tables and constants, of field F.
+// domain_t holds one size's device tables and constants, of field F, for
+// H's form (ntt.h's zk_h_form): gnark-crypto's roots of unity and shift g
+// (ZK_H_GNARK, every transform's), or snarkjs's roots and its shift ρ, the
+// primitive 2N-th root whose square is ω (ZK_H_SNARKJS, snarkjs's H alone).
 template <class F>
 struct domain_t {
     uint32_t L = 0;
+    int form = ZK_H_GNARK;
     plan_t plan;
     F* mem = nullptr;      // one allocation for every table below
     F* tw[2];              // [ZK_NTT_FORWARD / ZK_NTT_INVERSE] stage-major twiddles
     uint32_t lo_bits = 0;  // coset tables split the exponent at this bit
     F* coset_lo[2];        // [0]: g^j, [1]: g^-j, j < 2^lo_bits
     F* coset_hi[2][2];     // [base][scaled by 1/N]: c·base^(j << lo_bits)
-    F n_inv, den;          // 1/N and 1/(g^N - 1), Montgomery form
+    F n_inv, den;          // 1/N and H's factor: 1/(g^N - 1) (gnark's), 1 (snarkjs's)
 };
 
 // Every field the NTT is built for has 32-byte elements, the size ntt.h's
@@ -167,11 +174,11 @@ static_assert(ntt_field_fits<fr_t>() && ntt_field_fits<bn254_fr_t>(),
 template <class F>
 uint64_t domain_elems(uint32_t L) { return zk_ntt_domain_bytes_of(L) / sizeof(F); }
 
-// The tables are cached per process and field, keyed by (device, size): they
-// depend on nothing but the field and the size (no setting of any caller
-// changes them), every key and test of one size on a device shares them,
-// and zk_ntt_release frees a device's. A per-key copy would hold the same
-// bytes once per key.
+// The tables are cached per process and field, keyed by (device, size and
+// form, domain_key): they depend on nothing but the field, the size and the
+// form (no setting of any caller changes them), every key and test of one
+// size on a device shares them, and zk_ntt_release frees a device's. A
+// per-key copy would hold the same bytes once per key.
 template <class F>
 struct domain_cache {
     std::mutex mu;
@@ -213,10 +220,14 @@ int tables_built(cudaStream_t s, void* mem, const char* what, char* err, size_t 
     return zk_cuda_fail(err, errlen, e, what, __FILE__, __LINE__);
 }
 
+// domain_key is the cache's second key: the size, and the form above it.
+uint32_t domain_key(uint32_t L, int form) { return L | (uint32_t)form << 16; }
+
 template <class F>
-int build_domain(int device, uint32_t L, domain_t<F>** out, char* err, size_t errlen) {
+int build_domain(int device, uint32_t L, int form, domain_t<F>** out, char* err, size_t errlen) {
     domain_t<F>* d = new domain_t<F>();
     d->L = L;
+    d->form = form;
     if (!make_plan(L, &d->plan)) {
         delete d;
         return zk_fail(err, errlen, ZK_EINVAL, "ntt: no pass plan for log_n %u", L);
@@ -243,14 +254,15 @@ int build_domain(int device, uint32_t L, domain_t<F>** out, char* err, size_t er
 
     // Constants on the host (field.cuh's portable path).
     const F one = F::one();
+    const bool snarkjs = form == ZK_H_SNARKJS;
     F w[2];
-    w[0] = root_of_unity<F>(L);
+    w[0] = snarkjs ? snarkjs_root_of_unity<F>(L) : root_of_unity<F>(L);
     w[1] = w[0].inverse();
     F g[2];
-    g[0] = coset_gen<F>();
+    g[0] = snarkjs ? snarkjs_root_of_unity<F>(L + 1) : coset_gen<F>();
     g[1] = g[0].inverse();
     d->n_inv = fr_from_u64<F>(N).inverse();
-    d->den = (g[0].pow(N) - one).inverse();
+    d->den = snarkjs ? one : (g[0].pow(N) - one).inverse();
 
     cudaStream_t s;
     e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
@@ -291,24 +303,34 @@ int build_domain(int device, uint32_t L, domain_t<F>** out, char* err, size_t er
     return ZK_OK;
 }
 
-// get_domain returns the cached tables of (device, L) of field F, building
-// them once. The caller has made device current. Deliberately parallel to
-// get_hs: see why there.
+// get_domain returns the cached tables of (device, L, form) of field F,
+// building them once. The caller has made device current. Deliberately
+// parallel to get_hs: see why there.
 template <class F>
-int get_domain(int device, uint32_t L, domain_t<F>** out, char* err, size_t errlen) {
+int get_domain(int device, uint32_t L, domain_t<F>** out, char* err, size_t errlen,
+               int form = ZK_H_GNARK) {
     if (L > ZK_NTT_MAX_LOG)
         return zk_fail(err, errlen, ZK_EINVAL, "ntt: log_n %u exceeds the maximum %d", L,
                        ZK_NTT_MAX_LOG);
+    if (form != ZK_H_GNARK && form != ZK_H_SNARKJS)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "H: form %d: want ZK_H_GNARK (%d) or ZK_H_SNARKJS (%d)", form, ZK_H_GNARK,
+                       ZK_H_SNARKJS);
+    if (form == ZK_H_SNARKJS && L >= F::params::TWO_ADICITY)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "H in snarkjs's form: a domain of 2^%u needs a root of unity of order "
+                       "2^%u, and the field's largest is 2^%u",
+                       L, L + 1, (uint32_t)F::params::TWO_ADICITY);
     domain_cache<F>& c = g_domains<F>;
     std::lock_guard<std::mutex> lock(c.mu);
-    auto key = std::make_pair(device, L);
+    auto key = std::make_pair(device, domain_key(L, form));
     auto it = c.domains.find(key);
     if (it != c.domains.end()) {
         *out = it->second;
         return ZK_OK;
     }
     domain_t<F>* d = nullptr;
-    int rc = build_domain(device, L, &d, err, errlen);
+    int rc = build_domain(device, L, form, &d, err, errlen);
     if (rc != ZK_OK) return rc;
     c.domains[key] = d;
     *out = d;
@@ -452,22 +474,25 @@ struct event_set {
     }
 };
 
-// enqueue_h runs computeH's phases on the stream; ev (optional) receives an
-// event before and after each phase group.
-int enqueue_h(const domain_t<fr_t>* d, fr_t* a, fr_t* b, fr_t* c, int radix, cudaStream_t s,
+// enqueue_h runs H's phases on the stream, in the form of d's tables
+// (ntt.h's zk_compute_h_device_curve); ev (optional) receives an event
+// before and after each phase group, five in all in either form.
+template <class F>
+int enqueue_h(const domain_t<F>* d, F* a, F* b, F* c, int radix, cudaStream_t s,
               event_set* ev, char* err, size_t errlen) {
     const uint32_t n = 1u << d->L;
-    const scale_spec<fr_t> none = scale_none<fr_t>();
+    const scale_spec<F> none = scale_none<F>();
     // After FFTInverse(DIF) (1/N) comes FFT(DIT, OnCoset) whose first step
-    // scales bit-reversed input by g^bitrev(i): fused into one post-scale.
-    const scale_spec<fr_t> to_coset = coset_spec(d, 0, 1, 1);
+    // scales bit-reversed input by g^bitrev(i) (snarkjs's: ρ^bitrev(i)):
+    // fused into one post-scale.
+    const scale_spec<F> to_coset = coset_spec(d, 0, 1, 1);
     int rc;
 #define ZK_EV()                         \
     if (ev != nullptr) ZK_CUDA(ev->record(s))
     ZK_EV();
     k_mul<<<grid_for(n), THREADS, 0, s>>>(c, a, b, n);
     ZK_LAUNCHED();
-    fr_t* v[3] = {a, b, c};
+    F* v[3] = {a, b, c};
     for (int i = 0; i < 3; i++)
         if ((rc = run_ntt(d, v[i], ZK_NTT_INVERSE, false, radix, none, to_coset, s, err, errlen)) != ZK_OK)
             return rc;
@@ -479,9 +504,11 @@ int enqueue_h(const domain_t<fr_t>* d, fr_t* a, fr_t* b, fr_t* c, int radix, cud
     k_h_pointwise<<<grid_for(n), THREADS, 0, s>>>(a, b, c, d->den, n);
     ZK_LAUNCHED();
     ZK_EV();
-    // FFTInverse(DIF, OnCoset): bit-reversed output scaled by g^-bitrev(i)/N.
-    if ((rc = run_ntt(d, a, ZK_NTT_INVERSE, false, radix, none, coset_spec(d, 1, 1, 1), s,
-                      err, errlen)) != ZK_OK)
+    // gnark's: FFTInverse(DIF, OnCoset), bit-reversed output scaled by
+    // g^-bitrev(i)/N. snarkjs's MSM takes the values on the coset.
+    if (d->form == ZK_H_GNARK &&
+        (rc = run_ntt(d, a, ZK_NTT_INVERSE, false, radix, none, coset_spec(d, 1, 1, 1), s, err,
+                      errlen)) != ZK_OK)
         return rc;
     ZK_EV();
 #undef ZK_EV
@@ -766,24 +793,23 @@ extern "C" int zk_ntt_host(int device, void* data, uint32_t log_n, int direction
                              radix, err, errlen);
 }
 
-extern "C" int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t log_n,
-                                   int radix, void* stream, zk_h_timing* timing, char* err,
-                                   size_t errlen) {
+namespace {
+
+template <class F>
+int compute_h_device(int form, int device, void* d_a, void* d_b, void* d_c, uint32_t log_n,
+                     int radix, void* stream, zk_h_timing* timing, char* err, size_t errlen) {
     if (d_a == NULL || d_b == NULL || d_c == NULL)
         return zk_fail(err, errlen, ZK_EINVAL, "compute_h: NULL buffer");
-    if (log_n > ZK_NTT_MAX_LOG)
-        return zk_fail(err, errlen, ZK_EINVAL, "compute_h: log_n %u exceeds the maximum %d", log_n,
-                       ZK_NTT_MAX_LOG);
     int rc = check_radix(&radix, err, errlen);
     if (rc != ZK_OK) return rc;
     if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
-    domain_t<fr_t>* d;
-    if ((rc = get_domain(device, log_n, &d, err, errlen)) != ZK_OK) return rc;
+    domain_t<F>* d;
+    if ((rc = get_domain(device, log_n, &d, err, errlen, form)) != ZK_OK) return rc;
     cudaStream_t s = (cudaStream_t)stream;
     if (timing == NULL)
-        return enqueue_h(d, (fr_t*)d_a, (fr_t*)d_b, (fr_t*)d_c, radix, s, nullptr, err, errlen);
+        return enqueue_h(d, (F*)d_a, (F*)d_b, (F*)d_c, radix, s, nullptr, err, errlen);
     event_set ev;
-    if ((rc = enqueue_h(d, (fr_t*)d_a, (fr_t*)d_b, (fr_t*)d_c, radix, s, &ev, err, errlen)) != ZK_OK)
+    if ((rc = enqueue_h(d, (F*)d_a, (F*)d_b, (F*)d_c, radix, s, &ev, err, errlen)) != ZK_OK)
         return rc;
     ZK_CUDA(cudaEventSynchronize(ev.ev[ev.n - 1]));
     *timing = zk_h_timing{};
@@ -795,9 +821,9 @@ extern "C" int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, 
     return ZK_OK;
 }
 
-extern "C" int zk_compute_h_host(int device, const void* a, const void* b, uint64_t n, void* h,
-                                 uint32_t log_n, int radix, zk_h_timing* timing, char* err,
-                                 size_t errlen) {
+template <class F>
+int compute_h_host(int form, int device, const void* a, const void* b, uint64_t n, void* h,
+                   uint32_t log_n, int radix, zk_h_timing* timing, char* err, size_t errlen) {
     if (a == NULL || b == NULL || h == NULL)
         return zk_fail(err, errlen, ZK_EINVAL, "compute_h: NULL buffer");
     if (log_n > ZK_NTT_MAX_LOG)
@@ -810,13 +836,13 @@ extern "C" int zk_compute_h_host(int device, const void* a, const void* b, uint6
     int rc = check_radix(&radix, err, errlen);
     if (rc != ZK_OK) return rc;
     if ((rc = zk_use_device(device, err, errlen)) != ZK_OK) return rc;
-    domain_t<fr_t>* d;
-    if ((rc = get_domain(device, log_n, &d, err, errlen)) != ZK_OK) return rc;
+    domain_t<F>* d;
+    if ((rc = get_domain(device, log_n, &d, err, errlen, form)) != ZK_OK) return rc;
 
-    const size_t bytes = (size_t)N * sizeof(fr_t), in_bytes = (size_t)n * sizeof(fr_t);
-    fr_t* buf = nullptr;
+    const size_t bytes = (size_t)N * sizeof(F), in_bytes = (size_t)n * sizeof(F);
+    F* buf = nullptr;
     ZK_CUDA(cudaMalloc(&buf, 3 * bytes));
-    fr_t *da = buf, *db = buf + N, *dc = buf + 2 * N;
+    F *da = buf, *db = buf + N, *dc = buf + 2 * N;
     cudaStream_t s = nullptr;
     event_set ev;
     cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
@@ -854,6 +880,50 @@ extern "C" int zk_compute_h_host(int device, const void* a, const void* b, uint6
     if (rc != ZK_OK) return rc;
     if (e != cudaSuccess) return zk_cuda_fail(err, errlen, e, what, __FILE__, __LINE__);
     return ZK_OK;
+}
+
+}  // namespace
+
+extern "C" int zk_h_prepare(int curve, int form, int device, uint32_t log_n, char* err,
+                            size_t errlen) {
+    return on_curve(curve, err, errlen, [&](auto f) {
+        int rc = zk_use_device(device, err, errlen);
+        if (rc != ZK_OK) return rc;
+        domain_t<decltype(f)>* d;
+        return get_domain(device, log_n, &d, err, errlen, form);
+    });
+}
+
+extern "C" int zk_compute_h_device_curve(int curve, int form, int device, void* d_a, void* d_b,
+                                         void* d_c, uint32_t log_n, int radix, void* stream,
+                                         zk_h_timing* timing, char* err, size_t errlen) {
+    return on_curve(curve, err, errlen, [&](auto f) {
+        return compute_h_device<decltype(f)>(form, device, d_a, d_b, d_c, log_n, radix, stream,
+                                             timing, err, errlen);
+    });
+}
+
+extern "C" int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t log_n,
+                                   int radix, void* stream, zk_h_timing* timing, char* err,
+                                   size_t errlen) {
+    return zk_compute_h_device_curve(ZK_NTT_BLS12_381, ZK_H_GNARK, device, d_a, d_b, d_c, log_n,
+                                     radix, stream, timing, err, errlen);
+}
+
+extern "C" int zk_compute_h_host_curve(int curve, int form, int device, const void* a,
+                                       const void* b, uint64_t n, void* h, uint32_t log_n,
+                                       int radix, zk_h_timing* timing, char* err, size_t errlen) {
+    return on_curve(curve, err, errlen, [&](auto f) {
+        return compute_h_host<decltype(f)>(form, device, a, b, n, h, log_n, radix, timing, err,
+                                           errlen);
+    });
+}
+
+extern "C" int zk_compute_h_host(int device, const void* a, const void* b, uint64_t n, void* h,
+                                 uint32_t log_n, int radix, zk_h_timing* timing, char* err,
+                                 size_t errlen) {
+    return zk_compute_h_host_curve(ZK_NTT_BLS12_381, ZK_H_GNARK, device, a, b, n, h, log_n, radix,
+                                   timing, err, errlen);
 }
 
 extern "C" int zk_field_op(int device, int field, int op, const void* a, const void* b, void* out,

@@ -1,5 +1,6 @@
 /* ntt.h: C ABI of the scalar-field NTT of BLS12-381 and BN254
- * (zk_ntt_curve) and Groth16's H computation over BLS12-381's (ntt.cu).
+ * (zk_ntt_curve) and Groth16's H computation over either (ntt.cu), in
+ * gnark's form or snarkjs's (zk_h_form).
  *
  * Elements are gnark-crypto fr.Element bytes of the curve: 32 bytes, four
  * little-endian uint64 limbs, Montgomery form. Every transform matches
@@ -41,9 +42,17 @@ enum { ZK_NTT_MAX_LOG = 28 };
 /* zk_ntt_curve names the scalar field a transform runs over by its curve, as
  * msm.h's zk_msm_group names a group: ZK_NTT_BLS12_381 (gnark-crypto's
  * bls12-381 fr) or ZK_NTT_BN254 (bn254 fr). The functions with a curve
- * argument (the _curve ones) take either; those without take BLS12-381's,
- * as Groth16's H (groth16.cu) does. Any other value is ZK_EINVAL. */
+ * argument (the _curve ones) take either; those without take BLS12-381's.
+ * Any other value is ZK_EINVAL. */
 enum { ZK_NTT_BLS12_381 = 1, ZK_NTT_BN254 = 2 };
+
+/* zk_h_form is how a proving key's H points want H computed (sdk/keyfile's
+ * HForm): ZK_H_GNARK, gnark's computeH (the quotient's coefficients, over
+ * gnark-crypto's domain); ZK_H_SNARKJS, snarkjs's prover (A·B − C on the
+ * odd coset of snarkjs's own domain, no division: zk_compute_h_device_curve
+ * says how). Each form has its own cached tables of a size, of the same
+ * bytes (zk_ntt_domain_bytes_of). Any other value is ZK_EINVAL. */
+enum { ZK_H_GNARK = 0, ZK_H_SNARKJS = 1 };
 
 /* zk_ntt_domain_bytes_of is the device memory the cached tables of one size
  * of one curve take (the same for both: 32-byte elements; plain C, for the
@@ -84,6 +93,10 @@ int zk_ntt_device_curve(int curve, int device, void* d_data, uint32_t log_n, int
 int zk_ntt_host_curve(int curve, int device, void* data, uint32_t log_n, int direction,
                       int decimation, int coset, int radix, char* err, size_t errlen);
 
+/* zk_h_prepare builds (once) the tables H of form on curve's domain of
+ * 2^log_n reads on device: zk_ntt_prepare_curve's for ZK_H_GNARK. */
+int zk_h_prepare(int curve, int form, int device, uint32_t log_n, char* err, size_t errlen);
+
 /* zk_ntt_prepare, zk_ntt_device and zk_ntt_host are the _curve functions
  * for ZK_NTT_BLS12_381. */
 int zk_ntt_prepare(int device, uint32_t log_n, char* err, size_t errlen);
@@ -104,8 +117,10 @@ typedef struct zk_h_timing {
     float total_ms;      /* first event to last */
 } zk_h_timing;
 
-/* zk_compute_h_device computes Groth16's quotient H exactly as gnark v0.14.0
- * backend/groth16/bls12-381 computeH does, for N = 2^log_n:
+/* zk_compute_h_device_curve computes the scalars of Groth16's H MSM on curve
+ * in form (zk_h_form), for N = 2^log_n.
+ *
+ * ZK_H_GNARK: exactly as gnark v0.14.0 backend/groth16/<curve> computeH does:
  *   h = FFTInverse_DIF_coset((FFT_DIT_coset(FFTInverse_DIF(A))
  *       ∘ FFT_DIT_coset(FFTInverse_DIF(B)) - FFT_DIT_coset(FFTInverse_DIF(C)))
  *       / (g^N - 1))  with C = A∘B,
@@ -114,7 +129,24 @@ typedef struct zk_h_timing {
  * constraints); d_c is N elements of scratch. H is written to d_a; d_b and
  * d_c are clobbered. Enqueued on stream. With timing == NULL the call
  * returns without waiting; otherwise it records events, waits for the last
- * one and fills *timing. */
+ * one and fills *timing.
+ *
+ * ZK_H_SNARKJS: as snarkjs 0.7.6's prover (src/groth16_prove.js) does, over
+ * snarkjs's domain (ω: field.cuh's snarkjs_root raised to 2^(S−log_n); for
+ * BN254 gnark-crypto's ω, for BLS12-381 another root) and ρ, its primitive
+ * 2N-th root with ρ² = ω:
+ *   h_i = (A·B − C)(ρ·ω^i) for i in [0, N), in natural order, C = A∘B,
+ * each of A, B, C interpolated (FFTInverse, DIF) and evaluated on the coset
+ * ρ·<ω> (FFT, DIT, with the shift ρ), no division (x^N − 1 is −2 on that
+ * coset: snarkjs's setup folded it into the H points), no last transform.
+ * The same buffers; log_n below the field's two-adicity (ρ must exist).
+ * coset_intt_ms is 0. refprover.ComputeHSnarkjs is the CPU's reference. */
+int zk_compute_h_device_curve(int curve, int form, int device, void* d_a, void* d_b, void* d_c,
+                              uint32_t log_n, int radix, void* stream, zk_h_timing* timing,
+                              char* err, size_t errlen);
+
+/* zk_compute_h_device is zk_compute_h_device_curve for BLS12-381, gnark's
+ * form. */
 int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t log_n, int radix,
                         void* stream, zk_h_timing* timing, char* err, size_t errlen);
 
@@ -124,6 +156,11 @@ int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, uint32_t lo
  * timing may be NULL. */
 int zk_compute_h_host(int device, const void* a, const void* b, uint64_t n, void* h,
                       uint32_t log_n, int radix, zk_h_timing* timing, char* err, size_t errlen);
+
+/* zk_compute_h_host_curve is zk_compute_h_host on curve in form. */
+int zk_compute_h_host_curve(int curve, int form, int device, const void* a, const void* b,
+                            uint64_t n, void* h, uint32_t log_n, int radix, zk_h_timing* timing,
+                            char* err, size_t errlen);
 
 /* ---- H out of core ---------------------------------------------------------
  *

@@ -374,6 +374,20 @@ ZK_HD F root_of_unity(uint32_t L) {
     return w;
 }
 
+// snarkjs_root_of_unity returns the generator of the order-2^L subgroup
+// that snarkjs's domains use (L <= TWO_ADICITY): its fixed 2^S-th root
+// (field.cuh's snarkjs_root) raised to 2^(S-L). snarkjs's H evaluates on the
+// coset shifted by the order-2^(L+1) one (L < TWO_ADICITY).
+template <class F>
+ZK_HD F snarkjs_root_of_unity(uint32_t L) {
+    using P = typename F::params;
+    F gS;
+    for (int i = 0; i < 8; i++) gS.l[i] = P::snarkjs_root(i);
+    F w = gS.to_montgomery();
+    for (uint32_t i = L; i < P::TWO_ADICITY; i++) w = w.sqr();
+    return w;
+}
+
 // coset_gen returns gnark-crypto's domain shift FrMultiplicativeGen of the
 // field (fft.GeneratorFullMultiplicativeGroup(): 7 for BLS12-381, 5 for
 // BN254).

@@ -15,14 +15,21 @@
 //	x_0 = seed, x_(i+1) = x_i^2 + 1        (field operations)
 //	digest = sum_i y_i z^i                  (y the transform of x)
 //
-// with seed and z in the header too. Elements are written as gnark-crypto
-// holds them (Montgomery form), eight 32-bit limbs, the layout of
-// field.cuh's mont_t.
+// with seed and z in the header too. It also holds the 2^S-th root of unity
+// snarkjs builds its domains from (sdk/circom's RootsOfUnity), and, for the
+// sizes in hLogs, a digest of Groth16's H in both forms, as the CPU prover
+// computes them (refprover.ComputeH, gnark's; refprover.ComputeHSnarkjs,
+// snarkjs's) from A = the fixed input and B = the input from seed + 1, the
+// last three rows zero past 2^2. Elements are written as gnark-crypto holds
+// them (Montgomery form), eight 32-bit limbs, the layout of field.cuh's
+// mont_t.
 package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"math/big"
 	"os"
 	"runtime"
 
@@ -31,7 +38,9 @@ import (
 	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	bnfft "github.com/consensys/gnark-crypto/ecc/bn254/fr/fft"
 
+	"github.com/zkhost/zkhost/sdk/circom"
 	"github.com/zkhost/zkhost/sdk/curve"
+	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
 // maxLog is ntt.h's ZK_NTT_MAX_LOG: the largest size whose generator the
@@ -41,6 +50,9 @@ const maxLog = 28
 // logs are the sizes whose transforms the header digests: one block of
 // shared memory (up to 2^10), two passes (2^11 to 2^18) and three (2^19).
 var logs = []int{0, 1, 2, 3, 4, 5, 8, 10, 11, 12, 13, 16, 19}
+
+// hLogs are the sizes whose H the header digests: one pass, and two.
+var hLogs = []int{1, 2, 3, 5, 8, 11, 12}
 
 // seed and z fix the input and the digest (any values would do).
 const (
@@ -52,6 +64,7 @@ const (
 type element[E any] interface {
 	*E
 	SetUint64(uint64) *E
+	SetBigInt(*big.Int) *E
 	SetOne() *E
 	Square(*E) *E
 	Mul(x, y *E) *E
@@ -61,10 +74,13 @@ type element[E any] interface {
 // field is one curve's scalar field with its fr/fft.
 type field[E ~[4]uint64, PE element[E]] struct {
 	name      string // the C identifier: gnark_ntt_<name>
+	modulus   *big.Int
 	generator func(m uint64) (E, error)
 	shift     E // the default domain's FrMultiplicativeGen
 	// transform runs gnark-crypto's FFT (or FFTInverse) of a in place.
 	transform func(a []E, inverse, dif, coset bool)
+	// h is Groth16's H of A and B on the domain of n, in snarkjs's form or gnark's.
+	h func(a, b []E, n uint64, snarkjs bool) []E
 }
 
 func main() {
@@ -74,21 +90,29 @@ func main() {
 	fmt.Fprintf(w, "// One transform's digest: sum_i y_i z^i of y = the transform of the fixed input.\n")
 	fmt.Fprintf(w, "struct gnark_ntt_result {\n    uint32_t log_n;\n    int inverse, dif, coset;\n    uint32_t digest[8];\n};\n\n")
 	fmt.Fprintf(w, "// What gnark-crypto says of one field (limbs of Montgomery forms).\n")
+	fmt.Fprintf(w, "// One H's digest (refprover.ComputeH, or ComputeHSnarkjs when snarkjs is set).\n")
+	fmt.Fprintf(w, "struct gnark_h_result {\n    uint32_t log_n, n_inputs;\n    int snarkjs;\n    uint32_t digest[8];\n};\n\n")
 	fmt.Fprintf(w, "struct gnark_ntt_field {\n    const char* name;\n    uint32_t generator[%d][8];  // fr.Generator(2^L)\n", maxLog+1)
 	fmt.Fprintf(w, "    uint32_t shift[8];          // FrMultiplicativeGen\n    uint64_t seed, z;           // x_0 = seed, digest base z (as SetUint64)\n")
-	fmt.Fprintf(w, "    const gnark_ntt_result* results;\n    int nresults;\n};\n\n")
+	fmt.Fprintf(w, "    const gnark_ntt_result* results;\n    int nresults;\n")
+	fmt.Fprintf(w, "    uint32_t snarkjs_root[8];   // snarkjs's 2^S-th root of unity\n")
+	fmt.Fprintf(w, "    const gnark_h_result* h;\n    int nh;\n};\n\n")
 
 	writeField(w, field[blsfr.Element, *blsfr.Element]{
 		name:      "bls12_381",
+		modulus:   blsfr.Modulus(),
 		generator: blsfr.Generator,
 		shift:     blsfft.GeneratorFullMultiplicativeGroup(),
 		transform: transform(curve.BLS12381{}),
+		h:         computeH(curve.BLS12381{}),
 	})
 	writeField(w, field[bnfr.Element, *bnfr.Element]{
 		name:      "bn254",
+		modulus:   bnfr.Modulus(),
 		generator: bnfr.Generator,
 		shift:     bnfft.GeneratorFullMultiplicativeGroup(),
 		transform: transform(curve.BN254{}),
+		h:         computeH(curve.BN254{}),
 	})
 	if err := w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "gnarkntt:", err)
@@ -125,6 +149,22 @@ func writeField[E ~[4]uint64, PE element[E]](w *bufio.Writer, f field[E, PE]) {
 		}
 	}
 	fmt.Fprintf(w, "};\n\n")
+	fmt.Fprintf(w, "static const gnark_h_result gnark_ntt_%s_h[] = {\n", f.name)
+	nh := 0
+	for _, lg := range hLogs {
+		size := 1 << lg
+		inputs := size
+		if lg > 2 {
+			inputs -= 3
+		}
+		a := input[E, PE](inputs)
+		b := input[E, PE](inputs + 1)[1:]
+		for _, snarkjs := range []bool{false, true} {
+			fmt.Fprintf(w, "    {%d, %d, %d, %s},\n", lg, inputs, b2i(snarkjs), limbs(digest[E, PE](f.h(a, b, uint64(size), snarkjs))))
+			nh++
+		}
+	}
+	fmt.Fprintf(w, "};\n\n")
 	fmt.Fprintf(w, "static const gnark_ntt_field gnark_ntt_%s = {\n    \"%s\",\n    {\n", f.name, f.name)
 	for lg := 0; lg <= maxLog; lg++ {
 		g, err := f.generator(1 << lg)
@@ -134,7 +174,37 @@ func writeField[E ~[4]uint64, PE element[E]](w *bufio.Writer, f field[E, PE]) {
 		}
 		fmt.Fprintf(w, "        %s,\n", limbs(g))
 	}
-	fmt.Fprintf(w, "    },\n    %s,\n    0x%xull, 0x%xull,\n    gnark_ntt_%s_results, %d,\n};\n\n", limbs(f.shift), uint64(seed), uint64(z), f.name, n)
+	var root E
+	PE(&root).SetBigInt(snarkjsMaxRoot(f.modulus))
+	fmt.Fprintf(w, "    },\n    %s,\n    0x%xull, 0x%xull,\n    gnark_ntt_%s_results, %d,\n    %s,\n    gnark_ntt_%s_h, %d,\n};\n\n",
+		limbs(f.shift), uint64(seed), uint64(z), f.name, n, limbs(root), f.name, nh)
+}
+
+// snarkjsMaxRoot is the root of unity of order 2^S (S the two-adicity of the field of
+// modulus r) that snarkjs's domains are powers of: circom.RootsOfUnity's ρ for a domain
+// of 2^(S-1).
+func snarkjsMaxRoot(r *big.Int) *big.Int {
+	s := int(new(big.Int).Sub(r, big.NewInt(1)).TrailingZeroBits())
+	_, rho := circom.RootsOfUnity(r, s-1)
+	return rho
+}
+
+// computeH is the CPU prover's H of the curve c binds, in either form.
+func computeH[S any, PS curve.Scalar[S], G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J]) func(a, b []S, n uint64, snarkjs bool) []S {
+	return func(a, b []S, n uint64, snarkjs bool) []S {
+		pa := append(a[:len(a):len(a)], make([]S, int(n)-len(a))...)
+		pb := append(b[:len(b):len(b)], make([]S, int(n)-len(b))...)
+		compute := refprover.ComputeH[S, PS, G1, G1J, G2, G2J]
+		if snarkjs {
+			compute = refprover.ComputeHSnarkjs[S, PS, G1, G1J, G2, G2J]
+		}
+		h, err := compute(context.Background(), c, pa, pb, n, 1)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gnarkntt: H:", err)
+			os.Exit(1)
+		}
+		return h
+	}
 }
 
 // input returns x_0 = seed, x_(i+1) = x_i^2 + 1, n values.
