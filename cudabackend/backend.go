@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/cudabackend/gpu"
@@ -81,8 +85,51 @@ type Options struct {
 	// Prove is how every key's proofs run on the device (the witness-aware
 	// MSM or dense, the NTT's radix): for with/without comparisons; the zero
 	// value is the default.
-	Prove  gpu.ProveOptions
-	Logger hclog.Logger
+	Prove gpu.ProveOptions
+	// Curves are the curves whose keys the backend loads and Describe
+	// declares (nil: DefaultCurves), and SnarkjsH whether it loads keys
+	// whose H points are in snarkjs's form (keys imported from a .zkey). The
+	// kernels prove BN254 and snarkjs's form too, checked against the CPU
+	// prover in emulation (make cuda-hosttest) but not yet on a GPU: off by
+	// default until the GPU tests of both pass, and the host then proves
+	// such keys on a CPU backend.
+	Curves   []sdk.Curve
+	SnarkjsH bool
+	Logger   hclog.Logger
+}
+
+// DefaultCurves are the curves a backend proves on when Options.Curves is
+// nil: those whose device path has passed the GPU tests.
+var DefaultCurves = []sdk.Curve{sdk.CurveBLS12381}
+
+// curveIDs maps the contract's curve names to gnark-crypto's ids: the curves
+// Options.Curves may name.
+var curveIDs = map[sdk.Curve]ecc.ID{sdk.CurveBLS12381: ecc.BLS12_381, sdk.CurveBN254: ecc.BN254}
+
+// ParseCurves reads a comma-separated list of the contract's curve names
+// ("bls12-381,bn254") into Options.Curves, or an error naming the unknown one.
+func ParseCurves(list string) ([]sdk.Curve, error) {
+	var out []sdk.Curve
+	for _, name := range strings.Split(list, ",") {
+		c := sdk.Curve(strings.TrimSpace(name))
+		if _, ok := curveIDs[c]; !ok {
+			return nil, fmt.Errorf("curve %q: want %s or %s", c, sdk.CurveBLS12381, sdk.CurveBN254)
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// proves reports whether the backend loads keys on the curve id.
+func (b *Backend) proves(id ecc.ID) bool {
+	for _, c := range b.opts.Curves {
+		if curveIDs[c] == id {
+			return true
+		}
+	}
+	return false
 }
 
 // key is a loaded key: its mapped file (for the assembly's small points), its
@@ -91,6 +138,7 @@ type Options struct {
 // so that nothing between two proofs' device work allocates, frees or pins.
 type key struct {
 	file  *keyfile.File
+	curve ecc.ID
 	dev   *gpu.Groth16Key
 	plan  gpu.DevicePlan
 	shape gpu.KeyShape
@@ -152,6 +200,9 @@ func New(opts Options) *Backend {
 	if opts.MSMPrecompute == 0 {
 		opts.MSMPrecompute = gpu.MSMMaxDepth
 	}
+	if opts.Curves == nil {
+		opts.Curves = slices.Clone(DefaultCurves)
+	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -195,7 +246,7 @@ func (b *Backend) Describe(ctx context.Context) (sdk.Description, error) {
 		Name:                     Name,
 		Version:                  Version,
 		APIVersions:              []uint32{sdk.APIVersion},
-		Curves:                   []sdk.Curve{sdk.CurveBLS12381},
+		Curves:                   slices.Clone(b.opts.Curves),
 		MaxInFlight:              b.opts.MaxInFlight,
 		HostBytesPerConstraint:   HostBytesPerConstraint,
 		DeviceBytesPerConstraint: perConstraint(b.res),
@@ -240,93 +291,114 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 		return sdk.KeyInfo{}, b.refuse()
 	}
 	return b.reg.Load(ctx, ref, func() (*key, sdk.KeyInfo, error) {
-		begin := time.Now()
 		f, err := keyreg.OpenKeyFile(ref)
 		if err != nil {
 			return nil, sdk.KeyInfo{}, err
 		}
-		pk, err := f.BLS12381()
-		if err != nil {
-			f.Close()
-			return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrUnimplemented, "load key %s: this backend proves BLS12-381 keys only: %v", ref.ID, err)
-		}
-		if err := refuseHForm(pk, ref.ID); err != nil {
-			f.Close()
-			return nil, sdk.KeyInfo{}, err
-		}
-		// The constraints, when sent, are opened and checked first: the plan
-		// leaves room for them, unless that would stream a key that fits
-		// resident without them (then the key proves full partitions).
-		var cs *constraints.Matrices
-		var csBytes uint64
-		if ref.Constraints != nil {
-			m, closeCS, err := sdk.OpenConstraints(*ref.Constraints)
-			if err != nil {
-				f.Close()
-				return nil, sdk.KeyInfo{}, err
-			}
-			defer closeCS()
-			if err := keyreg.CheckConstraints(f, m, ref.ID); err != nil {
-				f.Close()
-				return nil, sdk.KeyInfo{}, err
-			}
-			cs, csBytes = m, gpu.ConstraintsDeviceBytes(m)
-		}
-		plan, err := b.planKey(pk, csBytes)
-		if cs != nil && (err != nil || plan.Streamed()) {
-			// Without them, a key that fits resident stays resident, one
-			// that did not fit at all may fit lean, and a lean key takes
-			// none (its proofs' W never is on the device): it then proves
-			// full partitions.
-			if alone, aerr := b.planKey(pk, 0); aerr == nil && (err != nil || plan.Lean() || !alone.Streamed()) {
-				b.log.Warn("the key proves full partitions: with its constraints on the device it would not fit, or fit only streamed",
-					"key", ref.ID, "constraints_bytes", csBytes, "plan", alone.String())
-				plan, err, cs, csBytes = alone, nil, nil, 0
-			}
+		var k *key
+		var info sdk.KeyInfo
+		switch id := f.Curve(); {
+		case !b.proves(id):
+			err = sdk.Permanentf(sdk.ErrUnimplemented, "load key %s: a key on %s: this backend proves keys on %v (the -curves option)", ref.ID, curve.Title(id), b.opts.Curves)
+		case id == ecc.BLS12_381:
+			k, info, err = loadKeyOf(b, ref, f, keyfile.KeyOf[bls12381.G1Affine, bls12381.G2Affine])
+		default: // BN254
+			k, info, err = loadKeyOf(b, ref, f, keyfile.KeyOf[bn254.G1Affine, bn254.G2Affine])
 		}
 		if err != nil {
 			f.Close()
-			return nil, sdk.KeyInfo{}, b.loadRefusal(gpu.ShapeOf(pk), ref.ID, err)
 		}
-		need := plan.LoadBytes() + csBytes
-		if err := b.admit(need, true); err != nil {
-			f.Close()
-			return nil, sdk.KeyInfo{}, err
-		}
-		k, err := b.loadKey(pk, plan, cs)
-		b.mu.Lock()
-		b.deviceInUse -= need
-		if err == nil {
-			b.deviceKeys += k.deviceBytes()
-		}
-		b.mu.Unlock()
-		if err != nil {
-			f.Close()
-			return nil, sdk.KeyInfo{}, deviceError("load key "+ref.ID, err)
-		}
-		k.file = f
-		// The key file is mapped (page cache: one copy for every backend of
-		// the machine, which the host's budget counts once, at circuit load);
-		// a streamed key's points are registered in place, or copied into
-		// pinned memory of this process's own where the device cannot.
-		info := k.dev.Info()
-		hostBytes := uint64(f.Size()) + info.PinnedCopyBytes
-		for _, s := range k.all {
-			hostBytes += s.HostBytes()
-		}
-		if plan.Streamed() && info.PinnedCopyBytes > 0 {
-			b.log.Warn("the device cannot read the key file's mapping in place (cudaHostRegister read-only); its points were copied into pinned memory",
-				"key", ref.ID, "pinned_copy_bytes", info.PinnedCopyBytes)
-		}
-		b.log.Info("key loaded", "key", ref.ID, "domain", pk.DomainSize, "wires", pk.NbWires, "slots", len(k.all),
-			"plan", plan.String(), "streamed", plan.Streamed(), "chunk", info.Chunk, "registered_ranges", info.Registered,
-			"device_bytes", k.deviceBytes(), "proof_device_bytes", k.proofBytes, "proof_device_bytes_estimate", plan.ProofBytes,
-			"pinned_bytes", hostBytes-uint64(f.Size()), "compact", k.rows > 0, "took", time.Since(begin).String())
-		return k, sdk.KeyInfo{HostBytes: hostBytes, DeviceBytes: k.deviceBytes(), CompactW: k.rows > 0}, nil
+		return k, info, err
 	})
 }
 
-// planKey decides whether pk's points stay on the device or stream from the
+// loadKeyOf is LoadKey's work once the key file f is open and its curve
+// known: of reads its key (keyfile.KeyOf of the curve's points). The caller
+// closes f on an error.
+func loadKeyOf[G1, G2 any](b *Backend, ref sdk.KeyRef, f *keyfile.File, of func(*keyfile.File) (*keyfile.ProvingKey[G1, G2], error)) (*key, sdk.KeyInfo, error) {
+	begin := time.Now()
+	pk, err := of(f)
+	if err != nil {
+		return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrInvalidArgument, "load key %s: %v", ref.ID, err)
+	}
+	if pk.HForm == keyfile.HFormSnarkjs && !b.opts.SnarkjsH {
+		// Final, as for a key too large for the device: the host proves the
+		// key's partitions on a backend that takes it (the CPU's).
+		return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrUnimplemented,
+			"load key %s: this key's H points are in snarkjs's form, which this backend proves only with -snarkjs-h", ref.ID)
+	}
+	shape := gpu.ShapeOf(pk)
+	// The constraints, when sent, are opened and checked first: the plan
+	// leaves room for them, unless that would stream a key that fits
+	// resident without them (then the key proves full partitions).
+	// Compact partitions are BLS12-381's: another curve's key proves full
+	// ones.
+	var cs *constraints.Matrices
+	var csBytes uint64
+	if ref.Constraints != nil && shape.Curve != ecc.BLS12_381 {
+		b.log.Info("the key proves full partitions: compact ones are BLS12-381's", "key", ref.ID, "curve", curve.Title(shape.Curve))
+	} else if ref.Constraints != nil {
+		m, closeCS, err := sdk.OpenConstraints(*ref.Constraints)
+		if err != nil {
+			return nil, sdk.KeyInfo{}, err
+		}
+		defer closeCS()
+		if err := keyreg.CheckConstraints(f, m, ref.ID); err != nil {
+			return nil, sdk.KeyInfo{}, err
+		}
+		cs, csBytes = m, gpu.ConstraintsDeviceBytes(m)
+	}
+	plan, err := b.planKey(shape, csBytes)
+	if cs != nil && (err != nil || plan.Streamed()) {
+		// Without them, a key that fits resident stays resident, one
+		// that did not fit at all may fit lean, and a lean key takes
+		// none (its proofs' W never is on the device): it then proves
+		// full partitions.
+		if alone, aerr := b.planKey(shape, 0); aerr == nil && (err != nil || plan.Lean() || !alone.Streamed()) {
+			b.log.Warn("the key proves full partitions: with its constraints on the device it would not fit, or fit only streamed",
+				"key", ref.ID, "constraints_bytes", csBytes, "plan", alone.String())
+			plan, err, cs, csBytes = alone, nil, nil, 0
+		}
+	}
+	if err != nil {
+		return nil, sdk.KeyInfo{}, b.loadRefusal(shape, ref.ID, err)
+	}
+	need := plan.LoadBytes() + csBytes
+	if err := b.admit(need, true); err != nil {
+		return nil, sdk.KeyInfo{}, err
+	}
+	k, err := loadKey(b, pk, shape, plan, cs)
+	b.mu.Lock()
+	b.deviceInUse -= need
+	if err == nil {
+		b.deviceKeys += k.deviceBytes()
+	}
+	b.mu.Unlock()
+	if err != nil {
+		return nil, sdk.KeyInfo{}, deviceError("load key "+ref.ID, err)
+	}
+	k.file = f
+	// The key file is mapped (page cache: one copy for every backend of
+	// the machine, which the host's budget counts once, at circuit load);
+	// a streamed key's points are registered in place, or copied into
+	// pinned memory of this process's own where the device cannot.
+	info := k.dev.Info()
+	hostBytes := uint64(f.Size()) + info.PinnedCopyBytes
+	for _, s := range k.all {
+		hostBytes += s.HostBytes()
+	}
+	if plan.Streamed() && info.PinnedCopyBytes > 0 {
+		b.log.Warn("the device cannot read the key file's mapping in place (cudaHostRegister read-only); its points were copied into pinned memory",
+			"key", ref.ID, "pinned_copy_bytes", info.PinnedCopyBytes)
+	}
+	b.log.Info("key loaded", "key", ref.ID, "curve", curve.Title(shape.Curve), "domain", pk.DomainSize, "wires", pk.NbWires, "slots", len(k.all),
+		"plan", plan.String(), "streamed", plan.Streamed(), "chunk", info.Chunk, "registered_ranges", info.Registered,
+		"device_bytes", k.deviceBytes(), "proof_device_bytes", k.proofBytes, "proof_device_bytes_estimate", plan.ProofBytes,
+		"pinned_bytes", hostBytes-uint64(f.Size()), "compact", k.rows > 0, "took", time.Since(begin).String())
+	return k, sdk.KeyInfo{HostBytes: hostBytes, DeviceBytes: k.deviceBytes(), CompactW: k.rows > 0}, nil
+}
+
+// planKey decides whether the points of a key of shape s stay on the device or stream from the
 // host, in the device memory not yet admitted less besides (the key's
 // constraints): resident with MaxInFlight slots
 // when the key, its slots and a proof in every slot fit; else resident with
@@ -335,29 +407,16 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 // utilization (BENCHMARKS.md, "Feeding the GPU"), while a streamed key copies
 // all its points over PCIe for every proof: an H200 keeps a 2^26 key resident
 // with three slots rather than streaming it with four.
-func (b *Backend) planKey(pk *keyfile.BLS12381Key, besides uint64) (gpu.DevicePlan, error) {
+func (b *Backend) planKey(shape gpu.KeyShape, besides uint64) (gpu.DevicePlan, error) {
 	b.mu.Lock()
 	room := b.limit() - min(b.limit(), b.deviceInUse+b.deviceKeys+besides)
 	b.mu.Unlock()
-	shape := gpu.ShapeOf(pk)
 	for slots := b.opts.MaxInFlight; slots >= min(minResidentSlots, b.opts.MaxInFlight); slots-- {
 		if p, err := gpu.PlanDevice(shape, slots, room, b.res, b.opts.MSMPrecompute); err == nil && !p.Streamed() {
 			return p, nil
 		}
 	}
 	return gpu.PlanDevice(shape, b.opts.MaxInFlight, room, b.res, b.opts.MSMPrecompute)
-}
-
-// refuseHForm is LoadKey's error for a key whose H points the kernels do not
-// compute the scalars of (keyfile.HFormSnarkjs, a key imported from a snarkjs
-// .zkey), or nil. It is final, as for a key too large for the device: the host then
-// proves the key's partitions on a backend that computes that form (the CPU's).
-func refuseHForm(pk *keyfile.BLS12381Key, id string) error {
-	if pk.HForm == keyfile.HFormGnark {
-		return nil
-	}
-	return sdk.Permanentf(sdk.ErrUnimplemented,
-		"load key %s: this key's H points are in snarkjs's form, which this backend does not compute yet", id)
 }
 
 // loadRefusal is LoadKey's error when no plan for a key of shape s fits the
@@ -378,8 +437,8 @@ const minResidentSlots = 2
 
 // loadKey uploads pk's bases (or sets up their streaming) and cs, the
 // circuit's constraints when not nil, and allocates the plan's slots for its
-// proofs.
-func (b *Backend) loadKey(pk *keyfile.BLS12381Key, plan gpu.DevicePlan, cs *constraints.Matrices) (*key, error) {
+// proofs. shape is pk's.
+func loadKey[G1, G2 any](b *Backend, pk *keyfile.ProvingKey[G1, G2], shape gpu.KeyShape, plan gpu.DevicePlan, cs *constraints.Matrices) (*key, error) {
 	dk, err := gpu.LoadGroth16KeyPlan(b.opts.Device, pk, plan, b.opts.Prove)
 	if err != nil {
 		return nil, err
@@ -393,7 +452,7 @@ func (b *Backend) loadKey(pk *keyfile.BLS12381Key, plan gpu.DevicePlan, cs *cons
 		}
 	}
 	info := dk.Info()
-	k := &key{dev: dk, plan: plan, shape: gpu.ShapeOf(pk), proofBytes: gpu.ProofPoolBytes(info.WorkG1, info.WorkG2), slots: make(chan *gpu.Groth16Slot, plan.Slots)}
+	k := &key{curve: shape.Curve, dev: dk, plan: plan, shape: shape, proofBytes: gpu.ProofPoolBytes(info.WorkG1, info.WorkG2), slots: make(chan *gpu.Groth16Slot, plan.Slots)}
 	if cs != nil {
 		k.rows = cs.NbConstraints()
 	}
@@ -463,10 +522,6 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	}
 	defer lease.Release()
 	k := lease.Key()
-	pk, err := k.file.BLS12381() // LoadKey took no other curve's key
-	if err != nil {
-		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInternal, "prove: %v", err)
-	}
 	h := req.Partition
 	compact := h.Format == sdk.FormatCompactW
 	if compact {
@@ -509,66 +564,20 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 		b.mu.Unlock()
 	}()
 
-	// Map: read the sealed partition into the slot's pinned staging, on CPU
-	// threads, while other slots keep the GPU busy; the device reads the
-	// staging. Read, not mapped and copied: no page table to build
-	// (BENCHMARKS.md, "The partition read into the staging").
-	mapBegin := time.Now()
-	// ReadPartition's errors are sdk kinds already (a bad handle or file):
-	// they go back as they are, not through deviceError.
-	var readErr error
-	if compact {
-		err = slot.StageCompactWith(int(h.NbWires), int(h.NbOther), func(other, bits []uint64, values []fr.Element) error {
-			readErr = sdk.ReadCompactPartition(h, other, bits, values, b.opts.StageThreads)
-			return readErr
-		})
-	} else {
-		err = slot.StageWith(int(h.NbWires), int(h.NbConstraints), func(w, a, bv []fr.Element) error {
-			readErr = sdk.ReadPartition(h, w, a, bv, b.opts.StageThreads)
-			return readErr
-		})
-	}
-	if readErr != nil {
-		return sdk.ProveResult{}, readErr
+	var run slotRun
+	switch k.curve {
+	case ecc.BLS12_381:
+		run, err = proveInSlot(ctx, curve.BLS12381{}, b, k, slot, h, release)
+	case ecc.BN254:
+		run, err = proveInSlot(ctx, curve.BN254{}, b, k, slot, h, release)
+	default:
+		err = sdk.Errorf(sdk.ErrInternal, "prove: a key on %s", curve.Title(k.curve)) // LoadKey took none
 	}
 	if err != nil {
-		return sdk.ProveResult{}, deviceError("prove", err)
+		return sdk.ProveResult{}, err
 	}
-	mapWall := time.Since(mapBegin)
-	if err := ctx.Err(); err != nil {
-		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrCanceled, "prove: %v", err)
-	}
-
-	devBegin := time.Now()
-	var out refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]
-	var timing gpu.Groth16Timing
-	if compact {
-		out, timing, err = k.dev.ProveCompact(slot, int(h.NbConstraints), int(h.NbOther))
-	} else {
-		out, timing, err = k.dev.Prove(slot, int(h.NbConstraints))
-	}
-	var unsat *gpu.UnsatisfiedError
-	if errors.As(err, &unsat) {
-		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition's W does not satisfy constraint %d (checked on the device)", unsat.Constraint)
-	}
-	if err != nil {
-		return sdk.ProveResult{}, deviceError("prove", err)
-	}
-	devWall := time.Since(devBegin)
-	// The slot is free for the next proof while this one is assembled.
-	release()
-
-	finBegin := time.Now()
-	r, s, err := refprover.RandomRS[fr.Element]()
-	if err != nil {
-		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInternal, "prove: randomness: %v", err)
-	}
-	proof := refprover.Assemble(curve.BLS12381{}, pk, out, r, s)
-	var buf bytes.Buffer
-	if _, err := proof.WriteTo(&buf); err != nil {
-		return sdk.ProveResult{}, sdk.Errorf(sdk.ErrInternal, "prove: encoding the proof: %v", err)
-	}
-	finWall := time.Since(finBegin)
+	mapBegin, mapWall, devBegin, timing := run.mapBegin, run.mapWall, run.devBegin, run.timing
+	finBegin, finWall, devWall := run.finBegin, run.finWall, run.devWall
 
 	// Device phases, placed from devBegin: upload, H and the G1 MSMs back to back
 	// on the proof's stream, the G2 MSM on its own stream beside them. Each
@@ -598,7 +607,89 @@ func (b *Backend) Prove(ctx context.Context, req sdk.ProveRequest) (sdk.ProveRes
 	wall := time.Since(start)
 	busy := timing.Total
 	b.log.Debug("proved", "key", req.KeyID, "constraints", h.NbConstraints, "wall", wall.String(), "device", devWall.String(), "busy", busy.String())
-	return sdk.ProveResult{Proof: buf.Bytes(), Wall: wall, DeviceBusy: busy, Phases: phases}, nil
+	return sdk.ProveResult{Proof: run.proof, Wall: wall, DeviceBusy: busy, Phases: phases}, nil
+}
+
+// slotRun is what proveInSlot did: the proof's bytes, when each step began and
+// how long it took, and the device's timing.
+type slotRun struct {
+	proof                        []byte
+	mapBegin, devBegin, finBegin time.Time
+	mapWall, devWall, finWall    time.Duration
+	timing                       gpu.Groth16Timing
+}
+
+// proveInSlot is Prove's work in the slot it holds, for k, a key on the curve
+// c binds: it reads the partition h into the slot's staging, proves it on the
+// device, calls release (the slot is free for the next proof while this one
+// is assembled) and assembles the proof with fresh r and s.
+func proveInSlot[S ~[4]uint64, PS curve.Scalar[S], G1, G1J, G2, G2J any](ctx context.Context, c curve.Curve[S, G1, G1J, G2, G2J], b *Backend, k *key, slot *gpu.Groth16Slot, h sdk.PartitionHandle, release func()) (slotRun, error) {
+	var run slotRun
+	pk, err := keyfile.KeyOf[G1, G2](k.file)
+	if err != nil {
+		return run, sdk.Errorf(sdk.ErrInternal, "prove: %v", err)
+	}
+	compact := h.Format == sdk.FormatCompactW
+	// Map: read the sealed partition into the slot's pinned staging, on CPU
+	// threads, while other slots keep the GPU busy; the device reads the
+	// staging. Read, not mapped and copied: no page table to build
+	// (BENCHMARKS.md, "The partition read into the staging").
+	run.mapBegin = time.Now()
+	// ReadPartition's errors are sdk kinds already (a bad handle or file):
+	// they go back as they are, not through deviceError.
+	var readErr error
+	if compact {
+		err = slot.StageCompactWith(int(h.NbWires), int(h.NbOther), func(other, bits []uint64, values []fr.Element) error {
+			readErr = sdk.ReadCompactPartition(h, other, bits, values, b.opts.StageThreads)
+			return readErr
+		})
+	} else {
+		err = gpu.StageWithCurve(slot, int(h.NbWires), int(h.NbConstraints), func(w, a, bv []S) error {
+			readErr = sdk.ReadPartition(h, w, a, bv, b.opts.StageThreads)
+			return readErr
+		})
+	}
+	if readErr != nil {
+		return run, readErr
+	}
+	if err != nil {
+		return run, deviceError("prove", err)
+	}
+	run.mapWall = time.Since(run.mapBegin)
+	if err := ctx.Err(); err != nil {
+		return run, sdk.Errorf(sdk.ErrCanceled, "prove: %v", err)
+	}
+
+	run.devBegin = time.Now()
+	var out refprover.MSMResults[G1J, G2J]
+	if compact {
+		out, run.timing, err = gpu.ProveCompactCurve(c, k.dev, slot, int(h.NbConstraints), int(h.NbOther))
+	} else {
+		out, run.timing, err = gpu.ProveCurve(c, k.dev, slot, int(h.NbConstraints))
+	}
+	var unsat *gpu.UnsatisfiedError
+	if errors.As(err, &unsat) {
+		return run, sdk.Errorf(sdk.ErrInvalidArgument, "prove: the partition's W does not satisfy constraint %d (checked on the device)", unsat.Constraint)
+	}
+	if err != nil {
+		return run, deviceError("prove", err)
+	}
+	run.devWall = time.Since(run.devBegin)
+	release()
+
+	run.finBegin = time.Now()
+	r, s, err := refprover.RandomRS[S, PS]()
+	if err != nil {
+		return run, sdk.Errorf(sdk.ErrInternal, "prove: randomness: %v", err)
+	}
+	proof := refprover.Assemble[S, PS](c, pk, out, r, s)
+	var buf bytes.Buffer
+	if _, err := proof.WriteTo(&buf); err != nil {
+		return run, sdk.Errorf(sdk.ErrInternal, "prove: encoding the proof: %v", err)
+	}
+	run.proof = buf.Bytes()
+	run.finWall = time.Since(run.finBegin)
+	return run, nil
 }
 
 // deviceError types a driver error for the host.

@@ -3,12 +3,14 @@ package cudabackend
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc"
+
 	"github.com/zkhost/zkhost/cudabackend/gpu"
 	"github.com/zkhost/zkhost/sdk"
-	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // On a machine without a usable GPU (or a build without CUDA) the backend must
@@ -101,19 +103,22 @@ func TestNewDefaults(t *testing.T) {
 // (other keys hold the room), retryable.
 func TestLoadRefusal(t *testing.T) {
 	n := uint64(1) << 22
-	s := gpu.KeyShape{LogN: 22, NbWires: n, NbPublic: 1, NbA: n, NbB: n, NbK: n - 1, NbZ: n - 1}
 	for _, tc := range []struct {
+		curve     ecc.ID
 		total     uint64
 		permanent bool
 	}{
-		{64 << 20, true},
-		{16 << 30, false},
+		{ecc.BLS12_381, 64 << 20, true},
+		{ecc.BLS12_381, 16 << 30, false},
+		{ecc.BN254, 64 << 20, true},
+		{ecc.BN254, 16 << 30, false},
 	} {
+		s := gpu.KeyShape{Curve: tc.curve, LogN: 22, NbWires: n, NbPublic: 1, NbA: n, NbB: n, NbK: n - 1, NbZ: n - 1}
 		b := New(Options{DeviceMemoryCap: tc.total})
 		b.deviceTotal = tc.total // what New does with a GPU under the cap
 		err := b.loadRefusal(s, "k", errors.New("no room left"))
 		if sdk.KindOf(err) != sdk.ErrResourceExhausted || sdk.IsRetryable(err) == tc.permanent {
-			t.Errorf("device of %d MiB: %v (retryable %v), want resource_exhausted, permanent %v", tc.total>>20, err, sdk.IsRetryable(err), tc.permanent)
+			t.Errorf("%s device of %d MiB: %v (retryable %v), want resource_exhausted, permanent %v", tc.curve, tc.total>>20, err, sdk.IsRetryable(err), tc.permanent)
 		}
 		if tc.permanent && !strings.Contains(err.Error(), "needs at least") {
 			t.Errorf("device of %d MiB: %q does not name the least it needs", tc.total>>20, err)
@@ -121,15 +126,24 @@ func TestLoadRefusal(t *testing.T) {
 	}
 }
 
-// TestRefuseHForm: a key in snarkjs's H form is refused for good, saying why; a
-// key in gnark's is not.
-func TestRefuseHForm(t *testing.T) {
-	if err := refuseHForm(&keyfile.BLS12381Key{HForm: keyfile.HFormGnark}, "k"); err != nil {
-		t.Fatalf("a key in gnark's form refused: %v", err)
-	}
-	err := refuseHForm(&keyfile.BLS12381Key{HForm: keyfile.HFormSnarkjs}, "k")
-	if sdk.KindOf(err) != sdk.ErrUnimplemented || sdk.IsRetryable(err) ||
-		!strings.Contains(err.Error(), "this key's H points are in snarkjs's form, which this backend does not compute yet") {
-		t.Fatalf("a key in snarkjs's form: %v, want a permanent unimplemented error saying why", err)
+// TestDescribeCurves: the backend declares the curves it was told to prove on,
+// BLS12-381 alone by default (DefaultCurves: the device paths that have passed
+// the GPU tests), so that the host routes another curve's keys elsewhere.
+func TestDescribeCurves(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		curves []sdk.Curve
+		want   []sdk.Curve
+	}{
+		{nil, DefaultCurves},
+		{[]sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}, []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}},
+		{[]sdk.Curve{sdk.CurveBN254}, []sdk.Curve{sdk.CurveBN254}},
+	} {
+		b := New(Options{Curves: tc.curves})
+		d, err := b.Describe(ctx)
+		b.Close()
+		if err != nil || !slices.Equal(d.Curves, tc.want) {
+			t.Errorf("Options.Curves %v: Describe declares %v (%v), want %v", tc.curves, d.Curves, err, tc.want)
+		}
 	}
 }

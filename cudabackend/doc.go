@@ -1,5 +1,12 @@
-// Package cudabackend proves Groth16 (BLS12-381) on an NVIDIA GPU, as a zkhost
-// backend process (binary zkhost-backend-cuda).
+// Package cudabackend proves Groth16 (BLS12-381; BN254 and keys in snarkjs's
+// H form when Options.Curves and Options.SnarkjsH say so) on an NVIDIA GPU, as
+// a zkhost backend process (binary zkhost-backend-cuda).
+//
+// One code path serves both curves: a key's curve picks the kernels' field
+// and group instantiations and its points' sizes (groth16.h), and its H form
+// the NTT domain and the last steps of H (ntt.h's zk_h_form). BN254 keys are
+// resident or streamed; their MSMs run dense, and their proofs neither
+// stream (H out of core) nor take compact partitions, which are BLS12-381's.
 //
 // The kernels (cudabackend/csrc: Fr/Fq Montgomery arithmetic, NTT, Pippenger
 // MSM for G1 and G2, the per-proof pipeline in groth16.cu) sit behind a C ABI,

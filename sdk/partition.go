@@ -159,7 +159,8 @@ func checkFile(f *os.File, what, path string, inode uint64, size int64) error {
 const readChunk = 4 << 20
 
 // ReadPartition reads the partition h names into w, a and b (its W, A and B:
-// len(w) == NbWires, len(a) == len(b) == NbConstraints), with up to threads
+// len(w) == NbWires, len(a) == len(b) == NbConstraints; S is the fr.Element of
+// the partition's curve, whose bytes it holds), with up to threads
 // reads at a time (one when threads is below 1), after OpenPartition's checks
 // (and with its errors). A destination of the wrong length is the caller's
 // bug: ErrInternal naming the vector, and nothing read.
@@ -174,7 +175,7 @@ const readChunk = 4 << 20
 // Deliberately parallel to ReadCompactPartition: the steps they share are
 // openSealed, checkDestinations and readPieces; what is left is each format's
 // own sections and checks.
-func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
+func ReadPartition[S ~[4]uint64](h PartitionHandle, w, a, b []S, threads int) error {
 	if h.Format != FormatFull {
 		return Errorf(ErrInvalidArgument, "partition file %s: format %s, not W, A and B (ReadCompactPartition reads it)", h.Path, h.Format)
 	}
@@ -192,7 +193,7 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 	}
 	var pieces []readPiece
 	for _, sec := range []struct {
-		v   []fr.Element
+		v   []S
 		off uint64
 	}{{w, h.WOffset}, {a, h.AOffset}, {b, h.BOffset}} {
 		pieces = appendPieces(pieces, elementBytes(sec.v), sec.off)
@@ -207,7 +208,7 @@ func ReadPartition(h PartitionHandle, w, a, b []fr.Element, threads int) error {
 // that no bit lies beyond the last wire (ErrInvalidArgument otherwise). A
 // destination of the wrong length is the caller's bug: ErrInternal.
 // Deliberately parallel to ReadPartition: see why there.
-func ReadCompactPartition(h PartitionHandle, other, bits []uint64, values []fr.Element, threads int) error {
+func ReadCompactPartition[S ~[4]uint64](h PartitionHandle, other, bits []uint64, values []S, threads int) error {
 	if h.Format != FormatCompactW {
 		return Errorf(ErrInvalidArgument, "partition file %s: format %s, not a compact W", h.Path, h.Format)
 	}

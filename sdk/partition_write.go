@@ -93,7 +93,7 @@ func fillPartition(f *os.File, h PartitionHandle, W, A, B []fr.Element) error {
 
 // elementBytes views field elements as their in-memory bytes, the partition
 // format (32 bytes each, Montgomery form, little-endian limbs).
-func elementBytes(v []fr.Element) []byte {
+func elementBytes[S ~[4]uint64](v []S) []byte {
 	if len(v) == 0 {
 		return nil
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/zkhost/zkhost/cudabackend"
 	"github.com/zkhost/zkhost/cudabackend/gpu"
+	"github.com/zkhost/zkhost/sdk"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -44,6 +46,42 @@ func TestParseOptions(t *testing.T) {
 			}
 			if err == nil && (opts.Device != tt.device || opts.MaxInFlight != tt.flight || opts.DeviceMemoryCap != tt.memCap || opts.StageThreads != tt.stage) {
 				t.Errorf("options %+v, want device %d, in flight %d, cap %d, stage threads %d", opts, tt.device, tt.flight, tt.memCap, tt.stage)
+			}
+		})
+	}
+}
+
+// TestParseCurveOptions checks the options that turn on the device paths not
+// yet run on a GPU: off by default, on by flag or environment (the host passes
+// a [[device]]'s env table so), and bad values refused naming the option.
+func TestParseCurveOptions(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		curves   []sdk.Curve
+		snarkjsH bool
+		wantErr  string
+	}{
+		{"defaults", nil, nil, []sdk.Curve{sdk.CurveBLS12381}, false, ""},
+		{"flags", []string{"-curves", "bls12-381, bn254", "-snarkjs-h"}, nil, []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}, true, ""},
+		{"environment", nil, map[string]string{"ZKHOST_CUDA_CURVES": "bn254", "ZKHOST_CUDA_SNARKJS_H": "true"}, []sdk.Curve{sdk.CurveBN254}, true, ""},
+		{"flags beat environment", []string{"-curves=bls12-381", "-snarkjs-h=false"}, map[string]string{"ZKHOST_CUDA_CURVES": "bn254", "ZKHOST_CUDA_SNARKJS_H": "1"}, []sdk.Curve{sdk.CurveBLS12381}, false, ""},
+		{"repeated curve", []string{"-curves", "bn254,bn254"}, nil, []sdk.Curve{sdk.CurveBN254}, false, ""},
+		{"unknown curve", []string{"-curves", "bls12-377"}, nil, nil, false, `-curves: curve "bls12-377"`},
+		{"bad environment", nil, map[string]string{"ZKHOST_CUDA_SNARKJS_H": "maybe"}, nil, false, "ZKHOST_CUDA_SNARKJS_H"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts, err := parseOptions(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(opts.Curves, tt.curves) || opts.SnarkjsH != tt.snarkjsH {
+				t.Errorf("curves %v, snarkjs-h %v, err %v; want %v, %v", opts.Curves, opts.SnarkjsH, err, tt.curves, tt.snarkjsH)
 			}
 		})
 	}

@@ -1,5 +1,7 @@
 // groth16.cu: one Groth16 proof's device work (see groth16.h): upload the
-// partition, H on the device, five MSMs against resident bases.
+// partition, H on the device, five MSMs against resident bases. One code
+// path for both curves: a key holds its curve's sizes and MSM groups, and
+// H's curve and form, which the NTT and MSM entry points take.
 
 #include <cuda_runtime.h>
 #include <string.h>
@@ -37,6 +39,11 @@ struct streamer {
 
 struct zk_g16_key {
     int device;
+    // The key's curve (ntt.h's zk_ntt_curve) and what follows from it, and
+    // its H points' form (zk_h_form).
+    int curve, h_form;
+    int group1, group2;          // msm.h's groups of its G1 and G2
+    size_t g1, g2, jac1, jac2;   // bytes of an affine and a Jacobian point of each
     uint32_t log_n;
     size_t nwires, nb_public, nk, nz;
     // Resident (chunk == 0): the point sets on the device.
@@ -77,7 +84,7 @@ struct zk_g16_key {
     std::atomic<int> ntt_radix{0};     // H's NTTs (ntt.h; 0: the default)
 };
 
-static const size_t kFr = 32, kG1 = 96, kG2 = 192, kJac1 = 144, kJac2 = 288;
+static const size_t kFr = 32;
 
 extern "C" uint64_t zk_g16_key_device_bytes(const zk_g16_key* key) {
     return key ? key->bytes : 0;
@@ -246,10 +253,12 @@ static int index_of(const uint8_t* skip, size_t nwires, size_t n, std::vector<ui
     return ZK_OK;
 }
 
-// streamer_init allocates a group's chunk buffers for chunks of S points.
-static int streamer_init(streamer* s, int group, size_t S, char* err, size_t errlen) {
+// streamer_init allocates a group's chunk buffers for chunks of S points of
+// elem bytes.
+static int streamer_init(streamer* s, int group, size_t elem, size_t S, char* err,
+                         size_t errlen) {
     s->S = S;
-    s->elem = group == ZK_MSM_G2 ? kG2 : kG1;
+    s->elem = elem;
     // A handle of S points at infinity (all skipped): its bases are refilled.
     std::vector<uint8_t> skip(S, 1);
     char inner[512] = {0};
@@ -290,8 +299,9 @@ static int key_work_init(zk_g16_key* key, char* err, size_t errlen) {
     int mrc = zk_msm_trim(key->device, inner, sizeof inner);
     if (mrc != ZK_MSM_OK) return msm_fail(mrc, "trim", err, errlen, inner);
     zk_g16_run runs[5];
-    const uint64_t classify = zk_g16_proof_runs(key->nwires, key->na, key->nb, key->nk, key->nz,
-                                                key->chunk, key->h_block > 0, runs);
+    const uint64_t classify = zk_g16_proof_runs(key->curve, key->nwires, key->na, key->nb,
+                                                key->nk, key->nz, key->chunk, key->h_block > 0,
+                                                runs);
     // The handle each set's MSM runs on: its points when resident, else the
     // group's chunk buffers (whose handles size a run of any length).
     void* resident[5] = {key->a, key->b, key->k, key->z, key->b2};
@@ -335,9 +345,9 @@ static int key_stream_init(zk_g16_key* key, const void* g1a, const uint8_t* inf_
         size_t bytes;
         const char** out;
     } sets[] = {
-        {g1a, key->na * kG1, &key->h_a}, {g1b, key->nb * kG1, &key->h_b},
-        {g1k, key->nk * kG1, &key->h_k}, {g1z, key->nz * kG1, &key->h_z},
-        {g2b, key->nb * kG2, &key->h_b2},
+        {g1a, key->na * key->g1, &key->h_a}, {g1b, key->nb * key->g1, &key->h_b},
+        {g1k, key->nk * key->g1, &key->h_k}, {g1z, key->nz * key->g1, &key->h_z},
+        {g2b, key->nb * key->g2, &key->h_b2},
     };
     for (auto& st : sets)
         if ((rc = pin(key, st.p, st.bytes, st.out, err, errlen)) != ZK_OK) return rc;
@@ -351,15 +361,17 @@ static int key_stream_init(zk_g16_key* key, const void* g1a, const uint8_t* inf_
     key->s1 = new (std::nothrow) streamer();
     key->s2 = new (std::nothrow) streamer();
     if (!key->s1 || !key->s2) return zk_fail(err, errlen, ZK_ENOMEM, "host allocation");
-    if ((rc = streamer_init(key->s1, ZK_MSM_G1, key->chunk, err, errlen)) != ZK_OK) return rc;
-    if ((rc = streamer_init(key->s2, ZK_MSM_G2, key->chunk, err, errlen)) != ZK_OK) return rc;
-    static_assert(kG1 == 96 && kG2 == 192 && kFr == 32, "groth16.h counts these sizes");
-    key->bytes = zk_g16_stream_key_device_bytes(key->chunk, key->na, key->nb, lean);
+    if ((rc = streamer_init(key->s1, key->group1, key->g1, key->chunk, err, errlen)) != ZK_OK)
+        return rc;
+    if ((rc = streamer_init(key->s2, key->group2, key->g2, key->chunk, err, errlen)) != ZK_OK)
+        return rc;
+    static_assert(kFr == 32, "groth16.h counts these sizes");
+    key->bytes = zk_g16_stream_key_device_bytes(key->curve, key->chunk, key->na, key->nb, lean);
     return ZK_OK;
 }
 
-extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t nb_public,
-                               const void* g1a, size_t na, const uint8_t* inf_a, const void* g1b,
+extern "C" int zk_g16_key_load(int device, int curve, int h_form, uint32_t log_n, size_t nwires,
+                               size_t nb_public, const void* g1a, size_t na, const uint8_t* inf_a, const void* g1b,
                                size_t nb, const uint8_t* inf_b, const void* g1k, size_t nk,
                                const void* g1z, size_t nz, const void* g2b, size_t chunk,
                                int depth, uint64_t h_block, int stream_c, zk_g16_key** out,
@@ -369,6 +381,22 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
         return zk_fail(err, errlen, ZK_EINVAL,
                        "bad key shape: log_n %u, %zu wires, %zu public, %zu K points, %zu Z points",
                        log_n, nwires, nb_public, nk, nz);
+    if (curve != ZK_NTT_BLS12_381 && curve != ZK_NTT_BN254)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "key on curve %d: want ZK_NTT_BLS12_381 (%d) or ZK_NTT_BN254 (%d)", curve,
+                       ZK_NTT_BLS12_381, ZK_NTT_BN254);
+    if (h_form != ZK_H_GNARK && h_form != ZK_H_SNARKJS)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "key's H in form %d: want ZK_H_GNARK (%d) or ZK_H_SNARKJS (%d)", h_form,
+                       ZK_H_GNARK, ZK_H_SNARKJS);
+    if (h_block && curve != ZK_NTT_BLS12_381)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "streamed proofs (H out of core) are BLS12-381's: a BN254 key is resident "
+                       "or streamed");
+    if (h_block && h_form != ZK_H_GNARK)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "streamed proofs (H out of core) compute gnark's H: a key in snarkjs's form "
+                       "is resident or streamed");
     if (chunk > ZK_MSM_MAX_CHUNK)
         return zk_fail(err, errlen, ZK_EINVAL, "streamed chunk of %zu points: at most %zu", chunk,
                        (size_t)ZK_MSM_MAX_CHUNK);
@@ -391,6 +419,15 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
     zk_g16_key* key = new (std::nothrow) zk_g16_key();
     if (!key) return zk_fail(err, errlen, ZK_ENOMEM, "host allocation");
     key->device = device;
+    key->curve = curve;
+    key->h_form = h_form;
+    const bool bn = curve == ZK_NTT_BN254;
+    key->group1 = bn ? ZK_MSM_BN254_G1 : ZK_MSM_G1;
+    key->group2 = bn ? ZK_MSM_BN254_G2 : ZK_MSM_G2;
+    key->g1 = zk_g16_g1_bytes(curve);
+    key->g2 = zk_g16_g2_bytes(curve);
+    key->jac1 = key->g1 / 2 * 3;
+    key->jac2 = key->g2 / 2 * 3;
     key->log_n = log_n;
     key->nwires = nwires;
     key->nb_public = nb_public;
@@ -428,11 +465,11 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
         size_t size;
         const char* name;
     } sets[] = {
-        {ZK_MSM_G1, g1a, na, inf_a, &key->a, kG1, "G1 A"},
-        {ZK_MSM_G1, g1b, nb, inf_b, &key->b, kG1, "G1 B"},
-        {ZK_MSM_G1, g1k, nk, nullptr, &key->k, kG1, "G1 K"},
-        {ZK_MSM_G1, g1z, nz, nullptr, &key->z, kG1, "G1 Z"},
-        {ZK_MSM_G2, g2b, nb, inf_b, &key->b2, kG2, "G2 B"},
+        {key->group1, g1a, na, inf_a, &key->a, key->g1, "G1 A"},
+        {key->group1, g1b, nb, inf_b, &key->b, key->g1, "G1 B"},
+        {key->group1, g1k, nk, nullptr, &key->k, key->g1, "G1 K"},
+        {key->group1, g1z, nz, nullptr, &key->z, key->g1, "G1 Z"},
+        {key->group2, g2b, nb, inf_b, &key->b2, key->g2, "G2 B"},
     };
     for (auto& s : sets) {
         if (s.n == 0 && !s.skip) continue;
@@ -445,7 +482,8 @@ extern "C" int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t
         }
         int copies = 1;
         zk_msm_precomputed(*s.dst, nullptr, &copies);
-        key->bytes += zk_g16_resident_set_bytes(int(&s - sets), nwires, nk, nz) * (uint64_t)copies;
+        key->bytes +=
+            zk_g16_resident_set_bytes(curve, int(&s - sets), nwires, nk, nz) * (uint64_t)copies;
     }
     if ((rc = key_work_init(key, err, errlen)) != ZK_OK) {
         zk_g16_key_free(key, nullptr, 0);
@@ -507,6 +545,11 @@ extern "C" int zk_g16_key_set_constraints(
     const uint32_t* c_start, const uint32_t* c_wire, const uint32_t* c_coeff, size_t c_terms,
     char* err, size_t errlen) {
     if (!key) return zk_fail(err, errlen, ZK_EINVAL, "constraints: nil key");
+    if (key->curve != ZK_NTT_BLS12_381)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "constraints: compact partitions are BLS12-381's (the device's evaluation "
+                       "and its 0/1 classes take BLS12-381's scalars): a BN254 key proves full "
+                       "partitions");
     if (key->h_block)
         return zk_fail(err, errlen, ZK_EINVAL,
                        "constraints: the key's proofs stream (no W on the device to evaluate "
@@ -645,7 +688,9 @@ extern "C" int zk_g16_slot_create(zk_g16_key* key, zk_g16_slot** out, void** w, 
     // at key load, not inside the key's first proof. A lean slot's H builds
     // its own, smaller ones.
     if ((rc = slot_init(s, key, err, errlen)) != ZK_OK ||
-        (!key->h_block && (rc = zk_ntt_prepare(key->device, key->log_n, err, errlen)) != ZK_OK)) {
+        (!key->h_block &&
+         (rc = zk_h_prepare(key->curve, key->h_form, key->device, key->log_n, err, errlen)) !=
+             ZK_OK)) {
         zk_g16_slot_free(s, nullptr, 0);
         return rc;
     }
@@ -873,7 +918,8 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     // split run takes), and a split run over a chunk would still walk the
     // whole of W's lists; streamed keys run dense.
     SplitGuard wsplit{slot};  // declared before g2: freed after the G2 thread is joined
-    const bool classify = !key->chunk && key->binary_split.load() != 0;
+    const bool classify =
+        !key->chunk && key->curve == ZK_NTT_BLS12_381 && key->binary_split.load() != 0;
     std::promise<int> classified;
     std::future<int> classified_rc = classified.get_future();
     char cerr[512] = {0};
@@ -905,7 +951,7 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
             // Streamed keys run dense (see the classification above).
             std::lock_guard<std::mutex> lk(key->s2->mu);
             g2rc = stream_msm(key->s2, key->h_b2, key->nb, key->idx_b, slot->w, slot->stream2,
-                              (char*)out_g2, kJac2, g2err, sizeof g2err);
+                              (char*)out_g2, key->jac2, g2err, sizeof g2err);
         } else if (key->b2 && wsplit.split) {
             g2rc = zk_msm_run_split(key->b2, wsplit.split, 0, nwires, slot->stream2, out_g2,
                                     nullptr, g2err, sizeof g2err);
@@ -913,15 +959,15 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
             g2rc = zk_msm_run(key->b2, slot->w, nwires, 1, slot->stream2, out_g2, nullptr, g2err,
                               sizeof g2err);
         } else {
-            memset(out_g2, 0, kJac2);
+            memset(out_g2, 0, key->jac2);
         }
         if (g2rc == ZK_MSM_OK) cudaEventRecord(ev[5], slot->stream2);
     });
 
     char inner[512] = {0};
-    rc = zk_compute_h_device(key->device, slot->a, slot->b, slot->c, key->log_n,
-                             key->ntt_radix.load(), st, nullptr,
-                             inner, sizeof inner);
+    rc = zk_compute_h_device_curve(key->curve, key->h_form, key->device, slot->a, slot->b,
+                                   slot->c, key->log_n, key->ntt_radix.load(), st, nullptr, inner,
+                                   sizeof inner);
     if (rc != ZK_OK) return zk_fail(err, errlen, rc, "H: %s", inner);
     ZK_CUDA(cudaEventRecord(ev[2], st));
 
@@ -956,9 +1002,9 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     if (key->chunk) g1lock = std::unique_lock<std::mutex>(key->s1->mu);
     for (const g1_msm& o : g1_order(key)) {
         auto& m = g1[o.which];
-        char* out = (char*)out_g1 + first[o.which] * kJac1;
+        char* out = (char*)out_g1 + first[o.which] * key->jac1;
         if (key->chunk) {
-            rc = stream_msm(key->s1, m.host, m.n, m.idx, m.scalars, st, out, kJac1, inner,
+            rc = stream_msm(key->s1, m.host, m.n, m.idx, m.scalars, st, out, key->jac1, inner,
                             sizeof inner);
             if (rc != ZK_OK) return zk_fail(err, errlen, rc, "%s: %s", m.name, inner);
             continue;
@@ -966,7 +1012,7 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
         if (m.n == 0 || !m.bases) {
             // The empty sum: infinity in Jacobian coordinates is (1, 1, 0); a
             // zeroed output is turned into that on the Go side.
-            memset(out, 0, kJac1);
+            memset(out, 0, key->jac1);
             continue;
         }
         int mrc = m.over_w && wsplit.split
@@ -1101,15 +1147,15 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
         for (const g1_msm& o : g1_order(key)) {
             if (o.which == kZ) continue;
             auto& m = g1[o.which];
-            rc = lean_msm(key, key->s1, m.host, m.n, m.scalars, st, (char*)out_g1 + o.which * kJac1,
-                          inner, sizeof inner);
+            rc = lean_msm(key, key->s1, m.host, m.n, m.scalars, st,
+                          (char*)out_g1 + o.which * key->jac1, inner, sizeof inner);
             if (rc != ZK_OK) return zk_fail(err, errlen, rc, "%s: %s", m.name, inner);
         }
         h.t.join();
         if (hrc != ZK_OK) return zk_fail(err, errlen, hrc, "H: %s", herr);
         auto& z = g1[kZ];
-        rc = lean_msm(key, key->s1, z.host, z.n, z.scalars, st, (char*)out_g1 + kZ * kJac1, inner,
-                      sizeof inner);
+        rc = lean_msm(key, key->s1, z.host, z.n, z.scalars, st, (char*)out_g1 + kZ * key->jac1,
+                      inner, sizeof inner);
         if (rc != ZK_OK) return zk_fail(err, errlen, rc, "%s: %s", z.name, inner);
     }
     ZK_CUDA(cudaEventRecord(ev[3], st));

@@ -38,7 +38,18 @@ extern "C" {
 
 typedef struct zk_g16_key zk_g16_key;
 
-/* zk_g16_key_load uploads a proving key's point sets to device. g1a holds na
+/* zk_g16_g1_bytes and zk_g16_g2_bytes are the bytes of one affine point of
+ * curve's G1 and G2 (ntt.h's zk_ntt_curve), in gnark-crypto's layout (msm.h):
+ * 96 and 192 on BLS12-381, 64 and 128 on BN254; 0 for another value. */
+static inline uint64_t zk_g16_g1_bytes(int curve) {
+    return curve == ZK_NTT_BLS12_381 ? 96 : curve == ZK_NTT_BN254 ? 64 : 0;
+}
+static inline uint64_t zk_g16_g2_bytes(int curve) { return 2 * zk_g16_g1_bytes(curve); }
+
+/* zk_g16_key_load uploads a proving key's point sets to device. The key is on
+ * curve (ntt.h's zk_ntt_curve: its points, scalars and MSM groups) and its H
+ * points want H in h_form (ntt.h's zk_h_form: gnark's, or snarkjs's for a
+ * key imported from a .zkey). g1a holds na
  * points for the wires where inf_a[i] == 0 (nwires mask bytes); likewise g1b,
  * g2b with inf_b. g1k holds nk points (wires nb_public..nwires-1), g1z nz points
  * (N-1 for a domain of N = 2^log_n).
@@ -67,8 +78,14 @@ typedef struct zk_g16_key zk_g16_key;
  * in host memory), every chunk into one set of buckets (msm.h's
  * zk_msm_run_stream, windows of at most stream_c bits; 0: no cap), one sum
  * per MSM. Such a key takes no constraint system. h_block 0: a slot holds the
- * proof's W, A, B and C on the device (stream_c is ignored). */
-int zk_g16_key_load(int device, uint32_t log_n, size_t nwires, size_t nb_public,
+ * proof's W, A, B and C on the device (stream_c is ignored).
+ *
+ * BLS12-381 keys take everything above. A BN254 key is resident or streamed,
+ * its MSMs run dense (the split over W's 0s and 1s takes BLS12-381's
+ * scalars), and neither its proofs streamed (H out of core is BLS12-381's)
+ * nor a constraint system (compact partitions) are taken: ZK_EINVAL. */
+int zk_g16_key_load(int device, int curve, int h_form, uint32_t log_n, size_t nwires,
+                    size_t nb_public,
                     const void* g1a, size_t na, const uint8_t* inf_a,
                     const void* g1b, size_t nb, const uint8_t* inf_b,
                     const void* g1k, size_t nk, const void* g1z, size_t nz,
@@ -136,7 +153,8 @@ int zk_g16_slot_free(zk_g16_slot* slot, char* err, size_t errlen);
 /* zk_g16_prove runs one proof's device work in slot, whose staging holds the
  * partition: the key's nwires scalars of W, n scalars each of A and B (n <= N;
  * zero-padded on the device). It returns when the sums are on the host, and the
- * staging may be refilled. out_g1 receives G1Jac sums (144 bytes each): for A
+ * staging may be refilled. out_g1 receives G1Jac sums (144 bytes each on
+ * BLS12-381, 96 on BN254; out_g2's G2Jac 288 and 192): for A
  * (Ar), B (Bs1), K (Krs) and Z (Krs2) in that order, partials[i] of each
  * (zk_g16_key_info: one each for a resident key, one per chunk for a streamed
  * one, to be added up), out_g2 partials[4] G2Jac (Bs2). One proof per slot at
@@ -204,30 +222,31 @@ static inline uint64_t zk_g16_slot_host_bytes(size_t nwires, uint32_t log_n) {
 enum { ZK_G16_SET_A = 0, ZK_G16_SET_B = 1, ZK_G16_SET_K = 2, ZK_G16_SET_Z = 3, ZK_G16_SET_B2 = 4 };
 
 /* zk_g16_resident_set_bytes is the device memory set `set` of a resident key
- * takes without copies: A, B and G2 B expanded to every wire (infinity where
- * the key leaves a point out), K and Z as they are. */
-static inline uint64_t zk_g16_resident_set_bytes(int set, uint64_t nwires, uint64_t nk,
-                                                 uint64_t nz) {
+ * on curve takes without copies: A, B and G2 B expanded to every wire
+ * (infinity where the key leaves a point out), K and Z as they are. */
+static inline uint64_t zk_g16_resident_set_bytes(int curve, int set, uint64_t nwires,
+                                                 uint64_t nk, uint64_t nz) {
+    const uint64_t g1 = zk_g16_g1_bytes(curve);
     switch (set) {
     case ZK_G16_SET_A:
     case ZK_G16_SET_B:
-        return nwires * 96;
+        return nwires * g1;
     case ZK_G16_SET_K:
-        return nk * 96;
+        return nk * g1;
     case ZK_G16_SET_Z:
-        return nz * 96;
+        return nz * g1;
     default:
-        return nwires * 192;
+        return nwires * zk_g16_g2_bytes(curve);
     }
 }
 
 /* zk_g16_resident_key_device_bytes is the device memory of a resident key's
  * five sets without copies. */
-static inline uint64_t zk_g16_resident_key_device_bytes(uint64_t nwires, uint64_t nk,
+static inline uint64_t zk_g16_resident_key_device_bytes(int curve, uint64_t nwires, uint64_t nk,
                                                         uint64_t nz) {
     uint64_t total = 0;
     for (int set = ZK_G16_SET_A; set <= ZK_G16_SET_B2; set++)
-        total += zk_g16_resident_set_bytes(set, nwires, nk, nz);
+        total += zk_g16_resident_set_bytes(curve, set, nwires, nk, nz);
     return total;
 }
 
@@ -243,22 +262,23 @@ typedef struct zk_g16_run {
 
 /* zk_g16_proof_runs says how each of a proof's five MSMs runs (runs[set],
  * zk_g16_key_load's order; the G1 ones one after another on the proof's
- * stream, G2's on its second) for a key of nwires wires with na A and nb B
- * points (the key file's, without their infinity points; a resident key
- * expands them), nk K and nz Z:
+ * stream, G2's on its second) for a key on curve of nwires wires with na A
+ * and nb B points (the key file's, without their infinity points; a resident
+ * key expands them), nk K and nz Z:
  *  - resident (chunk 0): A, B and K over W split, each walking all of W's
- *    lists; Z dense over H; G2 B split over W;
+ *    lists; Z dense over H; G2 B split over W (on BN254 all dense);
  *  - streamed (chunk > 0): each dense over at most one chunk of its points;
  *  - lean (also its proofs stream): each streamed over all its points.
  * Returns the values W's classification covers (it lives for the whole
  * proof, on the proof's stream): nwires when resident, else 0. groth16.cu
  * sizes a key's per-proof work from this with the handles' own figures;
  * the Go planner with msm_plan.h's bounds. */
-static inline uint64_t zk_g16_proof_runs(uint64_t nwires, uint64_t na, uint64_t nb, uint64_t nk,
-                                         uint64_t nz, uint64_t chunk, int lean,
+static inline uint64_t zk_g16_proof_runs(int curve, uint64_t nwires, uint64_t na, uint64_t nb,
+                                         uint64_t nk, uint64_t nz, uint64_t chunk, int lean,
                                          zk_g16_run runs[5]) {
     /* A resident key's A, B and G2 B are expanded to every wire. */
     const int resident = chunk == 0 && !lean;
+    const int split = resident && curve == ZK_NTT_BLS12_381;
     const uint64_t pts[5] = {resident ? nwires : na, resident ? nwires : nb, nk, nz,
                              resident ? nwires : nb};
     for (int set = ZK_G16_SET_A; set <= ZK_G16_SET_B2; set++) {
@@ -276,23 +296,23 @@ static inline uint64_t zk_g16_proof_runs(uint64_t nwires, uint64_t na, uint64_t 
             r->kind = ZK_G16_RUN_DENSE;
             r->n = nz;
         } else {
-            r->kind = ZK_G16_RUN_SPLIT;
+            r->kind = split ? ZK_G16_RUN_SPLIT : ZK_G16_RUN_DENSE;
             r->n = nwires;
         }
     }
-    return resident ? nwires : 0;
+    return split ? nwires : 0;
 }
 
-/* zk_g16_stream_key_device_bytes is the device memory a key streamed in
- * chunks of chunk points holds (zk_g16_key_load with chunk > 0): two chunk
- * buffers of G1 points (96 bytes) and two of G2 points (192), each an MSM
- * handle with 16 bytes beyond its points, two buffers of scalars for each
+/* zk_g16_stream_key_device_bytes is the device memory a key on curve streamed
+ * in chunks of chunk points holds (zk_g16_key_load with chunk > 0): two chunk
+ * buffers of G1 points and two of G2 points (zk_g16_g1_bytes, g2), each an
+ * MSM handle with 16 bytes beyond its points, two buffers of scalars for each
  * group, and, unless its proofs stream too (lean: the index stays on the
  * host), the wire index (4 bytes) of each of its na A and nb B points. */
-static inline uint64_t zk_g16_stream_key_device_bytes(uint64_t chunk, uint64_t na, uint64_t nb,
-                                                      int lean) {
-    return 2 * (chunk * 96 + 16) + 2 * (chunk * 192 + 16) + 4 * chunk * 32 +
-           (lean ? 0 : (na + nb) * 4);
+static inline uint64_t zk_g16_stream_key_device_bytes(int curve, uint64_t chunk, uint64_t na,
+                                                      uint64_t nb, int lean) {
+    return 2 * (chunk * zk_g16_g1_bytes(curve) + 16) + 2 * (chunk * zk_g16_g2_bytes(curve) + 16) +
+           4 * chunk * 32 + (lean ? 0 : (na + nb) * 4);
 }
 
 /* zk_g16_lean_slot_device_bytes is the device memory a slot of a key whose

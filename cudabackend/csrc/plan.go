@@ -16,10 +16,21 @@ const MaxDepth = C.ZK_MSM_MAX_DEPTH
 // longer MSMs run in chunks that share one workspace.
 const MaxChunk = C.ZK_MSM_MAX_CHUNK
 
-// Groups of an MSM, as msm.h numbers them.
+// Groups of an MSM, as msm.h numbers them: BLS12-381's, then BN254's.
 const (
-	G1 = C.ZK_MSM_G1
-	G2 = C.ZK_MSM_G2
+	G1      = C.ZK_MSM_G1
+	G2      = C.ZK_MSM_G2
+	BN254G1 = C.ZK_MSM_BN254_G1
+	BN254G2 = C.ZK_MSM_BN254_G2
+)
+
+// Curves, as ntt.h's zk_ntt_curve numbers them (groth16.h's keys take them),
+// and the forms of H (zk_h_form).
+const (
+	CurveBLS12381 = C.ZK_NTT_BLS12_381
+	CurveBN254    = C.ZK_NTT_BN254
+	HGnark        = C.ZK_H_GNARK
+	HSnarkjs      = C.ZK_H_SNARKJS
 )
 
 func cbool(b bool) C.int {
@@ -181,9 +192,9 @@ func SlotHostBytes(nwires uint64, logN uint32) uint64 {
 }
 
 // ResidentKeyDeviceBytes is zk_g16_resident_key_device_bytes: the device
-// memory of a resident key's five point sets without copies.
-func ResidentKeyDeviceBytes(nwires, nk, nz uint64) uint64 {
-	return uint64(C.zk_g16_resident_key_device_bytes(C.uint64_t(nwires), C.uint64_t(nk), C.uint64_t(nz)))
+// memory of a resident key's five point sets on curve without copies.
+func ResidentKeyDeviceBytes(curve int, nwires, nk, nz uint64) uint64 {
+	return uint64(C.zk_g16_resident_key_device_bytes(C.int(curve), C.uint64_t(nwires), C.uint64_t(nk), C.uint64_t(nz)))
 }
 
 // SetB2 is the G2 set's index among a key's five (ZK_G16_SET_B2): ProofRuns's
@@ -205,11 +216,11 @@ type Run struct {
 }
 
 // ProofRuns is zk_g16_proof_runs: how each of a proof's five MSMs runs (G1
-// A, B, K, Z, then G2 B) for a key of the given counts, chunk (0: resident)
-// and lean, and the values W's classification covers (0: none).
-func ProofRuns(nwires, na, nb, nk, nz, chunk uint64, lean bool) (runs [5]Run, classify uint64) {
+// A, B, K, Z, then G2 B) for a key on curve of the given counts, chunk (0:
+// resident) and lean, and the values W's classification covers (0: none).
+func ProofRuns(curve int, nwires, na, nb, nk, nz, chunk uint64, lean bool) (runs [5]Run, classify uint64) {
 	var c [5]C.zk_g16_run
-	classify = uint64(C.zk_g16_proof_runs(C.uint64_t(nwires), C.uint64_t(na), C.uint64_t(nb), C.uint64_t(nk), C.uint64_t(nz), C.uint64_t(chunk), cbool(lean), &c[0]))
+	classify = uint64(C.zk_g16_proof_runs(C.int(curve), C.uint64_t(nwires), C.uint64_t(na), C.uint64_t(nb), C.uint64_t(nk), C.uint64_t(nz), C.uint64_t(chunk), cbool(lean), &c[0]))
 	for i := range c {
 		runs[i] = Run{Kind: int(c[i].kind), N: uint64(c[i].n)}
 	}
@@ -217,10 +228,11 @@ func ProofRuns(nwires, na, nb, nk, nz, chunk uint64, lean bool) (runs [5]Run, cl
 }
 
 // StreamKeyDeviceBytes is zk_g16_stream_key_device_bytes: the device memory
-// of a key streamed in chunks of chunk points with na A and nb B points,
-// whose proofs stream too when lean (its wire index then stays on the host).
-func StreamKeyDeviceBytes(chunk, na, nb uint64, lean bool) uint64 {
-	return uint64(C.zk_g16_stream_key_device_bytes(C.uint64_t(chunk), C.uint64_t(na), C.uint64_t(nb), cbool(lean)))
+// of a key on curve streamed in chunks of chunk points with na A and nb B
+// points, whose proofs stream too when lean (its wire index then stays on
+// the host).
+func StreamKeyDeviceBytes(curve int, chunk, na, nb uint64, lean bool) uint64 {
+	return uint64(C.zk_g16_stream_key_device_bytes(C.int(curve), C.uint64_t(chunk), C.uint64_t(na), C.uint64_t(nb), cbool(lean)))
 }
 
 // LeanSlotDeviceBytes is zk_g16_lean_slot_device_bytes: the device memory of a

@@ -313,8 +313,27 @@ func TestCompactAndSlotSizes(t *testing.T) {
 	}
 	// Streamed in chunks of 2^16: two G1 and two G2 chunk buffers with their
 	// handles' slack, four of scalars, a wire index of each A and B point.
-	if got, want := StreamKeyDeviceBytes(1<<16, 100, 50, false), uint64(2*(1<<16*96+16)+2*(1<<16*192+16)+4*(1<<16)*32+150*4); got != want {
-		t.Errorf("StreamKeyDeviceBytes(chunk 2^16) = %d, want %d", got, want)
+	// BN254's points are two thirds of BLS12-381's.
+	for _, tc := range []struct {
+		curve  int
+		g1, g2 uint64
+	}{{CurveBLS12381, 96, 192}, {CurveBN254, 64, 128}} {
+		if got, want := StreamKeyDeviceBytes(tc.curve, 1<<16, 100, 50, false), 2*(1<<16*tc.g1+16)+2*(1<<16*tc.g2+16)+4*(1<<16)*32+150*4; got != want {
+			t.Errorf("StreamKeyDeviceBytes(curve %d, chunk 2^16) = %d, want %d", tc.curve, got, want)
+		}
+		// Resident: A and B and G2 B over the 100 wires, K's 97, Z's 63.
+		if got, want := ResidentKeyDeviceBytes(tc.curve, 100, 97, 63), (2*100+97+63)*tc.g1+100*tc.g2; got != want {
+			t.Errorf("ResidentKeyDeviceBytes(curve %d) = %d, want %d", tc.curve, got, want)
+		}
+		// Resident runs split over W on BLS12-381 only (its scalars' 0/1 classes).
+		runs, classify := ProofRuns(tc.curve, 100, 90, 80, 97, 63, 0, false)
+		wantKind, wantClassify := RunSplit, uint64(100)
+		if tc.curve == CurveBN254 {
+			wantKind, wantClassify = RunDense, 0
+		}
+		if runs[0].Kind != wantKind || runs[SetB2].Kind != wantKind || runs[3].Kind != RunDense || classify != wantClassify {
+			t.Errorf("ProofRuns(curve %d, resident) = %v, classify %d; want A and G2 B kind %d, classify %d", tc.curve, runs, classify, wantKind, wantClassify)
+		}
 	}
 	// 5 coefficients of 32 bytes, three row indexes of 3 words, 6 terms of 8 bytes.
 	if got, want := ConstraintsDeviceBytes(2, 5, 6), uint64(5*32+3*3*4+6*8); got != want {

@@ -16,22 +16,28 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
-// Groth16Key is a proving key on one GPU: its point sets resident, or
-// streamed from pinned host memory (LoadGroth16Key's chunk).
+// Groth16Key is a proving key on one GPU, on BLS12-381 or BN254: its point
+// sets resident, or streamed from pinned host memory (LoadGroth16Key's
+// chunk). Its methods with gnark-crypto types are BLS12-381's; ProveCurve,
+// StageCurve and StageWithCurve take either curve's.
 type Groth16Key struct {
 	ptr    *C.zk_g16_key
 	info   KeyInfo
+	curve  ecc.ID
 	nwires int // for the slots' staging views
 	domain int
-	pk     *keyfile.BLS12381Key // a streamed key reads its points from here
+	pk     any // the *keyfile.ProvingKey: a streamed key reads its points from there
 }
 
 func ptrOf[T any](s []T) unsafe.Pointer {
@@ -49,25 +55,23 @@ func boolBytes(b []bool) *C.uint8_t {
 	return (*C.uint8_t)(unsafe.Pointer(&b[0]))
 }
 
-// LoadGroth16Key uploads pk's point sets to device dev; with chunk > 0 it
-// streams them instead (see KeyInfo.Chunk): pk's point slices (a key file's
-// mapping) must then stay mapped until Free. A resident key keeps no
-// precomputed copies (LoadGroth16KeyPlan gives them); its proofs run with
-// the default ProveOptions.
-func LoadGroth16Key(dev int, pk *keyfile.BLS12381Key, chunk uint64) (*Groth16Key, error) {
-	return loadGroth16Key(dev, pk, DevicePlan{Chunk: chunk, Depth: 1}, ProveOptions{})
+// LoadGroth16Key uploads pk's point sets (BLS12-381 or BN254) to device dev;
+// with chunk > 0 it streams them instead (see KeyInfo.Chunk): pk's point
+// slices (a key file's mapping) must then stay mapped until Free. A resident
+// key keeps no precomputed copies (LoadGroth16KeyPlan gives them); its proofs
+// run with the default ProveOptions. Its proofs compute H in pk's form
+// (keyfile.HForm: gnark's, or snarkjs's for a key imported from a .zkey).
+func LoadGroth16Key[G1, G2 any](dev int, pk *keyfile.ProvingKey[G1, G2], chunk uint64) (*Groth16Key, error) {
+	return LoadGroth16KeyPlan(dev, pk, DevicePlan{Chunk: chunk, Depth: 1}, ProveOptions{})
 }
 
 // LoadGroth16KeyPlan loads pk as plan (PlanDevice) says: streamed in
 // plan.Chunk points (its proofs too when plan.Lean: H in blocks of
-// plan.HBlock), or resident with up to plan.Depth precomputed copies of each
-// point set (KeyCopiesOf; 0 or 1: none), which every proof's MSMs read; its
-// proofs run as opts says.
-func LoadGroth16KeyPlan(dev int, pk *keyfile.BLS12381Key, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
-	return loadGroth16Key(dev, pk, plan, opts)
-}
-
-func loadGroth16Key(dev int, pk *keyfile.BLS12381Key, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
+// plan.HBlock; BLS12-381 keys in gnark's H form only), or resident with up
+// to plan.Depth precomputed copies of each point set (KeyCopiesOf; 0 or 1:
+// none), which every proof's MSMs read; its proofs run as opts says (a BN254
+// key's MSMs run dense whatever opts.DenseMSM says).
+func LoadGroth16KeyPlan[G1, G2 any](dev int, pk *keyfile.ProvingKey[G1, G2], plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
 	depth := max(plan.Depth, 1)
 	if depth < 1 || depth > MSMMaxDepth {
 		return nil, fmt.Errorf("gpu: load key: %d precomputed copies, at most %d: %w", depth, MSMMaxDepth, ErrInvalid)
@@ -78,10 +82,24 @@ func loadGroth16Key(dev int, pk *keyfile.BLS12381Key, plan DevicePlan, opts Prov
 	if pk.DomainSize == 0 || pk.DomainSize&(pk.DomainSize-1) != 0 {
 		return nil, fmt.Errorf("gpu: domain size %d is not a power of two: %w", pk.DomainSize, ErrInvalid)
 	}
+	id := curve.IDOf[G1]()
+	_, _, ccurve, err := groupsOf(id)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: load key: %w", err)
+	}
+	var form C.int
+	switch pk.HForm {
+	case keyfile.HFormGnark:
+		form = C.ZK_H_GNARK
+	case keyfile.HFormSnarkjs:
+		form = C.ZK_H_SNARKJS
+	default:
+		return nil, fmt.Errorf("gpu: load key: H form %d: %w", pk.HForm, ErrInvalid)
+	}
 	logN := bits.TrailingZeros64(pk.DomainSize)
 	var e errBuf
 	var k *C.zk_g16_key
-	rc := C.zk_g16_key_load(C.int(dev), C.uint32_t(logN), C.size_t(pk.NbWires), C.size_t(pk.NbPublic),
+	rc := C.zk_g16_key_load(C.int(dev), C.int(ccurve), form, C.uint32_t(logN), C.size_t(pk.NbWires), C.size_t(pk.NbPublic),
 		ptrOf(pk.G1A), C.size_t(len(pk.G1A)), boolBytes(pk.InfinityA),
 		ptrOf(pk.G1B), C.size_t(len(pk.G1B)), boolBytes(pk.InfinityB),
 		ptrOf(pk.G1K), C.size_t(len(pk.G1K)), ptrOf(pk.G1Z), C.size_t(len(pk.G1Z)),
@@ -90,7 +108,7 @@ func loadGroth16Key(dev int, pk *keyfile.BLS12381Key, plan DevicePlan, opts Prov
 	if err := check("gpu: load key", rc, &e); err != nil {
 		return nil, err
 	}
-	key := &Groth16Key{ptr: k, info: keyInfo(k), nwires: int(pk.NbWires), domain: int(pk.DomainSize), pk: pk}
+	key := &Groth16Key{ptr: k, info: keyInfo(k), curve: id, nwires: int(pk.NbWires), domain: int(pk.DomainSize), pk: pk}
 	if err := key.SetOptions(opts); err != nil {
 		return nil, errors.Join(err, key.Free())
 	}
@@ -162,6 +180,9 @@ func (k *Groth16Key) SetConstraints(m *constraints.Matrices) error {
 	return nil
 }
 
+// Curve is the key's curve.
+func (k *Groth16Key) Curve() ecc.ID { return k.curve }
+
 // HasConstraints reports whether the key holds a constraint system
 // (SetConstraints), and so proves compact partitions.
 func (k *Groth16Key) HasConstraints() bool { return k != nil && k.info.Constraints > 0 }
@@ -188,15 +209,41 @@ func (k *Groth16Key) Free() error {
 // pinned staging buffer the partition is read (StageWith) or copied (Stage)
 // into. One proof per slot at a time; proofs in different slots run at once.
 type Groth16Slot struct {
-	ptr         *C.zk_g16_slot
-	w, a, b     []fr.Element // the pinned staging, C memory
-	deviceBytes uint64
-	hostBytes   uint64
+	ptr            *C.zk_g16_slot
+	curve          ecc.ID
+	w, a, b        unsafe.Pointer // the pinned staging of W, A and B: C memory
+	nwires, domain int
+	deviceBytes    uint64
+	hostBytes      uint64
 }
 
 // staging is the whole pinned staging: W then A then B, or a compact W.
 func (s *Groth16Slot) staging() (unsafe.Pointer, int) {
-	return unsafe.Pointer(unsafe.SliceData(s.w)), (len(s.w) + 2*len(s.a)) * FrBytes
+	return s.w, (s.nwires + 2*s.domain) * FrBytes
+}
+
+// scalarCurve returns the curve whose scalar field element S is, or
+// ecc.UNKNOWN.
+func scalarCurve[S any]() ecc.ID {
+	switch any(*new(S)).(type) {
+	case fr.Element:
+		return ecc.BLS12_381
+	case bnfr.Element:
+		return ecc.BN254
+	}
+	return ecc.UNKNOWN
+}
+
+// views returns the staging as W, A and B of S, the key's scalars, or an
+// error wrapping ErrInvalid when S is another curve's.
+func stagingViews[S any](s *Groth16Slot) (w, a, b []S, err error) {
+	if s == nil || s.ptr == nil {
+		return nil, nil, nil, fmt.Errorf("gpu: stage: nil or freed slot: %w", ErrInvalid)
+	}
+	if id := scalarCurve[S](); id != s.curve {
+		return nil, nil, nil, fmt.Errorf("gpu: stage %s scalars into a slot of a %s key: %w", curve.Title(id), curve.Title(s.curve), ErrInvalid)
+	}
+	return unsafe.Slice((*S)(s.w), s.nwires), unsafe.Slice((*S)(s.a), s.domain), unsafe.Slice((*S)(s.b), s.domain), nil
 }
 
 // NewSlot allocates a slot for proofs on k.
@@ -208,9 +255,7 @@ func (k *Groth16Key) NewSlot() (*Groth16Slot, error) {
 	if err := check("gpu: new slot", C.zk_g16_slot_create(k.ptr, &s.ptr, &w, &a, &b, &dev, &host, e.ptr(), e.size()), &e); err != nil {
 		return nil, err
 	}
-	s.w = unsafe.Slice((*fr.Element)(w), k.nwires)
-	s.a = unsafe.Slice((*fr.Element)(a), k.domain)
-	s.b = unsafe.Slice((*fr.Element)(b), k.domain)
+	s.curve, s.w, s.a, s.b, s.nwires, s.domain = k.curve, w, a, b, k.nwires, k.domain
 	s.deviceBytes, s.hostBytes = uint64(dev), uint64(host)
 	return &s, nil
 }
@@ -232,15 +277,27 @@ func (s *Groth16Slot) Free() error {
 	return err
 }
 
-// Stage copies a partition (w: the key's wires; a, b: up to its domain) into
-// the slot's pinned staging with up to threads goroutines. It runs on the CPU
-// only, so it overlaps whatever the GPU computes for other slots; the upload
-// from there is then a DMA at the bus's full speed.
+// Stage copies a BLS12-381 partition into the slot's pinned staging: StageCurve.
 func (s *Groth16Slot) Stage(w, a, b []fr.Element, threads int) error {
+	return StageCurve(s, w, a, b, threads)
+}
+
+// StageWith has fill write a BLS12-381 partition into the slot's staging:
+// StageWithCurve.
+func (s *Groth16Slot) StageWith(nbWires, nbConstraints int, fill func(w, a, b []fr.Element) error) error {
+	return StageWithCurve(s, nbWires, nbConstraints, fill)
+}
+
+// StageCurve copies a partition (w: the key's wires; a, b: up to its domain;
+// S the key's curve's fr.Element) into the slot's pinned staging with up to
+// threads goroutines. It runs on the CPU only, so it overlaps whatever the
+// GPU computes for other slots; the upload from there is then a DMA at the
+// bus's full speed.
+func StageCurve[S any](s *Groth16Slot, w, a, b []S, threads int) error {
 	if len(a) != len(b) {
 		return fmt.Errorf("gpu: stage %d A and %d B values: %w", len(a), len(b), ErrInvalid)
 	}
-	return s.StageWith(len(w), len(a), func(sw, sa, sb []fr.Element) error {
+	return StageWithCurve(s, len(w), len(a), func(sw, sa, sb []S) error {
 		parallelCopy(sw, w, threads)
 		parallelCopy(sa, a, threads)
 		parallelCopy(sb, b, threads)
@@ -248,16 +305,21 @@ func (s *Groth16Slot) Stage(w, a, b []fr.Element, threads int) error {
 	})
 }
 
-// StageWith has fill write a partition of nbWires wires and nbConstraints
-// constraints straight into the slot's pinned staging (w, a and b sized to
-// it; the CUDA backend reads the partition file there with
-// sdk.ReadPartition) and returns fill's error. Like Stage, CPU only.
-func (s *Groth16Slot) StageWith(nbWires, nbConstraints int, fill func(w, a, b []fr.Element) error) error {
-	if nbWires != len(s.w) || nbConstraints <= 0 || nbConstraints > len(s.a) {
-		return fmt.Errorf("gpu: stage %d wires and %d constraints into a slot for %d wires and up to %d constraints: %w",
-			nbWires, nbConstraints, len(s.w), len(s.a), ErrInvalid)
+// StageWithCurve has fill write a partition of nbWires wires and
+// nbConstraints constraints straight into the slot's pinned staging (w, a and
+// b sized to it, of S, the key's curve's fr.Element; the CUDA backend reads
+// the partition file there with sdk.ReadPartition) and returns fill's error.
+// Like StageCurve, CPU only.
+func StageWithCurve[S any](s *Groth16Slot, nbWires, nbConstraints int, fill func(w, a, b []S) error) error {
+	w, a, b, err := stagingViews[S](s)
+	if err != nil {
+		return err
 	}
-	return fill(s.w, s.a[:nbConstraints], s.b[:nbConstraints])
+	if nbWires != len(w) || nbConstraints <= 0 || nbConstraints > len(a) {
+		return fmt.Errorf("gpu: stage %d wires and %d constraints into a slot for %d wires and up to %d constraints: %w",
+			nbWires, nbConstraints, len(w), len(a), ErrInvalid)
+	}
+	return fill(w, a[:nbConstraints], b[:nbConstraints])
 }
 
 // CompactCapacity is the most values (wires neither 0 nor 1) a compact W
@@ -268,7 +330,7 @@ func (s *Groth16Slot) CompactCapacity() int {
 		return 0
 	}
 	_, bytes := s.staging()
-	return min(len(s.w), 3*len(s.a), (bytes-16*CompactWords(len(s.w)))/FrBytes)
+	return min(s.nwires, 3*s.domain, (bytes-16*CompactWords(s.nwires))/FrBytes)
 }
 
 // StageCompactWith has fill write a compact W of nbWires wires (the key's)
@@ -285,9 +347,12 @@ func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bi
 	if s == nil || s.ptr == nil {
 		return fmt.Errorf("gpu: stage compact: nil or freed slot: %w", ErrInvalid)
 	}
-	if nbWires != len(s.w) || nbOther < 0 || nbOther > s.CompactCapacity() {
+	if s.curve != ecc.BLS12_381 {
+		return fmt.Errorf("gpu: stage compact: compact partitions are BLS12-381's, the slot's key is on %s: %w", curve.Title(s.curve), ErrInvalid)
+	}
+	if nbWires != s.nwires || nbOther < 0 || nbOther > s.CompactCapacity() {
 		return fmt.Errorf("gpu: stage a compact W of %d wires and %d values into a slot for %d wires and up to %d values: %w",
-			nbWires, nbOther, len(s.w), s.CompactCapacity(), ErrInvalid)
+			nbWires, nbOther, s.nwires, s.CompactCapacity(), ErrInvalid)
 	}
 	base, _ := s.staging()
 	words := CompactWords(nbWires)
@@ -297,35 +362,28 @@ func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bi
 	return fill(other, bits, values)
 }
 
-// sumG1 adds MSM sums (an MSM over chunks is the sum of the chunks' MSMs). An
-// empty sum comes back all zero from C; gnark's Jacobian infinity is (1, 1, 0).
-// Deliberately parallel to sumG2: see why there.
-func sumG1(parts []bls12381.G1Jac) bls12381.G1Jac {
-	var acc bls12381.G1Jac
-	acc.X.SetOne()
-	acc.Y.SetOne()
+// sumOf adds MSM sums of one group (an MSM over chunks is the sum of the
+// chunks' MSMs) with add, from infinity. An empty sum comes back all zero
+// from C, which is no point (gnark's Jacobian infinity is (1, 1, 0)): skipped.
+func sumOf[J any](parts []J, infinity J, add func(p, q *J)) J {
+	acc := infinity
 	for i := range parts {
-		if parts[i].X.IsZero() && parts[i].Y.IsZero() && parts[i].Z.IsZero() {
+		if allZero(unsafe.Slice((*byte)(unsafe.Pointer(&parts[i])), unsafe.Sizeof(parts[i]))) {
 			continue
 		}
-		acc.AddAssign(&parts[i])
+		add(&acc, &parts[i])
 	}
 	return acc
 }
 
-// sumG2 is sumG1 for G2. Deliberately parallel to sumG1: gnark-crypto's
-// G1Jac and G2Jac share no interface.
-func sumG2(parts []bls12381.G2Jac) bls12381.G2Jac {
-	var acc bls12381.G2Jac
-	acc.X.SetOne()
-	acc.Y.SetOne()
-	for i := range parts {
-		if parts[i].X.IsZero() && parts[i].Y.IsZero() && parts[i].Z.IsZero() {
-			continue
+// allZero reports whether every byte of b is zero.
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
 		}
-		acc.AddAssign(&parts[i])
 	}
-	return acc
+	return true
 }
 
 // stageChunk is how many elements one goroutine copies at a time (4 MiB).
@@ -334,7 +392,7 @@ const stageChunk = 1 << 17
 // parallelCopy copies src into dst (len(dst) >= len(src)) in stageChunk pieces
 // spread over up to threads goroutines: one core's memcpy is well below the
 // memory bandwidth that a few reach.
-func parallelCopy(dst, src []fr.Element, threads int) {
+func parallelCopy[S any](dst, src []S, threads int) {
 	chunks := (len(src) + stageChunk - 1) / stageChunk
 	threads = max(1, min(threads, chunks))
 	var wg sync.WaitGroup
@@ -349,12 +407,17 @@ func parallelCopy(dst, src []fr.Element, threads int) {
 	wg.Wait()
 }
 
-// Prove runs one proof's device work on the partition staged in s (n
-// constraints): upload W, A, B, compute H, the four G1 MSMs and the G2 MSM.
-// The host assembles the proof from the sums. When it returns, s may be staged
-// again.
+// Prove is ProveCurve for a BLS12-381 key.
 func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
-	return k.prove(s, "gpu: prove", func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int {
+	return ProveCurve(curve.BLS12381{}, k, s, n)
+}
+
+// ProveCurve runs one proof's device work on the partition staged in s (n
+// constraints) for k, a key on the curve c binds: upload W, A, B, compute H
+// (in the key's form), the four G1 MSMs and the G2 MSM. The host assembles
+// the proof from the sums. When it returns, s may be staged again.
+func ProveCurve[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], k *Groth16Key, s *Groth16Slot, n int) (refprover.MSMResults[G1J, G2J], Groth16Timing, error) {
+	return prove(c, k, s, "gpu: prove", func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int {
 		return C.zk_g16_prove(k.ptr, s.ptr, C.size_t(n), g1, g2, t, e.ptr(), e.size())
 	})
 }
@@ -368,11 +431,18 @@ func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults[bls12381
 // ErrUnsatisfied) naming the first, as constraints.Matrices.Eval does; a
 // compact W whose other bitmap marks other than nbOther wires, ErrInvalid.
 func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
+	return ProveCompactCurve(curve.BLS12381{}, k, s, nbConstraints, nbOther)
+}
+
+// ProveCompactCurve is ProveCompact for a key on the curve c binds: a
+// BLS12-381 key's (the only curve whose keys take constraints), the CUDA
+// backend's generic path calls it.
+func ProveCompactCurve[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], k *Groth16Key, s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults[G1J, G2J], Groth16Timing, error) {
 	if nbConstraints <= 0 || nbOther < 0 {
-		return refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]{}, Groth16Timing{}, fmt.Errorf("gpu: prove compact: %d constraints, %d values: %w", nbConstraints, nbOther, ErrInvalid)
+		return refprover.MSMResults[G1J, G2J]{}, Groth16Timing{}, fmt.Errorf("gpu: prove compact: %d constraints, %d values: %w", nbConstraints, nbOther, ErrInvalid)
 	}
 	var bad C.int64_t = -1
-	res, t, err := k.prove(s, "gpu: prove compact", func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int {
+	res, t, err := prove(c, k, s, "gpu: prove compact", func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int {
 		return C.zk_g16_prove_compact(k.ptr, s.ptr, C.size_t(nbConstraints), C.size_t(nbOther), g1, g2, t, &bad, e.ptr(), e.size())
 	})
 	if errors.Is(err, ErrUnsatisfied) {
@@ -402,36 +472,41 @@ func (k *Groth16Key) evalCompact(s *Groth16Slot, n, nbOther int) (w, a, b, c []f
 }
 
 // prove runs one proof through call (zk_g16_prove or zk_g16_prove_compact)
-// and adds up the sums it returns.
-func (k *Groth16Key) prove(s *Groth16Slot, op string, call func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
-	var res refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]
+// for k, a key on the curve c binds, and adds up the sums it returns.
+func prove[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], k *Groth16Key, s *Groth16Slot, op string, call func(g1, g2 unsafe.Pointer, t *C.zk_g16_timing, e *errBuf) C.int) (refprover.MSMResults[G1J, G2J], Groth16Timing, error) {
+	var res refprover.MSMResults[G1J, G2J]
 	if k == nil || k.ptr == nil {
 		return res, Groth16Timing{}, fmt.Errorf("%s: nil or freed key: %w", op, ErrInvalid)
 	}
 	if s == nil || s.ptr == nil {
 		return res, Groth16Timing{}, fmt.Errorf("%s: nil or freed slot: %w", op, ErrInvalid)
 	}
+	if c.ID() != k.curve || s.curve != k.curve {
+		return res, Groth16Timing{}, fmt.Errorf("%s: a %s proof of a %s key in a slot of a %s key: %w", op, curve.Title(c.ID()), curve.Title(k.curve), curve.Title(s.curve), ErrInvalid)
+	}
 	// One sum per set, or per chunk of a streamed key's sets: C memory, so
-	// that the C side may write them from its threads.
+	// that the C side may write them from its threads. The Jacobian points
+	// are gnark-crypto's, whose layout the C side writes (msm.h).
 	p := k.info.Partials
 	n1 := p[0] + p[1] + p[2] + p[3]
-	buf := C.calloc(C.size_t(max(1, n1*144+p[4]*288)), 1)
+	j1, j2 := int(unsafe.Sizeof(*new(G1J))), int(unsafe.Sizeof(*new(G2J)))
+	buf := C.calloc(C.size_t(max(1, n1*j1+p[4]*j2)), 1)
 	defer C.free(buf)
-	g1 := unsafe.Slice((*bls12381.G1Jac)(buf), n1)
-	g2 := unsafe.Slice((*bls12381.G2Jac)(unsafe.Add(buf, n1*144)), p[4])
+	g1 := unsafe.Slice((*G1J)(buf), n1)
+	g2 := unsafe.Slice((*G2J)(unsafe.Add(buf, n1*j1)), p[4])
 	var t C.zk_g16_timing
 	var e errBuf
-	rc := call(unsafe.Pointer(unsafe.SliceData(g1)), unsafe.Add(buf, n1*144), &t, &e)
+	rc := call(buf, unsafe.Add(buf, n1*j1), &t, &e)
 	if err := check(op, rc, &e); err != nil {
 		return res, Groth16Timing{}, err
 	}
-	var sums [4]bls12381.G1Jac
+	var sums [4]G1J
 	at := 0
 	for i := range sums {
-		sums[i] = sumG1(g1[at : at+p[i]])
+		sums[i] = sumOf(g1[at:at+p[i]], c.G1Infinity(), c.G1Add)
 		at += p[i]
 	}
-	res.Ar, res.Bs1, res.Krs, res.Krs2, res.Bs2 = sums[0], sums[1], sums[2], sums[3], sumG2(g2)
+	res.Ar, res.Bs1, res.Krs, res.Krs2, res.Bs2 = sums[0], sums[1], sums[2], sums[3], sumOf(g2, c.G2Infinity(), c.G2Add)
 	return res, Groth16Timing{
 		Upload: msDuration(t.upload_ms), Evaluate: msDuration(t.eval_ms), NTT: msDuration(t.ntt_ms), MSMG1: msDuration(t.msm_g1_ms),
 		MSMG2Start: msDuration(t.msm_g2_start_ms), MSMG2: msDuration(t.msm_g2_ms), Total: msDuration(t.total_ms),

@@ -3,10 +3,12 @@
 package gpu
 
 import (
+	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
 )
@@ -16,14 +18,17 @@ import (
 type Groth16Key struct{}
 
 // LoadGroth16Key reports that the package was built without CUDA.
-func LoadGroth16Key(dev int, pk *keyfile.BLS12381Key, chunk uint64) (*Groth16Key, error) {
+func LoadGroth16Key[G1, G2 any](dev int, pk *keyfile.ProvingKey[G1, G2], chunk uint64) (*Groth16Key, error) {
 	return nil, errNoCUDABuild
 }
 
 // LoadGroth16KeyPlan reports that the package was built without CUDA.
-func LoadGroth16KeyPlan(dev int, pk *keyfile.BLS12381Key, plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
+func LoadGroth16KeyPlan[G1, G2 any](dev int, pk *keyfile.ProvingKey[G1, G2], plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
 	return nil, errNoCUDABuild
 }
+
+// Curve is ecc.UNKNOWN.
+func (k *Groth16Key) Curve() ecc.ID { return ecc.UNKNOWN }
 
 // SetOptions reports that the package was built without CUDA.
 func (k *Groth16Key) SetOptions(opts ProveOptions) error { return errNoCUDABuild }
@@ -63,6 +68,24 @@ func (s *Groth16Slot) StageWith(nbWires, nbConstraints int, fill func(w, a, b []
 // Prove reports that the package was built without CUDA.
 func (k *Groth16Key) Prove(s *Groth16Slot, n int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
 	return refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac]{}, Groth16Timing{}, errNoCUDABuild
+}
+
+// StageCurve reports that the package was built without CUDA.
+func StageCurve[S any](s *Groth16Slot, w, a, b []S, threads int) error { return errNoCUDABuild }
+
+// StageWithCurve reports that the package was built without CUDA.
+func StageWithCurve[S any](s *Groth16Slot, nbWires, nbConstraints int, fill func(w, a, b []S) error) error {
+	return errNoCUDABuild
+}
+
+// ProveCompactCurve reports that the package was built without CUDA.
+func ProveCompactCurve[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], k *Groth16Key, s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults[G1J, G2J], Groth16Timing, error) {
+	return refprover.MSMResults[G1J, G2J]{}, Groth16Timing{}, errNoCUDABuild
+}
+
+// ProveCurve reports that the package was built without CUDA.
+func ProveCurve[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], k *Groth16Key, s *Groth16Slot, n int) (refprover.MSMResults[G1J, G2J], Groth16Timing, error) {
+	return refprover.MSMResults[G1J, G2J]{}, Groth16Timing{}, errNoCUDABuild
 }
 
 // SetConstraints reports that the package was built without CUDA.

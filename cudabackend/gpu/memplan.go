@@ -14,8 +14,11 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/consensys/gnark-crypto/ecc"
+
 	"github.com/zkhost/zkhost/cudabackend/csrc"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
@@ -29,11 +32,12 @@ const maxThreadsPerSM = 2048
 const DefaultSMCount = 132
 
 // Residency is how many threads of the MSM's accumulation (k_accum0) and
-// reduction (k_reduce) kernels a device keeps at once, for G1 (index 0) and
-// G2 (index 1): the MSM's thread counts, and so its partial-sum buffers,
-// follow them. DeviceResidency asks the device; BoundResidency bounds it.
+// reduction (k_reduce) kernels a device keeps at once, for each group,
+// indexed by msm.h's group less one (BLS12-381's G1, G2, then BN254's): the
+// MSM's thread counts, and so its partial-sum buffers, follow them.
+// DeviceResidency asks the device; BoundResidency bounds it.
 type Residency struct {
-	Accum, Reduce [2]uint32
+	Accum, Reduce [4]uint32
 }
 
 // BoundResidency is an upper bound of any device's Residency with sms
@@ -44,18 +48,31 @@ func BoundResidency(sms int) Residency {
 		sms = DefaultSMCount
 	}
 	t := uint32(sms * maxThreadsPerSM)
-	return Residency{Accum: [2]uint32{t, t}, Reduce: [2]uint32{t, t}}
+	return Residency{Accum: [4]uint32{t, t, t, t}, Reduce: [4]uint32{t, t, t, t}}
 }
 
 // MSMMaxDepth is the most precomputed copies of an MSM's bases
 // (csrc.MaxDepth).
 const MSMMaxDepth = csrc.MaxDepth
 
-// Groups of an MSM, as msm.h numbers them.
+// Groups of an MSM, as msm.h numbers them: BLS12-381's.
 const (
 	groupG1 = csrc.G1
 	groupG2 = csrc.G2
 )
+
+// groupsOf returns msm.h's groups of a curve's G1 and G2, and groth16.h's
+// number of the curve (ntt.h's zk_ntt_curve), or an error wrapping ErrInvalid
+// for a curve the kernels do not prove on.
+func groupsOf(id ecc.ID) (g1, g2, c int, err error) {
+	switch id {
+	case ecc.BLS12_381:
+		return csrc.G1, csrc.G2, csrc.CurveBLS12381, nil
+	case ecc.BN254:
+		return csrc.BN254G1, csrc.BN254G2, csrc.CurveBN254, nil
+	}
+	return 0, 0, 0, fmt.Errorf("gpu: keys on %s: the kernels prove on BLS12-381 and BN254: %w", curve.Title(id), ErrInvalid)
+}
 
 // MSMPrecomputeChoice is msm_plan.h's zk_msm_precompute_choice: the window c
 // and the copies d (at most maxDepth) that precomputing the bases of an MSM
@@ -107,7 +124,9 @@ func MSMClassifyBytes(n uint64) uint64 { return csrc.ClassifyWork(n) }
 
 // KeyShape is what the device accounting needs of a proving key.
 type KeyShape struct {
-	LogN     uint32 // the domain is 2^LogN
+	Curve    ecc.ID        // BLS12-381 or BN254 (groupsOf)
+	HForm    keyfile.HForm // how its proofs compute H
+	LogN     uint32        // the domain is 2^LogN
 	NbWires  uint64
 	NbPublic uint64
 	NbA, NbB uint64 // points of G1 A and of G1 B (and G2 B), infinity left out
@@ -115,8 +134,9 @@ type KeyShape struct {
 }
 
 // ShapeOf returns pk's shape.
-func ShapeOf(pk *keyfile.BLS12381Key) KeyShape {
+func ShapeOf[G1, G2 any](pk *keyfile.ProvingKey[G1, G2]) KeyShape {
 	return KeyShape{
+		Curve: curve.IDOf[G1](), HForm: pk.HForm,
 		LogN: uint32(bits.TrailingZeros64(pk.DomainSize)), NbWires: pk.NbWires, NbPublic: pk.NbPublic,
 		NbA: uint64(len(pk.G1A)), NbB: uint64(len(pk.G1B)), NbK: uint64(len(pk.G1K)), NbZ: uint64(len(pk.G1Z)),
 	}
@@ -165,12 +185,13 @@ func ProofPoolBytes(g1, g2 uint64) uint64 {
 // key's sets with their copies (depth), a lean key's windows at most maxC
 // bits.
 func proofStreamsWork(s KeyShape, chunk uint64, lean bool, maxC int, r Residency, depth int) (g1, g2 uint64) {
-	runs, classify := csrc.ProofRuns(s.NbWires, s.NbA, s.NbB, s.NbK, s.NbZ, chunk, lean)
+	group1, group2, c, _ := groupsOf(s.Curve) // PlanDevice checked the curve
+	runs, classify := csrc.ProofRuns(c, s.NbWires, s.NbA, s.NbB, s.NbK, s.NbZ, chunk, lean)
 	cp := KeyCopiesOf(s, depth)
 	for set, run := range runs {
-		group := groupG1
+		group := group1
 		if set == csrc.SetB2 {
-			group = groupG2
+			group = group2
 		}
 		var w uint64
 		switch run.Kind {
@@ -183,7 +204,7 @@ func proofStreamsWork(s KeyShape, chunk uint64, lean bool, maxC int, r Residency
 		default:
 			w = MSMWorkBytesPre(group, run.N, cp[set].C, cp[set].D, r)
 		}
-		if group == groupG2 {
+		if group == group2 {
 			g2 = w
 		} else {
 			g1 = max(g1, w)
@@ -216,10 +237,11 @@ func KeyCopiesOf(s KeyShape, depth int) [5]SetCopies {
 func KeyCopiesBytes(s KeyShape, depth int) uint64 {
 	var total uint64
 	cp := KeyCopiesOf(s, depth)
+	group1, group2, _, _ := groupsOf(s.Curve) // PlanDevice checked the curve
 	for i, n := range []uint64{s.NbWires, s.NbWires, s.NbK, s.NbZ, s.NbWires} {
-		group := groupG1
+		group := group1
 		if i == 4 {
-			group = groupG2
+			group = group2
 		}
 		total += MSMBasesBytes(group, n, cp[i].D) - MSMBasesBytes(group, n, 1)
 	}
@@ -231,7 +253,8 @@ func KeyCopiesBytes(s KeyShape, depth int) uint64 {
 // buffers of each group's points, two of scalars for each group, and, unless
 // its proofs stream too (lean), the wire index of every A and B point.
 func StreamKeyDeviceBytes(s KeyShape, chunk uint64, lean bool) uint64 {
-	return csrc.StreamKeyDeviceBytes(chunk, s.NbA, s.NbB, lean)
+	_, _, c, _ := groupsOf(s.Curve) // PlanDevice checked the curve
+	return csrc.StreamKeyDeviceBytes(c, chunk, s.NbA, s.NbB, lean)
 }
 
 // LeanSlotDeviceBytes is the device memory one slot of a key whose proofs
@@ -283,7 +306,7 @@ func SlotHostBytes(logN uint32, nwires int) uint64 {
 func PartitionDeviceBytes(logN uint32, nwires int, r Residency) uint64 {
 	n := uint64(1) << logN
 	w := uint64(nwires)
-	return ProofWorkBytes(KeyShape{LogN: logN, NbWires: w, NbA: w, NbB: w, NbK: w, NbZ: n - 1}, 0, r)
+	return ProofWorkBytes(KeyShape{Curve: ecc.BLS12_381, LogN: logN, NbWires: w, NbA: w, NbB: w, NbK: w, NbZ: n - 1}, 0, r)
 }
 
 // Smallest and largest streamed chunk (points).
@@ -356,7 +379,9 @@ func (p DevicePlan) String() string {
 // as many slots as fit, down to one; an error naming the least device memory
 // the key needs when not even that fits (lean, one slot, the smallest chunk
 // and block). r is the device's residency (DeviceResidency, or
-// BoundResidency).
+// BoundResidency). Only BLS12-381 keys with gnark's H go lean (H out of
+// core is BLS12-381's, in gnark's form): for any other the least is a
+// streamed plan's.
 //
 // A resident key also gets precomputed copies of its points (faster MSMs,
 // msm.h's zk_msm_precompute), at most maxDepth per set (0 or 1: none; at
@@ -367,6 +392,9 @@ func (p DevicePlan) String() string {
 func PlanDevice(s KeyShape, slots int, room uint64, r Residency, maxDepth int) (DevicePlan, error) {
 	if maxDepth < 0 || maxDepth > MSMMaxDepth {
 		return DevicePlan{}, fmt.Errorf("gpu: plan device: %d precomputed copies of a key's points: want 0 (none) to %d: %w", maxDepth, MSMMaxDepth, ErrInvalid)
+	}
+	if _, _, _, err := groupsOf(s.Curve); err != nil {
+		return DevicePlan{}, err
 	}
 	tables := TablesBytes(s, false)
 	p := DevicePlan{
@@ -391,6 +419,7 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency, maxDepth int) (
 	}
 	longest := max(s.NbA, s.NbB, s.NbK, s.NbZ, 1)
 	top := min(uint64(1)<<bits.Len64(longest-1), MaxStreamChunk) // the power of two at or above longest
+	least := p
 	for chunk := top; chunk >= MinStreamChunk; chunk /= 2 {
 		q := p
 		q.Chunk = chunk
@@ -400,12 +429,17 @@ func PlanDevice(s KeyShape, slots int, room uint64, r Residency, maxDepth int) (
 		if q.Total() <= room {
 			return q, nil
 		}
+		least = q
+	}
+	if s.Curve != ecc.BLS12_381 || s.HForm != keyfile.HFormGnark {
+		return p, fmt.Errorf("gpu: a %s key of 2^%d constraints needs at least %d MiB of device memory (%s), %d MiB are available: %w",
+			curve.Title(s.Curve), s.LogN, (least.Total()+(1<<20)-1)>>20, least, room>>20, ErrOutOfMemory)
 	}
 	// Lean: the MSMs' window first (a narrower one costs every proof more
 	// additions, by msm_plan.h's zk_msm_cost; each bit more doubles the
 	// buckets), then more slots (one proof's H and staging beside another's
 	// MSMs), then a larger chunk, then a larger block of H.
-	var least DevicePlan
+	least = DevicePlan{}
 	natural := csrc.MakePlanStream(max(s.NbA, s.NbB, s.NbK, s.NbZ, 1), MinStreamChunk, 0, r.Accum[0], r.Reduce[0]).C
 	for c := natural; c >= minStreamC; c-- {
 		capC := c
@@ -474,5 +508,6 @@ func LeanProofWorkBytes(s KeyShape, chunk uint64, maxC int, r Residency) uint64 
 // without copies (groth16.h's zk_g16_resident_key_device_bytes): G1 A and B
 // and G2 B expanded to every wire, G1 K and Z as they are.
 func KeyShapeDeviceBytes(s KeyShape) uint64 {
-	return csrc.ResidentKeyDeviceBytes(s.NbWires, s.NbK, s.NbZ)
+	_, _, c, _ := groupsOf(s.Curve) // PlanDevice checked the curve
+	return csrc.ResidentKeyDeviceBytes(c, s.NbWires, s.NbK, s.NbZ)
 }

@@ -6,10 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/zkhost/zkhost/cudabackend/csrc"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // TestMSMWorkAt2To24 checks the MSM working memory against a hand count at
@@ -70,7 +73,7 @@ func TestProofWorkAt2To24(t *testing.T) {
 		t.Errorf("PartitionDeviceBytes(2^24) = %d, the dense MSMs take %d: the split adds %d", got, dense, extra)
 	}
 	// Streamed in chunks of 2^22, every MSM is over at most 2^22 points.
-	s := KeyShape{LogN: logN, NbWires: uint64(nwires), NbPublic: 3, NbA: uint64(nwires), NbB: uint64(nwires), NbK: uint64(nwires - 3), NbZ: 1<<24 - 1}
+	s := KeyShape{Curve: ecc.BLS12_381, LogN: logN, NbWires: uint64(nwires), NbPublic: 3, NbA: uint64(nwires), NbB: uint64(nwires), NbK: uint64(nwires - 3), NbZ: 1<<24 - 1}
 	if got, want := ProofWorkBytes(s, 1<<22, BoundResidency(132)), ProofPoolBytes(MSMWorkBytes(groupG1, 1<<22, BoundResidency(132)), MSMWorkBytes(groupG2, 1<<22, BoundResidency(132))); got != want {
 		t.Errorf("ProofWorkBytes(2^24, chunk 2^22) = %d, want %d", got, want)
 	}
@@ -81,7 +84,7 @@ func TestProofWorkAt2To24(t *testing.T) {
 // caps in chunks that fit, refused under 4 GB, and never a plan above the room.
 func TestPlanDevice(t *testing.T) {
 	const nwires = 1<<24 + 3
-	s := KeyShape{LogN: 24, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<24 - 1}
+	s := KeyShape{Curve: ecc.BLS12_381, LogN: 24, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<24 - 1}
 	cases := []struct {
 		room           uint64
 		streamed, lean bool
@@ -150,12 +153,50 @@ func TestPlanDevice(t *testing.T) {
 	}
 }
 
+// TestPlanDeviceCurves checks the plans of keys the lean path does not take
+// (H out of core is BLS12-381's, in gnark's form): a BN254 key, and a
+// BLS12-381 key in snarkjs's H form. Each is resident when it fits (a BN254
+// key's points two thirds of BLS12-381's), streamed when only that fits, and
+// refused below its least streamed plan, naming it, never lean; a shape of
+// no curve the kernels prove on is refused as invalid.
+func TestPlanDeviceCurves(t *testing.T) {
+	const nwires = 1 << 20
+	shape := func(id ecc.ID, form keyfile.HForm) KeyShape {
+		return KeyShape{Curve: id, HForm: form, LogN: 20, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<20 - 1}
+	}
+	r := BoundResidency(132)
+	bls := shape(ecc.BLS12_381, keyfile.HFormGnark)
+	bn := shape(ecc.BN254, keyfile.HFormGnark)
+	if got, want := KeyShapeDeviceBytes(bn)*3, KeyShapeDeviceBytes(bls)*2; got != want {
+		t.Errorf("BN254 key bytes ×3 = %d, BLS12-381's ×2 = %d: want equal", got, want)
+	}
+	for _, s := range []KeyShape{bn, shape(ecc.BLS12_381, keyfile.HFormSnarkjs)} {
+		name := fmt.Sprintf("%s, H form %d", curve.Title(s.Curve), s.HForm)
+		p, err := PlanDevice(s, 2, 64<<30, r, 0)
+		if err != nil || p.Streamed() {
+			t.Errorf("%s, 64 GiB: %v, %v; want resident", name, p, err)
+		}
+		// Just under the resident plan: streamed.
+		q, err := PlanDevice(s, 2, p.Total()-1, r, 0)
+		if err != nil || !q.Streamed() || q.Lean() {
+			t.Errorf("%s, room just under resident: %v, %v; want streamed, not lean", name, q, err)
+		}
+		_, err = PlanDevice(s, 2, 1<<20, r, 0)
+		if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(err.Error(), "needs at least") || !strings.Contains(err.Error(), "streamed") {
+			t.Errorf("%s, 1 MiB: %v; want ErrOutOfMemory naming its least streamed plan", name, err)
+		}
+	}
+	if _, err := PlanDevice(shape(ecc.BW6_761, keyfile.HFormGnark), 2, 64<<30, r, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a BW6-761 shape: %v, want ErrInvalid", err)
+	}
+}
+
 // TestResidencyBound checks that the estimate with every SM full bounds the
 // estimate with a device's own residency (an H200's MSM kernels hold 256
 // threads per SM, 2 blocks of 128: 255 and 180 registers a thread), at every
 // size the backend plans for.
 func TestResidencyBound(t *testing.T) {
-	h200 := Residency{Accum: [2]uint32{132 * 256, 132 * 256}, Reduce: [2]uint32{132 * 256, 132 * 256}}
+	h200 := Residency{Accum: [4]uint32{132 * 256, 132 * 256, 132 * 256, 132 * 256}, Reduce: [4]uint32{132 * 256, 132 * 256, 132 * 256, 132 * 256}}
 	for logN := uint32(10); logN <= 27; logN++ {
 		n := 1 << logN
 		dev, bound := PartitionDeviceBytes(logN, n+3, h200), PartitionDeviceBytes(logN, n+3, BoundResidency(132))
@@ -170,7 +211,7 @@ func TestResidencyBound(t *testing.T) {
 // over n classified scalars allocates: its rest (npip) through Pippenger, its
 // ones summed apart, for shares of ones and rest from none to all.
 func TestSplitWorkBound(t *testing.T) {
-	for _, r := range []Residency{BoundResidency(132), {Accum: [2]uint32{132 * 256, 132 * 256}, Reduce: [2]uint32{132 * 256, 132 * 256}}} {
+	for _, r := range []Residency{BoundResidency(132), {Accum: [4]uint32{132 * 256, 132 * 256, 132 * 256, 132 * 256}, Reduce: [4]uint32{132 * 256, 132 * 256, 132 * 256, 132 * 256}}} {
 		for _, group := range []int{groupG1, groupG2} {
 			g := group - 1
 			for _, n := range []uint64{1, 1000, 1 << 16, 1<<20 + 3, 1<<22 + 3, 1 << 24, 1<<25 + 9} {
@@ -220,7 +261,7 @@ func TestSplitWorkBound(t *testing.T) {
 // caps them, and one outside [0, MSMMaxDepth] is refused.
 func TestPlanDeviceCopies(t *testing.T) {
 	const nwires = 1<<22 + 3
-	s := KeyShape{LogN: 22, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<22 - 1}
+	s := KeyShape{Curve: ecc.BLS12_381, LogN: 22, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<22 - 1}
 	r := BoundResidency(132)
 	const room = 140 << 30
 	p, err := PlanDevice(s, 3, room, r, MSMMaxDepth)
@@ -271,7 +312,7 @@ func TestPlanDeviceCopiesNeverCrowd(t *testing.T) {
 	r := BoundResidency(132)
 	for logN := uint32(10); logN <= 26; logN += 2 {
 		n := uint64(1) << logN
-		s := KeyShape{LogN: logN, NbWires: n + 3, NbPublic: 3, NbA: n, NbB: n - 1, NbK: n, NbZ: n - 1}
+		s := KeyShape{Curve: ecc.BLS12_381, LogN: logN, NbWires: n + 3, NbPublic: 3, NbA: n, NbB: n - 1, NbK: n, NbZ: n - 1}
 		for slots := 1; slots <= 4; slots++ {
 			for room := uint64(1 << 30); room <= 160<<30; room = room * 3 / 2 {
 				p, err := PlanDevice(s, slots, room, r, MSMMaxDepth)

@@ -362,11 +362,12 @@ func TrimMSMPool(dev int) error {
 }
 
 // DeviceResidency asks device dev how many threads of the MSM's
-// accumulation and reduction kernels it keeps at once, for G1 and G2: with it
-// MSMWorkBytes is what msm.cu allocates on that device.
+// accumulation and reduction kernels it keeps at once, for every group (G1
+// and G2 of each curve): with it MSMWorkBytes is what msm.cu allocates on
+// that device.
 func DeviceResidency(dev int) (Residency, error) {
 	var r Residency
-	for g, group := range []C.int{C.ZK_MSM_G1, C.ZK_MSM_G2} {
+	for g, group := range []C.int{C.ZK_MSM_G1, C.ZK_MSM_G2, C.ZK_MSM_BN254_G1, C.ZK_MSM_BN254_G2} {
 		var acc, red C.uint32_t
 		var e errBuf
 		if err := check("gpu: MSM residency", C.zk_msm_residency(C.int(dev), group, &acc, &red, e.ptr(), e.size()), &e); err != nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // The ABI's element size must be gnark-crypto's for both fields: ntt.cu
@@ -138,8 +140,27 @@ func ComputeH(a, b []fr.Element, logN int) ([]fr.Element, error) {
 // NTTs run in the default radix (a Groth16 key's proofs take theirs from its
 // ProveOptions).
 func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, error) {
-	return computeHHost("gpu: compute h", a, b, logN, func(a, b, h unsafe.Pointer, n int, t *C.zk_h_timing, e *errBuf) C.int {
-		return C.zk_compute_h_host(C.int(dev), a, b, C.uint64_t(n), h, C.uint32_t(logN), C.int(NTTRadixDefault), t, e.ptr(), e.size())
+	return ComputeHForm(dev, a, b, logN, keyfile.HFormGnark)
+}
+
+// ComputeHForm is ComputeHOn over E's field (BLS12-381's or BN254's), in the
+// form a key's H points want (keyfile.HForm): gnark's, or snarkjs's (ntt.h's
+// zk_compute_h_device_curve: A·B − C on snarkjs's odd coset, natural order,
+// refprover.ComputeHSnarkjs's result).
+func ComputeHForm[E Fr](dev int, a, b []E, logN int, form keyfile.HForm) ([]E, HTiming, error) {
+	c, op := nttCurve[E]("compute h")
+	var cform C.int
+	switch form {
+	case keyfile.HFormGnark:
+		cform = C.ZK_H_GNARK
+	case keyfile.HFormSnarkjs:
+		cform = C.ZK_H_SNARKJS
+		op += " in snarkjs's form"
+	default:
+		return nil, HTiming{}, fmt.Errorf("%s: H form %d: %w", op, form, ErrInvalid)
+	}
+	return computeHHost(op, a, b, logN, func(a, b, h unsafe.Pointer, n int, t *C.zk_h_timing, e *errBuf) C.int {
+		return C.zk_compute_h_host_curve(c, cform, C.int(dev), a, b, C.uint64_t(n), h, C.uint32_t(logN), C.int(NTTRadixDefault), t, e.ptr(), e.size())
 	})
 }
 
@@ -156,7 +177,7 @@ func ComputeHStreamOn(dev int, a, b []fr.Element, logN int, block uint64) ([]fr.
 
 // computeHHost checks H's host inputs (a and b of equal length, 1 to 2^logN
 // values) and has call compute H of their n values into h (2^logN elements).
-func computeHHost(op string, a, b []fr.Element, logN int, call func(a, b, h unsafe.Pointer, n int, t *C.zk_h_timing, e *errBuf) C.int) ([]fr.Element, HTiming, error) {
+func computeHHost[E Fr](op string, a, b []E, logN int, call func(a, b, h unsafe.Pointer, n int, t *C.zk_h_timing, e *errBuf) C.int) ([]E, HTiming, error) {
 	if err := checkLogN(op, logN); err != nil {
 		return nil, HTiming{}, err
 	}
@@ -167,7 +188,7 @@ func computeHHost(op string, a, b []fr.Element, logN int, call func(a, b, h unsa
 	if len(a) == 0 || len(a) > n {
 		return nil, HTiming{}, fmt.Errorf("%s: %d inputs for a domain of %d: %w", op, len(a), n, ErrInvalid)
 	}
-	h := make([]fr.Element, n)
+	h := make([]E, n)
 	var e errBuf
 	var t C.zk_h_timing
 	if err := check(op, call(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&h[0]), len(a), &t, &e), &e); err != nil {

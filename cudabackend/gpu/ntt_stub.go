@@ -2,7 +2,11 @@
 
 package gpu
 
-import "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+import (
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/sdk/keyfile"
+)
 
 // PrepareNTT caches NTT tables on a device; without CUDA an error wrapping
 // ErrUnavailable.
@@ -25,6 +29,12 @@ func NTTDevice[E Fr](buf *Buffer, logN int, dir Direction, dec Decimation, coset
 // ComputeH computes Groth16's quotient as gnark's computeH; without CUDA an
 // error wrapping ErrUnavailable.
 func ComputeH(a, b []fr.Element, logN int) ([]fr.Element, error) { return nil, errNoCUDABuild }
+
+// ComputeHForm is ComputeH over either field in either form; without CUDA an
+// error.
+func ComputeHForm[E Fr](dev int, a, b []E, logN int, form keyfile.HForm) ([]E, HTiming, error) {
+	return nil, HTiming{}, errNoCUDABuild
+}
 
 // ComputeHOn is ComputeH on a given device; without CUDA an error.
 func ComputeHOn(dev int, a, b []fr.Element, logN int) ([]fr.Element, HTiming, error) {

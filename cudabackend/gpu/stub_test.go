@@ -10,6 +10,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"github.com/zkhost/zkhost/sdk/curve"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
 // TestStubUnavailable checks that the default build answers every call with
@@ -70,6 +73,18 @@ func TestStubUnavailable(t *testing.T) {
 			return (&Groth16Slot{}).StageCompactWith(4, 0, func(o, b []uint64, v []fr.Element) error { return nil })
 		},
 		"ProveCompact": func() error { _, _, err := (&Groth16Key{}).ProveCompact(&Groth16Slot{}, 1, 0); return err },
+		"StageCurve": func() error {
+			b := make([]bn254fr.Element, 4)
+			return StageCurve(&Groth16Slot{}, b, b, b, 1)
+		},
+		"StageWithCurve": func() error {
+			return StageWithCurve(&Groth16Slot{}, 4, 4, func(w, a, b []bn254fr.Element) error { return nil })
+		},
+		"ProveCurve": func() error {
+			_, _, err := ProveCurve(curve.BN254{}, &Groth16Key{}, &Groth16Slot{}, 1)
+			return err
+		},
+		"LoadGroth16Key(BN254)": func() error { _, err := LoadGroth16Key(0, &keyfile.BN254Key{}, 0); return err },
 	}
 	checkUnavailable(t, calls)
 	// Releasing what was never allocated is harmless.

@@ -24,3 +24,18 @@ func Int(getenv func(string) string, name string, def int) (int, error) {
 	}
 	return n, nil
 }
+
+// Bool reads the boolean environment variable name through getenv as
+// strconv.ParseBool does ("1", "true", "0", "false", ...): def when it is unset
+// or empty, an error naming the variable when it is no boolean.
+func Bool(getenv func(string) string, name string, def bool) (bool, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q is not a boolean (true or false)", name, v)
+	}
+	return b, nil
+}

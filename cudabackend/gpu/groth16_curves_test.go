@@ -1,0 +1,240 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
+	"github.com/consensys/gnark/backend/witness"
+	csbn "github.com/consensys/gnark/constraint/bn254"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/zkhost/zkhost/sdk/curve"
+	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/testcircuit"
+)
+
+// TestComputeHForms checks H on the device against the CPU prover's, for both
+// curves and both forms (gnark's computeH, snarkjs's values on its odd coset:
+// refprover.ComputeH and ComputeHSnarkjs), at sizes of one, two and three NTT
+// passes, with the last rows zero as a circuit's padding leaves them.
+func TestComputeHForms(t *testing.T) {
+	needDevice(t)
+	for _, logN := range []int{1, 4, 11, 16, 20} {
+		checkHForms(t, curve.BLS12381{}, logN)
+		checkHForms(t, curve.BN254{}, logN)
+	}
+}
+
+func checkHForms[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing.T, c curve.Curve[E, G1, G1J, G2, G2J], logN int) {
+	t.Helper()
+	n := max(1, 1<<logN-3)
+	a, b := make([]E, n), make([]E, n)
+	for i := range a {
+		PE(&a[i]).SetRandom()
+		PE(&b[i]).SetRandom()
+	}
+	pad := func(v []E) []E { return append(append([]E(nil), v...), make([]E, 1<<logN-n)...) }
+	for _, form := range []keyfile.HForm{keyfile.HFormGnark, keyfile.HFormSnarkjs} {
+		compute := refprover.ComputeH[E, PE, G1, G1J, G2, G2J]
+		if form == keyfile.HFormSnarkjs {
+			compute = refprover.ComputeHSnarkjs[E, PE, G1, G1J, G2, G2J]
+		}
+		want, err := compute(context.Background(), c, pad(a), pad(b), 1<<logN, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := ComputeHForm(0, a, b, logN, form)
+		if err != nil {
+			t.Fatalf("%s, 2^%d, form %d: %v", curve.Title(c.ID()), logN, form, err)
+		}
+		for i := range want {
+			if !PE(&got[i]).Equal(&want[i]) {
+				t.Errorf("%s, 2^%d, form %d: h[%d] differs from refprover's", curve.Title(c.ID()), logN, form, i)
+				break
+			}
+		}
+	}
+}
+
+// TestGroth16BN254 proves partitions of a BN254 chain circuit through the
+// device pipeline, resident and streamed, and gnark's BN254 verifier accepts
+// every proof; a proof checked against another partition's public input is
+// refused (the check can fail).
+func TestGroth16BN254(t *testing.T) {
+	needDevice(t)
+	const steps = 1 << 12
+	field := ecc.BN254.ScalarField()
+	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := keyconv.FromGnarkBN254(gpk.(*groth16_bn254.ProvingKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	solve := func(x uint64) (witness.Witness, *csbn.R1CSSolution) {
+		full, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, steps, x, 5), field)
+		if err != nil {
+			t.Fatal(err)
+		}
+		public, err := full.Public()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sol, err := ccs.Solve(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return public, sol.(*csbn.R1CSSolution)
+	}
+	for _, chunk := range []uint64{0, 1 << 11} {
+		t.Run(fmt.Sprintf("chunk=%d", chunk), func(t *testing.T) {
+			key, err := LoadGroth16Key(0, pk, chunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer key.Free()
+			if key.Curve() != ecc.BN254 {
+				t.Fatalf("key on %s, want BN254", key.Curve())
+			}
+			slot, err := key.NewSlot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer slot.Free()
+			var publics []witness.Witness
+			var proofs []*groth16_bn254.Proof
+			for i := range 3 {
+				public, sol := solve(uint64(3 + i))
+				if err := StageCurve(slot, sol.W, sol.A, sol.B, 2); err != nil {
+					t.Fatal(err)
+				}
+				res, _, err := ProveCurve(curve.BN254{}, key, slot, len(sol.A))
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, s, err := refprover.RandomRS[bn254fr.Element]()
+				if err != nil {
+					t.Fatal(err)
+				}
+				proof := keyconv.ProofToGnarkBN254(refprover.Assemble(curve.BN254{}, pk, res, r, s))
+				if err := groth16.Verify(proof, vk, public); err != nil {
+					t.Errorf("partition %d: gnark refused the BN254 proof: %v", i, err)
+				}
+				publics, proofs = append(publics, public), append(proofs, proof)
+			}
+			if err := groth16.Verify(proofs[0], vk, publics[1]); err == nil {
+				t.Error("gnark accepted partition 0's proof for partition 1's public input")
+			}
+			// A BLS12-381 curve, or BLS12-381 scalars, for a BN254 key: refused.
+			if _, _, err := key.Prove(slot, 1); err == nil {
+				t.Error("a BLS12-381 proof of a BN254 key was not refused")
+			}
+			if err := slot.Stage(nil, nil, nil, 1); err == nil {
+				t.Error("BLS12-381 scalars staged into a BN254 key's slot")
+			}
+		})
+	}
+}
+
+// TestGroth16SnarkjsForm proves with keys whose H points are in snarkjs's form,
+// on both curves, resident and streamed, and compares the device's five sums
+// with the CPU prover's for the same key and witness (refprover's
+// ComputeHSnarkjs, then its MSMs): the points are a gnark setup's, so no
+// verifier would accept the proof, but the sums are what snarkjs's points
+// need (the circom path through the daemon, checked by snarkjs, runs on the
+// CPU backend in make test).
+func TestGroth16SnarkjsForm(t *testing.T) {
+	needDevice(t)
+	const steps = 1 << 11
+	t.Run("BLS12-381", func(t *testing.T) {
+		ccs, _, pk := setupKey(t, &testcircuit.Chain{N: steps})
+		_, sol := solveFor(t, ccs, testcircuit.ChainAssignment(steps, 3, 5))
+		checkSnarkjsForm(t, curve.BLS12381{}, pk, sol.W, sol.A, sol.B)
+	})
+	t.Run("BN254", func(t *testing.T) {
+		field := ecc.BN254.ScalarField()
+		ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gpk, _, err := groth16.Setup(ccs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pk, err := keyconv.FromGnarkBN254(gpk.(*groth16_bn254.ProvingKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, steps, 3, 5), field)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sol, err := ccs.Solve(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sol.(*csbn.R1CSSolution)
+		checkSnarkjsForm(t, curve.BN254{}, pk, s.W, s.A, s.B)
+	})
+}
+
+func checkSnarkjsForm[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing.T, c curve.Curve[E, G1, G1J, G2, G2J], gnarkForm *keyfile.ProvingKey[G1, G2], w, a, b []E) {
+	t.Helper()
+	pk := *gnarkForm
+	pk.HForm = keyfile.HFormSnarkjs
+	ctx := context.Background()
+	pad := func(v []E) []E { return append(append([]E(nil), v...), make([]E, int(pk.DomainSize)-len(v))...) }
+	h, err := refprover.ComputeHSnarkjs[E, PE](ctx, c, pad(a), pad(b), pk.DomainSize, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := refprover.ComputeMSMs(ctx, c, &pk, w, h, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []uint64{0, 1 << 10} {
+		key, err := LoadGroth16Key(0, &pk, chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot, err := key.NewSlot()
+		if err != nil {
+			key.Free()
+			t.Fatal(err)
+		}
+		if err := StageCurve(slot, w, a, b, 2); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := ProveCurve(c, key, slot, len(a))
+		slot.Free()
+		key.Free()
+		if err != nil {
+			t.Fatalf("chunk %d: %v", chunk, err)
+		}
+		g1 := func(p G1J) any { return c.G1ToAffine(&p) }
+		for name, pair := range map[string][2]any{
+			"Ar": {g1(got.Ar), g1(want.Ar)}, "Bs1": {g1(got.Bs1), g1(want.Bs1)},
+			"Krs": {g1(got.Krs), g1(want.Krs)}, "Krs2 (H)": {g1(got.Krs2), g1(want.Krs2)},
+			"Bs2": {c.G2ToAffine(&got.Bs2), c.G2ToAffine(&want.Bs2)},
+		} {
+			if pair[0] != pair[1] {
+				t.Errorf("%s, chunk %d: the device's %s differs from refprover's", curve.Title(c.ID()), chunk, name)
+			}
+		}
+	}
+}
