@@ -80,6 +80,18 @@ chain_key() {
   box "${KG:-150}" "$BIN/zkhost" keygen --circuit chain --k "$1" --out "$KEYS" >> "$2" 2>&1
   log "keygen exit $?"
 }
+# prove_pair ID LOG SUMMARY: circuit ID's partitions through `zkhost prove` and the CUDA backend
+# (its summary.json copied to SUMMARY), then through gnark's groth16.Prove peer on this
+# machine's cores, each verified; output appended to LOG.
+prove_pair() {
+  log "prove $1: zkhost-backend-cuda, ${PARTS:-4} partitions"
+  box "${PROVE_T:-90}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "$1" --partitions "${PARTS:-4}" --out "/tmp/p-$1" --backend "$BIN/zkhost-backend-cuda" --log-level info >> "$2" 2>&1
+  log "cuda exit $?"
+  cp "/tmp/p-$1/summary.json" "$3" 2>/dev/null
+  log "prove $1: gnark groth16.Prove peer, ${PEER_PARTS:-2} partitions"
+  box "${PEER_T:-60}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "$1" --partitions "${PEER_PARTS:-2}" --out "/tmp/g-$1" --gnark-peer >> "$2" 2>&1
+  log "gnark exit $?"
+}
 # id_key ID LOG: the development key of circuit ID (chain-kK or sha256-bB), made unless it is there.
 id_key() {
   [ -f "$KEYS/$1.pk" ] && return 0
@@ -135,16 +147,25 @@ for step in $STEPS; do
       ls -l "$KEYS"/chain-k"$k".* >> "$OUT/keygen-k$k.txt" 2>&1
       grep -v " INF " "$OUT/keygen-k$k.txt"
     done ;;
+  bn254)
+    # BN254 through the daemon and the CUDA backend (its BN254 path turned on), chain 2^k for
+    # k in BN_KS with gnark's BN254 setup, beside gnark's BN254 groth16.Prove on the same cores;
+    # the host verifies every proof with gnark:
+    #   STEPS=bn254 BN_KS="20 22" KG=300 BUDGET=560 scripts/gpu-run.sh
+    for k in ${BN_KS:-20}; do
+      id="chain-k$k-bn254"
+      if [ ! -f "$KEYS/$id.pk" ]; then
+        log "keygen $id"
+        box "${KG:-300}" "$BIN/zkhost" keygen --circuit chain --k "$k" --curve bn254 --out "$KEYS" >> "$OUT/bn254.txt" 2>&1
+        log "keygen exit $?"
+      fi
+      ZKHOST_CUDA_CURVES=bls12-381,bn254 prove_pair "$id" "$OUT/bn254.txt" "$OUT/summary-cuda-bn254-k$k.json"
+    done
+    tail -40 "$OUT/bn254.txt" ;;
   prove)
     for k in $KS; do
       chain_key "$k" "$OUT/prove.txt"
-      log "prove chain-k$k: zkhost-backend-cuda, ${PARTS:-4} partitions"
-      box "${PROVE_T:-90}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PARTS:-4}" --out "/tmp/p$k" --backend "$BIN/zkhost-backend-cuda" --log-level info >> "$OUT/prove.txt" 2>&1
-      log "cuda exit $?"
-      cp "/tmp/p$k/summary.json" "$OUT/summary-cuda-k$k.json" 2>/dev/null
-      log "prove chain-k$k: gnark groth16.Prove peer, ${PEER_PARTS:-2} partitions"
-      box "${PEER_T:-60}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "chain-k$k" --partitions "${PEER_PARTS:-2}" --out "/tmp/g$k" --gnark-peer >> "$OUT/prove.txt" 2>&1
-      log "gnark exit $?"
+      prove_pair "chain-k$k" "$OUT/prove.txt" "$OUT/summary-cuda-k$k.json"
     done
     tail -40 "$OUT/prove.txt" ;;
   stream)

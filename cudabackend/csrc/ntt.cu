@@ -256,10 +256,10 @@ int build_domain(int device, uint32_t L, int form, domain_t<F>** out, char* err,
     const F one = F::one();
     const bool snarkjs = form == ZK_H_SNARKJS;
     F w[2];
-    w[0] = snarkjs ? snarkjs_root_of_unity<F>(L) : root_of_unity<F>(L);
+    w[0] = root_of_unity<F>(L, snarkjs);
     w[1] = w[0].inverse();
     F g[2];
-    g[0] = snarkjs ? snarkjs_root_of_unity<F>(L + 1) : coset_gen<F>();
+    g[0] = snarkjs ? root_of_unity<F>(L + 1, true) : coset_gen<F>();
     g[1] = g[0].inverse();
     d->n_inv = fr_from_u64<F>(N).inverse();
     d->den = snarkjs ? one : (g[0].pow(N) - one).inverse();

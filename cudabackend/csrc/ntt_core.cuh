@@ -363,26 +363,14 @@ ZK_HD F fr_from_u64(uint64_t x) {
 
 // root_of_unity returns gnark-crypto's generator of the order-2^L subgroup
 // (L <= the field's TWO_ADICITY S): fr.Generator(2^L) = gS^(2^(S-L)), gS
-// the field's fixed 2^S-th root (field.cuh's root).
+// the field's fixed 2^S-th root (field.cuh's root); with snarkjs, the one
+// snarkjs's domains use, from its fixed root (field.cuh's snarkjs_root).
+// snarkjs's H evaluates on the coset shifted by its order-2^(L+1) root (L < S).
 template <class F>
-ZK_HD F root_of_unity(uint32_t L) {
+ZK_HD F root_of_unity(uint32_t L, bool snarkjs = false) {
     using P = typename F::params;
     F gS;
-    for (int i = 0; i < 8; i++) gS.l[i] = P::root(i);
-    F w = gS.to_montgomery();
-    for (uint32_t i = L; i < P::TWO_ADICITY; i++) w = w.sqr();
-    return w;
-}
-
-// snarkjs_root_of_unity returns the generator of the order-2^L subgroup
-// that snarkjs's domains use (L <= TWO_ADICITY): its fixed 2^S-th root
-// (field.cuh's snarkjs_root) raised to 2^(S-L). snarkjs's H evaluates on the
-// coset shifted by the order-2^(L+1) one (L < TWO_ADICITY).
-template <class F>
-ZK_HD F snarkjs_root_of_unity(uint32_t L) {
-    using P = typename F::params;
-    F gS;
-    for (int i = 0; i < 8; i++) gS.l[i] = P::snarkjs_root(i);
+    for (int i = 0; i < 8; i++) gS.l[i] = snarkjs ? P::snarkjs_root(i) : P::root(i);
     F w = gS.to_montgomery();
     for (uint32_t i = L; i < P::TWO_ADICITY; i++) w = w.sqr();
     return w;

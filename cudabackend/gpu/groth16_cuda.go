@@ -19,7 +19,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/curve"
@@ -222,25 +221,13 @@ func (s *Groth16Slot) staging() (unsafe.Pointer, int) {
 	return s.w, (s.nwires + 2*s.domain) * FrBytes
 }
 
-// scalarCurve returns the curve whose scalar field element S is, or
-// ecc.UNKNOWN.
-func scalarCurve[S any]() ecc.ID {
-	switch any(*new(S)).(type) {
-	case fr.Element:
-		return ecc.BLS12_381
-	case bnfr.Element:
-		return ecc.BN254
-	}
-	return ecc.UNKNOWN
-}
-
 // views returns the staging as W, A and B of S, the key's scalars, or an
 // error wrapping ErrInvalid when S is another curve's.
 func stagingViews[S any](s *Groth16Slot) (w, a, b []S, err error) {
 	if s == nil || s.ptr == nil {
 		return nil, nil, nil, fmt.Errorf("gpu: stage: nil or freed slot: %w", ErrInvalid)
 	}
-	if id := scalarCurve[S](); id != s.curve {
+	if id := curve.ScalarIDOf[S](); id != s.curve {
 		return nil, nil, nil, fmt.Errorf("gpu: stage %s scalars into a slot of a %s key: %w", curve.Title(id), curve.Title(s.curve), ErrInvalid)
 	}
 	return unsafe.Slice((*S)(s.w), s.nwires), unsafe.Slice((*S)(s.a), s.domain), unsafe.Slice((*S)(s.b), s.domain), nil

@@ -12,9 +12,8 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint"
 	csbn "github.com/consensys/gnark/constraint/bn254"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
@@ -73,34 +72,7 @@ func checkHForms[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing.T, c
 func TestGroth16BN254(t *testing.T) {
 	needDevice(t)
 	const steps = 1 << 12
-	field := ecc.BN254.ScalarField()
-	ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gpk, vk, err := groth16.Setup(ccs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := keyconv.FromGnarkBN254(gpk.(*groth16_bn254.ProvingKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	solve := func(x uint64) (witness.Witness, *csbn.R1CSSolution) {
-		full, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, steps, x, 5), field)
-		if err != nil {
-			t.Fatal(err)
-		}
-		public, err := full.Public()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sol, err := ccs.Solve(full)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return public, sol.(*csbn.R1CSSolution)
-	}
+	ccs, vk, pk := setupBN254Chain(t, steps)
 	for _, chunk := range []uint64{0, 1 << 11} {
 		t.Run(fmt.Sprintf("chunk=%d", chunk), func(t *testing.T) {
 			key, err := LoadGroth16Key(0, pk, chunk)
@@ -119,7 +91,7 @@ func TestGroth16BN254(t *testing.T) {
 			var publics []witness.Witness
 			var proofs []*groth16_bn254.Proof
 			for i := range 3 {
-				public, sol := solve(uint64(3 + i))
+				public, sol := solveBN254Chain(t, ccs, steps, uint64(3+i))
 				if err := StageCurve(slot, sol.W, sol.A, sol.B, 2); err != nil {
 					t.Fatal(err)
 				}
@@ -167,32 +139,32 @@ func TestGroth16SnarkjsForm(t *testing.T) {
 		checkSnarkjsForm(t, curve.BLS12381{}, pk, sol.W, sol.A, sol.B)
 	})
 	t.Run("BN254", func(t *testing.T) {
-		field := ecc.BN254.ScalarField()
-		ccs, err := frontend.Compile(field, r1cs.NewBuilder, &testcircuit.Chain{N: steps})
-		if err != nil {
-			t.Fatal(err)
-		}
-		gpk, _, err := groth16.Setup(ccs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pk, err := keyconv.FromGnarkBN254(gpk.(*groth16_bn254.ProvingKey))
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, steps, 3, 5), field)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sol, err := ccs.Solve(full)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := sol.(*csbn.R1CSSolution)
-		checkSnarkjsForm(t, curve.BN254{}, pk, s.W, s.A, s.B)
+		ccs, _, pk := setupBN254Chain(t, steps)
+		_, sol := solveBN254Chain(t, ccs, steps, 3)
+		checkSnarkjsForm(t, curve.BN254{}, pk, sol.W, sol.A, sol.B)
 	})
 }
 
+// setupBN254Chain sets a BN254 chain circuit of steps steps up with gnark: its
+// constraint system, verifying key and proving key in zkhost's format.
+func setupBN254Chain(t *testing.T, steps int) (constraint.ConstraintSystem, groth16.VerifyingKey, *keyfile.BN254Key) {
+	t.Helper()
+	return setupOn(t, ecc.BN254, &testcircuit.Chain{N: steps}, func(gpk groth16.ProvingKey) (*keyfile.BN254Key, error) {
+		return keyconv.FromGnarkBN254(gpk.(*groth16_bn254.ProvingKey))
+	})
+}
+
+// solveBN254Chain solves the chain of steps steps from input x: its public
+// witness and gnark's solution.
+func solveBN254Chain(t *testing.T, ccs constraint.ConstraintSystem, steps int, x uint64) (witness.Witness, *csbn.R1CSSolution) {
+	t.Helper()
+	public, sol := solveOn(t, ecc.BN254, ccs, testcircuit.ChainAssignmentOver(ecc.BN254.ScalarField(), steps, x, 5))
+	return public, sol.(*csbn.R1CSSolution)
+}
+
+// checkSnarkjsForm proves the partition w, a, b with gnarkForm's points marked as
+// in snarkjs's H form, resident and streamed, and compares the five sums with
+// refprover's for the same key.
 func checkSnarkjsForm[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing.T, c curve.Curve[E, G1, G1J, G2, G2J], gnarkForm *keyfile.ProvingKey[G1, G2], w, a, b []E) {
 	t.Helper()
 	pk := *gnarkForm

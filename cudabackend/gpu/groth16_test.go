@@ -158,7 +158,17 @@ func TestGroth16SlotRefusals(t *testing.T) {
 // constraint system, gnark's verifying key and the proving key in the SDK's form.
 func setupKey(t *testing.T, circuit frontend.Circuit) (constraint.ConstraintSystem, groth16.VerifyingKey, *keyfile.BLS12381Key) {
 	t.Helper()
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, circuit)
+	return setupOn(t, ecc.BLS12_381, circuit, func(gpk groth16.ProvingKey) (*keyfile.BLS12381Key, error) {
+		return keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	})
+}
+
+// setupOn compiles circuit over curve id's scalar field and sets it up with
+// gnark: its constraint system, verifying key and proving key, converted to
+// zkhost's format by convert.
+func setupOn[G1, G2 any](t *testing.T, id ecc.ID, circuit frontend.Circuit, convert func(groth16.ProvingKey) (*keyfile.ProvingKey[G1, G2], error)) (constraint.ConstraintSystem, groth16.VerifyingKey, *keyfile.ProvingKey[G1, G2]) {
+	t.Helper()
+	ccs, err := frontend.Compile(id.ScalarField(), r1cs.NewBuilder, circuit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +176,7 @@ func setupKey(t *testing.T, circuit frontend.Circuit) (constraint.ConstraintSyst
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := keyconv.FromGnark(gpk.(*groth16_bls12381.ProvingKey))
+	pk, err := convert(gpk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +186,15 @@ func setupKey(t *testing.T, circuit frontend.Circuit) (constraint.ConstraintSyst
 // solveFor solves ccs for assignment: its public witness and gnark's solution.
 func solveFor(t *testing.T, ccs constraint.ConstraintSystem, assignment frontend.Circuit) (witness.Witness, *cs.R1CSSolution) {
 	t.Helper()
-	full, err := frontend.NewWitness(assignment, ecc.BLS12_381.ScalarField())
+	public, sol := solveOn(t, ecc.BLS12_381, ccs, assignment)
+	return public, sol.(*cs.R1CSSolution)
+}
+
+// solveOn solves ccs, over curve id's scalar field, for assignment: its public
+// witness and gnark's solution.
+func solveOn(t *testing.T, id ecc.ID, ccs constraint.ConstraintSystem, assignment frontend.Circuit) (witness.Witness, any) {
+	t.Helper()
+	full, err := frontend.NewWitness(assignment, id.ScalarField())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,5 +206,5 @@ func solveFor(t *testing.T, ccs constraint.ConstraintSystem, assignment frontend
 	if err != nil {
 		t.Fatal(err)
 	}
-	return public, sol.(*cs.R1CSSolution)
+	return public, sol
 }

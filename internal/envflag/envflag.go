@@ -14,28 +14,28 @@ import (
 // or a test's map): def when it is unset or empty, an error naming the
 // variable when it is not an integer.
 func Int(getenv func(string) string, name string, def int) (int, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s=%q is not an integer", name, v)
-	}
-	return n, nil
+	return read(getenv, name, def, strconv.Atoi, "an integer")
 }
 
 // Bool reads the boolean environment variable name through getenv as
 // strconv.ParseBool does ("1", "true", "0", "false", ...): def when it is unset
 // or empty, an error naming the variable when it is no boolean.
 func Bool(getenv func(string) string, name string, def bool) (bool, error) {
+	return read(getenv, name, def, strconv.ParseBool, "a boolean (true or false)")
+}
+
+// read reads the environment variable name through getenv with parse: def when
+// it is unset or empty, an error saying it is not what (a noun phrase) when
+// parse refuses it.
+func read[T any](getenv func(string) string, name string, def T, parse func(string) (T, error), what string) (T, error) {
 	v := getenv(name)
 	if v == "" {
 		return def, nil
 	}
-	b, err := strconv.ParseBool(v)
+	x, err := parse(v)
 	if err != nil {
-		return false, fmt.Errorf("%s=%q is not a boolean (true or false)", name, v)
+		var zero T
+		return zero, fmt.Errorf("%s=%q is not %s", name, v, what)
 	}
-	return b, nil
+	return x, nil
 }

@@ -6,7 +6,9 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // Scalar is the constraint on *S for a curve's scalar field element S: the methods both
@@ -99,6 +101,18 @@ func IDOf[G1 any]() ecc.ID {
 	case bls12381.G1Affine:
 		return ecc.BLS12_381
 	case bn254.G1Affine:
+		return ecc.BN254
+	}
+	return ecc.UNKNOWN
+}
+
+// ScalarIDOf returns the curve whose scalar field element type (fr.Element) is S, or
+// ecc.UNKNOWN: code that holds raw scalars checks them against a key's curve so.
+func ScalarIDOf[S any]() ecc.ID {
+	switch any(*new(S)).(type) {
+	case blsfr.Element:
+		return ecc.BLS12_381
+	case bnfr.Element:
 		return ecc.BN254
 	}
 	return ecc.UNKNOWN

@@ -21,6 +21,9 @@ func TestFacts(t *testing.T) {
 	if IDOf[bls12381.G1Affine]() != ecc.BLS12_381 || IDOf[bn254.G1Affine]() != ecc.BN254 || IDOf[int]() != ecc.UNKNOWN {
 		t.Error("IDOf")
 	}
+	if ScalarIDOf[blsfr.Element]() != ecc.BLS12_381 || ScalarIDOf[bnfr.Element]() != ecc.BN254 || ScalarIDOf[[4]uint64]() != ecc.UNKNOWN {
+		t.Error("ScalarIDOf")
+	}
 	for _, c := range []struct {
 		id    ecc.ID
 		name  string

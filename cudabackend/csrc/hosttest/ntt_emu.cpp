@@ -74,9 +74,9 @@ static host_domain<F> make_domain(uint32_t L, int form = ZK_H_GNARK) {
     uint64_t N = 1ull << L;
     F one = F::one();
     const bool snarkjs = form == ZK_H_SNARKJS;
-    d.w[0] = snarkjs ? snarkjs_root_of_unity<F>(L) : root_of_unity<F>(L);
+    d.w[0] = root_of_unity<F>(L, snarkjs);
     d.w[1] = d.w[0].inverse();
-    d.g[0] = snarkjs ? snarkjs_root_of_unity<F>(L + 1) : coset_gen<F>();
+    d.g[0] = snarkjs ? root_of_unity<F>(L + 1, true) : coset_gen<F>();
     d.g[1] = d.g[0].inverse();
     d.n_inv = fr_from_u64<F>(N).inverse();
     d.den = snarkjs ? one : (d.g[0].pow(N) - one).inverse();
