@@ -5,8 +5,9 @@
 // One code path serves both curves: a key's curve picks the kernels' field
 // and group instantiations and its points' sizes (groth16.h), and its H form
 // the NTT domain and the last steps of H (ntt.h's zk_h_form). BN254 keys are
-// resident or streamed; their MSMs run dense, and their proofs neither
-// stream (H out of core) nor take compact partitions, which are BLS12-381's.
+// resident or streamed, their MSMs witness-aware as BLS12-381's; their proofs
+// neither stream (H out of core) nor take compact partitions, which are
+// BLS12-381's.
 //
 // The kernels (cudabackend/csrc: Fr/Fq Montgomery arithmetic, NTT, Pippenger
 // MSM for G1 and G2, the per-proof pipeline in groth16.cu) sit behind a C ABI,

@@ -299,9 +299,8 @@ static int key_work_init(zk_g16_key* key, char* err, size_t errlen) {
     int mrc = zk_msm_trim(key->device, inner, sizeof inner);
     if (mrc != ZK_MSM_OK) return msm_fail(mrc, "trim", err, errlen, inner);
     zk_g16_run runs[5];
-    const uint64_t classify = zk_g16_proof_runs(key->curve, key->nwires, key->na, key->nb,
-                                                key->nk, key->nz, key->chunk, key->h_block > 0,
-                                                runs);
+    const uint64_t classify = zk_g16_proof_runs(key->nwires, key->na, key->nb, key->nk, key->nz,
+                                                key->chunk, key->h_block > 0, runs);
     // The handle each set's MSM runs on: its points when resident, else the
     // group's chunk buffers (whose handles size a run of any length).
     void* resident[5] = {key->a, key->b, key->k, key->z, key->b2};
@@ -918,8 +917,7 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     // split run takes), and a split run over a chunk would still walk the
     // whole of W's lists; streamed keys run dense.
     SplitGuard wsplit{slot};  // declared before g2: freed after the G2 thread is joined
-    const bool classify =
-        !key->chunk && key->curve == ZK_NTT_BLS12_381 && key->binary_split.load() != 0;
+    const bool classify = !key->chunk && key->binary_split.load() != 0;
     std::promise<int> classified;
     std::future<int> classified_rc = classified.get_future();
     char cerr[512] = {0};
@@ -936,8 +934,8 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
         if (classify) {
-            int crc = zk_msm_split_classify(key->device, slot->w, nwires, slot->stream2,
-                                            &wsplit.split, cerr, sizeof cerr);
+            int crc = zk_msm_split_classify_group(key->group1, key->device, slot->w, nwires,
+                                                  slot->stream2, &wsplit.split, cerr, sizeof cerr);
             if (crc == ZK_MSM_OK && cudaEventRecord(ev[7], slot->stream2) != cudaSuccess) {
                 crc = ZK_MSM_ECUDA;
                 snprintf(cerr, sizeof cerr, "record the classification's event");

@@ -80,10 +80,9 @@ static inline uint64_t zk_g16_g2_bytes(int curve) { return 2 * zk_g16_g1_bytes(c
  * per MSM. Such a key takes no constraint system. h_block 0: a slot holds the
  * proof's W, A, B and C on the device (stream_c is ignored).
  *
- * BLS12-381 keys take everything above. A BN254 key is resident or streamed,
- * its MSMs run dense (the split over W's 0s and 1s takes BLS12-381's
- * scalars), and neither its proofs streamed (H out of core is BLS12-381's)
- * nor a constraint system (compact partitions) are taken: ZK_EINVAL. */
+ * BLS12-381 keys take everything above. A BN254 key is resident or streamed:
+ * neither its proofs streamed (H out of core is BLS12-381's) nor a
+ * constraint system (compact partitions) are taken: ZK_EINVAL. */
 int zk_g16_key_load(int device, int curve, int h_form, uint32_t log_n, size_t nwires,
                     size_t nb_public,
                     const void* g1a, size_t na, const uint8_t* inf_a,
@@ -262,23 +261,22 @@ typedef struct zk_g16_run {
 
 /* zk_g16_proof_runs says how each of a proof's five MSMs runs (runs[set],
  * zk_g16_key_load's order; the G1 ones one after another on the proof's
- * stream, G2's on its second) for a key on curve of nwires wires with na A
- * and nb B points (the key file's, without their infinity points; a resident
- * key expands them), nk K and nz Z:
+ * stream, G2's on its second) for a key of nwires wires with na A and nb B
+ * points (the key file's, without their infinity points; a resident key
+ * expands them), nk K and nz Z, on either curve:
  *  - resident (chunk 0): A, B and K over W split, each walking all of W's
- *    lists; Z dense over H; G2 B split over W (on BN254 all dense);
+ *    lists; Z dense over H; G2 B split over W;
  *  - streamed (chunk > 0): each dense over at most one chunk of its points;
  *  - lean (also its proofs stream): each streamed over all its points.
  * Returns the values W's classification covers (it lives for the whole
  * proof, on the proof's stream): nwires when resident, else 0. groth16.cu
  * sizes a key's per-proof work from this with the handles' own figures;
  * the Go planner with msm_plan.h's bounds. */
-static inline uint64_t zk_g16_proof_runs(int curve, uint64_t nwires, uint64_t na, uint64_t nb,
-                                         uint64_t nk, uint64_t nz, uint64_t chunk, int lean,
+static inline uint64_t zk_g16_proof_runs(uint64_t nwires, uint64_t na, uint64_t nb, uint64_t nk,
+                                         uint64_t nz, uint64_t chunk, int lean,
                                          zk_g16_run runs[5]) {
     /* A resident key's A, B and G2 B are expanded to every wire. */
     const int resident = chunk == 0 && !lean;
-    const int split = resident && curve == ZK_NTT_BLS12_381;
     const uint64_t pts[5] = {resident ? nwires : na, resident ? nwires : nb, nk, nz,
                              resident ? nwires : nb};
     for (int set = ZK_G16_SET_A; set <= ZK_G16_SET_B2; set++) {
@@ -296,11 +294,11 @@ static inline uint64_t zk_g16_proof_runs(int curve, uint64_t nwires, uint64_t na
             r->kind = ZK_G16_RUN_DENSE;
             r->n = nz;
         } else {
-            r->kind = split ? ZK_G16_RUN_SPLIT : ZK_G16_RUN_DENSE;
+            r->kind = ZK_G16_RUN_SPLIT;
             r->n = nwires;
         }
     }
-    return split ? nwires : 0;
+    return resident ? nwires : 0;
 }
 
 /* zk_g16_stream_key_device_bytes is the device memory a key on curve streamed

@@ -74,7 +74,8 @@
 struct zk_msm_split {
     int dev = 0;
     cudaStream_t st = nullptr;  // where the lists were made and are freed
-    const fr_t* scalars = nullptr;
+    bool bn254 = false;         // BN254's scalars (else BLS12-381's)
+    const void* scalars = nullptr;
     size_t n = 0, nones = 0, nrest = 0;
     uint32_t* ones = nullptr;  // device, nones ascending indices
     uint32_t* rest = nullptr;  // device, nrest ascending indices
@@ -579,9 +580,10 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     zk_msm_timing t;
     memset(&t, 0, sizeof t);
     const zk_msm_split* sp = in.split;
-    if (sp && !std::is_same<Fr, fr_t>::value)
+    if (sp && sp->bn254 != std::is_same<Fr, bn254_fr_t>::value)
         return fail(err, errlen, ZK_MSM_EINVAL,
-                    "msm: a split run takes BLS12-381 scalars, not group %d's", h->group);
+                    "msm: a split of %s scalars for an MSM of group %d", sp->bn254 ? "BN254" : "BLS12-381",
+                    h->group);
     // Pippenger's inputs: the dense scalars, or the split's rest list; the
     // split's ones are summed apart.
     const size_t npip = sp ? sp->nrest : n;
@@ -1093,8 +1095,16 @@ cudaError_t split_release(zk_msm_split* s) {
 
 extern "C" int zk_msm_split_classify(int device, const void* scalars, size_t n, void* stream,
                                      zk_msm_split** out, char* err, size_t errlen) {
+    return zk_msm_split_classify_group(ZK_MSM_G1, device, scalars, n, stream, out, err, errlen);
+}
+
+extern "C" int zk_msm_split_classify_group(int group, int device, const void* scalars, size_t n,
+                                           void* stream, zk_msm_split** out, char* err,
+                                           size_t errlen) {
     if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil split pointer");
     *out = nullptr;
+    if (group < ZK_MSM_G1 || group > ZK_MSM_BN254_G2)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: classify the scalars of group %d", group);
     if (n > 0 && !scalars) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil scalars");
     if (n >= ((size_t)1 << 31))
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu scalars: at most 2^31-1 classified", n);
@@ -1109,7 +1119,8 @@ extern "C" int zk_msm_split_classify(int device, const void* scalars, size_t n, 
         }
     } guard{s};
     s->st = (cudaStream_t)stream;
-    s->scalars = (const fr_t*)scalars;
+    s->bn254 = group == ZK_MSM_BN254_G1 || group == ZK_MSM_BN254_G2;
+    s->scalars = scalars;
     s->n = n;
     s->dev = device;
     CU(cudaSetDevice(device));
@@ -1122,8 +1133,13 @@ extern "C" int zk_msm_split_classify(int device, const void* scalars, size_t n, 
         void *cls, *counts, *tmp;
         CU(wk.alloc(&cls, n));
         CU(wk.alloc(&counts, 2 * sizeof(uint32_t)));  // sizes as zk_msm_classify_work counts
-        k_classify<<<(uint32_t)((n + 255) / 256), 256, 0, s->st>>>(s->scalars, (uint32_t)n,
-                                                                   (uint8_t*)cls);
+        const uint32_t blocks = (uint32_t)((n + 255) / 256);
+        if (s->bn254)
+            k_classify<<<blocks, 256, 0, s->st>>>((const bn254_fr_t*)s->scalars, (uint32_t)n,
+                                                 (uint8_t*)cls);
+        else
+            k_classify<<<blocks, 256, 0, s->st>>>((const fr_t*)s->scalars, (uint32_t)n,
+                                                 (uint8_t*)cls);
         LAUNCHED("k_classify");
         cub::CountingInputIterator<uint32_t> it(0);
         const class_is is_one{(const uint8_t*)cls, CLASS_ONE};

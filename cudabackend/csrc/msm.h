@@ -37,8 +37,9 @@ enum {
 /* zk_msm_group selects the curve and group: ZK_MSM_G1 and ZK_MSM_G2 are
  * BLS12-381's (points over Fq, over Fq2), ZK_MSM_BN254_G1 and
  * ZK_MSM_BN254_G2 BN254's. Points are in gnark-crypto's affine layout of the
- * curve, scalars its fr elements (32 bytes, Montgomery form). The split runs
- * (zk_msm_split_classify, zk_msm_run_split) take BLS12-381's scalars only. */
+ * curve, scalars its fr elements (32 bytes, Montgomery form). A split run
+ * (zk_msm_run_split) takes a classification of its group's curve's scalars
+ * (zk_msm_split_classify_group). */
 enum { ZK_MSM_G1 = 1, ZK_MSM_G2 = 2, ZK_MSM_BN254_G1 = 3, ZK_MSM_BN254_G2 = 4 };
 
 /* zk_msm_timing is the device-busy time of one MSM in milliseconds, read
@@ -168,6 +169,13 @@ typedef struct zk_msm_split zk_msm_split;
  * from there. */
 int zk_msm_split_classify(int device, const void* scalars, size_t n, void* stream,
                           zk_msm_split** out, char* err, size_t errlen);
+
+/* zk_msm_split_classify_group is zk_msm_split_classify of the scalars of
+ * group's curve (either group of a curve: 1 is that field's Montgomery one);
+ * zk_msm_split_classify classifies BLS12-381's. A split run refuses a
+ * classification of another curve's scalars than its handle's (ZK_MSM_EINVAL). */
+int zk_msm_split_classify_group(int group, int device, const void* scalars, size_t n,
+                                void* stream, zk_msm_split** out, char* err, size_t errlen);
 
 /* zk_msm_split_counts stores how many of the classified scalars are 0, 1
  * and neither (any pointer may be NULL). */

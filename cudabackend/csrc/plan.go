@@ -216,11 +216,11 @@ type Run struct {
 }
 
 // ProofRuns is zk_g16_proof_runs: how each of a proof's five MSMs runs (G1
-// A, B, K, Z, then G2 B) for a key on curve of the given counts, chunk (0:
-// resident) and lean, and the values W's classification covers (0: none).
-func ProofRuns(curve int, nwires, na, nb, nk, nz, chunk uint64, lean bool) (runs [5]Run, classify uint64) {
+// A, B, K, Z, then G2 B) for a key of the given counts, chunk (0: resident)
+// and lean, and the values W's classification covers (0: none).
+func ProofRuns(nwires, na, nb, nk, nz, chunk uint64, lean bool) (runs [5]Run, classify uint64) {
 	var c [5]C.zk_g16_run
-	classify = uint64(C.zk_g16_proof_runs(C.int(curve), C.uint64_t(nwires), C.uint64_t(na), C.uint64_t(nb), C.uint64_t(nk), C.uint64_t(nz), C.uint64_t(chunk), cbool(lean), &c[0]))
+	classify = uint64(C.zk_g16_proof_runs(C.uint64_t(nwires), C.uint64_t(na), C.uint64_t(nb), C.uint64_t(nk), C.uint64_t(nz), C.uint64_t(chunk), cbool(lean), &c[0]))
 	for i := range c {
 		runs[i] = Run{Kind: int(c[i].kind), N: uint64(c[i].n)}
 	}

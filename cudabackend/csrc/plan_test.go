@@ -325,15 +325,6 @@ func TestCompactAndSlotSizes(t *testing.T) {
 		if got, want := ResidentKeyDeviceBytes(tc.curve, 100, 97, 63), (2*100+97+63)*tc.g1+100*tc.g2; got != want {
 			t.Errorf("ResidentKeyDeviceBytes(curve %d) = %d, want %d", tc.curve, got, want)
 		}
-		// Resident runs split over W on BLS12-381 only (its scalars' 0/1 classes).
-		runs, classify := ProofRuns(tc.curve, 100, 90, 80, 97, 63, 0, false)
-		wantKind, wantClassify := RunSplit, uint64(100)
-		if tc.curve == CurveBN254 {
-			wantKind, wantClassify = RunDense, 0
-		}
-		if runs[0].Kind != wantKind || runs[SetB2].Kind != wantKind || runs[3].Kind != RunDense || classify != wantClassify {
-			t.Errorf("ProofRuns(curve %d, resident) = %v, classify %d; want A and G2 B kind %d, classify %d", tc.curve, runs, classify, wantKind, wantClassify)
-		}
 	}
 	// 5 coefficients of 32 bytes, three row indexes of 3 words, 6 terms of 8 bytes.
 	if got, want := ConstraintsDeviceBytes(2, 5, 6), uint64(5*32+3*3*4+6*8); got != want {

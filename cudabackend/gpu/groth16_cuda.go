@@ -68,8 +68,7 @@ func LoadGroth16Key[G1, G2 any](dev int, pk *keyfile.ProvingKey[G1, G2], chunk u
 // plan.Chunk points (its proofs too when plan.Lean: H in blocks of
 // plan.HBlock; BLS12-381 keys in gnark's H form only), or resident with up
 // to plan.Depth precomputed copies of each point set (KeyCopiesOf; 0 or 1:
-// none), which every proof's MSMs read; its proofs run as opts says (a BN254
-// key's MSMs run dense whatever opts.DenseMSM says).
+// none), which every proof's MSMs read; its proofs run as opts says.
 func LoadGroth16KeyPlan[G1, G2 any](dev int, pk *keyfile.ProvingKey[G1, G2], plan DevicePlan, opts ProveOptions) (*Groth16Key, error) {
 	depth := max(plan.Depth, 1)
 	if depth < 1 || depth > MSMMaxDepth {

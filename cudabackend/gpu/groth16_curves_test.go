@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
@@ -112,6 +113,26 @@ func TestGroth16BN254(t *testing.T) {
 			if err := groth16.Verify(proofs[0], vk, publics[1]); err == nil {
 				t.Error("gnark accepted partition 0's proof for partition 1's public input")
 			}
+			if chunk == 0 {
+				// A resident key's MSMs over W run witness-aware (W's 0s and 1s
+				// apart, classified as BN254 scalars): the same sums as dense.
+				_, sol := solveBN254Chain(t, ccs, steps, 3)
+				var sums [2]refprover.MSMResults[bn254.G1Jac, bn254.G2Jac]
+				for i, dense := range []bool{false, true} {
+					if err := key.SetOptions(ProveOptions{DenseMSM: dense}); err != nil {
+						t.Fatal(err)
+					}
+					if err := StageCurve(slot, sol.W, sol.A, sol.B, 2); err != nil {
+						t.Fatal(err)
+					}
+					if sums[i], _, err = ProveCurve(curve.BN254{}, key, slot, len(sol.A)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, name := range differingSums(curve.BN254{}, sums[0], sums[1]) {
+					t.Errorf("the witness-aware %s differs from the dense one", name)
+				}
+			}
 			// A BLS12-381 curve, or BLS12-381 scalars, for a BN254 key: refused.
 			if _, _, err := key.Prove(slot, 1); err == nil {
 				t.Error("a BLS12-381 proof of a BN254 key was not refused")
@@ -198,15 +219,28 @@ func checkSnarkjsForm[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing
 		if err != nil {
 			t.Fatalf("chunk %d: %v", chunk, err)
 		}
-		g1 := func(p G1J) any { return c.G1ToAffine(&p) }
-		for name, pair := range map[string][2]any{
-			"Ar": {g1(got.Ar), g1(want.Ar)}, "Bs1": {g1(got.Bs1), g1(want.Bs1)},
-			"Krs": {g1(got.Krs), g1(want.Krs)}, "Krs2 (H)": {g1(got.Krs2), g1(want.Krs2)},
-			"Bs2": {c.G2ToAffine(&got.Bs2), c.G2ToAffine(&want.Bs2)},
-		} {
-			if pair[0] != pair[1] {
-				t.Errorf("%s, chunk %d: the device's %s differs from refprover's", curve.Title(c.ID()), chunk, name)
-			}
+		for _, name := range differingSums(c, got, want) {
+			t.Errorf("%s, chunk %d: the device's %s differs from refprover's", curve.Title(c.ID()), chunk, name)
 		}
 	}
+}
+
+// differingSums names the sums of got that are not want's points (compared
+// affine: the Jacobian coordinates of one point differ).
+func differingSums[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], got, want refprover.MSMResults[G1J, G2J]) []string {
+	g1 := func(p G1J) any { return c.G1ToAffine(&p) }
+	var names []string
+	for _, s := range []struct {
+		name      string
+		got, want any
+	}{
+		{"Ar", g1(got.Ar), g1(want.Ar)}, {"Bs1", g1(got.Bs1), g1(want.Bs1)},
+		{"Krs", g1(got.Krs), g1(want.Krs)}, {"Krs2 (H)", g1(got.Krs2), g1(want.Krs2)},
+		{"Bs2", c.G2ToAffine(&got.Bs2), c.G2ToAffine(&want.Bs2)},
+	} {
+		if s.got != s.want {
+			names = append(names, s.name)
+		}
+	}
+	return names
 }

@@ -185,8 +185,8 @@ func ProofPoolBytes(g1, g2 uint64) uint64 {
 // key's sets with their copies (depth), a lean key's windows at most maxC
 // bits.
 func proofStreamsWork(s KeyShape, chunk uint64, lean bool, maxC int, r Residency, depth int) (g1, g2 uint64) {
-	group1, group2, c, _ := groupsOf(s.Curve) // PlanDevice checked the curve
-	runs, classify := csrc.ProofRuns(c, s.NbWires, s.NbA, s.NbB, s.NbK, s.NbZ, chunk, lean)
+	group1, group2, _, _ := groupsOf(s.Curve) // PlanDevice checked the curve
+	runs, classify := csrc.ProofRuns(s.NbWires, s.NbA, s.NbB, s.NbK, s.NbZ, chunk, lean)
 	cp := KeyCopiesOf(s, depth)
 	for set, run := range runs {
 		group := group1
