@@ -375,11 +375,6 @@ extern "C" int zk_g16_key_load(int device, int curve, int h_form, uint32_t log_n
                                const void* g1z, size_t nz, const void* g2b, size_t chunk,
                                int depth, uint64_t h_block, int stream_c, zk_g16_key** out,
                                char* err, size_t errlen) {
-    if (!out || log_n > ZK_NTT_MAX_LOG || nb_public > nwires || nk != nwires - nb_public ||
-        nz + 1 != (1ull << log_n))
-        return zk_fail(err, errlen, ZK_EINVAL,
-                       "bad key shape: log_n %u, %zu wires, %zu public, %zu K points, %zu Z points",
-                       log_n, nwires, nb_public, nk, nz);
     if (curve != ZK_NTT_BLS12_381 && curve != ZK_NTT_BN254)
         return zk_fail(err, errlen, ZK_EINVAL,
                        "key on curve %d: want ZK_NTT_BLS12_381 (%d) or ZK_NTT_BN254 (%d)", curve,
@@ -388,6 +383,20 @@ extern "C" int zk_g16_key_load(int device, int curve, int h_form, uint32_t log_n
         return zk_fail(err, errlen, ZK_EINVAL,
                        "key's H in form %d: want ZK_H_GNARK (%d) or ZK_H_SNARKJS (%d)", h_form,
                        ZK_H_GNARK, ZK_H_SNARKJS);
+    // Z pairs with H: N-1 points in gnark's form (deg H <= N-2), N in snarkjs's
+    // (H's values on the coset).
+    const uint64_t want_z = (1ull << log_n) - (h_form == ZK_H_GNARK ? 1 : 0);
+    if (!out || log_n > ZK_NTT_MAX_LOG || nb_public > nwires || nk != nwires - nb_public ||
+        nz != want_z)
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "bad key shape: log_n %u, %zu wires, %zu public, %zu K points, %zu Z points "
+                       "(H's form %d wants %llu)",
+                       log_n, nwires, nb_public, nk, nz, h_form, (unsigned long long)want_z);
+    if (h_form == ZK_H_SNARKJS && log_n >= zk_ntt_two_adicity(curve))
+        return zk_fail(err, errlen, ZK_EINVAL,
+                       "H in snarkjs's form on a domain of 2^%u needs a root of unity of order "
+                       "2^%u; the curve's scalar field has none above 2^%u",
+                       log_n, log_n + 1, zk_ntt_two_adicity(curve));
     if (h_block && curve != ZK_NTT_BLS12_381)
         return zk_fail(err, errlen, ZK_EINVAL,
                        "streamed proofs (H out of core) are BLS12-381's: a BN254 key is resident "

@@ -52,7 +52,8 @@ static inline uint64_t zk_g16_g2_bytes(int curve) { return 2 * zk_g16_g1_bytes(c
  * key imported from a .zkey). g1a holds na
  * points for the wires where inf_a[i] == 0 (nwires mask bytes); likewise g1b,
  * g2b with inf_b. g1k holds nk points (wires nb_public..nwires-1), g1z nz points
- * (N-1 for a domain of N = 2^log_n).
+ * (for a domain of N = 2^log_n: N-1 in gnark's form, N in snarkjs's, whose
+ * log_n must be below the field's two-adicity, zk_ntt_two_adicity).
  *
  * With chunk > 0 the key is streamed instead, for a device too small to hold
  * it: the point sets stay in host memory, registered in place where the device

@@ -46,6 +46,14 @@ enum { ZK_NTT_MAX_LOG = 28 };
  * Any other value is ZK_EINVAL. */
 enum { ZK_NTT_BLS12_381 = 1, ZK_NTT_BN254 = 2 };
 
+/* zk_ntt_two_adicity is the largest s with 2^s dividing r - 1 for curve's
+ * scalar field r (32 for BLS12-381, 28 for BN254; 0 for another value): its
+ * largest domain is 2^s, and H in snarkjs's form, which needs a root of
+ * order 2N, takes domains below it. field.cuh's TWO_ADICITY, for C. */
+static inline uint32_t zk_ntt_two_adicity(int curve) {
+    return curve == ZK_NTT_BLS12_381 ? 32 : curve == ZK_NTT_BN254 ? 28 : 0;
+}
+
 /* zk_h_form is how a proving key's H points want H computed (sdk/keyfile's
  * HForm): ZK_H_GNARK, gnark's computeH (the quotient's coefficients, over
  * gnark-crypto's domain); ZK_H_SNARKJS, snarkjs's prover (A·B − C on the

@@ -3,11 +3,16 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
@@ -16,6 +21,8 @@ import (
 	"github.com/consensys/gnark/constraint"
 	csbn "github.com/consensys/gnark/constraint/bn254"
 
+	"github.com/zkhost/zkhost/sdk/circom"
+	"github.com/zkhost/zkhost/sdk/circomconv"
 	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
@@ -137,8 +144,11 @@ func TestGroth16BN254(t *testing.T) {
 			if _, _, err := key.Prove(slot, 1); err == nil {
 				t.Error("a BLS12-381 proof of a BN254 key was not refused")
 			}
-			if err := slot.Stage(nil, nil, nil, 1); err == nil {
-				t.Error("BLS12-381 scalars staged into a BN254 key's slot")
+			// The key's shape, another curve's scalars: only the curve is wrong.
+			_, sol := solveBN254Chain(t, ccs, steps, 3)
+			w, ab := make([]fr.Element, len(sol.W)), make([]fr.Element, len(sol.A))
+			if err := slot.Stage(w, ab, ab, 1); err == nil || !strings.Contains(err.Error(), "BLS12-381 scalars") {
+				t.Errorf("BLS12-381 scalars staged into a BN254 key's slot: %v", err)
 			}
 		})
 	}
@@ -188,8 +198,14 @@ func solveBN254Chain(t *testing.T, ccs constraint.ConstraintSystem, steps int, x
 // refprover's for the same key.
 func checkSnarkjsForm[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing.T, c curve.Curve[E, G1, G1J, G2, G2J], gnarkForm *keyfile.ProvingKey[G1, G2], w, a, b []E) {
 	t.Helper()
+	// snarkjs's form has N Z points (H's values on the coset), gnark's N-1:
+	// one more, any point, as a .zkey's H section would give.
 	pk := *gnarkForm
 	pk.HForm = keyfile.HFormSnarkjs
+	pk.G1Z = append(slices.Clone(pk.G1Z), pk.G1Z[0])
+	if err := pk.Check(); err != nil {
+		t.Fatalf("the snarkjs-form key: %v", err)
+	}
 	ctx := context.Background()
 	pad := func(v []E) []E { return append(append([]E(nil), v...), make([]E, int(pk.DomainSize)-len(v))...) }
 	h, err := refprover.ComputeHSnarkjs[E, PE](ctx, c, pad(a), pad(b), pk.DomainSize, 0)
@@ -243,4 +259,142 @@ func differingSums[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], 
 		}
 	}
 	return names
+}
+
+// TestGroth16SnarkjsKeys proves with keys that snarkjs set up (sdk/circom's
+// testdata: circomlib's Poseidon over 16 bits, compiled by circom2, set up by
+// snarkjs 0.7.6, on both curves): the device computes snarkjs's H for the
+// .zkey's own H points (N of them), and gnark's verifier, with the verifying
+// key read from the same .zkey, accepts the proof, resident and streamed; the
+// proof is refused for another public value.
+func TestGroth16SnarkjsKeys(t *testing.T) {
+	needDevice(t)
+	t.Run("BN254", func(t *testing.T) { checkSnarkjsKey(t, curve.BN254{}, "bn128") })
+	t.Run("BLS12-381", func(t *testing.T) { checkSnarkjsKey(t, curve.BLS12381{}, "bls12381") })
+}
+
+func checkSnarkjsKey[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing.T, c curve.Curve[E, G1, G1J, G2, G2J], prime string) {
+	t.Helper()
+	file := func(ext string) string {
+		return filepath.Join("..", "..", "sdk", "circom", "testdata", "poseidonbits_"+prime+ext)
+	}
+	z, err := circom.ReadZKey(file(".zkey"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1cs, err := circom.ReadR1CS(file(".r1cs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wtns, err := circom.ReadWitness(file(".wtns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := circomconv.ProvingKey[G1, G2](z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pk.HForm != keyfile.HFormSnarkjs {
+		t.Fatalf("the .zkey's key is in H form %d, want snarkjs's", pk.HForm)
+	}
+	vk, err := circomconv.VerifyingKey(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := circomconv.Assignment[E, PE](wtns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := circomconv.ConstraintSystem(r1cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := evalRows[E, PE](t, sys, w)
+	public := w[1 : 1+z.NumPublic]
+	for _, chunk := range []uint64{0, 1 << 10} {
+		key, err := LoadGroth16Key(0, pk, chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot, err := key.NewSlot()
+		if err != nil {
+			key.Free()
+			t.Fatal(err)
+		}
+		err = StageCurve(slot, w, a, b, 2)
+		var res refprover.MSMResults[G1J, G2J]
+		if err == nil {
+			res, _, err = ProveCurve(c, key, slot, len(a))
+		}
+		slot.Free()
+		key.Free()
+		if err != nil {
+			t.Fatalf("chunk %d: %v", chunk, err)
+		}
+		rr, ss, err := refprover.RandomRS[E, PE]()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := refprover.Assemble[E, PE](c, pk, res, rr, ss).WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		proof := groth16.NewProof(c.ID())
+		if _, err := proof.ReadFrom(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := groth16.Verify(proof, vk, publicWitness(t, c.ID(), public)); err != nil {
+			t.Errorf("chunk %d: gnark refused the device's proof with snarkjs's key: %v", chunk, err)
+		}
+		other := slices.Clone(public)
+		PE(&other[0]).SetUint64(12345)
+		if err := groth16.Verify(proof, vk, publicWitness(t, c.ID(), other)); err == nil {
+			t.Errorf("chunk %d: the proof verifies for another public value", chunk)
+		}
+	}
+}
+
+// evalRows evaluates the L and R of every row of a gnark system for w: the
+// partition's A and B, as the host evaluates them.
+func evalRows[E any, PE curve.Scalar[E]](t *testing.T, sys constraint.ConstraintSystem, w []E) (a, b []E) {
+	t.Helper()
+	r1cs, ok := sys.(constraint.R1CS[constraint.U64])
+	if !ok {
+		t.Fatalf("%T is not an R1CS", sys)
+	}
+	coeffs := make([]E, sys.GetNbCoefficients())
+	for i := range coeffs {
+		PE(&coeffs[i]).SetBigInt(sys.ToBigInt(sys.GetCoefficient(i)))
+	}
+	eval := func(l constraint.LinearExpression) (s E) {
+		for _, term := range l {
+			var v E
+			PE(&v).Mul(&coeffs[term.CID], &w[term.VID])
+			PE(&s).Add(&s, &v)
+		}
+		return s
+	}
+	for _, r := range r1cs.GetR1Cs() {
+		a = append(a, eval(r.L))
+		b = append(b, eval(r.R))
+	}
+	return a, b
+}
+
+// publicWitness is gnark's public witness of the values public, over id's field.
+func publicWitness[E any](t *testing.T, id ecc.ID, public []E) witness.Witness {
+	t.Helper()
+	w, err := witness.New(id.ScalarField())
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := make(chan any, len(public))
+	for _, v := range public {
+		values <- v
+	}
+	close(values)
+	if err := w.Fill(len(public), 0, values); err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

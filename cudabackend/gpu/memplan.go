@@ -133,6 +133,17 @@ type KeyShape struct {
 	NbK, NbZ uint64
 }
 
+// groups returns s's curve's MSM groups and groth16.h number (groupsOf). A
+// shape of another curve is a caller's bug (PlanDevice refuses one by name
+// before any of the functions that call this): it panics, naming it.
+func (s KeyShape) groups() (g1, g2, c int) {
+	g1, g2, c, err := groupsOf(s.Curve)
+	if err != nil {
+		panic(fmt.Sprintf("gpu: device accounting of a key shape: %v", err))
+	}
+	return g1, g2, c
+}
+
 // ShapeOf returns pk's shape.
 func ShapeOf[G1, G2 any](pk *keyfile.ProvingKey[G1, G2]) KeyShape {
 	return KeyShape{
@@ -185,7 +196,7 @@ func ProofPoolBytes(g1, g2 uint64) uint64 {
 // key's sets with their copies (depth), a lean key's windows at most maxC
 // bits.
 func proofStreamsWork(s KeyShape, chunk uint64, lean bool, maxC int, r Residency, depth int) (g1, g2 uint64) {
-	group1, group2, _, _ := groupsOf(s.Curve) // PlanDevice checked the curve
+	group1, group2, _ := s.groups()
 	runs, classify := csrc.ProofRuns(s.NbWires, s.NbA, s.NbB, s.NbK, s.NbZ, chunk, lean)
 	cp := KeyCopiesOf(s, depth)
 	for set, run := range runs {
@@ -237,7 +248,7 @@ func KeyCopiesOf(s KeyShape, depth int) [5]SetCopies {
 func KeyCopiesBytes(s KeyShape, depth int) uint64 {
 	var total uint64
 	cp := KeyCopiesOf(s, depth)
-	group1, group2, _, _ := groupsOf(s.Curve) // PlanDevice checked the curve
+	group1, group2, _ := s.groups()
 	for i, n := range []uint64{s.NbWires, s.NbWires, s.NbK, s.NbZ, s.NbWires} {
 		group := group1
 		if i == 4 {
@@ -253,7 +264,7 @@ func KeyCopiesBytes(s KeyShape, depth int) uint64 {
 // buffers of each group's points, two of scalars for each group, and, unless
 // its proofs stream too (lean), the wire index of every A and B point.
 func StreamKeyDeviceBytes(s KeyShape, chunk uint64, lean bool) uint64 {
-	_, _, c, _ := groupsOf(s.Curve) // PlanDevice checked the curve
+	_, _, c := s.groups()
 	return csrc.StreamKeyDeviceBytes(c, chunk, s.NbA, s.NbB, lean)
 }
 
@@ -508,6 +519,6 @@ func LeanProofWorkBytes(s KeyShape, chunk uint64, maxC int, r Residency) uint64 
 // without copies (groth16.h's zk_g16_resident_key_device_bytes): G1 A and B
 // and G2 B expanded to every wire, G1 K and Z as they are.
 func KeyShapeDeviceBytes(s KeyShape) uint64 {
-	_, _, c, _ := groupsOf(s.Curve) // PlanDevice checked the curve
+	_, _, c := s.groups()
 	return csrc.ResidentKeyDeviceBytes(c, s.NbWires, s.NbK, s.NbZ)
 }

@@ -162,7 +162,7 @@ func TestPlanDevice(t *testing.T) {
 func TestPlanDeviceCurves(t *testing.T) {
 	const nwires = 1 << 20
 	shape := func(id ecc.ID, form keyfile.HForm) KeyShape {
-		return KeyShape{Curve: id, HForm: form, LogN: 20, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: 1<<20 - 1}
+		return KeyShape{Curve: id, HForm: form, LogN: 20, NbWires: nwires, NbPublic: 3, NbA: nwires - 1, NbB: nwires - 2, NbK: nwires - 3, NbZ: form.NbZ(1 << 20)}
 	}
 	r := BoundResidency(132)
 	bls := shape(ecc.BLS12_381, keyfile.HFormGnark)
@@ -189,6 +189,14 @@ func TestPlanDeviceCurves(t *testing.T) {
 	if _, err := PlanDevice(shape(ecc.BW6_761, keyfile.HFormGnark), 2, 64<<30, r, 0); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a BW6-761 shape: %v, want ErrInvalid", err)
 	}
+	func() {
+		defer func() {
+			if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), curve.Title(ecc.BW6_761)) {
+				t.Errorf("KeyShapeDeviceBytes of a BW6-761 shape: panic %v, want one naming the curve", p)
+			}
+		}()
+		KeyShapeDeviceBytes(shape(ecc.BW6_761, keyfile.HFormGnark))
+	}()
 }
 
 // TestResidencyBound checks that the estimate with every SM full bounds the

@@ -442,6 +442,10 @@ int main() {
     // run short.
     check_field<fr_t>("BLS12-381", gnark_ntt_bls12_381, 18);
     check_field<bn254_fr_t>("BN254", gnark_ntt_bn254, 13);
+    // ntt.h's zk_ntt_two_adicity, which groth16.cu's key load reads, is field.cuh's.
+    expect(zk_ntt_two_adicity(ZK_NTT_BLS12_381) == fr_t::params::TWO_ADICITY &&
+               zk_ntt_two_adicity(ZK_NTT_BN254) == bn254_fr_t::params::TWO_ADICITY,
+           "zk_ntt_two_adicity == field.cuh's TWO_ADICITY", 0);
     field = "BLS12-381";
     for (bool r4 : {false, true}) {
         radix4 = r4;
