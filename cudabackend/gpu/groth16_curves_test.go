@@ -22,6 +22,7 @@ import (
 	csbn "github.com/consensys/gnark/constraint/bn254"
 
 	"github.com/zkhost/zkhost/sdk/circom"
+	"github.com/zkhost/zkhost/sdk/circom/circomtest"
 	"github.com/zkhost/zkhost/sdk/circomconv"
 	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
@@ -217,24 +218,7 @@ func checkSnarkjsForm[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing
 		t.Fatal(err)
 	}
 	for _, chunk := range []uint64{0, 1 << 10} {
-		key, err := LoadGroth16Key(0, &pk, chunk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		slot, err := key.NewSlot()
-		if err != nil {
-			key.Free()
-			t.Fatal(err)
-		}
-		if err := StageCurve(slot, w, a, b, 2); err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := ProveCurve(c, key, slot, len(a))
-		slot.Free()
-		key.Free()
-		if err != nil {
-			t.Fatalf("chunk %d: %v", chunk, err)
-		}
+		got := proveOnce(t, c, &pk, chunk, w, a, b)
 		for _, name := range differingSums(c, got, want) {
 			t.Errorf("%s, chunk %d: the device's %s differs from refprover's", curve.Title(c.ID()), chunk, name)
 		}
@@ -309,28 +293,13 @@ func checkSnarkjsKey[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := evalRows[E, PE](t, sys, w)
+	a, b, err := circomtest.Rows[E, PE](sys, w)
+	if err != nil {
+		t.Fatal(err)
+	}
 	public := w[1 : 1+z.NumPublic]
 	for _, chunk := range []uint64{0, 1 << 10} {
-		key, err := LoadGroth16Key(0, pk, chunk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		slot, err := key.NewSlot()
-		if err != nil {
-			key.Free()
-			t.Fatal(err)
-		}
-		err = StageCurve(slot, w, a, b, 2)
-		var res refprover.MSMResults[G1J, G2J]
-		if err == nil {
-			res, _, err = ProveCurve(c, key, slot, len(a))
-		}
-		slot.Free()
-		key.Free()
-		if err != nil {
-			t.Fatalf("chunk %d: %v", chunk, err)
-		}
+		res := proveOnce(t, c, pk, chunk, w, a, b)
 		rr, ss, err := refprover.RandomRS[E, PE]()
 		if err != nil {
 			t.Fatal(err)
@@ -343,58 +312,44 @@ func checkSnarkjsKey[E Fr, PE curve.Scalar[E], G1, G1J, G2, G2J any](t *testing.
 		if _, err := proof.ReadFrom(&buf); err != nil {
 			t.Fatal(err)
 		}
-		if err := groth16.Verify(proof, vk, publicWitness(t, c.ID(), public)); err != nil {
-			t.Errorf("chunk %d: gnark refused the device's proof with snarkjs's key: %v", chunk, err)
-		}
 		other := slices.Clone(public)
 		PE(&other[0]).SetUint64(12345)
-		if err := groth16.Verify(proof, vk, publicWitness(t, c.ID(), other)); err == nil {
-			t.Errorf("chunk %d: the proof verifies for another public value", chunk)
+		for _, tc := range []struct {
+			values []E
+			accept bool
+		}{{public, true}, {other, false}} {
+			pw, err := circomtest.PublicWitness(c.ID(), tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := groth16.Verify(proof, vk, pw); (err == nil) != tc.accept {
+				t.Errorf("chunk %d, public values %v: gnark's verifier says %v of the device's proof with snarkjs's key, want accepted %v", chunk, tc.values, err, tc.accept)
+			}
 		}
 	}
 }
 
-// evalRows evaluates the L and R of every row of a gnark system for w: the
-// partition's A and B, as the host evaluates them.
-func evalRows[E any, PE curve.Scalar[E]](t *testing.T, sys constraint.ConstraintSystem, w []E) (a, b []E) {
+// proveOnce loads pk on the device (streamed in chunks of chunk points; 0:
+// resident), proves the partition w, a, b in one slot and frees both: the
+// device's five sums.
+func proveOnce[E Fr, G1, G1J, G2, G2J any](t *testing.T, c curve.Curve[E, G1, G1J, G2, G2J], pk *keyfile.ProvingKey[G1, G2], chunk uint64, w, a, b []E) refprover.MSMResults[G1J, G2J] {
 	t.Helper()
-	r1cs, ok := sys.(constraint.R1CS[constraint.U64])
-	if !ok {
-		t.Fatalf("%T is not an R1CS", sys)
-	}
-	coeffs := make([]E, sys.GetNbCoefficients())
-	for i := range coeffs {
-		PE(&coeffs[i]).SetBigInt(sys.ToBigInt(sys.GetCoefficient(i)))
-	}
-	eval := func(l constraint.LinearExpression) (s E) {
-		for _, term := range l {
-			var v E
-			PE(&v).Mul(&coeffs[term.CID], &w[term.VID])
-			PE(&s).Add(&s, &v)
-		}
-		return s
-	}
-	for _, r := range r1cs.GetR1Cs() {
-		a = append(a, eval(r.L))
-		b = append(b, eval(r.R))
-	}
-	return a, b
-}
-
-// publicWitness is gnark's public witness of the values public, over id's field.
-func publicWitness[E any](t *testing.T, id ecc.ID, public []E) witness.Witness {
-	t.Helper()
-	w, err := witness.New(id.ScalarField())
+	key, err := LoadGroth16Key(0, pk, chunk)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("chunk %d: %v", chunk, err)
 	}
-	values := make(chan any, len(public))
-	for _, v := range public {
-		values <- v
+	defer key.Free()
+	slot, err := key.NewSlot()
+	if err != nil {
+		t.Fatalf("chunk %d: %v", chunk, err)
 	}
-	close(values)
-	if err := w.Fill(len(public), 0, values); err != nil {
-		t.Fatal(err)
+	defer slot.Free()
+	if err := StageCurve(slot, w, a, b, 2); err != nil {
+		t.Fatalf("chunk %d: %v", chunk, err)
 	}
-	return w
+	res, _, err := ProveCurve(c, key, slot, len(a))
+	if err != nil {
+		t.Fatalf("chunk %d: %v", chunk, err)
+	}
+	return res
 }

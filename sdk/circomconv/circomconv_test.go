@@ -280,16 +280,8 @@ func publicWitness[S any](t *testing.T, id ecc.ID, public []S) []byte {
 
 func gnarkWitness[S any](t *testing.T, id ecc.ID, public []S) witness.Witness {
 	t.Helper()
-	w, err := witness.New(id.ScalarField())
+	w, err := circomtest.PublicWitness(id, public)
 	if err != nil {
-		t.Fatal(err)
-	}
-	values := make(chan any, len(public))
-	for _, v := range public {
-		values <- v
-	}
-	close(values)
-	if err := w.Fill(len(public), 0, values); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -330,25 +322,9 @@ func qapRows[S any, PS curve.Scalar[S]](t *testing.T, z *circom.ZKey, W []S, row
 // evaluates A and B.
 func evalSystem[S any, PS curve.Scalar[S]](t *testing.T, sys constraint.ConstraintSystem, W []S) (a, b []S) {
 	t.Helper()
-	r1cs, ok := sys.(constraint.R1CS[constraint.U64])
-	if !ok {
-		t.Fatalf("%T is not an R1CS", sys)
-	}
-	coeffs := make([]S, sys.GetNbCoefficients())
-	for i := range coeffs {
-		PS(&coeffs[i]).SetBigInt(sys.ToBigInt(sys.GetCoefficient(i)))
-	}
-	eval := func(l constraint.LinearExpression) (s S) {
-		for _, term := range l {
-			var v S
-			PS(&v).Mul(&coeffs[term.CID], &W[term.VID])
-			PS(&s).Add(&s, &v)
-		}
-		return s
-	}
-	for _, r := range r1cs.GetR1Cs() {
-		a = append(a, eval(r.L))
-		b = append(b, eval(r.R))
+	a, b, err := circomtest.Rows[S, PS](sys, W)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return a, b
 }
