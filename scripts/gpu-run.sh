@@ -149,9 +149,9 @@ for step in $STEPS; do
     done ;;
   bn254)
     # BN254 through the daemon and the CUDA backend (its BN254 path turned on), chain 2^k for
-    # k in BN_KS with gnark's BN254 setup, beside gnark's BN254 groth16.Prove on the same cores;
+    # k in BN_KS (development keygen), beside gnark's BN254 groth16.Prove on the same cores;
     # the host verifies every proof with gnark:
-    #   STEPS=bn254 BN_KS="20 22" KG=300 BUDGET=560 scripts/gpu-run.sh
+    #   STEPS=bn254 BN_KS="20 22" BUDGET=560 scripts/gpu-run.sh
     for k in ${BN_KS:-20}; do
       id="chain-k$k-bn254"
       if [ ! -f "$KEYS/$id.pk" ]; then

@@ -14,7 +14,6 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
-	groth16_bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
@@ -24,16 +23,12 @@ import (
 	"github.com/zkhost/zkhost/sdk/circuits"
 	zkcurve "github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/internal/devsetup"
-	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/internal/devsetupbn254"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 )
 
-// SetupDevelopment is NAME.json's setup field for keys made by Keygen.
+// SetupDevelopment is NAME.json's setup field for keys made by Keygen, on either curve.
 const SetupDevelopment = "development: single-party Groth16 setup (sdk/internal/devsetup, the key gnark's groth16.Setup makes), toxic waste known to its process; not for production"
-
-// SetupDevelopmentGnark is NAME.json's setup field for keys Keygen made on a curve
-// other than BLS12-381, with gnark's own setup.
-const SetupDevelopmentGnark = "development: single-party Groth16 setup (gnark's groth16.Setup), toxic waste known to its process; not for production"
 
 // ErrExists is returned (wrapped) by Keygen when the circuit's files already exist.
 var ErrExists = errors.New("key files already exist")
@@ -79,9 +74,6 @@ func KeygenWithProgress(ctx context.Context, spec circuits.Spec, outDir string, 
 		Params:  spec.Params,
 		Curve:   zkcurve.Name(spec.Curve),
 		Setup:   SetupDevelopment,
-	}
-	if spec.Curve != ecc.BLS12_381 {
-		meta.Setup = SetupDevelopmentGnark
 	}
 	return keygenWithProgress(ctx, outDir, spec.Circuit(), meta, progress)
 }
@@ -237,8 +229,8 @@ type writableKey struct {
 	write      func(path string) ([32]byte, error)
 }
 
-// compileAndSetup compiles def for curve id and runs the development Groth16 setup:
-// devsetup's on BLS12-381, gnark's on BN254. It returns how long each took in
+// compileAndSetup compiles def for curve id and runs the development Groth16 setup
+// (devsetup's, or its BN254 copy devsetupbn254's). It returns how long each took in
 // took[0] and took[1].
 func compileAndSetup(ctx context.Context, def frontend.Circuit, id ecc.ID) (_ constraint.ConstraintSystem, _ groth16.VerifyingKey, _ writableKey, took [2]time.Duration, _ error) {
 	start := time.Now()
@@ -261,12 +253,10 @@ func compileAndSetup(ctx context.Context, def frontend.Circuit, id ecc.ID) (_ co
 			k = writableKey{pk.DomainSize, func(path string) ([32]byte, error) { return keyfile.Write(path, pk) }}
 		}
 	case *cs_bn254.R1CS:
-		var gpk groth16.ProvingKey
-		if gpk, vk, err = groth16.Setup(sys); err == nil {
-			var pk *keyfile.BN254Key
-			if pk, err = keyconv.FromGnarkBN254(gpk.(*groth16_bn254.ProvingKey)); err == nil {
-				k = writableKey{pk.DomainSize, func(path string) ([32]byte, error) { return keyfile.Write(path, pk) }}
-			}
+		var pk *keyfile.BN254Key
+		pk, vk, err = devsetupbn254.Setup(ctx, sys)
+		if err == nil {
+			k = writableKey{pk.DomainSize, func(path string) ([32]byte, error) { return keyfile.Write(path, pk) }}
 		}
 	default:
 		err = fmt.Errorf("compiled to %T, want an R1CS of BLS12-381 or BN254", ccs)

@@ -20,4 +20,9 @@
 //
 // Like gnark's Setup, its toxic waste exists in this process: keys from it are for
 // development only. Circuits with commitments are refused.
+//
+// sdk/internal/devsetupbn254 is this setup on BN254, generated from this package's
+// code by gen.sh.
 package devsetup
+
+//go:generate ./gen.sh
