@@ -17,10 +17,12 @@
 //     callers keep data resident and time device work with events;
 //   - the scalar-field NTT of BLS12-381 and BN254 (NTT, NTTDevice, generic
 //     over the curve's fr.Element: Fr), matching gnark-crypto v0.19.0's
-//     fr/fft Domain of the curve bit for bit, and Groth16's quotient H over
-//     BLS12-381 (ComputeH, ComputeHDevice), matching gnark v0.14.0's
-//     computeH bit for bit, bit-reversed output included; each pass runs its
-//     stages two at a time (radix 4) unless the call's NTTRadix says 2;
+//     fr/fft Domain of the curve bit for bit, and Groth16's quotient H
+//     (ComputeH, ComputeHDevice over BLS12-381; ComputeHForm over either
+//     curve), matching gnark v0.14.0's computeH bit for bit, bit-reversed
+//     output included, or, for keys imported from snarkjs, snarkjs's H
+//     (A·B − C on its odd coset, refprover.ComputeHSnarkjs); each pass runs
+//     its stages two at a time (radix 4) unless the call's NTTRadix says 2;
 //   - G1 and G2 MSMs against resident bases (UploadG1, MSM, MSMDevice), and
 //     the witness-aware MSM (ClassifyScalars, MSMSplit): a device scalar
 //     vector classified once into 0s, 1s and the rest, so MSMs over it drop
@@ -28,6 +30,10 @@
 //     proofs (Groth16Key.Prove) use it for the MSMs over W unless the key's
 //     ProveOptions say DenseMSM. Host scalars are copied in pieces that
 //     overlap the work (the bases' SetPieces).
+//   - Groth16 proofs on either curve (LoadGroth16Key of any curve's key;
+//     ProveCurve, StageCurve with the curve's binding, sdk/curve; the
+//     methods with gnark-crypto types are BLS12-381's), each key's H in its
+//     own form (keyfile.HForm).
 //   - precomputed copies of MSM bases (Precompute; copy g = P·2^(c·G·g)):
 //     an MSM then reduces G bucket sets instead of one per window, so its
 //     window grows. A resident Groth16 key gets them at load as far as the
