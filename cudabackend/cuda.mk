@@ -39,13 +39,28 @@ CUDA_TOOLS := $(patsubst $(CUDA_SRCDIR)/bench/%.cu,$(CUDA_OUTDIR)/bench/%,$(wild
 
 cuda-tools: $(CUDA_TOOLS)
 
-$(CUDA_OUTDIR)/bench/%: $(CUDA_SRCDIR)/bench/%.cu
+$(CUDA_OUTDIR)/bench/%: $(CUDA_SRCDIR)/bench/%.cu $(CUDA_FLAGS_STAMP)
 	@mkdir -p $(CUDA_OUTDIR)/bench
 	$(NVCC) -O3 -std=c++17 $(CUDA_ARCH_FLAGS) $< -o $@
 
 # Each object depends on the headers it includes (nvcc -MMD writes the .d
-# files), so editing one module's header does not rebuild the others.
-$(CUDA_OUTDIR)/%.o: $(CUDA_SRCDIR)/%.cu
+# files), so editing one module's header does not rebuild the others, and on
+# the flags it was compiled with (CUDA_FLAGS_STAMP), so that objects built for
+# other architectures (scripts/gpu-build.sh builds for sm_90 alone) are built
+# again rather than linked into a binary that lacks the others' code.
+# The stamp's recipe runs every time but rewrites it only when the flags
+# differ; make compares its time after the recipe, so unchanged flags rebuild
+# nothing.
+CUDA_FLAGS_STAMP := $(CUDA_OUTDIR)/nvcc-flags
+
+$(CUDA_FLAGS_STAMP): cuda-force
+	@mkdir -p $(CUDA_OUTDIR)
+	@echo '$(CUDA_NVCC_FLAGS)' | cmp -s - $@ || echo '$(CUDA_NVCC_FLAGS)' > $@
+
+.PHONY: cuda-force
+cuda-force:
+
+$(CUDA_OUTDIR)/%.o: $(CUDA_SRCDIR)/%.cu $(CUDA_FLAGS_STAMP)
 	@mkdir -p $(CUDA_OUTDIR)
 	$(NVCC) $(CUDA_NVCC_FLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
