@@ -87,20 +87,18 @@ type Options struct {
 	// value is the default.
 	Prove gpu.ProveOptions
 	// Curves are the curves whose keys the backend loads and Describe
-	// declares (nil: DefaultCurves), and SnarkjsH whether it loads keys
-	// whose H points are in snarkjs's form (keys imported from a .zkey). The
-	// kernels prove BN254 and snarkjs's form too, checked against the CPU
-	// prover in emulation (make cuda-hosttest) but not yet on a GPU: off by
-	// default until the GPU tests of both pass, and the host then proves
-	// such keys on a CPU backend.
-	Curves   []sdk.Curve
-	SnarkjsH bool
-	Logger   hclog.Logger
+	// declares (nil: DefaultCurves). NoSnarkjsH refuses keys whose H points
+	// are in snarkjs's form (keys imported from a .zkey), which the backend
+	// proves by default; the host then proves them on another backend. Both
+	// are for operators who keep a curve or a key form off one device.
+	Curves     []sdk.Curve
+	NoSnarkjsH bool
+	Logger     hclog.Logger
 }
 
 // DefaultCurves are the curves a backend proves on when Options.Curves is
-// nil: those whose device path has passed the GPU tests.
-var DefaultCurves = []sdk.Curve{sdk.CurveBLS12381}
+// nil: every curve the kernels take.
+var DefaultCurves = []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}
 
 // curveIDs maps the contract's curve names to gnark-crypto's ids: the curves
 // Options.Curves may name.
@@ -120,6 +118,15 @@ func ParseCurves(list string) ([]sdk.Curve, error) {
 		}
 	}
 	return out, nil
+}
+
+// CurveList is curves as ParseCurves reads them: names joined by commas.
+func CurveList(curves []sdk.Curve) string {
+	names := make([]string, len(curves))
+	for i, c := range curves {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ",")
 }
 
 // proves reports whether the backend loads keys on the curve id.
@@ -321,11 +328,11 @@ func loadKeyOf[G1, G2 any](b *Backend, ref sdk.KeyRef, f *keyfile.File, of func(
 	if err != nil {
 		return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrInvalidArgument, "load key %s: %v", ref.ID, err)
 	}
-	if pk.HForm == keyfile.HFormSnarkjs && !b.opts.SnarkjsH {
+	if pk.HForm == keyfile.HFormSnarkjs && b.opts.NoSnarkjsH {
 		// Final, as for a key too large for the device: the host proves the
 		// key's partitions on a backend that takes it (the CPU's).
 		return nil, sdk.KeyInfo{}, sdk.Permanentf(sdk.ErrUnimplemented,
-			"load key %s: this key's H points are in snarkjs's form, which this backend proves only with -snarkjs-h", ref.ID)
+			"load key %s: this key's H points are in snarkjs's form, which this backend was told not to prove (-snarkjs-h=false)", ref.ID)
 	}
 	shape := gpu.ShapeOf(pk)
 	// The constraints, when sent, are opened and checked first: the plan

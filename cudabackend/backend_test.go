@@ -127,15 +127,16 @@ func TestLoadRefusal(t *testing.T) {
 }
 
 // TestDescribeCurves: the backend declares the curves it was told to prove on,
-// BLS12-381 alone by default (DefaultCurves: the device paths that have passed
-// the GPU tests), so that the host routes another curve's keys elsewhere.
+// both by default (DefaultCurves), so that the host routes another curve's
+// keys elsewhere.
 func TestDescribeCurves(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		curves []sdk.Curve
 		want   []sdk.Curve
 	}{
-		{nil, DefaultCurves},
+		{nil, []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}},
+		{[]sdk.Curve{sdk.CurveBLS12381}, []sdk.Curve{sdk.CurveBLS12381}},
 		{[]sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}, []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}},
 		{[]sdk.Curve{sdk.CurveBN254}, []sdk.Curve{sdk.CurveBN254}},
 	} {

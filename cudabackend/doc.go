@@ -1,6 +1,6 @@
-// Package cudabackend proves Groth16 (BLS12-381; BN254 and keys in snarkjs's
-// H form when Options.Curves and Options.SnarkjsH say so) on an NVIDIA GPU, as
-// a zkhost backend process (binary zkhost-backend-cuda).
+// Package cudabackend proves Groth16 (BLS12-381 and BN254, keys in gnark's or
+// snarkjs's H form) on an NVIDIA GPU, as a zkhost backend process (binary
+// zkhost-backend-cuda).
 //
 // One code path serves both curves: a key's curve picks the kernels' field
 // and group instantiations and its points' sizes (groth16.h), and its H form

@@ -126,10 +126,10 @@ for step in $STEPS; do
     # products): IMAD.WIDE, DFMA and ALU chains alone and mixed, ~1 s.
     log "pipes"; box 60 "$BIN/pipes" > "$OUT/pipes.txt" 2>&1; log "pipes exit $?"; tee -a "$OUT/summary.txt" < "$OUT/pipes.txt" ;;
   conformance)
-    # With every curve and H form the kernels take, those not yet on by default too
-    # (cudabackend.DefaultCurves): the suite's BN254 check proves through the device.
+    # With every curve the kernels take (the default): the suite's BN254 check proves through
+    # the device.
     log "sdktest conformance against zkhost-backend-cuda (curves ${CONF_CURVES:=bls12-381,bn254})"
-    ZKHOST_CUDA_CURVES="$CONF_CURVES" ZKHOST_CUDA_SNARKJS_H=1 \
+    ZKHOST_CUDA_CURVES="$CONF_CURVES" \
     ZKHOST_SDKTEST_BACKEND="$BIN/zkhost-backend-cuda" ZKHOST_SDKTEST_KEYDIR="$KEYS" ZKHOST_SDKTEST_CANCEL_K="${CANCEL_K:-16}" \
       box "${CT:-100}" "$BIN/sdktest.test" -test.run TestExternalBackendConforms -test.v -test.timeout 300s > "$OUT/conformance.txt" 2>&1
     log "conformance exit $?"; grep -E "^\s*(--- |ok|FAIL|PASS)" "$OUT/conformance.txt" | tail -30 ;;
@@ -148,7 +148,7 @@ for step in $STEPS; do
       grep -v " INF " "$OUT/keygen-k$k.txt"
     done ;;
   bn254)
-    # BN254 through the daemon and the CUDA backend (its BN254 path turned on), chain 2^k for
+    # BN254 through the daemon and the CUDA backend, chain 2^k for
     # k in BN_KS (development keygen), beside gnark's BN254 groth16.Prove on the same cores;
     # the host verifies every proof with gnark:
     #   STEPS=bn254 BN_KS="20 22" BUDGET=560 scripts/gpu-run.sh
@@ -159,7 +159,7 @@ for step in $STEPS; do
         box "${KG:-300}" "$BIN/zkhost" keygen --circuit chain --k "$k" --curve bn254 --out "$KEYS" >> "$OUT/bn254.txt" 2>&1
         log "keygen exit $?"
       fi
-      ZKHOST_CUDA_CURVES=bls12-381,bn254 prove_pair "$id" "$OUT/bn254.txt" "$OUT/summary-cuda-bn254-k$k.json"
+      prove_pair "$id" "$OUT/bn254.txt" "$OUT/summary-cuda-bn254-k$k.json"
     done
     tail -40 "$OUT/bn254.txt" ;;
   prove)

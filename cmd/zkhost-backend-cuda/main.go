@@ -70,7 +70,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	if err != nil {
 		return opts, err
 	}
-	snarkjsHEnv, err := envflag.Bool(getenv, "ZKHOST_CUDA_SNARKJS_H", false)
+	snarkjsHEnv, err := envflag.Bool(getenv, "ZKHOST_CUDA_SNARKJS_H", true)
 	if err != nil {
 		return opts, err
 	}
@@ -82,8 +82,8 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	fs.IntVar(&opts.MSMPrecompute, "msm-precompute", gpu.MSMMaxDepth, "most precomputed copies a resident key keeps of each of its point sets, as device memory allows (faster MSMs; 0 or 1: none)")
 	binarySplit := fs.Bool("binary-split", true, "run a resident key's MSMs over W witness-aware: W's 0s and 1s kept out of Pippenger (false: dense, for comparisons)")
 	radix := fs.Int("ntt-radix", int(gpu.NTTRadix4), "stages per step of H's NTT passes in shared memory, 2 or 4 (the same result; for comparisons)")
-	curves := fs.String("curves", cmp.Or(getenv("ZKHOST_CUDA_CURVES"), string(sdk.CurveBLS12381)), "curves whose keys the backend proves, comma-separated (bls12-381, bn254); BN254's device path has not yet run on a GPU")
-	snarkjsH := fs.Bool("snarkjs-h", snarkjsHEnv, "prove keys imported from a snarkjs .zkey (H in snarkjs's form; not yet run on a GPU): without it the host proves them on a CPU backend")
+	curves := fs.String("curves", cmp.Or(getenv("ZKHOST_CUDA_CURVES"), cudabackend.CurveList(cudabackend.DefaultCurves)), "curves whose keys the backend proves, comma-separated (bls12-381, bn254); the host proves another curve's keys on another backend")
+	snarkjsH := fs.Bool("snarkjs-h", snarkjsHEnv, "prove keys imported from a snarkjs .zkey (H in snarkjs's form); false leaves them to another backend of the host")
 	capText := fs.String("device-memory-cap", getenv("ZKHOST_CUDA_DEVICE_MEMORY_CAP"), "device memory to use at most, as if the card had no more (\"24GiB\", \"16GB\"; empty: all of it); a key whose points, slots and proofs do not fit under it is streamed from pinned host memory chunk by chunk")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
@@ -109,7 +109,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	if opts.Curves, err = cudabackend.ParseCurves(*curves); err != nil {
 		return opts, fmt.Errorf("-curves: %v", err)
 	}
-	opts.SnarkjsH = *snarkjsH
+	opts.NoSnarkjsH = !*snarkjsH
 	if *capText != "" {
 		sz, err := bytesize.Parse(*capText)
 		if err != nil {

@@ -51,9 +51,10 @@ func TestParseOptions(t *testing.T) {
 	}
 }
 
-// TestParseCurveOptions checks the options that turn on the device paths not
-// yet run on a GPU: off by default, on by flag or environment (the host passes
-// a [[device]]'s env table so), and bad values refused naming the option.
+// TestParseCurveOptions checks the options that keep a curve or snarkjs's key
+// form off a device: both curves and both forms by default, narrowed by flag or
+// environment (the host passes a [[device]]'s env table so), flags before the
+// environment, and bad values refused naming the option.
 func TestParseCurveOptions(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -63,11 +64,11 @@ func TestParseCurveOptions(t *testing.T) {
 		snarkjsH bool
 		wantErr  string
 	}{
-		{"defaults", nil, nil, []sdk.Curve{sdk.CurveBLS12381}, false, ""},
-		{"flags", []string{"-curves", "bls12-381, bn254", "-snarkjs-h"}, nil, []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}, true, ""},
-		{"environment", nil, map[string]string{"ZKHOST_CUDA_CURVES": "bn254", "ZKHOST_CUDA_SNARKJS_H": "true"}, []sdk.Curve{sdk.CurveBN254}, true, ""},
-		{"flags beat environment", []string{"-curves=bls12-381", "-snarkjs-h=false"}, map[string]string{"ZKHOST_CUDA_CURVES": "bn254", "ZKHOST_CUDA_SNARKJS_H": "1"}, []sdk.Curve{sdk.CurveBLS12381}, false, ""},
-		{"repeated curve", []string{"-curves", "bn254,bn254"}, nil, []sdk.Curve{sdk.CurveBN254}, false, ""},
+		{"defaults", nil, nil, []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}, true, ""},
+		{"flags", []string{"-curves", "bn254, bls12-381", "-snarkjs-h=false"}, nil, []sdk.Curve{sdk.CurveBN254, sdk.CurveBLS12381}, false, ""},
+		{"environment", nil, map[string]string{"ZKHOST_CUDA_CURVES": "bn254", "ZKHOST_CUDA_SNARKJS_H": "false"}, []sdk.Curve{sdk.CurveBN254}, false, ""},
+		{"flags beat environment", []string{"-curves=bls12-381", "-snarkjs-h"}, map[string]string{"ZKHOST_CUDA_CURVES": "bn254", "ZKHOST_CUDA_SNARKJS_H": "0"}, []sdk.Curve{sdk.CurveBLS12381}, true, ""},
+		{"repeated curve", []string{"-curves", "bn254,bn254"}, nil, []sdk.Curve{sdk.CurveBN254}, true, ""},
 		{"unknown curve", []string{"-curves", "bls12-377"}, nil, nil, false, `-curves: curve "bls12-377"`},
 		{"bad environment", nil, map[string]string{"ZKHOST_CUDA_SNARKJS_H": "maybe"}, nil, false, "ZKHOST_CUDA_SNARKJS_H"},
 	}
@@ -80,8 +81,8 @@ func TestParseCurveOptions(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !slices.Equal(opts.Curves, tt.curves) || opts.SnarkjsH != tt.snarkjsH {
-				t.Errorf("curves %v, snarkjs-h %v, err %v; want %v, %v", opts.Curves, opts.SnarkjsH, err, tt.curves, tt.snarkjsH)
+			if err != nil || !slices.Equal(opts.Curves, tt.curves) || opts.NoSnarkjsH == tt.snarkjsH {
+				t.Errorf("curves %v, snarkjs-h %v, err %v; want %v, %v", opts.Curves, !opts.NoSnarkjsH, err, tt.curves, tt.snarkjsH)
 			}
 		})
 	}
