@@ -23,6 +23,7 @@
 #   scripts/gpu-feed.sh                       # everything
 #   CIRCUITS="chain20 chain22" scripts/gpu-feed.sh
 #   CIRCUITS="sha256b134 merkle1024d21" SOLVE=1 PEER=0 ISOPROVE=0 scripts/gpu-feed.sh
+#   CIRCUITS="chain22-bn254 sha256b134-bn254" PEER=0 scripts/gpu-feed.sh   # the same over BN254
 #   WORKERS=12 SYNTH_CORES=12 BUDGET=520 OUT=/tmp/o scripts/gpu-feed.sh
 set -uo pipefail
 ROOT=${ROOT:-$PWD}
@@ -82,6 +83,11 @@ fi
 # circuit NAME: sets ARGS (zkhost's circuit flags), KEY (the key set's name), the bench's shape
 # (JOBS, CONC, PARTS) and the boxes (KG keygen, BT bench) for NAME.
 circuit() {
+  # NAME-bn254: the same circuit and shape over BN254 (key NAME's key with -bn254).
+  if [[ $1 == *-bn254 ]]; then
+    circuit "${1%-bn254}" || return 1
+    ARGS+=(--curve bn254); KEY=$KEY-bn254; return 0
+  fi
   # The shapes of the first feed runs; another chainK (e.g. chain12, for a dry run on a small
   # machine) takes chain20's.
   case $1 in
@@ -95,7 +101,7 @@ circuit() {
   # merkleKdD: K leaves of a depth-D Poseidon2 tree (1024 and 21 fill 2^22).
   merkle[0-9]*d[0-9]*) local k=${1#merkle}; local d=${k#*d}; k=${k%d*}
      ARGS=(--circuit merkle --param "k=$k" --param "d=$d"); KEY=merkle-d$d-k$k; JOBS=${JOBSM:-24}; CONC=12; PARTS=4; KG=${KGM:-150}; BT=${BENCH_TM:-150} ;;
-  *) echo "gpu-feed: unknown circuit $1 (chain20, chain22, merkle, chainK, sha256bB, merkleKdD)" >&2; return 1 ;;
+  *) echo "gpu-feed: unknown circuit $1 (chain20, chain22, merkle, chainK, sha256bB, merkleKdD; each also NAME-bn254)" >&2; return 1 ;;
   esac
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/inprocess"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 func cmdBench(ctx context.Context, inv cli.Invocation) error {
@@ -31,6 +32,7 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 		"and a timeline written to --timeline.")
 	name := fs.String("circuit", "chain", "example circuit ("+strings.Join(circuits.Names(), ", ")+")")
 	k := fs.Int("k", 0, "the circuit's k parameter (chain: 2^k constraints); 0 keeps the circuit's default")
+	curveName := fs.String("curve", "bls12-381", "the circuit's curve: bls12-381 or bn254")
 	params := paramFlags{}
 	fs.Var(params, "param", "another circuit parameter, name=value (repeatable)")
 	jobs := fs.Int("jobs", 4, "jobs to prove")
@@ -78,7 +80,14 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	if *k != 0 {
 		params["k"] = *k
 	}
+	onCurve, err := curve.Parse(*curveName)
+	if err != nil {
+		return fmt.Errorf("%w: --curve: %v", cli.ErrUsage, err)
+	}
 	spec, err := circuits.Lookup(*name, params)
+	if err == nil {
+		spec, err = spec.On(onCurve)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}

@@ -17,6 +17,7 @@ func TestBenchCommandErrors(t *testing.T) {
 		{[]string{"bench", "--jobs", "0"}, 2, "must be at least 1"},
 		{[]string{"bench", "--circuit", "nope"}, 2, "nope"},
 		{[]string{"bench", "--circuit", "chain", "--k", "99"}, 2, "out of range"},
+		{[]string{"bench", "--curve", "bls12-377"}, 2, `--curve: unknown curve "bls12-377"`},
 		{[]string{"bench", "--api", "/x.sock", "--config", "/y.toml"}, 2, "not both"},
 		{[]string{"bench", "--api", "/x.sock", "--no-timeline"}, 2, "standalone"},
 		{[]string{"bench", "--class", "urgent"}, 2, "urgent"},

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,12 @@ func TestExampleCircuitsOnBN254(t *testing.T) {
 		if out := zkhost("verify", "--keys", keys, "--circuit", c.id, proofs); !strings.Contains(out, "2 of 2 proofs verify") {
 			t.Errorf("verify printed %q", out)
 		}
+	}
+	// `zkhost bench --curve bn254` serves the BN254 circuit whose key is there.
+	out := zkhost("bench", "--circuit", "chain", "--k", "8", "--curve", "bn254", "--jobs", "1", "--partitions", "2",
+		"--isolated", "0", "--keys", keys, "--backend", backend, "--threads", "2", "--no-timeline")
+	if !strings.Contains(out, "zkhost bench: chain-k8-bn254, 1 jobs × 2 partitions") || !regexp.MustCompile(`proofs \(verified\) +│ 2 `).MatchString(out) {
+		t.Errorf("bench --curve bn254 printed %q", out)
 	}
 	var stdout, stderr strings.Builder
 	if code := run([]string{"keygen", "--curve", "bls12-377", "--circuit", "merkle", "--out", keys}, &stdout, &stderr); code != 2 ||
