@@ -215,6 +215,14 @@ struct bn254_fq_params {
                                    0x0a417ff6, 0x47ab1eff, 0xcab8351f, 0x06d89f71};
         return v[i];
     }
+    // four_p2 is limb i of 4p^2 (16 limbs; mont_t::mul_sub_lazy adds it).
+    ZK_HD static constexpr uint32_t four_p2(int i) {
+        constexpr uint32_t v[16] = {0x9d75a6c4, 0xed516288, 0x27ab0404, 0x98081cb4,
+                                    0xb65b2b72, 0x29406271, 0xe8490b21, 0x11a27a55,
+                                    0xd31ace34, 0x9bb7e970, 0x58dd5818, 0xc02e1544,
+                                    0x0d234872, 0x6669bdf0, 0xd8f2fe71, 0x249712e1};
+        return v[i];
+    }
 };
 
 // zk_chain is one carry chain of 32-bit multiply-add instructions. On the
@@ -841,12 +849,14 @@ struct mont_t {
 
     // mul_sub_lazy is (a*b - c*d) R^-1 mod p, below 2p, for a, b, c, d below
     // 2p: both products wide, 4p^2 added so the difference stays positive
-    // (below 8p^2 < p*R, since 8p < R: Fq only), one reduction instead of
-    // two. After Matter Labs' ZPrize 2022 MSM (ec.cuh: Y3 from two wide
-    // products and one reduction).
+    // (w below 8p^2), one reduction instead of two. REDC(w) is below
+    // 8p^2/R + p: below 2p where 8p < R (BLS12-381's Fq); where only 4p < R
+    // (BN254's Fq, p/R = 0.19) below 2.52p, and one conditional subtraction of
+    // p brings it below 2p. After Matter Labs' ZPrize 2022 MSM (ec.cuh: Y3
+    // from two wide products and one reduction).
     ZK_HD static mont_t mul_sub_lazy(const mont_t& a, const mont_t& b, const mont_t& c,
                                      const mont_t& d) {
-        static_assert(eight_p_below_R, "mul_sub_lazy needs 8p < R (BLS12-381's Fq has it)");
+        static_assert(four_p_below_R, "mul_sub_lazy needs 4p < R");
         uint32_t w[2 * N], v[2 * N];
         mul_wide(a.l, b.l, w);
         mul_wide(c.l, d.l, v);
@@ -864,7 +874,9 @@ struct mont_t {
             for (int i = 1; i < 2 * N - 1; i++) w[i] = k.subc_cc(w[i], v[i]);
             w[2 * N - 1] = k.subc(w[2 * N - 1], v[2 * N - 1]);
         }
-        return redc_wide_lazy(w);
+        mont_t r = redc_wide_lazy(w);
+        if constexpr (!eight_p_below_R) reduce_chain<1>(r.l);
+        return r;
     }
 
     // sqr_eo is the fully reduced square (sqr_lazy is below 2p for a < p:

@@ -108,9 +108,14 @@ static void check_mul_sub_lazy(const char* name, int iters, uint64_t seed) {
         for (auto& x : v) x = reduce_rand<F>(g);
         if (it == 1) v[0] = v[2], v[1] = v[3];  // a*b == c*d: zero
         if (it == 2) v[0] = F::zero();           // 0 - c*d
+        if (it == 3) {                           // (2p-1)^2 - 0: w near 8p^2, its largest
+            v[0] = F::modulus();
+            v[0].l[0] -= 1;
+            v[1] = v[0], v[2] = v[3] = F::zero();
+        }
         F in[4];
         for (int k = 0; k < 4; k++) in[k] = ((it >> k) & 1) ? lazy_of(v[k]) : v[k];
-        if constexpr (F::eight_p_below_R) {
+        if constexpr (F::four_p_below_R) {
             F want = F::mul_ref(v[0], v[1]) - F::mul_ref(v[2], v[3]);
             F got = F::mul_sub_lazy(in[0], in[1], in[2], in[3]);
             if (!below_2p(got)) bad++;
