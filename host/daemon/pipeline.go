@@ -625,7 +625,7 @@ func (d *Daemon) acquireSolverThreads(ctx context.Context, ce *circuitEntry) (in
 		return threads, d.cores.Acquire(ctx, threads)
 	}
 	want := int64(1)
-	if p := ce.c.Program(); p != nil && p.ParallelShare() >= wideCircuitShare {
+	if ce.c.SolverParallelShare() >= wideCircuitShare {
 		d.mu.Lock()
 		busy := d.synthBusy
 		d.mu.Unlock()

@@ -55,6 +55,10 @@ func TestBN254KeySet(t *testing.T) {
 	if c.Curve != sdk.CurveBN254 || c.CCS != nil || c.Key() != nil {
 		t.Fatalf("loaded as %s (BLS12-381 system %v, key %v)", c.Curve, c.CCS != nil, c.Key() != nil)
 	}
+	// Its gnark witnesses are solved by BN254's fast solver, not gnark's.
+	if c.bn254Program() == nil || c.Program() != nil || c.SolverParallelShare() < 0 {
+		t.Fatalf("solver programs: BN254 %v, BLS12-381 %v", c.bn254Program() != nil, c.Program() != nil)
+	}
 	prover, err := refprover.NewKeyProver(c.pk)
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +86,9 @@ func TestBN254KeySet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(w, refprover.ScalarBytes(W)) {
-				t.Fatal("W differs from gnark's solution")
+			sol := solved.(*cs_bn254.R1CSSolution)
+			if !bytes.Equal(w, refprover.ScalarBytes(W)) || !bytes.Equal(a, refprover.ScalarBytes(sol.A)) || !bytes.Equal(b, refprover.ScalarBytes(sol.B)) {
+				t.Fatal("W, A or B differs from gnark's solution")
 			}
 			encoded, _, err := prover.Prove(context.Background(), w, a, b, 2)
 			if err != nil {

@@ -25,6 +25,7 @@ import (
 	zkcurve "github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/solve"
+	"github.com/zkhost/zkhost/sdk/solvebn254"
 )
 
 // File name extensions of a circuit's files in a key directory.
@@ -95,24 +96,57 @@ type Circuit struct {
 	pk  *keyfile.File
 	key any // pk's key: a *keyfile.BLS12381Key or *keyfile.BN254Key
 
-	// The solver's program, compiled from CCS on the first Synthesize.
-	programOnce sync.Once
-	program     *solve.Program
+	// The solver's program, compiled from the constraint system on the first
+	// Synthesize: program for BLS12-381 (CCS), programBN254 for BN254.
+	programOnce  sync.Once
+	program      *solve.Program
+	programBN254 *solvebn254.Program
 }
 
 // Program returns c's constraint system compiled for the fast solver
 // (sdk/solve), compiling it on the first call, or nil when the solver does not
-// handle the system (Synthesize then runs gnark's solver).
+// handle the system (Synthesize then runs gnark's solver). A BN254 system is
+// compiled too, for sdk/solvebn254 (bn254Program), and Program is then nil.
 func (c *Circuit) Program() *solve.Program {
+	c.compilePrograms()
+	return c.program
+}
+
+// bn254Program is Program for a BN254 circuit: nil for another curve's, or
+// when the solver does not handle the system.
+func (c *Circuit) bn254Program() *solvebn254.Program {
+	c.compilePrograms()
+	return c.programBN254
+}
+
+// SolverParallelShare is the share of the solver's work that runs in wide
+// levels (solve.Program.ParallelShare), compiling the program on the first
+// call; 0 when gnark's solver runs the system.
+func (c *Circuit) SolverParallelShare() float64 {
+	c.compilePrograms()
+	switch {
+	case c.program != nil:
+		return c.program.ParallelShare()
+	case c.programBN254 != nil:
+		return c.programBN254.ParallelShare()
+	}
+	return 0
+}
+
+// compilePrograms compiles c's constraint system for its curve's solver, once.
+func (c *Circuit) compilePrograms() {
 	c.programOnce.Do(func() {
-		if c.CCS == nil {
-			return // another curve's system: gnark's solver
-		}
-		if p, err := solve.Compile(c.CCS); err == nil {
-			c.program = p
+		switch r := c.System.(type) {
+		case *cs.R1CS:
+			if p, err := solve.Compile(r); err == nil {
+				c.program = p
+			}
+		case *cs_bn254.R1CS:
+			if p, err := solvebn254.Compile(r); err == nil {
+				c.programBN254 = p
+			}
 		}
 	})
-	return c.program
 }
 
 // Key returns the mapped proving key, for in-process proving and tests. Its slices are

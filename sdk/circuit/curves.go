@@ -17,13 +17,15 @@ import (
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/refprover"
+	"github.com/zkhost/zkhost/sdk/solvebn254"
 )
 
 // The circuit's curve is a parameter of one synthesis path: the functions here take
 // a Circuit of either curve and dispatch once, on its constraint system's type, to
-// code generic over the curve's scalars. BLS12-381 circuits keep their fast solver
-// (sdk/solve) and compact encodings; a BN254 circuit is solved with gnark's solver,
-// and its inputs are full wire assignments, circom witnesses or gnark witnesses.
+// code generic over the curve's scalars. Each curve has its fast solver (sdk/solve,
+// sdk/solvebn254: one source, generated); BLS12-381 circuits also have compact
+// encodings, and a BN254 circuit's inputs are full wire assignments, circom
+// witnesses or gnark witnesses.
 
 // systemOf returns the curve-independent part of a gnark R1CS of either curve.
 func systemOf(ccs constraint.ConstraintSystem) *constraint.System {
@@ -54,24 +56,20 @@ func SynthesizeInputRaw(c *Circuit, data []byte, threads int, W, A, B []byte) (w
 		if err != nil {
 			return nil, err
 		}
-		return synthesizeGnark(c, &r.System, r.Coefficients, func(full witness.Witness, opts ...solver.Option) (W, A, B []bnfr.Element, err error) {
-			sol, err := r.Solve(full, opts...)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			s := sol.(*cs_bn254.R1CSSolution)
-			return s.W, s.A, s.B, nil
+		return synthesizeGnark(c, &r.System, r.Coefficients, func(full witness.Witness, W, A, B []bnfr.Element, opts ...solver.Option) error {
+			return solvebn254.R1CSInto(r, c.bn254Program(), full, W, A, B, opts...)
 		}, data, threads, w, a, b)
 	}
 	return nil, fmt.Errorf("circuit %s: no synthesis for a constraint system of type %T", c.Name, c.System)
 }
 
-// synthesizeGnark synthesizes one partition of a circuit whose scalars are S and
-// whose witnesses gnark's solver solves (solve): a wire assignment (full, or a circom
-// .wtns) is parsed into W and evaluated into A and B, every constraint checked; a
-// gnark witness is solved and its vectors copied there.
+// synthesizeGnark synthesizes one partition of a circuit whose scalars are S:
+// a wire assignment (full, or a circom .wtns) is parsed into W and evaluated
+// into A and B, every constraint checked; a gnark witness is solved into them
+// by solveInto (the curve's sdk/solve, which runs gnark's solver on the systems
+// it does not handle).
 func synthesizeGnark[S any, PS curve.Scalar[S]](c *Circuit, sys *constraint.System, coeffs []S,
-	solve func(witness.Witness, ...solver.Option) (W, A, B []S, err error),
+	solveInto func(full witness.Witness, W, A, B []S, opts ...solver.Option) error,
 	data []byte, threads int, W, A, B []S) (witness.Witness, error) {
 	if len(W) != c.NbWires || len(A) != c.NbConstraints || len(B) != c.NbConstraints {
 		return nil, fmt.Errorf("circuit %s: destination lengths W %d, A %d, B %d; want %d, %d, %d",
@@ -97,16 +95,9 @@ func synthesizeGnark[S any, PS curve.Scalar[S]](c *Circuit, sys *constraint.Syst
 	if threads > 0 {
 		opts = append(opts, solver.WithNbTasks(threads))
 	}
-	w, a, b, err := solve(full, opts...)
-	if err != nil {
+	if err := solveInto(full, W, A, B, opts...); err != nil {
 		return nil, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
 	}
-	if len(w) != len(W) || len(a) != len(A) || len(b) != len(B) {
-		return nil, fmt.Errorf("circuit %s: gnark's solver gave %d wires and %d, %d rows; want %d and %d", c.Name, len(w), len(a), len(b), len(W), len(A))
-	}
-	copy(W, w)
-	copy(A, a)
-	copy(B, b)
 	return full, nil
 }
 

@@ -24,6 +24,15 @@ import (
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
+// lookup is circuits.Lookup over the curve these tests compile for.
+func lookup(name string, params map[string]int) (circuits.Spec, error) {
+	spec, err := circuits.Lookup(name, params)
+	if err != nil {
+		return spec, err
+	}
+	return spec.On(ecc.BLS12_381)
+}
+
 // compileCircuit compiles c for BLS12-381.
 func compileCircuit(t testing.TB, c frontend.Circuit) *cs.R1CS {
 	t.Helper()
@@ -101,7 +110,7 @@ func both(t testing.TB, ccs *cs.R1CS, p *Program, w witness.Witness, opts ...cso
 		}
 	}
 	wantOther, wantOnes := make([]uint64, words), make([]uint64, words)
-	wantN, err := sdk.PackBits(W, wantOther, wantOnes, 1)
+	wantN, err := sdk.PackBitsOf(W, fr.One(), wantOther, wantOnes, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +129,7 @@ func TestMatchesGnarkOnExampleCircuits(t *testing.T) {
 		{"merkle", map[string]int{"k": 3, "d": 5}},
 		{"sha256", map[string]int{"b": 2}},
 	} {
-		spec, err := circuits.Lookup(tc.name, tc.params)
+		spec, err := lookup(tc.name, tc.params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +317,7 @@ func TestMatchesGnarkOnGadgetsAndHints(t *testing.T) {
 }
 
 func TestSolveRefusesWrongShapes(t *testing.T) {
-	spec, err := circuits.Lookup("chain", map[string]int{"k": 4})
+	spec, err := lookup("chain", map[string]int{"k": 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +354,7 @@ func TestCompileRefusesCommitments(t *testing.T) {
 // bitmaps from the program and from gnark's solver (no program), and that a
 // witness that fails carries gnark's message either way.
 func TestCompactIntoBothSolvers(t *testing.T) {
-	spec, err := circuits.Lookup("sha256", map[string]int{"b": 1})
+	spec, err := lookup("sha256", map[string]int{"b": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
