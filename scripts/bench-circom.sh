@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# bench-circom.sh: zkhost's CPU path against snarkjs's own prover on one circom circuit,
-# on the same machine and cores. The circuit is a chain of HASHES Poseidon(2) hashes from
-# circomlib (compiled with circom2 --O2 --prime PRIME: bls12381, or bn128 for BN254), set up with
-# snarkjs on a tau of 2^POWER from circomtest's writeptau (snarkjs's own against it:
-# BENCHMARKS.md, "A powers of tau for tests"); the timings are `zkhost key import` once, then ROUNDS alternating rounds of one
-# `zkhost prove` (one .wtns partition through the daemon's pipeline and the CPU backend with
-# THREADS threads; the prove column of its table, and its wall time) and one `snarkjs groth16
-# prove` (wall time; node uses every core it sees). Every zkhost proof is verified by zkhost
-# and by `snarkjs groth16 verify`.
+# bench-circom.sh: zkhost against snarkjs's own prover on one circom circuit, on the same machine
+# and cores. The circuit is a chain of HASHES Poseidon(2) hashes from circomlib (compiled with
+# circom2 --OOPT --prime PRIME: bls12381, or bn128 for BN254), set up with snarkjs on a tau of
+# 2^POWER from circomtest's writeptau (snarkjs's own against it: BENCHMARKS.md, "A powers of tau
+# for tests"); the timings are `zkhost key import` once, then ROUNDS alternating rounds of one
+# `zkhost prove` (one .wtns partition through the daemon's pipeline and BACKEND, by default the
+# CPU backend with THREADS threads (0: none given); the prove column of its table, and its wall time) and one
+# `snarkjs groth16 prove` (wall time; node uses every core it sees). Every zkhost proof is
+# verified by zkhost and by `snarkjs groth16 verify`.
 #   HASHES=120 POWER=15 ROUNDS=3 THREADS=2 PRIME=bn128 scripts/bench-circom.sh
-# Needs node, npm (the tools are installed into a temporary folder) and Go.
+# Needs node, npm (the tools are installed into a temporary folder) and Go; or, where there are
+# none (the GPU machine: scripts/gpu-circom.sh), what they make: BIN, a folder with zkhost,
+# writeptau and the backend, and TOOLS, a folder whose node_modules has circom2, snarkjs and
+# circomlib (scripts/circom-pack.sh packs both). OPT=1 compiles with --O1 (faster at 2^20; its
+# linear constraints are kept as rows). CONTRIBUTE=0 skips snarkjs's contribution to the key
+# (minutes at 2^21; the key proves and verifies the same).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HASHES=${HASHES:-120}
@@ -17,16 +22,25 @@ POWER=${POWER:-15}
 ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-2}
 PRIME=${PRIME:-bls12381}
-root=$PWD
+OPT=${OPT:-2}
 work=$(mktemp -d /tmp/zkhost-bench-circom.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$work/bin/" ./cmd/zkhost ./cmd/zkhost-backend-cpu github.com/zkhost/zkhost/sdk/circom/circomtest/writeptau
-export PATH="$work/bin:$work/tools/node_modules/.bin:$PATH"
-(mkdir -p "$work/tools" && cd "$work/tools" && npm init -y >/dev/null &&
-	npm install --no-audit --no-fund circom2@0.2.23 snarkjs@0.7.6 circomlib@2.0.5 >/dev/null)
+if [ -z "${BIN:-}" ]; then
+	BIN=$work/bin
+	go build -o "$BIN/" ./cmd/zkhost ./cmd/zkhost-backend-cpu github.com/zkhost/zkhost/sdk/circom/circomtest/writeptau
+fi
+if [ -z "${TOOLS:-}" ]; then
+	TOOLS=$work/tools
+	(mkdir -p "$TOOLS" && cd "$TOOLS" && npm init -y >/dev/null &&
+		npm install --no-audit --no-fund circom2@0.2.23 snarkjs@0.7.6 circomlib@2.0.5 >/dev/null)
+fi
+BACKEND=${BACKEND:-$BIN/zkhost-backend-cpu}
+export PATH="$BIN:$TOOLS/node_modules/.bin:$PATH"
+# since T0: seconds since the time T0 (date +%s.%N) was taken.
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
 cd "$work"
-cp -r tools/node_modules/circomlib .
+cp -r "$TOOLS/node_modules/circomlib" .
 cat >chain.circom <<EOF
 pragma circom 2.0.0;
 include "circomlib/circuits/poseidon.circom";
@@ -48,23 +62,38 @@ template Chain(n) {
 component main = Chain($HASHES);
 EOF
 echo '{"x": "12345"}' >in.json
-circom2 chain.circom --r1cs --wasm --O2 --prime "$PRIME" -l . -o . | grep -E 'constraints|wires'
+t0=$(date +%s.%N)
+circom2 chain.circom --r1cs --wasm "--O$OPT" --prime "$PRIME" -l . -o . | grep -E 'constraints|wires'
+echo "compile (circom2 --O$OPT): $(since "$t0") s"
 t0=$(date +%s.%N)
 writeptau -curve "$PRIME" -power "$POWER" -out pot.ptau
+echo "powers of tau of 2^$POWER (writeptau): $(since "$t0") s"
+t0=$(date +%s.%N)
 snarkjs groth16 setup chain.r1cs pot.ptau chain_0.zkey >/dev/null
-snarkjs zkey contribute chain_0.zkey chain.zkey --name=bench -e="bench key" >/dev/null
+if [ "${CONTRIBUTE:-1}" = 1 ]; then
+	snarkjs zkey contribute chain_0.zkey chain.zkey --name=bench -e="bench key" >/dev/null
+	rm chain_0.zkey
+else
+	mv chain_0.zkey chain.zkey # a key with no contribution proves and verifies the same
+fi
 snarkjs zkey export verificationkey chain.zkey vk.json >/dev/null
-echo "setup (writeptau's tau of 2^$POWER, snarkjs's key and one contribution): $(echo "$(date +%s.%N) - $t0" | bc) s"
+echo "setup (snarkjs's key, $([ "${CONTRIBUTE:-1}" = 1 ] && echo "one contribution" || echo "no contribution")): $(since "$t0") s"
+rm -f pot.ptau
+t0=$(date +%s.%N)
 snarkjs wtns calculate chain_js/chain.wasm in.json w.wtns
+echo "witness (snarkjs wtns calculate): $(since "$t0") s"
 
+t0=$(date +%s.%N)
 zkhost key import --r1cs chain.r1cs --zkey chain.zkey --out keys
+echo "zkhost key import: $(since "$t0") s"
+threads=(); [ "$THREADS" -gt 0 ] && threads=(--threads "$THREADS")   # 0: a backend's own (the CUDA backend takes none)
 for r in $(seq 1 "$ROUNDS"); do
 	t0=$(date +%s.%N)
-	zkhost prove --keys keys --circuit chain --threads "$THREADS" --snarkjs --out "z$r" w.wtns | grep -E '^│ +0 '
-	echo "round $r: zkhost prove wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+	zkhost prove --keys keys --circuit chain --backend "$BACKEND" "${threads[@]}" --snarkjs --out "z$r" w.wtns | grep -E '^│ +0 '
+	echo "round $r: zkhost prove ($(basename "$BACKEND")) wall $(since "$t0") s"
 	snarkjs groth16 verify vk.json "z$r/0.public.json" "z$r/0.proof.json" | grep -q OK
 	t0=$(date +%s.%N)
 	snarkjs groth16 prove chain.zkey w.wtns "s$r.json" "s$r.public.json"
-	echo "round $r: snarkjs groth16 prove wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+	echo "round $r: snarkjs groth16 prove wall $(since "$t0") s"
 done
 echo "cores: $(nproc); every zkhost proof verified by zkhost and by snarkjs"
