@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-circom.sh: zkhost against snarkjs's own prover on one circom circuit, on the same machine
 # and cores. The circuit is a chain of HASHES Poseidon(2) hashes from circomlib (compiled with
-# circom2 --OOPT --prime PRIME: bls12381, or bn128 for BN254), set up with snarkjs on a tau of
+# circom2 --O$OPT --prime PRIME: bls12381, or bn128 for BN254), set up with snarkjs on a tau of
 # 2^POWER from circomtest's writeptau (snarkjs's own against it: BENCHMARKS.md, "A powers of tau
 # for tests"); the timings are `zkhost key import` once, then ROUNDS alternating rounds of one
 # `zkhost prove` (one .wtns partition through the daemon's pipeline and BACKEND, by default the

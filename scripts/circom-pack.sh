@@ -2,7 +2,7 @@
 # circom-pack.sh: what scripts/gpu-circom.sh needs on the GPU machine, which has neither node nor
 # a network, packed into bin/circom/ (git-ignored; carry it beside bin/gpu): this machine's node
 # (xz), circom2, snarkjs and circomlib from the npm registry with their dependencies, less their
-# tests (a tar.xz), and circomtest's writeptau (xz). About 45 MB.
+# tests (a tar.xz), and circomtest's writeptau (xz). About 30 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bin/circom

@@ -316,7 +316,8 @@ struct mont_t {
     static constexpr int N = P::N;
     static_assert(P::p(N - 1) < 0x80000000u, "the products need p < R/2");
     // The bounds the lazy forms need, from p's top limb: 4p < R (a lazy
-    // product of values below 2p stays below 2p) and 8p < R (mul_sub_lazy).
+    // product of values below 2p stays below 2p; mul_sub_lazy) and 8p < R
+    // (mul_sub_lazy without its last subtraction).
     static constexpr bool four_p_below_R = P::p(N - 1) < (1u << 30);
     static constexpr bool eight_p_below_R = P::p(N - 1) < (1u << 29);
     uint32_t l[N];
@@ -875,6 +876,8 @@ struct mont_t {
             w[2 * N - 1] = k.subc(w[2 * N - 1], v[2 * N - 1]);
         }
         mont_t r = redc_wide_lazy(w);
+        // r < 2.52p here, past reduce_chain's x < 2p: one subtraction leaves
+        // r < 1.52p, below 2p, all the lazy form needs.
         if constexpr (!eight_p_below_R) reduce_chain<1>(r.l);
         return r;
     }

@@ -56,7 +56,7 @@ func TestBN254KeySet(t *testing.T) {
 		t.Fatalf("loaded as %s (BLS12-381 system %v, key %v)", c.Curve, c.CCS != nil, c.Key() != nil)
 	}
 	// Its gnark witnesses are solved by BN254's fast solver, not gnark's.
-	if c.bn254Program() == nil || c.Program() != nil || c.SolverParallelShare() < 0 {
+	if c.bn254Program() == nil || c.Program() != nil {
 		t.Fatalf("solver programs: BN254 %v, BLS12-381 %v", c.bn254Program() != nil, c.Program() != nil)
 	}
 	prover, err := refprover.NewKeyProver(c.pk)

@@ -96,7 +96,7 @@ static bool below_2p(const F& x) {
 }
 
 // check_mul_sub_lazy: (a*b - c*d) R^-1 from two wide products and one
-// reduction (where the field has 8p < R, which mul_sub_lazy needs), and the
+// reduction (both curves' Fq: 4p < R, which mul_sub_lazy needs), and the
 // lazy a*b, a + b and a - b, inputs reduced or lazy, are below 2p and the
 // reference's values.
 template <class F>

@@ -35,7 +35,7 @@ func Check(t *testing.T, gen, committed string, files []string) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s's output: run go generate in %s's folder", filepath.Join(committed, f), gen, gen)
+			t.Errorf("%s differs from %s's output: run go generate on this test's package", filepath.Join(committed, f), gen)
 		}
 	}
 }
