@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,7 +17,6 @@ import (
 	"github.com/zkhost/zkhost/host/config"
 	"github.com/zkhost/zkhost/host/inprocess"
 	"github.com/zkhost/zkhost/sdk/circuits"
-	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 func cmdBench(ctx context.Context, inv cli.Invocation) error {
@@ -80,16 +80,12 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	if *k != 0 {
 		params["k"] = *k
 	}
-	onCurve, err := curve.Parse(*curveName)
-	if err != nil {
-		return fmt.Errorf("%w: --curve: %v", cli.ErrUsage, err)
-	}
-	spec, err := circuits.Lookup(*name, params)
-	if err == nil {
-		spec, err = spec.On(onCurve)
+	spec, err := lookupOn(*name, params, *curveName)
+	if err != nil && !errors.Is(err, cli.ErrUsage) {
+		err = fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+		return err
 	}
 	if *isolated < 0 || *isolatedTime < 0 || *synthCores < 0 || *solverThreads < 0 || *memEvery < 0 {
 		return fmt.Errorf("%w: --isolated, --isolated-time, --synth-cores, --solver-threads and --memory-every may not be negative", cli.ErrUsage)

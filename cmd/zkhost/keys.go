@@ -36,16 +36,22 @@ func circuitFlags(fs *flag.FlagSet) func() (circuits.Spec, error) {
 		if *d != 0 {
 			params["d"] = *d
 		}
-		id, err := curve.Parse(*curveName)
-		if err != nil {
-			return circuits.Spec{}, fmt.Errorf("%w: --curve: %v", cli.ErrUsage, err)
-		}
-		spec, err := circuits.Lookup(*name, params)
-		if err != nil {
-			return circuits.Spec{}, err
-		}
-		return spec.On(id)
+		return lookupOn(*name, params, *curveName)
 	}
+}
+
+// lookupOn returns the example circuit name with params over the curve named
+// curveName (a --curve flag's value; a bad name is a usage error).
+func lookupOn(name string, params map[string]int, curveName string) (circuits.Spec, error) {
+	id, err := curve.Parse(curveName)
+	if err != nil {
+		return circuits.Spec{}, fmt.Errorf("%w: --curve: %v", cli.ErrUsage, err)
+	}
+	spec, err := circuits.Lookup(name, params)
+	if err != nil {
+		return circuits.Spec{}, err
+	}
+	return spec.On(id)
 }
 
 // parseCircuitOut parses the flags of a command that takes no arguments, an example
