@@ -12,9 +12,10 @@
 # Needs node, npm (the tools are installed into a temporary folder) and Go; or, where there are
 # none (the GPU machine: scripts/gpu-circom.sh), what they make: BIN, a folder with zkhost,
 # writeptau and the backend, and TOOLS, a folder whose node_modules has circom2, snarkjs and
-# circomlib (scripts/circom-pack.sh packs both). OPT=1 compiles with --O1 (faster at 2^20; its
-# linear constraints are kept as rows). CONTRIBUTE=0 skips snarkjs's contribution to the key
-# (minutes at 2^21; the key proves and verifies the same).
+# circomlib (scripts/circom-pack.sh packs both). OPT=1 compiles with --O1, much faster than
+# --O2 (its linear constraints are kept as rows). CONTRIBUTE=0 skips snarkjs's contribution to
+# the key, about half the setup's time (the key proves and verifies the same). Both figures:
+# BENCHMARKS.md, "Small figures behind the BN254 solver".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HASHES=${HASHES:-120}

@@ -115,8 +115,8 @@ func PackBits(w []fr.Element, other, bits []uint64, threads int) (uint64, error)
 // PackBitsOf is PackBits for the scalars of any curve whose field has four
 // words: one is the field's 1 as w's elements hold it (Montgomery form).
 func PackBitsOf[S ~[4]uint64](w []S, one S, other, bits []uint64, threads int) (uint64, error) {
-	// The loop runs on w's words, not on S: a generic loop measured a third
-	// slower (BenchmarkPackBits).
+	// The loop runs on w's words, not on S: a loop generic over S measured
+	// slower (BENCHMARKS.md, "Small figures behind the BN254 solver").
 	return packWords(unsafe.Slice((*[4]uint64)(unsafe.Pointer(unsafe.SliceData(w))), len(w)), [4]uint64(one), other, bits, threads)
 }
 
