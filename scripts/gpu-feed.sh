@@ -179,8 +179,9 @@ for c in $CIRCUITS; do
   [ -f "$KEYS/$KEY.pk" ] || { log "$c: no keys, skipped"; continue; }
   # 1b. The solvers alone on this machine's cores: gnark's Solve and zkhost's.
   # solve.test's BenchmarkSolveKeySet reads BLS12-381 key sets only.
-  if [ "$SOLVE" = 1 ] && [[ $c == *-bn254 ]]; then log "$c: solver benchmark skipped (BLS12-381 key sets only)"; fi
-  if [ "$SOLVE" = 1 ] && [[ $c != *-bn254 ]] && [ -f "$ROOT/bin/gpu/solve.test.gz" ] && { [ -z "$SOLVE_ONLY" ] || [[ " $SOLVE_ONLY " == *" $c "* ]]; }; then
+  if [ "$SOLVE" = 1 ] && [[ $c == *-bn254 ]]; then
+    log "$c: solver benchmark skipped (BLS12-381 key sets only)"
+  elif [ "$SOLVE" = 1 ] && [ -f "$ROOT/bin/gpu/solve.test.gz" ] && { [ -z "$SOLVE_ONLY" ] || [[ " $SOLVE_ONLY " == *" $c "* ]]; }; then
     [ -x "$BIN/solve.test" ] || { gunzip -c "$ROOT/bin/gpu/solve.test.gz" > "$BIN/solve.test" && chmod +x "$BIN/solve.test"; }
     log "$c: gnark Solve against zkhost's solver (one thread; $(nproc) at once)"
     ZKHOST_SOLVE_KEYS="$KEYS/$KEY.ccs" box "${SOLVE_T:-150}" "$BIN/solve.test" -test.run '^$' -test.bench SolveKeySet \
