@@ -141,16 +141,17 @@ ZK_HD mont_t<P> fsqr(const mont_t<P>& a) {
 }
 // fmul_sub is a*b - c*d (the Y coordinates of G1's point formulas): on the
 // device with the lazy form, two wide products and one reduction (field.cuh's
-// mul_sub_lazy; BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a
-// dedicated squaring") where the field has room for the lazy form (4p < R:
-// both curves' Fq), else the two products and their difference.
+// mul_sub_lazy, which needs the 4p < R that fadd checks of every field here;
+// BENCHMARKS.md, "G1 MSM: the product inlined, lazy reduction, a dedicated
+// squaring"), else the two products and their difference.
 template <class P>
 ZK_HD mont_t<P> fmul_sub(const mont_t<P>& a, const mont_t<P>& b, const mont_t<P>& c,
                          const mont_t<P>& d) {
 #if defined(__CUDA_ARCH__) && ZK_FQ_LAZY
-    if constexpr (mont_t<P>::four_p_below_R) return mont_t<P>::mul_sub_lazy(a, b, c, d);
-#endif
+    return mont_t<P>::mul_sub_lazy(a, b, c, d);
+#else
     return fsub(fmul(a, b), fmul(c, d));
+#endif
 }
 
 // fr_from_mont returns the integer a (canonical limbs) of a Montgomery form
