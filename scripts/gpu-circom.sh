@@ -2,7 +2,8 @@
 # gpu-circom.sh: scripts/bench-circom.sh on the GPU machine (no Go, node or network there):
 # a circomlib Poseidon chain over BN254 of at least 2^20 constraints (HASHES=2030 with --O1:
 # 1.05 M), proved through `zkhost prove` and the CUDA backend against `snarkjs groth16 prove` on
-# the same cores, every zkhost proof verified by zkhost and by `snarkjs groth16 verify`. Here,
+# the same cores, every zkhost proof verified by zkhost and by `snarkjs groth16 verify`, then the
+# daemon under a backlog of BACKLOG jobs of four such partitions (device busy, ratio). Here,
 # where Go and npm are: scripts/gpu-build.sh (bin/gpu) and scripts/circom-pack.sh (bin/circom);
 # carry both. There, from the repository root:
 #   HASHES=2030 POWER=21 ROUNDS=2 scripts/gpu-circom.sh
@@ -30,5 +31,5 @@ export PATH="$T/bin:$PATH"
   if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; else echo "no nvidia-smi"; fi
 } | tee "$OUT/machine.txt"
 BIN=$T/bin TOOLS=$T/tools BACKEND=${BACKEND:-$T/bin/zkhost-backend-cuda} THREADS=0 PRIME=${PRIME:-bn128} CONTRIBUTE=${CONTRIBUTE:-0} \
-	HASHES=${HASHES:-2030} POWER=${POWER:-21} OPT=${OPT:-1} ROUNDS=${ROUNDS:-2} \
+	HASHES=${HASHES:-2030} POWER=${POWER:-21} OPT=${OPT:-1} ROUNDS=${ROUNDS:-2} BACKLOG=${BACKLOG:-30} \
 	scripts/bench-circom.sh 2>&1 | tee "$OUT/circom.txt"

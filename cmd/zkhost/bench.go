@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,15 +30,21 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 		"(--isolated single proofs after the run) and the ratio to the rate it allows. Without --api\n" +
 		"or --config it starts a daemon in this process: a temporary state directory, --devices backends\n" +
 		"(--backend, default the CPU backend next to this executable), keys generated into --keys on first use,\n" +
-		"and a timeline written to --timeline.")
-	name := fs.String("circuit", "chain", "example circuit ("+strings.Join(circuits.Names(), ", ")+")")
+		"and a timeline written to --timeline.\n" +
+		"\n" +
+		"FILE arguments bench a circuit of your own instead of an example: --circuit names its keys in --keys\n" +
+		"(zkhost key import, keygen), and partition i of every job carries FILE i (in turn, when --partitions\n" +
+		"is more than the files; by default one partition per file): gnark witnesses, or wire assignments\n" +
+		"with --assignment. Circom witnesses (.wtns) are taken as wire assignments without it.")
+	name := fs.String("circuit", "chain", "example circuit ("+strings.Join(circuits.Names(), ", ")+"); with FILE arguments, the name of their keys in --keys")
 	k := fs.Int("k", 0, "the circuit's k parameter (chain: 2^k constraints); 0 keeps the circuit's default")
 	curveName := fs.String("curve", "bls12-381", "the circuit's curve: bls12-381 or bn254")
 	params := paramFlags{}
 	fs.Var(params, "param", "another circuit parameter, name=value (repeatable)")
 	jobs := fs.Int("jobs", 4, "jobs to prove")
 	conc := fs.Int("concurrency", 2, "jobs submitted and unfinished at once")
-	parts := fs.Int("partitions", 1, "partitions per job")
+	parts := fs.Int("partitions", 1, "partitions per job (with FILE arguments: default one per file)")
+	assign := fs.Bool("assignment", false, "the FILE arguments are wire assignments solved elsewhere (docs/assignment.md), not gnark witnesses")
 	class := fs.String("class", "", "priority class of the jobs (default: the circuit's)")
 	as := fs.String("name", "", "the circuit's name at the daemon (default: its key name, e.g. chain-k16)")
 	addr := fs.String("api", "", "benchmark a running daemon at this address (socket path or host:port)")
@@ -63,8 +70,10 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", cli.ErrUsage, fs.Arg(0))
+	partsSet := false
+	fs.Visit(func(f *flag.Flag) { partsSet = partsSet || f.Name == "partitions" })
+	if len(pos) > 0 && !partsSet {
+		*parts = len(pos)
 	}
 	// Defaults that depend on the machine are resolved here, so --help reads the
 	// same everywhere.
@@ -77,20 +86,40 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	if *jobs < 1 || *conc < 1 || *parts < 1 {
 		return fmt.Errorf("%w: --jobs, --concurrency and --partitions must be at least 1", cli.ErrUsage)
 	}
-	if *k != 0 {
-		params["k"] = *k
+	if *assign && len(pos) == 0 {
+		return fmt.Errorf("%w: --assignment needs the wire assignment files", cli.ErrUsage)
 	}
-	spec, err := lookupOn(*name, params, *curveName)
-	if err != nil && !errors.Is(err, cli.ErrUsage) {
-		err = fmt.Errorf("%w: %v", cli.ErrUsage, err)
-	}
-	if err != nil {
-		return err
+	var spec circuits.Spec
+	var inputs [][]byte
+	keyName := "" // the key in --keys the standalone daemon serves: spec's, or the FILE arguments' circuit
+	if len(pos) > 0 {
+		if inputs, *assign, err = readBenchInputs(pos, *assign); err != nil {
+			return err
+		}
+		if *addr == "" && *cfgPath == "" {
+			if keyName, err = resolveKeys(*keys, *name); err != nil {
+				return err
+			}
+		}
+		if *as == "" {
+			*as = *name
+		}
+	} else {
+		if *k != 0 {
+			params["k"] = *k
+		}
+		spec, err = lookupOn(*name, params, *curveName)
+		if err != nil && !errors.Is(err, cli.ErrUsage) {
+			err = fmt.Errorf("%w: %v", cli.ErrUsage, err)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if *isolated < 0 || *isolatedTime < 0 || *synthCores < 0 || *solverThreads < 0 || *memEvery < 0 {
 		return fmt.Errorf("%w: --isolated, --isolated-time, --synth-cores, --solver-threads and --memory-every may not be negative", cli.ErrUsage)
 	}
-	opts := bench.Options{Spec: spec, Circuit: *as, Jobs: *jobs, Concurrency: *conc, Partitions: *parts, Progress: stderr,
+	opts := bench.Options{Spec: spec, Inputs: inputs, Assignments: *assign, Circuit: *as, Jobs: *jobs, Concurrency: *conc, Partitions: *parts, Progress: stderr,
 		Isolated: *isolated, IsolatedTime: *isolatedTime, MemoryEvery: *memEvery}
 	if *class != "" {
 		if opts.Class, err = api.ParseClass(*class); err != nil {
@@ -135,7 +164,7 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 		}
 		fmt.Fprintf(stderr, "starting a daemon in this process (%d× %s); keys in %s\n", *devices, filepath.Base(*backend), *keys)
 		s, err := bench.StartStandalone(ctx, bench.StandaloneOptions{Spec: spec, Options: inprocess.Options{
-			KeyDir: *keys, Backend: *backend, Devices: *devices, InFlight: *inFlight, Threads: *threads,
+			Circuit: keyName, KeyDir: *keys, Backend: *backend, Devices: *devices, InFlight: *inFlight, Threads: *threads,
 			Workers: *workers, SynthCores: *synthCores, SolverThreads: *solverThreads, Timeline: opts.TimelinePath, LogLevel: *logLevel, Logger: newLogger(stderr, *logLevel),
 		}})
 		if err != nil {
@@ -161,4 +190,24 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 		}
 	}
 	return runErr
+}
+
+// readBenchInputs reads bench's FILE arguments, and says whether they are
+// wire assignments: assign, or circom witnesses (.wtns), which are.
+func readBenchInputs(files []string, assign bool) ([][]byte, bool, error) {
+	if !assign {
+		var err error
+		if assign, err = cli.CircomWitnesses(files); err != nil {
+			return nil, false, err
+		}
+	}
+	inputs := make([][]byte, len(files))
+	for i, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, false, err
+		}
+		inputs[i] = b
+	}
+	return inputs, assign, nil
 }

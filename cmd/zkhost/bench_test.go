@@ -21,7 +21,8 @@ func TestBenchCommandErrors(t *testing.T) {
 		{[]string{"bench", "--api", "/x.sock", "--config", "/y.toml"}, 2, "not both"},
 		{[]string{"bench", "--api", "/x.sock", "--no-timeline"}, 2, "standalone"},
 		{[]string{"bench", "--class", "urgent"}, 2, "urgent"},
-		{[]string{"bench", "extra"}, 2, "unexpected argument"},
+		{[]string{"bench", filepath.Join(dir, "missing.wtns")}, 1, "missing.wtns"},
+		{[]string{"bench", "--assignment"}, 2, "--assignment needs the wire assignment files"},
 		{[]string{"bench", "--backend", filepath.Join(dir, "missing"), "--keys", dir, "--no-timeline"}, 1, "make build"},
 		{[]string{"bench", "--api", filepath.Join(dir, "none.sock")}, 1, "none.sock"},
 	} {

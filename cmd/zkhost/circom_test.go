@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,4 +88,51 @@ func TestCircomImportAndProve(t *testing.T) {
 			t.Errorf("snarkjs accepted a proof for tampered public values: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestBenchCircomWitnesses benches an imported BN254 circom circuit from its
+// .wtns file: the daemon proves and verifies every partition of every job,
+// and the isolated proof after the run is measured the same way.
+func TestBenchCircomWitnesses(t *testing.T) {
+	backend := buildCPUBackend(t, t.TempDir())
+	zkhost := zkhostRunner(t)
+	keys := t.TempDir()
+	zkhost("key", "import", "--r1cs", circomTestdata("poseidonbits_bn128.r1cs"), "--zkey", circomTestdata("poseidonbits_bn128.zkey"), "--out", keys)
+	wtns := circomTestdata("poseidonbits_bn128.wtns")
+	jsonOut := filepath.Join(t.TempDir(), "bench.json")
+	zkhost("bench", "--keys", keys, "--circuit", "poseidonbits_bn128", "--backend", backend, "--threads", "2",
+		"--jobs", "2", "--concurrency", "1", "--isolated", "1", "--no-timeline", "--memory-every", "0",
+		"--json", jsonOut, wtns, wtns)
+	b, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Proofs, FailedJobs, Partitions int
+		Errors                         []string
+		Steady                         struct{ IsolatedProofs int }
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Proofs != 4 || res.FailedJobs != 0 || res.Partitions != 2 || len(res.Errors) != 0 || res.Steady.IsolatedProofs != 1 {
+		t.Errorf("bench of two jobs of the two .wtns partitions: %+v; want 4 proofs, 2 partitions a job, 1 isolated proof, no failure", res)
+	}
+
+	// A witness that breaks a constraint fails the jobs, and bench says so.
+	bad, err := os.ReadFile(wtns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad[len(bad)-32]++
+	badPath := filepath.Join(t.TempDir(), "bad.wtns")
+	if err := os.WriteFile(badPath, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"bench", "--keys", keys, "--circuit", "poseidonbits_bn128", "--backend", backend, "--threads", "2",
+		"--jobs", "1", "--isolated", "0", "--no-timeline", "--memory-every", "0", badPath}, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stdout.String()+stderr.String(), "does not satisfy constraint") {
+		t.Errorf("bench of a wrong witness: exit %d, stdout %q, stderr %q; want a failure naming the constraint", code, stdout.String(), stderr.String())
+	}
 }

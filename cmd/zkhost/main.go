@@ -41,7 +41,7 @@ var commands = cli.NewRegistry(
 	cli.Command{Name: "key import", Summary: "import your own gnark circuit, or a circom .r1cs with its snarkjs .zkey, as a key set",
 		Usage: "key import (--ccs FILE --pk FILE --vk FILE --name NAME [--assignments-only] | --r1cs FILE --zkey FILE [--name NAME]) --out KEYDIR [--witness FILE]", Run: cmdKeyImport},
 	cli.Command{Name: "bench", Summary: "benchmark proving: proofs per minute, device busy %, phase p50/p99 (standalone or --api)",
-		Usage: "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags]", Run: cmdBench},
+		Usage: "bench --circuit chain --k K --jobs J --concurrency C [--partitions P] [--api ADDR | standalone flags] [FILE...]", Run: cmdBench},
 	cli.Command{Name: "timeline", Summary: "render a timeline as a waterfall page",
 		Usage: "timeline [FILE] [-o waterfall.html] [--last D] [--title T] [--width PX] [--gaps N]", Run: cmdTimeline},
 	cli.Command{Name: "version", Summary: "print zkhost's version, VCS revision and Go version", Usage: "version", Run: cmdVersion},

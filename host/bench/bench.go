@@ -93,8 +93,15 @@ func (t serviceTarget) Status(ctx context.Context) (api.StatusReport, error) { r
 
 // Options is one benchmark.
 type Options struct {
-	// Spec is the example circuit whose witnesses the jobs carry.
+	// Spec is the example circuit whose witnesses the jobs carry, unless
+	// Inputs are given.
 	Spec circuits.Spec
+	// Inputs, when set, are what the jobs carry instead of Spec's witnesses:
+	// partition i of every job is Inputs[i % len(Inputs)], gnark witnesses,
+	// or wire assignments (circom .wtns among them) when Assignments is set.
+	// They prove any circuit the daemon serves, imported keys included.
+	Inputs      [][]byte
+	Assignments bool
 	// Circuit is the circuit's name at the daemon; empty means Spec.ID().
 	Circuit string
 	// Jobs, Concurrency and Partitions: Jobs jobs of Partitions partitions,
@@ -164,23 +171,51 @@ type Result struct {
 	Steady Steady
 }
 
+// partitionInputs are the inputs of one job's partitions: o.Inputs in turn,
+// or else Spec's witnesses.
+func (o Options) partitionInputs() ([][]byte, error) {
+	in := make([][]byte, o.Partitions)
+	for i := range in {
+		if len(o.Inputs) > 0 {
+			in[i] = o.Inputs[i%len(o.Inputs)]
+			continue
+		}
+		w, err := o.Spec.Witness(i, 0)
+		if err != nil {
+			return nil, fmt.Errorf("bench: witness %d: %w", i, err)
+		}
+		if in[i], err = w.MarshalBinary(); err != nil {
+			return nil, fmt.Errorf("bench: witness %d: %w", i, err)
+		}
+	}
+	return in, nil
+}
+
+// request is the submission of one job whose partitions carry inputs.
+func (o Options) request(inputs [][]byte) api.SubmitRequest {
+	r := api.SubmitRequest{Circuit: o.Circuit, Class: o.Class}
+	if o.Assignments {
+		r.Assignments = inputs
+	} else {
+		r.Witnesses = inputs
+	}
+	return r
+}
+
 // Run runs the benchmark o against t.
 func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 	if o.Jobs < 1 || o.Concurrency < 1 || o.Partitions < 1 {
 		return nil, fmt.Errorf("bench: jobs (%d), concurrency (%d) and partitions (%d) must be at least 1", o.Jobs, o.Concurrency, o.Partitions)
 	}
 	if o.Circuit == "" {
+		if len(o.Inputs) > 0 {
+			return nil, errors.New("bench: inputs without the name of the circuit they are for")
+		}
 		o.Circuit = o.Spec.ID()
 	}
-	witnesses := make([][]byte, o.Partitions)
-	for i := range witnesses {
-		w, err := o.Spec.Witness(i, 0)
-		if err != nil {
-			return nil, fmt.Errorf("bench: witness %d: %w", i, err)
-		}
-		if witnesses[i], err = w.MarshalBinary(); err != nil {
-			return nil, fmt.Errorf("bench: witness %d: %w", i, err)
-		}
+	witnesses, err := o.partitionInputs()
+	if err != nil {
+		return nil, err
 	}
 	st, err := t.Status(ctx)
 	if err != nil {
@@ -209,7 +244,7 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 	for range min(o.Concurrency, o.Jobs) {
 		wg.Go(func() {
 			for range next {
-				job, err := t.Submit(ctx, api.SubmitRequest{Circuit: o.Circuit, Witnesses: witnesses, Class: o.Class})
+				job, err := t.Submit(ctx, o.request(witnesses))
 				mu.Lock()
 				lastSubmit = time.Now()
 				mu.Unlock()

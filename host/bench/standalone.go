@@ -14,10 +14,12 @@ import (
 )
 
 // StandaloneOptions configure a daemon started in this process for a benchmark:
-// the daemon's own options (inprocess.Options, whose Circuit is set from Spec)
-// and the example circuit whose keys are generated into KeyDir when missing.
+// the daemon's own options (inprocess.Options) and the example circuit whose
+// keys are generated into KeyDir when missing.
 type StandaloneOptions struct {
-	// Spec is the circuit the daemon serves, under the name Spec.ID().
+	// Spec is the circuit the daemon serves, under the name Spec.ID(), unless
+	// Options.Circuit names a key already in KeyDir (an imported one, say):
+	// then that is served and Spec is not used.
 	Spec circuits.Spec
 	inprocess.Options
 }
@@ -59,15 +61,17 @@ func StartStandalone(ctx context.Context, o StandaloneOptions) (*Standalone, err
 	if o.KeyDir == "" {
 		return nil, errors.New("bench: no key directory")
 	}
-	if _, err := EnsureKeys(o.Spec, o.KeyDir); err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+	if o.Options.Circuit == "" {
+		if _, err := EnsureKeys(o.Spec, o.KeyDir); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		o.Options.Circuit = o.Spec.ID()
 	}
-	o.Options.Circuit = o.Spec.ID()
 	d, err := inprocess.Start(ctx, o.Options)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	return &Standalone{Daemon: d.Daemon, Circuit: o.Spec.ID(), proc: d}, nil
+	return &Standalone{Daemon: d.Daemon, Circuit: o.Options.Circuit, proc: d}, nil
 }
 
 // Target returns the daemon as a benchmark target.

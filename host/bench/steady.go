@@ -144,7 +144,7 @@ func (s *Steady) measureIsolated(ctx context.Context, t Target, o Options, witne
 	ids := map[string]bool{}
 	var walls []time.Duration
 	for range o.Isolated {
-		job, err := t.Submit(ctx, api.SubmitRequest{Circuit: o.Circuit, Witnesses: witness, Class: o.Class})
+		job, err := t.Submit(ctx, o.request(witness))
 		if err != nil {
 			return err
 		}
