@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	hclog "github.com/hashicorp/go-hclog"
 
 	"github.com/zkhost/zkhost/internal/version"
@@ -265,9 +264,9 @@ func (b *Backend) LoadKey(ctx context.Context, ref sdk.KeyRef) (sdk.KeyInfo, err
 			return nil, sdk.KeyInfo{}, sdk.Errorf(sdk.KindOf(err), "load key %q: %v", ref.ID, err)
 		}
 		info.HostBytes += refprover.DomainBytes(pk.DomainSize)
-		// Compact partitions are evaluated with BLS12-381's field (constraints.Matrices):
-		// another curve's keys take full ones.
-		if b.compactW && ref.Constraints != nil && f.Curve() == ecc.BLS12_381 {
+		// Compact partitions are evaluated over the key's curve's field
+		// (compact.go), BLS12-381's or BN254's.
+		if b.compactW && ref.Constraints != nil {
 			if k.matrices, err = takeConstraints(*ref.Constraints, f, ref.ID); err != nil {
 				k.close(b.log)
 				return nil, sdk.KeyInfo{}, err

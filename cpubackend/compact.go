@@ -1,12 +1,17 @@
 package cpubackend
 
 import (
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"errors"
+
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/keyreg"
+	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
 // takeConstraints reads the circuit's constraints the host sent with key id
@@ -26,26 +31,41 @@ func takeConstraints(h sdk.ConstraintsHandle, f *keyfile.File, id string) (*cons
 }
 
 // expand turns compact partition h (W alone) into a full one in the
-// backend's own store (shm.Store.WriteWith: W expanded and A and B evaluated
+// backend's own store (shm.Store.WriteRaw: W expanded and A and B evaluated
 // in the memfd's memory, no vectors of their own), A and B from the key's
-// constraints on every core, every constraint checked. A W that breaks one
-// is refused, naming it. The caller removes the full partition.
+// constraints on every core, every constraint checked, over the key's
+// curve's field (checked to be the partition's). A W that breaks one is
+// refused, naming it. The caller removes the full partition.
 func (b *Backend) expand(k *loadedKey, h sdk.PartitionHandle, id string) (sdk.PartitionHandle, error) {
 	if err := keyreg.CheckCompactPartition(k.file, h, id, k.matrices.NbConstraints()); err != nil {
 		return sdk.PartitionHandle{}, err
 	}
+	if h.Curve == sdk.CurveBN254 {
+		return expandAs[bnfr.Element](b, k.matrices, h)
+	}
+	return expandAs[blsfr.Element](b, k.matrices, h)
+}
+
+// expandAs is expand on the scalars S of the partition's curve.
+func expandAs[S ~[4]uint64, PS curve.Scalar[S]](b *Backend, m *constraints.Matrices, h sdk.PartitionHandle) (sdk.PartitionHandle, error) {
 	words := sdk.CompactWords(h.NbWires)
-	other, bits, values := make([]uint64, words), make([]uint64, words), make([]fr.Element, h.NbOther)
+	other, bits, values := make([]uint64, words), make([]uint64, words), make([]S, h.NbOther)
 	if err := sdk.ReadCompactPartition(h, other, bits, values, b.threads); err != nil {
 		return sdk.PartitionHandle{}, err
 	}
 	// Expanded and evaluated straight into the full partition's memory.
 	var bad int
-	full, err := b.store.WriteWith("expanded", h.Curve, h.NbWires, h.NbConstraints, func(w, a, bv []fr.Element) error {
-		if err := sdk.ExpandW(other, bits, values, w); err != nil {
+	full, err := b.store.WriteRaw("expanded", h.Curve, h.NbWires, h.NbConstraints, func(W, A, B []byte) error {
+		w, err1 := refprover.ScalarsOf[S](W)
+		a, err2 := refprover.ScalarsOf[S](A)
+		bv, err3 := refprover.ScalarsOf[S](B)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return sdk.Errorf(sdk.ErrInternal, "%v", err)
+		}
+		if err := sdk.ExpandW[S, PS](other, bits, values, w); err != nil {
 			return err
 		}
-		bad = k.matrices.EvalParallel(w, a, bv, b.threads)
+		bad = constraints.EvalParallel[S, PS](m, w, a, bv, b.threads)
 		return nil
 	})
 	switch {

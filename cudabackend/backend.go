@@ -12,7 +12,6 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bn254"
 	hclog "github.com/hashicorp/go-hclog"
 
@@ -338,13 +337,10 @@ func loadKeyOf[G1, G2 any](b *Backend, ref sdk.KeyRef, f *keyfile.File, of func(
 	// The constraints, when sent, are opened and checked first: the plan
 	// leaves room for them, unless that would stream a key that fits
 	// resident without them (then the key proves full partitions).
-	// Compact partitions are BLS12-381's: another curve's key proves full
-	// ones.
+	// Either curve's key takes them: the device evaluates over its field.
 	var cs *constraints.Matrices
 	var csBytes uint64
-	if ref.Constraints != nil && shape.Curve != ecc.BLS12_381 {
-		b.log.Info("the key proves full partitions: compact ones are BLS12-381's", "key", ref.ID, "curve", curve.Title(shape.Curve))
-	} else if ref.Constraints != nil {
+	if ref.Constraints != nil {
 		m, closeCS, err := sdk.OpenConstraints(*ref.Constraints)
 		if err != nil {
 			return nil, sdk.KeyInfo{}, err
@@ -646,7 +642,7 @@ func proveInSlot[S ~[4]uint64, PS curve.Scalar[S], G1, G1J, G2, G2J any](ctx con
 	// they go back as they are, not through deviceError.
 	var readErr error
 	if compact {
-		err = slot.StageCompactWith(int(h.NbWires), int(h.NbOther), func(other, bits []uint64, values []fr.Element) error {
+		err = gpu.StageCompactWithCurve(slot, int(h.NbWires), int(h.NbOther), func(other, bits []uint64, values []S) error {
 			readErr = sdk.ReadCompactPartition(h, other, bits, values, b.opts.StageThreads)
 			return readErr
 		})

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // PartitionFormat says what a partition file holds.
@@ -59,16 +61,26 @@ func CompactLayout(nbWires, nbOther uint64) (otherOff, bitsOff, valuesOff, size 
 	return otherOff, bitsOff, valuesOff, size
 }
 
-// one is 1 in Montgomery form.
-var one = func() fr.Element { var e fr.Element; e.SetOne(); return e }()
+// one is BLS12-381's 1 in Montgomery form.
+var one = oneOf[fr.Element]()
+
+// oneOf is the 1 of the field whose scalars are S, in Montgomery form: it
+// differs per curve, so a W's 1s are told apart with the curve's own.
+func oneOf[S any, PS curve.Scalar[S]]() S {
+	var e S
+	PS(&e).SetOne()
+	return e
+}
 
 // compactPiece is how many words of W's bitmaps one goroutine packs or counts
 // at a time (2^14 words, 2^20 wires).
 const compactPiece = 1 << 14
 
-// CountOther returns how many values of w are neither 0 nor 1, with up to
-// threads goroutines: the nbOther that sizes w's compact file.
-func CountOther(w []fr.Element, threads int) uint64 {
+// CountOther returns how many values of w (scalars of either curve) are
+// neither 0 nor 1, with up to threads goroutines: the nbOther that sizes w's
+// compact file.
+func CountOther[S ~[4]uint64, PS curve.Scalar[S]](w []S, threads int) uint64 {
+	one := oneOf[S, PS]()
 	words := int(CompactWords(uint64(len(w))))
 	pieces := (words + compactPiece - 1) / compactPiece
 	counts := make([]uint64, pieces)
@@ -76,7 +88,7 @@ func CountOther(w []fr.Element, threads int) uint64 {
 		lo, hi := p*compactPiece*64, min(len(w), (p+1)*compactPiece*64)
 		var n uint64
 		for i := lo; i < hi; i++ {
-			if !w[i].IsZero() && w[i] != one {
+			if w[i] != (S{}) && w[i] != one {
 				n++
 			}
 		}
@@ -89,12 +101,12 @@ func CountOther(w []fr.Element, threads int) uint64 {
 	return n
 }
 
-// PackW packs w into other, bits (CompactWords words each) and values (at
-// least CountOther(w) elements) as CompactLayout describes, with up to
-// threads goroutines, and returns how many values it wrote: PackBits, then
-// GatherOther.
-func PackW(w []fr.Element, other, bits []uint64, values []fr.Element, threads int) (uint64, error) {
-	n, err := PackBits(w, other, bits, threads)
+// PackW packs w (scalars of either curve) into other, bits (CompactWords
+// words each) and values (at least CountOther(w) elements) as CompactLayout
+// describes, with up to threads goroutines, and returns how many values it
+// wrote: PackBitsOf, then GatherOther.
+func PackW[S ~[4]uint64, PS curve.Scalar[S]](w []S, other, bits []uint64, values []S, threads int) (uint64, error) {
+	n, err := PackBitsOf(w, oneOf[S, PS](), other, bits, threads)
 	if err != nil {
 		return 0, err
 	}
@@ -182,8 +194,8 @@ func PackInts(ints []int32, other, bits []uint64) (uint64, error) {
 // GatherOther writes the values of w that other marks into values, in wire
 // order, with up to threads goroutines: each piece of the bitmap from the
 // offset the set bits before it give. values must hold exactly other's set
-// bits.
-func GatherOther(w []fr.Element, other []uint64, values []fr.Element, threads int) error {
+// bits. S is either curve's scalar: the values are copied, not read.
+func GatherOther[S ~[4]uint64](w []S, other []uint64, values []S, threads int) error {
 	words := len(other)
 	pieces := (words + compactPiece - 1) / compactPiece
 	offsets := make([]uint64, pieces+1)
@@ -210,10 +222,12 @@ func GatherOther(w []fr.Element, other []uint64, values []fr.Element, threads in
 }
 
 // ExpandW is PackW's inverse: it writes the nbWires = len(w) values other,
-// bits and values describe into w. It checks what a device kernel would trust:
-// the bitmaps' lengths, that the Other bits number exactly len(values), and
-// that no bit is set beyond the last wire.
-func ExpandW(other, bits []uint64, values []fr.Element, w []fr.Element) error {
+// bits and values describe into w, a Bits wire as the 1 of w's field (S: either
+// curve's scalar). It checks what a device kernel would trust: the bitmaps'
+// lengths, that the Other bits number exactly len(values), and that no bit is
+// set beyond the last wire.
+func ExpandW[S ~[4]uint64, PS curve.Scalar[S]](other, bits []uint64, values []S, w []S) error {
+	one := oneOf[S, PS]()
 	words := CompactWords(uint64(len(w)))
 	if uint64(len(other)) != words || uint64(len(bits)) != words {
 		return Errorf(ErrInvalidArgument, "compact W: %d wires need %d words per bitmap, got %d and %d", len(w), words, len(other), len(bits))
@@ -231,7 +245,7 @@ func ExpandW(other, bits []uint64, values []fr.Element, w []fr.Element) error {
 		case bits[wd]>>bit&1 == 1:
 			w[i] = one
 		default:
-			w[i].SetZero()
+			w[i] = S{}
 		}
 	}
 	return nil

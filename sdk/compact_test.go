@@ -6,32 +6,46 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
-// witnessLike returns n wires like a real witness: mostly 0 and 1, with a
-// share of other values (full-field ones, and 2, which is neither).
+// witnessLike returns n BLS12-381 wires like a real witness: mostly 0 and 1,
+// with a share of other values (full-field ones, and 2, which is neither).
 func witnessLike(t testing.TB, n int, otherShare float64, seed uint64) []fr.Element {
+	return witnessLikeOf[fr.Element](t, n, otherShare, seed)
+}
+
+// witnessLikeOf is witnessLike over either curve's scalars S.
+func witnessLikeOf[S any, PS curve.Scalar[S]](t testing.TB, n int, otherShare float64, seed uint64) []S {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 1))
-	w := make([]fr.Element, n)
+	w := make([]S, n)
 	for i := range w {
 		switch x := r.Float64(); {
 		case x < otherShare/2:
-			w[i].SetUint64(2)
+			PS(&w[i]).SetUint64(2)
 		case x < otherShare:
-			if _, err := w[i].SetRandom(); err != nil {
+			if _, err := PS(&w[i]).SetRandom(); err != nil {
 				t.Fatal(err)
 			}
 		case r.IntN(2) == 1:
-			w[i].SetOne()
+			PS(&w[i]).SetOne()
 		}
 	}
 	return w
 }
 
 // TestPackExpandW packs vectors of many lengths (tails of every kind, pieces
-// of several packing goroutines) and expands them back word for word.
+// of several packing goroutines) and expands them back word for word, on
+// each curve (a 1 is its field's: a Bits wire).
 func TestPackExpandW(t *testing.T) {
+	t.Run("BLS12-381", testPackExpandW[fr.Element])
+	t.Run("BN254", testPackExpandW[bnfr.Element])
+}
+
+func testPackExpandW[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T) {
 	for _, tc := range []struct {
 		n     int
 		share float64
@@ -41,30 +55,44 @@ func TestPackExpandW(t *testing.T) {
 	} {
 		for _, threads := range []int{1, 3} {
 			t.Run(fmt.Sprintf("n%d/share%v/threads%d", tc.n, tc.share, threads), func(t *testing.T) {
-				w := witnessLike(t, tc.n, tc.share, uint64(tc.n))
-				nbOther := CountOther(w, threads)
+				w := witnessLikeOf[S, PS](t, tc.n, tc.share, uint64(tc.n))
+				nbOther := CountOther[S, PS](w, threads)
 				words := CompactWords(uint64(tc.n))
 				other, bits := make([]uint64, words), make([]uint64, words)
-				values := make([]fr.Element, nbOther)
-				got, err := PackW(w, other, bits, values, threads)
+				values := make([]S, nbOther)
+				got, err := PackW[S, PS](w, other, bits, values, threads)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got != nbOther {
 					t.Fatalf("PackW wrote %d values, CountOther says %d", got, nbOther)
 				}
-				back := make([]fr.Element, tc.n)
-				if err := ExpandW(other, bits, values, back); err != nil {
+				back := make([]S, tc.n)
+				if err := ExpandW[S, PS](other, bits, values, back); err != nil {
 					t.Fatal(err)
 				}
 				for i := range w {
 					if back[i] != w[i] {
-						t.Fatalf("wire %d: %s expanded, %s packed", i, back[i].String(), w[i].String())
+						t.Fatalf("wire %d: %s expanded, %s packed", i, PS(&back[i]).String(), PS(&w[i]).String())
 					}
+				}
+				if want := uint64(tc.n) - countZeroOne[S, PS](w); nbOther != want {
+					t.Fatalf("%d values neither 0 nor 1, the vector has %d", nbOther, want)
 				}
 			})
 		}
 	}
+}
+
+// countZeroOne counts the 0s and 1s of w by the field's own comparisons.
+func countZeroOne[S any, PS curve.Scalar[S]](w []S) uint64 {
+	var n uint64
+	for i := range w {
+		if PS(&w[i]).IsZero() || PS(&w[i]).IsOne() {
+			n++
+		}
+	}
+	return n
 }
 
 // TestCompactRefusals: what a device would trust is checked.

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk/constraints"
@@ -82,7 +81,7 @@ func ViewConstraints(h ConstraintsHandle, mem []byte) *constraints.Matrices {
 	}
 	m := &constraints.Matrices{NbWires: h.NbWires}
 	if h.NbCoefficients > 0 {
-		m.Coefficients = unsafe.Slice((*fr.Element)(unsafe.Pointer(&mem[o.Coefficients])), h.NbCoefficients)
+		m.Coefficients = unsafe.Slice((*[4]uint64)(unsafe.Pointer(&mem[o.Coefficients])), h.NbCoefficients)
 	}
 	for i, x := range []*constraints.Matrix{&m.A, &m.B, &m.C} {
 		x.Start = u32(o.Start[i], h.NbConstraints+1)

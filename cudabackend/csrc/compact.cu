@@ -1,11 +1,15 @@
 // compact.cu: a compact partition's W expanded on the device, and every
-// constraint evaluated and checked there (compact.cuh).
+// constraint evaluated and checked there (compact.cuh). The kernels are
+// templates over the scalar field's element F, instantiated for BLS12-381's
+// fr_t and BN254's bn254_fr_t (ntt.h's zk_ntt_curve picks one), as ntt.cu's
+// are: a curve is a field, not a copy of the kernels.
 
 #include <cub/block/block_scan.cuh>
 
 #include "common.cuh"
 #include "compact.cuh"
 #include "field.cuh"
+#include "ntt.h"
 
 namespace {
 
@@ -19,12 +23,17 @@ constexpr unsigned kFull = 0xffffffffu;
 // long row does not hold its 31 neighbours' threads idle while it sums.
 constexpr uint32_t kLongRow = 16;
 
+// Both curves' scalars are 8 32-bit limbs (gnark-crypto's [4]uint64): the
+// 16-byte loads and stores and the warp's shuffles below move them so.
+static_assert(sizeof(fr_t) == 32 && sizeof(bn254_fr_t) == 32, "a scalar is 8 32-bit limbs");
+
 // load_fr reads an element through the read-only cache in two 16-byte loads
-// (fr_t is 4-byte aligned as a type; every buffer here is 32-byte aligned).
-__device__ __forceinline__ fr_t load_fr(const fr_t* p) {
+// (F is 4-byte aligned as a type; every buffer here is 32-byte aligned).
+template <class F>
+__device__ __forceinline__ F load_fr(const F* p) {
     const uint4* q = reinterpret_cast<const uint4*>(p);
     const uint4 lo = __ldg(q), hi = __ldg(q + 1);
-    fr_t r;
+    F r;
     r.l[0] = lo.x, r.l[1] = lo.y, r.l[2] = lo.z, r.l[3] = lo.w;
     r.l[4] = hi.x, r.l[5] = hi.y, r.l[6] = hi.z, r.l[7] = hi.w;
     return r;
@@ -32,7 +41,8 @@ __device__ __forceinline__ fr_t load_fr(const fr_t* p) {
 
 // store_fr writes an element in two 16-byte stores, so a warp's consecutive
 // elements go out as whole sectors.
-__device__ __forceinline__ void store_fr(fr_t* p, const fr_t& v) {
+template <class F>
+__device__ __forceinline__ void store_fr(F* p, const F& v) {
     uint4* q = reinterpret_cast<uint4*>(p);
     q[0] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
     q[1] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
@@ -80,38 +90,41 @@ __global__ void k_scan_blocks(uint32_t* __restrict__ bsum, uint32_t nblk, uint32
 // k_expand writes wire i of W: values[rank(i)] where other's bit i is set,
 // else one where bits' bit i is set, else zero. A rank at or past nb_other
 // (the host gave fewer values than other marks; flags[1] says so) reads
-// nothing and gives zero.
+// nothing and gives zero. F::one() is the field's 1 in Montgomery form,
+// which differs per curve.
+template <class F>
 __global__ void k_expand(const uint64_t* __restrict__ other, const uint64_t* __restrict__ bits,
                          const uint32_t* __restrict__ wpre, const uint32_t* __restrict__ bsum,
-                         const fr_t* __restrict__ values, uint32_t nb_other, uint32_t nwires,
-                         fr_t* __restrict__ w) {
+                         const F* __restrict__ values, uint32_t nb_other, uint32_t nwires,
+                         F* __restrict__ w) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nwires) return;
     const uint32_t word = i >> 6, bit = i & 63;
     const uint64_t o = other[word];
-    fr_t v = fr_t::zero();
+    F v = F::zero();
     if ((o >> bit) & 1) {
         const uint32_t rank = bsum[word / kRank] + wpre[word] +
                               (uint32_t)__popcll(o & ((uint64_t(1) << bit) - 1));
         if (rank < nb_other) v = load_fr(values + rank);
     } else if ((bits[word] >> bit) & 1) {
-        v = fr_t::one();
+        v = F::one();
     }
     store_fr(w + i, v);
 }
 
 // eval_params is what k_eval reads: the three matrices, the coefficient
 // table, the compact bitmaps and the expanded W, and where the rows go.
+template <class F>
 struct eval_params {
     zk_cs_matrix m[3];
-    const fr_t* coeffs;
+    const F* coeffs;
     const uint64_t* other;
     const uint64_t* bits;
-    const fr_t* w;
-    fr_t* out[3];  // a, b, c; c may be null (H computes C = A∘B itself)
+    const F* w;
+    F* out[3];  // a, b, c; c may be null (H computes C = A∘B itself)
     uint32_t n;
     uint32_t* bad;
-    fr_t one, minus_one;
+    F one, minus_one;
 };
 
 // add_term adds term k of matrix m to acc. The bitmaps decide first, from
@@ -119,13 +132,14 @@ struct eval_params {
 // coefficient is not even read), a wire that is 1 adds its coefficient; only
 // the others read W and multiply, and a coefficient of 1 or -1 (the common
 // ones) is an add or a subtract.
-__device__ __forceinline__ void add_term(const eval_params& p, const zk_cs_matrix& m, uint32_t k,
-                                         fr_t& acc) {
+template <class F>
+__device__ __forceinline__ void add_term(const eval_params<F>& p, const zk_cs_matrix& m, uint32_t k,
+                                         F& acc) {
     const uint32_t j = __ldg(m.wire + k);
     const uint32_t word = j >> 6, bit = j & 63;
     if ((__ldg(p.other + word) >> bit) & 1) {
-        const fr_t x = load_fr(p.w + j);
-        const fr_t cf = load_fr(p.coeffs + __ldg(m.coeff + k));
+        const F x = load_fr(p.w + j);
+        const F cf = load_fr(p.coeffs + __ldg(m.coeff + k));
         if (cf == p.one)
             acc = acc + x;
         else if (cf == p.minus_one)
@@ -138,10 +152,11 @@ __device__ __forceinline__ void add_term(const eval_params& p, const zk_cs_matri
 }
 
 // warp_sum is the sum of every lane's v, in every lane.
-__device__ __forceinline__ fr_t warp_sum(fr_t v) {
+template <class F>
+__device__ __forceinline__ F warp_sum(F v) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
-        fr_t o;
+        F o;
 #pragma unroll
         for (int i = 0; i < 8; i++) o.l[i] = __shfl_xor_sync(kFull, v.l[i], off);
         v = v + o;
@@ -150,7 +165,8 @@ __device__ __forceinline__ fr_t warp_sum(fr_t v) {
 }
 
 // finish_row stores row i's three values and checks the constraint.
-__device__ __forceinline__ void finish_row(const eval_params& p, uint32_t i, const fr_t r[3]) {
+template <class F>
+__device__ __forceinline__ void finish_row(const eval_params<F>& p, uint32_t i, const F r[3]) {
     store_fr(p.out[0] + i, r[0]);
     store_fr(p.out[1] + i, r[1]);
     if (p.out[2]) store_fr(p.out[2] + i, r[2]);
@@ -162,7 +178,8 @@ __device__ __forceinline__ void finish_row(const eval_params& p, uint32_t i, con
 // takes its warp's long rows one after another (each lane sums every 32nd
 // term, then the lanes' sums are added). Every thread of a launched warp
 // reaches the ballot: blockDim is a multiple of 32 and nothing returns early.
-__global__ void __launch_bounds__(kThreads) k_eval(const eval_params p) {
+template <class F>
+__global__ void __launch_bounds__(kThreads) k_eval(const eval_params<F> p) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     const bool active = i < p.n;
     bool islong = false;
@@ -175,12 +192,12 @@ __global__ void __launch_bounds__(kThreads) k_eval(const eval_params p) {
     // warp's differ in who sums which terms and how the sums meet, in the
     // innermost loop of the evaluation.
     if (active && !islong) {
-        fr_t r[3];
+        F r[3];
 #pragma unroll
         for (int mi = 0; mi < 3; mi++) {
             const zk_cs_matrix& m = p.m[mi];
             const uint32_t e = __ldg(m.start + i + 1);
-            fr_t acc = fr_t::zero();
+            F acc = F::zero();
             for (uint32_t k = __ldg(m.start + i); k < e; k++) add_term(p, m, k, acc);
             r[mi] = acc;
         }
@@ -193,12 +210,12 @@ __global__ void __launch_bounds__(kThreads) k_eval(const eval_params p) {
         pending &= pending - 1;
         const uint32_t row = __shfl_sync(kFull, i, src);
         // Deliberately parallel to the thread's loop above: see why there.
-        fr_t r[3];
+        F r[3];
 #pragma unroll
         for (int mi = 0; mi < 3; mi++) {
             const zk_cs_matrix& m = p.m[mi];
             const uint32_t e = __ldg(m.start + row + 1);
-            fr_t acc = fr_t::zero();
+            F acc = F::zero();
             for (uint32_t k = __ldg(m.start + row) + lane; k < e; k += 32) add_term(p, m, k, acc);
             r[mi] = warp_sum(acc);
         }
@@ -220,8 +237,46 @@ zk_compact_dev zk_compact_at(void* base, size_t nwires) {
     return d;
 }
 
-int zk_compact_expand(const zk_compact_dev& d, const void* values, size_t nb_other,
+// expand_as launches k_expand for the field F.
+template <class F>
+static void expand_as(const zk_compact_dev& d, const void* values, size_t nb_other, size_t nwires,
+                      void* w, cudaStream_t st) {
+    k_expand<F><<<(unsigned)((nwires + kThreads - 1) / kThreads), kThreads, 0, st>>>(
+        d.other, d.bits, d.wpre, d.bsum, (const F*)values, (uint32_t)nb_other, (uint32_t)nwires,
+        (F*)w);
+}
+
+// eval_as launches k_eval for the field F.
+template <class F>
+static void eval_as(const zk_cs_matrix m[3], const void* coeffs, const zk_compact_dev& d,
+                    const void* w, size_t n, void* a, void* b, void* c, cudaStream_t st) {
+    eval_params<F> p;
+    for (int i = 0; i < 3; i++) p.m[i] = m[i];
+    p.coeffs = (const F*)coeffs;
+    p.other = d.other;
+    p.bits = d.bits;
+    p.w = (const F*)w;
+    p.out[0] = (F*)a;
+    p.out[1] = (F*)b;
+    p.out[2] = (F*)c;
+    p.n = (uint32_t)n;
+    p.bad = d.flags;
+    p.one = F::one();
+    p.minus_one = F::zero() - F::one();
+    k_eval<F><<<(unsigned)((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(p);
+}
+
+// check_curve refuses a curve the kernels are not instantiated for.
+static int check_curve(int curve, const char* what, char* err, size_t errlen) {
+    if (curve != ZK_NTT_BLS12_381 && curve != ZK_NTT_BN254)
+        return zk_fail(err, errlen, ZK_EINVAL, "%s on curve %d: want ZK_NTT_BLS12_381 (%d) or ZK_NTT_BN254 (%d)",
+                       what, curve, ZK_NTT_BLS12_381, ZK_NTT_BN254);
+    return ZK_OK;
+}
+
+int zk_compact_expand(int curve, const zk_compact_dev& d, const void* values, size_t nb_other,
                       size_t nwires, void* w, cudaStream_t st, char* err, size_t errlen) {
+    if (int rc = check_curve(curve, "compact W", err, errlen)) return rc;
     if (nwires > UINT32_MAX || nb_other > nwires)
         return zk_fail(err, errlen, ZK_EINVAL, "compact W: %zu values for %zu wires", nb_other,
                        nwires);
@@ -237,33 +292,25 @@ int zk_compact_expand(const zk_compact_dev& d, const void* values, size_t nb_oth
     k_scan_blocks<<<1, kRank, 0, st>>>(d.bsum, (uint32_t)nblk, d.flags);
     ZK_LAUNCHED();
     if (nwires) {
-        k_expand<<<(unsigned)((nwires + kThreads - 1) / kThreads), kThreads, 0, st>>>(
-            d.other, d.bits, d.wpre, d.bsum, (const fr_t*)values, (uint32_t)nb_other,
-            (uint32_t)nwires, (fr_t*)w);
+        if (curve == ZK_NTT_BN254)
+            expand_as<bn254_fr_t>(d, values, nb_other, nwires, w, st);
+        else
+            expand_as<fr_t>(d, values, nb_other, nwires, w, st);
         ZK_LAUNCHED();
     }
     return ZK_OK;
 }
 
-int zk_compact_eval(const zk_cs_matrix m[3], const void* coeffs, const zk_compact_dev& d,
-                    const void* w, size_t n, void* a, void* b, void* c, cudaStream_t st,
-                    char* err, size_t errlen) {
+int zk_compact_eval(int curve, const zk_cs_matrix m[3], const void* coeffs,
+                    const zk_compact_dev& d, const void* w, size_t n, void* a, void* b, void* c,
+                    cudaStream_t st, char* err, size_t errlen) {
+    if (int rc = check_curve(curve, "compact evaluation", err, errlen)) return rc;
     if (n == 0 || n >= UINT32_MAX)
         return zk_fail(err, errlen, ZK_EINVAL, "compact evaluation of %zu rows", n);
-    eval_params p;
-    for (int i = 0; i < 3; i++) p.m[i] = m[i];
-    p.coeffs = (const fr_t*)coeffs;
-    p.other = d.other;
-    p.bits = d.bits;
-    p.w = (const fr_t*)w;
-    p.out[0] = (fr_t*)a;
-    p.out[1] = (fr_t*)b;
-    p.out[2] = (fr_t*)c;
-    p.n = (uint32_t)n;
-    p.bad = d.flags;
-    p.one = fr_t::one();
-    p.minus_one = fr_t::zero() - fr_t::one();
-    k_eval<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(p);
+    if (curve == ZK_NTT_BN254)
+        eval_as<bn254_fr_t>(m, coeffs, d, w, n, a, b, c, st);
+    else
+        eval_as<fr_t>(m, coeffs, d, w, n, a, b, c, st);
     ZK_LAUNCHED();
     return ZK_OK;
 }

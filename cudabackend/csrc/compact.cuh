@@ -5,8 +5,8 @@
 // neither 0 nor 1 (groth16.h, "Compact partitions"). The device expands it
 // into the full W (zk_compact_expand), then evaluates every constraint's
 // A·W, B·W and C·W from the circuit's matrices, resident beside the key, and
-// checks A_i·B_i == C_i (zk_compact_eval): sdk/constraints' Matrices.Eval,
-// word for word, on the device.
+// checks A_i·B_i == C_i (zk_compact_eval): sdk/constraints' Eval, word for
+// word, on the device, over either curve's scalar field.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -43,20 +43,20 @@ struct zk_compact_dev {
 // zk_g16_compact_device_bytes(nwires) bytes).
 zk_compact_dev zk_compact_at(void* base, size_t nwires);
 
-// zk_compact_expand resets d's flags, then writes W (nwires fr elements) to
-// w from d's bitmaps and values (nb_other fr elements, device memory): wire
-// i is values[rank(i)] where other's bit i is set (rank(i): other's set bits
-// below i), else 1 (Montgomery) where bits' bit i is set, else 0. A rank at
-// or past nb_other reads nothing and gives 0; flags[1] tells the host.
-// Enqueued on st.
-int zk_compact_expand(const zk_compact_dev& d, const void* values, size_t nb_other,
+// zk_compact_expand resets d's flags, then writes W (nwires scalars of
+// curve, ntt.h's zk_ntt_curve) to w from d's bitmaps and values (nb_other
+// scalars, device memory): wire i is values[rank(i)] where other's bit i is
+// set (rank(i): other's set bits below i), else 1 (the curve's Montgomery
+// one) where bits' bit i is set, else 0. A rank at or past nb_other reads
+// nothing and gives 0; flags[1] tells the host. Enqueued on st.
+int zk_compact_expand(int curve, const zk_compact_dev& d, const void* values, size_t nb_other,
                       size_t nwires, void* w, cudaStream_t st, char* err, size_t errlen);
 
 // zk_compact_eval writes A·W, B·W (and C·W when c is not NULL) of rows 0..n-1
 // into a, b (c), from the matrices m (A, B, C), the coefficient table coeffs,
-// d's bitmaps and the expanded w, and records the first row where
-// A_i·B_i != C_i in d.flags[0] (atomicMin). Rows past n are not written.
-// Enqueued on st.
-int zk_compact_eval(const zk_cs_matrix m[3], const void* coeffs, const zk_compact_dev& d,
-                    const void* w, size_t n, void* a, void* b, void* c, cudaStream_t st,
-                    char* err, size_t errlen);
+// d's bitmaps and the expanded w, all over curve's scalar field, and records
+// the first row where A_i·B_i != C_i in d.flags[0] (atomicMin). Rows past n
+// are not written. Enqueued on st.
+int zk_compact_eval(int curve, const zk_cs_matrix m[3], const void* coeffs,
+                    const zk_compact_dev& d, const void* w, size_t n, void* a, void* b, void* c,
+                    cudaStream_t st, char* err, size_t errlen);

@@ -553,11 +553,6 @@ extern "C" int zk_g16_key_set_constraints(
     const uint32_t* c_start, const uint32_t* c_wire, const uint32_t* c_coeff, size_t c_terms,
     char* err, size_t errlen) {
     if (!key) return zk_fail(err, errlen, ZK_EINVAL, "constraints: nil key");
-    if (key->curve != ZK_NTT_BLS12_381)
-        return zk_fail(err, errlen, ZK_EINVAL,
-                       "constraints: compact partitions are BLS12-381's (the device's evaluation "
-                       "and its 0/1 classes take BLS12-381's scalars): a BN254 key proves full "
-                       "partitions");
     if (key->h_block)
         return zk_fail(err, errlen, ZK_EINVAL,
                        "constraints: the key's proofs stream (no W on the device to evaluate "
@@ -1225,12 +1220,12 @@ static int compact_enqueue(zk_g16_key* key, zk_g16_slot* slot, size_t n, size_t 
     if (nb_other)
         ZK_CUDA(cudaMemcpyAsync(slot->a, h + voff, nb_other * kFr, cudaMemcpyHostToDevice, st));
     ZK_CUDA(cudaEventRecord(ev[8], st));
-    int rc = zk_compact_expand(d, slot->a, nb_other, nwires, slot->w, st, err, errlen);
+    int rc = zk_compact_expand(key->curve, d, slot->a, nb_other, nwires, slot->w, st, err, errlen);
     if (rc != ZK_OK) return rc;
     ZK_CUDA(cudaEventRecord(ev[6], st));
     zk_cs_matrix m[3];
     for (int i = 0; i < 3; i++) m[i] = {key->cs_start[i], key->cs_wire[i], key->cs_coeff[i]};
-    rc = zk_compact_eval(m, key->cs_coeffs, d, slot->w, n, slot->a, slot->b,
+    rc = zk_compact_eval(key->curve, m, key->cs_coeffs, d, slot->w, n, slot->a, slot->b,
                          write_c ? slot->c : nullptr, st, err, errlen);
     if (rc != ZK_OK) return rc;
     if (n < N) {

@@ -81,9 +81,9 @@ static inline uint64_t zk_g16_g2_bytes(int curve) { return 2 * zk_g16_g1_bytes(c
  * per MSM. Such a key takes no constraint system. h_block 0: a slot holds the
  * proof's W, A, B and C on the device (stream_c is ignored).
  *
- * BLS12-381 keys take everything above. A BN254 key is resident or streamed:
- * neither its proofs streamed (H out of core is BLS12-381's) nor a
- * constraint system (compact partitions) are taken: ZK_EINVAL. */
+ * BLS12-381 keys take everything above. A BN254 key is resident or streamed,
+ * its proofs not streamed (H out of core is BLS12-381's): ZK_EINVAL. Either
+ * curve's resident key takes a constraint system (compact partitions). */
 int zk_g16_key_load(int device, int curve, int h_form, uint32_t log_n, size_t nwires,
                     size_t nb_public,
                     const void* g1a, size_t na, const uint8_t* inf_a,
@@ -174,10 +174,11 @@ int zk_g16_prove(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1, voi
  * holds W, A and B for zk_g16_prove): `other`, then `bits`, bitmaps of
  * zk_g16_compact_words(nwires) uint64 words each (wire i is bit i % 64 of word
  * i / 64), then from zk_g16_compact_values_offset(nwires) bytes on the nb_other
- * values (fr elements, Montgomery form, gnark-crypto's layout) of the wires whose
- * `other` bit is set, in wire order. Wire i is values[rank(i)] where other's bit
- * i is set (rank(i): other's set bits below i), else 1 where bits' bit i is set,
- * else 0. Bits at or past nwires are ignored. */
+ * values (the key's curve's scalars, Montgomery form, gnark-crypto's layout) of
+ * the wires whose `other` bit is set, in wire order. Wire i is values[rank(i)]
+ * where other's bit i is set (rank(i): other's set bits below i), else 1 (the
+ * curve's Montgomery one) where bits' bit i is set, else 0. Bits at or past
+ * nwires are ignored. */
 
 /* ZK_G16_COMPACT_RANK_WORDS is how many bitmap words one rank block of the
  * expansion covers (a device detail, in the slot's device bytes). */
@@ -340,8 +341,9 @@ static inline uint64_t zk_g16_constraints_device_bytes(uint64_t rows, uint64_t n
 
 /* zk_g16_key_set_constraints uploads the circuit's constraint matrices beside
  * key, resident until zk_g16_key_free and counted in its device bytes: a
- * coefficient table of nb_coeffs fr elements, and for each of A, B and C a row
- * index of nb_constraints + 1 words (*_start) and *_terms terms (*_wire: a wire
+ * coefficient table of nb_coeffs scalars of the key's curve, and for each of
+ * A, B and C a row index of nb_constraints + 1 words (*_start) and *_terms
+ * terms (*_wire: a wire
  * below nwires; *_coeff: an index into coeffs), sdk/constraints' Matrices. Every
  * index is checked here, on the host, before anything reaches the device.
  * Refused (ZK_EINVAL): nwires other than the key's, nb_constraints of 0 or above

@@ -319,22 +319,30 @@ func (s *Groth16Slot) CompactCapacity() int {
 	return min(s.nwires, 3*s.domain, (bytes-16*CompactWords(s.nwires))/FrBytes)
 }
 
-// StageCompactWith has fill write a compact W of nbWires wires (the key's)
-// and nbOther values straight into the slot's pinned staging: other and bits,
-// bitmaps of CompactWords(nbWires) words each (wire i is bit i%64 of word
-// i/64), and values, the nbOther wires whose other bit is set, in wire order
-// (Montgomery form). Wire i is then values[rank(i)] where other's bit i is set
-// (rank(i): other's set bits below i), else 1 where bits' bit i is set, else
-// 0. fill must set every word of both bitmaps (the staging holds whatever the
-// last partition left). Refused (ErrInvalid) before fill is called: other
-// wires than the key's, or more values than CompactCapacity. Returns fill's
-// error. Like Stage, CPU only; ProveCompact proves it.
+// StageCompactWith has fill write a compact W of a BLS12-381 key's
+// partition into the slot's staging: StageCompactWithCurve.
 func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bits []uint64, values []fr.Element) error) error {
+	return StageCompactWithCurve(s, nbWires, nbOther, fill)
+}
+
+// StageCompactWithCurve has fill write a compact W of nbWires wires (the
+// key's) and nbOther values straight into the slot's pinned staging: other
+// and bits, bitmaps of CompactWords(nbWires) words each (wire i is bit i%64
+// of word i/64), and values, the nbOther wires whose other bit is set, in
+// wire order (S, the key's curve's fr.Element, Montgomery form). Wire i is
+// then values[rank(i)] where other's bit i is set (rank(i): other's set bits
+// below i), else 1 (the curve's) where bits' bit i is set, else 0. fill must
+// set every word of both bitmaps (the staging holds whatever the last
+// partition left). Refused (ErrInvalid) before fill is called: scalars of
+// another curve than the key's, other wires than the key's, or more values
+// than CompactCapacity. Returns fill's error. Like Stage, CPU only;
+// ProveCompactCurve proves it.
+func StageCompactWithCurve[S any](s *Groth16Slot, nbWires, nbOther int, fill func(other, bits []uint64, values []S) error) error {
 	if s == nil || s.ptr == nil {
 		return fmt.Errorf("gpu: stage compact: nil or freed slot: %w", ErrInvalid)
 	}
-	if s.curve != ecc.BLS12_381 {
-		return fmt.Errorf("gpu: stage compact: compact partitions are BLS12-381's, the slot's key is on %s: %w", curve.Title(s.curve), ErrInvalid)
+	if id := curve.ScalarIDOf[S](); id != s.curve {
+		return fmt.Errorf("gpu: stage a compact W of %s scalars into a slot of a %s key: %w", curve.Title(id), curve.Title(s.curve), ErrInvalid)
 	}
 	if nbWires != s.nwires || nbOther < 0 || nbOther > s.CompactCapacity() {
 		return fmt.Errorf("gpu: stage a compact W of %d wires and %d values into a slot for %d wires and up to %d values: %w",
@@ -344,7 +352,7 @@ func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bi
 	words := CompactWords(nbWires)
 	other := unsafe.Slice((*uint64)(base), words)
 	bits := unsafe.Slice((*uint64)(unsafe.Add(base, 8*words)), words)
-	values := unsafe.Slice((*fr.Element)(unsafe.Add(base, 16*words)), nbOther)
+	values := unsafe.Slice((*S)(unsafe.Add(base, 16*words)), nbOther)
 	return fill(other, bits, values)
 }
 
@@ -420,8 +428,8 @@ func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (r
 	return ProveCompactCurve(curve.BLS12381{}, k, s, nbConstraints, nbOther)
 }
 
-// ProveCompactCurve is ProveCompact for a key on the curve c binds: a
-// BLS12-381 key's (the only curve whose keys take constraints), the CUDA
+// ProveCompactCurve is ProveCompact for a key on the curve c binds, either
+// curve's (the device expands and evaluates over the key's field): the CUDA
 // backend's generic path calls it.
 func ProveCompactCurve[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], k *Groth16Key, s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults[G1J, G2J], Groth16Timing, error) {
 	if nbConstraints <= 0 || nbOther < 0 {
@@ -439,15 +447,16 @@ func ProveCompactCurve[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2
 
 // evalCompact is the test hook zk_g16_eval_compact: the first half of
 // ProveCompact, then the device's W, A, B and C (the domain's length, zero
-// past n) and the first unsatisfied constraint (-1: none).
-func (k *Groth16Key) evalCompact(s *Groth16Slot, n, nbOther int) (w, a, b, c []fr.Element, bad int, err error) {
-	if k == nil || k.ptr == nil || s == nil || s.ptr == nil || n <= 0 || nbOther < 0 {
+// past n; S the key's curve's fr.Element) and the first unsatisfied
+// constraint (-1: none).
+func evalCompact[S any](k *Groth16Key, s *Groth16Slot, n, nbOther int) (w, a, b, c []S, bad int, err error) {
+	if k == nil || k.ptr == nil || s == nil || s.ptr == nil || n <= 0 || nbOther < 0 || curve.ScalarIDOf[S]() != k.curve {
 		return nil, nil, nil, nil, -1, fmt.Errorf("gpu: eval compact: bad arguments: %w", ErrInvalid)
 	}
-	w = make([]fr.Element, k.nwires)
-	a = make([]fr.Element, k.domain)
-	b = make([]fr.Element, k.domain)
-	c = make([]fr.Element, k.domain)
+	w = make([]S, k.nwires)
+	a = make([]S, k.domain)
+	b = make([]S, k.domain)
+	c = make([]S, k.domain)
 	var cbad C.int64_t
 	var e errBuf
 	rc := C.zk_g16_eval_compact(k.ptr, s.ptr, C.size_t(n), C.size_t(nbOther), ptrOf(w), ptrOf(a), ptrOf(b), ptrOf(c), &cbad, e.ptr(), e.size())

@@ -207,7 +207,7 @@ func TestGroth16Lean(t *testing.T) {
 			if !again.Krs2.Equal(&lean.Krs2) || !again.Ar.Equal(&lean.Ar) || !again.Bs2.Equal(&lean.Bs2) {
 				t.Errorf("the second proof in the slot differs from the first")
 			}
-			m, err := matricesOf(ccs)
+			m, err := keyconv.Constraints(ccs)
 			if err != nil {
 				t.Fatal(err)
 			}

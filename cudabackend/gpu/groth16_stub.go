@@ -97,6 +97,11 @@ func (k *Groth16Key) HasConstraints() bool { return false }
 // CompactCapacity is zero.
 func (s *Groth16Slot) CompactCapacity() int { return 0 }
 
+// StageCompactWithCurve reports that the package was built without CUDA.
+func StageCompactWithCurve[S any](s *Groth16Slot, nbWires, nbOther int, fill func(other, bits []uint64, values []S) error) error {
+	return errNoCUDABuild
+}
+
 // StageCompactWith reports that the package was built without CUDA.
 func (s *Groth16Slot) StageCompactWith(nbWires, nbOther int, fill func(other, bits []uint64, values []fr.Element) error) error {
 	return errNoCUDABuild

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/zkhost/zkhost/cudabackend/csrc"
 	"github.com/zkhost/zkhost/sdk/constraints"
@@ -357,7 +356,7 @@ func TestPlanDeviceCopiesNeverCrowd(t *testing.T) {
 func TestConstraintsDeviceBytes(t *testing.T) {
 	m := &constraints.Matrices{
 		NbWires:      4,
-		Coefficients: make([]fr.Element, 5),
+		Coefficients: make([][4]uint64, 5),
 		A:            constraints.Matrix{Start: []uint32{0, 2, 3}, Wire: []uint32{0, 1, 2}, Coeff: []uint32{1, 1, 2}},
 		B:            constraints.Matrix{Start: []uint32{0, 1, 2}, Wire: []uint32{0, 3}, Coeff: []uint32{1, 4}},
 		C:            constraints.Matrix{Start: []uint32{0, 0, 1}, Wire: []uint32{3}, Coeff: []uint32{1}},

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -27,7 +28,8 @@ import (
 type compactW struct {
 	file *shm.Constraints
 	resv *budget.Reservation // the file's memory, for the daemon's life
-	// wPool holds *[]fr.Element of the circuit's NbWires.
+	// wPool holds *[]S of the circuit's NbWires, S its curve's scalar
+	// (newCompactW picks it; writeCompactAs takes it back out).
 	wPool sync.Pool
 	// refused is set once a device loaded the key without taking the
 	// constraints (device.ErrCompactRefused): the circuit's partitions are
@@ -37,15 +39,14 @@ type compactW struct {
 
 // compactFor decides whether ce's partitions are compact, and if so gives ce
 // the circuit's constraints (shared by every entry of the same circuit) and
-// puts them in ce.key. Compact needs a BLS12-381 circuit, the built-in solver (a synthesizer
-// plugin writes full partitions) and every device's backend to prove compact
-// partitions: a partition may go to any device. Anything that stops it (a
-// system the matrices cannot hold, a budget too small for them) leaves the
-// circuit on full partitions, logged.
+// puts them in ce.key. Compact needs a gnark circuit of either curve (its
+// System: a circom circuit has no solver here, and its assignments need
+// none), the built-in solver (a synthesizer plugin writes full partitions)
+// and every device's backend to prove compact partitions: a partition may go
+// to any device. Anything that stops it (a system the matrices cannot hold,
+// a budget too small for them) leaves the circuit on full partitions, logged.
 func (d *Daemon) compactFor(ce *circuitEntry) {
-	// Compact partitions are BLS12-381's (its solver and constraint
-	// matrices); another curve's circuits take full ones.
-	if ce.synth != nil || len(d.devices) == 0 || ce.c.CCS == nil {
+	if ce.synth != nil || len(d.devices) == 0 || ce.c.System == nil {
 		return
 	}
 	for _, de := range d.devices {
@@ -79,7 +80,7 @@ func (d *Daemon) compactFor(ce *circuitEntry) {
 // newCompactW builds c's matrices, writes them into a sealed memfd and
 // reserves its memory from the critical budget, as a key's is.
 func (d *Daemon) newCompactW(c *circuit.Circuit) (*compactW, error) {
-	m, err := keyconv.Constraints(c.CCS)
+	m, err := keyconv.Constraints(c.System)
 	if err != nil {
 		return nil, err
 	}
@@ -92,10 +93,18 @@ func (d *Daemon) newCompactW(c *circuit.Circuit) (*compactW, error) {
 		f.Close()
 		return nil, fmt.Errorf("its constraints (%s) do not fit the memory budget: %w", budget.FormatBytes(f.Size()), err)
 	}
-	nbWires := c.NbWires
 	cw := &compactW{file: f, resv: r}
-	cw.wPool.New = func() any { w := make([]fr.Element, nbWires); return &w }
+	if c.Curve == sdk.CurveBN254 {
+		cw.wPool.New = newW[bnfr.Element](c.NbWires)
+	} else {
+		cw.wPool.New = newW[fr.Element](c.NbWires)
+	}
 	return cw, nil
+}
+
+// newW is a pool's New for W vectors of n scalars S.
+func newW[S any](n int) func() any {
+	return func() any { w := make([]S, n); return &w }
 }
 
 // closeCompact releases every circuit's constraints.
@@ -117,15 +126,24 @@ func compactShmBytes(ce *circuitEntry) uint64 {
 }
 
 // writeCompact solves t's input into a pooled W (A and B are not needed: the
-// backend evaluates them) and packs it into a compact partition; a compact
-// wire assignment, packed already, goes in as it came (writePacked). It
-// returns the solver's error (the input's fault) apart from the store's.
+// backend evaluates them) and packs it into a compact partition, over the
+// circuit's curve; a compact wire assignment, packed already, goes in as it
+// came (writePacked). It returns the solver's error (the input's fault)
+// apart from the store's.
 func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
-	ce := t.job.circ
 	if circuit.IsCompactAssignment(t.witness) {
 		return d.writePacked(t, name, threads)
 	}
-	wp := ce.cw.wPool.Get().(*[]fr.Element)
+	if t.job.circ.c.Curve == sdk.CurveBN254 {
+		return writeCompactAs[bnfr.Element](d, t, name, threads)
+	}
+	return writeCompactAs[fr.Element](d, t, name, threads)
+}
+
+// writeCompactAs is writeCompact on the scalars S of the circuit's curve.
+func writeCompactAs[S ~[4]uint64](d *Daemon, t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
+	ce := t.job.circ
+	wp := ce.cw.wPool.Get().(*[]S)
 	defer ce.cw.wPool.Put(wp)
 	words := sdk.CompactWords(uint64(ce.c.NbWires))
 	other, bits := make([]uint64, words), make([]uint64, words)
@@ -136,8 +154,8 @@ func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.Partitio
 	if synthErr != nil {
 		return sdk.PartitionHandle{}, synthErr, nil
 	}
-	h, err = d.shm.WriteCompactBits(name, ce.c.Curve, uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), other, bits, nbOther,
-		func(values []fr.Element) error { return sdk.GatherOther(*wp, other, values, threads) })
+	h, err = shm.WriteCompactBits(d.shm, name, uint64(ce.c.NbWires), uint64(ce.c.NbConstraints), other, bits, nbOther,
+		func(values []S) error { return sdk.GatherOther(*wp, other, values, threads) })
 	return h, nil, err
 }
 
@@ -158,7 +176,7 @@ func (d *Daemon) writePacked(t *task, name string, threads int) (h sdk.Partition
 		return sdk.PartitionHandle{}, fmt.Errorf("wire assignment %w", synthErr), nil
 	}
 	var valuesErr error
-	h, err = d.shm.WriteCompactBits(name, c.Curve, uint64(c.NbWires), uint64(c.NbConstraints), a.Other, a.Bits, a.NbOther,
+	h, err = shm.WriteCompactBits(d.shm, name, uint64(c.NbWires), uint64(c.NbConstraints), a.Other, a.Bits, a.NbOther,
 		func(values []fr.Element) error { valuesErr = a.Values(values, threads); return valuesErr })
 	if valuesErr != nil {
 		return sdk.PartitionHandle{}, fmt.Errorf("wire assignment %w", valuesErr), nil

@@ -41,6 +41,8 @@ const (
 	big = "chain-k13"
 	// merkle has other public inputs than chain: a witness of the wrong shape.
 	merkle = "merkle-d4-k2"
+	// smallBN254 is small on BN254.
+	smallBN254 = "chain-k8-bn254"
 )
 
 var (
@@ -94,10 +96,15 @@ func setup(dir string) error {
 		}
 		specs[s.ID()] = s
 	}
+	bn, err := specs[small].On(ecc.BN254)
+	if err != nil {
+		return err
+	}
+	specs[bn.ID()] = bn
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	wg.Go(func() {
-		errs[0] = circuit.Keygen(specs[small], keysDir)
+		errs[0] = errors.Join(circuit.Keygen(specs[small], keysDir), circuit.Keygen(specs[smallBN254], keysDir))
 	})
 	wg.Go(func() {
 		for i, args := range [][]string{{"--circuit", "chain", "--k", "13"}, {"--circuit", "merkle", "--d", "4", "--k", "2"}} {
@@ -278,12 +285,20 @@ func verifyingKey(t *testing.T, name string) groth16.VerifyingKey {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vk := groth16.NewVerifyingKey(ecc.BLS12_381)
+	vk := groth16.NewVerifyingKey(curveOf(name))
 	if _, err := vk.ReadFrom(bytes.NewReader(data)); err != nil {
 		t.Fatalf("reading %s: %v", vkPath, err)
 	}
 	vkCache[name] = vk
 	return vk
+}
+
+// curveOf is the curve of the test circuit name.
+func curveOf(name string) ecc.ID {
+	if s, ok := specs[name]; ok {
+		return s.Curve
+	}
+	return ecc.BLS12_381
 }
 
 // verifyProofs checks a done job as a client would: every partition carries a proof
@@ -305,7 +320,7 @@ func verifyProofs(t *testing.T, name string, job api.Job, submitted [][]byte) {
 		if len(p.Proof) == 0 || len(p.PublicWitness) == 0 {
 			t.Fatalf("job %s partition %d: no proof (%d bytes) or public witness (%d bytes)", job.ID, i, len(p.Proof), len(p.PublicWitness))
 		}
-		full, err := witness.New(ecc.BLS12_381.ScalarField())
+		full, err := witness.New(curveOf(name).ScalarField())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,7 +338,7 @@ func verifyProofs(t *testing.T, name string, job api.Job, submitted [][]byte) {
 		if !bytes.Equal(wantBytes, p.PublicWitness) {
 			t.Errorf("job %s partition %d: public witness is not the one submitted at index %d", job.ID, i, i)
 		}
-		proof := groth16.NewProof(ecc.BLS12_381)
+		proof := groth16.NewProof(curveOf(name))
 		if _, err := proof.ReadFrom(bytes.NewReader(p.Proof)); err != nil {
 			t.Errorf("job %s partition %d: reading proof: %v", job.ID, i, err)
 			continue

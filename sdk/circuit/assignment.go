@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
@@ -17,6 +18,7 @@ import (
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circom"
 	"github.com/zkhost/zkhost/sdk/curve"
+	"github.com/zkhost/zkhost/sdk/solvebn254"
 )
 
 // A wire assignment is a partition solved elsewhere: the value of every wire of the
@@ -477,25 +479,88 @@ func SynthesizeInputInto(c *Circuit, data []byte, threads int, W, A, B []fr.Elem
 
 // SynthesizeInputCompact is SynthesizeInputInto for W alone that also fills
 // W's compact bitmaps (other and bits, sdk.CompactWords(c.NbWires) words
-// each) and returns how many values are neither 0 nor 1.
-func SynthesizeInputCompact(c *Circuit, data []byte, threads int, W []fr.Element, other, bits []uint64) (full witness.Witness, nbOther uint64, err error) {
-	if err := c.needBLS12381("compact synthesis"); err != nil {
-		return nil, 0, err
+// each) and returns how many values are neither 0 nor 1, on a circuit of
+// either curve: W's scalars S are its curve's fr.Element (anything else is
+// an error). A gnark witness is solved (the curve's sdk/solve), a wire
+// assignment parsed into W; the constraints are left to the backend, which
+// evaluates A and B from them and checks every one.
+func SynthesizeInputCompact[S ~[4]uint64](c *Circuit, data []byte, threads int, W []S, other, bits []uint64) (full witness.Witness, nbOther uint64, err error) {
+	switch r := c.System.(type) {
+	case *cs.R1CS:
+		w, ok := any(W).([]fr.Element)
+		if !ok {
+			break
+		}
+		return synthesizeCompact(c, data, threads, w, other, bits,
+			func(data []byte, W []fr.Element) error { return parseAssignmentInto(data, c, threads, W) },
+			func(full witness.Witness, W []fr.Element) (uint64, error) {
+				return SynthesizeCompactInto(c, full, threads, W, other, bits)
+			})
+	case *cs_bn254.R1CS:
+		w, ok := any(W).([]bnfr.Element)
+		if !ok {
+			break
+		}
+		return synthesizeCompact(c, data, threads, w, other, bits,
+			func(data []byte, W []bnfr.Element) error {
+				return parseFullAssignmentInto[bnfr.Element](data, c, threads, W)
+			},
+			func(full witness.Witness, W []bnfr.Element) (uint64, error) {
+				if err := c.CheckSolvable(); err != nil {
+					return 0, err
+				}
+				n, err := solvebn254.CompactInto(r, c.bn254Program(), full, W, other, bits, solverOpts(threads)...)
+				if err != nil {
+					return 0, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
+				}
+				return n, nil
+			})
+	}
+	return nil, 0, fmt.Errorf("circuit %s: compact synthesis of %s scalars (%T) for a %s circuit", c.Name,
+		curve.Title(curve.ScalarIDOf[S]()), *new(S), c.curveTitle())
+}
+
+// synthesizeCompact is SynthesizeInputCompact on the scalars S of c's curve:
+// a gnark witness is parsed and solved into W and its bitmaps by solve; a
+// wire assignment is parsed into W by parse, then packed.
+func synthesizeCompact[S ~[4]uint64, PS curve.Scalar[S]](c *Circuit, data []byte, threads int, W []S, other, bits []uint64,
+	parse func(data []byte, W []S) error, solve func(full witness.Witness, W []S) (uint64, error)) (witness.Witness, uint64, error) {
+	if len(W) != c.NbWires {
+		return nil, 0, fmt.Errorf("circuit %s: W holds %d values, want %d", c.Name, len(W), c.NbWires)
 	}
 	if !IsAssignment(data) {
-		if full, err = ParseWitness(data, c); err != nil {
+		full, err := ParseWitness(data, c)
+		if err != nil {
 			return nil, 0, fmt.Errorf("witness %w", err)
 		}
-		nbOther, err = SynthesizeCompactInto(c, full, threads, W, other, bits)
-		return full, nbOther, err
+		n, err := solve(full, W)
+		if err != nil {
+			return nil, 0, err
+		}
+		return full, n, nil
 	}
-	if full, err = SynthesizeInputInto(c, data, threads, W, nil, nil); err != nil {
+	if err := parse(data, W); err != nil {
+		return nil, 0, fmt.Errorf("wire assignment %w", err)
+	}
+	full, err := inputsWitness(c, W[1:c.NbPublic+c.NbSecret])
+	if err != nil {
 		return nil, 0, err
 	}
-	if nbOther, err = sdk.PackBits(W, other, bits, max(1, threads)); err != nil {
+	var one S
+	PS(&one).SetOne()
+	n, err := sdk.PackBitsOf(W, one, other, bits, max(1, threads))
+	if err != nil {
 		return nil, 0, err
 	}
-	return full, nbOther, nil
+	return full, n, nil
+}
+
+// solverOpts are the solver's options for threads goroutines (0: every core).
+func solverOpts(threads int) []solver.Option {
+	if threads > 0 {
+		return []solver.Option{solver.WithNbTasks(threads)}
+	}
+	return nil
 }
 
 // CheckInput checks one partition's input the way the daemon does at submit: a gnark

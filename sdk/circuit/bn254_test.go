@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
 
@@ -106,6 +108,37 @@ func TestBN254KeySet(t *testing.T) {
 				t.Fatalf("gnark refused the proof: %v", err)
 			}
 		})
+	}
+	// W alone, packed, for a compact partition: gnark's W, and its bitmaps
+	// made with BN254's 1 (BLS12-381's would mark every 1 as neither).
+	words := sdk.CompactWords(uint64(c.NbWires))
+	wantOther, wantOnes := make([]uint64, words), make([]uint64, words)
+	var one bnfr.Element
+	one.SetOne()
+	wantN, err := sdk.PackBitsOf(W, one, wantOther, wantOnes, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantOnes[0]&1 == 0 {
+		t.Fatal("wire 0, the constant one, is not packed as a 1")
+	}
+	for _, in := range [][]byte{witnessBytes, assignment} {
+		cw := make([]bnfr.Element, c.NbWires)
+		other, ones := make([]uint64, words), make([]uint64, words)
+		got, n, err := SynthesizeInputCompact(c, in, 2, cw, other, ones)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(cw, W) || n != wantN || !slices.Equal(other, wantOther) || !slices.Equal(ones, wantOnes) {
+			t.Fatal("compact synthesis: W or its bitmaps differ from gnark's W packed")
+		}
+		if pub, err := got.Public(); err != nil || !slices.Equal(pub.Vector().(bnfr.Vector), W[1:c.NbPublic]) {
+			t.Fatalf("compact synthesis: public inputs %v differ from the solution's (%v)", pub.Vector(), err)
+		}
+	}
+	// BLS12-381 scalars for a BN254 circuit are refused by name.
+	if _, _, err := SynthesizeInputCompact(c, witnessBytes, 1, make([]blsfr.Element, c.NbWires), wantOther, wantOnes); err == nil || !strings.Contains(err.Error(), "BN254 circuit") {
+		t.Errorf("compact synthesis into BLS12-381 scalars: %v", err)
 	}
 	w, a, b := refprover.ScalarMemory(c.NbWires), refprover.ScalarMemory(c.NbConstraints), refprover.ScalarMemory(c.NbConstraints)
 	if _, err := SynthesizeInputRaw(c, wrong, 1, w, a, b); err == nil || !strings.Contains(err.Error(), "does not satisfy constraint") {

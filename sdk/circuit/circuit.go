@@ -68,7 +68,7 @@ type Circuit struct {
 	// *cs.R1CS of constraint/bls12-381 or constraint/bn254).
 	System constraint.ConstraintSystem
 	// CCS is System for a BLS12-381 circuit, nil for another curve's: what the
-	// fast solver (sdk/solve), compact partitions and the partition checks read,
+	// fast solver (sdk/solve), compact wire assignments and the partition checks read,
 	// which are BLS12-381's for now.
 	CCS *cs.R1CS
 	VK  groth16.VerifyingKey // gnark's verifying key of the circuit's curve

@@ -5,7 +5,6 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
-	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/sdk/solve"
 )
@@ -40,14 +39,10 @@ func SynthesizeInto(c *Circuit, w witness.Witness, threads int, W, A, B []fr.Ele
 	if err := c.needBLS12381("SynthesizeInto"); err != nil {
 		return err
 	}
-	var opts []solver.Option
-	if threads > 0 {
-		opts = append(opts, solver.WithNbTasks(threads))
-	}
 	if err := checkWitness(c, w); err != nil {
 		return err
 	}
-	if err := solve.R1CSInto(c.CCS, c.Program(), w, W, A, B, opts...); err != nil {
+	if err := solve.R1CSInto(c.CCS, c.Program(), w, W, A, B, solverOpts(threads)...); err != nil {
 		return fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
 	}
 	return nil
@@ -61,17 +56,13 @@ func SynthesizeCompactInto(c *Circuit, w witness.Witness, threads int, W []fr.El
 	if err := c.needBLS12381("SynthesizeCompactInto"); err != nil {
 		return 0, err
 	}
-	var opts []solver.Option
-	if threads > 0 {
-		opts = append(opts, solver.WithNbTasks(threads))
-	}
 	if err := checkWitness(c, w); err != nil {
 		return 0, err
 	}
 	if len(W) != c.NbWires {
 		return 0, fmt.Errorf("circuit %s: W holds %d values, want %d", c.Name, len(W), c.NbWires)
 	}
-	n, err := solve.CompactInto(c.CCS, c.Program(), w, W, other, bits, opts...)
+	n, err := solve.CompactInto(c.CCS, c.Program(), w, W, other, bits, solverOpts(threads)...)
 	if err != nil {
 		return 0, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
 	}

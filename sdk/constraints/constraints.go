@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // ErrInvalid says a Matrices value is inconsistent (Check names what).
@@ -30,12 +31,25 @@ type Matrix struct {
 func (m *Matrix) Terms() int { return len(m.Wire) }
 
 // Matrices is an R1CS: constraint i says (L_i·W)·(R_i·W) = O_i·W, with L, R
-// and O the rows of A, B and C. Coefficients are gnark-crypto's fr.Element
-// (Montgomery form), the system's coefficient table.
+// and O the rows of A, B and C. Coefficients is the system's coefficient
+// table: scalars of its curve's field as gnark-crypto's fr.Element holds them
+// (four little-endian words, Montgomery form), of BLS12-381 or BN254 alike.
+// The matrices do not say which: the key they are loaded with does, and Eval
+// reads the table as that curve's scalars.
 type Matrices struct {
 	NbWires      uint64
-	Coefficients []fr.Element
+	Coefficients [][4]uint64
 	A, B, C      Matrix
+}
+
+// CoefficientsOf copies a coefficient table of scalars S (a gnark system's,
+// of either curve) into Matrices.Coefficients' form.
+func CoefficientsOf[S ~[4]uint64](table []S) [][4]uint64 {
+	out := make([][4]uint64, len(table))
+	for i, c := range table {
+		out[i] = [4]uint64(c)
+	}
+	return out
 }
 
 // NbConstraints is the number of constraints (rows).
@@ -101,7 +115,7 @@ func (x *Matrix) check(name string, rows int, nbWires, nbCoeffs uint64) error {
 // Clone returns a copy of m in memory of its own (m may alias a mapping
 // that is about to go).
 func (m *Matrices) Clone() *Matrices {
-	c := &Matrices{NbWires: m.NbWires, Coefficients: make([]fr.Element, len(m.Coefficients))}
+	c := &Matrices{NbWires: m.NbWires, Coefficients: make([][4]uint64, len(m.Coefficients))}
 	for i, x := range m.matrices() {
 		*c.matrices()[i] = Matrix{Start: make([]uint32, len(x.Start)), Wire: make([]uint32, len(x.Wire)), Coeff: make([]uint32, len(x.Coeff))}
 	}
@@ -125,33 +139,41 @@ func (m *Matrices) CopyTo(dst *Matrices) {
 // matrices lists A, B and C.
 func (m *Matrices) matrices() [3]*Matrix { return [3]*Matrix{&m.A, &m.B, &m.C} }
 
-// Row evaluates row i of x at w: the sum of its terms' coefficients times
+// coefficientsAs views m's coefficient table as scalars S (the same four
+// words a scalar).
+func coefficientsAs[S ~[4]uint64](m *Matrices) []S {
+	return unsafe.Slice((*S)(unsafe.Pointer(unsafe.SliceData(m.Coefficients))), len(m.Coefficients))
+}
+
+// row evaluates row i of x at w: the sum of its terms' coefficients times
 // their wires' values.
-func (m *Matrices) Row(x *Matrix, i int, w []fr.Element) fr.Element {
-	var acc, t fr.Element
+func row[S ~[4]uint64, PS curve.Scalar[S]](coeffs []S, x *Matrix, i int, w []S) S {
+	var acc, t S
 	for k := x.Start[i]; k < x.Start[i+1]; k++ {
-		t.Mul(&m.Coefficients[x.Coeff[k]], &w[x.Wire[k]])
-		acc.Add(&acc, &t)
+		PS(&t).Mul(&coeffs[x.Coeff[k]], &w[x.Wire[k]])
+		PS(&acc).Add(&acc, &t)
 	}
 	return acc
 }
 
 // Eval writes A·w, B·w and C·w into a, b and c (each NbConstraints long; c may
 // be nil) and returns the first constraint w does not satisfy (a_i·b_i != c_i),
-// or -1. It is the reference every backend's evaluation is checked against: a
-// plain loop, one core.
-func (m *Matrices) Eval(w, a, b, c []fr.Element) int {
+// or -1, over the field of the scalars S (the curve of m's key: either
+// curve's fr.Element). It is the reference every backend's evaluation is
+// checked against: a plain loop, one core.
+func Eval[S ~[4]uint64, PS curve.Scalar[S]](m *Matrices, w, a, b, c []S) int {
+	coeffs := coefficientsAs[S](m)
 	bad := -1
 	for i := range int(m.NbConstraints()) {
-		a[i] = m.Row(&m.A, i, w)
-		b[i] = m.Row(&m.B, i, w)
-		ci := m.Row(&m.C, i, w)
+		a[i] = row[S, PS](coeffs, &m.A, i, w)
+		b[i] = row[S, PS](coeffs, &m.B, i, w)
+		ci := row[S, PS](coeffs, &m.C, i, w)
 		if c != nil {
 			c[i] = ci
 		}
-		var ab fr.Element
-		ab.Mul(&a[i], &b[i])
-		if bad < 0 && !ab.Equal(&ci) {
+		var ab S
+		PS(&ab).Mul(&a[i], &b[i])
+		if bad < 0 && ab != ci {
 			bad = i
 		}
 	}
@@ -166,7 +188,8 @@ const evalChunk = 1 << 14
 // below 2), without C: it writes A·w and B·w into a and b and returns the
 // first constraint w does not satisfy, or -1. The rows are independent, so
 // they split into chunks; the first failure is the least chunk's.
-func (m *Matrices) EvalParallel(w, a, b []fr.Element, threads int) int {
+func EvalParallel[S ~[4]uint64, PS curve.Scalar[S]](m *Matrices, w, a, b []S, threads int) int {
+	coeffs := coefficientsAs[S](m)
 	n := int(m.NbConstraints())
 	chunks := (n + evalChunk - 1) / evalChunk
 	bad := make([]int, chunks)
@@ -177,12 +200,12 @@ func (m *Matrices) EvalParallel(w, a, b []fr.Element, threads int) int {
 			for ch := t; ch < chunks; ch += threads {
 				bad[ch] = -1
 				for i := ch * evalChunk; i < min(n, (ch+1)*evalChunk); i++ {
-					a[i] = m.Row(&m.A, i, w)
-					b[i] = m.Row(&m.B, i, w)
-					c := m.Row(&m.C, i, w)
-					var ab fr.Element
-					ab.Mul(&a[i], &b[i])
-					if bad[ch] < 0 && !ab.Equal(&c) {
+					a[i] = row[S, PS](coeffs, &m.A, i, w)
+					b[i] = row[S, PS](coeffs, &m.B, i, w)
+					c := row[S, PS](coeffs, &m.C, i, w)
+					var ab S
+					PS(&ab).Mul(&a[i], &b[i])
+					if bad[ch] < 0 && ab != c {
 						bad[ch] = i
 					}
 				}

@@ -4,13 +4,20 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
-func small() *Matrices {
-	m := &Matrices{NbWires: 4, Coefficients: make([]fr.Element, 3)}
-	m.Coefficients[1].SetOne()
-	m.Coefficients[2].SetUint64(3)
+// small is a two-constraint system over the scalars S.
+func small() *Matrices { return smallOver[blsfr.Element]() }
+
+func smallOver[S ~[4]uint64, PS curve.Scalar[S]]() *Matrices {
+	coeffs := make([]S, 3)
+	PS(&coeffs[1]).SetOne()
+	PS(&coeffs[2]).SetUint64(3)
+	m := &Matrices{NbWires: 4, Coefficients: CoefficientsOf(coeffs)}
 	m.A = Matrix{Start: []uint32{0, 1, 3}, Wire: []uint32{1, 2, 0}, Coeff: []uint32{1, 2, 1}}
 	m.B = Matrix{Start: []uint32{0, 1, 2}, Wire: []uint32{1, 0}, Coeff: []uint32{1, 1}}
 	m.C = Matrix{Start: []uint32{0, 1, 2}, Wire: []uint32{3, 2}, Coeff: []uint32{1, 1}}
@@ -44,33 +51,67 @@ func TestCheck(t *testing.T) {
 }
 
 // TestEval evaluates a two-constraint system at a satisfying W and at one
-// that breaks constraint 0.
+// that breaks constraint 0, on either curve's field.
 func TestEval(t *testing.T) {
-	m := small()
+	t.Run("BLS12-381", testEval[blsfr.Element])
+	t.Run("BN254", testEval[bnfr.Element])
+}
+
+func testEval[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T) {
+	m := smallOver[S, PS]()
 	// Row 0: w1 · w1 = w3. Row 1: (3·w2 + w0) · w0 = w2, so w2 = -1/2.
-	var x, w2, w3 fr.Element
-	x.SetUint64(5)
-	w3.Mul(&x, &x)
-	w2.SetInt64(-2)
-	w2.Inverse(&w2)
-	w := []fr.Element{{}, x, w2, w3}
-	w[0].SetOne()
-	a, b, c := make([]fr.Element, 2), make([]fr.Element, 2), make([]fr.Element, 2)
-	if bad := m.Eval(w, a, b, c); bad != -1 {
+	w := make([]S, 4)
+	PS(&w[0]).SetOne()
+	PS(&w[1]).SetUint64(5)
+	PS(&w[3]).Mul(&w[1], &w[1])
+	PS(&w[2]).SetUint64(2)
+	PS(&w[2]).Neg(&w[2])
+	PS(&w[2]).Inverse(&w[2])
+	a, b, c := make([]S, 2), make([]S, 2), make([]S, 2)
+	if bad := Eval[S, PS](m, w, a, b, c); bad != -1 {
 		t.Fatalf("constraint %d fails on a satisfying W", bad)
 	}
-	w[3].SetUint64(26)
-	if bad := m.Eval(w, a, b, nil); bad != 0 {
+	PS(&w[3]).SetUint64(26)
+	if bad := Eval[S, PS](m, w, a, b, nil); bad != 0 {
 		t.Fatalf("Eval names %d, want constraint 0", bad)
+	}
+}
+
+// TestEvalReadsTheCurve: a table built over one curve's field and W solved
+// over it satisfy the system there, and not when read as the other curve's
+// scalars (-1/2 differs between the fields): Eval's field is its S.
+func TestEvalReadsTheCurve(t *testing.T) {
+	m := smallOver[blsfr.Element]()
+	w := make([]blsfr.Element, 4)
+	w[0].SetOne()
+	w[1].SetUint64(5)
+	w[3].Mul(&w[1], &w[1])
+	w[2].SetInt64(-2)
+	w[2].Inverse(&w[2])
+	if bad := Eval(m, w, make([]blsfr.Element, 2), make([]blsfr.Element, 2), nil); bad != -1 {
+		t.Fatalf("BLS12-381: constraint %d fails on a satisfying W", bad)
+	}
+	wbn := make([]bnfr.Element, 4)
+	for i := range w {
+		wbn[i] = bnfr.Element(w[i])
+	}
+	if bad := Eval(m, wbn, make([]bnfr.Element, 2), make([]bnfr.Element, 2), nil); bad == -1 {
+		t.Fatal("BLS12-381 words read as BN254 scalars satisfied the system")
 	}
 }
 
 // TestEvalParallel agrees with Eval on a system of several chunks, with a
 // failure in a late chunk and in an early one.
 func TestEvalParallel(t *testing.T) {
+	t.Run("BLS12-381", testEvalParallel[blsfr.Element])
+	t.Run("BN254", testEvalParallel[bnfr.Element])
+}
+
+func testEvalParallel[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T) {
 	const rows = 3*evalChunk + 7
-	m := &Matrices{NbWires: 3, Coefficients: make([]fr.Element, 2)}
-	m.Coefficients[1].SetOne()
+	coeffs := make([]S, 2)
+	PS(&coeffs[1]).SetOne()
+	m := &Matrices{NbWires: 3, Coefficients: CoefficientsOf(coeffs)}
 	// Every row: w1 · w1 = w2.
 	for _, x := range []*Matrix{&m.A, &m.B, &m.C} {
 		x.Start = make([]uint32, rows+1)
@@ -84,10 +125,10 @@ func TestEvalParallel(t *testing.T) {
 	for i := range m.C.Wire {
 		m.C.Wire[i] = 2
 	}
-	var w [3]fr.Element
-	w[0].SetOne()
-	w[1].SetUint64(7)
-	w[2].SetUint64(49)
+	var w [3]S
+	PS(&w[0]).SetOne()
+	PS(&w[1]).SetUint64(7)
+	PS(&w[2]).SetUint64(49)
 	for _, tc := range []struct {
 		breakRow int
 	}{{-1}, {2*evalChunk + 3}, {5}} {
@@ -97,11 +138,11 @@ func TestEvalParallel(t *testing.T) {
 			mm.C.Wire[tc.breakRow] = 1 // w1 · w1 = w1: false for 7
 		}
 		n := rows
-		a1, b1 := make([]fr.Element, n), make([]fr.Element, n)
-		a2, b2 := make([]fr.Element, n), make([]fr.Element, n)
-		want := mm.Eval(w[:], a1, b1, nil)
+		a1, b1 := make([]S, n), make([]S, n)
+		a2, b2 := make([]S, n), make([]S, n)
+		want := Eval[S, PS](&mm, w[:], a1, b1, nil)
 		for _, threads := range []int{1, 3} {
-			if got := mm.EvalParallel(w[:], a2, b2, threads); got != want || got != tc.breakRow {
+			if got := EvalParallel[S, PS](&mm, w[:], a2, b2, threads); got != want || got != tc.breakRow {
 				t.Fatalf("threads %d: EvalParallel names %d, Eval %d, broken row %d", threads, got, want, tc.breakRow)
 			}
 			for i := range a1 {

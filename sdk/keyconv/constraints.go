@@ -3,25 +3,38 @@ package keyconv
 import (
 	"fmt"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
 
 	"github.com/zkhost/zkhost/sdk/constraints"
 )
 
-// Constraints returns the matrices of gnark's compiled system r: row i of A,
-// B and C holds constraint i's L, R and O terms, in gnark's order, over the
-// wire vector W that gnark's solver returns (public wires, then secret, then
-// internal), with gnark's coefficient table. A backend evaluating them at W
-// gets the A and B that gnark's Solve returns. An error says the system does
-// not fit the matrices' bounds (constraints.MaxTerms) or holds a term gnark's
-// own Groth16 setup could not take (a constant-marked wire).
-func Constraints(r *cs.R1CS) (*constraints.Matrices, error) {
+// Constraints returns the matrices of gnark's compiled system ccs, a
+// BLS12-381 or a BN254 R1CS: row i of A, B and C holds constraint i's L, R
+// and O terms, in gnark's order, over the wire vector W that gnark's solver
+// returns (public wires, then secret, then internal), with gnark's
+// coefficient table (the curve's scalars). A backend evaluating them at W
+// gets the A and B that gnark's Solve returns. An error says the system is
+// of another kind or curve, does not fit the matrices' bounds
+// (constraints.MaxTerms) or holds a term gnark's own Groth16 setup could not
+// take (a constant-marked wire).
+func Constraints(ccs constraint.ConstraintSystem) (*constraints.Matrices, error) {
+	switch r := ccs.(type) {
+	case *cs.R1CS:
+		return matrices(&r.System, constraints.CoefficientsOf(r.Coefficients))
+	case *cs_bn254.R1CS:
+		return matrices(&r.System, constraints.CoefficientsOf(r.Coefficients))
+	}
+	return nil, fmt.Errorf("keyconv: constraints of a %T: want a BLS12-381 or BN254 R1CS", ccs)
+}
+
+// matrices is Constraints on the curve-independent part of the system, its
+// coefficient table given.
+func matrices(r *constraint.System, coeffs [][4]uint64) (*constraints.Matrices, error) {
 	nbWires := uint64(r.GetNbInternalVariables() + r.GetNbPublicVariables() + r.GetNbSecretVariables())
 	n := r.GetNbConstraints()
-	m := &constraints.Matrices{NbWires: nbWires, Coefficients: make([]fr.Element, len(r.Coefficients))}
-	copy(m.Coefficients, r.Coefficients)
+	m := &constraints.Matrices{NbWires: nbWires, Coefficients: coeffs}
 	for _, x := range []*constraints.Matrix{&m.A, &m.B, &m.C} {
 		x.Start = make([]uint32, 1, n+1)
 		// Most rows have one to three terms: start with room for two each.

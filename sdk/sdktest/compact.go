@@ -12,6 +12,7 @@ import (
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/constraints"
 	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // testCompact checks compact partitions (sdk.FormatCompactW). A backend that
@@ -106,10 +107,10 @@ func (s *suite) compactPartition(t *testing.T, f *fixture, m *constraints.Matric
 		two.SetUint64(2)
 		W[breakWire].Add(&W[breakWire], &two)
 		n := int(m.NbConstraints())
-		if bad = m.Eval(W, make([]fr.Element, n), make([]fr.Element, n), nil); bad < 0 {
+		if bad = constraints.Eval(m, W, make([]fr.Element, n), make([]fr.Element, n), nil); bad < 0 {
 			t.Fatalf("%s: changing wire %d broke no constraint", f.c.Name, breakWire)
 		}
 	}
-	h, err := s.store.WriteCompact(s.partitionName(f, "compact", i), sdk.CurveBLS12381, W, uint64(f.c.NbConstraints), 2)
+	h, err := shm.WriteCompact(s.store, s.partitionName(f, "compact", i), W, uint64(f.c.NbConstraints), 2)
 	return s.kept(t, h, err), public(t, w), bad
 }

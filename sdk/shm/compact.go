@@ -8,30 +8,34 @@ import (
 	"os"
 	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc"
 	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	zkcurve "github.com/zkhost/zkhost/sdk/curve"
 )
 
 // WriteCompact makes partition name from a solved W alone, packed
 // (sdk.FormatCompactW, laid out by sdk.CompactLayout), for a backend that
 // evaluates A and B from the circuit's constraints: about two bits a wire
-// where a full partition is 32 bytes a wire and 64 a constraint. It packs W
-// with up to threads goroutines (its bitmaps, then its other values
-// straight into the memfd's memory), seals it and returns its handle. On
-// any error nothing is kept.
-func (s *Store) WriteCompact(name string, curve sdk.Curve, w []fr.Element, nbConstraints uint64, threads int) (sdk.PartitionHandle, error) {
+// where a full partition is 32 bytes a wire and 64 a constraint. W's
+// scalars S say the partition's curve (either curve's fr.Element; a 1 is its
+// field's). It packs W with up to threads goroutines (its bitmaps, then its
+// other values straight into the memfd's memory), seals it and returns its
+// handle. On any error nothing is kept.
+func WriteCompact[S ~[4]uint64, PS zkcurve.Scalar[S]](s *Store, name string, w []S, nbConstraints uint64, threads int) (sdk.PartitionHandle, error) {
 	// One pass over W: the bitmaps, here, and the count that sizes the file;
 	// then only the values that are neither 0 nor 1 are read again.
 	words := sdk.CompactWords(uint64(len(w)))
 	other, bits := make([]uint64, words), make([]uint64, words)
-	nbOther, err := sdk.PackBits(w, other, bits, threads)
+	var one S
+	PS(&one).SetOne()
+	nbOther, err := sdk.PackBitsOf(w, one, other, bits, threads)
 	if err != nil {
 		return sdk.PartitionHandle{}, err
 	}
-	return s.WriteCompactBits(name, curve, uint64(len(w)), nbConstraints, other, bits, nbOther, func(values []fr.Element) error {
+	return WriteCompactBits(s, name, uint64(len(w)), nbConstraints, other, bits, nbOther, func(values []S) error {
 		return sdk.GatherOther(w, other, values, threads)
 	})
 }
@@ -40,9 +44,15 @@ func (s *Store) WriteCompact(name string, curve sdk.Curve, w []fr.Element, nbCon
 // packed (sdk.CompactLayout: other marks the nbOther wires neither 0 nor 1,
 // bits the 1s), and values, which writes those nbOther values, in wire order,
 // straight into the memfd's memory: what a W that arrives packed (a compact
-// wire assignment) needs, without unpacking it. The bitmaps are checked as a
-// backend checks them. On any error, values' included, nothing is kept.
-func (s *Store) WriteCompactBits(name string, curve sdk.Curve, nbWires, nbConstraints uint64, other, bits []uint64, nbOther uint64, values func([]fr.Element) error) (sdk.PartitionHandle, error) {
+// wire assignment) needs, without unpacking it. The values' scalars S say
+// the partition's curve (either curve's fr.Element). The bitmaps are checked
+// as a backend checks them. On any error, values' included, nothing is kept.
+func WriteCompactBits[S ~[4]uint64](s *Store, name string, nbWires, nbConstraints uint64, other, bits []uint64, nbOther uint64, values func([]S) error) (sdk.PartitionHandle, error) {
+	id := zkcurve.ScalarIDOf[S]()
+	if id == ecc.UNKNOWN {
+		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: values of type %T are no curve's scalars", name, *new(S))
+	}
+	curve := sdk.Curve(zkcurve.Name(id))
 	if nbWires == 0 || nbConstraints == 0 || nbWires > sdk.MaxPartitionElements || nbConstraints > sdk.MaxPartitionElements {
 		return sdk.PartitionHandle{}, fmt.Errorf("shm: write %q: %d wires and %d constraints, want 1..%d each", name, nbWires, nbConstraints, uint64(sdk.MaxPartitionElements))
 	}
@@ -64,7 +74,7 @@ func (s *Store) WriteCompactBits(name string, curve sdk.Curve, nbWires, nbConstr
 	err = s.mapOutput(h, func(mem []byte) error {
 		copy(wordsAt(mem, oOff, words), other)
 		copy(wordsAt(mem, bOff, words), bits)
-		return values(elementsAt(mem, vOff, nbOther))
+		return values(elementsAt[S](mem, vOff, nbOther))
 	})
 	if err == nil {
 		h, err = s.Adopt(h)
@@ -119,11 +129,11 @@ func wordsAt(mem []byte, off, n uint64) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&mem[off])), n)
 }
 
-func elementsAt(mem []byte, off, n uint64) []fr.Element {
+func elementsAt[S any](mem []byte, off, n uint64) []S {
 	if n == 0 {
-		return []fr.Element{}
+		return []S{}
 	}
-	return unsafe.Slice((*fr.Element)(unsafe.Pointer(&mem[off])), n)
+	return unsafe.Slice((*S)(unsafe.Pointer(&mem[off])), n)
 }
 
 // Constraints is a circuit's constraint matrices in a sealed memfd, for the

@@ -6,45 +6,58 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
-// TestWriteCompact writes a witness-like W as a compact partition and reads it
-// back as a backend does (ReadCompactPartition, sealed) and as the host does
-// (ReadW of its first wires); Remove releases it.
+// TestWriteCompact writes a witness-like W as a compact partition, on each
+// curve, and reads it back as a backend does (ReadCompactPartition, sealed)
+// and as the host does (ReadW of its first wires); Remove releases it.
 func TestWriteCompact(t *testing.T) {
+	t.Run("BLS12-381", testWriteCompact[fr.Element])
+	t.Run("BN254", testWriteCompact[bnfr.Element])
+}
+
+func testWriteCompact[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T) {
 	s := newTestStore(t)
 	const n = 3000
-	w := make([]fr.Element, n)
+	w := make([]S, n)
 	for i := range w {
 		switch i % 7 {
 		case 1, 4:
-			w[i].SetOne()
+			PS(&w[i]).SetOne()
 		case 5:
-			w[i].SetUint64(uint64(i) * 1000003)
+			PS(&w[i]).SetUint64(uint64(i) * 1000003)
 		}
 	}
-	h, err := s.WriteCompact("compact", sdk.CurveBLS12381, w, 1234, 2)
+	h, err := WriteCompact[S, PS](s, "compact", w, 1234, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Format != sdk.FormatCompactW || h.NbOther != uint64(n/7) || h.NbConstraints != 1234 {
-		t.Fatalf("handle %+v: want compact, %d others, 1234 constraints", h, n/7)
+	wantCurve := sdk.Curve(curve.Name(curve.ScalarIDOf[S]()))
+	if h.Format != sdk.FormatCompactW || h.NbOther != uint64(n/7) || h.NbConstraints != 1234 || h.Curve != wantCurve {
+		t.Fatalf("handle %+v: want compact, %s, %d others, 1234 constraints", h, wantCurve, n/7)
+	}
+	// The 1s are the curve's own: two bits a wire, and only the n/7 others
+	// as values.
+	if _, _, _, size := sdk.CompactLayout(n, n/7); h.Size != int64(size) {
+		t.Fatalf("a compact partition of %d bytes, want %d", h.Size, size)
 	}
 	words := sdk.CompactWords(n)
-	other, bits, values := make([]uint64, words), make([]uint64, words), make([]fr.Element, h.NbOther)
+	other, bits, values := make([]uint64, words), make([]uint64, words), make([]S, h.NbOther)
 	if err := sdk.ReadCompactPartition(h, other, bits, values, 1); err != nil {
 		t.Fatal(err)
 	}
-	back := make([]fr.Element, n)
-	if err := sdk.ExpandW(other, bits, values, back); err != nil {
+	back := make([]S, n)
+	if err := sdk.ExpandW[S, PS](other, bits, values, back); err != nil {
 		t.Fatal(err)
 	}
 	for i := range w {
 		if back[i] != w[i] {
-			t.Fatalf("wire %d: read %s, wrote %s", i, back[i].String(), w[i].String())
+			t.Fatalf("wire %d: read %s, wrote %s", i, PS(&back[i]).String(), PS(&w[i]).String())
 		}
 	}
 	for _, k := range []int{0, 1, 6, 64, 100, n} {
@@ -53,7 +66,7 @@ func TestWriteCompact(t *testing.T) {
 			t.Fatalf("ReadW(%d): %v", k, err)
 		}
 		for i := range head {
-			if head[i] != w[i] {
+			if S(head[i]) != w[i] {
 				t.Fatalf("ReadW(%d): wire %d differs", k, i)
 			}
 		}
@@ -70,9 +83,10 @@ func TestWriteCompact(t *testing.T) {
 // backend does; a handle that lies about the counts is refused.
 func TestWriteConstraints(t *testing.T) {
 	s := newTestStore(t)
-	m := &constraints.Matrices{NbWires: 5, Coefficients: make([]fr.Element, 4)}
-	m.Coefficients[1].SetOne()
-	m.Coefficients[3].SetUint64(7)
+	coeffs := make([]fr.Element, 4)
+	coeffs[1].SetOne()
+	coeffs[3].SetUint64(7)
+	m := &constraints.Matrices{NbWires: 5, Coefficients: constraints.CoefficientsOf(coeffs)}
 	m.A = constraints.Matrix{Start: []uint32{0, 2, 3}, Wire: []uint32{0, 4, 2}, Coeff: []uint32{1, 3, 1}}
 	m.B = constraints.Matrix{Start: []uint32{0, 1, 1}, Wire: []uint32{1}, Coeff: []uint32{1}}
 	m.C = constraints.Matrix{Start: []uint32{0, 1, 2}, Wire: []uint32{3, 0}, Coeff: []uint32{1, 2}}

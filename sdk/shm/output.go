@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk"
@@ -133,7 +134,8 @@ func (s *Store) Adopt(out sdk.PartitionHandle) (sdk.PartitionHandle, error) {
 // ReadW returns the first n elements of the wire vector of partition h, a
 // partition or pending output of this store, read through the store's own
 // descriptor (the constant wire and the public inputs, for a check against the
-// submitted witness).
+// submitted witness). The elements hold the words of h's curve's scalars
+// (fr.Element is BLS12-381's type; a BN254 partition's read the same way).
 func (s *Store) ReadW(h sdk.PartitionHandle, n int) ([]fr.Element, error) {
 	if n < 0 || uint64(n) > h.NbWires {
 		return nil, fmt.Errorf("shm: read W of %s: %d elements asked, it has %d", h.Path, n, h.NbWires)
@@ -188,7 +190,15 @@ func readCompactW(f *os.File, h sdk.PartitionHandle, out []fr.Element) error {
 	if _, err := f.ReadAt(bytesOf(values), int64(h.ValuesOffset)); err != nil {
 		return err
 	}
+	if h.Curve == sdk.CurveBN254 { // its 1 is its own field's
+		return sdk.ExpandW(other, bits, elementsAs[bnfr.Element](values), elementsAs[bnfr.Element](out))
+	}
 	return sdk.ExpandW(other, bits, values, out)
+}
+
+// elementsAs views scalars as another curve's (the same four words each).
+func elementsAs[T, S ~[4]uint64](s []S) []T {
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
 func wordBytesOf(v []uint64) []byte {
