@@ -63,6 +63,18 @@ func ParseWitnessHeader(data []byte) (curve ecc.ID, numValues uint32, err error)
 	return field.curve, uint32(len(values) / FieldElementSize), nil
 }
 
+// WitnessValues is ParseWitnessHeader that also returns the values section: each value's
+// FieldElementSize little-endian bytes, in wire order, not yet checked against the prime.
+// A reader that decodes them into scalars checks each itself (ParseWitness's big.Int
+// per value is what it saves).
+func WitnessValues(data []byte) (curve ecc.ID, values []byte, err error) {
+	field, values, err := parseWitnessHeader(data)
+	if err != nil {
+		return ecc.UNKNOWN, nil, err
+	}
+	return field.curve, values, nil
+}
+
 // parseWitnessHeader checks a .wtns file's container and header section and returns the field
 // and the values section, whose size it has checked against the header's count.
 func parseWitnessHeader(data []byte) (fieldHeader, []byte, error) {

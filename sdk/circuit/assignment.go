@@ -238,17 +238,29 @@ func AssignmentWitness(c *Circuit, W []fr.Element) (witness.Witness, error) {
 
 // inputsWitness is the gnark full witness of c's public and secret inputs
 // (the wires after the constant one, in order).
-func inputsWitness[S any](c *Circuit, inputs []S) (witness.Witness, error) {
+func inputsWitness[S any, PS curve.Scalar[S]](c *Circuit, inputs []S) (witness.Witness, error) {
+	if len(inputs) != c.NbPublic-1+c.NbSecret {
+		return nil, fmt.Errorf("circuit %s: assignment's inputs: %d values, want %d", c.Name, len(inputs), c.NbPublic-1+c.NbSecret)
+	}
 	w, err := witness.New(c.field())
 	if err != nil {
 		return nil, err
 	}
-	values := make(chan any, len(inputs))
+	// The witness is built from its binary form (gnark's: public and secret
+	// counts, the vector's length, then each value's 32 big-endian bytes), not
+	// through Fill's channel of boxed values: a circom circuit's every wire is
+	// an input, a million at 2^20, and Fill's boxing took more time than the
+	// rest of the partition's parsing.
+	const head = 12
+	buf := make([]byte, head+32*len(inputs))
+	binary.BigEndian.PutUint32(buf[0:], uint32(c.NbPublic-1))
+	binary.BigEndian.PutUint32(buf[4:], uint32(c.NbSecret))
+	binary.BigEndian.PutUint32(buf[8:], uint32(len(inputs)))
 	for i := range inputs {
-		values <- inputs[i]
+		b := PS(&inputs[i]).Bytes()
+		copy(buf[head+32*i:], b[:])
 	}
-	close(values)
-	if err := w.Fill(c.NbPublic-1, c.NbSecret, values); err != nil {
+	if err := w.UnmarshalBinary(buf); err != nil {
 		return nil, fmt.Errorf("circuit %s: assignment's inputs: %w", c.Name, err)
 	}
 	return w, nil
@@ -542,7 +554,7 @@ func synthesizeCompact[S ~[4]uint64, PS curve.Scalar[S]](c *Circuit, data []byte
 	if err := parse(data, W); err != nil {
 		return nil, 0, fmt.Errorf("wire assignment %w", err)
 	}
-	full, err := inputsWitness(c, W[1:c.NbPublic+c.NbSecret])
+	full, err := inputsWitness[S, PS](c, W[1:c.NbPublic+c.NbSecret])
 	if err != nil {
 		return nil, 0, err
 	}

@@ -36,22 +36,25 @@ func checkWtns(data []byte, c *Circuit) error {
 	return nil
 }
 
-// parseWtnsInto decodes a .wtns file into W (c.NbWires values) after checkWtns.
+// parseWtnsInto decodes a .wtns file into W (c.NbWires values) after checkWtns,
+// straight from its values section on threads goroutines (0: every core), each
+// value checked canonical as it is set.
 func parseWtnsInto[S any, PS zkcurve.Scalar[S]](data []byte, c *Circuit, threads int, W []S) error {
 	if err := checkWtns(data, c); err != nil {
 		return err
 	}
-	w, err := circom.ParseWitness(data)
+	_, values, err := circom.WitnessValues(data)
 	if err != nil {
 		return fmt.Errorf("is not a valid circom witness: %w", err)
 	}
-	if len(W) != len(w.Values) {
+	if len(W)*circom.FieldElementSize != len(values) {
 		return errors.New("destination length differs from the witness's")
 	}
 	bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
 		var bigEndian [circom.FieldElementSize]byte
 		for i := lo; i < hi; i++ {
-			for k, b := range w.Values[i] {
+			v := values[i*circom.FieldElementSize : (i+1)*circom.FieldElementSize]
+			for k, b := range v {
 				bigEndian[len(bigEndian)-1-k] = b
 			}
 			if err := PS(&W[i]).SetBytesCanonical(bigEndian[:]); err != nil {

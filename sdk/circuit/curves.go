@@ -82,7 +82,7 @@ func synthesizeGnark[S any, PS curve.Scalar[S]](c *Circuit, sys *constraint.Syst
 		if err := evaluate[S, PS](c, sys, coeffs, W, A, B, threads); err != nil {
 			return nil, err
 		}
-		return inputsWitness(c, W[1:c.NbPublic+c.NbSecret])
+		return inputsWitness[S, PS](c, W[1:c.NbPublic+c.NbSecret])
 	}
 	full, err := ParseWitness(data, c)
 	if err != nil {

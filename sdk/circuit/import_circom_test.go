@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 
 	"github.com/zkhost/zkhost/sdk"
@@ -179,5 +182,45 @@ func TestImportCircomRefused(t *testing.T) {
 	res.Circuit.Close()
 	if _, err := ImportCircom(context.Background(), files, "m", out); !errors.Is(err, ErrExists) {
 		t.Errorf("a second import of the name: %v, want ErrExists", err)
+	}
+}
+
+// TestWtnsValueNotCanonical: a .wtns value at or above the curve's prime is
+// refused naming its wire, on either curve, when the partition is synthesized
+// in full and in compact form.
+func TestWtnsValueNotCanonical(t *testing.T) {
+	for _, prime := range []string{"bls12381", "bn128"} {
+		t.Run(prime, func(t *testing.T) {
+			files := circomFilesOf("multiplier", prime)
+			res, err := ImportCircom(context.Background(), files, "m", t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Circuit
+			t.Cleanup(func() { c.Close() })
+			data, err := os.ReadFile(files.Witness)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := len(data) - 32; i < len(data); i++ {
+				data[i] = 0xff // the last wire's value: 2^256 - 1, above either prime
+			}
+			want := fmt.Sprintf("wire %d is not a canonical %s scalar", c.NbWires-1, c.curveTitle())
+			W, A, B := make([]byte, 32*c.NbWires), make([]byte, 32*c.NbConstraints), make([]byte, 32*c.NbConstraints)
+			if _, err := SynthesizeInputRaw(c, data, 1, W, A, B); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("full synthesis: %v; want %q", err, want)
+			}
+			words := sdk.CompactWords(uint64(c.NbWires))
+			other, bits := make([]uint64, words), make([]uint64, words)
+			var cerr error
+			if c.Curve == sdk.CurveBN254 {
+				_, _, cerr = SynthesizeInputCompact(c, data, 1, make([]bnfr.Element, c.NbWires), other, bits)
+			} else {
+				_, _, cerr = SynthesizeInputCompact(c, data, 1, make([]fr.Element, c.NbWires), other, bits)
+			}
+			if cerr == nil || !strings.Contains(cerr.Error(), want) {
+				t.Errorf("compact synthesis: %v; want %q", cerr, want)
+			}
+		})
 	}
 }
