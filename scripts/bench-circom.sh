@@ -8,7 +8,8 @@
 # CPU backend with THREADS threads (0: none given); the prove column of its table, and its wall time) and one
 # `snarkjs groth16 prove` (wall time; node uses every core it sees). Every zkhost proof is
 # verified by zkhost and by `snarkjs groth16 verify`. BACKLOG=J then benches the daemon under a
-# backlog of J jobs of the same .wtns partitions (`zkhost bench` with FILE arguments).
+# backlog of J jobs of the same .wtns partitions (`zkhost bench` with FILE arguments); ROUNDS=0
+# skips the one-proof rounds.
 #   HASHES=120 POWER=15 ROUNDS=3 THREADS=2 PRIME=bn128 scripts/bench-circom.sh
 # Needs node, npm (the tools are installed into a temporary folder) and Go; or, where there are
 # none (the GPU machine: scripts/gpu-circom.sh), what they make: BIN, a folder with zkhost,
@@ -98,11 +99,13 @@ for r in $(seq 1 "$ROUNDS"); do
 	snarkjs groth16 prove chain.zkey w.wtns "s$r.json" "s$r.public.json"
 	echo "round $r: snarkjs groth16 prove wall $(since "$t0") s"
 done
-# The daemon under a backlog of this circuit's .wtns partitions (BACKLOG jobs of 4, 8 at a time;
-# 0: none): steady proofs per minute, device busy and the ratio to the isolated device time.
+# The daemon under a backlog of this circuit's .wtns partitions (BACKLOG jobs of BACKLOG_PARTS,
+# BACKLOG_CONC at a time; 0: none): steady proofs per minute, device busy and the ratio to the
+# isolated device time. The default keeps 128 partitions submitted, as gpu-feed.sh does for
+# sha256; 8 jobs of 4 left the daemon with nothing queued half the time on the H200.
 if [ "${BACKLOG:-0}" -gt 0 ]; then
-	zkhost bench --keys keys --circuit chain --backend "$BACKEND" "${threads[@]}" --jobs "$BACKLOG" --concurrency 8 \
-		--partitions 4 --isolated 3 --timeline tl.jsonl w.wtns 2>/dev/null |
+	zkhost bench --keys keys --circuit chain --backend "$BACKEND" "${threads[@]}" --jobs "$BACKLOG" \
+		--concurrency "${BACKLOG_CONC:-16}" --partitions "${BACKLOG_PARTS:-8}" --isolated 3 --timeline tl.jsonl w.wtns 2>/dev/null |
 		grep -E "proofs \(verified\)|steady|isolated|ratio|device busy|utilization|idle, by cause|synthesis"
 fi
 echo "cores: $(nproc); every zkhost proof verified by zkhost and by snarkjs"

@@ -3,7 +3,7 @@
 # a circomlib Poseidon chain over BN254 of at least 2^20 constraints (HASHES=2030 with --O1:
 # 1.05 M), proved through `zkhost prove` and the CUDA backend against `snarkjs groth16 prove` on
 # the same cores, every zkhost proof verified by zkhost and by `snarkjs groth16 verify`, then the
-# daemon under a backlog of BACKLOG jobs of four such partitions (device busy, ratio). Here,
+# daemon under a backlog of BACKLOG jobs of such partitions (device busy, ratio). Here,
 # where Go and npm are: scripts/gpu-build.sh (bin/gpu) and scripts/circom-pack.sh (bin/circom);
 # carry both. There, from the repository root:
 #   HASHES=2030 POWER=21 ROUNDS=2 scripts/gpu-circom.sh
