@@ -205,6 +205,15 @@ func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
 	return OpenWith(path, Options{LockTimeout: lockTimeout})
 }
 
+// initialMmapSize is the address space bbolt maps the journal with from the
+// start (it maps more when the file outgrows it). Each time bbolt maps again
+// it first copies every value the open write transaction holds out of the old
+// mapping: a job's inputs, hundreds of megabytes for a circom circuit of 2^20,
+// were copied once more at each step of the file's growth. Mapping 16 GiB of
+// address space up front costs no memory (the pages are the file's, read in
+// as they are touched) and leaves only the copy into the file's pages.
+var initialMmapSize = 1 << 34 // a variable for BenchmarkCreateJobLarge
+
 // OpenWith opens the journal at path with opts.
 func OpenWith(path string, opts Options) (*Journal, error) {
 	lockTimeout := opts.LockTimeout
@@ -229,7 +238,7 @@ func OpenWith(path string, opts Options) (*Journal, error) {
 	// this error.
 	var db *bolt.DB
 	err := guard(path, func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: max(lockTimeout, time.Millisecond)})
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: max(lockTimeout, time.Millisecond), InitialMmapSize: initialMmapSize})
 		return err
 	})
 	if errors.Is(err, ErrDamagedFile) {

@@ -601,6 +601,38 @@ func BenchmarkJob(b *testing.B) {
 	}
 }
 
+// BenchmarkCreateJobLarge measures the create of a job of 8 partitions of
+// 33.6 MB each, the .wtns of a circom circuit of 2^20 wires, with the journal
+// mapped as bbolt maps it by default (growing the mapping with the file,
+// "grow") and as Open maps it (initialMmapSize up front). Figures in
+// BENCHMARKS.md.
+func BenchmarkCreateJobLarge(b *testing.B) {
+	ws := make([][]byte, 8)
+	for i := range ws {
+		ws[i] = bytes.Repeat([]byte{byte(i + 1)}, 33_584_460)
+	}
+	for _, tc := range []struct {
+		name string
+		size int
+	}{{"grow", 0}, {"16GiB", initialMmapSize}} {
+		b.Run("mmap="+tc.name, func(b *testing.B) {
+			defer func(old int) { initialMmapSize = old }(initialMmapSize)
+			initialMmapSize = tc.size
+			j, err := Open(filepath.Join(b.TempDir(), "journal.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer j.Close()
+			b.SetBytes(int64(len(ws) * len(ws[0])))
+			for b.Loop() {
+				if _, _, err := j.CreateJob(Job{Circuit: "c"}, ws); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // TestOwnersScopeRequestIDs: two owners may use one request id for different
 // jobs; each retry finds its owner's job; ListJobs filters by owner.
 func TestOwnersScopeRequestIDs(t *testing.T) {
