@@ -18,6 +18,22 @@ func circomTestdata(name string) string {
 	return circomtest.Path(name)
 }
 
+// brokenWtns writes a copy of the .wtns at path whose last wire is changed,
+// which breaks a constraint, and returns the copy's path.
+func brokenWtns(t *testing.T, path string) string {
+	t.Helper()
+	bad, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad[len(bad)-32]++
+	badPath := filepath.Join(t.TempDir(), "bad.wtns")
+	if err := os.WriteFile(badPath, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return badPath
+}
+
 // TestCircomImportAndProve is docs/circom.md as a user types it, from the files
 // circom and snarkjs made: `zkhost key import` of the .r1cs and .zkey, `zkhost
 // prove` of .wtns witnesses through the daemon's pipeline and the CPU backend with
@@ -47,15 +63,7 @@ func TestCircomImportAndProve(t *testing.T) {
 	}
 
 	// A witness whose last wire is changed breaks a constraint, which is named.
-	bad, err := os.ReadFile(wtns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad[len(bad)-32]++
-	badPath := filepath.Join(t.TempDir(), "bad.wtns")
-	if err := os.WriteFile(badPath, bad, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	badPath := brokenWtns(t, wtns)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"prove", "--keys", keys, "--circuit", "poseidonbits_bls12381", "--backend", backend,
 		"--out", filepath.Join(t.TempDir(), "p"), badPath}, &stdout, &stderr)
@@ -120,15 +128,7 @@ func TestBenchCircomWitnesses(t *testing.T) {
 	}
 
 	// A witness that breaks a constraint fails the jobs, and bench says so.
-	bad, err := os.ReadFile(wtns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad[len(bad)-32]++
-	badPath := filepath.Join(t.TempDir(), "bad.wtns")
-	if err := os.WriteFile(badPath, bad, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	badPath := brokenWtns(t, wtns)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"bench", "--keys", keys, "--circuit", "poseidonbits_bn128", "--backend", backend, "--threads", "2",
 		"--jobs", "1", "--isolated", "0", "--no-timeline", "--memory-every", "0", badPath}, &stdout, &stderr)
