@@ -256,6 +256,15 @@ ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, u
 // level that closes it adds into the bucket, which level 0 left alone.
 // A template parameter, so the first chunk's kernel (every MSM has one) keeps
 // its registers: the G2 one has none to spare.
+// ZK_ACC_PREFETCH_BUCKET (default 0: off): in a resumed level 0, how many
+// entries ahead the loop looks for the start of the next run, to ask for that
+// run's bucket before begin() loads it. A candidate for the cost of bucket
+// loads at run boundaries; compiled in only for an A/B run of kernel variants
+// (scripts/gpu-variants-build.sh) until the H200 says whether it pays.
+#ifndef ZK_ACC_PREFETCH_BUCKET
+#define ZK_ACC_PREFETCH_BUCKET 0
+#endif
+
 template <bool LEVEL0, class F, bool RESUME = false>
 ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals,
                           const affine_t<F>* bases, const xyzz_t<F>* pts, uint32_t M, uint32_t K,
@@ -302,6 +311,13 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
             begin(k);
         }
         if (k == sentinel) break;  // sorted: the rest are zero digits
+#if ZK_ACC_PREFETCH_BUCKET > 0
+        if (LEVEL0 && RESUME && i + ZK_ACC_PREFETCH_BUCKET < end) {
+            const uint32_t ahead = keys[i + ZK_ACC_PREFETCH_BUCKET];
+            if (ahead != keys[i + ZK_ACC_PREFETCH_BUCKET - 1] && ahead != sentinel)
+                prefetch_l2(buckets + ahead);
+        }
+#endif
         if (LEVEL0) {
             const uint32_t v = vals[i];
             if (i + 1 < end) prefetch_l2(bases + (vals[i + 1] & ~SIGN));
