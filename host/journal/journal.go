@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -208,11 +210,14 @@ func OpenTimeout(path string, lockTimeout time.Duration) (*Journal, error) {
 // initialMmapSize is the address space bbolt maps the journal with from the
 // start (it maps more when the file outgrows it). Each time bbolt maps again
 // it first copies every value the open write transaction holds out of the old
-// mapping: a job's inputs, hundreds of megabytes for a circom circuit of 2^20,
-// were copied once more at each step of the file's growth. Mapping 16 GiB of
-// address space up front costs no memory (the pages are the file's, read in
-// as they are touched) and leaves only the copy into the file's pages.
-var initialMmapSize = 1 << 34 // a variable for BenchmarkCreateJobLarge
+// mapping, a job's inputs among them, so large inputs were copied once more at
+// each step of the file's growth (BENCHMARKS.md, "A circomlib circuit of
+// 2^20"). Address space mapped up front costs no memory: the pages are the
+// file's, read in as they are touched. 16 GiB, or less where int is narrower
+// (bbolt maps at most 2 GB on a 32-bit machine). Where the process may not
+// take that much address space (a ulimit -v, a container's limit), Open maps
+// as bbolt does by default. A variable for BenchmarkCreateJobLarge.
+var initialMmapSize = int(min(1<<34, uint64(math.MaxInt)>>3))
 
 // OpenWith opens the journal at path with opts.
 func OpenWith(path string, opts Options) (*Journal, error) {
@@ -237,10 +242,16 @@ func OpenWith(path string, opts Options) (*Journal, error) {
 	// then stays mapped, and so locked, in this process: the daemon exits on
 	// this error.
 	var db *bolt.DB
-	err := guard(path, func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: max(lockTimeout, time.Millisecond), InitialMmapSize: initialMmapSize})
-		return err
-	})
+	openDB := func(mmapSize int) error {
+		return guard(path, func() (err error) {
+			db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: max(lockTimeout, time.Millisecond), InitialMmapSize: mmapSize})
+			return err
+		})
+	}
+	err := openDB(initialMmapSize)
+	if errors.Is(err, syscall.ENOMEM) && initialMmapSize > 0 {
+		err = openDB(0) // an address-space limit: map only the file, as bbolt does by default
+	}
 	if errors.Is(err, ErrDamagedFile) {
 		return nil, err
 	}

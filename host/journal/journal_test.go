@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -772,5 +773,33 @@ func TestOnDiskNames(t *testing.T) {
 		if _, err := j.GetJob("plain"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("GetJob of a record with class %q state %q: %v, want an error saying %s", tc.class, tc.state, err, tc.want)
 		}
+	}
+}
+
+// TestOpenUnderAddressSpaceLimit: a process whose address space is limited
+// below the journal's up-front mapping (a ulimit -v, a container's limit)
+// still opens it, mapping only the file. The test runs itself again under
+// `ulimit -v`, as such a daemon would run.
+func TestOpenUnderAddressSpaceLimit(t *testing.T) {
+	if dir := os.Getenv("ZKHOST_JOURNAL_LIMITED"); dir != "" {
+		j, err := Open(filepath.Join(dir, "journal.db"))
+		if err != nil {
+			t.Fatalf("Open under an address-space limit: %v", err)
+		}
+		if _, _, err := j.CreateJob(Job{Circuit: "c"}, [][]byte{{1}}); err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+		return
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Fatalf("no sh to run the limited process: %v", err)
+	}
+	// 4 GiB: room for the Go runtime and the test binary, not for the mapping.
+	cmd := exec.Command("sh", "-c", `ulimit -v 4194304 && exec "$0" -test.run '^TestOpenUnderAddressSpaceLimit$' -test.v`, os.Args[0])
+	cmd.Env = append(os.Environ(), "ZKHOST_JOURNAL_LIMITED="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("the limited process: %v\n%s", err, out)
 	}
 }
