@@ -102,10 +102,11 @@ done
 # The daemon under a backlog of this circuit's .wtns partitions (BACKLOG jobs of BACKLOG_PARTS,
 # BACKLOG_CONC at a time; 0: none): steady proofs per minute, device busy and the ratio to the
 # isolated device time. The default keeps 128 partitions submitted, as gpu-feed.sh does for
-# sha256; 8 jobs of 4 left the daemon with nothing queued half the time on the H200.
+# sha256 (fewer left the daemon with nothing queued: BENCHMARKS.md, "A circomlib circuit of 2^20").
 if [ "${BACKLOG:-0}" -gt 0 ]; then
 	zkhost bench --keys keys --circuit chain --backend "$BACKEND" "${threads[@]}" --jobs "$BACKLOG" \
-		--concurrency "${BACKLOG_CONC:-16}" --partitions "${BACKLOG_PARTS:-8}" --isolated 3 --timeline tl.jsonl w.wtns 2>/dev/null |
-		grep -E "proofs \(verified\)|steady|isolated|ratio|device busy|utilization|idle, by cause|synthesis"
+		--concurrency "${BACKLOG_CONC:-16}" --partitions "${BACKLOG_PARTS:-8}" --isolated 3 --timeline tl.jsonl w.wtns \
+		>backlog.txt 2>backlog.err || { echo "backlog bench failed:" >&2; cat backlog.txt backlog.err >&2; exit 1; }
+	grep -E "proofs \(verified\)|steady|isolated|ratio|device busy|utilization|idle, by cause|synthesis" backlog.txt
 fi
 echo "cores: $(nproc); every zkhost proof verified by zkhost and by snarkjs"

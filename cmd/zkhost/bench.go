@@ -70,10 +70,24 @@ func cmdBench(ctx context.Context, inv cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	partsSet := false
-	fs.Visit(func(f *flag.Flag) { partsSet = partsSet || f.Name == "partitions" })
-	if len(pos) > 0 && !partsSet {
-		*parts = len(pos)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(pos) > 0 {
+		// FILE arguments are the inputs of a circuit of the user's: its keys
+		// are named, not an example's generated, and no file is left out.
+		if !set["circuit"] {
+			return fmt.Errorf("%w: FILE arguments need --circuit, the name of their keys in --keys", cli.ErrUsage)
+		}
+		for _, f := range []string{"k", "curve", "param"} {
+			if set[f] {
+				return fmt.Errorf("%w: --%s is an example circuit's; with FILE arguments the keys in --keys say it", cli.ErrUsage, f)
+			}
+		}
+		if !set["partitions"] {
+			*parts = len(pos)
+		} else if *parts < len(pos) {
+			return fmt.Errorf("%w: --partitions %d would leave out some of the %d FILE arguments", cli.ErrUsage, *parts, len(pos))
+		}
 	}
 	// Defaults that depend on the machine are resolved here, so --help reads the
 	// same everywhere.
