@@ -73,7 +73,11 @@ type KeyRef struct {
 	Digest [32]byte
 	// Constraints, when set, is the circuit's constraint matrices, for a
 	// backend that proves compact partitions (Description.CompactW). A backend
-	// that does not ignores it.
+	// that does not ignores it. Their coefficients, like a compact partition's
+	// values, are scalars of the key's curve, BN254 as well as BLS12-381: a
+	// backend that cannot evaluate a curve's constraints loads that curve's
+	// keys without them (KeyInfo.CompactW false), and the host then sends
+	// that circuit full partitions.
 	Constraints *ConstraintsHandle
 }
 

@@ -26,7 +26,7 @@ type Groth16Timing struct {
 // wrong, not the device, and proving it again gives the same answer.
 type UnsatisfiedError struct {
 	// Constraint is the first unsatisfied constraint, as
-	// constraints.Matrices.Eval reports it.
+	// constraints.Eval reports it.
 	Constraint int
 	msg        string
 }

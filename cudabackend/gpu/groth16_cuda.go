@@ -422,7 +422,7 @@ func ProveCurve[S, G1, G1J, G2, G2J any](c curve.Curve[S, G1, G1J, G2, G2J], k *
 // refuses, ErrInvalid): the device expands W, evaluates A, B and C from the
 // matrices and checks every constraint, then proves as Prove does. A witness
 // that fails a constraint gives an *UnsatisfiedError (errors.Is
-// ErrUnsatisfied) naming the first, as constraints.Matrices.Eval does; a
+// ErrUnsatisfied) naming the first, as constraints.Eval does; a
 // compact W whose other bitmap marks other than nbOther wires, ErrInvalid.
 func (k *Groth16Key) ProveCompact(s *Groth16Slot, nbConstraints, nbOther int) (refprover.MSMResults[bls12381.G1Jac, bls12381.G2Jac], Groth16Timing, error) {
 	return ProveCompactCurve(curve.BLS12381{}, k, s, nbConstraints, nbOther)

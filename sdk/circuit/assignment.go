@@ -242,16 +242,19 @@ func inputsWitness[S any, PS curve.Scalar[S]](c *Circuit, inputs []S) (witness.W
 	if len(inputs) != c.NbPublic-1+c.NbSecret {
 		return nil, fmt.Errorf("circuit %s: assignment's inputs: %d values, want %d", c.Name, len(inputs), c.NbPublic-1+c.NbSecret)
 	}
+	if id := curve.ScalarIDOf[S](); sdk.Curve(curve.Name(id)) != c.Curve {
+		return nil, fmt.Errorf("circuit %s: assignment's inputs are %s scalars, the circuit is %s", c.Name, curve.Title(id), c.curveTitle())
+	}
 	w, err := witness.New(c.field())
 	if err != nil {
 		return nil, err
 	}
 	// The witness is built from its binary form (gnark's: public and secret
 	// counts, the vector's length, then each value's 32 big-endian bytes), not
-	// through Fill's channel of boxed values: a circom circuit's every wire is
-	// an input, a million at 2^20, and Fill's boxing took more time than the
-	// rest of the partition's parsing.
-	const head = 12
+	// through Fill's channel of boxed values: every wire of a circom circuit is
+	// an input, and boxing each cost more than the rest of the partition's
+	// parsing (BENCHMARKS.md, "A circomlib circuit of 2^20").
+	const head = witnessHeader
 	buf := make([]byte, head+32*len(inputs))
 	binary.BigEndian.PutUint32(buf[0:], uint32(c.NbPublic-1))
 	binary.BigEndian.PutUint32(buf[4:], uint32(c.NbSecret))

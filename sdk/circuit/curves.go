@@ -91,11 +91,7 @@ func synthesizeGnark[S any, PS curve.Scalar[S]](c *Circuit, sys *constraint.Syst
 	if err := c.CheckSolvable(); err != nil {
 		return nil, err
 	}
-	var opts []solver.Option
-	if threads > 0 {
-		opts = append(opts, solver.WithNbTasks(threads))
-	}
-	if err := solveInto(full, W, A, B, opts...); err != nil {
+	if err := solveInto(full, W, A, B, solverOpts(threads)...); err != nil {
 		return nil, fmt.Errorf("circuit %s: the witness does not satisfy the circuit: %w", c.Name, err)
 	}
 	return full, nil

@@ -185,9 +185,9 @@ func TestImportCircomRefused(t *testing.T) {
 	}
 }
 
-// TestWtnsValueNotCanonical: a .wtns value at or above the curve's prime is
-// refused naming its wire, on either curve, when the partition is synthesized
-// in full and in compact form.
+// TestWtnsValueNotCanonical: a .wtns value at or above the curve's prime (the
+// prime itself, and 2^256-1) is refused naming its wire, on either curve, when
+// the partition is synthesized in full and in compact form.
 func TestWtnsValueNotCanonical(t *testing.T) {
 	for _, prime := range []string{"bls12381", "bn128"} {
 		t.Run(prime, func(t *testing.T) {
@@ -202,24 +202,39 @@ func TestWtnsValueNotCanonical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := len(data) - 32; i < len(data); i++ {
-				data[i] = 0xff // the last wire's value: 2^256 - 1, above either prime
-			}
-			want := fmt.Sprintf("wire %d is not a canonical %s scalar", c.NbWires-1, c.curveTitle())
-			W, A, B := make([]byte, 32*c.NbWires), make([]byte, 32*c.NbConstraints), make([]byte, 32*c.NbConstraints)
-			if _, err := SynthesizeInputRaw(c, data, 1, W, A, B); err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("full synthesis: %v; want %q", err, want)
-			}
-			words := sdk.CompactWords(uint64(c.NbWires))
-			other, bits := make([]uint64, words), make([]uint64, words)
-			var cerr error
+			modulus := fr.Modulus()
 			if c.Curve == sdk.CurveBN254 {
-				_, _, cerr = SynthesizeInputCompact(c, data, 1, make([]bnfr.Element, c.NbWires), other, bits)
-			} else {
-				_, _, cerr = SynthesizeInputCompact(c, data, 1, make([]fr.Element, c.NbWires), other, bits)
+				modulus = bnfr.Modulus()
 			}
-			if cerr == nil || !strings.Contains(cerr.Error(), want) {
-				t.Errorf("compact synthesis: %v; want %q", cerr, want)
+			var atModulus [32]byte // little-endian, as a .wtns holds it
+			for i, b := range modulus.FillBytes(make([]byte, 32)) {
+				atModulus[31-i] = b
+			}
+			for _, v := range []struct {
+				name  string
+				bytes [32]byte
+			}{
+				{"2^256-1", [32]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+				{"the modulus", atModulus},
+			} {
+				copy(data[len(data)-32:], v.bytes[:]) // the last wire's value
+				want := fmt.Sprintf("wire %d is not a canonical %s scalar", c.NbWires-1, c.curveTitle())
+				W, A, B := make([]byte, 32*c.NbWires), make([]byte, 32*c.NbConstraints), make([]byte, 32*c.NbConstraints)
+				if _, err := SynthesizeInputRaw(c, data, 1, W, A, B); err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: full synthesis: %v; want %q", v.name, err, want)
+				}
+				words := sdk.CompactWords(uint64(c.NbWires))
+				other, bits := make([]uint64, words), make([]uint64, words)
+				var cerr error
+				if c.Curve == sdk.CurveBN254 {
+					_, _, cerr = SynthesizeInputCompact(c, data, 1, make([]bnfr.Element, c.NbWires), other, bits)
+				} else {
+					_, _, cerr = SynthesizeInputCompact(c, data, 1, make([]fr.Element, c.NbWires), other, bits)
+				}
+				if cerr == nil || !strings.Contains(cerr.Error(), want) {
+					t.Errorf("%s: compact synthesis: %v; want %q", v.name, cerr, want)
+				}
 			}
 		})
 	}

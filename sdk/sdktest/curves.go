@@ -9,11 +9,15 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/consensys/gnark/frontend"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/constraints"
+	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/shm"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
@@ -57,6 +61,86 @@ func (s *suite) testBN254(t *testing.T, chain *fixture) {
 	h, _ := s.bn254Partition(t, f, 0)
 	_, err := s.backend.Prove(context.Background(), sdk.ProveRequest{KeyID: chain.key.ID, Partition: h})
 	wantKind(t, "Prove of a BN254 partition with a BLS12-381 key", err, sdk.ErrInvalidArgument)
+	if s.desc.CompactW {
+		s.testBN254Compact(t, f)
+	}
+}
+
+// testBN254Compact checks compact partitions of a BN254 key, whose constraint
+// coefficients and values are BN254 scalars: a backend may load the key
+// without its constraints (KeyInfo.CompactW false: the host then sends full
+// partitions); one that takes them proves compact partitions into proofs
+// gnark's BN254 verifier accepts and refuses a W that breaks a constraint.
+func (s *suite) testBN254Compact(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	m, err := keyconv.Constraints(f.c.System)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := s.store.WriteConstraints(f.c.Name+"-constraints", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { file.Close() })
+	ch := file.Handle()
+	fc := *f
+	fc.key.ID += "-compact"
+	fc.key.Constraints = &ch
+	info, err := s.backend.LoadKey(ctx, fc.key)
+	if err != nil {
+		t.Fatalf("LoadKey(%s) with its constraints: %v", fc.key.ID, err)
+	}
+	t.Cleanup(func() { s.backend.UnloadKey(context.Background(), fc.key.ID) })
+	if !info.CompactW {
+		t.Logf("%s: the backend loaded the BN254 key without its constraints; its partitions come in full", fc.key.ID)
+		return
+	}
+	for i := range 2 {
+		h, pub := s.bn254CompactPartition(t, f, i, -1)
+		if _, err := s.prove(ctx, &fc, h, pub); err != nil {
+			t.Errorf("BN254 compact: %v", err)
+		}
+	}
+	// A W that breaks a constraint: the backend checks what it evaluates.
+	h, _ := s.bn254CompactPartition(t, f, 2, brokenWire(t, f, m))
+	_, err = s.backend.Prove(ctx, sdk.ProveRequest{KeyID: fc.key.ID, Partition: h})
+	wantKind(t, "a BN254 compact W that breaks a constraint", err, sdk.ErrInvalidArgument)
+}
+
+// bn254CompactPartition solves partition i of the BN254 chain for W alone and
+// writes it compact; with breakWire >= 0, that wire is changed by 2 first.
+func (s *suite) bn254CompactPartition(t *testing.T, f *fixture, i, breakWire int) (sdk.PartitionHandle, witness.Witness) {
+	t.Helper()
+	field := ecc.BN254.ScalarField()
+	w, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, bn254ChainSteps, uint64(3+i), 5), field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.c
+	W := make([]bnfr.Element, c.NbWires)
+	words := sdk.CompactWords(uint64(c.NbWires))
+	if _, _, err := circuit.SynthesizeInputCompact(c, data, 0, W, make([]uint64, words), make([]uint64, words)); err != nil {
+		t.Fatal(err)
+	}
+	if breakWire >= 0 {
+		var two bnfr.Element
+		two.SetUint64(2)
+		W[breakWire].Add(&W[breakWire], &two)
+		m, err := keyconv.Constraints(c.System)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int(m.NbConstraints())
+		if constraints.Eval(m, W, make([]bnfr.Element, n), make([]bnfr.Element, n), nil) < 0 {
+			t.Fatalf("%s: changing wire %d broke no constraint", c.Name, breakWire)
+		}
+	}
+	h, err := shm.WriteCompact(s.store, s.partitionName(f, "compact", i), W, uint64(c.NbConstraints), 2)
+	return s.kept(t, h, err), public(t, w)
 }
 
 // bn254Fixture imports, once per KeyDir, a BN254 chain circuit set up with gnark, as

@@ -17,11 +17,13 @@ import (
 // curve, and reads it back as a backend does (ReadCompactPartition, sealed)
 // and as the host does (ReadW of its first wires); Remove releases it.
 func TestWriteCompact(t *testing.T) {
-	t.Run("BLS12-381", testWriteCompact[fr.Element])
-	t.Run("BN254", testWriteCompact[bnfr.Element])
+	t.Run("BLS12-381", func(t *testing.T) { testWriteCompact[fr.Element](t, sdk.CurveBLS12381) })
+	t.Run("BN254", func(t *testing.T) { testWriteCompact[bnfr.Element](t, sdk.CurveBN254) })
 }
 
-func testWriteCompact[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T) {
+// testWriteCompact writes and reads back a compact partition of S, whose
+// handle must name wantCurve.
+func testWriteCompact[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, wantCurve sdk.Curve) {
 	s := newTestStore(t)
 	const n = 3000
 	w := make([]S, n)
@@ -37,7 +39,6 @@ func testWriteCompact[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCurve := sdk.Curve(curve.Name(curve.ScalarIDOf[S]()))
 	if h.Format != sdk.FormatCompactW || h.NbOther != uint64(n/7) || h.NbConstraints != 1234 || h.Curve != wantCurve {
 		t.Fatalf("handle %+v: want compact, %s, %d others, 1234 constraints", h, wantCurve, n/7)
 	}
