@@ -40,10 +40,13 @@ func (b *Backend) expand(k *loadedKey, h sdk.PartitionHandle, id string) (sdk.Pa
 	if err := keyreg.CheckCompactPartition(k.file, h, id, k.matrices.NbConstraints()); err != nil {
 		return sdk.PartitionHandle{}, err
 	}
-	if h.Curve == sdk.CurveBN254 {
+	switch h.Curve {
+	case sdk.CurveBN254:
 		return expandAs[bnfr.Element](b, k.matrices, h)
+	case sdk.CurveBLS12381:
+		return expandAs[blsfr.Element](b, k.matrices, h)
 	}
-	return expandAs[blsfr.Element](b, k.matrices, h)
+	return sdk.PartitionHandle{}, sdk.Errorf(sdk.ErrUnimplemented, "prove: compact partitions of curve %q", h.Curve)
 }
 
 // expandAs is expand on the scalars S of the partition's curve.
