@@ -31,45 +31,53 @@ func (s *suite) testCompact(t *testing.T, chain, merkle *fixture) {
 		return
 	}
 	for _, f := range []*fixture{chain, merkle} {
-		m, err := keyconv.Constraints(f.c.CCS)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file, err := s.store.WriteConstraints(f.c.Name+"-constraints", m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { file.Close() })
-		ch := file.Handle()
-		ref := f.key
-		ref.ID += "-compact"
-		ref.Constraints = &ch
-		info, err := s.backend.LoadKey(ctx, ref)
-		if err != nil {
-			t.Fatalf("LoadKey(%s) with its constraints: %v", ref.ID, err)
-		}
-		t.Cleanup(func() { s.backend.UnloadKey(context.Background(), ref.ID) })
+		fc, m, info := s.loadWithConstraints(t, f)
+		ref := fc.key
 		if !info.CompactW {
 			t.Errorf("LoadKey(%s): the backend declares CompactW but did not take the constraints of a %d-constraint circuit", ref.ID, m.NbConstraints())
 			continue
 		}
-		fc := *f
-		fc.key = ref
 		for i := range 2 {
 			h, pub, _ := s.compactPartition(t, f, m, i, -1)
-			if _, err := s.prove(ctx, &fc, h, pub); err != nil {
+			if _, err := s.prove(ctx, fc, h, pub); err != nil {
 				t.Errorf("compact: %v", err)
 			}
 		}
 		// A W that breaks a constraint: the backend checks what it evaluates.
 		h, _, bad := s.compactPartition(t, f, m, 2, brokenWire(t, f, m))
-		_, err = s.backend.Prove(ctx, sdk.ProveRequest{KeyID: ref.ID, Partition: h})
+		_, err := s.backend.Prove(ctx, sdk.ProveRequest{KeyID: ref.ID, Partition: h})
 		wantKind(t, "a compact W that breaks constraint "+strconv.Itoa(bad), err, sdk.ErrInvalidArgument)
 		// The same partition for the key loaded without its constraints.
 		good, _, _ := s.compactPartition(t, f, m, 0, -1)
 		_, err = s.backend.Prove(ctx, sdk.ProveRequest{KeyID: f.key.ID, Partition: good})
 		wantKind(t, "a compact partition for a key loaded without constraints", err, sdk.ErrInvalidArgument)
 	}
+}
+
+// loadWithConstraints loads f's key again, as "<id>-compact", with its
+// circuit's constraint matrices (unloaded when t ends), and returns the
+// fixture of that key, the matrices and what LoadKey answered.
+func (s *suite) loadWithConstraints(t *testing.T, f *fixture) (*fixture, *constraints.Matrices, sdk.KeyInfo) {
+	t.Helper()
+	m, err := keyconv.Constraints(f.c.System)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := s.store.WriteConstraints(f.c.Name+"-constraints", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { file.Close() })
+	ch := file.Handle()
+	fc := *f
+	fc.key.ID += "-compact"
+	fc.key.Constraints = &ch
+	info, err := s.backend.LoadKey(context.Background(), fc.key)
+	if err != nil {
+		t.Fatalf("LoadKey(%s) with its constraints: %v", fc.key.ID, err)
+	}
+	t.Cleanup(func() { s.backend.UnloadKey(context.Background(), fc.key.ID) })
+	return &fc, m, info
 }
 
 // brokenWire picks the last wire that some constraint reads: changing it

@@ -73,43 +73,26 @@ func (s *suite) testBN254(t *testing.T, chain *fixture) {
 // gnark's BN254 verifier accepts and refuses a W that breaks a constraint.
 func (s *suite) testBN254Compact(t *testing.T, f *fixture) {
 	ctx := context.Background()
-	m, err := keyconv.Constraints(f.c.System)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := s.store.WriteConstraints(f.c.Name+"-constraints", m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { file.Close() })
-	ch := file.Handle()
-	fc := *f
-	fc.key.ID += "-compact"
-	fc.key.Constraints = &ch
-	info, err := s.backend.LoadKey(ctx, fc.key)
-	if err != nil {
-		t.Fatalf("LoadKey(%s) with its constraints: %v", fc.key.ID, err)
-	}
-	t.Cleanup(func() { s.backend.UnloadKey(context.Background(), fc.key.ID) })
+	fc, m, info := s.loadWithConstraints(t, f)
 	if !info.CompactW {
 		t.Logf("%s: the backend loaded the BN254 key without its constraints; its partitions come in full", fc.key.ID)
 		return
 	}
 	for i := range 2 {
 		h, pub := s.bn254CompactPartition(t, f, i, -1)
-		if _, err := s.prove(ctx, &fc, h, pub); err != nil {
+		if _, err := s.prove(ctx, fc, h, pub); err != nil {
 			t.Errorf("BN254 compact: %v", err)
 		}
 	}
 	// A W that breaks a constraint: the backend checks what it evaluates.
 	h, _ := s.bn254CompactPartition(t, f, 2, brokenWire(t, f, m))
-	_, err = s.backend.Prove(ctx, sdk.ProveRequest{KeyID: fc.key.ID, Partition: h})
+	_, err := s.backend.Prove(ctx, sdk.ProveRequest{KeyID: fc.key.ID, Partition: h})
 	wantKind(t, "a BN254 compact W that breaks a constraint", err, sdk.ErrInvalidArgument)
 }
 
-// bn254CompactPartition solves partition i of the BN254 chain for W alone and
-// writes it compact; with breakWire >= 0, that wire is changed by 2 first.
-func (s *suite) bn254CompactPartition(t *testing.T, f *fixture, i, breakWire int) (sdk.PartitionHandle, witness.Witness) {
+// bn254Witness is partition i's witness of the BN254 chain (its input x =
+// 3+i), and its bytes as the host receives them.
+func bn254Witness(t *testing.T, i int) (witness.Witness, []byte) {
 	t.Helper()
 	field := ecc.BN254.ScalarField()
 	w, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, bn254ChainSteps, uint64(3+i), 5), field)
@@ -120,6 +103,14 @@ func (s *suite) bn254CompactPartition(t *testing.T, f *fixture, i, breakWire int
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w, data
+}
+
+// bn254CompactPartition solves partition i of the BN254 chain for W alone and
+// writes it compact; with breakWire >= 0, that wire is changed by 2 first.
+func (s *suite) bn254CompactPartition(t *testing.T, f *fixture, i, breakWire int) (sdk.PartitionHandle, witness.Witness) {
+	t.Helper()
+	w, data := bn254Witness(t, i)
 	c := f.c
 	W := make([]bnfr.Element, c.NbWires)
 	words := sdk.CompactWords(uint64(c.NbWires))
@@ -189,15 +180,7 @@ func loadOrImport(keyDir, name string, make func(dir string) (circuit.ImportFile
 // public witness.
 func (s *suite) bn254Partition(t *testing.T, f *fixture, i int) (sdk.PartitionHandle, witness.Witness) {
 	t.Helper()
-	field := ecc.BN254.ScalarField()
-	w, err := frontend.NewWitness(testcircuit.ChainAssignmentOver(field, bn254ChainSteps, uint64(3+i), 5), field)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := w.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, data := bn254Witness(t, i)
 	c := f.c
 	h, err := s.store.WriteRaw(s.partitionName(f, "", i), c.Curve, uint64(c.NbWires), uint64(c.NbConstraints), func(W, A, B []byte) error {
 		_, err := circuit.SynthesizeInputRaw(c, data, 0, W, A, B)
