@@ -101,7 +101,8 @@ func MarshalAssignment[S any, PS curve.Scalar[S]](W []S, nbPublic, nbSecret int)
 // wrong and what c wants.
 func CheckAssignmentHeader(data []byte, c *Circuit) error {
 	if IsWtns(data) {
-		return checkWtns(data, c)
+		_, err := checkWtns(data, c)
+		return err
 	}
 	return checkAssignment(data[:min(len(data), compactAssignmentHeader)], int64(len(data)), c)
 }

@@ -21,31 +21,29 @@ func IsWtns(data []byte) bool {
 }
 
 // checkWtns checks a .wtns file's container, field and count against circuit c
-// without decoding its values.
-func checkWtns(data []byte, c *Circuit) error {
-	curve, n, err := circom.ParseWitnessHeader(data)
+// without decoding its values, and returns its values section.
+func checkWtns(data []byte, c *Circuit) ([]byte, error) {
+	curve, values, err := circom.WitnessValues(data)
 	if err != nil {
-		return fmt.Errorf("is not a valid circom witness: %w", err)
+		return nil, fmt.Errorf("is not a valid circom witness: %w", err)
 	}
+	n := len(values) / circom.FieldElementSize
 	switch {
 	case sdk.Curve(zkcurve.Name(curve)) != c.Curve:
-		return fmt.Errorf("is a circom witness for %s, circuit %s is %s", zkcurve.Title(curve), c.Name, c.curveTitle())
+		return nil, fmt.Errorf("is a circom witness for %s, circuit %s is %s", zkcurve.Title(curve), c.Name, c.curveTitle())
 	case int64(n) != int64(c.NbWires):
-		return fmt.Errorf("is a circom witness of %d wires, circuit %s has %d", n, c.Name, c.NbWires)
+		return nil, fmt.Errorf("is a circom witness of %d wires, circuit %s has %d", n, c.Name, c.NbWires)
 	}
-	return nil
+	return values, nil
 }
 
 // parseWtnsInto decodes a .wtns file into W (c.NbWires values) after checkWtns,
 // straight from its values section on threads goroutines (0: every core), each
 // value checked canonical as it is set.
 func parseWtnsInto[S any, PS zkcurve.Scalar[S]](data []byte, c *Circuit, threads int, W []S) error {
-	if err := checkWtns(data, c); err != nil {
-		return err
-	}
-	_, values, err := circom.WitnessValues(data)
+	values, err := checkWtns(data, c)
 	if err != nil {
-		return fmt.Errorf("is not a valid circom witness: %w", err)
+		return err
 	}
 	if len(W)*circom.FieldElementSize != len(values) {
 		return errors.New("destination length differs from the witness's")
