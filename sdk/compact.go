@@ -106,7 +106,7 @@ func CountOther[S ~[4]uint64, PS curve.Scalar[S]](w []S, threads int) uint64 {
 // describes, with up to threads goroutines, and returns how many values it
 // wrote: PackBitsOf, then GatherOther.
 func PackW[S ~[4]uint64, PS curve.Scalar[S]](w []S, other, bits []uint64, values []S, threads int) (uint64, error) {
-	n, err := PackBitsOf(w, oneOf[S, PS](), other, bits, threads)
+	n, err := PackBitsOf[S, PS](w, other, bits, threads)
 	if err != nil {
 		return 0, err
 	}
@@ -121,15 +121,15 @@ func PackW[S ~[4]uint64, PS curve.Scalar[S]](w []S, other, bits []uint64, values
 // nor 1: the one pass over W that sizes a compact file (GatherOther then
 // reads only those values).
 func PackBits(w []fr.Element, other, bits []uint64, threads int) (uint64, error) {
-	return PackBitsOf(w, one, other, bits, threads)
+	return PackBitsOf(w, other, bits, threads)
 }
 
-// PackBitsOf is PackBits for the scalars of any curve whose field has four
-// words: one is the field's 1 as w's elements hold it (Montgomery form).
-func PackBitsOf[S ~[4]uint64](w []S, one S, other, bits []uint64, threads int) (uint64, error) {
+// PackBitsOf is PackBits for the scalars S of either curve: a 1 is S's
+// field's, in Montgomery form as w's elements hold it.
+func PackBitsOf[S ~[4]uint64, PS curve.Scalar[S]](w []S, other, bits []uint64, threads int) (uint64, error) {
 	// The loop runs on w's words, not on S: a loop generic over S measured
 	// slower (BENCHMARKS.md, "Small figures behind the BN254 solver").
-	return packWords(unsafe.Slice((*[4]uint64)(unsafe.Pointer(unsafe.SliceData(w))), len(w)), [4]uint64(one), other, bits, threads)
+	return packWords(unsafe.Slice((*[4]uint64)(unsafe.Pointer(unsafe.SliceData(w))), len(w)), [4]uint64(oneOf[S, PS]()), other, bits, threads)
 }
 
 // packWords is PackBitsOf on the words of the scalars.

@@ -562,9 +562,7 @@ func synthesizeCompact[S ~[4]uint64, PS curve.Scalar[S]](c *Circuit, data []byte
 	if err != nil {
 		return nil, 0, err
 	}
-	var one S
-	PS(&one).SetOne()
-	n, err := sdk.PackBitsOf(W, one, other, bits, max(1, threads))
+	n, err := sdk.PackBitsOf[S, PS](W, other, bits, max(1, threads))
 	if err != nil {
 		return nil, 0, err
 	}

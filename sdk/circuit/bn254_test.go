@@ -110,12 +110,11 @@ func TestBN254KeySet(t *testing.T) {
 		})
 	}
 	// W alone, packed, for a compact partition: gnark's W, and its bitmaps
-	// made with BN254's 1 (BLS12-381's would mark every 1 as neither).
+	// made with BN254's 1 (W's type; BLS12-381's 1 would mark every 1 as
+	// neither).
 	words := sdk.CompactWords(uint64(c.NbWires))
 	wantOther, wantOnes := make([]uint64, words), make([]uint64, words)
-	var one bnfr.Element
-	one.SetOne()
-	wantN, err := sdk.PackBitsOf(W, one, wantOther, wantOnes, 1)
+	wantN, err := sdk.PackBitsOf(W, wantOther, wantOnes, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,9 +29,7 @@ func WriteCompact[S ~[4]uint64, PS zkcurve.Scalar[S]](s *Store, name string, w [
 	// then only the values that are neither 0 nor 1 are read again.
 	words := sdk.CompactWords(uint64(len(w)))
 	other, bits := make([]uint64, words), make([]uint64, words)
-	var one S
-	PS(&one).SetOne()
-	nbOther, err := sdk.PackBitsOf(w, one, other, bits, threads)
+	nbOther, err := sdk.PackBitsOf[S, PS](w, other, bits, threads)
 	if err != nil {
 		return sdk.PartitionHandle{}, err
 	}

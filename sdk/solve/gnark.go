@@ -71,7 +71,7 @@ func CompactInto(ccs *cs.R1CS, p *Program, w witness.Witness, W []fr.Element, ot
 	if err := R1CSInto(ccs, nil, w, W, nil, nil, opts...); err != nil {
 		return 0, err
 	}
-	return sdk.PackBitsOf(W, fr.One(), other, bits, 1)
+	return sdk.PackBitsOf(W, other, bits, 1)
 }
 
 // gnarkSolve runs gnark's solver, turning a panic inside it into an error.

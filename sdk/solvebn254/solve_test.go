@@ -112,7 +112,7 @@ func both(t testing.TB, ccs *cs.R1CS, p *Program, w witness.Witness, opts ...cso
 		}
 	}
 	wantOther, wantOnes := make([]uint64, words), make([]uint64, words)
-	wantN, err := sdk.PackBitsOf(W, fr.One(), wantOther, wantOnes, 1)
+	wantN, err := sdk.PackBitsOf(W, wantOther, wantOnes, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
