@@ -1,7 +1,7 @@
 // compact.cu: a compact partition's W expanded on the device, and every
 // constraint evaluated and checked there (compact.cuh). The kernels are
 // templates over the scalar field's element F, instantiated for BLS12-381's
-// fr_t and BN254's bn254_fr_t (ntt.h's zk_ntt_curve picks one), as ntt.cu's
+// fr_t and BN254's bn254_fr_t (on_curve.cuh picks one), as ntt.cu's
 // are: a curve is a field, not a copy of the kernels.
 
 #include <cub/block/block_scan.cuh>
@@ -9,7 +9,7 @@
 #include "common.cuh"
 #include "compact.cuh"
 #include "field.cuh"
-#include "ntt.h"
+#include "on_curve.cuh"
 
 namespace {
 
@@ -266,51 +266,40 @@ static void eval_as(const zk_cs_matrix m[3], const void* coeffs, const zk_compac
     k_eval<F><<<(unsigned)((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(p);
 }
 
-// check_curve refuses a curve the kernels are not instantiated for.
-static int check_curve(int curve, const char* what, char* err, size_t errlen) {
-    if (curve != ZK_NTT_BLS12_381 && curve != ZK_NTT_BN254)
-        return zk_fail(err, errlen, ZK_EINVAL, "%s on curve %d: want ZK_NTT_BLS12_381 (%d) or ZK_NTT_BN254 (%d)",
-                       what, curve, ZK_NTT_BLS12_381, ZK_NTT_BN254);
-    return ZK_OK;
-}
 
 int zk_compact_expand(int curve, const zk_compact_dev& d, const void* values, size_t nb_other,
                       size_t nwires, void* w, cudaStream_t st, char* err, size_t errlen) {
-    if (int rc = check_curve(curve, "compact W", err, errlen)) return rc;
-    if (nwires > UINT32_MAX || nb_other > nwires)
-        return zk_fail(err, errlen, ZK_EINVAL, "compact W: %zu values for %zu wires", nb_other,
-                       nwires);
-    const size_t words = zk_g16_compact_words(nwires);
-    const size_t nblk = (words + kRank - 1) / kRank;
-    // flags[0] = no unsatisfied row yet; k_scan_blocks writes flags[1].
-    ZK_CUDA(cudaMemsetAsync(d.flags, 0xff, 4 * sizeof(uint32_t), st));
-    if (nblk) {
-        const uint64_t last_mask = nwires % 64 ? (uint64_t(1) << (nwires % 64)) - 1 : ~uint64_t(0);
-        k_rank<<<(unsigned)nblk, kRank, 0, st>>>(d.other, (uint32_t)words, last_mask, d.wpre, d.bsum);
+    return on_curve(curve, "compact W", err, errlen, [&](auto f) -> int {
+        if (nwires > UINT32_MAX || nb_other > nwires)
+            return zk_fail(err, errlen, ZK_EINVAL, "compact W: %zu values for %zu wires", nb_other,
+                           nwires);
+        const size_t words = zk_g16_compact_words(nwires);
+        const size_t nblk = (words + kRank - 1) / kRank;
+        // flags[0] = no unsatisfied row yet; k_scan_blocks writes flags[1].
+        ZK_CUDA(cudaMemsetAsync(d.flags, 0xff, 4 * sizeof(uint32_t), st));
+        if (nblk) {
+            const uint64_t last_mask = nwires % 64 ? (uint64_t(1) << (nwires % 64)) - 1 : ~uint64_t(0);
+            k_rank<<<(unsigned)nblk, kRank, 0, st>>>(d.other, (uint32_t)words, last_mask, d.wpre, d.bsum);
+            ZK_LAUNCHED();
+        }
+        k_scan_blocks<<<1, kRank, 0, st>>>(d.bsum, (uint32_t)nblk, d.flags);
         ZK_LAUNCHED();
-    }
-    k_scan_blocks<<<1, kRank, 0, st>>>(d.bsum, (uint32_t)nblk, d.flags);
-    ZK_LAUNCHED();
-    if (nwires) {
-        if (curve == ZK_NTT_BN254)
-            expand_as<bn254_fr_t>(d, values, nb_other, nwires, w, st);
-        else
-            expand_as<fr_t>(d, values, nb_other, nwires, w, st);
-        ZK_LAUNCHED();
-    }
-    return ZK_OK;
+        if (nwires) {
+            expand_as<decltype(f)>(d, values, nb_other, nwires, w, st);
+            ZK_LAUNCHED();
+        }
+        return ZK_OK;
+    });
 }
 
 int zk_compact_eval(int curve, const zk_cs_matrix m[3], const void* coeffs,
                     const zk_compact_dev& d, const void* w, size_t n, void* a, void* b, void* c,
                     cudaStream_t st, char* err, size_t errlen) {
-    if (int rc = check_curve(curve, "compact evaluation", err, errlen)) return rc;
-    if (n == 0 || n >= UINT32_MAX)
-        return zk_fail(err, errlen, ZK_EINVAL, "compact evaluation of %zu rows", n);
-    if (curve == ZK_NTT_BN254)
-        eval_as<bn254_fr_t>(m, coeffs, d, w, n, a, b, c, st);
-    else
-        eval_as<fr_t>(m, coeffs, d, w, n, a, b, c, st);
-    ZK_LAUNCHED();
-    return ZK_OK;
+    return on_curve(curve, "compact evaluation", err, errlen, [&](auto f) -> int {
+        if (n == 0 || n >= UINT32_MAX)
+            return zk_fail(err, errlen, ZK_EINVAL, "compact evaluation of %zu rows", n);
+        eval_as<decltype(f)>(m, coeffs, d, w, n, a, b, c, st);
+        ZK_LAUNCHED();
+        return ZK_OK;
+    });
 }

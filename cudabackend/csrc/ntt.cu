@@ -18,6 +18,7 @@
 #include "common.cuh"
 #include "ntt.h"
 #include "ntt_core.cuh"
+#include "on_curve.cuh"
 
 using namespace zk_ntt;
 
@@ -684,18 +685,6 @@ extern "C" uint64_t zk_ntt_domain_bytes(uint32_t log_n) {
 
 namespace {
 
-// on_curve calls f with a value of the element type of curve (ntt.h's
-// zk_ntt_curve), whose type picks f's instantiation, or fails ZK_EINVAL.
-template <class Fn>
-int on_curve(int curve, char* err, size_t errlen, Fn&& f) {
-    switch (curve) {
-    case ZK_NTT_BLS12_381: return f(fr_t{});
-    case ZK_NTT_BN254: return f(bn254_fr_t{});
-    }
-    return zk_fail(err, errlen, ZK_EINVAL,
-                   "ntt: curve %d: want ZK_NTT_BLS12_381 (%d) or ZK_NTT_BN254 (%d)", curve,
-                   ZK_NTT_BLS12_381, ZK_NTT_BN254);
-}
 
 template <class F>
 int ntt_device(int device, void* d_data, uint32_t log_n, int direction, int decimation, int coset,
@@ -738,7 +727,7 @@ int ntt_host(int device, void* data, uint32_t log_n, int direction, int decimati
 
 extern "C" int zk_ntt_prepare_curve(int curve, int device, uint32_t log_n, char* err,
                                     size_t errlen) {
-    return on_curve(curve, err, errlen, [&](auto f) {
+    return on_curve(curve, "ntt", err, errlen, [&](auto f) {
         int rc = zk_use_device(device, err, errlen);
         if (rc != ZK_OK) return rc;
         domain_t<decltype(f)>* d;
@@ -765,7 +754,7 @@ extern "C" int zk_ntt_release(int device, char* err, size_t errlen) {
 extern "C" int zk_ntt_device_curve(int curve, int device, void* d_data, uint32_t log_n,
                                    int direction, int decimation, int coset, int radix,
                                    void* stream, char* err, size_t errlen) {
-    return on_curve(curve, err, errlen, [&](auto f) {
+    return on_curve(curve, "ntt", err, errlen, [&](auto f) {
         return ntt_device<decltype(f)>(device, d_data, log_n, direction, decimation, coset, radix,
                                        stream, err, errlen);
     });
@@ -781,7 +770,7 @@ extern "C" int zk_ntt_device(int device, void* d_data, uint32_t log_n, int direc
 extern "C" int zk_ntt_host_curve(int curve, int device, void* data, uint32_t log_n,
                                  int direction, int decimation, int coset, int radix, char* err,
                                  size_t errlen) {
-    return on_curve(curve, err, errlen, [&](auto f) {
+    return on_curve(curve, "ntt", err, errlen, [&](auto f) {
         return ntt_host<decltype(f)>(device, data, log_n, direction, decimation, coset, radix, err,
                                      errlen);
     });
@@ -886,7 +875,7 @@ int compute_h_host(int form, int device, const void* a, const void* b, uint64_t 
 
 extern "C" int zk_h_prepare(int curve, int form, int device, uint32_t log_n, char* err,
                             size_t errlen) {
-    return on_curve(curve, err, errlen, [&](auto f) {
+    return on_curve(curve, "ntt", err, errlen, [&](auto f) {
         int rc = zk_use_device(device, err, errlen);
         if (rc != ZK_OK) return rc;
         domain_t<decltype(f)>* d;
@@ -897,7 +886,7 @@ extern "C" int zk_h_prepare(int curve, int form, int device, uint32_t log_n, cha
 extern "C" int zk_compute_h_device_curve(int curve, int form, int device, void* d_a, void* d_b,
                                          void* d_c, uint32_t log_n, int radix, void* stream,
                                          zk_h_timing* timing, char* err, size_t errlen) {
-    return on_curve(curve, err, errlen, [&](auto f) {
+    return on_curve(curve, "ntt", err, errlen, [&](auto f) {
         return compute_h_device<decltype(f)>(form, device, d_a, d_b, d_c, log_n, radix, stream,
                                              timing, err, errlen);
     });
@@ -913,7 +902,7 @@ extern "C" int zk_compute_h_device(int device, void* d_a, void* d_b, void* d_c, 
 extern "C" int zk_compute_h_host_curve(int curve, int form, int device, const void* a,
                                        const void* b, uint64_t n, void* h, uint32_t log_n,
                                        int radix, zk_h_timing* timing, char* err, size_t errlen) {
-    return on_curve(curve, err, errlen, [&](auto f) {
+    return on_curve(curve, "ntt", err, errlen, [&](auto f) {
         return compute_h_host<decltype(f)>(form, device, a, b, n, h, log_n, radix, timing, err,
                                            errlen);
     });
