@@ -15,6 +15,11 @@
 # streams the key's points from pinned host memory); each proof verified; peak device memory
 # sampled by nvidia-smi beside each run:
 #   STEPS=stream STREAM_K=24 STREAM_CAPS="24GiB 16GiB" scripts/gpu-run.sh
+# Where a streamed MSM's chunks spend their time: BenchmarkMSMStream (2^22 points and scalars in
+# pinned host memory) in chunks of 2^TR_CHUNKS under window caps TR_CS, G1 and G2, once each, with
+# ZKHOST_MSM_TRACE=1 (msm.cu's trace_chunks: each chunk's copy, sort, level 0 and merge levels on
+# the device's clock, then their sums; the whole log in msmtrace.txt), ~1 minute:
+#   STEPS=msmtrace TR_CHUNKS="16 18" TR_CS="15" scripts/gpu-run.sh
 # The witness-aware MSM with and without (sha256 b=BS_B, chain 2^BS_K, ~3 minutes):
 #   STEPS=binsplit BUDGET=200 scripts/gpu-run.sh
 # sppark beside our kernels in one step (the kernels' peers): BenchmarkNTT then sppark's nttbench at
@@ -121,6 +126,12 @@ for step in $STEPS; do
     (cd "$ROOT/cudabackend/gpu" && box "${KB:-100}" "$BIN/gpu.test" -test.run '^$' -test.bench "${GPU_BENCH:-.}" -test.benchtime "${GPU_BENCHTIME:-3x}" -test.timeout 300s) >> "$OUT/kernels.txt" 2>&1
     log "kernel benchmarks exit $?"
     grep -E "^Benchmark" "$OUT/kernels.txt" | head -40 ;;
+  msmtrace)
+    log "msm trace: streamed MSMs, chunks of 2^(${TR_CHUNKS:-16 18}), windows of at most ${TR_CS:-15} bits"
+    (cd "$ROOT/cudabackend/gpu" && ZKHOST_MSM_TRACE=1 ZK_BENCH_STREAM_CHUNKS="${TR_CHUNKS:-16 18}" ZK_BENCH_STREAM_CS="${TR_CS:-15}" \
+      box "${TRT:-150}" "$BIN/gpu.test" -test.run '^$' -test.bench 'MSMStream' -test.benchtime 1x -test.timeout 300s) > "$OUT/msmtrace.txt" 2>&1
+    log "msm trace exit $?"
+    grep -E "^Benchmark|msm trace: (group|sums)" "$OUT/msmtrace.txt" | tee -a "$OUT/summary.txt" ;;
   pipes)
     # Which issue pipes share a multiprocessor (cudabackend/csrc/bench/pipes.cu; the FP64
     # products): IMAD.WIDE, DFMA and ALU chains alone and mixed, ~1 s.

@@ -552,6 +552,28 @@ float elapsed(cudaEvent_t a, cudaEvent_t b) {
     return ms;
 }
 
+// ZKHOST_MSM_TRACE (environment, read once): when set, every MSM of more
+// than one chunk prints its chunks' timeline to stderr (trace_chunks): when
+// each chunk's copy began and ended, its digits, its sort, its level-0
+// accumulation's start and end, and its merge levels' end, in ms from the
+// MSM's start, then the sums. Where a streamed chunk's fixed cost goes (the
+// merge levels' tail, the sort waiting for the accumulation's
+// multiprocessors, the copies) is read from it, not guessed. Off, it costs
+// nothing but the check.
+bool trace_on() {
+    static const bool on = [] {
+        const char* v = getenv("ZKHOST_MSM_TRACE");
+        return v != nullptr && v[0] != '\0' && strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
+// chunk_events are the extra events of one traced chunk (run_impl records
+// the copy's end, the sort's end and the accumulation's end anyway).
+struct chunk_events {
+    cudaEvent_t copy0 = nullptr, digits = nullptr, acc0s = nullptr, acc0e = nullptr;
+};
+
 // scalars_t says where an MSM's scalars are. Dense: n scalars at ptr (host
 // or device), scalar i with point i. Split (split != nullptr): the
 // classified device vector's ones and rest over [lo, lo + n). Streamed
@@ -569,6 +591,45 @@ struct scalars_t {
     size_t chunk = 0;
     int max_c = 0;
 };
+
+// trace_chunks prints a traced MSM's chunks (trace_on): one line a chunk,
+// each event in ms from start (copy0 and copy on the copy stream, digits and
+// sort on the sort stream, acc0s/acc0e around level 0 and acc after the merge
+// levels on the MSM's stream), then the sums over the chunks: the copies'
+// spans, the sorts' (from the digits' end), level 0's, the merge levels'
+// (acc0e to acc), and the waits of level 0 for its sort or copy (acc0s
+// after the chunk before's acc).
+void trace_chunks(int group, const plan_t& p, size_t npip, size_t chunk, bool streamed,
+                  cudaEvent_t start, cudaEvent_t end, const std::vector<chunk_events>& tr,
+                  const std::vector<cudaEvent_t>& copy, const std::vector<cudaEvent_t>& sort,
+                  const std::vector<cudaEvent_t>& acc) {
+    const size_t n = tr.size();
+    double s_copy = 0, s_sort = 0, s_acc0 = 0, s_merge = 0, s_wait = 0;
+    fprintf(stderr,
+            "msm trace: group %d, %zu scalars in %zu chunks of %zu%s, c=%d nwin=%d G=%d T0=%u\n",
+            group, npip, n, chunk, streamed ? " (streamed)" : "", p.c, p.nwin, p.G, p.T0);
+    for (size_t k = 0; k < n; k++) {
+        const float c0 = copy.empty() ? 0 : elapsed(start, tr[k].copy0);
+        const float c1 = copy.empty() ? 0 : elapsed(start, copy[k]);
+        const float dg = elapsed(start, tr[k].digits), so = elapsed(start, sort[k]);
+        const float a0s = elapsed(start, tr[k].acc0s), a0e = elapsed(start, tr[k].acc0e);
+        const float ac = elapsed(start, acc[k]);
+        const float prev = k == 0 ? 0 : elapsed(start, acc[k - 1]);
+        s_copy += c1 - c0;
+        s_sort += so - dg;
+        s_acc0 += a0e - a0s;
+        s_merge += ac - a0e;
+        if (k > 0) s_wait += a0s - prev;
+        fprintf(stderr,
+                "msm trace: chunk %zu copy %.3f-%.3f digits -%.3f sort -%.3f level0 %.3f-%.3f "
+                "merged %.3f\n",
+                k, c0, c1, dg, so, a0s, a0e, ac);
+    }
+    fprintf(stderr,
+            "msm trace: sums over %zu chunks: copies %.3f, sorts %.3f, level 0 %.3f, merge "
+            "levels %.3f, level 0 waiting %.3f; the MSM %.3f ms\n",
+            n, s_copy, s_sort, s_acc0, s_merge, s_wait, elapsed(start, end));
+}
 
 template <class F>
 int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* out,
@@ -652,6 +713,14 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.event(&ev_sort[k]));
         CU(wk.event(&ev_acc[k]));
         if (overlap) CU(wk.event(&ev_copy[k]));
+    }
+    const bool trace = nchunks > 1 && trace_on();
+    std::vector<chunk_events> ev_tr(trace ? nchunks : 0);
+    for (chunk_events& e : ev_tr) {
+        CU(wk.event(&e.copy0));
+        CU(wk.event(&e.digits));
+        CU(wk.event(&e.acc0s));
+        CU(wk.event(&e.acc0e));
     }
     if (overlap) {
         CU(wk.event(&ev_alloc));
@@ -785,11 +854,13 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 // This chunk's scalars and points into the buffers the
                 // accumulation of the chunk two before has read.
                 if (k >= 2) CU(cudaStreamWaitEvent(h->copy_stream, ev_acc[k - 2], 0));
+                if (trace) CU(cudaEventRecord(ev_tr[k].copy0, h->copy_stream));
                 CU(cudaMemcpyAsync(in.sbuf[k & 1], (const Fr*)in.ptr + off, cn * sizeof(Fr),
                                    cudaMemcpyHostToDevice, h->copy_stream));
                 CU(cudaMemcpyAsync(in.pbuf[k & 1], (const A*)in.points + off, cn * sizeof(A),
                                    cudaMemcpyHostToDevice, h->copy_stream));
             } else if (overlap) {
+                if (trace) CU(cudaEventRecord(ev_tr[k].copy0, h->copy_stream));
                 // This piece's copy. From pageable memory the host blocks here
                 // while the device works on the pieces queued before.
                 CU(cudaMemcpyAsync((void*)(d_scalars + off), (const Fr*)in.ptr + off,
@@ -814,6 +885,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             const A* chunk_bases = streamed ? (const A*)in.pbuf[k & 1]
                                    : sp     ? (const A*)h->bases
                                             : (const A*)h->bases + off;
+            if (trace) CU(cudaEventRecord(ev_tr[k].digits, prep));
             cub::DoubleBuffer<uint32_t> dk(k0, k1);
             cub::DoubleBuffer<uint32_t> dv(v0, v1);
             size_t sort_avail = sort_len;
@@ -829,10 +901,12 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             T = (Mk + K - 1) / K;
             // A chunk after the first resumes from the buckets' sums.
             auto accum0 = k == 0 ? k_accum0<F, false> : k_accum0<F, true>;
+            if (trace) CU(cudaEventRecord(ev_tr[k].acc0s, st));
             accum0<<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
                 dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
                 (uint32_t*)pka, (P*)pa);
             LAUNCHED("k_accum0");
+            if (trace) CU(cudaEventRecord(ev_tr[k].acc0e, st));
             uint32_t* ink = (uint32_t*)pka;
             P* inp = (P*)pa;
             uint32_t* outk = (uint32_t*)pkb;
@@ -902,6 +976,9 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     }
     t.reduce_ms = elapsed(nchunks ? ev_acc[nchunks - 1] : ev_ones, ev_end);
     t.total_ms = elapsed(ev_start, ev_end);
+    if (trace)
+        trace_chunks(h->group, p, npip, chunk, streamed, ev_start, ev_end, ev_tr,
+                     overlap ? ev_copy : std::vector<cudaEvent_t>(), ev_sort, ev_acc);
     if (tm) *tm = t;
     return ZK_MSM_OK;
 }
