@@ -37,14 +37,20 @@ func faultSynth(t *testing.T, name, fault string, once bool) (script, exe string
 }
 
 // synthCircuits returns the [[circuit]] tables: chain (built-in) and, for each
-// name, the chain key set solved by synthesizer extra[name] (its extra lines
-// follow the synthesizer key).
+// name, the chain key set solved by synthesizer synths[name] (extra[name]'s
+// lines follow the synthesizer key).
 func synthCircuits(synths map[string]string, extra map[string]string) string {
+	return fmt.Sprintf("[[circuit]]\nname = \"chain\"\nkeys = %q\n\n", keyDir) + synthTables("chain", keyDir, synths, extra)
+}
+
+// synthTables returns a [[circuit]] table for each name of synths: the key set
+// of fixture (in directory keys) solved by synthesizer synths[name], with
+// extra[name]'s lines after the synthesizer key.
+func synthTables(fixture, keys string, synths map[string]string, extra map[string]string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[[circuit]]\nname = \"chain\"\nkeys = %q\n\n", keyDir)
-	pk := filepath.Join(keyDir, fixtures["chain"].spec.ID()+".pk")
+	pk := filepath.Join(keys, fixtures[fixture].spec.ID()+".pk")
 	for name, bin := range synths {
-		fmt.Fprintf(&b, "[[circuit]]\nname = %q\nkeys = %q\npk = %q\nsynthesizer = %q\n%s\n", name, keyDir, pk, bin, extra[name])
+		fmt.Fprintf(&b, "[[circuit]]\nname = %q\nkeys = %q\npk = %q\nsynthesizer = %q\n%s\n", name, keys, pk, bin, extra[name])
 	}
 	return b.String()
 }
@@ -52,8 +58,14 @@ func synthCircuits(synths map[string]string, extra map[string]string) string {
 // submitChainAs submits n valid chain partitions under circuit name.
 func (h *host) submitChainAs(name string, seed uint64, n int) api.Job {
 	h.t.Helper()
+	return h.submitAs("chain", name, seed, n)
+}
+
+// submitAs submits n valid partitions of fixture under circuit name.
+func (h *host) submitAs(fixture, name string, seed uint64, n int) api.Job {
+	h.t.Helper()
 	job, err := h.client.Submit(ctxFor(h.t, 30*time.Second), api.SubmitRequest{
-		Circuit: name, Witnesses: witnesses(h.t, "chain", seed, n), Class: api.ClassNormal,
+		Circuit: name, Witnesses: witnesses(h.t, fixture, seed, n), Class: api.ClassNormal,
 	})
 	if err != nil {
 		h.t.Fatalf("submit %s: %v", name, err)
@@ -72,6 +84,46 @@ func TestSynthesizerPluginProves(t *testing.T) {
 	checkDone(t, done, "chain", 41, 4)
 	if !strings.Contains(h.logText(), "synthesizer ready") {
 		t.Errorf("the daemon's log does not show the synthesizer starting:\n%s", h.logTail(40))
+	}
+	if files := h.shmFiles(); len(files) != 0 {
+		t.Errorf("partition files left behind: %v", files)
+	}
+}
+
+// TestSynthesizerPluginProvesBN254 serves the BN254 chain key set through
+// faultsynth processes: a multi-partition job is proved, every proof verified
+// with gnark's BN254 verifier; a synthesizer that changes an internal wire of
+// its partition fails its job with the constraint the host's check names, and
+// one that changes a public input is refused before any proof.
+func TestSynthesizerPluginProvesBN254(t *testing.T) {
+	good, _ := faultSynth(t, "good-synth-bn254", "", false)
+	lie, _ := faultSynth(t, "lie-synth-bn254", "lie", false)
+	liePub, _ := faultSynth(t, "lie-public-synth-bn254", "lie-public", false)
+	h := newHost(t, hostConf{Devices: []deviceConf{cpuDevice()}, MaxAttempts: 2, Circuits: synthTables("chain-bn254", keyDirBN254,
+		map[string]string{"bnsynth": good, "bnlie": lie, "bnliepublic": liePub}, nil)})
+	h.start()
+	job := h.submitAs("chain-bn254", "bnsynth", 48, 3)
+	lieJob := h.submitAs("chain-bn254", "bnlie", 49, 1)
+	liePubJob := h.submitAs("chain-bn254", "bnliepublic", 49, 1)
+	done, _ := h.await(job.ID, 2*time.Minute)
+	checkDone(t, done, "chain-bn254", 48, 3)
+	for _, c := range []struct {
+		job  api.Job
+		want string
+	}{
+		{lieJob, "wrote a partition that does not satisfy circuit bnlie (constraint"},
+		{liePubJob, "wrote an unusable partition: public input 0 (W[1]) differs from the submitted witness"},
+	} {
+		failed, _ := h.await(c.job.ID, 2*time.Minute)
+		t.Logf("%s: %s", c.job.Circuit, failed.Error)
+		if failed.State != api.JobFailed || !strings.Contains(failed.Error, c.want) {
+			t.Errorf("%s: job %s is %s with error %q, want failed saying %q", c.job.Circuit, failed.ID, failed.State, failed.Error, c.want)
+		}
+		for i, p := range failed.Partitions {
+			if len(p.Proof) != 0 {
+				t.Errorf("%s: partition %d of a failed job carries a proof", c.job.Circuit, i)
+			}
+		}
 	}
 	if files := h.shmFiles(); len(files) != 0 {
 		t.Errorf("partition files left behind: %v", files)

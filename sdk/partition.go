@@ -9,8 +9,11 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sys/unix"
+
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // ElementSize is the size in bytes of one field element in a partition file: a
@@ -410,8 +413,7 @@ func (p *Partition) Raw() []byte {
 }
 
 // W returns the wire vector of a BLS12-381 partition as its scalars, aliasing the
-// read-only mapping, and nil for another curve's (whose bytes Bytes gives, to view
-// as that curve's scalars: refprover.ScalarsOf).
+// read-only mapping, and nil for another curve's (Vectors serves every curve).
 func (p *Partition) W() []fr.Element { return p.blsElements(SectionW) }
 
 // A returns A's evaluations as W does.
@@ -429,13 +431,60 @@ func (p *Partition) blsElements(s Section) []fr.Element {
 	return elements(p.Bytes(s))
 }
 
+// Vectors returns the W, A and B of full partition p as scalars S, the
+// fr.Element of p's curve (gnark-crypto's bls12-381/fr or bn254/fr), aliasing
+// the read-only mapping: W, A and B of either curve through one call. Scalars of
+// another curve than the partition's are an ErrInvalidArgument naming both (the
+// bytes would read as numbers of the wrong field), as are a compact partition
+// (its W is packed: ReadCompactPartition) and a closed one.
+func Vectors[S ~[4]uint64](p *Partition) (W, A, B []S, err error) {
+	if err := checkScalarCurve[S](p.h.Curve); err != nil {
+		return nil, nil, nil, Errorf(ErrInvalidArgument, "partition file %s: %v", p.h.Path, err)
+	}
+	if p.h.Format != FormatFull {
+		return nil, nil, nil, Errorf(ErrInvalidArgument, "partition file %s: format %s, not W, A and B", p.h.Path, p.h.Format)
+	}
+	w, a, b := p.Bytes(SectionW), p.Bytes(SectionA), p.Bytes(SectionB)
+	if w == nil {
+		return nil, nil, nil, Errorf(ErrInvalidArgument, "partition file %s: closed", p.h.Path)
+	}
+	return elementsOf[S](w), elementsOf[S](a), elementsOf[S](b), nil
+}
+
+// checkScalarCurve refuses scalars S of another curve than c: the two curves'
+// fr.Element are both four words, and only the type says which field they are
+// numbers of.
+func checkScalarCurve[S ~[4]uint64](c Curve) error {
+	id := curve.ScalarIDOf[S]()
+	if id == ecc.UNKNOWN {
+		return fmt.Errorf("%T is no scalar of BLS12-381 or BN254", *new(S))
+	}
+	if got := Curve(curve.Name(id)); got != c {
+		return fmt.Errorf("the vectors are %s scalars, the partition is %s", curve.Title(id), curveTitle(c))
+	}
+	return nil
+}
+
+// curveTitle names c as prose does ("BLS12-381"), or quotes it when it is no
+// curve zkhost knows.
+func curveTitle(c Curve) string {
+	id, err := curve.Parse(string(c))
+	if err != nil {
+		return fmt.Sprintf("%q", string(c))
+	}
+	return curve.Title(id)
+}
+
 // elements views b (a whole number of 32-byte elements, 8-byte aligned since
 // sections start on page boundaries) as field elements without copying.
-func elements(b []byte) []fr.Element {
+func elements(b []byte) []fr.Element { return elementsOf[fr.Element](b) }
+
+// elementsOf is elements for the scalars S of either curve.
+func elementsOf[S ~[4]uint64](b []byte) []S {
 	if len(b) == 0 {
 		return nil
 	}
-	return unsafe.Slice((*fr.Element)(unsafe.Pointer(&b[0])), len(b)/ElementSize)
+	return unsafe.Slice((*S)(unsafe.Pointer(&b[0])), len(b)/ElementSize)
 }
 
 // Close unmaps the partition. Slices obtained before are invalid afterwards.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,7 +15,10 @@ const writeChunk = 1 << 20
 // WritePartition writes a solved partition into the memfd the host made for it,
 // out (the output handle of a SynthesizeRequest): W at WOffset, A at AOffset, B
 // at BOffset, leaving the padding between sections zero. It is what a
-// synthesizer calls to answer Synthesize.
+// synthesizer calls to answer Synthesize. S is the fr.Element of out.Curve
+// (gnark-crypto's bls12-381/fr or bn254/fr): both are four words, so only their
+// type tells the curves apart, and vectors of another curve's scalars are
+// refused rather than written as numbers of the wrong field.
 //
 // The file is opened for writing, never created: it must exist (the host's
 // /proc/<pid>/fd/<n>), be a regular file with out's inode and exactly out.Size
@@ -24,13 +26,17 @@ const writeChunk = 1 << 20
 // outlives the call (the host seals the file once Synthesize answers, which a
 // writable mapping would prevent). Errors are *Error: ErrInvalidArgument when
 // the vectors' lengths differ from the handle's counts, the handle's layout is
-// wrong, or the file is missing or not the one the handle names;
+// wrong, the vectors are another curve's scalars than the handle's, or the file
+// is missing or not the one the handle names;
 // ErrResourceExhausted when memory runs out; ErrInternal otherwise. On error
 // the sections written are zeroed again (their memory freed), so nothing is
 // left of the partition, and the host removes the file.
-func WritePartition(out PartitionHandle, W, A, B []fr.Element) error {
+func WritePartition[S ~[4]uint64](out PartitionHandle, W, A, B []S) error {
 	if err := checkHandle(out); err != nil {
 		return err
+	}
+	if err := checkScalarCurve[S](out.Curve); err != nil {
+		return Errorf(ErrInvalidArgument, "write partition %s: %v", out.Path, err)
 	}
 	switch {
 	case uint64(len(W)) != out.NbWires:
@@ -75,7 +81,7 @@ func WritePartition(out PartitionHandle, W, A, B []fr.Element) error {
 // fillPartition writes the three sections of h at their offsets into f, which
 // has h's size already (its padding a hole that reads as zeros).
 // Deliberately parallel to sdk/shm's fill: see why there.
-func fillPartition(f *os.File, h PartitionHandle, W, A, B []fr.Element) error {
+func fillPartition[S ~[4]uint64](f *os.File, h PartitionHandle, W, A, B []S) error {
 	for _, s := range []struct {
 		off  uint64
 		data []byte

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	plugin "github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
 )
@@ -98,9 +99,15 @@ func TestSynthRoundTrip(t *testing.T) {
 // against growing and shrinking.
 func testOutput(t *testing.T, nbWires, nbConstraints uint64) PartitionHandle {
 	t.Helper()
+	return testOutputOn(t, CurveBLS12381, nbWires, nbConstraints)
+}
+
+// testOutputOn is testOutput for a partition of curve c.
+func testOutputOn(t *testing.T, c Curve, nbWires, nbConstraints uint64) PartitionHandle {
+	t.Helper()
 	wOff, aOff, bOff, size := PartitionLayout(nbWires, nbConstraints)
 	path, ino := testMemfd(t, unix.F_SEAL_GROW|unix.F_SEAL_SHRINK, make([]byte, size))
-	return PartitionHandle{Path: path, Inode: ino, Size: int64(size), Curve: CurveBLS12381,
+	return PartitionHandle{Path: path, Inode: ino, Size: int64(size), Curve: c,
 		NbWires: nbWires, NbConstraints: nbConstraints, WOffset: wOff, AOffset: aOff, BOffset: bOff}
 }
 
@@ -174,5 +181,66 @@ func TestWritePartition(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWritePartitionCurves writes a partition of each curve with its own
+// scalars and reads it back with Vectors; the other curve's scalars are refused
+// both ways, naming the two curves, and leave the output untouched.
+func TestWritePartitionCurves(t *testing.T) {
+	t.Run("bls12-381", func(t *testing.T) { testWriteCurve[fr.Element, bnfr.Element](t, CurveBLS12381, "BLS12-381", "BN254") })
+	t.Run("bn254", func(t *testing.T) { testWriteCurve[bnfr.Element, fr.Element](t, CurveBN254, "BN254", "BLS12-381") })
+}
+
+// testWriteCurve writes and reads a partition of curve c, whose scalars are S;
+// O is the other curve's scalar, named other (c's is named title).
+func testWriteCurve[S, O ~[4]uint64](t *testing.T, c Curve, title, other string) {
+	W, A, B := make([]S, 5), make([]S, 7), make([]S, 7)
+	for i := range W {
+		W[i] = S{uint64(i + 1)}
+	}
+	for i := range A {
+		A[i], B[i] = S{uint64(100 + i)}, S{uint64(200 + i)}
+	}
+	wrong := testOutputOn(t, c, 5, 7)
+	err := WritePartition(wrong, make([]O, 5), make([]O, 7), make([]O, 7))
+	want := "the vectors are " + other + " scalars, the partition is " + title
+	if KindOf(err) != ErrInvalidArgument || !strings.Contains(err.Error(), want) {
+		t.Errorf("WritePartition of %s scalars into a %s output: %v, want invalid_argument saying %q", other, title, err, want)
+	}
+	if data, err := os.ReadFile(wrong.Path); err != nil || strings.Trim(string(data), "\x00") != "" {
+		t.Errorf("a refused write changed the output (%v)", err)
+	}
+
+	out := testOutputOn(t, c, 5, 7)
+	if err := WritePartition(out, W, A, B); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(out.Path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	p, err := OpenPartition(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	gotW, gotA, gotB, err := Vectors[S](p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotW, W) || !reflect.DeepEqual(gotA, A) || !reflect.DeepEqual(gotB, B) {
+		t.Error("the sections read back differ")
+	}
+	if _, _, _, err := Vectors[O](p); KindOf(err) != ErrInvalidArgument || !strings.Contains(err.Error(), want) {
+		t.Errorf("Vectors as %s scalars of a %s partition: %v, want invalid_argument saying %q", other, title, err, want)
+	}
+	p.Close()
+	if _, _, _, err := Vectors[S](p); KindOf(err) != ErrInvalidArgument {
+		t.Errorf("Vectors of a closed partition: %v, want invalid_argument", err)
 	}
 }

@@ -26,7 +26,10 @@ type SynthDescription struct {
 type CircuitRef struct {
 	// ID is the host's name for the circuit (its key set's name); Synthesize
 	// refers to it.
-	ID    string
+	ID string
+	// Curve is the circuit's curve: every element of its partitions is a
+	// scalar of that curve's field (the fr.Element WritePartition takes), and
+	// each SynthesizeRequest's Output names the same curve.
 	Curve Curve
 	// CCSPath is the circuit's constraint system as gnark writes it
 	// (R1CS.WriteTo), and CCSSHA256 the SHA-256 of that file. A synthesizer of

@@ -1,7 +1,7 @@
 // Command faultsynth is a synthesizer plugin that misbehaves on purpose, for the
 // end-to-end tests of synthesizer plugins (e2e/synth_test.go). It solves gnark
-// circuits without custom hints (the example circuits) with sdk/synthgnark and
-// injects the fault its environment names:
+// circuits without custom hints (the example circuits, on BLS12-381 or BN254)
+// with sdk/synthgnark and injects the fault its environment names:
 //
 //	ZKHOST_FAULT_SYNTH=crash        write part of the partition file, then exit with status 3
 //	ZKHOST_FAULT_SYNTH=hang         never answer Synthesize

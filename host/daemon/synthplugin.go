@@ -9,7 +9,8 @@ package daemon
 // seals it against writes once the plugin answers (refused while the plugin
 // still maps it writable), and checks the public inputs in W against the
 // submitted witness; a proof that does not verify makes the host
-// check the partition against every constraint (sdk/partcheck), so a plugin
+// check the partition against every constraint (sdk/partcheck, on the
+// circuit's curve, BLS12-381 or BN254, as every step here), so a plugin
 // that lies fails the job with an error that says so, and a device that failed
 // is retried as before.
 
@@ -22,7 +23,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/zkhost/zkhost/host/api"
@@ -31,8 +33,10 @@ import (
 	"github.com/zkhost/zkhost/host/synth"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	zkcurve "github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 	"github.com/zkhost/zkhost/sdk/plugins"
+	"github.com/zkhost/zkhost/sdk/shm"
 )
 
 // startSynthesizers starts the synthesizer plugin of every [[circuit]] that
@@ -45,11 +49,6 @@ func (d *Daemon) startSynthesizers(ctx context.Context) error {
 		ce := d.circuits[cc.Name]
 		if ce == nil {
 			continue
-		}
-		if ce.c.CCS == nil {
-			// The synthesizer contract's partitions are checked with
-			// BLS12-381's constraint system (sdk/partcheck).
-			return fmt.Errorf("circuit[%d] %q: synthesizer: the circuit is %s, and synthesizer plugins serve BLS12-381 circuits only", i, cc.Name, ce.c.Curve)
 		}
 		ref, err := circuitRef(ce.c)
 		if err != nil {
@@ -170,17 +169,35 @@ func (d *Daemon) synthesizeWithPlugin(it queue.Item[*task], lane string, w witne
 // checkPublic checks that the partition h carries the constant wire and the
 // public inputs of pub (the submitted witness's public part) at the start of
 // W. A partition for other public inputs would prove another statement; its
-// proof would not verify against pub, and checking here names the cause.
+// proof would not verify against pub, and checking here names the cause. The
+// witness, parsed over the circuit's field, holds that curve's scalars: they
+// pick the type checkPublicOf reads W as.
 func (d *Daemon) checkPublic(h sdk.PartitionHandle, pub witness.Witness) error {
-	vec, ok := pub.Vector().(fr.Vector)
-	if !ok {
-		return fmt.Errorf("public witness holds %T, want BLS12-381 scalars", pub.Vector())
+	switch vec := pub.Vector().(type) {
+	case blsfr.Vector:
+		return checkPublicOf[blsfr.Element](d.shm, h, vec)
+	case bnfr.Vector:
+		return checkPublicOf[bnfr.Element](d.shm, h, vec)
 	}
-	W, err := d.shm.ReadW(h, 1+len(vec))
+	return fmt.Errorf("public witness holds %T, want BLS12-381 or BN254 scalars", pub.Vector())
+}
+
+// checkPublicOf is checkPublic for a circuit whose scalars are S: a partition
+// of another curve is refused naming both, before its W is read as S.
+func checkPublicOf[S ~[4]uint64, PS zkcurve.Scalar[S]](store *shm.Store, h sdk.PartitionHandle, pub []S) error {
+	if want := sdk.Curve(zkcurve.Name(zkcurve.ScalarIDOf[S]())); h.Curve != want {
+		return fmt.Errorf("the partition is %s, the submitted witness is %s", h.Curve, want)
+	}
+	words, err := store.ReadW(h, 1+len(pub))
 	if err != nil {
 		return err
 	}
-	return partcheck.Public(W, vec)
+	// ReadW's elements are BLS12-381's type holding h's curve's words.
+	W := make([]S, len(words))
+	for i := range words {
+		W[i] = S(words[i])
+	}
+	return partcheck.Public[S, PS](W, pub)
 }
 
 // removeOutput removes the memfd out, adopted or not.
@@ -244,7 +261,7 @@ func (d *Daemon) checkPluginPartition(t *task) string {
 		return fmt.Sprintf("synthesizer %s: its partition file cannot be read back: %v", ce.synthPath, err)
 	}
 	defer p.Close()
-	if err := partcheck.Check(ce.c.CCS, p.W(), p.A(), p.B()); err != nil {
+	if err := partcheck.CheckPartition(ce.c.System, p); err != nil {
 		d.log.Error("a synthesizer plugin wrote a partition that does not satisfy its circuit", "synthesizer", ce.synthPath,
 			"job", t.job.id, "partition", t.idx, "error", err)
 		return fmt.Sprintf("synthesizer %s wrote a partition that does not satisfy circuit %s (%v); its proof did not verify", ce.synthPath, ce.name, err)

@@ -4,21 +4,29 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/big"
 	"os"
 	"runtime"
 	"sync"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
+	cs_bn254 "github.com/consensys/gnark/constraint/bn254"
 	"github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/logger"
 	_ "github.com/consensys/gnark/std/math/bits" // registers its hints (api.ToBinary's) at init
 
 	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/solve"
+	"github.com/zkhost/zkhost/sdk/solvebn254"
 )
 
 // Options configures a Synthesizer.
@@ -34,8 +42,8 @@ type Options struct {
 	MaxInFlight int
 }
 
-// Synthesizer solves gnark circuits (BLS12-381 R1CS) with its user's hints. It
-// implements sdk.Synthesizer; create it with New.
+// Synthesizer solves gnark circuits (R1CS of BLS12-381 or BN254) with its
+// user's hints. It implements sdk.Synthesizer; create it with New.
 type Synthesizer struct {
 	opts Options
 
@@ -45,10 +53,74 @@ type Synthesizer struct {
 
 type loaded struct {
 	ref sdk.CircuitRef
-	ccs *cs.R1CS
-	// program is ccs compiled for sdk/solve, or nil when it does not handle
-	// the system (gnark's solver then runs).
-	program *solve.Program
+	// solve solves one partition of the circuit and writes it: solveAndWrite
+	// bound, by LoadCircuit, to the circuit's curve and compiled program.
+	solve solveFunc
+}
+
+// solveFunc solves the full witness w of circuit ref and writes the partition
+// to out, unless ctx ends first.
+type solveFunc func(ctx context.Context, ref sdk.CircuitRef, w witness.Witness, out sdk.PartitionHandle, opts []solver.Option) error
+
+// curves are the curves the synthesizer solves (newSystem's).
+var curves = []sdk.Curve{sdk.CurveBLS12381, sdk.CurveBN254}
+
+// newSystem returns an empty gnark R1CS of curve c, to read the circuit into,
+// and bind, which returns the solveFunc of that system once read; ok is false
+// for a curve the synthesizer does not solve. Each curve's solver is a package
+// of its own (sdk/solve, and sdk/solvebn254 generated from it), so the curve
+// picks it here; everything after is one generic path, solveAndWrite.
+func newSystem(c sdk.Curve) (ccs constraint.ConstraintSystem, bind func() solveFunc, ok bool) {
+	switch c {
+	case sdk.CurveBLS12381:
+		r := new(cs.R1CS)
+		return r, func() solveFunc {
+			program, _ := solve.Compile(r) // nil: gnark's solver runs
+			return solveAndWrite[blsfr.Element, blsfr.Vector](func(w witness.Witness, opts []solver.Option) (W, A, B []blsfr.Element, err error) {
+				return solve.R1CS(r, program, w, opts...)
+			})
+		}, true
+	case sdk.CurveBN254:
+		r := new(cs_bn254.R1CS)
+		return r, func() solveFunc {
+			program, _ := solvebn254.Compile(r) // nil: gnark's solver runs
+			return solveAndWrite[bnfr.Element, bnfr.Vector](func(w witness.Witness, opts []solver.Option) (W, A, B []bnfr.Element, err error) {
+				return solvebn254.R1CS(r, program, w, opts...)
+			})
+		}, true
+	}
+	return nil, nil, false
+}
+
+// solveAndWrite returns the solveFunc of a circuit whose scalars are S, solved
+// by solveR1CS: it checks the witness's sizes against the circuit's, solves,
+// and writes W, A and B. V is the curve's fr.Vector, what a witness of its
+// field holds.
+func solveAndWrite[S ~[4]uint64, V ~[]S](solveR1CS func(w witness.Witness, opts []solver.Option) (W, A, B []S, err error)) solveFunc {
+	return func(ctx context.Context, ref sdk.CircuitRef, w witness.Witness, out sdk.PartitionHandle, opts []solver.Option) error {
+		v, ok := w.Vector().(V)
+		if !ok {
+			return sdk.Errorf(sdk.ErrInvalidArgument, "witness holds %T, want %s scalars", w.Vector(), title(ref.Curve))
+		}
+		if want := ref.NbPublic - 1 + ref.NbSecret; uint64(len(v)) != want {
+			return sdk.Errorf(sdk.ErrInvalidArgument, "witness has %d values, circuit %s wants %d (%d public, %d secret)", len(v), ref.ID, want, ref.NbPublic-1, ref.NbSecret)
+		}
+		pub, err := w.Public()
+		if err != nil {
+			return sdk.Errorf(sdk.ErrInvalidArgument, "witness: %v", err)
+		}
+		if got := uint64(len(pub.Vector().(V))); got != ref.NbPublic-1 {
+			return sdk.Errorf(sdk.ErrInvalidArgument, "witness has %d public values, circuit %s wants %d", got, ref.ID, ref.NbPublic-1)
+		}
+		W, A, B, err := solveR1CS(w, opts)
+		if err != nil {
+			return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: the witness does not satisfy the circuit: %v", ref.ID, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return sdk.Errorf(sdk.ErrCanceled, "synthesize: %v", err)
+		}
+		return sdk.WritePartition(out, W, A, B)
+	}
 }
 
 var _ sdk.Synthesizer = (*Synthesizer)(nil)
@@ -78,19 +150,21 @@ func New(opts Options) *Synthesizer {
 	return &Synthesizer{opts: opts, circuits: map[string]*loaded{}}
 }
 
-// Describe answers the synthesizer's name, API version, curve and concurrency.
+// Describe answers the synthesizer's name, API version, curves and
+// concurrency.
 func (s *Synthesizer) Describe(ctx context.Context) (sdk.SynthDescription, error) {
 	return sdk.SynthDescription{
 		Name:        s.opts.Name,
 		Version:     s.opts.Version,
 		APIVersions: []uint32{sdk.SynthAPIVersion},
-		Curves:      []sdk.Curve{sdk.CurveBLS12381},
+		Curves:      append([]sdk.Curve(nil), curves...),
 		MaxInFlight: s.opts.MaxInFlight,
 	}, nil
 }
 
-// LoadCircuit reads ref's constraint system, checks its SHA-256 against
-// ref.CCSSHA256 and its sizes against ref's, and keeps it for Synthesize.
+// LoadCircuit reads ref's constraint system as gnark's R1CS of ref.Curve,
+// checks its SHA-256 against ref.CCSSHA256 and its sizes against ref's, and
+// keeps it for Synthesize.
 func (s *Synthesizer) LoadCircuit(ctx context.Context, ref sdk.CircuitRef) error {
 	s.mu.Lock()
 	if l, ok := s.circuits[ref.ID]; ok {
@@ -101,8 +175,9 @@ func (s *Synthesizer) LoadCircuit(ctx context.Context, ref sdk.CircuitRef) error
 		return nil
 	}
 	s.mu.Unlock()
-	if ref.Curve != sdk.CurveBLS12381 {
-		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: curve %q, this synthesizer solves %s", ref.ID, ref.Curve, sdk.CurveBLS12381)
+	ccs, bind, ok := newSystem(ref.Curve)
+	if !ok {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: curve %q, this synthesizer solves %v", ref.ID, ref.Curve, curves)
 	}
 	data, err := os.ReadFile(ref.CCSPath)
 	if err != nil {
@@ -111,9 +186,15 @@ func (s *Synthesizer) LoadCircuit(ctx context.Context, ref sdk.CircuitRef) error
 	if sum := sha256.Sum256(data); sum != ref.CCSSHA256 {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: constraint system %s has SHA-256 %x, the host says %x", ref.ID, ref.CCSPath, sum, ref.CCSSHA256)
 	}
-	ccs := new(cs.R1CS)
-	if _, err := ccs.ReadFrom(bytes.NewReader(data)); err != nil {
-		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: constraint system %s does not decode as a BLS12-381 R1CS: %v", ref.ID, ref.CCSPath, err)
+	if err := readSystem(ccs, data); err != nil {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: constraint system %s does not decode as a %s R1CS: %v", ref.ID, ref.CCSPath, title(ref.Curve), err)
+	}
+	// gnark's decoder reads a system of another curve all the same (its
+	// scalars fit either type); the field the system was compiled for is in
+	// its header.
+	if id, _ := curve.Parse(string(ref.Curve)); ccs.Field().Cmp(id.ScalarField()) != 0 {
+		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: constraint system %s is compiled for %s, the host says the circuit is %s",
+			ref.ID, ref.CCSPath, fieldTitle(ccs.Field()), title(ref.Curve))
 	}
 	nbPublic, nbSecret := uint64(ccs.GetNbPublicVariables()), uint64(ccs.GetNbSecretVariables())
 	nbWires := nbPublic + nbSecret + uint64(ccs.GetNbInternalVariables())
@@ -130,18 +211,54 @@ func (s *Synthesizer) LoadCircuit(ctx context.Context, ref sdk.CircuitRef) error
 			return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: the constraint system has %d %s, the host says %d", ref.ID, f.got, f.name, f.want)
 		}
 	}
-	program, _ := solve.Compile(ccs) // nil: gnark's solver runs
+	l := &loaded{ref: ref, solve: bind()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.circuits[ref.ID]; !ok {
-		s.circuits[ref.ID] = &loaded{ref: ref, ccs: ccs, program: program}
+		s.circuits[ref.ID] = l
 	}
 	return nil
 }
 
-// Synthesize parses req.Witness, solves the circuit with the configured solver
-// options and writes the partition to req.Output. gnark's solver takes no
-// context: a cancelled call returns when the solve finishes.
+// readSystem decodes data, a gnark constraint system file, into ccs. gnark's
+// decoder allocates the length it reads before checking it, and panics on some
+// malformed input: the length is checked first and a panic is an error.
+func readSystem(ccs constraint.ConstraintSystem, data []byte) (err error) {
+	if len(data) < 32 || binary.LittleEndian.Uint64(data) != uint64(len(data)-32) {
+		return errors.New("bad length header or truncated")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoder failed: %v", r)
+		}
+	}()
+	_, err = ccs.ReadFrom(bytes.NewReader(data))
+	return err
+}
+
+// fieldTitle names the curve whose scalar field is field, or its modulus.
+func fieldTitle(field *big.Int) string {
+	for _, id := range curve.IDs {
+		if id.ScalarField().Cmp(field) == 0 {
+			return curve.Title(id)
+		}
+	}
+	return "the field of modulus " + field.Text(16)
+}
+
+// title names curve c as prose does ("BN254").
+func title(c sdk.Curve) string {
+	id, err := curve.Parse(string(c))
+	if err != nil {
+		return string(c)
+	}
+	return curve.Title(id)
+}
+
+// Synthesize parses req.Witness over the circuit's curve, solves the circuit
+// with the configured solver options and writes the partition to req.Output.
+// gnark's solver takes no context: a cancelled call returns when the solve
+// finishes, and writes nothing.
 func (s *Synthesizer) Synthesize(ctx context.Context, req sdk.SynthesizeRequest) (sdk.SynthesizeResult, error) {
 	start := time.Now()
 	s.mu.Lock()
@@ -155,35 +272,18 @@ func (s *Synthesizer) Synthesize(ctx context.Context, req sdk.SynthesizeRequest)
 		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "output handle is for %d wires and %d constraints of %s, circuit %s has %d and %d of %s",
 			req.Output.NbWires, req.Output.NbConstraints, req.Output.Curve, ref.ID, ref.NbWires, ref.NbConstraints, ref.Curve)
 	}
-	w, err := witness.New(ecc.BLS12_381.ScalarField())
+	id, err := curve.Parse(string(ref.Curve)) // LoadCircuit took only a curve newSystem knows
+	if err != nil {
+		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInternal, "circuit %s: %v", ref.ID, err)
+	}
+	w, err := witness.New(id.ScalarField())
 	if err != nil {
 		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInternal, "witness: %v", err)
 	}
 	if err := w.UnmarshalBinary(req.Witness); err != nil {
-		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "witness (%d bytes) does not decode as a BLS12-381 gnark witness: %v", len(req.Witness), err)
+		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "witness (%d bytes) does not decode as a %s gnark witness: %v", len(req.Witness), curve.Title(id), err)
 	}
-	v, ok := w.Vector().(fr.Vector)
-	if !ok {
-		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "witness holds %T, want BLS12-381 scalars", w.Vector())
-	}
-	if want := ref.NbPublic - 1 + ref.NbSecret; uint64(len(v)) != want {
-		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "witness has %d values, circuit %s wants %d (%d public, %d secret)", len(v), ref.ID, want, ref.NbPublic-1, ref.NbSecret)
-	}
-	pub, err := w.Public()
-	if err != nil {
-		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "witness: %v", err)
-	}
-	if got := uint64(len(pub.Vector().(fr.Vector))); got != ref.NbPublic-1 {
-		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "witness has %d public values, circuit %s wants %d", got, ref.ID, ref.NbPublic-1)
-	}
-	W, A, B, err := solve.R1CS(l.ccs, l.program, w, s.solverOptions()...)
-	if err != nil {
-		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: the witness does not satisfy the circuit: %v", ref.ID, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return sdk.SynthesizeResult{}, sdk.Errorf(sdk.ErrCanceled, "synthesize: %v", err)
-	}
-	if err := sdk.WritePartition(req.Output, W, A, B); err != nil {
+	if err := l.solve(ctx, ref, w, req.Output, s.solverOptions()); err != nil {
 		return sdk.SynthesizeResult{}, err
 	}
 	return sdk.SynthesizeResult{Wall: time.Since(start)}, nil

@@ -6,22 +6,26 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
-	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/constraint"
 
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 	"github.com/zkhost/zkhost/sdk/shm"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
-// chain compiles the chain circuit with 2^4 constraints, writes its constraint
-// system into a temporary directory and returns it with its CircuitRef.
-func chain(t *testing.T) (circuits.Spec, *cs.R1CS, sdk.CircuitRef) {
+// chain compiles the chain circuit with 2^4 constraints on curve id, writes its
+// constraint system into a temporary directory and returns it with its
+// CircuitRef.
+func chain(t *testing.T, id ecc.ID) (circuits.Spec, constraint.ConstraintSystem, sdk.CircuitRef) {
 	t.Helper()
-	spec, ccs := testcircuit.Compile(t, "chain", map[string]int{"k": 4})
+	spec, ccs := testcircuit.CompileOn(t, id, "chain", map[string]int{"k": 4})
 	var buf bytes.Buffer
 	if _, err := ccs.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -32,7 +36,7 @@ func chain(t *testing.T) (circuits.Spec, *cs.R1CS, sdk.CircuitRef) {
 	}
 	nbPublic, nbSecret := ccs.GetNbPublicVariables(), ccs.GetNbSecretVariables()
 	return spec, ccs, sdk.CircuitRef{
-		ID: "chain", Curve: sdk.CurveBLS12381, CCSPath: path, CCSSHA256: sha256.Sum256(buf.Bytes()),
+		ID: "chain", Curve: sdk.Curve(curve.Name(id)), CCSPath: path, CCSSHA256: sha256.Sum256(buf.Bytes()),
 		NbWires: uint64(nbPublic + nbSecret + ccs.GetNbInternalVariables()), NbConstraints: uint64(ccs.GetNbConstraints()),
 		NbPublic: uint64(nbPublic), NbSecret: uint64(nbSecret),
 	}
@@ -44,21 +48,63 @@ func output(t *testing.T, ref sdk.CircuitRef) (*shm.Store, sdk.PartitionHandle) 
 	t.Helper()
 	store := shm.NewStore()
 	t.Cleanup(func() { store.Close() })
-	out, err := store.Output("synthgnark-test", sdk.CurveBLS12381, ref.NbWires, ref.NbConstraints)
+	out, err := store.Output("synthgnark-test", ref.Curve, ref.NbWires, ref.NbConstraints)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return store, out
 }
 
+// TestSynthesize solves a chain partition of each curve into an output made as
+// the host makes it, and checks it against every constraint.
 func TestSynthesize(t *testing.T) {
-	spec, ccs, ref := chain(t)
+	for _, id := range curve.IDs {
+		t.Run(curve.Name(id), func(t *testing.T) {
+			spec, ccs, ref := chain(t, id)
+			s := New(Options{})
+			ctx := context.Background()
+			if err := s.LoadCircuit(ctx, ref); err != nil {
+				t.Fatal(err)
+			}
+			w, err := spec.Witness(0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wb, err := w.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			store, out := output(t, ref)
+			if _, err := s.Synthesize(ctx, sdk.SynthesizeRequest{CircuitID: "chain", Witness: wb, Output: out}); err != nil {
+				t.Fatal(err)
+			}
+			h, err := store.Adopt(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := sdk.OpenPartition(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if err := partcheck.CheckPartition(ccs, p); err != nil {
+				t.Errorf("the partition does not satisfy the circuit: %v", err)
+			}
+		})
+	}
+}
+
+// TestWitnessOfAnotherCurve sends a BN254 circuit a BLS12-381 witness of the
+// same circuit: refused, the output left as the host made it.
+func TestWitnessOfAnotherCurve(t *testing.T) {
+	_, _, ref := chain(t, ecc.BN254)
+	blsSpec, _, _ := chain(t, ecc.BLS12_381)
 	s := New(Options{})
 	ctx := context.Background()
 	if err := s.LoadCircuit(ctx, ref); err != nil {
 		t.Fatal(err)
 	}
-	w, err := spec.Witness(0, 1)
+	w, err := blsSpec.Witness(0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,38 +112,42 @@ func TestSynthesize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, out := output(t, ref)
-	if _, err := s.Synthesize(ctx, sdk.SynthesizeRequest{CircuitID: "chain", Witness: wb, Output: out}); err != nil {
-		t.Fatal(err)
+	_, out := output(t, ref)
+	_, err = s.Synthesize(ctx, sdk.SynthesizeRequest{CircuitID: "chain", Witness: wb, Output: out})
+	if sdk.KindOf(err) != sdk.ErrInvalidArgument {
+		t.Errorf("Synthesize of a BLS12-381 witness for a BN254 circuit: %v, want invalid_argument", err)
 	}
-	h, err := store.Adopt(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sdk.OpenPartition(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if err := partcheck.Check(ccs, p.W(), p.A(), p.B()); err != nil {
-		t.Errorf("the partition does not satisfy the circuit: %v", err)
+	if data, err := os.ReadFile(out.Path); err != nil || strings.Trim(string(data), "\x00") != "" {
+		t.Errorf("a refused request changed the output (%v)", err)
 	}
 }
 
 func TestLoadCircuitRefuses(t *testing.T) {
-	_, _, ref := chain(t)
+	_, _, ref := chain(t, ecc.BLS12_381)
+	_, _, bnRef := chain(t, ecc.BN254)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
+		ref    sdk.CircuitRef
 		change func(*sdk.CircuitRef)
 	}{
-		{"digest of another file", func(r *sdk.CircuitRef) { r.CCSSHA256[0] ^= 1 }},
-		{"sizes not the circuit's", func(r *sdk.CircuitRef) { r.NbWires++ }},
-		{"no such file", func(r *sdk.CircuitRef) { r.CCSPath += ".missing" }},
-		{"another curve", func(r *sdk.CircuitRef) { r.Curve = sdk.CurveBN254 }},
+		{"digest of another file", ref, func(r *sdk.CircuitRef) { r.CCSSHA256[0] ^= 1 }},
+		{"sizes not the circuit's", ref, func(r *sdk.CircuitRef) { r.NbWires++ }},
+		{"no such file", ref, func(r *sdk.CircuitRef) { r.CCSPath += ".missing" }},
+		{"BLS12-381 system said to be BN254", ref, func(r *sdk.CircuitRef) { r.Curve = sdk.CurveBN254 }},
+		{"BN254 system said to be BLS12-381", bnRef, func(r *sdk.CircuitRef) { r.Curve = sdk.CurveBLS12381 }},
+		{"a curve it does not solve", ref, func(r *sdk.CircuitRef) { r.Curve = "bw6-761" }},
+		{"not a constraint system", ref, func(r *sdk.CircuitRef) {
+			junk := bytes.Repeat([]byte{0xff}, 100)
+			r.CCSPath = filepath.Join(t.TempDir(), "junk.ccs")
+			if err := os.WriteFile(r.CCSPath, junk, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r.CCSSHA256 = sha256.Sum256(junk)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := ref
+			r := tc.ref
 			tc.change(&r)
 			if err := New(Options{}).LoadCircuit(ctx, r); sdk.KindOf(err) != sdk.ErrInvalidArgument {
 				t.Errorf("LoadCircuit: %v, want invalid_argument", err)

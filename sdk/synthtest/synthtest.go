@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
 	hclog "github.com/hashicorp/go-hclog"
@@ -22,7 +22,7 @@ import (
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/internal/logbuf"
-	"github.com/zkhost/zkhost/sdk/keyconv"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/partcheck"
 	"github.com/zkhost/zkhost/sdk/plugins"
 	"github.com/zkhost/zkhost/sdk/refprover"
@@ -39,11 +39,12 @@ type Config struct {
 	Env    []string
 	// KeyDir and Circuit name the key set of the circuit the synthesizer solves,
 	// in sdk/circuit's layout (KeyDir/Circuit.{ccs,vk,pk}, as `zkhost keygen`
-	// or circuit.KeygenCircuit write them).
+	// or circuit.KeygenCircuit write them), of BLS12-381 or BN254.
 	KeyDir  string
 	Circuit string
-	// Witnesses are valid full witnesses of the circuit (gnark's
-	// witness.MarshalBinary, as clients submit them); at least one.
+	// Witnesses are valid full witnesses of the circuit over its curve's
+	// scalar field (gnark's witness.MarshalBinary, as clients submit them); at
+	// least one.
 	Witnesses [][]byte
 	// Unsatisfiable are witnesses that decode but do not satisfy the circuit;
 	// each must be refused with ErrInvalidArgument. Optional.
@@ -86,10 +87,6 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("synthtest: loading the key set: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if c.CCS == nil {
-		// The host runs synthesizer plugins for BLS12-381 circuits only.
-		t.Fatalf("synthtest: %s is a %s circuit; synthesizer plugins serve BLS12-381 circuits only", cfg.Circuit, c.Curve)
-	}
 	ref, err := circuitRef(c)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +131,7 @@ func circuitRef(c *circuit.Circuit) (sdk.CircuitRef, error) {
 		return sdk.CircuitRef{}, fmt.Errorf("synthtest: %w", err)
 	}
 	return sdk.CircuitRef{
-		ID: c.Name, Curve: sdk.CurveBLS12381, CCSPath: ccsPath, CCSSHA256: sha256.Sum256(data),
+		ID: c.Name, Curve: c.Curve, CCSPath: ccsPath, CCSSHA256: sha256.Sum256(data),
 		NbWires: uint64(c.NbWires), NbConstraints: uint64(c.NbConstraints),
 		NbPublic: uint64(c.NbPublic), NbSecret: uint64(c.NbSecret),
 	}, nil
@@ -153,7 +150,7 @@ func (s *suite) output(t *testing.T) sdk.PartitionHandle {
 	s.names++
 	n := s.names
 	s.mu.Unlock()
-	out, err := s.store.Output("synthtest-"+strconv.Itoa(n), sdk.CurveBLS12381, s.ref.NbWires, s.ref.NbConstraints)
+	out, err := s.store.Output("synthtest-"+strconv.Itoa(n), s.ref.Curve, s.ref.NbWires, s.ref.NbConstraints)
 	if err != nil {
 		t.Fatalf("making an output: %v", err)
 	}
@@ -165,7 +162,7 @@ func (s *suite) output(t *testing.T) sdk.PartitionHandle {
 func relayout(h sdk.PartitionHandle, nbWires, nbConstraints uint64) sdk.PartitionHandle {
 	wOff, aOff, bOff, size := sdk.PartitionLayout(nbWires, nbConstraints)
 	return sdk.PartitionHandle{
-		Path: h.Path, Inode: h.Inode, Size: int64(size), Curve: sdk.CurveBLS12381, NbWires: nbWires, NbConstraints: nbConstraints,
+		Path: h.Path, Inode: h.Inode, Size: int64(size), Curve: h.Curve, NbWires: nbWires, NbConstraints: nbConstraints,
 		WOffset: wOff, AOffset: aOff, BOffset: bOff,
 	}
 }
@@ -197,8 +194,8 @@ func (s *suite) testDescribe(t *testing.T) {
 	if !contains(d.APIVersions, sdk.SynthAPIVersion) {
 		t.Errorf("Describe: API versions %v do not include %d", d.APIVersions, sdk.SynthAPIVersion)
 	}
-	if !contains(d.Curves, sdk.CurveBLS12381) {
-		t.Errorf("Describe: curves %v do not include %s", d.Curves, sdk.CurveBLS12381)
+	if !contains(d.Curves, s.ref.Curve) {
+		t.Errorf("Describe: curves %v do not include %s, the circuit's", d.Curves, s.ref.Curve)
 	}
 	if d.MaxInFlight < 1 {
 		t.Errorf("Describe: max in flight %d, want at least 1", d.MaxInFlight)
@@ -270,7 +267,11 @@ func (s *suite) checkPartition(out sdk.PartitionHandle, wb []byte, prove bool) e
 		return err
 	}
 	defer p.Close()
-	w, err := witness.New(ecc.BLS12_381.ScalarField())
+	id, err := curve.Parse(string(s.ref.Curve))
+	if err != nil {
+		return err
+	}
+	w, err := witness.New(id.ScalarField())
 	if err != nil {
 		return err
 	}
@@ -281,20 +282,59 @@ func (s *suite) checkPartition(out sdk.PartitionHandle, wb []byte, prove bool) e
 	if err != nil {
 		return err
 	}
-	if err := partcheck.Public(p.W(), pub.Vector().(fr.Vector)); err != nil {
-		return fmt.Errorf("the partition's public inputs: %w", err)
+	// The witness decoded over the circuit's field holds that curve's
+	// scalars: the curve picks the scalar type here, once.
+	switch vec := pub.Vector().(type) {
+	case blsfr.Vector:
+		return checkOn(s, curve.BLS12381{}, p, []blsfr.Element(vec), pub, prove)
+	case bnfr.Vector:
+		return checkOn(s, curve.BN254{}, p, []bnfr.Element(vec), pub, prove)
 	}
-	if err := partcheck.Check(s.c.CCS, p.W(), p.A(), p.B()); err != nil {
+	return fmt.Errorf("the public witness holds %T, want BLS12-381 or BN254 scalars", pub.Vector())
+}
+
+// checkOn checks partition p of the suite's circuit on curve crv, whose scalars
+// are S: its public inputs are public, it satisfies every constraint
+// (sdk/partcheck, which refuses a partition of another curve than the
+// circuit's), and, when prove is set, sdk/refprover proves it with the
+// circuit's key into a proof gnark's verifier accepts for pub.
+func checkOn[S ~[4]uint64, PS curve.Scalar[S], G1, G1J, G2, G2J any](s *suite, crv curve.Curve[S, G1, G1J, G2, G2J], p *sdk.Partition, public []S, pub witness.Witness, prove bool) error {
+	if err := partcheck.CheckPartition(s.c.System, p); err != nil {
 		return fmt.Errorf("the partition does not satisfy the circuit: %w", err)
+	}
+	W, A, B, err := sdk.Vectors[S](p)
+	if err != nil {
+		return err
+	}
+	if err := partcheck.Public[S, PS](W, public); err != nil {
+		return fmt.Errorf("the partition's public inputs: %w", err)
 	}
 	if !prove {
 		return nil
 	}
-	proof, _, err := refprover.Prove(context.Background(), curve.BLS12381{}, s.c.Key(), p.W(), p.A(), p.B(), 0)
+	f, err := keyfile.Open(s.c.PKPath)
+	if err != nil {
+		return fmt.Errorf("opening the proving key: %w", err)
+	}
+	defer f.Close()
+	pk, err := keyfile.KeyOf[G1, G2](f)
+	if err != nil {
+		return fmt.Errorf("the proving key: %w", err)
+	}
+	proof, _, err := refprover.Prove[S, PS](context.Background(), crv, pk, W, A, B, 0)
 	if err != nil {
 		return fmt.Errorf("proving the partition: %w", err)
 	}
-	if err := groth16.Verify(keyconv.ProofToGnark(proof), s.c.VK, pub); err != nil {
+	// Read back with gnark, as the host reads every backend's proof.
+	b, err := proof.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	gp := groth16.NewProof(crv.ID())
+	if _, err := gp.ReadFrom(bytes.NewReader(b)); err != nil {
+		return fmt.Errorf("the proof does not decode: %w", err)
+	}
+	if err := groth16.Verify(gp, s.c.VK, pub); err != nil {
 		return fmt.Errorf("the proof of the partition does not verify: %w", err)
 	}
 	return nil

@@ -5,18 +5,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/logger"
 
 	"github.com/zkhost/zkhost/sdk/circuit"
 	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/synthtest"
 )
 
 // TestGnarkSynthConforms runs the suite against testdata/gnarksynth:
-// sdk/synthgnark serving the chain example circuit. (examples/faultsynth with no
+// sdk/synthgnark serving the chain example circuit, on each curve. (examples/faultsynth with no
 // fault set is the same synthesizer, in the host's module.)
 func TestGnarkSynthConforms(t *testing.T) {
 	logger.Disable()
@@ -26,39 +25,44 @@ func TestGnarkSynthConforms(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	spec, err := circuits.Lookup("chain", map[string]int{"k": 6})
-	if err != nil {
-		t.Fatal(err)
+	for _, id := range curve.IDs {
+		t.Run(curve.Name(id), func(t *testing.T) {
+			spec, err := circuits.Lookup("chain", map[string]int{"k": 6})
+			if err == nil {
+				spec, err = spec.On(id)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := filepath.Join(dir, "keys")
+			if err := circuit.Keygen(spec, keys); err != nil {
+				t.Fatal(err)
+			}
+			var valid [][]byte
+			for i := range 3 {
+				w, err := spec.Witness(i, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := w.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				valid = append(valid, b)
+			}
+			// Out equal to X is not the chain's output.
+			bad, err := frontend.NewWitness(&circuits.Chain{X: 12345, Out: 12345, Steps: 63}, id.ScalarField())
+			if err != nil {
+				t.Fatal(err)
+			}
+			badBytes, err := bad.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			synthtest.Run(t, synthtest.Config{
+				SynthesizerPath: bin, KeyDir: keys, Circuit: spec.ID(),
+				Witnesses: valid, Unsatisfiable: [][]byte{badBytes},
+			})
+		})
 	}
-	keys := filepath.Join(dir, "keys")
-	if err := circuit.Keygen(spec, keys); err != nil {
-		t.Fatal(err)
-	}
-	var valid [][]byte
-	for i := range 3 {
-		w, err := spec.Witness(i, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := w.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		valid = append(valid, b)
-	}
-	// Out equal to X is not the chain's output.
-	var x fr.Element
-	x.SetUint64(12345)
-	bad, err := frontend.NewWitness(&circuits.Chain{X: x, Out: x, Steps: 63}, ecc.BLS12_381.ScalarField())
-	if err != nil {
-		t.Fatal(err)
-	}
-	badBytes, err := bad.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	synthtest.Run(t, synthtest.Config{
-		SynthesizerPath: bin, KeyDir: keys, Circuit: spec.ID(),
-		Witnesses: valid, Unsatisfiable: [][]byte{badBytes},
-	})
 }

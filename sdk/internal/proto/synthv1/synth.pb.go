@@ -163,7 +163,10 @@ type CircuitRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// id is the host's name for the circuit (its key set's name); Synthesize refers
 	// to it.
-	Id    string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// curve is the circuit's curve as sdk.Curve names it ("bls12-381", "bn254"):
+	// every element of its partitions is a scalar of that curve's field, and the
+	// output handle of each Synthesize names the same curve.
 	Curve string `protobuf:"bytes,2,opt,name=curve,proto3" json:"curve,omitempty"`
 	// ccs_path is the circuit's constraint system as gnark writes it (R1CS.WriteTo);
 	// a synthesizer of another stack may ignore it.
