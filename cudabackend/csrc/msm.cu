@@ -53,6 +53,16 @@
 // k_ones (a segment of the list per thread, mixed additions) and k_tree, and
 // adds that sum into window 0's accumulator before k_horner (its weight is
 // 1), or converts it alone when no scalar needed Pippenger.
+//
+// A streamed run (zk_msm_run_stream: points and scalars in host memory)
+// cannot classify on the device without a round trip per chunk (the sort's
+// length is the host's to give), so its split (zk_msm_run_stream_split)
+// takes a classification made on the host, where the scalars are: each
+// chunk's list of its 1s then its rest (zk_msm_classify_chunk) is copied
+// beside its points; k_ones adds the chunk's 1s into sums every chunk shares
+// (kept in the reduction's buffers, unused until the last chunk), and only
+// its rest goes through digits, sort and accumulation. A chunk of 0s copies
+// nothing.
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
 
@@ -142,9 +152,10 @@ __global__ void k_classify(const mont_t<P>* __restrict__ scalars, uint32_t n, ui
 template <class F>
 __global__ void __launch_bounds__(ACC_THREADS)
     k_ones(const uint32_t* __restrict__ idx, uint32_t cnt, uint32_t K, uint32_t T, uint32_t lo,
-           uint32_t hi, const affine_t<F>* __restrict__ bases, xyzz_t<F>* __restrict__ out) {
+           uint32_t hi, const affine_t<F>* __restrict__ bases, xyzz_t<F>* __restrict__ out,
+           bool resume) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < T) ones_one(t, idx, cnt, K, lo, hi, bases, out);
+    if (t < T) ones_one(t, idx, cnt, K, lo, hi, bases, out, resume);
 }
 
 // k_add_into: *acc += *p (one thread): the ones' sum joins window 0, whose
@@ -590,6 +601,9 @@ struct scalars_t {
     void* sbuf[2] = {nullptr, nullptr};
     size_t chunk = 0;
     int max_c = 0;
+    // Streamed and classified on the host (zk_msm_run_stream_split): each
+    // chunk's ones summed apart, only its rest through Pippenger.
+    const zk_msm_stream_split* ssplit = nullptr;
 };
 
 // trace_chunks prints a traced MSM's chunks (trace_on): one line a chunk,
@@ -652,6 +666,35 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     const bool streamed = in.points != nullptr;
     if (n > h->n && !streamed)
         return fail(err, errlen, ZK_MSM_EINVAL, "msm: %zu scalars for %zu resident bases", n, h->n);
+    // A streamed split's counts, chunk by chunk: the largest ones and the
+    // totals (its chunks follow the streamed chunk, as the classification did).
+    const zk_msm_stream_split* ss = streamed ? in.ssplit : nullptr;
+    size_t ss_ones = 0, ss_rest = 0;
+    uint32_t ss_max_ones = 0;
+    if (ss) {
+        const size_t sc = std::min(in.chunk, MAX_CHUNK);
+        if (sc != in.chunk)
+            return fail(err, errlen, ZK_MSM_EINVAL,
+                        "msm: a streamed split in chunks of %zu, more than %zu", in.chunk,
+                        (size_t)MAX_CHUNK);
+        for (size_t k = 0, off = 0; off < n; k++, off += sc) {
+            const size_t cn = std::min(sc, n - off);
+            if ((size_t)ss->ones[k] + ss->rest[k] > cn)
+                return fail(err, errlen, ZK_MSM_EINVAL,
+                            "msm: streamed chunk %zu of %zu scalars classified as %u ones and %u "
+                            "others",
+                            k, cn, ss->ones[k], ss->rest[k]);
+            ss_ones += ss->ones[k];
+            ss_rest += ss->rest[k];
+            ss_max_ones = std::max(ss_max_ones, ss->ones[k]);
+        }
+        if (ss_ones + ss_rest == 0) {
+            J r = J::inf();
+            memcpy(out, &r, sizeof r);
+            if (tm) *tm = t;
+            return ZK_MSM_OK;
+        }
+    }
     if (sp && (in.lo > sp->n || n > sp->n - in.lo))
         return fail(err, errlen, ZK_MSM_EINVAL,
                     "msm: scalars [%zu, %zu) outside the %zu classified ones", in.lo, in.lo + n,
@@ -698,7 +741,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     t.window_bits = nchunks ? p.c : 0;
     t.depth = nchunks ? p.depth : 0;
     t.chunks = (int)nchunks;
-    t.pippenger_n = npip;
+    t.pippenger_n = ss ? ss_rest : npip;
 
     work_t wk;
     wk.st = st;
@@ -771,7 +814,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         CU(wk.alloc(&oa, ws.ones_part));
         CU(wk.alloc(&ob, ws.ones_tree));
         k_ones<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-            sp->ones, cnt, K, T, lo, hi, (const A*)h->bases, (P*)oa);
+            sp->ones, cnt, K, T, lo, hi, (const A*)h->bases, (P*)oa, false);
         LAUNCHED("k_ones");
         P* src = (P*)oa;
         P* dst = (P*)ob;
@@ -828,6 +871,23 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             CU(wk.alloc(&set2[2], ws.vals));
             CU(wk.alloc(&set2[3], ws.vals));
         }
+        // A streamed run's two chunks' index lists (used when split).
+        uint32_t* ibuf[2] = {nullptr, nullptr};
+        if (streamed) {
+            void* ib;
+            CU(wk.alloc(&ib, ws.idx));
+            ibuf[0] = (uint32_t*)ib;
+            ibuf[1] = ibuf[0] + p.chunk;  // chunk itself, whenever a second chunk runs
+        }
+        // A streamed split's ones: ones_T sums (in red, unused until the
+        // reduction), every chunk's ones added into them.
+        uint32_t ones_T = 0;
+        if (ss && ss_ones > 0) {
+            ones_T = zk_msm_ones_threads(ss_max_ones, h->resident_accum);
+            const uint32_t room = (uint32_t)(ws.red / sizeof(P));
+            if (ones_T > room) ones_T = room;
+        }
+        bool ones_started = false, rest_started = false;
 
         // One set of buckets for every chunk: zeroed once, each chunk after
         // the first resumes from the sums of those before it.
@@ -841,7 +901,11 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         for (size_t k = 0; k < nchunks; k++) {
             const size_t off = k * chunk;
             const uint32_t cn = (uint32_t)(npip - off < chunk ? npip - off : chunk);
-            const uint32_t Mk = (uint32_t)p.nwin * cn;
+            // A streamed split's chunk: its ones, and its rest (the only
+            // scalars its digits, sort and accumulation see).
+            const uint32_t kones = ss ? ss->ones[k] : 0;
+            const uint32_t kpip = ss ? ss->rest[k] : cn;
+            const uint32_t Mk = (uint32_t)p.nwin * kpip;
             void* const* bufs = overlap && (k & 1) ? set2 : nullptr;
             uint32_t* k0 = (uint32_t*)(bufs ? bufs[0] : keys0);
             uint32_t* k1 = (uint32_t*)(bufs ? bufs[1] : keys1);
@@ -855,10 +919,18 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 // accumulation of the chunk two before has read.
                 if (k >= 2) CU(cudaStreamWaitEvent(h->copy_stream, ev_acc[k - 2], 0));
                 if (trace) CU(cudaEventRecord(ev_tr[k].copy0, h->copy_stream));
-                CU(cudaMemcpyAsync(in.sbuf[k & 1], (const Fr*)in.ptr + off, cn * sizeof(Fr),
-                                   cudaMemcpyHostToDevice, h->copy_stream));
-                CU(cudaMemcpyAsync(in.pbuf[k & 1], (const A*)in.points + off, cn * sizeof(A),
-                                   cudaMemcpyHostToDevice, h->copy_stream));
+                // A split chunk's scalars only when some go through
+                // Pippenger, its points only when some add; its index list.
+                if (kpip > 0)
+                    CU(cudaMemcpyAsync(in.sbuf[k & 1], (const Fr*)in.ptr + off, cn * sizeof(Fr),
+                                       cudaMemcpyHostToDevice, h->copy_stream));
+                if (kpip + kones > 0)
+                    CU(cudaMemcpyAsync(in.pbuf[k & 1], (const A*)in.points + off, cn * sizeof(A),
+                                       cudaMemcpyHostToDevice, h->copy_stream));
+                if (ss && kpip + kones > 0)
+                    CU(cudaMemcpyAsync(ibuf[k & 1], ss->idx + off,
+                                       (size_t)(kones + kpip) * sizeof(uint32_t),
+                                       cudaMemcpyHostToDevice, h->copy_stream));
             } else if (overlap) {
                 if (trace) CU(cudaEventRecord(ev_tr[k].copy0, h->copy_stream));
                 // This piece's copy. From pageable memory the host blocks here
@@ -876,6 +948,14 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 k_digits_idx<<<(cn + 255) / 256, 256, 0, prep>>>(
                     d_scalars, sp->rest + off, lo, hi, cn, p.c, p.nwin, p.G, stride, k0, v0);
                 LAUNCHED("k_digits_idx");
+            } else if (ss) {
+                // The chunk's rest: chunk-local indices after its ones.
+                if (kpip > 0) {
+                    k_digits_idx<<<(kpip + 255) / 256, 256, 0, prep>>>(
+                        (const Fr*)in.sbuf[k & 1], ibuf[k & 1] + kones, 0u, cn, kpip, p.c,
+                        p.nwin, p.G, stride, k0, v0);
+                    LAUNCHED("k_digits_idx");
+                }
             } else {
                 const Fr* sc = streamed ? (const Fr*)in.sbuf[k & 1] : d_scalars + off;
                 k_digits<<<(cn + 255) / 256, 256, 0, prep>>>(sc, cn, p.c, p.nwin, p.G, stride, k0,
@@ -889,10 +969,30 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             cub::DoubleBuffer<uint32_t> dk(k0, k1);
             cub::DoubleBuffer<uint32_t> dv(v0, v1);
             size_t sort_avail = sort_len;
-            CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_avail, dk, dv, (int)Mk, 0,
-                                               p.keybits, prep));
+            if (Mk > 0)
+                CU(cub::DeviceRadixSort::SortPairs(sort_tmp, sort_avail, dk, dv, (int)Mk, 0,
+                                                   p.keybits, prep));
             CU(cudaEventRecord(ev_sort[k], prep));
             if (overlap) CU(cudaStreamWaitEvent(st, ev_sort[k], 0));
+            if (kones > 0) {
+                // The chunk's ones into the shared sums (the first chunk with
+                // ones starts them), their points the chunk's.
+                const uint32_t K1 = (kones + ones_T - 1) / ones_T;
+                k_ones<F><<<(ones_T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                    ibuf[k & 1], kones, K1, ones_T, 0u, cn, (const A*)in.pbuf[k & 1], (P*)red,
+                    ones_started);
+                LAUNCHED("k_ones (streamed)");
+                ones_started = true;
+            }
+            if (Mk == 0) {
+                // Nothing of this chunk through Pippenger.
+                if (trace) {
+                    CU(cudaEventRecord(ev_tr[k].acc0s, st));
+                    CU(cudaEventRecord(ev_tr[k].acc0e, st));
+                }
+                CU(cudaEventRecord(ev_acc[k], st));
+                continue;
+            }
 
             uint32_t T = p.T0;
             if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
@@ -900,7 +1000,8 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             uint32_t K = (Mk + T - 1) / T;
             T = (Mk + K - 1) / K;
             // A chunk after the first resumes from the buckets' sums.
-            auto accum0 = k == 0 ? k_accum0<F, false> : k_accum0<F, true>;
+            auto accum0 = !rest_started ? k_accum0<F, false> : k_accum0<F, true>;
+            rest_started = true;
             if (trace) CU(cudaEventRecord(ev_tr[k].acc0s, st));
             accum0<<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
                 dk.Current(), dv.Current(), Mk, K, T, chunk_bases, p.sentinel, (P*)buckets,
@@ -928,32 +1029,60 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             CU(cudaEventRecord(ev_acc[k], st));
         }
 
-        const uint32_t nred = (uint32_t)p.G * p.Tred;
-        k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-            (const P*)buckets, p.m, p.L, p.Tred, (uint32_t)p.G, (P*)red);
-        LAUNCHED("k_reduce");
-        P* src = (P*)red;
-        P* dst = (P*)tree;
-        uint32_t len = p.Tred;
-        while (len > 1) {
-            uint32_t outlen = (len + TREE_G - 1) / TREE_G;
-            uint32_t nt = (uint32_t)groups * outlen;
-            k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                src, (uint32_t)groups, len, outlen, dst);
-            LAUNCHED("k_tree");
-            P* tp = src;
-            src = dst;
-            dst = tp;
-            len = outlen;
+        if (ss && ones_started) {
+            // The streamed split's ones: their sums' tree (in red and tree,
+            // before the reduction takes them), the total kept in pa's first
+            // slot, free since the last merge level.
+            P* src = (P*)red;
+            P* dst = (P*)tree;
+            uint32_t len = ones_T;
+            while (len > 1) {
+                uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+                k_tree<F><<<(outlen + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                    src, 1u, len, outlen, dst);
+                LAUNCHED("k_tree (streamed ones)");
+                P* tp = src;
+                src = dst;
+                dst = tp;
+                len = outlen;
+            }
+            CU(cudaMemsetAsync(pa, 0, sizeof(P), st));
+            k_add_into<F><<<1, 1, 0, st>>>((P*)pa, src);
+            LAUNCHED("k_add_into (streamed ones)");
+            ones_sum = (P*)pa;
         }
-        k_window<F><<<1, 64, 0, st>>>(src, (uint32_t)p.G, p.logL, (P*)wacc);
-        LAUNCHED("k_window");
-        if (ones_sum) {
-            k_add_into<F><<<1, 1, 0, st>>>((P*)wacc, ones_sum);
-            LAUNCHED("k_add_into");
+        if (!rest_started) {
+            // A streamed split whose every scalar was 0 or 1.
+            k_to_jac<F><<<1, 1, 0, st>>>(ones_sum, (J*)d_out);
+            LAUNCHED("k_to_jac");
+        } else {
+            const uint32_t nred = (uint32_t)p.G * p.Tred;
+            k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                (const P*)buckets, p.m, p.L, p.Tred, (uint32_t)p.G, (P*)red);
+            LAUNCHED("k_reduce");
+            P* src = (P*)red;
+            P* dst = (P*)tree;
+            uint32_t len = p.Tred;
+            while (len > 1) {
+                uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+                uint32_t nt = (uint32_t)groups * outlen;
+                k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                    src, (uint32_t)groups, len, outlen, dst);
+                LAUNCHED("k_tree");
+                P* tp = src;
+                src = dst;
+                dst = tp;
+                len = outlen;
+            }
+            k_window<F><<<1, 64, 0, st>>>(src, (uint32_t)p.G, p.logL, (P*)wacc);
+            LAUNCHED("k_window");
+            if (ones_sum) {
+                k_add_into<F><<<1, 1, 0, st>>>((P*)wacc, ones_sum);
+                LAUNCHED("k_add_into");
+            }
+            k_horner<F><<<1, 1, 0, st>>>((const P*)wacc, (uint32_t)p.G, p.c, (J*)d_out);
+            LAUNCHED("k_horner");
         }
-        k_horner<F><<<1, 1, 0, st>>>((const P*)wacc, (uint32_t)p.G, p.c, (J*)d_out);
-        LAUNCHED("k_horner");
     }
     CU(cudaEventRecord(ev_end, st));
     CU(cudaMemcpyAsync(out, d_out, sizeof(J), cudaMemcpyDeviceToHost, st));
@@ -1117,6 +1246,55 @@ extern "C" int zk_msm_run_stream(void* handle, const void* host_points, const vo
         in.sbuf[i] = sbuf ? sbuf[i] : nullptr;
     }
     return run_group(h, in, n, st, out, timing, err, errlen);
+}
+
+extern "C" int zk_msm_run_stream_split(void* handle, const void* host_points,
+                                       const void* host_scalars, size_t n, void* const pbuf[2],
+                                       void* const sbuf[2], size_t chunk, int max_c,
+                                       const zk_msm_stream_split* split, void* stream, void* out,
+                                       zk_msm_timing* timing, char* err, size_t errlen) {
+    if (!split || (n > 0 && (!split->idx || !split->ones || !split->rest)))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: streamed split run: nil classification");
+    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
+    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
+    if (n > 0 && (!host_points || !host_scalars || !pbuf || !sbuf || !pbuf[0] || !pbuf[1] ||
+                  !sbuf[0] || !sbuf[1] || chunk == 0))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: streamed run: nil points, scalars or buffers, or chunk 0");
+    handle_t* h = (handle_t*)handle;
+    cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
+    scalars_t in{host_scalars, false, nullptr, 0};
+    in.points = n > 0 ? host_points : nullptr;
+    in.chunk = chunk;
+    in.max_c = max_c;
+    in.ssplit = split;
+    for (int i = 0; i < 2; i++) {
+        in.pbuf[i] = pbuf[i];
+        in.sbuf[i] = sbuf[i];
+    }
+    return run_group(h, in, n, st, out, timing, err, errlen);
+}
+
+extern "C" int zk_msm_classify_chunk(int group, const void* scalars, size_t cn, uint32_t* idx,
+                                     uint32_t* nones, uint32_t* nrest, char* err,
+                                     size_t errlen) {
+    if (cn > 0 && (!scalars || !idx))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: classify: nil scalars or index list");
+    if (!nones || !nrest) return fail(err, errlen, ZK_MSM_EINVAL, "msm: classify: nil counts");
+    if (cn > MAX_CHUNK)
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: classify: a chunk of %zu scalars, more than %zu",
+                    cn, (size_t)MAX_CHUNK);
+    switch (group) {
+    case ZK_MSM_G1:
+    case ZK_MSM_G2:
+        classify_chunk((const mont_t<fr_params>*)scalars, (uint32_t)cn, idx, nones, nrest);
+        return ZK_MSM_OK;
+    case ZK_MSM_BN254_G1:
+    case ZK_MSM_BN254_G2:
+        classify_chunk((const bn254_fr_t*)scalars, (uint32_t)cn, idx, nones, nrest);
+        return ZK_MSM_OK;
+    default:
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: classify: unknown group %d", group);
+    }
 }
 
 extern "C" int zk_msm_stream_work_bytes(void* handle, size_t n, size_t chunk, int max_c,

@@ -116,6 +116,37 @@ int zk_msm_run_stream(void* handle, const void* host_points, const void* host_sc
                       void* const pbuf[2], void* const sbuf[2], size_t chunk, int max_c,
                       void* stream, void* out, zk_msm_timing* timing, char* err, size_t errlen);
 
+/* zk_msm_stream_split is a streamed MSM's scalars classified on the host,
+ * chunk by chunk (zk_msm_classify_chunk): chunk k, scalars [k*chunk,
+ * k*chunk + cn), owns idx[k*chunk .. k*chunk + cn), which holds the
+ * chunk-local indices of its ones[k] scalars equal to 1, then those of its
+ * rest[k] scalars neither 0 nor 1; its zeros are in neither. idx is pinned
+ * host memory (n entries); ones and rest have a count per chunk. */
+typedef struct zk_msm_stream_split {
+    const uint32_t* idx;
+    const uint32_t* ones;
+    const uint32_t* rest;
+} zk_msm_stream_split;
+
+/* zk_msm_classify_chunk classifies cn scalars of group's scalar field
+ * (gnark's Montgomery form, host memory) into idx, *nones and *nrest as
+ * zk_msm_stream_split describes one chunk. On the calling thread. */
+int zk_msm_classify_chunk(int group, const void* scalars, size_t cn, uint32_t* idx,
+                          uint32_t* nones, uint32_t* nrest, char* err, size_t errlen);
+
+/* zk_msm_run_stream_split is zk_msm_run_stream (same buffers, chunk and
+ * window) with the scalars classified (split, for this chunk): each chunk's
+ * index list is copied beside its points; its ones are summed apart (a
+ * segment of the list per thread, into sums shared by every chunk) and only
+ * its rest goes through the digits, the sort and the accumulation, as the
+ * resident split run does with a device classification (zk_msm_run_split).
+ * A chunk with no ones and no rest copies nothing. The result is the same
+ * sum. */
+int zk_msm_run_stream_split(void* handle, const void* host_points, const void* host_scalars,
+                            size_t n, void* const pbuf[2], void* const sbuf[2], size_t chunk,
+                            int max_c, const zk_msm_stream_split* split, void* stream, void* out,
+                            zk_msm_timing* timing, char* err, size_t errlen);
+
 /* zk_msm_stream_work_bytes is zk_msm_work_bytes for zk_msm_run_stream of n
  * points in chunks of chunk (msm_plan.h's zk_msm_stream_work_of). */
 int zk_msm_stream_work_bytes(void* handle, size_t n, size_t chunk, int max_c, uint64_t* out,

@@ -215,16 +215,36 @@ ZK_HD uint8_t scalar_class(const mont_t<P>& s) {
     return zero ? CLASS_ZERO : one ? CLASS_ONE : CLASS_OTHER;
 }
 
+// classify_chunk writes the chunk-local indices of cn scalars (Montgomery
+// form, in host memory) into idx: those equal to 1 first, then those neither
+// 0 nor 1, each in ascending order (msm.h's zk_msm_stream_split); the zeros
+// are in neither. Their counts go to *nones and *nrest.
+template <class P>
+inline void classify_chunk(const mont_t<P>* scalars, uint32_t cn, uint32_t* idx, uint32_t* nones,
+                           uint32_t* nrest) {
+    uint32_t o = 0;
+    for (uint32_t i = 0; i < cn; i++)
+        if (scalar_class(scalars[i]) == CLASS_ONE) idx[o++] = i;
+    uint32_t r = o;
+    for (uint32_t i = 0; i < cn; i++)
+        if (scalar_class(scalars[i]) == CLASS_OTHER) idx[r++] = i;
+    *nones = o;
+    *nrest = r - o;
+}
+
 // ones_one is thread t's segment [t*K, t*K+K) of an index list of scalars
 // equal to 1: the sum of their points j - lo for j in [lo, hi) (others are
 // outside the MSM's range), at out[t]. Repeated points and P, -P pairs are
-// handled by add_affine; infinity bases add nothing.
+// handled by add_affine; infinity bases add nothing. With resume the sum
+// starts from out[t] (a streamed MSM's chunks add their ones into one set of
+// sums, reduced once).
 template <class F>
 ZK_HD void ones_one(uint32_t t, const uint32_t* idx, uint32_t cnt, uint32_t K, uint32_t lo,
-                    uint32_t hi, const affine_t<F>* bases, xyzz_t<F>* out) {
+                    uint32_t hi, const affine_t<F>* bases, xyzz_t<F>* out, bool resume = false) {
     const uint32_t start = t * K;
     const uint32_t end = start + K < cnt ? start + K : cnt;
     xyzz_t<F> acc = xyzz_t<F>::inf();
+    if (resume) acc = ldp(out + t);
     for (uint32_t i = start; i < end; i++) {
         const uint32_t j = idx[i];
         if (j < lo || j >= hi) continue;

@@ -66,6 +66,7 @@ typedef struct zk_msm_work {
     uint64_t part_a, part_ka, part_b, part_kb; /* partial runs of the merge levels */
     uint64_t red, tree, wacc, out;
     uint64_t ones_part, ones_tree; /* split runs: the ones' segment sums and their tree */
+    uint64_t idx;           /* streamed runs: the two chunks' index lists (one allocation) */
     int sort_sets;          /* sets of sort buffers (keys, keys, vals, vals): 2 when host
                              * scalars come in more than one chunk, whose pieces msm.cu
                              * sorts beside the accumulation */
@@ -352,6 +353,7 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
     w.out = jac;
     w.ones_part = (uint64_t)ones_threads * xyzz;
     w.ones_tree = (uint64_t)((ones_threads + ZK_MSM_TREE_G - 1) / ZK_MSM_TREE_G) * xyzz;
+    w.idx = 0;
     if (!pippenger) {
         w.keys = w.vals = w.sort_tmp = w.buckets = 0;
         w.part_a = w.part_ka = w.part_b = w.part_kb = w.red = w.tree = w.wacc = 0;
@@ -380,13 +382,18 @@ static inline zk_msm_work zk_msm_work_of(int group, const zk_msm_plan* p, size_t
  * zk_msm_run_stream): its points and scalars are copied chunk by chunk into
  * buffers of the caller's, so no scalar vector is allocated, and it sorts a
  * chunk beside the accumulation of the one before (a second sort set) when
- * it takes more than one. */
+ * it takes more than one. It also holds two chunks' index lists (a split
+ * run's, zk_msm_run_stream_split: 4 bytes a scalar of the plan's chunk
+ * each), allocated whether the run is split or not, so that the admission
+ * need not know. A split run's ones sum into the reduction's buffers, which
+ * wait unused until the last chunk. */
 static inline zk_msm_work zk_msm_stream_work_of(int group, const zk_msm_plan* p, size_t n,
                                                 uint64_t sort_bytes) {
     zk_msm_work w = zk_msm_work_of(group, p, n, 0, sort_bytes, 0, 1);
     w.total -= zk_msm_pool_rounded(w.scalars);
-    w.allocs--;
     w.scalars = 0;
+    w.idx = 2 * (uint64_t)p->chunk * 4;
+    w.total += zk_msm_pool_rounded(w.idx); /* instead of the scalars: as many allocations */
     return w;
 }
 

@@ -142,7 +142,7 @@ type Work struct {
 	Scalars, Keys, Vals, SortTmp, Buckets uint64
 	PartA, PartKA, PartB, PartKB          uint64
 	Red, Tree, WAcc, Out                  uint64
-	OnesPart, OnesTree                    uint64
+	OnesPart, OnesTree, Idx               uint64
 	SortSets                              int
 	Allocs                                int
 	Total                                 uint64
@@ -159,7 +159,7 @@ func WorkOf(group int, p Plan, n uint64, onDevice bool, sortBytes uint64, onesTh
 		Scalars: uint64(w.scalars), Keys: uint64(w.keys), Vals: uint64(w.vals), SortTmp: uint64(w.sort_tmp),
 		Buckets: uint64(w.buckets), PartA: uint64(w.part_a), PartKA: uint64(w.part_ka), PartB: uint64(w.part_b),
 		PartKB: uint64(w.part_kb), Red: uint64(w.red), Tree: uint64(w.tree), WAcc: uint64(w.wacc), Out: uint64(w.out),
-		OnesPart: uint64(w.ones_part), OnesTree: uint64(w.ones_tree), SortSets: int(w.sort_sets), Allocs: int(w.allocs), Total: uint64(w.total),
+		OnesPart: uint64(w.ones_part), OnesTree: uint64(w.ones_tree), Idx: uint64(w.idx), SortSets: int(w.sort_sets), Allocs: int(w.allocs), Total: uint64(w.total),
 	}
 }
 

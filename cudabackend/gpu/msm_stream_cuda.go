@@ -3,6 +3,7 @@
 package gpu
 
 /*
+#include <stdlib.h>
 #include "msm.h"
 */
 import "C"
@@ -86,6 +87,83 @@ func (s *streamedBases) run(scalars *PinnedScalars, maxC int, out unsafe.Pointer
 	start := time.Now()
 	rc := C.zk_msm_run_stream(s.h[0].h, s.host, scalars.p, C.size_t(scalars.n), &pbuf[0], &sbuf[0],
 		C.size_t(s.chunk), C.int(maxC), nil, out, &t, e.ptr(), e.size())
+	wall := time.Since(start)
+	if err := check(op, rc, &e); err != nil {
+		return MSMTiming{}, err
+	}
+	return timingOf(&t, wall), nil
+}
+
+// hostSplit is a streamed run's scalars classified on the host chunk by
+// chunk (msm.h's zk_msm_stream_split): the index list in pinned memory, the
+// counts in C memory (the C struct that names them may not hold Go
+// pointers).
+type hostSplit struct {
+	idx        unsafe.Pointer // pinned: n uint32
+	ones, rest *C.uint32_t    // C memory: a count per chunk
+	chunks     int
+}
+
+// classify classifies scalars (pinned) in chunks of s.chunk with
+// zk_msm_classify_chunk, as groth16.cu's lean proofs do while they gather
+// them; free releases the result.
+func (s *streamedBases) classify(scalars *PinnedScalars) (*hostSplit, error) {
+	const op = "gpu: classify streamed scalars"
+	n := scalars.n
+	chunks := (n + s.chunk - 1) / s.chunk
+	h := &hostSplit{chunks: chunks}
+	var e errBuf
+	if err := check(op, C.zk_msm_host_alloc(C.size_t(max(n, 1)*4), &h.idx, e.ptr(), e.size()), &e); err != nil {
+		return nil, err
+	}
+	h.ones = (*C.uint32_t)(C.calloc(C.size_t(max(chunks, 1)), 4))
+	h.rest = (*C.uint32_t)(C.calloc(C.size_t(max(chunks, 1)), 4))
+	ones := unsafe.Slice(h.ones, max(chunks, 1))
+	rest := unsafe.Slice(h.rest, max(chunks, 1))
+	for k := 0; k < chunks; k++ {
+		lo := k * s.chunk
+		cn := min(s.chunk, n-lo)
+		rc := C.zk_msm_classify_chunk(s.group, unsafe.Add(scalars.p, lo*FrBytes), C.size_t(cn),
+			(*C.uint32_t)(unsafe.Add(h.idx, lo*4)), &ones[k], &rest[k], e.ptr(), e.size())
+		if err := check(op, rc, &e); err != nil {
+			h.free()
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// counts returns the split's ones and others, chunk by chunk.
+func (h *hostSplit) counts() (ones, rest []uint32) {
+	o := unsafe.Slice((*uint32)(unsafe.Pointer(h.ones)), h.chunks)
+	r := unsafe.Slice((*uint32)(unsafe.Pointer(h.rest)), h.chunks)
+	return append([]uint32(nil), o...), append([]uint32(nil), r...)
+}
+
+func (h *hostSplit) free() error {
+	C.free(unsafe.Pointer(h.ones))
+	C.free(unsafe.Pointer(h.rest))
+	h.ones, h.rest = nil, nil
+	var e errBuf
+	err := check("gpu: free a host split", C.zk_msm_host_free(h.idx, e.ptr(), e.size()), &e)
+	h.idx = nil
+	return err
+}
+
+// runSplit is run with the scalars classified (zk_msm_run_stream_split).
+func (s *streamedBases) runSplit(scalars *PinnedScalars, split *hostSplit, maxC int, out unsafe.Pointer) (MSMTiming, error) {
+	const op = "gpu: streamed split MSM"
+	if scalars == nil || scalars.p == nil || scalars.n > s.n || split == nil {
+		return MSMTiming{}, fmt.Errorf("%s: want at most %d pinned scalars and their split: %w", op, s.n, ErrInvalid)
+	}
+	pbuf := [2]unsafe.Pointer{C.zk_msm_bases(s.h[0].h), C.zk_msm_bases(s.h[1].h)}
+	sbuf := [2]unsafe.Pointer{s.sc[0].ptr, s.sc[1].ptr}
+	cs := C.zk_msm_stream_split{idx: (*C.uint32_t)(split.idx), ones: split.ones, rest: split.rest}
+	var t C.zk_msm_timing
+	var e errBuf
+	start := time.Now()
+	rc := C.zk_msm_run_stream_split(s.h[0].h, s.host, scalars.p, C.size_t(scalars.n), &pbuf[0], &sbuf[0],
+		C.size_t(s.chunk), C.int(maxC), &cs, nil, out, &t, e.ptr(), e.size())
 	wall := time.Since(start)
 	if err := check(op, rc, &e); err != nil {
 		return MSMTiming{}, err

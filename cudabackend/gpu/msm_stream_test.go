@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -93,6 +94,139 @@ func TestMSMStreamMatchesGnark(t *testing.T) {
 	}
 	if _, err := newStreamedG1(0, nil, 1); err == nil {
 		t.Error("no points: no error")
+	}
+}
+
+// TestMSMStreamSplitMatchesGnark checks the streamed MSM with its scalars
+// classified on the host (zk_msm_run_stream_split, a lean proof's MSMs over
+// W with -lean-split) against gnark-crypto and against the dense streamed
+// run, for G1 and G2, with scalars as a bit-heavy witness has them: chunks
+// of zeros only (nothing copied), of ones only (no Pippenger), with no ones,
+// every scalar 0 or 1 (no Pippenger at all), all zero, a short last chunk,
+// chunks of one scalar; and the classification against the scalars.
+func TestMSMStreamSplitMatchesGnark(t *testing.T) {
+	needDevice(t)
+	rng := rand.New(rand.NewPCG(33, 34))
+	type fill func(i int, x *fr.Element)
+	bits := func(every int) fill {
+		return func(i int, x *fr.Element) {
+			switch {
+			case every > 0 && i%every == 0:
+				*x = msmScalars(rng, 1)[0]
+			case rng.IntN(2) == 0:
+				x.SetZero()
+			default:
+				x.SetOne()
+			}
+		}
+	}
+	runs := func(i int, x *fr.Element) { // runs of zeros, ones and others, 300 each
+		switch (i / 300) % 3 {
+		case 0:
+			x.SetZero()
+		case 1:
+			x.SetOne()
+		default:
+			*x = msmScalars(rng, 1)[0]
+		}
+	}
+	cases := []struct {
+		name            string
+		n, chunk, maxC  int
+		scalars         fill
+		wantOnes, wantR bool // some ones, some others
+	}{
+		{"bits, every 50th other", 5000, 768, 10, bits(50), true, true},
+		{"runs of zeros, ones, others", 2700, 300, 0, runs, true, true},
+		{"runs, chunks across them", 2700, 256, 12, runs, true, true},
+		{"only 0s and 1s", 4096, 1024, 0, bits(0), true, false},
+		{"all zero", 1000, 128, 0, func(i int, x *fr.Element) { x.SetZero() }, false, false},
+		{"all one", 1000, 333, 0, func(i int, x *fr.Element) { x.SetOne() }, true, false},
+		{"no ones", 3000, 1000, 11, func(i int, x *fr.Element) {
+			if i%3 == 0 {
+				x.SetZero()
+			} else {
+				*x = msmScalars(rng, 1)[0]
+			}
+		}, false, true},
+		{"chunks of one", 37, 1, 0, bits(5), true, true},
+		{"one chunk, 2^16", 1 << 16, 1 << 16, 13, bits(300), true, true},
+	}
+	for _, g2 := range []bool{false, true} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("g2=%v/%s", g2, tc.name), func(t *testing.T) {
+				sc := make([]fr.Element, tc.n)
+				for i := range sc {
+					tc.scalars(i, &sc[i])
+				}
+				ps := pinnedCopy(t, sc)
+				var s *streamedBases
+				var err error
+				var got, dense unsafe.Pointer
+				var matches func() (gnark, denseToo bool)
+				if g2 {
+					pts := pointsG2(tc.n)
+					s, err = newStreamedG2(0, pts, tc.chunk)
+					var r, d bls12381.G2Jac
+					got, dense = unsafe.Pointer(&r), unsafe.Pointer(&d)
+					matches = func() (bool, bool) { want := refG2(t, pts, sc); return r.Equal(&want), r.Equal(&d) }
+				} else {
+					pts := pointsG1(tc.n)
+					s, err = newStreamedG1(0, pts, tc.chunk)
+					var r, d bls12381.G1Jac
+					got, dense = unsafe.Pointer(&r), unsafe.Pointer(&d)
+					matches = func() (bool, bool) { want := refG1(t, pts, sc); return r.Equal(&want), r.Equal(&d) }
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.free()
+				split, err := s.classify(ps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer split.free()
+				ones, rest := split.counts()
+				var nOnes, nRest int
+				for k := range ones {
+					lo, hi := k*tc.chunk, min((k+1)*tc.chunk, tc.n)
+					var o, r uint32
+					for i := lo; i < hi; i++ {
+						switch {
+						case sc[i].IsOne():
+							o++
+						case !sc[i].IsZero():
+							r++
+						}
+					}
+					if ones[k] != o || rest[k] != r {
+						t.Fatalf("chunk %d classified as %d ones and %d others, want %d and %d", k, ones[k], rest[k], o, r)
+					}
+					nOnes += int(o)
+					nRest += int(r)
+				}
+				if (nOnes > 0) != tc.wantOnes || (nRest > 0) != tc.wantR {
+					t.Fatalf("the case has %d ones and %d others: not what it is for", nOnes, nRest)
+				}
+				tm, err := s.runSplit(ps, split, tc.maxC, got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tm.Pippenger != nRest {
+					t.Errorf("%d scalars through Pippenger, want the %d others", tm.Pippenger, nRest)
+				}
+				if _, err := s.run(ps, tc.maxC, dense); err != nil {
+					t.Fatal(err)
+				}
+				gnarkOK, denseOK := matches()
+				if !gnarkOK {
+					t.Fatal("the streamed split MSM differs from gnark-crypto")
+				}
+				if !denseOK {
+					t.Fatal("the streamed split MSM differs from the dense streamed MSM")
+				}
+			})
+		}
 	}
 }
 
@@ -186,6 +320,100 @@ func BenchmarkMSMStream(b *testing.B) {
 						}
 						reportTiming(b, sum, work+s.bufferBytes())
 					})
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkMSMStreamBits times the streamed MSM over a bit-heavy witness's
+// scalars (2^n, all 0 or 1 but every 300th, as sha256's W), dense
+// (zk_msm_run_stream) and classified on the host (zk_msm_run_stream_split,
+// its classification timed apart, as a lean proof does it while it gathers),
+// for each chunk 2^k of ZK_BENCH_STREAM_CHUNKS and window cap of
+// ZK_BENCH_STREAM_CS; the split's result is checked against the dense one's.
+func BenchmarkMSMStreamBits(b *testing.B) {
+	needDevice(b)
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, g2 := range []bool{false, true} {
+		group := "G1"
+		if g2 {
+			group = "G2"
+		}
+		for _, lg := range benchLogs(b, "ZK_BENCH_STREAM_LOGS", []int{22}) {
+			n := 1 << lg
+			sc := make([]fr.Element, n)
+			for i := range sc {
+				switch {
+				case i%300 == 0:
+					sc[i] = msmScalars(rng, 1)[0]
+				case rng.IntN(2) == 1:
+					sc[i].SetOne()
+				}
+			}
+			ps := pinnedCopy(b, sc)
+			for _, ck := range benchLogs(b, "ZK_BENCH_STREAM_CHUNKS", []int{16, 18, 20}) {
+				if ck > lg {
+					continue
+				}
+				for _, maxC := range benchLogs(b, "ZK_BENCH_STREAM_CS", []int{0, 15, 13}) {
+					var s *streamedBases
+					var err error
+					if g2 {
+						s, err = newStreamedG2(0, pointsG2(n), 1<<ck)
+					} else {
+						s, err = newStreamedG1(0, pointsG1(n), 1<<ck)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					var dense1, split1 bls12381.G1Jac
+					var dense2, split2 bls12381.G2Jac
+					dense, split := unsafe.Pointer(&dense1), unsafe.Pointer(&split1)
+					if g2 {
+						dense, split = unsafe.Pointer(&dense2), unsafe.Pointer(&split2)
+					}
+					name := fmt.Sprintf("%s/n=2^%d/chunk=2^%d/c<=%d", group, lg, ck, maxC)
+					b.Run(name+"/dense", func(b *testing.B) {
+						var sum MSMTiming
+						for i := 0; i < b.N; i++ {
+							tm, err := s.run(ps, maxC, dense)
+							if err != nil {
+								b.Fatal(err)
+							}
+							sum = addTiming(sum, tm)
+						}
+						reportTiming(b, sum, 0)
+					})
+					b.Run(name+"/split", func(b *testing.B) {
+						// The dense result to match, whichever sub-benchmarks run.
+						if _, err := s.run(ps, maxC, dense); err != nil {
+							b.Fatal(err)
+						}
+						b.ResetTimer()
+						var sum MSMTiming
+						var classify time.Duration
+						for i := 0; i < b.N; i++ {
+							start := time.Now()
+							hs, err := s.classify(ps)
+							if err != nil {
+								b.Fatal(err)
+							}
+							classify += time.Since(start)
+							tm, err := s.runSplit(ps, hs, maxC, split)
+							hs.free()
+							if err != nil {
+								b.Fatal(err)
+							}
+							sum = addTiming(sum, tm)
+						}
+						reportTiming(b, sum, 0)
+						b.ReportMetric(float64(classify.Microseconds())/1000/float64(b.N), "classify-ms")
+						if g2 && !split2.Equal(&dense2) || !g2 && !split1.Equal(&dense1) {
+							b.Fatalf("the streamed split %s MSM differs from the dense one", group)
+						}
+					})
+					s.free()
 				}
 			}
 		}

@@ -282,6 +282,97 @@ static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vect
     return emu_reduce<F>(buckets, c, G, Tred, ones.empty() ? nullptr : &ones_sum);
 }
 
+// emu_stream_split runs msm.cu's streamed split (zk_msm_run_stream_split)
+// over the points pts and the scalars sc_canon in chunks of chunk: each
+// chunk classified on the host (classify_chunk, into its region of one
+// index list), its ones added into ones_T shared sums (ones_one with resume
+// from the first chunk with ones on), its rest's digits over the chunk's
+// own points (k_digits_idx with lo 0 over the list after the ones) into one
+// set of buckets (resumed from the first chunk with a rest on), then the
+// ones' tree joined to window 0. Checks each chunk's classification against
+// the scalars too.
+template <class F, class R>
+static jac_t<F> emu_stream_split(const std::vector<affine_t<F>>& pts,
+                                 const std::vector<mont_t<R>>& sc_canon, uint32_t chunk, int c,
+                                 uint32_t K0, uint32_t Kmerge, uint32_t Tred, uint32_t ones_T) {
+    using P = xyzz_t<F>;
+    const uint32_t n = (uint32_t)pts.size();
+    std::vector<mont_t<R>> sc(n);
+    for (uint32_t i = 0; i < n; i++) sc[i] = sc_canon[i].to_montgomery();
+    const int nwin = (256 + c - 1) / c;
+    const int G = nwin;
+    std::vector<uint32_t> idx(n);
+    std::vector<P> buckets((size_t)G * (1u << (c - 1)), P::inf());
+    std::vector<P> ones_part(ones_T, P::inf());
+    bool ones_started = false, rest_started = false;
+    for (uint32_t off = 0; off < n; off += chunk) {
+        const uint32_t cn = n - off < chunk ? n - off : chunk;
+        uint32_t nones = 0, nrest = 0;
+        classify_chunk(sc.data() + off, cn, idx.data() + off, &nones, &nrest);
+        uint32_t want[3] = {0, 0, 0};
+        for (uint32_t i = 0; i < cn; i++) want[scalar_class(sc[off + i])]++;
+        CHECK(nones == want[CLASS_ONE] && nrest == want[CLASS_OTHER],
+              "classify_chunk at %u: %u ones and %u others, want %u and %u", off, nones, nrest,
+              want[CLASS_ONE], want[CLASS_OTHER]);
+        const uint32_t* ci = idx.data() + off;
+        for (uint32_t i = 0; i < nones + nrest; i++)
+            CHECK(ci[i] < cn && scalar_class(sc[off + ci[i]]) == (i < nones ? CLASS_ONE : CLASS_OTHER) &&
+                      (i == 0 || i == nones || ci[i] > ci[i - 1]),
+                  "classify_chunk at %u: entry %u (index %u) out of place", off, i, ci[i]);
+        const affine_t<F>* cb = pts.data() + off;  // the chunk's points (pbuf)
+        if (nones > 0) {
+            const uint32_t K1 = (nones + ones_T - 1) / ones_T;
+            for (uint32_t t = 0; t < ones_T; t++)
+                ones_one(t, ci, nones, K1, 0u, cn, cb, ones_part.data(), ones_started);
+            ones_started = true;
+        }
+        if (nrest > 0) {
+            std::vector<uint32_t> keys((size_t)nwin * nrest), vals((size_t)nwin * nrest);
+            for (uint32_t i = 0; i < nrest; i++)
+                digits_idx_one(i, sc.data() + off, ci + nones, 0u, cn, nrest, c, nwin, G, n,
+                               keys.data(), vals.data());
+            emu_accumulate<F>(cb, keys, vals, c, G, K0, Kmerge, buckets, rest_started);
+            rest_started = true;
+        }
+    }
+    P ones_sum = P::inf();
+    if (ones_started) {
+        uint32_t len = ones_T;
+        while (len > 1) {
+            uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+            std::vector<P> out(outlen);
+            for (uint32_t tid = 0; tid < outlen; tid++) tree_one(tid, ones_part.data(), len, outlen, out.data());
+            ones_part.swap(out);
+            len = outlen;
+        }
+        ones_sum = ones_part[0];
+    }
+    if (!rest_started) return ones_sum.to_jac();  // k_to_jac
+    return emu_reduce<F>(buckets, c, G, Tred, ones_started ? &ones_sum : nullptr);
+}
+
+// check_stream_split checks emu_stream_split against the reference for
+// several chunks (one that divides n, one that does not, one larger than n),
+// windows and ones' thread counts.
+template <class F, class R>
+static void check_stream_split(const char* group, const char* name,
+                               const std::vector<affine_t<F>>& pts, const std::vector<mont_t<R>>& sc) {
+    jac_t<F> want = ref_msm(pts, sc);
+    const uint32_t n = (uint32_t)pts.size();
+    struct {
+        uint32_t chunk;
+        int c;
+        uint32_t K0, Kmerge, Tred, ones_T;
+    } cases[] = {{16, 4, 3, 4, 2, 1}, {37, 7, 1, 4, 8, 5}, {n + 3, 13, 5, 8, 64, 40}, {1, 5, 2, 4, 4, 2}};
+    for (const auto& k : cases) {
+        uint32_t m = 1u << (k.c - 1);
+        uint32_t tred = k.Tred > m ? m : k.Tred;
+        jac_t<F> got = emu_stream_split(pts, sc, k.chunk, k.c, k.K0, k.Kmerge, tred, k.ones_T);
+        CHECK(jac_eq(got, want), "%s streamed split %s: chunk=%u c=%d ones_T=%u differs from the reference",
+              group, name, k.chunk, k.c, k.ones_T);
+    }
+}
+
 struct cfg_t {
     int c;
     uint32_t K0, Kmerge, Tred;
@@ -454,6 +545,26 @@ static void run_group(const char* group) {
     }
     check_split(group, "one point repeated, all ones", std::vector<affine_t<F>>(90, pool[5]), fill(90, fr_small<R>(1)), 0);
     check_split(group, "one point repeated, bits", std::vector<affine_t<F>>(90, pool[5]), bits(90, 11), 0);
+    // The streamed split: chunks with only zeros, only ones, no ones, a
+    // single other; infinity points and P, -P among the ones.
+    check_stream_split(group, "all zero", prefix(70), fill(70, mont_t<R>::zero()));
+    check_stream_split(group, "all one", prefix(70), fill(70, fr_small<R>(1)));
+    check_stream_split(group, "none binary", prefix(70), rnd(70));
+    check_stream_split(group, "bits, every 10th random", prefix(300), bits(300, 10));
+    {
+        std::vector<affine_t<F>> pts = prefix(200);
+        std::vector<mont_t<R>> sc = bits(200, 0);
+        for (int i = 0; i < 40; i++) sc[i] = mont_t<R>::zero();          // a chunk of zeros
+        for (int i = 40; i < 80; i++) sc[i] = fr_small<R>(1);            // of ones
+        for (int i = 80; i < 120; i++) sc[i] = rand_fr<R>();             // of others
+        sc[150] = fr_rm1<R>();
+        for (size_t i = 0; i < pts.size(); i++)
+            if (i % 7 == 0) pts[i].x = F::zero(), pts[i].y = F::zero();
+        pts[50] = pool[9];
+        pts[51] = pool[9];
+        pts[51].y = fneg(pts[51].y);
+        check_stream_split(group, "zeros, ones, others in runs; infinity; P and -P", pts, sc);
+    }
 }
 
 // check_plan_chunk checks msm_plan.h's plan of an MSM whose chunks are
