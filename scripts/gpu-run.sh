@@ -202,6 +202,8 @@ for step in $STEPS; do
     # plan the backend chose, device-busy per partition, every proof verified by the host with
     # gnark, peak device memory by nvidia-smi beside each run:
     #   STEPS=memcap MC_CASES="chain-k22:512MiB sha256-b134:512MiB" MC_PARTS=3 scripts/gpu-run.sh
+    # MC_FLAGS adds backend flags to every run (MC_FLAGS=-lean-split=true: the lean MSMs over W
+    # classified on the host), named in the logs' tags.
     # Its logs go into one archive, $OUT/memcap.tgz (the device machine returns few files).
     MC=$(mktemp -d)
     for c in ${MC_CASES:-chain-k22:512MiB}; do
@@ -209,13 +211,13 @@ for step in $STEPS; do
       id_key "$id" "$MC/keygen.txt" || continue
       for m in ${MC_MODES:-resident $cap}; do
         cv=$m; [ "$m" = resident ] && cv=
-        tag="$id-$m"
+        tag="$id-$m$(printf '%s' "${MC_FLAGS:-}" | tr -c 'A-Za-z0-9' '_')"
         log "memcap: prove $id, device memory: $m, ${MC_PARTS:-3} partitions one at a time"
         nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$MC/mem-$tag.txt" 2>/dev/null &
         smi=$!
         rm -rf "/tmp/mc-$tag"
         ZKHOST_CUDA_DEVICE_MEMORY_CAP="$cv" box "${MC_T:-200}" "$BIN/zkhost" prove --keys "$KEYS" --circuit "$id" \
-          --partitions "${MC_PARTS:-3}" --out "/tmp/mc-$tag" --backend "$(backend_with -max-in-flight=1)" \
+          --partitions "${MC_PARTS:-3}" --out "/tmp/mc-$tag" --backend "$(backend_with -max-in-flight=1 ${MC_FLAGS:-})" \
           --log-level info > "$MC/$tag.txt" 2>&1
         rc=$?
         kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
@@ -224,7 +226,7 @@ for step in $STEPS; do
         ok=$(grep -c '"verified": *true' "/tmp/mc-$tag/summary.json" 2>/dev/null)
         plan=$(grep -o 'plan="[^"]*"\|plan=[^ ]*' "$MC/$tag.txt" | head -1)
         # nvidia-smi counts the CUDA context too: its first level (before any allocation) is told apart.
-        log "memcap $id $m: exit $rc, $plan, device-busy ms per partition: ${busy:-none}, verified ${ok:-0}, peak device memory $(sort -n "$MC/mem-$tag.txt" | tail -1) MiB (context alone $(awk '$1>100{print; exit}' "$MC/mem-$tag.txt") MiB)"
+        log "memcap $id $m ${MC_FLAGS:-}: exit $rc, $plan, device-busy ms per partition: ${busy:-none}, verified ${ok:-0}, peak device memory $(sort -n "$MC/mem-$tag.txt" | tail -1) MiB (context alone $(awk '$1>100{print; exit}' "$MC/mem-$tag.txt") MiB)"
         cp "/tmp/mc-$tag/summary.json" "$MC/summary-$tag.json" 2>/dev/null
         rm -rf "/tmp/mc-$tag"
       done

@@ -20,6 +20,7 @@
 //	-msm-precompute N  most precomputed copies a resident key keeps of each point set, as room allows (0 or 1: none; default 64)
 //	-binary-split      run a resident key's MSMs over W witness-aware, W's 0s and 1s kept out of Pippenger (default true; false: dense)
 //	-ntt-radix N       2 or 4: stages per step of H's NTT passes (default 4)
+//	-lean-split        run a lean key's MSMs over W classified chunk by chunk on the host (default false: dense; experimental)
 package main
 
 import (
@@ -81,6 +82,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	fs.IntVar(&opts.StageThreads, "stage-threads", stage, "threads that read a partition into its slot's pinned staging (more speeds a proof proved alone and can slow a backlog, whose synthesis needs the cores)")
 	fs.IntVar(&opts.MSMPrecompute, "msm-precompute", gpu.MSMMaxDepth, "most precomputed copies a resident key keeps of each of its point sets, as device memory allows (faster MSMs; 0 or 1: none)")
 	binarySplit := fs.Bool("binary-split", true, "run a resident key's MSMs over W witness-aware: W's 0s and 1s kept out of Pippenger (false: dense, for comparisons)")
+	leanSplit := fs.Bool("lean-split", false, "run a lean key's MSMs (a key whose proofs stream, under -device-memory-cap or on a small card) over W's scalars classified chunk by chunk on the host: 0s and 1s kept out of Pippenger (experimental)")
 	radix := fs.Int("ntt-radix", int(gpu.NTTRadix4), "stages per step of H's NTT passes in shared memory, 2 or 4 (the same result; for comparisons)")
 	curves := fs.String("curves", cmp.Or(getenv("ZKHOST_CUDA_CURVES"), cudabackend.CurveList(cudabackend.DefaultCurves)), "curves whose keys the backend proves, comma-separated (bls12-381, bn254); the host proves another curve's keys on another backend")
 	snarkjsH := fs.Bool("snarkjs-h", snarkjsHEnv, "prove keys imported from a snarkjs .zkey (H in snarkjs's form); false leaves them to another backend of the host")
@@ -105,7 +107,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (c
 	if *radix != int(gpu.NTTRadix2) && *radix != int(gpu.NTTRadix4) {
 		return opts, fmt.Errorf("-ntt-radix is %d: want 2 or 4", *radix)
 	}
-	opts.Prove = gpu.ProveOptions{DenseMSM: !*binarySplit, NTTRadix: gpu.NTTRadix(*radix)}
+	opts.Prove = gpu.ProveOptions{DenseMSM: !*binarySplit, NTTRadix: gpu.NTTRadix(*radix), LeanSplit: *leanSplit}
 	if opts.Curves, err = cudabackend.ParseCurves(*curves); err != nil {
 		return opts, fmt.Errorf("-curves: %v", err)
 	}

@@ -13,6 +13,7 @@
 #include <new>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -82,6 +83,7 @@ struct zk_g16_key {
     // change takes effect at the next one.
     std::atomic<int> binary_split{1};  // MSMs over W split (1) or dense (0)
     std::atomic<int> ntt_radix{0};     // H's NTTs (ntt.h; 0: the default)
+    std::atomic<int> lean_split{0};    // a lean key's MSMs over W classified on the host (1)
 };
 
 static const size_t kFr = 32;
@@ -718,7 +720,11 @@ extern "C" int zk_g16_key_set_options(zk_g16_key* key, const zk_g16_options* opt
     if (opts->ntt_radix != 0 && opts->ntt_radix != 2 && opts->ntt_radix != 4)
         return zk_fail(err, errlen, ZK_EINVAL, "set options: ntt_radix %d: want 2, 4 or 0 (the default)",
                        opts->ntt_radix);
+    if (opts->lean_split != 0 && opts->lean_split != 1)
+        return zk_fail(err, errlen, ZK_EINVAL, "set options: lean_split %d: want 0 or 1",
+                       opts->lean_split);
     key->binary_split.store(opts->binary_split);
+    key->lean_split.store(opts->lean_split);
     key->ntt_radix.store(opts->ntt_radix);
     return ZK_OK;
 }
@@ -1031,20 +1037,58 @@ static int prove_tail(zk_g16_key* key, zk_g16_slot* slot, void* out_g1, void* ou
     return proof_timing(slot, timing, err, errlen);
 }
 
-// gather_host writes dst[j] = src[idx[j]] (scalars of kFr bytes) for j < n on
-// up to threads host threads: a lean key's A and B scalars, from W.
-static void gather_host(char* dst, const char* src, const std::vector<uint32_t>& idx,
-                        unsigned threads) {
-    const size_t n = idx.size();
-    threads = (unsigned)std::max<size_t>(1, std::min<size_t>(threads, n / 65536 + 1));
+// lean_scalars are one lean MSM's scalars in pinned host memory and, when
+// the key's proofs run split (lean_split), their classification chunk by
+// chunk (msm.h's zk_msm_stream_split: idx in the slot's staging, the counts
+// here).
+struct lean_scalars {
+    const char* host = nullptr;
+    uint32_t* idx = nullptr;  // nullptr: not classified, the MSM runs dense
+    std::vector<uint32_t> ones, rest;
+};
+
+// prepare_scalars makes a lean MSM's n scalars at out->host: dst[j] =
+// src[gather[j]] (scalars of kFr bytes) when gather is given (A's and B's,
+// from W), else the scalars are src itself (K's, a range of W); with idx it
+// also classifies them in chunks of S (zk_msm_classify_chunk) into idx and
+// out's counts. Up to threads host threads, each a run of whole chunks.
+static int prepare_scalars(const zk_g16_key* key, char* dst, const char* src,
+                           const std::vector<uint32_t>* gather, size_t n, size_t S,
+                           uint32_t* idx, unsigned threads, lean_scalars* out, char* err,
+                           size_t errlen) {
+    out->host = gather ? dst : src;
+    out->idx = idx;
+    const size_t nch = chunks_of(n, S);
+    out->ones.assign(idx ? nch : 0, 0);
+    out->rest.assign(idx ? nch : 0, 0);
+    if (!gather && !idx) return ZK_OK;
+    threads = (unsigned)std::max<size_t>(1, std::min<size_t>(threads, std::min(nch, n / 65536 + 1)));
+    std::vector<int> rcs(threads, ZK_OK);
+    std::vector<std::string> errs(threads);
+    auto work = [&](unsigned t) {
+        for (size_t k = nch * t / threads; k < nch * (t + 1) / threads; k++) {
+            const size_t lo = k * S, hi = std::min(n, lo + S);
+            if (gather)
+                for (size_t j = lo; j < hi; j++)
+                    memcpy(dst + j * kFr, src + (size_t)(*gather)[j] * kFr, kFr);
+            if (!idx) continue;
+            char inner[256] = {0};
+            int mrc = zk_msm_classify_chunk(key->group1, out->host + lo * kFr, hi - lo, idx + lo,
+                                            &out->ones[k], &out->rest[k], inner, sizeof inner);
+            if (mrc != ZK_MSM_OK) {
+                rcs[t] = mrc;
+                errs[t] = inner;
+                return;
+            }
+        }
+    };
     std::vector<std::thread> ts;
-    for (unsigned t = 1; t < threads; t++)
-        ts.emplace_back([&, t] {
-            for (size_t j = n * t / threads; j < n * (t + 1) / threads; j++)
-                memcpy(dst + j * kFr, src + (size_t)idx[j] * kFr, kFr);
-        });
-    for (size_t j = 0; j < n / threads; j++) memcpy(dst + j * kFr, src + (size_t)idx[j] * kFr, kFr);
+    for (unsigned t = 1; t < threads; t++) ts.emplace_back(work, t);
+    work(0);
     for (auto& th : ts) th.join();
+    for (unsigned t = 0; t < threads; t++)
+        if (rcs[t] != ZK_MSM_OK) return msm_fail(rcs[t], "classify", err, errlen, errs[t].c_str());
+    return ZK_OK;
 }
 
 // lean_msm runs one MSM of a lean key: npts points at host and as many
@@ -1052,12 +1096,19 @@ static void gather_host(char* dst, const char* src, const std::vector<uint32_t>&
 // of buckets for every chunk (zk_msm_run_stream); its one sum to out. The
 // caller holds s->mu.
 static int lean_msm(const zk_g16_key* key, streamer* s, const char* host, size_t npts,
-                    const void* scalars, cudaStream_t st, void* out, char* err, size_t errlen) {
+                    const lean_scalars& sc, cudaStream_t st, void* out, char* err, size_t errlen) {
     void* pbuf[2] = {zk_msm_bases(s->h[0]), zk_msm_bases(s->h[1])};
     void* sbuf[2] = {s->sc[0], s->sc[1]};
     char inner[512] = {0};
-    int mrc = zk_msm_run_stream(s->h[0], host, scalars, npts, pbuf, sbuf, s->S, key->stream_c, st,
+    int mrc;
+    if (sc.idx) {
+        const zk_msm_stream_split split{sc.idx, sc.ones.data(), sc.rest.data()};
+        mrc = zk_msm_run_stream_split(s->h[0], host, sc.host, npts, pbuf, sbuf, s->S,
+                                      key->stream_c, &split, st, out, nullptr, inner, sizeof inner);
+    } else {
+        mrc = zk_msm_run_stream(s->h[0], host, sc.host, npts, pbuf, sbuf, s->S, key->stream_c, st,
                                 out, nullptr, inner, sizeof inner);
+    }
     if (mrc != ZK_MSM_OK) return msm_fail(mrc, "streamed MSM", err, errlen, inner);
     return ZK_OK;
 }
@@ -1084,6 +1135,15 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
     char* hc = hb + N * kFr;
     char* ga = hc + N * kFr;
     char* gb = ga + key->na * kFr;
+    // The index lists of A's, B's and K's scalars when the proof runs split
+    // (zk_g16_lean_slot_host_bytes counts them).
+    const bool split = key->lean_split.load() != 0;
+    uint32_t* ia = (uint32_t*)(gb + key->nb * kFr);
+    uint32_t* ib = ia + key->na;
+    uint32_t* ik = ib + key->nb;
+    const size_t S = key->s1->S;
+    lean_scalars sa, sb, sk, sz;
+    sz.host = ha;  // H's coefficients: dense
     cudaStream_t st = slot->stream;
     cudaEvent_t* ev = slot->ev;
     Drain drain{slot};
@@ -1113,37 +1173,49 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
     std::promise<void> gb_gathered;
     std::future<void> gb_ready = gb_gathered.get_future();
     Joiner g2;
+    int gbrc = ZK_OK;
+    char gberr[512] = {0};
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
-        gather_host(gb, hw, key->hidx_b, kGatherThreads);
+        gbrc = prepare_scalars(key, gb, hw, &key->hidx_b, key->nb, S, split ? ib : nullptr,
+                               kGatherThreads, &sb, gberr, sizeof gberr);
         gb_gathered.set_value();
+        if (gbrc != ZK_OK) {
+            g2rc = zk_fail(g2err, sizeof g2err, gbrc, "B's scalars: %s", gberr);
+            return;
+        }
         if (cudaEventRecord(ev[4], slot->stream2) != cudaSuccess) {
             g2rc = zk_fail(g2err, sizeof g2err, ZK_ECUDA, "record the G2 MSM's event");
             return;
         }
         std::lock_guard<std::mutex> lk(key->s2->mu);
-        g2rc = lean_msm(key, key->s2, key->h_b2, key->nb, gb, slot->stream2, out_g2, g2err,
+        g2rc = lean_msm(key, key->s2, key->h_b2, key->nb, sb, slot->stream2, out_g2, g2err,
                         sizeof g2err);
         if (g2rc == ZK_OK && cudaEventRecord(ev[5], slot->stream2) != cudaSuccess)
             g2rc = zk_fail(g2err, sizeof g2err, ZK_ECUDA, "record the G2 MSM's event");
     });
-    gather_host(ga, hw, key->hidx_a, kGatherThreads);
+    int rc = prepare_scalars(key, ga, hw, &key->hidx_a, key->na, S, split ? ia : nullptr,
+                             kGatherThreads, &sa, err, errlen);
+    if (rc == ZK_OK)
+        rc = prepare_scalars(key, nullptr, hw + key->nb_public * kFr, nullptr, key->nk, S,
+                             split ? ik : nullptr, kGatherThreads, &sk, err, errlen);
     gb_ready.wait();
+    if (rc != ZK_OK) return rc;
+    if (gbrc != ZK_OK) return zk_fail(err, errlen, gbrc, "B's scalars: %s", gberr);
 
     struct {
         const char* host;
         size_t n;
-        const void* scalars;
+        const lean_scalars& scalars;
         const char* name;
     } g1[] = {
-        {key->h_a, key->na, ga, "MSM A"},
-        {key->h_b, key->nb, gb, "MSM B1"},
-        {key->h_k, key->nk, hw + key->nb_public * kFr, "MSM K"},
-        {key->h_z, key->nz, ha, "MSM Z"},
+        {key->h_a, key->na, sa, "MSM A"},
+        {key->h_b, key->nb, sb, "MSM B1"},
+        {key->h_k, key->nk, sk, "MSM K"},
+        {key->h_z, key->nz, sz, "MSM Z"},
     };
     const int kZ = ZK_G16_SET_Z;
     char inner[512] = {0};
-    int rc;
     {
         std::lock_guard<std::mutex> lk(key->s1->mu);
         for (const g1_msm& o : g1_order(key)) {

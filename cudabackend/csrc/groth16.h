@@ -323,11 +323,14 @@ static inline uint64_t zk_g16_lean_slot_device_bytes(uint64_t h_block) {
 }
 
 /* zk_g16_lean_slot_host_bytes is the pinned host staging such a slot holds: W,
- * A, B, H's scratch C (N each), and A's and B's scalars gathered from W (na,
- * nb). */
+ * A, B, H's scratch C (N each), A's and B's scalars gathered from W (na,
+ * nb), and the index lists of A's, B's and K's scalars classified chunk by
+ * chunk (4 bytes a scalar; K's at most nwires), for lean_split
+ * (zk_g16_options). */
 static inline uint64_t zk_g16_lean_slot_host_bytes(size_t nwires, uint32_t log_n, uint64_t na,
                                                    uint64_t nb) {
-    return ((uint64_t)nwires + 3 * ((uint64_t)1 << log_n) + na + nb) * 32;
+    return ((uint64_t)nwires + 3 * ((uint64_t)1 << log_n) + na + nb) * 32 +
+           (na + nb + (uint64_t)nwires) * 4;
 }
 
 /* zk_g16_constraints_device_bytes is the device memory a constraint system of
@@ -382,9 +385,10 @@ int zk_g16_eval_compact(zk_g16_key* key, zk_g16_slot* slot, size_t n_constraints
                         size_t nb_other, void* w, void* a, void* b, void* c,
                         int64_t* bad_constraint, char* err, size_t errlen);
 
-/* zk_g16_options is how a key's proofs run on the device. Neither field
+/* zk_g16_options is how a key's proofs run on the device. No field
  * changes a proof's sums, only how they are computed (for with/without
- * comparisons); a loaded key starts with binary_split 1 and ntt_radix 0. */
+ * comparisons); a loaded key starts with binary_split 1, ntt_radix 0 and
+ * lean_split 0. */
 typedef struct zk_g16_options {
     /* binary_split 1 (a key's default) runs a resident key's MSMs over W
      * witness-aware (msm.h's zk_msm_split: W's 0 and 1 scalars get no
@@ -393,6 +397,11 @@ typedef struct zk_g16_options {
     /* ntt_radix is the radix of H's NTTs (ntt.h): 2, 4, or 0 (a key's
      * default) for ntt.h's default. */
     int ntt_radix;
+    /* lean_split 1 runs a lean key's MSMs over W (A, B and K) with each
+     * chunk's scalars classified on the host as they are gathered (msm.h's
+     * zk_msm_run_stream_split: the 0s copy and add nothing, the 1s are summed
+     * apart), 0 (a key's default) dense. */
+    int lean_split;
 } zk_g16_options;
 
 /* zk_g16_key_set_options sets key's options for its later proofs (a proof

@@ -88,6 +88,12 @@ type ProveOptions struct {
 	DenseMSM bool
 	// NTTRadix is the radix of H's NTTs (NTTRadixDefault: radix 4).
 	NTTRadix NTTRadix
+	// LeanSplit runs a lean key's MSMs over W (A, B and K) with each
+	// chunk's scalars classified on the host as they are gathered
+	// (zk_msm_run_stream_split): its 0s copy and add nothing and its 1s are
+	// summed apart, the streamed counterpart of the witness-aware split.
+	// Off by default until a device measures it against the dense runs.
+	LeanSplit bool
 }
 
 // check returns an error wrapping ErrInvalid naming the option out of range.

@@ -121,7 +121,7 @@ func (k *Groth16Key) SetOptions(opts ProveOptions) error {
 	if err := opts.check(op); err != nil {
 		return err
 	}
-	co := C.zk_g16_options{binary_split: cbool(!opts.DenseMSM), ntt_radix: C.int(opts.NTTRadix)}
+	co := C.zk_g16_options{binary_split: cbool(!opts.DenseMSM), ntt_radix: C.int(opts.NTTRadix), lean_split: cbool(opts.LeanSplit)}
 	var e errBuf
 	return check(op, C.zk_g16_key_set_options(k.ptr, &co, e.ptr(), e.size()), &e)
 }

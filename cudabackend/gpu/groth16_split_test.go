@@ -86,10 +86,20 @@ func TestGroth16BinarySplit(t *testing.T) {
 
 	// Resident keys run the MSMs over W split, without and with precomputed
 	// copies of their points; streamed keys (chunks of 64 points here) run
-	// dense whatever the switch says: checked the same way.
-	for _, tc := range []struct{ chunk, depth uint64 }{{0, 1}, {0, MSMMaxDepth}, {64, 1}} {
+	// dense whatever the switch says; a lean key (its proofs streamed, chunks
+	// of 256) runs split with LeanSplit, its scalars classified on the host:
+	// checked the same way.
+	for _, tc := range []struct {
+		chunk, depth uint64
+		lean         bool
+	}{{0, 1, false}, {0, MSMMaxDepth, false}, {64, 1, false}, {256, 1, true}} {
 		chunk, depth := tc.chunk, int(tc.depth)
-		key, err := LoadGroth16KeyPlan(0, pk, DevicePlan{Chunk: chunk, Depth: depth}, ProveOptions{})
+		plan := DevicePlan{Chunk: chunk, Depth: depth}
+		if tc.lean {
+			shape := ShapeOf(pk)
+			plan = LeanPlan(shape, chunk, 2*HStreamMinBlock(shape.LogN), 0, 1, BoundResidency(0))
+		}
+		key, err := LoadGroth16KeyPlan(0, pk, plan, ProveOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,11 +111,21 @@ func TestGroth16BinarySplit(t *testing.T) {
 			key.Free()
 			t.Fatal(err)
 		}
-		for _, mode := range []struct {
+		modes := []struct {
 			name string
 			opts ProveOptions
-		}{{"split", ProveOptions{}}, {"no split", ProveOptions{DenseMSM: true}}, {"split again, radix 2", ProveOptions{NTTRadix: NTTRadix2}}} {
-			name := fmt.Sprintf("chunk %d, depth %d, %s", chunk, depth, mode.name)
+		}{{"split", ProveOptions{}}, {"no split", ProveOptions{DenseMSM: true}}, {"split again, radix 2", ProveOptions{NTTRadix: NTTRadix2}}}
+		if tc.lean {
+			modes = append(modes[1:2], struct {
+				name string
+				opts ProveOptions
+			}{"lean split", ProveOptions{LeanSplit: true}}, struct {
+				name string
+				opts ProveOptions
+			}{"lean split again, radix 2", ProveOptions{LeanSplit: true, NTTRadix: NTTRadix2}})
+		}
+		for _, mode := range modes {
+			name := fmt.Sprintf("chunk %d, depth %d, lean %v, %s", chunk, depth, tc.lean, mode.name)
 			if err := key.SetOptions(mode.opts); err != nil {
 				t.Fatal(err)
 			}
