@@ -68,8 +68,8 @@ type Circuit struct {
 	// *cs.R1CS of constraint/bls12-381 or constraint/bn254).
 	System constraint.ConstraintSystem
 	// CCS is System for a BLS12-381 circuit, nil for another curve's: what the
-	// fast solver (sdk/solve), compact wire assignments and the partition checks read,
-	// which are BLS12-381's for now.
+	// functions whose vectors are BLS12-381 scalars (sdk/solve's solver, SynthesizeInto,
+	// ParseAssignment) and the partition checks read.
 	CCS *cs.R1CS
 	VK  groth16.VerifyingKey // gnark's verifying key of the circuit's curve
 	// Curve is the curve the circuit is proved on, set where its constraint
