@@ -9,13 +9,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	blsfr "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/curve"
 )
 
 // Synthesis hosts.
@@ -29,7 +31,9 @@ import (
 // (circuit.MarshalCompactBits: two bits a wire and the few values that are
 // neither 0 nor 1) and queues it on the class's synthesized subject
 // (names.readySubject), in the object store when it is larger than a message
-// takes. Only once JetStream has stored the synthesized partition is the
+// takes. Circuits of either curve are served: the assignment's header names
+// its values' curve, and the proving host refuses one that is not its
+// circuit's (a cluster matches circuits by name alone). Only once JetStream has stored the synthesized partition is the
 // original acked: a synthesis host that dies loses nothing, and a partition
 // synthesized twice (a redelivery) is queued once, by its message id.
 //
@@ -49,10 +53,36 @@ import (
 const readyPoll = 250 * time.Millisecond
 
 // synthesizer is what a synthesis host keeps per circuit: the circuit, and
-// its solvers' W vectors, reused from one partition to the next.
+// its solver of partitions into compact wire assignments, over the circuit's
+// curve (newSynthesizer).
 type synthesizer struct {
 	c     *circuit.Circuit
-	wPool sync.Pool // *[]fr.Element of c.NbWires
+	solve func(in []byte) ([]byte, error)
+}
+
+// newSynthesizer returns the synthesizer of circuit c, its W vectors the
+// scalars of c's curve.
+func newSynthesizer(name string, c *circuit.Circuit) (*synthesizer, error) {
+	switch c.Curve {
+	case sdk.CurveBLS12381:
+		return &synthesizer{c: c, solve: newCompactSolver[blsfr.Element](c).solve}, nil
+	case sdk.CurveBN254:
+		return &synthesizer{c: c, solve: newCompactSolver[bnfr.Element](c).solve}, nil
+	}
+	return nil, fmt.Errorf("circuit %q is %s, a curve cluster synthesis does not serve", name, c.Curve)
+}
+
+// compactSolver solves partitions of c into compact wire assignments, its W
+// vectors, scalars S of c's curve, reused from one partition to the next.
+type compactSolver[S ~[4]uint64, PS curve.Scalar[S]] struct {
+	c     *circuit.Circuit
+	wPool sync.Pool // *[]S of c.NbWires
+}
+
+func newCompactSolver[S ~[4]uint64, PS curve.Scalar[S]](c *circuit.Circuit) *compactSolver[S, PS] {
+	s := &compactSolver[S, PS]{c: c}
+	s.wPool.New = func() any { w := make([]S, c.NbWires); return &w }
+	return s
 }
 
 // SynthesisStats are a synthesis host's counts since it started.
@@ -77,13 +107,10 @@ func (c *Cluster) RunSynthesis(ctx context.Context, circuits map[string]*circuit
 	}
 	synths := map[string]*synthesizer{}
 	for name, ci := range circuits {
-		if ci.CCS == nil {
-			// Partitions travel as compact wire assignments, BLS12-381's.
-			return fmt.Errorf("circuit %q is %s: cluster synthesis serves BLS12-381 circuits only", name, ci.Curve)
+		s, err := newSynthesizer(name, ci)
+		if err != nil {
+			return err
 		}
-		s := &synthesizer{c: ci}
-		nb := ci.NbWires
-		s.wPool.New = func() any { w := make([]fr.Element, nb); return &w }
 		synths[name] = s
 	}
 	c.log.Info("synthesizing partitions for the proving hosts", "host", c.cfg.Name, "at_once", slots, "ready_max", c.cfg.ReadyMax)
@@ -213,10 +240,12 @@ func (c *Cluster) synthesize(ctx context.Context, msg jetstream.Msg, synths map[
 }
 
 // solve solves a gnark full witness into W, on one thread, and returns W as a
-// compact wire assignment. A wire assignment (a job that carries them goes to
-// the synthesized subjects, but a message may be older) is packed as it is.
-func (s *synthesizer) solve(in []byte) ([]byte, error) {
-	wp := s.wPool.Get().(*[]fr.Element)
+// compact wire assignment, whose header names the circuit's curve (the
+// proving host refuses one of another curve). A wire assignment (a job that
+// carries them goes to the synthesized subjects, but a message may be older)
+// is packed as it is.
+func (s *compactSolver[S, PS]) solve(in []byte) ([]byte, error) {
+	wp := s.wPool.Get().(*[]S)
 	defer s.wPool.Put(wp)
 	words := sdk.CompactWords(uint64(s.c.NbWires))
 	other, ones := make([]uint64, words), make([]uint64, words)
@@ -224,7 +253,7 @@ func (s *synthesizer) solve(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := circuit.MarshalCompactBits(*wp, other, ones, nbOther, s.c.NbPublic, s.c.NbSecret, 1)
+	out, err := circuit.MarshalCompactBits[S, PS](*wp, other, ones, nbOther, s.c.NbPublic, s.c.NbSecret, 1)
 	if err != nil {
 		return nil, fmt.Errorf("packing W: %w", err)
 	}

@@ -13,11 +13,14 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/zkhost/zkhost/host/api"
+	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
@@ -32,16 +35,28 @@ func assignmentsOf(t *testing.T, c *circuit.Circuit, ws [][]byte) [][]byte {
 	return out
 }
 
-// compactAssignments re-encodes wire assignments of c in the compact format.
+// compactAssignments re-encodes wire assignments of c, of either curve, in the
+// compact format.
 func compactAssignments(t *testing.T, c *circuit.Circuit, as [][]byte) [][]byte {
 	t.Helper()
+	if c.Curve == sdk.CurveBN254 {
+		return compactAssignmentsAs[bnfr.Element](t, c, as)
+	}
+	return compactAssignmentsAs[fr.Element](t, c, as)
+}
+
+// compactAssignmentsAs is compactAssignments on the scalars S of c's curve.
+func compactAssignmentsAs[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *circuit.Circuit, as [][]byte) [][]byte {
+	t.Helper()
 	out := make([][]byte, len(as))
+	words := sdk.CompactWords(uint64(c.NbWires))
 	for i, a := range as {
-		W, err := circuit.ParseAssignment(a, c, 1)
+		W, other, bits := make([]S, c.NbWires), make([]uint64, words), make([]uint64, words)
+		_, n, err := circuit.SynthesizeInputCompact(c, a, 1, W, other, bits)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out[i], err = circuit.MarshalCompactAssignment(W, c.NbPublic, c.NbSecret, 1); err != nil {
+		if out[i], err = circuit.MarshalCompactBits[S, PS](W, other, bits, n, c.NbPublic, c.NbSecret, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"encoding/binary"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,13 +15,16 @@ import (
 	"github.com/zkhost/zkhost/host/api"
 	"github.com/zkhost/zkhost/host/api/apitest"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/keyfile"
 	"github.com/zkhost/zkhost/sdk/testcircuit"
 )
 
 // TestBN254Jobs: a BN254 key set (a gnark circuit imported as a user imports it)
-// is proved through the daemon and a CPU backend process, from gnark witnesses and
-// from wire assignments, and gnark's BN254 verifier accepts every proof against the
-// public values of its partition's input.
+// is proved through the daemon and a CPU backend process (full partitions: the host
+// evaluates A and B), from gnark witnesses and from wire assignments, full and
+// compact, and gnark's BN254 verifier accepts every proof against the public values
+// of its partition's input. A compact assignment that says it holds BLS12-381
+// scalars is refused at submit, naming both curves.
 func TestBN254Jobs(t *testing.T) {
 	const steps = 200
 	stateDir := apitest.ShortTempDir(t)
@@ -70,9 +74,15 @@ func TestBN254Jobs(t *testing.T) {
 	}
 
 	f := start(t, opts{stateDir: stateDir, noCircuits: true})
+	compact := compactAssignments(t, c, assignments)
+	otherCurve := bytes.Clone(compact[0])
+	binary.BigEndian.PutUint32(otherCurve[24:], keyfile.CurveBLS12381)
+	_, err = f.c.Submit(ctx, api.SubmitRequest{Circuit: "chain-bn254", Assignments: [][]byte{otherCurve}})
+	checkErr(t, err, api.ErrInvalidArgument, "wire assignment 0", "is a compact wire assignment of BLS12-381 scalars, circuit chain-bn254 is BN254")
 	for _, req := range []api.SubmitRequest{
 		{Circuit: "chain-bn254", Witnesses: witnesses},
 		{Circuit: "chain-bn254", Assignments: assignments},
+		{Circuit: "chain-bn254", Assignments: compact},
 	} {
 		job, err := f.c.Submit(ctx, req)
 		if err != nil {

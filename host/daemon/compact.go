@@ -14,6 +14,7 @@ import (
 	"github.com/zkhost/zkhost/host/budget"
 	"github.com/zkhost/zkhost/sdk"
 	"github.com/zkhost/zkhost/sdk/circuit"
+	"github.com/zkhost/zkhost/sdk/curve"
 	"github.com/zkhost/zkhost/sdk/keyconv"
 	"github.com/zkhost/zkhost/sdk/shm"
 )
@@ -131,9 +132,6 @@ func compactShmBytes(ce *circuitEntry) uint64 {
 // came (writePacked). It returns the solver's error (the input's fault)
 // apart from the store's.
 func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
-	if circuit.IsCompactAssignment(t.witness) {
-		return d.writePacked(t, name, threads)
-	}
 	if t.job.circ.c.Curve == sdk.CurveBN254 {
 		return writeCompactAs[bnfr.Element](d, t, name, threads)
 	}
@@ -141,7 +139,10 @@ func (d *Daemon) writeCompact(t *task, name string, threads int) (h sdk.Partitio
 }
 
 // writeCompactAs is writeCompact on the scalars S of the circuit's curve.
-func writeCompactAs[S ~[4]uint64](d *Daemon, t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
+func writeCompactAs[S ~[4]uint64, PS curve.Scalar[S]](d *Daemon, t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
+	if circuit.IsCompactAssignment(t.witness) {
+		return writePacked[S, PS](d, t, name, threads)
+	}
 	ce := t.job.circ
 	wp := ce.cw.wPool.Get().(*[]S)
 	defer ce.cw.wPool.Put(wp)
@@ -161,11 +162,11 @@ func writeCompactAs[S ~[4]uint64](d *Daemon, t *task, name string, threads int) 
 
 // writePacked writes a compact wire assignment (what a cluster's synthesis
 // host ships) into a compact partition without unpacking W: its bitmaps are
-// copied and its values decoded straight into the memfd; only the inputs
-// are decoded apart, for the public witness.
-func (d *Daemon) writePacked(t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
+// copied and its values, scalars S of the circuit's curve, decoded straight
+// into the memfd; only the inputs are decoded apart, for the public witness.
+func writePacked[S ~[4]uint64, PS curve.Scalar[S]](d *Daemon, t *task, name string, threads int) (h sdk.PartitionHandle, synthErr, err error) {
 	c := t.job.circ.c
-	a, synthErr := circuit.ReadCompactAssignment(t.witness, c)
+	a, synthErr := circuit.ReadCompactAssignment[S, PS](t.witness, c)
 	if synthErr == nil {
 		var full witness.Witness
 		if full, synthErr = a.Witness(c); synthErr == nil {
@@ -177,7 +178,7 @@ func (d *Daemon) writePacked(t *task, name string, threads int) (h sdk.Partition
 	}
 	var valuesErr error
 	h, err = shm.WriteCompactBits(d.shm, name, uint64(c.NbWires), uint64(c.NbConstraints), a.Other, a.Bits, a.NbOther,
-		func(values []fr.Element) error { valuesErr = a.Values(values, threads); return valuesErr })
+		func(values []S) error { valuesErr = a.Values(values, threads); return valuesErr })
 	if valuesErr != nil {
 		return sdk.PartitionHandle{}, fmt.Errorf("wire assignment %w", valuesErr), nil
 	}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -76,11 +77,11 @@ func testCompactPartitions(t *testing.T, name string) {
 	}
 	verifyProofs(t, name, job, ws)
 
-	// Wire assignments, full and (BLS12-381's encoding) compact, what a
-	// synthesis host ships, go the compact way too: W alone, parsed into the
-	// pooled vector; the device evaluates A and B and checks every
-	// constraint, so one wrong value fails its partition naming a
-	// constraint.
+	// Wire assignments, full and compact (what a synthesis host ships), go
+	// the compact way too: W alone, parsed into the pooled vector, or a
+	// compact one's bitmaps and values copied into the partition; the device
+	// evaluates A and B and checks every constraint, so one wrong value
+	// fails its partition naming a constraint.
 	submit := func(in [][]byte) api.Job {
 		t.Helper()
 		j, err := f.c.Submit(ctx, api.SubmitRequest{Circuit: name, Assignments: in})
@@ -97,29 +98,30 @@ func testCompactPartitions(t *testing.T, name string) {
 	if bad.State != api.JobFailed || !strings.Contains(bad.Error, "partition 1") || !strings.Contains(bad.Error, "constraint") {
 		t.Errorf("an assignment with a wrong value: job %s, %q; want failed naming partition 1 and a constraint", bad.State, bad.Error)
 	}
-	if ce.c.Curve == sdk.CurveBLS12381 {
-		compact := compactAssignments(t, ce.c, as)
-		verifyProofs(t, name, submit(compact), ws[:2])
-		tampered := slices.Clone(compact[1])
-		tampered[len(tampered)-1] ^= 1
-		bad := submit([][]byte{compact[0], tampered})
-		if bad.State != api.JobFailed || !strings.Contains(bad.Error, "partition 1") || !strings.Contains(bad.Error, "constraint") {
-			t.Errorf("a compact assignment with a wrong value: job %s, %q; want failed naming partition 1 and a constraint", bad.State, bad.Error)
-		}
-		// A value past the modulus is found as the values go into the
-		// partition: the partition fails naming it, and nothing is kept.
-		overflow := slices.Clone(compact[1])
-		copy(overflow[len(overflow)-fr.Bytes:], slices.Repeat([]byte{0xff}, fr.Bytes))
-		bad = submit([][]byte{overflow})
-		if bad.State != api.JobFailed || !strings.Contains(bad.Error, "is not a canonical BLS12-381 scalar") {
-			t.Errorf("a compact assignment with a value past the modulus: job %s, %q; want failed naming it", bad.State, bad.Error)
-		}
+	compact := compactAssignments(t, ce.c, as)
+	verifyProofs(t, name, submit(compact), ws[:2])
+	tampered = slices.Clone(compact[1])
+	tampered[len(tampered)-1] ^= 1
+	bad = submit([][]byte{compact[0], tampered})
+	if bad.State != api.JobFailed || !strings.Contains(bad.Error, "partition 1") || !strings.Contains(bad.Error, "constraint") {
+		t.Errorf("a compact assignment with a wrong value: job %s, %q; want failed naming partition 1 and a constraint", bad.State, bad.Error)
+	}
+	// A value past the modulus is found as the values go into the
+	// partition: the partition fails naming it, and nothing is kept.
+	overflow := slices.Clone(compact[1])
+	copy(overflow[len(overflow)-fr.Bytes:], slices.Repeat([]byte{0xff}, fr.Bytes))
+	bad = submit([][]byte{overflow})
+	id, err := curve.Parse(string(ce.c.Curve))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("is not a canonical %s scalar", curve.Title(id)); bad.State != api.JobFailed || !strings.Contains(bad.Error, want) {
+		t.Errorf("a compact assignment with a value past the modulus: job %s, %q; want failed saying %q", bad.State, bad.Error, want)
 	}
 
 	// The daemon's own solver never writes a W that breaks a constraint, so
 	// the device is asked directly.
 	var h sdk.PartitionHandle
-	var err error
 	if ce.c.Curve == sdk.CurveBN254 {
 		h, err = writeBroken[bnfr.Element](f, ce)
 	} else {

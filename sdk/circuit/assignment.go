@@ -33,7 +33,7 @@ import (
 //	16      4     all wires: public + secret + internal (big-endian uint32)
 //	20      32·n  the n wire values in gnark's wire order (the constant one, public
 //	              inputs, secret inputs, internal wires), each a canonical big-endian
-//	              BLS12-381 scalar (fr.Element.Bytes)
+//	              scalar of the circuit's curve (fr.Element.Bytes)
 const (
 	AssignmentMagic   = "ZKWA"
 	AssignmentVersion = 1
@@ -108,7 +108,7 @@ func CheckAssignmentHeader(data []byte, c *Circuit) error {
 }
 
 // checkAssignment checks an assignment's header (its first bytes, up to
-// assignmentHeader) and its total size.
+// compactAssignmentHeader) and its total size.
 func checkAssignment(head []byte, size int64, c *Circuit) error {
 	if !IsAssignment(head) {
 		if size >= witnessHeader {
@@ -120,8 +120,20 @@ func checkAssignment(head []byte, size int64, c *Circuit) error {
 		return fmt.Errorf("is truncated: %d bytes, shorter than the %d-byte header", size, assignmentHeader)
 	}
 	version := binary.BigEndian.Uint32(head[4:])
-	if version != AssignmentVersion && version != CompactAssignmentVersion {
-		return fmt.Errorf("has format version %d, this build reads %d (full) and %d (compact)", version, AssignmentVersion, CompactAssignmentVersion)
+	if version != AssignmentVersion && version != CompactAssignmentVersion && version != compactAssignmentV2 {
+		return fmt.Errorf("has format version %d, this build reads %d (full), %d and %d (compact)", version, AssignmentVersion, compactAssignmentV2, CompactAssignmentVersion)
+	}
+	compact := version != AssignmentVersion
+	if compact {
+		// The curve first: a circuit of the other curve often has the same
+		// counts, and the curve is what is wrong then.
+		h, err := readCompactHeader(head, size)
+		if err != nil {
+			return err
+		}
+		if sdk.Curve(curve.Name(h.curve)) != c.Curve {
+			return fmt.Errorf("is a compact wire assignment of %s scalars, circuit %s is %s", curve.Title(h.curve), c.Name, c.curveTitle())
+		}
 	}
 	nbPublic := binary.BigEndian.Uint32(head[8:])
 	nbSecret := binary.BigEndian.Uint32(head[12:])
@@ -130,11 +142,8 @@ func checkAssignment(head []byte, size int64, c *Circuit) error {
 		return fmt.Errorf("has %d wires (%d public, %d secret), circuit %s has %d wires (%d public including the constant one, %d secret)",
 			nbWires, nbPublic, nbSecret, c.Name, c.NbWires, c.NbPublic, c.NbSecret)
 	}
-	if version == CompactAssignmentVersion {
-		if c.CCS == nil {
-			return fmt.Errorf("is a compact wire assignment, which zkhost reads for BLS12-381 circuits only; circuit %s is %s (send a full one)", c.Name, c.curveTitle())
-		}
-		return checkCompactAssignment(head, size)
+	if compact {
+		return nil // its size is checked with its header
 	}
 	if want := assignmentHeader + int64(nbWires)*fr.Bytes; size != want {
 		return fmt.Errorf("has %d bytes, want %d for %d wires of %d bytes (truncated, or trailing bytes)", size, want, nbWires, fr.Bytes)
@@ -157,21 +166,15 @@ func ParseAssignment(data []byte, c *Circuit, threads int) ([]fr.Element, error)
 	return W, nil
 }
 
-// parseAssignmentInto is ParseAssignment into W (c.NbWires values), of
-// any encoding (full, compact or a circom .wtns).
-func parseAssignmentInto(data []byte, c *Circuit, threads int, W []fr.Element) error {
-	if IsCompactAssignment(data) {
-		if err := parseCompactAssignmentInto(data, c, threads, W); err != nil {
-			return err
-		}
-		return checkConstantOne[fr.Element](W)
+// parseAssignmentInto is ParseAssignment into W, c.NbWires scalars S of c's
+// curve, of any encoding: full, compact or a circom .wtns.
+func parseAssignmentInto[S any, PS curve.Scalar[S]](data []byte, c *Circuit, threads int, W []S) error {
+	if err := needScalars[S](c, "an assignment"); err != nil {
+		return err
 	}
-	return parseFullAssignmentInto[fr.Element](data, c, threads, W)
-}
-
-// parseFullAssignmentInto is parseAssignmentInto for the encodings every curve
-// has, a full wire assignment or a circom .wtns, into W of scalars S of c's curve.
-func parseFullAssignmentInto[S any, PS curve.Scalar[S]](data []byte, c *Circuit, threads int, W []S) error {
+	if len(W) != c.NbWires {
+		return fmt.Errorf("circuit %s: W holds %d values, want %d", c.Name, len(W), c.NbWires)
+	}
 	if IsWtns(data) {
 		if err := parseWtnsInto[S, PS](data, c, threads, W); err != nil {
 			return err
@@ -179,7 +182,14 @@ func parseFullAssignmentInto[S any, PS curve.Scalar[S]](data []byte, c *Circuit,
 		return checkConstantOne[S, PS](W)
 	}
 	if IsCompactAssignment(data) {
-		return fmt.Errorf("is a compact wire assignment, which zkhost reads for BLS12-381 circuits only; circuit %s is %s", c.Name, c.curveTitle())
+		a, err := ReadCompactAssignment[S, PS](data, c)
+		if err != nil {
+			return err
+		}
+		if err := a.expand(W, threads); err != nil {
+			return err
+		}
+		return checkConstantOne[S, PS](W)
 	}
 	if err := CheckAssignmentHeader(data, c); err != nil {
 		return err
@@ -187,7 +197,7 @@ func parseFullAssignmentInto[S any, PS curve.Scalar[S]](data []byte, c *Circuit,
 	values := data[assignmentHeader:]
 	bad := firstFailure(len(W), threads, func(lo, hi int) (int, error) {
 		for i := lo; i < hi; i++ {
-			if err := PS(&W[i]).SetBytesCanonical(values[i*fr.Bytes : (i+1)*fr.Bytes]); err != nil {
+			if err := PS(&W[i]).SetBytesCanonical(values[i*scalarBytes : (i+1)*scalarBytes]); err != nil {
 				return i, err
 			}
 		}
@@ -226,15 +236,12 @@ func ReadAssignment(path string, c *Circuit) ([]fr.Element, error) {
 
 // AssignmentWitness returns the gnark full witness that wire assignment W holds:
 // its public and secret inputs, wires 1 to NbPublic+NbSecret-1. The finalizer checks
-// a proof against its public part.
-func AssignmentWitness(c *Circuit, W []fr.Element) (witness.Witness, error) {
-	if err := c.needBLS12381("AssignmentWitness"); err != nil {
-		return nil, err
-	}
+// a proof against its public part. W's scalars S are c's curve's.
+func AssignmentWitness[S any, PS curve.Scalar[S]](c *Circuit, W []S) (witness.Witness, error) {
 	if len(W) != c.NbWires {
 		return nil, fmt.Errorf("circuit %s: assignment has %d wires, want %d", c.Name, len(W), c.NbWires)
 	}
-	return inputsWitness(c, W[1:c.NbPublic+c.NbSecret])
+	return inputsWitness[S, PS](c, W[1:c.NbPublic+c.NbSecret])
 }
 
 // inputsWitness is the gnark full witness of c's public and secret inputs
@@ -243,8 +250,8 @@ func inputsWitness[S any, PS curve.Scalar[S]](c *Circuit, inputs []S) (witness.W
 	if len(inputs) != c.NbPublic-1+c.NbSecret {
 		return nil, fmt.Errorf("circuit %s: assignment's inputs: %d values, want %d", c.Name, len(inputs), c.NbPublic-1+c.NbSecret)
 	}
-	if id := curve.ScalarIDOf[S](); sdk.Curve(curve.Name(id)) != c.Curve {
-		return nil, fmt.Errorf("circuit %s: assignment's inputs are %s scalars, the circuit is %s", c.Name, curve.Title(id), c.curveTitle())
+	if err := needScalars[S](c, "an assignment's inputs"); err != nil {
+		return nil, err
 	}
 	w, err := witness.New(c.field())
 	if err != nil {
@@ -291,13 +298,15 @@ func (e *UnsatisfiedError) Error() string {
 // It reads the constraints through gnark's constraint system (its instructions,
 // blueprints and coefficient table) on threads goroutines (0: every core), each taking
 // a contiguous run of instructions: time and memory are linear in the circuit's size.
-func Evaluate(c *Circuit, W []fr.Element, threads int) (A, B []fr.Element, err error) {
-	if err := c.needBLS12381("Evaluate"); err != nil {
+// W's scalars S are c's curve's fr.Element.
+func Evaluate[S any, PS curve.Scalar[S]](c *Circuit, W []S, threads int) (A, B []S, err error) {
+	sys, coeffs, err := systemAs[S](c)
+	if err != nil {
 		return nil, nil, err
 	}
-	A = make([]fr.Element, c.NbConstraints)
-	B = make([]fr.Element, c.NbConstraints)
-	if err := evaluate(c, &c.CCS.System, c.CCS.Coefficients, W, A, B, threads); err != nil {
+	A = make([]S, c.NbConstraints)
+	B = make([]S, c.NbConstraints)
+	if err := evaluate[S, PS](c, sys, coeffs, W, A, B, threads); err != nil {
 		return nil, nil, err
 	}
 	return A, B, nil
@@ -508,7 +517,6 @@ func SynthesizeInputCompact[S ~[4]uint64](c *Circuit, data []byte, threads int, 
 			break
 		}
 		return synthesizeCompact(c, data, threads, w, other, bits,
-			func(data []byte, W []fr.Element) error { return parseAssignmentInto(data, c, threads, W) },
 			func(full witness.Witness, W []fr.Element) (uint64, error) {
 				return SynthesizeCompactInto(c, full, threads, W, other, bits)
 			})
@@ -518,9 +526,6 @@ func SynthesizeInputCompact[S ~[4]uint64](c *Circuit, data []byte, threads int, 
 			break
 		}
 		return synthesizeCompact(c, data, threads, w, other, bits,
-			func(data []byte, W []bnfr.Element) error {
-				return parseFullAssignmentInto[bnfr.Element](data, c, threads, W)
-			},
 			func(full witness.Witness, W []bnfr.Element) (uint64, error) {
 				if err := c.CheckSolvable(); err != nil {
 					return 0, err
@@ -538,9 +543,9 @@ func SynthesizeInputCompact[S ~[4]uint64](c *Circuit, data []byte, threads int, 
 
 // synthesizeCompact is SynthesizeInputCompact on the scalars S of c's curve:
 // a gnark witness is parsed and solved into W and its bitmaps by solve; a
-// wire assignment is parsed into W by parse, then packed.
+// wire assignment, of any encoding, is parsed into W, then packed.
 func synthesizeCompact[S ~[4]uint64, PS curve.Scalar[S]](c *Circuit, data []byte, threads int, W []S, other, bits []uint64,
-	parse func(data []byte, W []S) error, solve func(full witness.Witness, W []S) (uint64, error)) (witness.Witness, uint64, error) {
+	solve func(full witness.Witness, W []S) (uint64, error)) (witness.Witness, uint64, error) {
 	if len(W) != c.NbWires {
 		return nil, 0, fmt.Errorf("circuit %s: W holds %d values, want %d", c.Name, len(W), c.NbWires)
 	}
@@ -555,7 +560,7 @@ func synthesizeCompact[S ~[4]uint64, PS curve.Scalar[S]](c *Circuit, data []byte
 		}
 		return full, n, nil
 	}
-	if err := parse(data, W); err != nil {
+	if err := parseAssignmentInto[S, PS](data, c, threads, W); err != nil {
 		return nil, 0, fmt.Errorf("wire assignment %w", err)
 	}
 	full, err := inputsWitness[S, PS](c, W[1:c.NbPublic+c.NbSecret])
@@ -598,19 +603,16 @@ func CheckInput(data []byte, assignment bool, c *Circuit) error {
 // InputSizeRange returns the sizes in bytes an input of circuit c may have,
 // held to before its bytes arrive: a gnark full witness and a full wire
 // assignment have exactly InputSize's bytes; a compact wire assignment has at
-// least its header and bitmaps, and at most every value besides (a range
-// that holds the full assignment's size too); a circom .wtns has
-// circom.WitnessSize's.
+// least its header (version 2's, the shorter) and bitmaps, and at most every
+// value besides (a range that holds the full assignment's size too); a circom
+// .wtns has circom.WitnessSize's.
 func InputSizeRange(c *Circuit, assignment bool) (lo, hi int64) {
 	if !assignment {
 		n := InputSize(c, false)
 		return n, n
 	}
 	n := uint64(c.NbWires)
-	if c.CCS == nil { // no compact assignments: a full one or a .wtns
-		return min(InputSize(c, true), circom.WitnessSize(n)), max(InputSize(c, true), circom.WitnessSize(n))
-	}
-	return compactAssignmentSize(n, 0), max(compactAssignmentSize(n, n), circom.WitnessSize(n))
+	return compactAssignmentSize(compactAssignmentHeaderV2, n, 0), max(compactAssignmentSize(compactAssignmentHeader, n, n), circom.WitnessSize(n))
 }
 
 // InputSize returns the size in bytes every input of circuit c has: a wire

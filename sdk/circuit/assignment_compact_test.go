@@ -1,117 +1,284 @@
 package circuit
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark/constraint"
+
+	"github.com/zkhost/zkhost/sdk"
+	"github.com/zkhost/zkhost/sdk/circuits"
+	"github.com/zkhost/zkhost/sdk/curve"
+	"github.com/zkhost/zkhost/sdk/keyfile"
+	"github.com/zkhost/zkhost/sdk/refprover"
 )
 
-// compactOf returns the compact assignment of testSpecs[i]'s first witness,
-// the circuit, and the solution's W.
-func compactOf(t *testing.T, i int) ([]byte, *Circuit, []fr.Element) {
+var (
+	bn254KeysOnce sync.Once
+	bn254KeysDir  string
+	bn254KeysErr  error
+)
+
+// keysOn returns the directory holding the test circuits' keys on curve id:
+// sharedKeys for BLS12-381, and for BN254 a set made once the same way.
+func keysOn(t *testing.T, id ecc.ID) string {
 	t.Helper()
-	c := load(t, sharedKeys(t), spec(t, i).ID())
-	w, err := spec(t, i).Witness(0, 0)
-	if err != nil {
-		t.Fatal(err)
+	if id == ecc.BLS12_381 {
+		return sharedKeys(t)
 	}
-	_, sol := solvedAssignment(t, c.CCS, w)
-	data, err := MarshalCompactAssignment(sol.W, c.NbPublic, c.NbSecret, 4)
-	if err != nil {
-		t.Fatal(err)
+	bn254KeysOnce.Do(func() {
+		if bn254KeysDir, bn254KeysErr = os.MkdirTemp("", "zkhost-circuit-test-bn254-"); bn254KeysErr != nil {
+			return
+		}
+		for _, ts := range testSpecs {
+			s, err := circuits.Lookup(ts.name, ts.params)
+			if err == nil {
+				s, err = s.On(ecc.BN254)
+			}
+			if err == nil {
+				err = Keygen(s, bn254KeysDir)
+			}
+			if err != nil {
+				bn254KeysErr = err
+				return
+			}
+		}
+	})
+	if bn254KeysErr != nil {
+		t.Fatal(bn254KeysErr)
 	}
-	return data, c, sol.W
+	return bn254KeysDir
 }
 
-// TestCompactAssignmentRoundTrip: a compact assignment decodes to the
-// solver's W word for word, on one thread or many, in every circuit; it is
-// smaller than the full one by what its 0s and 1s save; and the full and
-// compact assignments of one W give the same A and B.
+// specOn is test circuit i on curve id.
+func specOn(t *testing.T, id ecc.ID, i int) circuits.Spec {
+	t.Helper()
+	s, err := spec(t, i).On(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// loadOn loads test circuit i keyed on curve id.
+func loadOn(t *testing.T, id ecc.ID, i int) *Circuit {
+	t.Helper()
+	return load(t, keysOn(t, id), specOn(t, id, i).ID())
+}
+
+// solvedW returns the wires of c (test circuit i on c's curve, its scalars
+// S) solved by gnark from the witness of its partition 0.
+func solvedW[S any, PS curve.Scalar[S]](t *testing.T, c *Circuit, i int) []S {
+	t.Helper()
+	id := curve.ScalarIDOf[S]()
+	w, err := specOn(t, id, i).Witness(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := c.GnarkAssignments([][]byte{b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	W := make([]S, c.NbWires)
+	if err := parseAssignmentInto[S, PS](full[0], c, 1, W); err != nil {
+		t.Fatal(err)
+	}
+	return W
+}
+
+// forCurves runs a test on test circuits specs keyed on each curve, with that
+// curve's scalars (bls for BLS12-381, bn for BN254: one generic test
+// instantiated twice).
+func forCurves(t *testing.T, specs []int, bls, bn func(t *testing.T, c *Circuit, i int)) {
+	for _, tc := range []struct {
+		id  ecc.ID
+		run func(t *testing.T, c *Circuit, i int)
+	}{{ecc.BLS12_381, bls}, {ecc.BN254, bn}} {
+		for _, i := range specs {
+			t.Run(fmt.Sprintf("%s/%s", curve.Name(tc.id), testSpecs[i].name), func(t *testing.T) {
+				tc.run(t, loadOn(t, tc.id, i), i)
+			})
+		}
+	}
+}
+
+// TestCompactAssignmentRoundTrip: on either curve, a compact assignment
+// names its curve, decodes to the solver's W word for word on one thread or
+// many, is smaller than the full one by what its 0s and 1s save, gives the
+// same A and B as the full assignment of the same W, and its values and
+// inputs decode on their own (what a compact partition takes) to W's.
 func TestCompactAssignmentRoundTrip(t *testing.T) {
 	manyChunks(t)
-	for i := range testSpecs {
-		data, c, want := compactOf(t, i)
-		full := MarshalAssignment(want, c.NbPublic, c.NbSecret)
-		var bitsOnly int
-		for _, v := range want {
-			if v.IsZero() || v.IsOne() {
-				bitsOnly++
-			}
+	forCurves(t, []int{0, 1}, testCompactRoundTrip[fr.Element], testCompactRoundTrip[bnfr.Element])
+}
+
+func testCompactRoundTrip[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Circuit, i int) {
+	want := solvedW[S, PS](t, c, i)
+	data, err := MarshalCompactAssignment[S, PS](want, c.NbPublic, c.NbSecret, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fid, _ := keyfile.CurveIDOf(curve.ScalarIDOf[S]())
+	if got := binary.BigEndian.Uint32(data[24:]); got != fid || binary.BigEndian.Uint32(data[4:]) != CompactAssignmentVersion {
+		t.Fatalf("header: version %d, curve %d; want %d and %d", binary.BigEndian.Uint32(data[4:]), got, CompactAssignmentVersion, fid)
+	}
+	var bitsOnly int
+	for k := range want {
+		if PS(&want[k]).IsZero() || PS(&want[k]).IsOne() {
+			bitsOnly++
 		}
-		if got := len(data); int64(got) != compactAssignmentSize(uint64(len(want)), uint64(len(want)-bitsOnly)) {
-			t.Errorf("%s: %d bytes for %d wires, %d of them 0 or 1", c.Name, got, len(want), bitsOnly)
+	}
+	if got := len(data); int64(got) != compactAssignmentSize(compactAssignmentHeader, uint64(len(want)), uint64(len(want)-bitsOnly)) {
+		t.Errorf("%d bytes for %d wires, %d of them 0 or 1", got, len(want), bitsOnly)
+	}
+	if err := CheckInput(data, true, c); err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := InputSizeRange(c, true); int64(len(data)) < lo || int64(len(data)) > hi {
+		t.Errorf("%d bytes outside the declared range %d to %d", len(data), lo, hi)
+	}
+	for _, threads := range []int{1, 4} {
+		W := make([]S, c.NbWires)
+		if err := parseAssignmentInto[S, PS](data, c, threads, W); err != nil {
+			t.Fatalf("%d threads: %v", threads, err)
 		}
-		if err := CheckInput(data, true, c); err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
+		if !slices.Equal(W, want) {
+			t.Fatalf("%d threads: decoded W differs from the solver's", threads)
 		}
-		if lo, hi := InputSizeRange(c, true); int64(len(data)) < lo || int64(len(data)) > hi {
-			t.Errorf("%s: %d bytes outside the declared range %d to %d", c.Name, len(data), lo, hi)
-		}
-		for _, threads := range []int{1, 4} {
-			W, err := ParseAssignment(data, c, threads)
-			if err != nil {
-				t.Fatalf("%s, %d threads: %v", c.Name, threads, err)
-			}
-			if !slices.Equal(W, want) {
-				t.Fatalf("%s, %d threads: decoded W differs from the solver's", c.Name, threads)
-			}
-			into := make([]fr.Element, c.NbWires)
-			if _, err := SynthesizeInputInto(c, data, threads, into, nil, nil); err != nil || !slices.Equal(into, want) {
-				t.Fatalf("%s, %d threads: W alone into a vector: %v", c.Name, threads, err)
-			}
-		}
-		_, A1, B1, _, err := SynthesizeInput(c, full, 2)
-		if err != nil {
+	}
+	// The host's evaluation of a full partition: the same A and B from the
+	// compact assignment as from the full one, for any curve's circuit.
+	full := MarshalAssignment[S, PS](want, c.NbPublic, c.NbSecret)
+	var ab [2][2][]byte
+	for k, in := range [][]byte{full, data} {
+		w, a, b := refprover.ScalarMemory(c.NbWires), refprover.ScalarMemory(c.NbConstraints), refprover.ScalarMemory(c.NbConstraints)
+		if _, err := SynthesizeInputRaw(c, in, 2, w, a, b); err != nil {
 			t.Fatal(err)
 		}
-		_, A2, B2, _, err := SynthesizeInput(c, data, 2)
-		if err != nil {
-			t.Fatal(err)
+		if !bytes.Equal(w, refprover.ScalarBytes(want)) {
+			t.Fatalf("input %d: W differs from the solver's", k)
 		}
-		if !slices.Equal(A1, A2) || !slices.Equal(B1, B2) {
-			t.Errorf("%s: A and B differ between the full and the compact assignment", c.Name)
-		}
+		ab[k] = [2][]byte{a, b}
+	}
+	if !bytes.Equal(ab[0][0], ab[1][0]) || !bytes.Equal(ab[0][1], ab[1][1]) {
+		t.Error("A and B differ between the full and the compact assignment")
+	}
+	A, B, err := Evaluate[S, PS](c, want, 2)
+	if err != nil || !bytes.Equal(refprover.ScalarBytes(A), ab[0][0]) || !bytes.Equal(refprover.ScalarBytes(B), ab[0][1]) {
+		t.Errorf("Evaluate: %v, or A and B differ from the synthesized partition's", err)
+	}
+	// Read without unpacking: the bitmaps as W packs, the values and the
+	// inputs as W holds them.
+	a, err := ReadCompactAssignment[S, PS](data, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := sdk.CompactWords(uint64(c.NbWires))
+	other, ones := make([]uint64, words), make([]uint64, words)
+	n, err := sdk.PackBitsOf[S, PS](want, other, ones, 1)
+	if err != nil || n != a.NbOther || !slices.Equal(other, a.Other) || !slices.Equal(ones, a.Bits) {
+		t.Fatalf("bitmaps differ from W's packed (%v)", err)
+	}
+	values, wantValues := make([]S, n), make([]S, n)
+	if err := sdk.GatherOther(want, other, wantValues, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Values(values, 4); err != nil || !slices.Equal(values, wantValues) {
+		t.Fatalf("values: %v, or not W's", err)
+	}
+	got, err := a.Witness(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantWit, err := AssignmentWitness[S, PS](c, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(publicBytes(t, got), publicBytes(t, wantWit)) {
+		t.Error("the assignment's public inputs differ from W's")
 	}
 }
 
-// TestCompactAssignmentRejects: a compact assignment that is malformed is
-// refused naming what is wrong; one whose values are well formed but wrong
-// is refused by the constraint it breaks.
+// publicBytes is the public part of w in gnark's binary form.
+func publicBytes(t *testing.T, w witness.Witness) []byte {
+	t.Helper()
+	pub, err := w.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pub.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCompactAssignmentRejects: on either curve, a compact assignment that
+// is malformed is refused naming what is wrong, a value that is not a
+// canonical scalar of the circuit's curve naming its wire; one whose values
+// are well formed but wrong is refused by the constraint it breaks.
 func TestCompactAssignmentRejects(t *testing.T) {
-	data, c, W := compactOf(t, 1) // merkle: its path bits are 0 and 1
-	nw := int((c.NbWires + 63) / 64)
+	// merkle: its path bits are internal wires that are 0 and 1.
+	forCurves(t, []int{1}, testCompactRejects[fr.Element], testCompactRejects[bnfr.Element])
+}
+
+func testCompactRejects[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Circuit, i int) {
+	W := solvedW[S, PS](t, c, i)
+	data, err := MarshalCompactAssignment[S, PS](W, c.NbPublic, c.NbSecret, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := curve.ScalarIDOf[S]()
+	nw := int(sdk.CompactWords(uint64(c.NbWires)))
 	otherAt, bitsAt := compactAssignmentHeader, compactAssignmentHeader+8*nw
 	valuesAt := compactAssignmentHeader + 16*nw
 	edit := func(f func(b []byte) []byte) []byte { return f(slices.Clone(data)) }
 	word := func(b []byte, at int) uint64 { return binary.LittleEndian.Uint64(b[at:]) }
 	setWord := func(b []byte, at int, v uint64) { binary.LittleEndian.PutUint64(b[at:], v) }
-	lastBit := uint(c.NbWires % 64)
-	if lastBit == 0 {
+	if c.NbWires%64 == 0 {
 		t.Fatalf("the test needs a wire count that is not a multiple of 64: %d", c.NbWires)
 	}
-	oneWire := -1 // an internal wire whose value is 1
-	for i := c.NbPublic + c.NbSecret; i < len(W); i++ {
-		if W[i].IsOne() {
-			oneWire = i
-			break
+	oneWire, firstOther := -1, -1 // an internal wire whose value is 1; the first wire neither 0 nor 1
+	for k := range W {
+		switch {
+		case oneWire < 0 && k >= c.NbPublic+c.NbSecret && PS(&W[k]).IsOne():
+			oneWire = k
+		case firstOther < 0 && !PS(&W[k]).IsZero() && !PS(&W[k]).IsOne():
+			firstOther = k
 		}
 	}
-	if oneWire < 0 {
-		t.Fatal("the test circuit has no internal wire equal to 1")
+	if oneWire < 0 || firstOther < 0 {
+		t.Fatalf("the test circuit has no internal wire equal to 1 (%d) or none neither 0 nor 1 (%d)", oneWire, firstOther)
 	}
+	// The curve's modulus: the smallest value that is not canonical on it.
+	modulus := id.ScalarField().FillBytes(make([]byte, scalarBytes))
 	for _, tc := range []struct {
 		name string
 		data []byte
 		want string
 	}{
-		{"header only in part", data[:22], "is truncated: 22 bytes, shorter than the 24-byte header"},
+		{"header only in part", data[:30], "is truncated: 30 bytes, shorter than the 32-byte header"},
 		{"more values than wires", edit(func(b []byte) []byte { binary.BigEndian.PutUint32(b[20:], uint32(c.NbWires+1)); return b }), "neither 0 nor 1"},
 		{"truncated", data[:len(data)-1], "truncated, or trailing bytes"},
 		{"trailing bytes", append(slices.Clone(data), 0), "truncated, or trailing bytes"},
+		{"a curve zkhost does not have", edit(func(b []byte) []byte { binary.BigEndian.PutUint32(b[24:], 7); return b }), "names curve 7, which zkhost does not prove on"},
+		{"the reserved field set", edit(func(b []byte) []byte { b[31] = 1; return b }), "reserved field"},
+		{"an unknown version", edit(func(b []byte) []byte { binary.BigEndian.PutUint32(b[4:], 4); return b }), "has format version 4"},
 		{"a bit past the last wire", edit(func(b []byte) []byte {
 			at := bitsAt + 8*(nw-1)
 			setWord(b, at, word(b, at)|1<<63)
@@ -123,63 +290,172 @@ func TestCompactAssignmentRejects(t *testing.T) {
 			return b
 		}), "marked neither 0 nor 1, the handle says"},
 		{"a value past the modulus", edit(func(b []byte) []byte {
-			copy(b[valuesAt:], slices.Repeat([]byte{0xff}, fr.Bytes))
+			copy(b[valuesAt:], slices.Repeat([]byte{0xff}, scalarBytes))
 			return b
-		}), "is not a canonical BLS12-381 scalar"},
+		}), fmt.Sprintf("wire %d is not a canonical %s scalar", firstOther, curve.Title(id))},
+		{"a value equal to the modulus", edit(func(b []byte) []byte {
+			copy(b[valuesAt:], modulus)
+			return b
+		}), fmt.Sprintf("wire %d is not a canonical %s scalar", firstOther, curve.Title(id))},
 		{"the constant wire not one", edit(func(b []byte) []byte {
 			// wire 0 is 1: its Bits bit is set (1 is not an Other value)
 			setWord(b, bitsAt, word(b, bitsAt)&^1)
 			return b
 		}), "wire 0, the constant one, is 0, want 1"},
 	} {
-		_, err := ParseAssignment(tc.data, c, 2)
+		err := parseAssignmentInto[S, PS](tc.data, c, 2, make([]S, c.NbWires))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
-	// Well formed, but a wire that is 1 reads 0: a constraint using it
-	// breaks (not always the first: a boolean constraint holds for 0 too),
-	// and it is the one named.
-	bad := edit(func(b []byte) []byte {
-		at := bitsAt + 8*(oneWire/64)
-		setWord(b, at, word(b, at)&^(1<<(oneWire%64)))
-		return b
-	})
-	got, err := ParseAssignment(bad, c, 2)
+	// A compact partition decodes its values alone: a non-canonical one is
+	// named by its wire there too.
+	a, err := ReadCompactAssignment[S, PS](edit(func(b []byte) []byte { copy(b[valuesAt:], modulus); return b }), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = Evaluate(c, got, 2)
-	var ue *UnsatisfiedError
-	if !errors.As(err, &ue) {
-		t.Fatalf("wire %d flipped to 0: %v, want a constraint named", oneWire, err)
+	if err := a.Values(make([]S, a.NbOther), 2); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("wire %d is not a canonical %s scalar", firstOther, curve.Title(id))) {
+		t.Errorf("Values of a value equal to the modulus: %v", err)
 	}
-	r := c.CCS.GetR1Cs()[ue.Constraint]
-	mentions := false
-	for _, e := range append(append(slices.Clone(r.L), r.R...), r.O...) {
-		mentions = mentions || e.WireID() == oneWire && e.CoeffID() != 0
+
+	r1cs := c.System.(interface{ GetR1Cs() []constraint.R1C }).GetR1Cs()
+	uses := func(constraintID, wire int) bool {
+		r := r1cs[constraintID]
+		for _, e := range append(append(slices.Clone(r.L), r.R...), r.O...) {
+			if e.WireID() == wire && e.CoeffID() != constraint.CoeffIdZero {
+				return true
+			}
+		}
+		return false
 	}
-	if !mentions {
-		t.Errorf("wire %d flipped to 0: constraint %d named, which does not use the wire", oneWire, ue.Constraint)
+	// Well formed, but wrong: a wire that is 1 reads 0 (not always breaking
+	// the first constraint that uses it: a boolean constraint holds for 0
+	// too), or a value is changed; the constraint named uses the wire.
+	lastOther := -1
+	for k := range W {
+		if !PS(&W[k]).IsZero() && !PS(&W[k]).IsOne() {
+			lastOther = k
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		wire int
+		data []byte
+	}{
+		{fmt.Sprintf("wire %d flipped from 1 to 0", oneWire), oneWire, edit(func(b []byte) []byte {
+			at := bitsAt + 8*(oneWire/64)
+			setWord(b, at, word(b, at)&^(1<<(oneWire%64)))
+			return b
+		})},
+		{fmt.Sprintf("wire %d's value changed", lastOther), lastOther, edit(func(b []byte) []byte {
+			b[len(b)-1] ^= 2 // the last value, the last wire neither 0 nor 1
+			return b
+		})},
+	} {
+		got := make([]S, c.NbWires)
+		if err := parseAssignmentInto[S, PS](tc.data, c, 2, got); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		_, _, err := Evaluate[S, PS](c, got, 2)
+		var ue *UnsatisfiedError
+		if !errors.As(err, &ue) {
+			t.Fatalf("%s: %v, want a constraint named", tc.name, err)
+		}
+		if !uses(ue.Constraint, tc.wire) {
+			t.Errorf("%s: constraint %d named, which does not use the wire", tc.name, ue.Constraint)
+		}
+		// The host's path for a full partition names it the same.
+		w, a, b := refprover.ScalarMemory(c.NbWires), refprover.ScalarMemory(c.NbConstraints), refprover.ScalarMemory(c.NbConstraints)
+		if _, err := SynthesizeInputRaw(c, tc.data, 2, w, a, b); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("does not satisfy constraint %d:", ue.Constraint)) {
+			t.Errorf("%s: synthesized: %v, want constraint %d named", tc.name, err, ue.Constraint)
+		}
+	}
+}
+
+// TestCompactAssignmentCrossCurve: a compact assignment of one curve's
+// scalars given to the same circuit keyed on the other curve (its counts
+// the same, so only the curve tells them apart) is refused at the header,
+// naming both curves, as is one read into the other curve's scalars. A
+// version 2 assignment, written before the header named a curve, is
+// BLS12-381's: still read for a BLS12-381 circuit, refused for a BN254 one.
+func TestCompactAssignmentCrossCurve(t *testing.T) {
+	for i := range testSpecs {
+		bls, bn := loadOn(t, ecc.BLS12_381, i), loadOn(t, ecc.BN254, i)
+		if bls.NbWires != bn.NbWires || bls.NbPublic != bn.NbPublic || bls.NbSecret != bn.NbSecret {
+			t.Fatalf("%s: the curves' circuits differ in their counts: the test wants the curve alone to differ", testSpecs[i].name)
+		}
+		blsW, bnW := solvedW[fr.Element](t, bls, i), solvedW[bnfr.Element](t, bn, i)
+		blsData, err := MarshalCompactAssignment(blsW, bls.NbPublic, bls.NbSecret, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bnData, err := MarshalCompactAssignment(bnW, bn.NbPublic, bn.NbSecret, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Version 2: version 3 without the curve and the reserved field.
+		v2 := append(slices.Clone(blsData[:compactAssignmentHeaderV2]), blsData[compactAssignmentHeader:]...)
+		binary.BigEndian.PutUint32(v2[4:], compactAssignmentV2)
+		for _, tc := range []struct {
+			name string
+			data []byte
+			c    *Circuit
+			want string // "" for accepted
+		}{
+			{"BLS12-381 to BN254", blsData, bn, "is a compact wire assignment of BLS12-381 scalars, circuit " + bn.Name + " is BN254"},
+			{"BN254 to BLS12-381", bnData, bls, "is a compact wire assignment of BN254 scalars, circuit " + bls.Name + " is BLS12-381"},
+			{"version 2 to BN254", v2, bn, "is a compact wire assignment of BLS12-381 scalars, circuit " + bn.Name + " is BN254"},
+			{"version 2 to BLS12-381", v2, bls, ""},
+		} {
+			err := CheckInput(tc.data, true, tc.c)
+			if tc.want == "" {
+				if err != nil {
+					t.Errorf("%s: %s: %v", testSpecs[i].name, tc.name, err)
+				}
+				continue
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %s: %v, want %q", testSpecs[i].name, tc.name, err, tc.want)
+			}
+			w, a, b := refprover.ScalarMemory(tc.c.NbWires), refprover.ScalarMemory(tc.c.NbConstraints), refprover.ScalarMemory(tc.c.NbConstraints)
+			if _, err := SynthesizeInputRaw(tc.c, tc.data, 1, w, a, b); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %s, synthesized: %v, want %q", testSpecs[i].name, tc.name, err, tc.want)
+			}
+		}
+		// A version 2 assignment reads as the version 3 one of the same W.
+		W := make([]fr.Element, bls.NbWires)
+		if err := parseAssignmentInto(v2, bls, 1, W); err != nil || !slices.Equal(W, blsW) {
+			t.Errorf("%s: version 2: %v, or W differs", testSpecs[i].name, err)
+		}
+		// Scalars of the other curve are refused before the bytes are read.
+		if _, err := ReadCompactAssignment[fr.Element](bnData, bn); err == nil || !strings.Contains(err.Error(), "of BLS12-381 scalars for a BN254 circuit") {
+			t.Errorf("%s: BLS12-381 scalars for a BN254 circuit: %v", testSpecs[i].name, err)
+		}
+		if _, _, err := Evaluate(bls, bnW, 1); err == nil || !strings.Contains(err.Error(), "of BN254 scalars for a BLS12-381 circuit") {
+			t.Errorf("%s: Evaluate of BN254 scalars for a BLS12-381 circuit: %v", testSpecs[i].name, err)
+		}
 	}
 }
 
 // TestInputSizeRange: a streamed input's declared size is held to the
 // circuit's: exactly for a witness, within the compact format's bounds for
-// an assignment, which hold the full format's size.
+// an assignment (from version 2's header and bitmaps alone to version 3's
+// with every value), which hold the full format's size, on either curve.
 func TestInputSizeRange(t *testing.T) {
-	c := load(t, sharedKeys(t), spec(t, 0).ID())
-	if lo, hi := InputSizeRange(c, false); lo != InputSize(c, false) || hi != lo {
-		t.Errorf("a witness: %d to %d, want exactly %d", lo, hi, InputSize(c, false))
-	}
-	lo, hi := InputSizeRange(c, true)
-	if full := InputSize(c, true); full < lo || full > hi {
-		t.Errorf("a full assignment's %d bytes outside %d to %d", full, lo, hi)
-	}
-	if want := compactAssignmentSize(uint64(c.NbWires), 0); lo != want {
-		t.Errorf("lowest %d, want %d", lo, want)
-	}
-	if want := compactAssignmentSize(uint64(c.NbWires), uint64(c.NbWires)); hi != want {
-		t.Errorf("highest %d, want %d", hi, want)
+	for _, id := range []ecc.ID{ecc.BLS12_381, ecc.BN254} {
+		c := loadOn(t, id, 0)
+		if lo, hi := InputSizeRange(c, false); lo != InputSize(c, false) || hi != lo {
+			t.Errorf("%s: a witness: %d to %d, want exactly %d", c.Name, lo, hi, InputSize(c, false))
+		}
+		lo, hi := InputSizeRange(c, true)
+		if full := InputSize(c, true); full < lo || full > hi {
+			t.Errorf("%s: a full assignment's %d bytes outside %d to %d", c.Name, full, lo, hi)
+		}
+		if want := compactAssignmentSize(compactAssignmentHeaderV2, uint64(c.NbWires), 0); lo != want {
+			t.Errorf("%s: lowest %d, want %d", c.Name, lo, want)
+		}
+		if want := compactAssignmentSize(compactAssignmentHeader, uint64(c.NbWires), uint64(c.NbWires)); hi != want {
+			t.Errorf("%s: highest %d, want %d", c.Name, hi, want)
+		}
 	}
 }

@@ -234,7 +234,7 @@ func TestAssignmentRejects(t *testing.T) {
 		{"a gnark witness", witnessBytes, `is not a wire assignment (no "ZKWA" magic; a gnark witness is submitted as a witness`},
 		{"empty", nil, "is not a wire assignment"},
 		{"header only in part", good[:10], "is truncated: 10 bytes"},
-		{"another version", putU32(4, 3), "format version 3, this build reads 1 (full) and 2 (compact)"},
+		{"another version", putU32(4, 4), "format version 4, this build reads 1 (full), 2 and 3 (compact)"},
 		{"wrong wire count", putU32(16, uint32(c.NbWires+1)), "circuit " + c.Name + " has"},
 		{"wrong public count", putU32(8, 1), "(1 public"},
 		{"truncated values", good[:len(good)-1], "truncated, or trailing bytes"},

@@ -22,9 +22,9 @@ import (
 // TestBN254KeySet: a gnark circuit compiled and set up on BN254 is imported (its
 // witness proved and verified on the way), loaded, and its partitions synthesized
 // through the one curve-blind entry point from a gnark witness and from a wire
-// assignment, proved with the key file's prover and verified by gnark; a wrong
-// assignment is refused naming its constraint, and a BLS12-381 function refuses the
-// circuit by name.
+// assignment (full and compact), proved with the key file's prover and verified by
+// gnark; a wrong assignment is refused naming its constraint, and BLS12-381 scalars
+// are refused for the circuit, naming both curves.
 func TestBN254KeySet(t *testing.T) {
 	const steps = 40
 	field := ecc.BN254.ScalarField()
@@ -143,21 +143,33 @@ func TestBN254KeySet(t *testing.T) {
 	if _, err := SynthesizeInputRaw(c, wrong, 1, w, a, b); err == nil || !strings.Contains(err.Error(), "does not satisfy constraint") {
 		t.Errorf("a wrong assignment: %v, want a refusal naming the constraint", err)
 	}
-	// A compact wire assignment (BLS12-381's encoding only) is refused at the
-	// header, before its values arrive.
-	blsW := make([]blsfr.Element, c.NbWires)
-	blsW[0].SetOne()
-	compact, err := MarshalCompactAssignment(blsW, c.NbPublic, c.NbSecret, 1)
+	// A compact wire assignment of BN254 scalars is read as the full one:
+	// the same W, A and B, through the one curve-blind entry point.
+	compact, err := MarshalCompactAssignment(W, c.NbPublic, c.NbSecret, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckInput(compact, true, c); err == nil || !strings.Contains(err.Error(), "compact wire assignment") {
+	if err := CheckInput(compact, true, c); err != nil {
 		t.Errorf("a compact assignment for a BN254 circuit: %v", err)
 	}
-	if lo, hi := InputSizeRange(c, true); int64(len(assignment)) < lo || int64(len(assignment)) > hi {
-		t.Errorf("input size range [%d, %d] for a full assignment of %d bytes", lo, hi, len(assignment))
+	cw, ca, cb := refprover.ScalarMemory(c.NbWires), refprover.ScalarMemory(c.NbConstraints), refprover.ScalarMemory(c.NbConstraints)
+	if _, err := SynthesizeInputRaw(c, compact, 2, cw, ca, cb); err != nil {
+		t.Fatalf("a compact assignment: %v", err)
 	}
-	if _, _, err := Evaluate(c, nil, 1); err == nil || !strings.Contains(err.Error(), "this one is BN254") {
-		t.Errorf("Evaluate of a BN254 circuit: %v", err)
+	sol := solved.(*cs_bn254.R1CSSolution)
+	if !bytes.Equal(cw, refprover.ScalarBytes(W)) || !bytes.Equal(ca, refprover.ScalarBytes(sol.A)) || !bytes.Equal(cb, refprover.ScalarBytes(sol.B)) {
+		t.Error("a compact assignment: W, A or B differs from gnark's solution")
+	}
+	for _, in := range [][]byte{assignment, compact} {
+		if lo, hi := InputSizeRange(c, true); int64(len(in)) < lo || int64(len(in)) > hi {
+			t.Errorf("input size range [%d, %d] for an assignment of %d bytes", lo, hi, len(in))
+		}
+	}
+	// Evaluate takes the circuit's own scalars, and refuses another curve's.
+	if A, B, err := Evaluate(c, W, 1); err != nil || !slices.Equal(A, sol.A) || !slices.Equal(B, sol.B) {
+		t.Errorf("Evaluate of a BN254 circuit: %v, or A and B differ from gnark's", err)
+	}
+	if _, _, err := Evaluate(c, make([]blsfr.Element, c.NbWires), 1); err == nil || !strings.Contains(err.Error(), "of BLS12-381 scalars for a BN254 circuit") {
+		t.Errorf("Evaluate of BLS12-381 scalars for a BN254 circuit: %v", err)
 	}
 }

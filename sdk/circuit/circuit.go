@@ -68,8 +68,9 @@ type Circuit struct {
 	// *cs.R1CS of constraint/bls12-381 or constraint/bn254).
 	System constraint.ConstraintSystem
 	// CCS is System for a BLS12-381 circuit, nil for another curve's: what the
-	// fast solver (sdk/solve) and compact wire assignments read, which are
-	// BLS12-381's for now. The partition checks (sdk/partcheck) take System.
+	// functions whose vectors are BLS12-381 scalars read (sdk/solve's solver,
+	// SynthesizeInto, ParseAssignment). The partition checks (sdk/partcheck)
+	// and compact wire assignments take either curve.
 	CCS *cs.R1CS
 	VK  groth16.VerifyingKey // gnark's verifying key of the circuit's curve
 	// Curve is the curve the circuit is proved on, set where its constraint

@@ -72,8 +72,10 @@ func sharedKeys(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if keysDir != "" {
-		os.RemoveAll(keysDir)
+	for _, dir := range []string{keysDir, bn254KeysDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

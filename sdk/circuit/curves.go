@@ -23,9 +23,9 @@ import (
 // The circuit's curve is a parameter of one synthesis path: the functions here take
 // a Circuit of either curve and dispatch once, on its constraint system's type, to
 // code generic over the curve's scalars. Each curve has its fast solver (sdk/solve,
-// sdk/solvebn254: one source, generated); BLS12-381 circuits also have compact
-// encodings, and a BN254 circuit's inputs are full wire assignments, circom
-// witnesses or gnark witnesses.
+// sdk/solvebn254: one source, generated), and every encoding of an input (a gnark
+// witness, a full or compact wire assignment, a circom witness) is read by one
+// function generic over the scalars.
 
 // systemOf returns the curve-independent part of a gnark R1CS of either curve.
 func systemOf(ccs constraint.ConstraintSystem) *constraint.System {
@@ -64,7 +64,7 @@ func SynthesizeInputRaw(c *Circuit, data []byte, threads int, W, A, B []byte) (w
 }
 
 // synthesizeGnark synthesizes one partition of a circuit whose scalars are S:
-// a wire assignment (full, or a circom .wtns) is parsed into W and evaluated
+// a wire assignment (full, compact or a circom .wtns) is parsed into W and evaluated
 // into A and B, every constraint checked; a gnark witness is solved into them
 // by solveInto (the curve's sdk/solve, which runs gnark's solver on the systems
 // it does not handle).
@@ -76,7 +76,7 @@ func synthesizeGnark[S any, PS curve.Scalar[S]](c *Circuit, sys *constraint.Syst
 			c.Name, len(W), len(A), len(B), c.NbWires, c.NbConstraints, c.NbConstraints)
 	}
 	if IsAssignment(data) {
-		if err := parseFullAssignmentInto[S, PS](data, c, threads, W); err != nil {
+		if err := parseAssignmentInto[S, PS](data, c, threads, W); err != nil {
 			return nil, fmt.Errorf("wire assignment %w", err)
 		}
 		if err := evaluate[S, PS](c, sys, coeffs, W, A, B, threads); err != nil {
@@ -107,8 +107,28 @@ func views[S any](W, A, B []byte) (w, a, b []S, err error) {
 	return w, a, b, err
 }
 
+// systemAs returns c's constraint system and its coefficient table as scalars S,
+// or an error naming both curves when S is not c's curve's scalar.
+func systemAs[S any](c *Circuit) (*constraint.System, []S, error) {
+	switch r := c.System.(type) {
+	case *cs.R1CS:
+		if coeffs, ok := any(r.Coefficients).([]S); ok {
+			return &r.System, coeffs, nil
+		}
+	case *cs_bn254.R1CS:
+		if coeffs, ok := any(r.Coefficients).([]S); ok {
+			return &r.System, coeffs, nil
+		}
+	}
+	if err := needScalars[S](c, "constraints evaluated"); err != nil {
+		return nil, nil, err
+	}
+	return nil, nil, fmt.Errorf("circuit %s: no evaluation of a constraint system of type %T", c.Name, c.System)
+}
+
 // needBLS12381 refuses, naming what, a function whose vectors are BLS12-381
-// scalars for a circuit of another curve (SynthesizeInputRaw serves every curve).
+// scalars for a circuit of another curve (SynthesizeInputRaw serves every curve,
+// and the generic functions, Evaluate and AssignmentWitness, take its scalars).
 func (c *Circuit) needBLS12381(what string) error {
 	if c.CCS == nil {
 		return fmt.Errorf("circuit %s: %s works on BLS12-381 circuits; this one is %s", c.Name, what, c.curveTitle())

@@ -9,7 +9,7 @@
 //
 // A circuit NAME in a key directory is four files:
 //
-//	NAME.ccs   gnark constraint system (cs.R1CS.WriteTo), BLS12-381
+//	NAME.ccs   gnark constraint system (R1CS.WriteTo), BLS12-381 or BN254
 //	NAME.vk    gnark Groth16 verifying key (VerifyingKey.WriteTo)
 //	NAME.pk    proving key in zkhost's key file format (sdk/keyfile, docs/keyfile.md)
 //	NAME.json  metadata: circuit and parameters, sizes, and the digests of the other three

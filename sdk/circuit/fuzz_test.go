@@ -1,12 +1,15 @@
 package circuit
 
 import (
+	"encoding/binary"
 	"slices"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/frontend"
+
+	"github.com/zkhost/zkhost/sdk"
 )
 
 // fuzzCircuit has two public inputs and three secret ones; ParseWitness reads
@@ -55,13 +58,15 @@ func FuzzParseWitness(f *testing.F) {
 	})
 }
 
-// FuzzParseAssignment feeds ParseAssignment mutated wire assignments: it must return
-// an error or exactly the circuit's wires with the constant one first, never panic
+// FuzzParseAssignment feeds the assignment parser mutated wire assignments of every
+// encoding: it must return an error or exactly the circuit's wires with the constant
+// one first, never panic
 // (an assignment arrives from any client over the API). The seeds are a valid
 // assignment and damaged copies of it; `go test -run '^$' -fuzz
 // '^FuzzParseAssignment$' ./sdk/circuit` explores from there.
 func FuzzParseAssignment(f *testing.F) {
-	c := &Circuit{Name: "fuzz", NbPublic: 3, NbSecret: 3, NbWires: 9} // three internal wires
+	// Three internal wires; no constraint system: the parser reads none.
+	c := &Circuit{Name: "fuzz", Curve: sdk.CurveBLS12381, NbPublic: 3, NbSecret: 3, NbWires: 9}
 	W := make([]fr.Element, c.NbWires)
 	for i := range W {
 		W[i].SetUint64(uint64(i))
@@ -83,9 +88,13 @@ func FuzzParseAssignment(f *testing.F) {
 	f.Add(compact)
 	f.Add(compact[:compactAssignmentHeader])
 	f.Add(compact[:len(compact)-1])
+	// Version 2, the compact format before its header named a curve.
+	v2 := append(slices.Clone(compact[:compactAssignmentHeaderV2]), compact[compactAssignmentHeader:]...)
+	binary.BigEndian.PutUint32(v2[4:], compactAssignmentV2)
+	f.Add(v2)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := ParseAssignment(data, c, 2)
-		if err != nil {
+		got := make([]fr.Element, c.NbWires)
+		if err := parseAssignmentInto(data, c, 2, got); err != nil {
 			return
 		}
 		if len(got) != c.NbWires || !got[0].IsOne() {

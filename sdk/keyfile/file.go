@@ -58,13 +58,30 @@ var (
 
 // fileCurveID returns the header's curve id of the curve whose G1 points are G1.
 func fileCurveID[G1 any]() (uint32, error) {
-	id := curve.IDOf[G1]()
-	for fid, c := range curves {
-		if c.id == id {
-			return fid, nil
-		}
+	if fid, ok := CurveIDOf(curve.IDOf[G1]()); ok {
+		return fid, nil
 	}
 	return 0, fmt.Errorf("keyfile: points of type %T belong to no curve the format has", *new(G1))
+}
+
+// CurveIDOf returns the header's curve id of curve id (CurveBLS12381,
+// CurveBN254), false for a curve the format does not have. zkhost's other
+// binary formats that name a curve (a compact wire assignment, sdk/circuit)
+// use the same ids, so that one table numbers the curves.
+func CurveIDOf(id ecc.ID) (uint32, bool) {
+	for fid, c := range curves {
+		if c.id == id {
+			return fid, true
+		}
+	}
+	return 0, false
+}
+
+// CurveOfID returns the curve whose header id is fid, false for an id the
+// format does not have.
+func CurveOfID(fid uint32) (ecc.ID, bool) {
+	c, ok := curves[fid]
+	return c.id, ok
 }
 
 // SectionKind identifies a section of a key file.
