@@ -124,16 +124,7 @@ func TestWritePartition(t *testing.T) {
 	if err := WritePartition(out, W, A, B); err != nil {
 		t.Fatal(err)
 	}
-	// Seal it as the host's Adopt does (adding seals takes a writable
-	// descriptor), then read it as a backend does.
-	f, err := os.OpenFile(out.Path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE); err != nil {
-		t.Fatalf("sealing against writes after WritePartition (a writable mapping left behind?): %v", err)
-	}
-	f.Close()
+	sealWrites(t, out.Path)
 	p, err := OpenPartition(out)
 	if err != nil {
 		t.Fatal(err)
@@ -216,14 +207,7 @@ func testWriteCurve[S, O ~[4]uint64](t *testing.T, c Curve, title, other string)
 	if err := WritePartition(out, W, A, B); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(out.Path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	sealWrites(t, out.Path)
 	p, err := OpenPartition(out)
 	if err != nil {
 		t.Fatal(err)
@@ -242,5 +226,20 @@ func testWriteCurve[S, O ~[4]uint64](t *testing.T, c Curve, title, other string)
 	p.Close()
 	if _, _, _, err := Vectors[S](p); KindOf(err) != ErrInvalidArgument {
 		t.Errorf("Vectors of a closed partition: %v, want invalid_argument", err)
+	}
+}
+
+// sealWrites seals the written output at path against writes as the host's
+// Adopt does (adding seals takes a writable descriptor), before a test reads
+// it as a backend does. It fails when a writable mapping was left behind.
+func sealWrites(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE); err != nil {
+		t.Fatalf("sealing against writes after WritePartition (a writable mapping left behind?): %v", err)
 	}
 }

@@ -606,6 +606,26 @@ struct scalars_t {
     const zk_msm_stream_split* ssplit = nullptr;
 };
 
+// tree_sum sums each of groups lists of len points at src (list g at
+// g*len) down to one point with k_tree levels, alternating between src and
+// dst (each of at least groups*ceil(len/TREE_G) points); *sums is where the
+// groups' sums end up, one after another.
+template <class F>
+int tree_sum(xyzz_t<F>* src, xyzz_t<F>* dst, uint32_t groups, uint32_t len, cudaStream_t st,
+             xyzz_t<F>** sums, char* err, size_t errlen) {
+    while (len > 1) {
+        const uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+        const uint32_t nt = groups * outlen;
+        k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(src, groups, len,
+                                                                             outlen, dst);
+        LAUNCHED("k_tree");
+        std::swap(src, dst);
+        len = outlen;
+    }
+    *sums = src;
+    return ZK_MSM_OK;
+}
+
 // trace_chunks prints a traced MSM's chunks (trace_on): one line a chunk,
 // each event in ms from start (copy0 and copy on the copy stream, digits and
 // sort on the sort stream, acc0s/acc0e around level 0 and acc after the merge
@@ -816,20 +836,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         k_ones<F><<<(T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
             sp->ones, cnt, K, T, lo, hi, (const A*)h->bases, (P*)oa, false);
         LAUNCHED("k_ones");
-        P* src = (P*)oa;
-        P* dst = (P*)ob;
-        uint32_t len = T;
-        while (len > 1) {
-            uint32_t outlen = (len + TREE_G - 1) / TREE_G;
-            k_tree<F><<<(outlen + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                src, 1u, len, outlen, dst);
-            LAUNCHED("k_tree (ones)");
-            P* tp = src;
-            src = dst;
-            dst = tp;
-            len = outlen;
-        }
-        ones_sum = src;
+        if (int rc = tree_sum<F>((P*)oa, (P*)ob, 1, T, st, &ones_sum, err, errlen)) return rc;
     }
     CU(cudaEventRecord(ev_ones, st));
 
@@ -879,13 +886,13 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             ibuf[0] = (uint32_t*)ib;
             ibuf[1] = ibuf[0] + p.chunk;  // chunk itself, whenever a second chunk runs
         }
-        // A streamed split's ones: ones_T sums (in red, unused until the
-        // reduction), every chunk's ones added into them.
-        uint32_t ones_T = 0;
+        // A streamed split's ones: stream_ones_T sums (in red, unused until
+        // the reduction), every chunk's ones added into them.
+        uint32_t stream_ones_T = 0;
         if (ss && ss_ones > 0) {
-            ones_T = zk_msm_ones_threads(ss_max_ones, h->resident_accum);
+            stream_ones_T = zk_msm_ones_threads(ss_max_ones, h->resident_accum);
             const uint32_t room = (uint32_t)(ws.red / sizeof(P));
-            if (ones_T > room) ones_T = room;
+            if (stream_ones_T > room) stream_ones_T = room;
         }
         bool ones_started = false, rest_started = false;
 
@@ -977,10 +984,10 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             if (kones > 0) {
                 // The chunk's ones into the shared sums (the first chunk with
                 // ones starts them), their points the chunk's.
-                const uint32_t K1 = (kones + ones_T - 1) / ones_T;
-                k_ones<F><<<(ones_T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                    ibuf[k & 1], kones, K1, ones_T, 0u, cn, (const A*)in.pbuf[k & 1], (P*)red,
-                    ones_started);
+                const uint32_t K1 = (kones + stream_ones_T - 1) / stream_ones_T;
+                k_ones<F><<<(stream_ones_T + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
+                    ibuf[k & 1], kones, K1, stream_ones_T, 0u, cn, (const A*)in.pbuf[k & 1],
+                    (P*)red, ones_started);
                 LAUNCHED("k_ones (streamed)");
                 ones_started = true;
             }
@@ -1033,19 +1040,9 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             // The streamed split's ones: their sums' tree (in red and tree,
             // before the reduction takes them), the total kept in pa's first
             // slot, free since the last merge level.
-            P* src = (P*)red;
-            P* dst = (P*)tree;
-            uint32_t len = ones_T;
-            while (len > 1) {
-                uint32_t outlen = (len + TREE_G - 1) / TREE_G;
-                k_tree<F><<<(outlen + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                    src, 1u, len, outlen, dst);
-                LAUNCHED("k_tree (streamed ones)");
-                P* tp = src;
-                src = dst;
-                dst = tp;
-                len = outlen;
-            }
+            P* src;
+            if (int rc = tree_sum<F>((P*)red, (P*)tree, 1, stream_ones_T, st, &src, err, errlen))
+                return rc;
             CU(cudaMemsetAsync(pa, 0, sizeof(P), st));
             k_add_into<F><<<1, 1, 0, st>>>((P*)pa, src);
             LAUNCHED("k_add_into (streamed ones)");
@@ -1060,20 +1057,10 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             k_reduce<F><<<(nred + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
                 (const P*)buckets, p.m, p.L, p.Tred, (uint32_t)p.G, (P*)red);
             LAUNCHED("k_reduce");
-            P* src = (P*)red;
-            P* dst = (P*)tree;
-            uint32_t len = p.Tred;
-            while (len > 1) {
-                uint32_t outlen = (len + TREE_G - 1) / TREE_G;
-                uint32_t nt = (uint32_t)groups * outlen;
-                k_tree<F><<<(nt + ACC_THREADS - 1) / ACC_THREADS, ACC_THREADS, 0, st>>>(
-                    src, (uint32_t)groups, len, outlen, dst);
-                LAUNCHED("k_tree");
-                P* tp = src;
-                src = dst;
-                dst = tp;
-                len = outlen;
-            }
+            P* src;
+            if (int rc = tree_sum<F>((P*)red, (P*)tree, (uint32_t)groups, p.Tred, st, &src, err,
+                                     errlen))
+                return rc;
             k_window<F><<<1, 64, 0, st>>>(src, (uint32_t)p.G, p.logL, (P*)wacc);
             LAUNCHED("k_window");
             if (ones_sum) {

@@ -230,6 +230,15 @@ func TestMSMStreamSplitMatchesGnark(t *testing.T) {
 	}
 }
 
+// newStreamedOf is newStreamedG2 (g2) or newStreamedG1 over the test
+// points of the group, on device 0.
+func newStreamedOf(g2 bool, n, chunk int) (*streamedBases, error) {
+	if g2 {
+		return newStreamedG2(0, pointsG2(n), chunk)
+	}
+	return newStreamedG1(0, pointsG1(n), chunk)
+}
+
 // BenchmarkMSMStream times a streamed MSM alone (the MSMs of a lean key,
 // apart from a proof): 2^n points and scalars in pinned host memory, for
 // each chunk 2^k of ZK_BENCH_STREAM_CHUNKS and window cap of
@@ -286,13 +295,7 @@ func BenchmarkMSMStream(b *testing.B) {
 				}
 				for _, maxC := range benchLogs(b, "ZK_BENCH_STREAM_CS", []int{0, 15, 13}) {
 					b.Run(fmt.Sprintf("%s/n=2^%d/chunk=2^%d/c<=%d", group, lg, ck, maxC), func(b *testing.B) {
-						var s *streamedBases
-						var err error
-						if g2 {
-							s, err = newStreamedG2(0, pointsG2(n), 1<<ck)
-						} else {
-							s, err = newStreamedG1(0, pointsG1(n), 1<<ck)
-						}
+						s, err := newStreamedOf(g2, n, 1<<ck)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -357,13 +360,7 @@ func BenchmarkMSMStreamBits(b *testing.B) {
 					continue
 				}
 				for _, maxC := range benchLogs(b, "ZK_BENCH_STREAM_CS", []int{0, 15, 13}) {
-					var s *streamedBases
-					var err error
-					if g2 {
-						s, err = newStreamedG2(0, pointsG2(n), 1<<ck)
-					} else {
-						s, err = newStreamedG1(0, pointsG1(n), 1<<ck)
-					}
+					s, err := newStreamedOf(g2, n, 1<<ck)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -33,9 +33,10 @@ import (
 // (names.readySubject), in the object store when it is larger than a message
 // takes. Circuits of either curve are served: the assignment's header names
 // its values' curve, and the proving host refuses one that is not its
-// circuit's (a cluster matches circuits by name alone). Only once JetStream has stored the synthesized partition is the
-// original acked: a synthesis host that dies loses nothing, and a partition
-// synthesized twice (a redelivery) is queued once, by its message id.
+// circuit's (a cluster matches circuits by name alone). Only once JetStream
+// has stored the synthesized partition is the original acked: a synthesis
+// host that dies loses nothing, and a partition synthesized twice (a
+// redelivery) is queued once, by its message id.
 //
 // Proving hosts take synthesized partitions before those to synthesize, in
 // each class, and prove them as wire assignments: their daemon parses W and

@@ -223,6 +223,21 @@ static jac_t<F> emu_msm(const std::vector<affine_t<F>>& ext, uint32_t n,
     return emu_reduce<F>(buckets, c, G, Tred, nullptr);
 }
 
+// emu_ones_sum sums the ones' segment sums as msm.cu's tree_sum does (one
+// group), level by level.
+template <class F>
+static xyzz_t<F> emu_ones_sum(std::vector<xyzz_t<F>> part) {
+    uint32_t len = (uint32_t)part.size();
+    while (len > 1) {
+        uint32_t outlen = (len + TREE_G - 1) / TREE_G;
+        std::vector<xyzz_t<F>> out(outlen);
+        for (uint32_t tid = 0; tid < outlen; tid++) tree_one(tid, part.data(), len, outlen, out.data());
+        part.swap(out);
+        len = outlen;
+    }
+    return part[0];
+}
+
 // emu_split runs the split MSM of msm.cu over scalars [lo, lo + bases.size())
 // of the classified vector sc_canon: the classification (k_classify and the
 // ordered selection), the ones' segment sums (Kones per thread) and their
@@ -251,15 +266,7 @@ static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vect
         const uint32_t T = (cnt + Kones - 1) / Kones;
         std::vector<P> part(T);
         for (uint32_t t = 0; t < T; t++) ones_one(t, ones.data(), cnt, Kones, lo, hi, bases.data(), part.data());
-        uint32_t len = T;
-        while (len > 1) {
-            uint32_t outlen = (len + TREE_G - 1) / TREE_G;
-            std::vector<P> out(outlen);
-            for (uint32_t tid = 0; tid < outlen; tid++) tree_one(tid, part.data(), len, outlen, out.data());
-            part.swap(out);
-            len = outlen;
-        }
-        ones_sum = part[0];
+        ones_sum = emu_ones_sum<F>(std::move(part));
     }
     if (rest.empty()) return ones_sum.to_jac();  // k_to_jac
     const int nwin = (256 + c - 1) / c;
@@ -335,18 +342,7 @@ static jac_t<F> emu_stream_split(const std::vector<affine_t<F>>& pts,
             rest_started = true;
         }
     }
-    P ones_sum = P::inf();
-    if (ones_started) {
-        uint32_t len = ones_T;
-        while (len > 1) {
-            uint32_t outlen = (len + TREE_G - 1) / TREE_G;
-            std::vector<P> out(outlen);
-            for (uint32_t tid = 0; tid < outlen; tid++) tree_one(tid, ones_part.data(), len, outlen, out.data());
-            ones_part.swap(out);
-            len = outlen;
-        }
-        ones_sum = ones_part[0];
-    }
+    const P ones_sum = ones_started ? emu_ones_sum<F>(std::move(ones_part)) : P::inf();
     if (!rest_started) return ones_sum.to_jac();  // k_to_jac
     return emu_reduce<F>(buckets, c, G, Tred, ones_started ? &ones_sum : nullptr);
 }
