@@ -31,12 +31,15 @@ import (
 // (circuit.MarshalCompactBits: two bits a wire and the few values that are
 // neither 0 nor 1) and queues it on the class's synthesized subject
 // (names.readySubject), in the object store when it is larger than a message
-// takes. Circuits of either curve are served: the assignment's header names
+// takes. Circuits of either curve are served: the assignment's header tells
 // its values' curve, and the proving host refuses one that is not its
-// circuit's (a cluster matches circuits by name alone). Only once JetStream
-// has stored the synthesized partition is the original acked: a synthesis
-// host that dies loses nothing, and a partition synthesized twice (a
-// redelivery) is queued once, by its message id.
+// circuit's (a cluster matches circuits by name alone). A BLS12-381 one is
+// written as version 2, which means BLS12-381 and which proving hosts of an
+// older build read, so that they keep proving while the cluster is upgraded;
+// a BN254 one is version 3, which names its curve. Only once JetStream has
+// stored the synthesized partition is the original acked: a synthesis host
+// that dies loses nothing, and a partition synthesized twice (a redelivery)
+// is queued once, by its message id.
 //
 // Proving hosts take synthesized partitions before those to synthesize, in
 // each class, and prove them as wire assignments: their daemon parses W and
@@ -241,7 +244,7 @@ func (c *Cluster) synthesize(ctx context.Context, msg jetstream.Msg, synths map[
 }
 
 // solve solves a gnark full witness into W, on one thread, and returns W as a
-// compact wire assignment, whose header names the circuit's curve (the
+// compact wire assignment, whose header tells the circuit's curve (the
 // proving host refuses one of another curve). A wire assignment (a job that
 // carries them goes to the synthesized subjects, but a message may be older)
 // is packed as it is.

@@ -75,6 +75,8 @@ func TestBN254Jobs(t *testing.T) {
 
 	f := start(t, opts{stateDir: stateDir, noCircuits: true})
 	compact := compactAssignments(t, c, assignments)
+	// BN254's is written as version 3, whose header names the curve: one
+	// that names BLS12-381 instead is refused.
 	otherCurve := bytes.Clone(compact[0])
 	binary.BigEndian.PutUint32(otherCurve[24:], keyfile.CurveBLS12381)
 	_, err = f.c.Submit(ctx, api.SubmitRequest{Circuit: "chain-bn254", Assignments: [][]byte{otherCurve}})

@@ -46,8 +46,10 @@ import (
 // BN254 value is a canonical BLS12-381 one, so a mix-up would otherwise
 // surface as an unsatisfied constraint, or not at all. Version 2, written
 // before BN254 had compact assignments, is version 3 without the curve and
-// reserved fields (a 24-byte header) and holds BLS12-381 values; it is still
-// read, as BLS12-381's.
+// reserved fields (a 24-byte header) and holds BLS12-381 values. BLS12-381's
+// assignments are still written as version 2, which says as much, so that a
+// cluster's hosts of an older build keep proving them while the cluster is
+// upgraded; BN254's, which those hosts could not prove anyway, are version 3.
 const (
 	CompactAssignmentVersion = 3
 	// compactAssignmentV2 is the version without a curve: BLS12-381's.
@@ -68,7 +70,9 @@ func compactAssignmentSize(head int, nbWires, nbOther uint64) int64 {
 // MarshalCompactAssignment encodes the wire values W of a circuit with
 // nbPublic public wires (the constant-one wire included) and nbSecret secret
 // wires as a compact wire assignment, with up to threads goroutines. W's
-// scalars S are either curve's fr.Element; the header names that curve.
+// scalars S are either curve's fr.Element; the header tells that curve: a
+// BLS12-381 one is written as version 2, which means it, a BN254 one as
+// version 3, which names it.
 func MarshalCompactAssignment[S ~[4]uint64, PS curve.Scalar[S]](W []S, nbPublic, nbSecret, threads int) ([]byte, error) {
 	nw := sdk.CompactWords(uint64(len(W)))
 	other, ones := make([]uint64, nw), make([]uint64, nw)
@@ -95,15 +99,21 @@ func MarshalCompactBits[S any, PS curve.Scalar[S]](W []S, other, ones []uint64, 
 	if err := sdk.CheckCompactBits(uint64(len(W)), other, ones, k); err != nil {
 		return nil, err
 	}
-	b := make([]byte, compactAssignmentSize(compactAssignmentHeader, uint64(len(W)), k))
+	version, head := uint32(CompactAssignmentVersion), compactAssignmentHeader
+	if fid == keyfile.CurveBLS12381 {
+		version, head = compactAssignmentV2, compactAssignmentHeaderV2
+	}
+	b := make([]byte, compactAssignmentSize(head, uint64(len(W)), k))
 	copy(b, AssignmentMagic)
-	binary.BigEndian.PutUint32(b[4:], CompactAssignmentVersion)
+	binary.BigEndian.PutUint32(b[4:], version)
 	binary.BigEndian.PutUint32(b[8:], uint32(nbPublic))
 	binary.BigEndian.PutUint32(b[12:], uint32(nbSecret))
 	binary.BigEndian.PutUint32(b[16:], uint32(len(W)))
 	binary.BigEndian.PutUint32(b[20:], uint32(k))
-	binary.BigEndian.PutUint32(b[24:], fid)
-	at := compactAssignmentHeader
+	if version == CompactAssignmentVersion {
+		binary.BigEndian.PutUint32(b[24:], fid)
+	}
+	at := head
 	for _, words := range [][]uint64{other, ones} {
 		for _, x := range words {
 			binary.LittleEndian.PutUint64(b[at:], x)

@@ -118,10 +118,10 @@ func forCurves(t *testing.T, specs []int, bls, bn func(t *testing.T, c *Circuit,
 }
 
 // TestCompactAssignmentRoundTrip: on either curve, a compact assignment
-// names its curve, decodes to the solver's W word for word on one thread or
-// many, is smaller than the full one by what its 0s and 1s save, gives the
-// same A and B as the full assignment of the same W, and its values and
-// inputs decode on their own (what a compact partition takes) to W's.
+// decodes to the solver's W word for word on one thread or many, is smaller
+// than the full one by what its 0s and 1s save, gives the same A and B as
+// the full assignment of the same W, and its values and inputs decode on
+// their own (what a compact partition takes) to W's.
 func TestCompactAssignmentRoundTrip(t *testing.T) {
 	manyChunks(t)
 	forCurves(t, []int{0, 1}, testCompactRoundTrip[fr.Element], testCompactRoundTrip[bnfr.Element])
@@ -133,17 +133,15 @@ func testCompactRoundTrip[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Cir
 	if err != nil {
 		t.Fatal(err)
 	}
-	fid, _ := keyfile.CurveIDOf(curve.ScalarIDOf[S]())
-	if got := binary.BigEndian.Uint32(data[24:]); got != fid || binary.BigEndian.Uint32(data[4:]) != CompactAssignmentVersion {
-		t.Fatalf("header: version %d, curve %d; want %d and %d", binary.BigEndian.Uint32(data[4:]), got, CompactAssignmentVersion, fid)
-	}
 	var bitsOnly int
 	for k := range want {
 		if PS(&want[k]).IsZero() || PS(&want[k]).IsOne() {
 			bitsOnly++
 		}
 	}
-	if got := len(data); int64(got) != compactAssignmentSize(compactAssignmentHeader, uint64(len(want)), uint64(len(want)-bitsOnly)) {
+	// The header's version is checked by TestCompactAssignmentVersions; its
+	// size here is the one of the version written.
+	if got := len(data); int64(got) != compactAssignmentSize(compactHeaderOf(t, data), uint64(len(want)), uint64(len(want)-bitsOnly)) {
 		t.Errorf("%d bytes for %d wires, %d of them 0 or 1", got, len(want), bitsOnly)
 	}
 	if err := CheckInput(data, true, c); err != nil {
@@ -231,7 +229,10 @@ func publicBytes(t *testing.T, w witness.Witness) []byte {
 // TestCompactAssignmentRejects: on either curve, a compact assignment that
 // is malformed is refused naming what is wrong, a value that is not a
 // canonical scalar of the circuit's curve naming its wire; one whose values
-// are well formed but wrong is refused by the constraint it breaks.
+// are well formed but wrong is refused by the constraint it breaks. Each
+// version's layout is tampered with: BLS12-381's as written (version 2) and
+// as a later writer may write it (version 3), BN254's as written (version 3,
+// whose curve and reserved fields are tampered with too).
 func TestCompactAssignmentRejects(t *testing.T) {
 	// merkle: its path bits are internal wires that are 0 and 1.
 	forCurves(t, []int{1}, testCompactRejects[fr.Element], testCompactRejects[bnfr.Element])
@@ -243,10 +244,25 @@ func testCompactRejects[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Circu
 	if err != nil {
 		t.Fatal(err)
 	}
+	layouts := [][]byte{data}
+	if curve.ScalarIDOf[S]() == ecc.BLS12_381 {
+		layouts = append(layouts, asVersion3(t, data))
+	}
+	for _, data := range layouts {
+		t.Run(fmt.Sprintf("version%d", binary.BigEndian.Uint32(data[4:])), func(t *testing.T) {
+			compactRejects[S, PS](t, c, W, data)
+		})
+	}
+}
+
+// compactRejects tampers with data, the compact assignment of c's wires W,
+// in the layout of data's version.
+func compactRejects[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Circuit, W []S, data []byte) {
 	id := curve.ScalarIDOf[S]()
+	head := compactHeaderOf(t, data)
 	nw := int(sdk.CompactWords(uint64(c.NbWires)))
-	otherAt, bitsAt := compactAssignmentHeader, compactAssignmentHeader+8*nw
-	valuesAt := compactAssignmentHeader + 16*nw
+	otherAt, bitsAt := head, head+8*nw
+	valuesAt := head + 16*nw
 	edit := func(f func(b []byte) []byte) []byte { return f(slices.Clone(data)) }
 	word := func(b []byte, at int) uint64 { return binary.LittleEndian.Uint64(b[at:]) }
 	setWord := func(b []byte, at int, v uint64) { binary.LittleEndian.PutUint64(b[at:], v) }
@@ -267,17 +283,24 @@ func testCompactRejects[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Circu
 	}
 	// The curve's modulus: the smallest value that is not canonical on it.
 	modulus := id.ScalarField().FillBytes(make([]byte, scalarBytes))
-	for _, tc := range []struct {
+	type reject struct {
 		name string
 		data []byte
 		want string
-	}{
-		{"header only in part", data[:30], "is truncated: 30 bytes, shorter than the 32-byte header"},
+	}
+	var rejects []reject
+	if head == compactAssignmentHeader {
+		// Version 3's curve and reserved fields.
+		rejects = []reject{
+			{"a curve zkhost does not have", edit(func(b []byte) []byte { binary.BigEndian.PutUint32(b[24:], 7); return b }), "names curve 7, which zkhost does not prove on"},
+			{"the reserved field set", edit(func(b []byte) []byte { b[compactAssignmentHeader-1] = 1; return b }), "reserved field"},
+		}
+	}
+	for _, tc := range append(rejects, []reject{
+		{"header only in part", data[:head-2], fmt.Sprintf("is truncated: %d bytes, shorter than the %d-byte header", head-2, head)},
 		{"more values than wires", edit(func(b []byte) []byte { binary.BigEndian.PutUint32(b[20:], uint32(c.NbWires+1)); return b }), "neither 0 nor 1"},
 		{"truncated", data[:len(data)-1], "truncated, or trailing bytes"},
 		{"trailing bytes", append(slices.Clone(data), 0), "truncated, or trailing bytes"},
-		{"a curve zkhost does not have", edit(func(b []byte) []byte { binary.BigEndian.PutUint32(b[24:], 7); return b }), "names curve 7, which zkhost does not prove on"},
-		{"the reserved field set", edit(func(b []byte) []byte { b[31] = 1; return b }), "reserved field"},
 		{"an unknown version", edit(func(b []byte) []byte { binary.BigEndian.PutUint32(b[4:], 4); return b }), "has format version 4"},
 		{"a bit past the last wire", edit(func(b []byte) []byte {
 			at := bitsAt + 8*(nw-1)
@@ -302,7 +325,7 @@ func testCompactRejects[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Circu
 			setWord(b, bitsAt, word(b, bitsAt)&^1)
 			return b
 		}), "wire 0, the constant one, is 0, want 1"},
-	} {
+	}...) {
 		err := parseAssignmentInto[S, PS](tc.data, c, 2, make([]S, c.NbWires))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
@@ -375,9 +398,12 @@ func testCompactRejects[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Circu
 // TestCompactAssignmentCrossCurve: a compact assignment of one curve's
 // scalars given to the same circuit keyed on the other curve (its counts
 // the same, so only the curve tells them apart) is refused at the header,
-// naming both curves, as is one read into the other curve's scalars. A
-// version 2 assignment, written before the header named a curve, is
-// BLS12-381's: still read for a BLS12-381 circuit, refused for a BN254 one.
+// naming both curves, as is one read into the other curve's scalars: a
+// BLS12-381 one, written as version 2, which names no curve and so means
+// BLS12-381, for a BN254 circuit; a BN254 one, version 3, for a BLS12-381
+// circuit. A BLS12-381 one of version 3, which no writer makes now but a
+// later one may, is read as the version 2 one of the same W, and refused
+// for a BN254 circuit the same way.
 func TestCompactAssignmentCrossCurve(t *testing.T) {
 	for i := range testSpecs {
 		bls, bn := loadOn(t, ecc.BLS12_381, i), loadOn(t, ecc.BN254, i)
@@ -393,19 +419,19 @@ func TestCompactAssignmentCrossCurve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Version 2: version 3 without the curve and the reserved field.
-		v2 := append(slices.Clone(blsData[:compactAssignmentHeaderV2]), blsData[compactAssignmentHeader:]...)
-		binary.BigEndian.PutUint32(v2[4:], compactAssignmentV2)
+		blsV3 := asVersion3(t, blsData)
 		for _, tc := range []struct {
 			name string
 			data []byte
 			c    *Circuit
 			want string // "" for accepted
 		}{
-			{"BLS12-381 to BN254", blsData, bn, "is a compact wire assignment of BLS12-381 scalars, circuit " + bn.Name + " is BN254"},
-			{"BN254 to BLS12-381", bnData, bls, "is a compact wire assignment of BN254 scalars, circuit " + bls.Name + " is BLS12-381"},
-			{"version 2 to BN254", v2, bn, "is a compact wire assignment of BLS12-381 scalars, circuit " + bn.Name + " is BN254"},
-			{"version 2 to BLS12-381", v2, bls, ""},
+			{"BLS12-381 (version 2) to BN254", blsData, bn, "is a compact wire assignment of BLS12-381 scalars, circuit " + bn.Name + " is BN254"},
+			{"BN254 (version 3) to BLS12-381", bnData, bls, "is a compact wire assignment of BN254 scalars, circuit " + bls.Name + " is BLS12-381"},
+			{"BLS12-381 version 3 to BN254", blsV3, bn, "is a compact wire assignment of BLS12-381 scalars, circuit " + bn.Name + " is BN254"},
+			{"BLS12-381 (version 2) to BLS12-381", blsData, bls, ""},
+			{"BLS12-381 version 3 to BLS12-381", blsV3, bls, ""},
+			{"BN254 (version 3) to BN254", bnData, bn, ""},
 		} {
 			err := CheckInput(tc.data, true, tc.c)
 			if tc.want == "" {
@@ -422,10 +448,23 @@ func TestCompactAssignmentCrossCurve(t *testing.T) {
 				t.Errorf("%s: %s, synthesized: %v, want %q", testSpecs[i].name, tc.name, err, tc.want)
 			}
 		}
-		// A version 2 assignment reads as the version 3 one of the same W.
+		// A BLS12-381 assignment of version 3 reads as the version 2 one of
+		// the same W, unpacked or not.
 		W := make([]fr.Element, bls.NbWires)
-		if err := parseAssignmentInto(v2, bls, 1, W); err != nil || !slices.Equal(W, blsW) {
-			t.Errorf("%s: version 2: %v, or W differs", testSpecs[i].name, err)
+		if err := parseAssignmentInto(blsV3, bls, 1, W); err != nil || !slices.Equal(W, blsW) {
+			t.Errorf("%s: version 3 of BLS12-381: %v, or W differs", testSpecs[i].name, err)
+		}
+		v2, err := ReadCompactAssignment[fr.Element](blsData, bls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v3, err := ReadCompactAssignment[fr.Element](blsV3, bls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values2, values3 := make([]fr.Element, v2.NbOther), make([]fr.Element, v3.NbOther)
+		if err := errors.Join(v2.Values(values2, 1), v3.Values(values3, 1)); err != nil || !slices.Equal(v2.Other, v3.Other) || !slices.Equal(v2.Bits, v3.Bits) || !slices.Equal(values2, values3) {
+			t.Errorf("%s: version 3 of BLS12-381 read unpacked: %v, or its bitmaps or values differ from version 2's", testSpecs[i].name, err)
 		}
 		// Scalars of the other curve are refused before the bytes are read.
 		if _, err := ReadCompactAssignment[fr.Element](bnData, bn); err == nil || !strings.Contains(err.Error(), "of BLS12-381 scalars for a BN254 circuit") {
@@ -435,6 +474,102 @@ func TestCompactAssignmentCrossCurve(t *testing.T) {
 			t.Errorf("%s: Evaluate of BN254 scalars for a BLS12-381 circuit: %v", testSpecs[i].name, err)
 		}
 	}
+}
+
+// TestCompactAssignmentVersions: a BLS12-381 assignment is written as
+// version 2, which names no curve, so that a cluster's hosts of an older
+// build read it, and a BN254 one as version 3, naming its curve: their
+// headers byte for byte, the bitmaps right after them, then the values.
+func TestCompactAssignmentVersions(t *testing.T) {
+	forCurves(t, []int{0, 1}, testCompactVersion[fr.Element], testCompactVersion[bnfr.Element])
+}
+
+func testCompactVersion[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, c *Circuit, i int) {
+	W := solvedW[S, PS](t, c, i)
+	words := sdk.CompactWords(uint64(c.NbWires))
+	other, ones := make([]uint64, words), make([]uint64, words)
+	k, err := sdk.PackBitsOf[S, PS](W, other, ones, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header as each curve's is written, spelled out.
+	var version uint32
+	var curveField []byte // the curve and the reserved field, version 3's alone
+	switch id := curve.ScalarIDOf[S](); id {
+	case ecc.BLS12_381:
+		version = 2
+	case ecc.BN254:
+		version = 3
+		curveField = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, keyfile.CurveBN254), 0)
+	default:
+		t.Fatalf("no version for %s", curve.Title(id))
+	}
+	head := []byte("ZKWA")
+	for _, v := range []uint32{version, uint32(c.NbPublic), uint32(c.NbSecret), uint32(c.NbWires), uint32(k)} {
+		head = binary.BigEndian.AppendUint32(head, v)
+	}
+	head = append(head, curveField...)
+	bitmaps := []byte{}
+	for _, w := range slices.Concat(other, ones) {
+		bitmaps = binary.LittleEndian.AppendUint64(bitmaps, w)
+	}
+	for _, write := range []struct {
+		name string
+		f    func() ([]byte, error)
+	}{
+		{"MarshalCompactAssignment", func() ([]byte, error) {
+			return MarshalCompactAssignment[S, PS](W, c.NbPublic, c.NbSecret, 2)
+		}},
+		// What a cluster's synthesis host writes.
+		{"MarshalCompactBits", func() ([]byte, error) {
+			return MarshalCompactBits[S, PS](W, other, ones, k, c.NbPublic, c.NbSecret, 2)
+		}},
+	} {
+		data, err := write.f()
+		if err != nil {
+			t.Fatalf("%s: %v", write.name, err)
+		}
+		if len(data) < len(head) || !bytes.Equal(data[:len(head)], head) {
+			t.Fatalf("%s: header % x, want % x", write.name, data[:min(len(data), len(head))], head)
+		}
+		rest := data[len(head):]
+		if len(rest) != len(bitmaps)+int(k)*scalarBytes || !bytes.Equal(rest[:len(bitmaps)], bitmaps) {
+			t.Fatalf("%s: %d bytes after the header, want the bitmaps right after it and %d values", write.name, len(rest), k)
+		}
+		if !IsCompactAssignment(data) {
+			t.Errorf("%s: not read as a compact assignment", write.name)
+		}
+	}
+}
+
+// compactHeaderOf is the header size of the compact assignment data, by its
+// version.
+func compactHeaderOf(t testing.TB, data []byte) int {
+	t.Helper()
+	switch v := binary.BigEndian.Uint32(data[4:]); v {
+	case compactAssignmentV2:
+		return compactAssignmentHeaderV2
+	case CompactAssignmentVersion:
+		return compactAssignmentHeader
+	default:
+		t.Fatalf("a compact assignment of version %d", v)
+		return 0
+	}
+}
+
+// asVersion3 is a BLS12-381 compact assignment written as version 2 (as
+// MarshalCompactAssignment writes BLS12-381's) rewritten as version 3,
+// naming BLS12-381: what no writer makes now, but a later one may, and
+// every host reads.
+func asVersion3(t testing.TB, v2 []byte) []byte {
+	t.Helper()
+	if v := binary.BigEndian.Uint32(v2[4:]); v != compactAssignmentV2 {
+		t.Fatalf("a compact assignment of version %d, want %d", v, compactAssignmentV2)
+	}
+	b := slices.Concat(v2[:compactAssignmentHeaderV2], make([]byte, compactAssignmentHeader-compactAssignmentHeaderV2), v2[compactAssignmentHeaderV2:])
+	binary.BigEndian.PutUint32(b[4:], CompactAssignmentVersion)
+	binary.BigEndian.PutUint32(b[24:], keyfile.CurveBLS12381)
+	return b
 }
 
 // TestInputSizeRange: a streamed input's declared size is held to the
