@@ -663,7 +663,10 @@ static int slot_init(zk_g16_slot* s, const zk_g16_key* key, char* err, size_t er
         if (rc != ZK_OK) return rc;
         s->na = key->na;
         s->nb = key->nb;
-        ZK_CUDA(cudaHostAlloc(&s->staging, (s->nwires + 3 * s->N + s->na + s->nb) * kFr,
+        // W, A, B, C, the gathered scalars and their index lists, as
+        // zk_g16_lean_slot_host_bytes counts them (prove_lean's layout).
+        ZK_CUDA(cudaHostAlloc(&s->staging,
+                              zk_g16_lean_slot_host_bytes(s->nwires, key->log_n, s->na, s->nb),
                               cudaHostAllocPortable));
         return ZK_OK;
     }

@@ -758,8 +758,10 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
     // into set k % 2 of the sort buffers. Streamed runs copy so even in one
     // chunk (their points with their scalars).
     const bool overlap = ws.sort_sets == 2 || (streamed && nchunks > 0);
-    t.window_bits = nchunks ? p.c : 0;
-    t.depth = nchunks ? p.depth : 0;
+    // A streamed split of 0s and 1s alone runs no Pippenger.
+    const bool pippenger = nchunks > 0 && !(ss && ss_rest == 0);
+    t.window_bits = pippenger ? p.c : 0;
+    t.depth = pippenger ? p.depth : 0;
     t.chunks = (int)nchunks;
     t.pippenger_n = ss ? ss_rest : npip;
 
