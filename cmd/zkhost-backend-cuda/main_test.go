@@ -105,6 +105,7 @@ func TestParseKernelOptions(t *testing.T) {
 		{"the points alone", []string{"-msm-precompute", "1"}, 1, gpu.ProveOptions{NTTRadix: gpu.NTTRadix4}, ""},
 		{"capped copies", []string{"-msm-precompute", "3"}, 3, gpu.ProveOptions{NTTRadix: gpu.NTTRadix4}, ""},
 		{"dense radix 2", []string{"-binary-split=false", "-ntt-radix", "2"}, gpu.MSMMaxDepth, gpu.ProveOptions{DenseMSM: true, NTTRadix: gpu.NTTRadix2}, ""},
+		{"lean split", []string{"-lean-split"}, gpu.MSMMaxDepth, gpu.ProveOptions{NTTRadix: gpu.NTTRadix4, LeanSplit: true}, ""},
 		{"too many copies", []string{"-msm-precompute", "65"}, 0, gpu.ProveOptions{}, "-msm-precompute"},
 		{"negative copies", []string{"-msm-precompute=-1"}, 0, gpu.ProveOptions{}, "-msm-precompute"},
 		{"radix 8", []string{"-ntt-radix", "8"}, 0, gpu.ProveOptions{}, "-ntt-radix"},
@@ -136,7 +137,7 @@ func TestHelpNamesFlags(t *testing.T) {
 	if _, err := parseOptions([]string{"-h"}, func(string) string { return "" }, &out); err == nil {
 		t.Fatal("-h: no error, want flag.ErrHelp")
 	}
-	for _, f := range []string{"-device", "-max-in-flight", "-device-memory-cap", "-stage-threads", "-msm-precompute", "-binary-split", "-ntt-radix"} {
+	for _, f := range []string{"-device", "-max-in-flight", "-device-memory-cap", "-stage-threads", "-msm-precompute", "-binary-split", "-ntt-radix", "-lean-split"} {
 		if !strings.Contains(out.String(), f+" ") && !strings.Contains(out.String(), f+"\n") {
 			t.Errorf("help does not name %s:\n%s", f, out.String())
 		}

@@ -1065,12 +1065,17 @@ static int prepare_scalars(const zk_g16_key* key, char* dst, const char* src,
     out->ones.assign(idx ? nch : 0, 0);
     out->rest.assign(idx ? nch : 0, 0);
     if (!gather && !idx) return ZK_OK;
-    threads = (unsigned)std::max<size_t>(1, std::min<size_t>(threads, std::min(nch, n / 65536 + 1)));
+    // Threads take whole chunks when they classify; a gather alone is cut
+    // into chunks of at most 65536 scalars instead, so a short MSM of one
+    // chunk still gathers on every thread.
+    const size_t unit = idx ? S : std::min<size_t>(S, 65536);
+    const size_t nunits = chunks_of(n, unit);
+    threads = (unsigned)std::max<size_t>(1, std::min<size_t>(threads, nunits));
     std::vector<int> rcs(threads, ZK_OK);
     std::vector<std::string> errs(threads);
     auto work = [&](unsigned t) {
-        for (size_t k = nch * t / threads; k < nch * (t + 1) / threads; k++) {
-            const size_t lo = k * S, hi = std::min(n, lo + S);
+        for (size_t k = nunits * t / threads; k < nunits * (t + 1) / threads; k++) {
+            const size_t lo = k * unit, hi = std::min(n, lo + unit);
             if (gather)
                 for (size_t j = lo; j < hi; j++)
                     memcpy(dst + j * kFr, src + (size_t)(*gather)[j] * kFr, kFr);
@@ -1144,7 +1149,12 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
     uint32_t* ia = (uint32_t*)(gb + key->nb * kFr);
     uint32_t* ib = ia + key->na;
     uint32_t* ik = ib + key->nb;
+    // One classification of B's scalars serves both groups' MSMs: their
+    // chunks are the key's.
     const size_t S = key->s1->S;
+    if (key->s2->S != S)
+        return zk_fail(err, errlen, ZK_EINVAL, "lean key: G1 chunks of %zu points, G2 chunks of %zu",
+                       S, key->s2->S);
     lean_scalars sa, sb, sk, sz;
     sz.host = ha;  // H's coefficients: dense
     cudaStream_t st = slot->stream;
@@ -1175,9 +1185,9 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
     // does the G1 MSM of B, which waits for them.
     std::promise<void> gb_gathered;
     std::future<void> gb_ready = gb_gathered.get_future();
-    Joiner g2;
-    int gbrc = ZK_OK;
+    int gbrc = ZK_OK;  // before g2: the thread writes them until it is joined
     char gberr[512] = {0};
+    Joiner g2;
     g2.t = std::thread([&] {
         cudaSetDevice(key->device);
         gbrc = prepare_scalars(key, gb, hw, &key->hidx_b, key->nb, S, split ? ib : nullptr,

@@ -902,9 +902,13 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         // the first resumes from the sums of those before it.
         CU(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(P), st));
         if (overlap) {
-            // The workspace is allocated on st; the sort stream uses it after.
+            // The workspace is allocated on st; the sort stream uses it
+            // after, and so does the copy stream a streamed run's index
+            // lists (allocated from the pool on st, they may reuse memory
+            // another stream freed: only st is ordered after that).
             CU(cudaEventRecord(ev_alloc, st));
             CU(cudaStreamWaitEvent(h->sort_stream, ev_alloc, 0));
+            if (streamed) CU(cudaStreamWaitEvent(h->copy_stream, ev_alloc, 0));
         }
         const cudaStream_t prep = overlap ? h->sort_stream : st;
         for (size_t k = 0; k < nchunks; k++) {

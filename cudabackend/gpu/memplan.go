@@ -274,7 +274,8 @@ func StreamKeyDeviceBytes(s KeyShape, chunk uint64, lean bool) uint64 {
 func LeanSlotDeviceBytes(hBlock uint64) uint64 { return csrc.LeanSlotDeviceBytes(hBlock) }
 
 // LeanSlotHostBytes is the pinned host memory one such slot holds (groth16.h's
-// zk_g16_lean_slot_host_bytes): W, A, B, H's scratch and A's and B's scalars.
+// zk_g16_lean_slot_host_bytes): W, A, B, H's scratch, A's and B's scalars,
+// and the index lists of A's, B's and K's scalars for ProveOptions.LeanSplit.
 func LeanSlotHostBytes(s KeyShape) uint64 {
 	return csrc.LeanSlotHostBytes(s.NbWires, s.LogN, s.NbA, s.NbB)
 }

@@ -9,6 +9,7 @@ package gpu
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
@@ -104,13 +105,12 @@ type hostSplit struct {
 	chunks     int
 }
 
-// classify classifies scalars (pinned) in chunks of s.chunk with
-// zk_msm_classify_chunk, as groth16.cu's lean proofs do while they gather
-// them; free releases the result.
-func (s *streamedBases) classify(scalars *PinnedScalars) (*hostSplit, error) {
-	const op = "gpu: classify streamed scalars"
-	n := scalars.n
-	chunks := (n + s.chunk - 1) / s.chunk
+// newHostSplit allocates the classification of n scalars in chunks of
+// chunk: the index list pinned, as a lean slot's staging holds it, the
+// counts in C memory.
+func newHostSplit(n, chunk int) (*hostSplit, error) {
+	const op = "gpu: a host split"
+	chunks := (n + chunk - 1) / chunk
 	h := &hostSplit{chunks: chunks}
 	var e errBuf
 	if err := check(op, C.zk_msm_host_alloc(C.size_t(max(n, 1)*4), &h.idx, e.ptr(), e.size()), &e); err != nil {
@@ -118,19 +118,47 @@ func (s *streamedBases) classify(scalars *PinnedScalars) (*hostSplit, error) {
 	}
 	h.ones = (*C.uint32_t)(C.calloc(C.size_t(max(chunks, 1)), 4))
 	h.rest = (*C.uint32_t)(C.calloc(C.size_t(max(chunks, 1)), 4))
-	ones := unsafe.Slice(h.ones, max(chunks, 1))
-	rest := unsafe.Slice(h.rest, max(chunks, 1))
-	for k := 0; k < chunks; k++ {
+	if h.ones == nil || h.rest == nil {
+		return nil, errors.Join(fmt.Errorf("%s: out of host memory for %d chunks' counts", op, chunks), h.free())
+	}
+	return h, nil
+}
+
+// classify classifies scalars (pinned) in chunks of s.chunk with
+// zk_msm_classify_chunk, as groth16.cu's lean proofs do while they gather
+// them; free releases the result.
+func (s *streamedBases) classify(scalars *PinnedScalars) (*hostSplit, error) {
+	h, err := newHostSplit(scalars.n, s.chunk)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.classifyInto(scalars, h); err != nil {
+		return nil, errors.Join(err, h.free())
+	}
+	return h, nil
+}
+
+// classifyInto is classify into a split newHostSplit made for as many
+// scalars in chunks of s.chunk.
+func (s *streamedBases) classifyInto(scalars *PinnedScalars, h *hostSplit) error {
+	const op = "gpu: classify streamed scalars"
+	n := scalars.n
+	if chunks := (n + s.chunk - 1) / s.chunk; chunks != h.chunks {
+		return fmt.Errorf("%s: %d scalars in chunks of %d into a split of %d chunks: %w", op, n, s.chunk, h.chunks, ErrInvalid)
+	}
+	ones := unsafe.Slice(h.ones, max(h.chunks, 1))
+	rest := unsafe.Slice(h.rest, max(h.chunks, 1))
+	var e errBuf
+	for k := 0; k < h.chunks; k++ {
 		lo := k * s.chunk
 		cn := min(s.chunk, n-lo)
 		rc := C.zk_msm_classify_chunk(s.group, unsafe.Add(scalars.p, lo*FrBytes), C.size_t(cn),
 			(*C.uint32_t)(unsafe.Add(h.idx, lo*4)), &ones[k], &rest[k], e.ptr(), e.size())
 		if err := check(op, rc, &e); err != nil {
-			h.free()
-			return nil, err
+			return err
 		}
 	}
-	return h, nil
+	return nil
 }
 
 // counts returns the split's ones and others, chunk by chunk.
@@ -144,6 +172,9 @@ func (h *hostSplit) free() error {
 	C.free(unsafe.Pointer(h.ones))
 	C.free(unsafe.Pointer(h.rest))
 	h.ones, h.rest = nil, nil
+	if h.idx == nil {
+		return nil
+	}
 	var e errBuf
 	err := check("gpu: free a host split", C.zk_msm_host_free(h.idx, e.ptr(), e.size()), &e)
 	h.idx = nil
@@ -153,8 +184,8 @@ func (h *hostSplit) free() error {
 // runSplit is run with the scalars classified (zk_msm_run_stream_split).
 func (s *streamedBases) runSplit(scalars *PinnedScalars, split *hostSplit, maxC int, out unsafe.Pointer) (MSMTiming, error) {
 	const op = "gpu: streamed split MSM"
-	if scalars == nil || scalars.p == nil || scalars.n > s.n || split == nil {
-		return MSMTiming{}, fmt.Errorf("%s: want at most %d pinned scalars and their split: %w", op, s.n, ErrInvalid)
+	if scalars == nil || scalars.p == nil || scalars.n > s.n || split == nil || split.chunks != (scalars.n+s.chunk-1)/s.chunk {
+		return MSMTiming{}, fmt.Errorf("%s: want at most %d pinned scalars and their split in chunks of %d: %w", op, s.n, s.chunk, ErrInvalid)
 	}
 	pbuf := [2]unsafe.Pointer{C.zk_msm_bases(s.h[0].h), C.zk_msm_bases(s.h[1].h)}
 	sbuf := [2]unsafe.Pointer{s.sc[0].ptr, s.sc[1].ptr}
