@@ -37,10 +37,9 @@ type natsCluster struct {
 func startNATS(t *testing.T, n int) *natsCluster {
 	t.Helper()
 	nc := &natsCluster{t: t}
-	clients, routes := make([]string, n), make([]string, n)
-	for i := range n {
-		clients[i], routes[i] = apitest.FreeAddr(t), apitest.FreeAddr(t)
-	}
+	// Every client and route port distinct (FreeAddrs).
+	addrs := apitest.FreeAddrs(t, 2*n)
+	clients, routes := addrs[:n], addrs[n:]
 	dir := t.TempDir()
 	for i := range n {
 		var others []string

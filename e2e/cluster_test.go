@@ -35,11 +35,9 @@ func startClusterWith(t testing.TB, n int, conf func(i int) (hostConf, string)) 
 	// once): the hosts are then started again on fresh ports, up to three
 	// times.
 	for attempt := 1; ; attempt++ {
-		clients := make([]string, n)
-		routes := make([]string, n)
-		for i := range n {
-			clients[i], routes[i] = apitest.FreeAddr(t), apitest.FreeAddr(t)
-		}
+		// Every client and route port distinct (FreeAddrs).
+		addrs := apitest.FreeAddrs(t, 2*n)
+		clients, routes := addrs[:n], addrs[n:]
 		hosts := make([]*host, n)
 		for i := range n {
 			var others []string

@@ -81,10 +81,9 @@ func startServerSetWith(t testing.TB, n int, start func(*config.Cluster) (*serve
 // another on fresh loopback ports (one server alone has no routes), and the
 // URLs their clients connect to.
 func serverSetConfigs(t testing.TB, n int) ([]*config.Cluster, []string) {
-	clients, routes := make([]string, n), make([]string, n)
-	for i := range n {
-		clients[i], routes[i] = apitest.FreeAddr(t), apitest.FreeAddr(t)
-	}
+	// Every client and route port distinct (FreeAddrs).
+	addrs := apitest.FreeAddrs(t, 2*n)
+	clients, routes := addrs[:n], addrs[n:]
 	var ccs []*config.Cluster
 	var urls []string
 	for i := range n {

@@ -100,15 +100,29 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 
 // FreeAddr returns a loopback TCP address that was free when asked: for a
 // listener a test configures (the API's TCP one, NATS servers), not a
-// promise that no other process takes it first.
+// promise that no other process takes it first. Several addresses one test
+// needs at once come from FreeAddrs: two calls here may return the same
+// port, since the first is released before the second is asked.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return FreeAddrs(t, 1)[0]
+}
+
+// FreeAddrs returns n distinct loopback TCP addresses that were free when
+// asked: each is held until all n are chosen, so none repeats (a NATS
+// cluster's client and route ports, which must all differ).
+func FreeAddrs(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range addrs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs[i] = l.Addr().String()
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addrs
 }
 
 // StaleSocket leaves a unix socket file at path that nobody listens on, as a
