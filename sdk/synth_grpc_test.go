@@ -121,15 +121,7 @@ func TestWritePartition(t *testing.T) {
 		B[i].SetUint64(uint64(200 + i))
 	}
 	out := testOutput(t, 5, 7)
-	if err := WritePartition(out, W, A, B); err != nil {
-		t.Fatal(err)
-	}
-	sealWrites(t, out.Path)
-	p, err := OpenPartition(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := writeAndOpen(t, out, W, A, B)
 	if !reflect.DeepEqual(p.W(), W) || !reflect.DeepEqual(p.A(), A) || !reflect.DeepEqual(p.B(), B) {
 		t.Error("the sections read back differ")
 	}
@@ -203,16 +195,7 @@ func testWriteCurve[S, O ~[4]uint64](t *testing.T, c Curve, title, other string)
 		t.Errorf("a refused write changed the output (%v)", err)
 	}
 
-	out := testOutputOn(t, c, 5, 7)
-	if err := WritePartition(out, W, A, B); err != nil {
-		t.Fatal(err)
-	}
-	sealWrites(t, out.Path)
-	p, err := OpenPartition(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := writeAndOpen(t, testOutputOn(t, c, 5, 7), W, A, B)
 	gotW, gotA, gotB, err := Vectors[S](p)
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +210,22 @@ func testWriteCurve[S, O ~[4]uint64](t *testing.T, c Curve, title, other string)
 	if _, _, _, err := Vectors[S](p); KindOf(err) != ErrInvalidArgument {
 		t.Errorf("Vectors of a closed partition: %v, want invalid_argument", err)
 	}
+}
+
+// writeAndOpen writes W, A and B into out, seals it (sealWrites) and opens
+// it as a backend does; the partition is closed when t ends.
+func writeAndOpen[S ~[4]uint64](t *testing.T, out PartitionHandle, W, A, B []S) *Partition {
+	t.Helper()
+	if err := WritePartition(out, W, A, B); err != nil {
+		t.Fatal(err)
+	}
+	sealWrites(t, out.Path)
+	p, err := OpenPartition(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
 
 // sealWrites seals the written output at path against writes as the host's
