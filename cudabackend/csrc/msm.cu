@@ -1219,35 +1219,14 @@ extern "C" int zk_msm_run(void* handle, const void* scalars, size_t n, int scala
     return run_group(h, in, n, st, out, timing, err, errlen);
 }
 
-extern "C" int zk_msm_run_stream(void* handle, const void* host_points, const void* host_scalars,
-                                 size_t n, void* const pbuf[2], void* const sbuf[2], size_t chunk,
-                                 int max_c, void* stream, void* out, zk_msm_timing* timing,
-                                 char* err, size_t errlen) {
-    if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
-    if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
-    if (n > 0 && (!host_points || !host_scalars || !pbuf || !sbuf || !pbuf[0] || !pbuf[1] ||
-                  !sbuf[0] || !sbuf[1] || chunk == 0))
-        return fail(err, errlen, ZK_MSM_EINVAL, "msm: streamed run: nil points, scalars or buffers, or chunk 0");
-    handle_t* h = (handle_t*)handle;
-    cudaStream_t st = stream ? (cudaStream_t)stream : h->stream;
-    scalars_t in{host_scalars, false, nullptr, 0};
-    in.points = n > 0 ? host_points : nullptr;
-    in.chunk = chunk;
-    in.max_c = max_c;
-    for (int i = 0; i < 2; i++) {
-        in.pbuf[i] = pbuf ? pbuf[i] : nullptr;
-        in.sbuf[i] = sbuf ? sbuf[i] : nullptr;
-    }
-    return run_group(h, in, n, st, out, timing, err, errlen);
-}
+namespace {
 
-extern "C" int zk_msm_run_stream_split(void* handle, const void* host_points,
-                                       const void* host_scalars, size_t n, void* const pbuf[2],
-                                       void* const sbuf[2], size_t chunk, int max_c,
-                                       const zk_msm_stream_split* split, void* stream, void* out,
-                                       zk_msm_timing* timing, char* err, size_t errlen) {
-    if (!split || (n > 0 && (!split->idx || !split->ones || !split->rest)))
-        return fail(err, errlen, ZK_MSM_EINVAL, "msm: streamed split run: nil classification");
+// run_stream is zk_msm_run_stream, with the classification split when not
+// null (zk_msm_run_stream_split).
+int run_stream(void* handle, const void* host_points, const void* host_scalars, size_t n,
+               void* const pbuf[2], void* const sbuf[2], size_t chunk, int max_c,
+               const zk_msm_stream_split* split, void* stream, void* out, zk_msm_timing* timing,
+               char* err, size_t errlen) {
     if (!handle) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil handle");
     if (!out) return fail(err, errlen, ZK_MSM_EINVAL, "msm: nil output");
     if (n > 0 && (!host_points || !host_scalars || !pbuf || !sbuf || !pbuf[0] || !pbuf[1] ||
@@ -1261,10 +1240,31 @@ extern "C" int zk_msm_run_stream_split(void* handle, const void* host_points,
     in.max_c = max_c;
     in.ssplit = split;
     for (int i = 0; i < 2; i++) {
-        in.pbuf[i] = pbuf[i];
-        in.sbuf[i] = sbuf[i];
+        in.pbuf[i] = pbuf ? pbuf[i] : nullptr;
+        in.sbuf[i] = sbuf ? sbuf[i] : nullptr;
     }
     return run_group(h, in, n, st, out, timing, err, errlen);
+}
+
+}  // namespace
+
+extern "C" int zk_msm_run_stream(void* handle, const void* host_points, const void* host_scalars,
+                                 size_t n, void* const pbuf[2], void* const sbuf[2], size_t chunk,
+                                 int max_c, void* stream, void* out, zk_msm_timing* timing,
+                                 char* err, size_t errlen) {
+    return run_stream(handle, host_points, host_scalars, n, pbuf, sbuf, chunk, max_c, nullptr,
+                      stream, out, timing, err, errlen);
+}
+
+extern "C" int zk_msm_run_stream_split(void* handle, const void* host_points,
+                                       const void* host_scalars, size_t n, void* const pbuf[2],
+                                       void* const sbuf[2], size_t chunk, int max_c,
+                                       const zk_msm_stream_split* split, void* stream, void* out,
+                                       zk_msm_timing* timing, char* err, size_t errlen) {
+    if (!split || (n > 0 && (!split->idx || !split->ones || !split->rest)))
+        return fail(err, errlen, ZK_MSM_EINVAL, "msm: streamed split run: nil classification");
+    return run_stream(handle, host_points, host_scalars, n, pbuf, sbuf, chunk, max_c, split,
+                      stream, out, timing, err, errlen);
 }
 
 extern "C" int zk_msm_classify_chunk(int group, const void* scalars, size_t cn, uint32_t* idx,

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
 )
 
 // streamedBases is a point set that stays in pinned host memory and goes
@@ -66,6 +67,12 @@ func newStreamedBases(dev int, group C.int, elem int, pts unsafe.Pointer, n, chu
 // newStreamedG1 is newStreamedBases for G1 points.
 func newStreamedG1(dev int, points []bls12381.G1Affine, chunk int) (*streamedBases, error) {
 	return newStreamedBases(dev, C.ZK_MSM_G1, g1AffineBytes, unsafe.Pointer(unsafe.SliceData(points)), len(points), chunk)
+}
+
+// newStreamedBN254G1 is newStreamedBases for BN254 G1 points (its scalars
+// BN254's: classify and runSplit read them as such).
+func newStreamedBN254G1(dev int, points []bn254.G1Affine, chunk int) (*streamedBases, error) {
+	return newStreamedBases(dev, C.ZK_MSM_BN254_G1, int(unsafe.Sizeof(bn254.G1Affine{})), unsafe.Pointer(unsafe.SliceData(points)), len(points), chunk)
 }
 
 // newStreamedG2 is newStreamedBases for G2 points.

@@ -11,6 +11,8 @@ import (
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bn254"
+	bn254fr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 )
 
 // pinnedCopy returns sc in pinned host memory, freed when tb ends.
@@ -233,6 +235,59 @@ func TestMSMStreamSplitMatchesGnark(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMSMStreamSplitBN254 checks the streamed split over BN254 G1 points and
+// scalars (zk_msm_classify_chunk's BN254 branch: its 1 is BN254's R mod r)
+// against gnark-crypto, bit-heavy and with chunks of 0s and of 1s.
+func TestMSMStreamSplitBN254(t *testing.T) {
+	needDevice(t)
+	rng := rand.New(rand.NewPCG(35, 36))
+	const n, chunk = 3000, 512
+	sc := make([]bn254fr.Element, n)
+	for i := range sc {
+		switch {
+		case i < 512: // a chunk of 0s
+		case i < 1024:
+			sc[i].SetOne()
+		case i%40 == 0:
+			sc[i] = bn254Scalars(rng, 1)[0]
+		case rng.IntN(2) == 1:
+			sc[i].SetOne()
+		}
+	}
+	pts := bn254G1.points(bn254Scalars(rng, n))
+	want, err := bn254G1.ref(pts, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newStreamedBN254G1(0, pts, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.free()
+	ps, err := NewPinnedScalars(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Free()
+	copy(unsafe.Slice((*bn254fr.Element)(ps.p), n), sc) // the same 32-byte layout as BLS12-381's
+	split, err := s.classify(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer split.free()
+	if ones, rest := split.counts(); ones[0] != 0 || rest[0] != 0 || ones[1] != chunk || rest[1] != 0 {
+		t.Fatalf("chunks 0 and 1 (0s, then 1s) classified as %d/%d and %d/%d ones/others", ones[0], rest[0], ones[1], rest[1])
+	}
+	var got bn254.G1Jac
+	got, _, _, _ = bn254.Generators() // not the sum: a run that writes nothing fails
+	if _, err := s.runSplit(ps, split, 0, unsafe.Pointer(&got)); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(&want) {
+		t.Fatal("the streamed split BN254 MSM differs from gnark-crypto")
 	}
 }
 
