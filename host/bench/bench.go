@@ -144,6 +144,13 @@ type Result struct {
 	SecondsPerProof float64
 	JobLatencyP50   time.Duration
 	JobLatencyP99   time.Duration
+	// SubmitP50 and SubmitP99 are how long the daemon took to accept a job
+	// (its inputs sent and journaled, as its client waits), over the run's
+	// submissions, Concurrency at once; JobBytes is one job's inputs. Large
+	// inputs (a circom .wtns a partition) can make accepting, not proving,
+	// what keeps a device waiting.
+	SubmitP50, SubmitP99 time.Duration
+	JobBytes             int64
 	// Devices is the daemon's devices at the end of the run (restarts and
 	// health say whether one was lost and came back).
 	Devices []api.DeviceStatus
@@ -231,6 +238,7 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 		errs       []string
 		submitErr  error // the first Submit that failed: no more jobs are fed
 		lastSubmit time.Time
+		submits    []time.Duration // the successful Submits' durations
 	)
 	next := make(chan int)
 	ctx, cancel := context.WithCancel(ctx)
@@ -244,9 +252,13 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 	for range min(o.Concurrency, o.Jobs) {
 		wg.Go(func() {
 			for range next {
+				began := time.Now()
 				job, err := t.Submit(ctx, o.request(witnesses))
 				mu.Lock()
 				lastSubmit = time.Now()
+				if err == nil {
+					submits = append(submits, lastSubmit.Sub(began))
+				}
 				mu.Unlock()
 				if err != nil {
 					mu.Lock()
@@ -343,6 +355,11 @@ feed:
 	r.FailedJobs += o.Jobs - len(jobs)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	r.JobLatencyP50, r.JobLatencyP99 = waterfall.Percentile(lat, 50), waterfall.Percentile(lat, 99)
+	sort.Slice(submits, func(i, j int) bool { return submits[i] < submits[j] })
+	r.SubmitP50, r.SubmitP99 = waterfall.Percentile(submits, 50), waterfall.Percentile(submits, 99)
+	for _, w := range witnesses {
+		r.JobBytes += int64(len(w))
+	}
 	if r.Proofs > 0 {
 		r.ProofsPerMinute = float64(r.Proofs) / wall.Minutes()
 		r.SecondsPerProof = wall.Seconds() / float64(r.Proofs)

@@ -52,6 +52,7 @@ type fakeTarget struct {
 	mu           sync.Mutex
 	n            int
 	delay        time.Duration
+	submitDelay  time.Duration // each Submit takes it, as accepting a job does
 	fail         map[int]bool
 	refuse       error
 	active, peak int
@@ -61,6 +62,7 @@ func (f *fakeTarget) Submit(_ context.Context, req api.SubmitRequest) (api.Job, 
 	if f.refuse != nil {
 		return api.Job{}, f.refuse
 	}
+	time.Sleep(f.submitDelay)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n++
@@ -107,7 +109,7 @@ func chainSpec(t *testing.T, k int) circuits.Spec {
 }
 
 func TestRunCountsAndConcurrency(t *testing.T) {
-	f := &fakeTarget{delay: 10 * time.Millisecond}
+	f := &fakeTarget{delay: 10 * time.Millisecond, submitDelay: 5 * time.Millisecond}
 	var progress bytes.Buffer
 	r, err := Run(context.Background(), f, Options{Spec: chainSpec(t, 4), Jobs: 6, Concurrency: 3, Partitions: 2, Progress: &progress})
 	if err != nil {
@@ -121,6 +123,15 @@ func TestRunCountsAndConcurrency(t *testing.T) {
 	}
 	if want := 12 / r.Wall.Minutes(); math.Abs(r.ProofsPerMinute-want) > 1e-6 || math.Abs(r.SecondsPerProof-r.Wall.Seconds()/12) > 1e-9 {
 		t.Errorf("rates %v/min %vs/proof over %v", r.ProofsPerMinute, r.SecondsPerProof, r.Wall)
+	}
+	// Each submission took the target's 5 ms at least; a job carries two
+	// chain witnesses.
+	inputs, err := Options{Spec: chainSpec(t, 4), Partitions: 2}.partitionInputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(len(inputs[0]) + len(inputs[1])); r.SubmitP50 < 5*time.Millisecond || r.SubmitP99 < r.SubmitP50 || r.JobBytes != want {
+		t.Errorf("submit p50 %v p99 %v, job bytes %d (want 5 ms at least and %d)", r.SubmitP50, r.SubmitP99, r.JobBytes, want)
 	}
 	if r.DeviceBusyPercent >= 0 || r.PhasesSource != "job timestamps" {
 		t.Errorf("without a timeline: busy %v from %s", r.DeviceBusyPercent, r.PhasesSource)
@@ -139,7 +150,7 @@ func TestRunCountsAndConcurrency(t *testing.T) {
 	if r.ProofsByDevice["dev0"] != 6 || r.ProofsByDevice["dev1"] != 6 || len(r.ProofsByDevice) != 2 {
 		t.Errorf("proofs by device %v, want 6 on each of dev0 and dev1", r.ProofsByDevice)
 	}
-	for _, want := range []string{"proofs per minute", "seconds per proof", "n/a: no timeline", "phases (from job timestamps)", "ready_wait",
+	for _, want := range []string{"proofs per minute", "seconds per proof", "submit p50 / p99", "n/a: no timeline", "phases (from job timestamps)", "ready_wait",
 		"dev0: 6 proofs, 0 restarts, healthy", "dev1: 6 proofs, 1 restarts, healthy"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())

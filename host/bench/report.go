@@ -32,6 +32,10 @@ func Print(w io.Writer, r *Result) {
 	t.AppendRow(table.Row{"proofs per minute", fmt.Sprintf("%.2f", r.ProofsPerMinute)})
 	t.AppendRow(table.Row{"seconds per proof", fmt.Sprintf("%.3f", r.SecondsPerProof)})
 	t.AppendRow(table.Row{"job latency p50 / p99", fmt.Sprintf("%s / %s", round(r.JobLatencyP50), round(r.JobLatencyP99))})
+	if r.SubmitP50 > 0 {
+		t.AppendRow(table.Row{"submit p50 / p99", fmt.Sprintf("%s / %s (a job's inputs: %s, %s at p50)", round(r.SubmitP50), round(r.SubmitP99),
+			megabytes(r.JobBytes), megabytesPerSecond(r.JobBytes, r.SubmitP50))})
+	}
 	if r.DeviceBusyPercent >= 0 {
 		var per []string
 		names := make([]string, 0, len(r.DeviceBusy))
@@ -159,6 +163,17 @@ func round(d time.Duration) time.Duration {
 		return d.Round(10 * time.Microsecond)
 	}
 	return d.Round(time.Microsecond / 10)
+}
+
+// megabytes writes n bytes in MB (10^6), one decimal.
+func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// megabytesPerSecond is n bytes over d in MB/s (10^6), or "-" for no time.
+func megabytesPerSecond(n int64, d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f MB/s", float64(n)/1e6/d.Seconds())
 }
 
 func lastPath(p string) string {
