@@ -460,19 +460,9 @@ func checkScalarCurve[S ~[4]uint64](c Curve) error {
 		return fmt.Errorf("%T is no scalar of BLS12-381 or BN254", *new(S))
 	}
 	if got := Curve(curve.Name(id)); got != c {
-		return fmt.Errorf("the vectors are %s scalars, the partition is %s", curve.Title(id), curveTitle(c))
+		return fmt.Errorf("the vectors are %s scalars, the partition is %s", curve.Title(id), curve.TitleOf(string(c)))
 	}
 	return nil
-}
-
-// curveTitle names c as prose does ("BLS12-381"), or quotes it when it is no
-// curve zkhost knows.
-func curveTitle(c Curve) string {
-	id, err := curve.Parse(string(c))
-	if err != nil {
-		return fmt.Sprintf("%q", string(c))
-	}
-	return curve.Title(id)
 }
 
 // elements views b (a whole number of 32-byte elements, 8-byte aligned since

@@ -158,6 +158,17 @@ func Name(id ecc.ID) string { return nameOr(names[id].name, fmt.Sprintf("curve(%
 // ("BLS12-381", "BN254"); gnark's name for a curve zkhost does not prove on.
 func Title(id ecc.ID) string { return nameOr(names[id].title, id.String()) }
 
+// TitleOf is Title of the curve zkhost spells name ("bn254": "BN254"), or
+// name quoted when it is no curve zkhost knows: what an error message says
+// of a curve named by a file, a handle or a config.
+func TitleOf(name string) string {
+	id, err := Parse(name)
+	if err != nil {
+		return fmt.Sprintf("%q", name)
+	}
+	return Title(id)
+}
+
 // nameOr is name, or unknown where the table has none.
 func nameOr(name, unknown string) string {
 	if name == "" {

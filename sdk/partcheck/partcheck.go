@@ -53,7 +53,7 @@ func CheckPartition(ccs constraint.ConstraintSystem, p *sdk.Partition) error {
 func checkPartition[S ~[4]uint64, PS curve.Scalar[S]](ccs constraint.ConstraintSystem, p *sdk.Partition) error {
 	h := p.Handle()
 	if want := curve.Name(curve.ScalarIDOf[S]()); string(h.Curve) != want {
-		return &Failure{Constraint: -1, Reason: fmt.Sprintf("the partition is %s, the circuit is %s", title(string(h.Curve)), title(want))}
+		return &Failure{Constraint: -1, Reason: fmt.Sprintf("the partition is %s, the circuit is %s", curve.TitleOf(string(h.Curve)), curve.TitleOf(want))}
 	}
 	if h.Format != sdk.FormatFull {
 		return &Failure{Constraint: -1, Reason: fmt.Sprintf("the partition's format is %s, not W, A and B", h.Format)}
@@ -63,16 +63,6 @@ func checkPartition[S ~[4]uint64, PS curve.Scalar[S]](ccs constraint.ConstraintS
 		return err
 	}
 	return Check[S, PS](ccs, W, A, B)
-}
-
-// title names curve name ("bn254") as prose does ("BN254"), quoted when zkhost
-// does not know it.
-func title(name string) string {
-	id, err := curve.Parse(name)
-	if err != nil {
-		return fmt.Sprintf("%q", name)
-	}
-	return curve.Title(id)
 }
 
 // Check evaluates every constraint L·R = O of ccs, gnark's R1CS of BLS12-381 or

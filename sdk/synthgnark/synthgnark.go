@@ -100,7 +100,7 @@ func solveAndWrite[S ~[4]uint64, V ~[]S](solveR1CS func(w witness.Witness, opts 
 	return func(ctx context.Context, ref sdk.CircuitRef, w witness.Witness, out sdk.PartitionHandle, opts []solver.Option) error {
 		v, ok := w.Vector().(V)
 		if !ok {
-			return sdk.Errorf(sdk.ErrInvalidArgument, "witness holds %T, want %s scalars", w.Vector(), title(ref.Curve))
+			return sdk.Errorf(sdk.ErrInvalidArgument, "witness holds %T, want %s scalars", w.Vector(), curve.TitleOf(string(ref.Curve)))
 		}
 		if want := ref.NbPublic - 1 + ref.NbSecret; uint64(len(v)) != want {
 			return sdk.Errorf(sdk.ErrInvalidArgument, "witness has %d values, circuit %s wants %d (%d public, %d secret)", len(v), ref.ID, want, ref.NbPublic-1, ref.NbSecret)
@@ -187,14 +187,14 @@ func (s *Synthesizer) LoadCircuit(ctx context.Context, ref sdk.CircuitRef) error
 		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: constraint system %s has SHA-256 %x, the host says %x", ref.ID, ref.CCSPath, sum, ref.CCSSHA256)
 	}
 	if err := readSystem(ccs, data); err != nil {
-		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: constraint system %s does not decode as a %s R1CS: %v", ref.ID, ref.CCSPath, title(ref.Curve), err)
+		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: constraint system %s does not decode as a %s R1CS: %v", ref.ID, ref.CCSPath, curve.TitleOf(string(ref.Curve)), err)
 	}
 	// gnark's decoder reads a system of another curve all the same (its
 	// scalars fit either type); the field the system was compiled for is in
 	// its header.
 	if id, _ := curve.Parse(string(ref.Curve)); ccs.Field().Cmp(id.ScalarField()) != 0 {
 		return sdk.Errorf(sdk.ErrInvalidArgument, "circuit %s: constraint system %s is compiled for %s, the host says the circuit is %s",
-			ref.ID, ref.CCSPath, fieldTitle(ccs.Field()), title(ref.Curve))
+			ref.ID, ref.CCSPath, fieldTitle(ccs.Field()), curve.TitleOf(string(ref.Curve)))
 	}
 	nbPublic, nbSecret := uint64(ccs.GetNbPublicVariables()), uint64(ccs.GetNbSecretVariables())
 	nbWires := nbPublic + nbSecret + uint64(ccs.GetNbInternalVariables())
@@ -244,15 +244,6 @@ func fieldTitle(field *big.Int) string {
 		}
 	}
 	return "the field of modulus " + field.Text(16)
-}
-
-// title names curve c as prose does ("BN254").
-func title(c sdk.Curve) string {
-	id, err := curve.Parse(string(c))
-	if err != nil {
-		return string(c)
-	}
-	return curve.Title(id)
 }
 
 // Synthesize parses req.Witness over the circuit's curve, solves the circuit
