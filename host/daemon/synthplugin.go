@@ -183,19 +183,11 @@ func (d *Daemon) checkPublic(h sdk.PartitionHandle, pub witness.Witness) error {
 }
 
 // checkPublicOf is checkPublic for a circuit whose scalars are S: a partition
-// of another curve is refused naming both, before its W is read as S.
+// of another curve is refused naming both (shm.ReadWOf).
 func checkPublicOf[S ~[4]uint64, PS zkcurve.Scalar[S]](store *shm.Store, h sdk.PartitionHandle, pub []S) error {
-	if want := sdk.Curve(zkcurve.Name(zkcurve.ScalarIDOf[S]())); h.Curve != want {
-		return fmt.Errorf("the partition is %s, the submitted witness is %s", h.Curve, want)
-	}
-	words, err := store.ReadW(h, 1+len(pub))
+	W, err := shm.ReadWOf[S, PS](store, h, 1+len(pub))
 	if err != nil {
 		return err
-	}
-	// ReadW's elements are BLS12-381's type holding h's curve's words.
-	W := make([]S, len(words))
-	for i := range words {
-		W[i] = S(words[i])
 	}
 	return partcheck.Public[S, PS](W, pub)
 }

@@ -3,6 +3,7 @@
 package shm
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -62,15 +63,25 @@ func testWriteCompact[S ~[4]uint64, PS curve.Scalar[S]](t *testing.T, wantCurve 
 		}
 	}
 	for _, k := range []int{0, 1, 6, 64, 100, n} {
-		head, err := s.ReadW(h, k)
+		head, err := ReadWOf[S, PS](s, h, k)
 		if err != nil {
 			t.Fatalf("ReadW(%d): %v", k, err)
 		}
 		for i := range head {
-			if S(head[i]) != w[i] {
+			if head[i] != w[i] {
 				t.Fatalf("ReadW(%d): wire %d differs", k, i)
 			}
 		}
+	}
+	// Read as the other curve's scalars: refused, naming both.
+	var wrong error
+	if wantCurve == sdk.CurveBN254 {
+		_, wrong = s.ReadW(h, 1)
+	} else {
+		_, wrong = ReadWOf[bnfr.Element](s, h, 1)
+	}
+	if wrong == nil || !strings.Contains(wrong.Error(), "the partition is") {
+		t.Errorf("W of a %s partition read as the other curve's scalars: %v, want a refusal naming both", wantCurve, wrong)
 	}
 	if err := s.Remove(h); err != nil {
 		t.Fatal(err)

@@ -10,10 +10,10 @@ import (
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	bnfr "github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"golang.org/x/sys/unix"
 
 	"github.com/zkhost/zkhost/sdk"
+	zkcurve "github.com/zkhost/zkhost/sdk/curve"
 )
 
 // A synthesizer plugin writes its partition into a memfd the host made:
@@ -132,11 +132,21 @@ func (s *Store) Adopt(out sdk.PartitionHandle) (sdk.PartitionHandle, error) {
 }
 
 // ReadW returns the first n elements of the wire vector of partition h, a
-// partition or pending output of this store, read through the store's own
-// descriptor (the constant wire and the public inputs, for a check against the
-// submitted witness). The elements hold the words of h's curve's scalars
-// (fr.Element is BLS12-381's type; a BN254 partition's read the same way).
+// BLS12-381 partition or pending output of this store (ReadWOf reads either
+// curve's).
 func (s *Store) ReadW(h sdk.PartitionHandle, n int) ([]fr.Element, error) {
+	return ReadWOf[fr.Element](s, h, n)
+}
+
+// ReadWOf returns the first n elements of the wire vector of partition h, a
+// partition or pending output of s, as scalars S of h's curve, read through
+// the store's own descriptor (the constant wire and the public inputs, for a
+// check against the submitted witness). A partition of another curve than
+// S's is refused, naming both.
+func ReadWOf[S ~[4]uint64, PS zkcurve.Scalar[S]](s *Store, h sdk.PartitionHandle, n int) ([]S, error) {
+	if want := sdk.Curve(zkcurve.Name(zkcurve.ScalarIDOf[S]())); h.Curve != want {
+		return nil, fmt.Errorf("shm: read W of %s: the partition is %s, read as %s scalars", h.Path, zkcurve.TitleOf(string(h.Curve)), zkcurve.TitleOf(string(want)))
+	}
 	if n < 0 || uint64(n) > h.NbWires {
 		return nil, fmt.Errorf("shm: read W of %s: %d elements asked, it has %d", h.Path, n, h.NbWires)
 	}
@@ -150,14 +160,14 @@ func (s *Store) ReadW(h sdk.PartitionHandle, n int) ([]fr.Element, error) {
 		}
 		f = o.f
 	}
-	out := make([]fr.Element, n)
+	out := make([]S, n)
 	if h.Format == sdk.FormatCompactW {
-		if err := readCompactW(f, h, out); err != nil {
+		if err := readCompactW[S, PS](f, h, out); err != nil {
 			return nil, fmt.Errorf("shm: read W of %s: %w", h.Path, err)
 		}
 		return out, nil
 	}
-	if _, err := f.ReadAt(bytesOf(out), int64(h.WOffset)); err != nil {
+	if _, err := f.ReadAt(scalarBytesOf(out), int64(h.WOffset)); err != nil {
 		return nil, fmt.Errorf("shm: read W of %s: %w", h.Path, err)
 	}
 	return out, nil
@@ -165,7 +175,7 @@ func (s *Store) ReadW(h sdk.PartitionHandle, n int) ([]fr.Element, error) {
 
 // readCompactW reads the first len(out) wires of compact partition h from f:
 // the bitmaps' words that cover them, and the values of the others among them.
-func readCompactW(f *os.File, h sdk.PartitionHandle, out []fr.Element) error {
+func readCompactW[S ~[4]uint64, PS zkcurve.Scalar[S]](f *os.File, h sdk.PartitionHandle, out []S) error {
 	words := sdk.CompactWords(uint64(len(out)))
 	other, bits := make([]uint64, words), make([]uint64, words)
 	if _, err := f.ReadAt(wordBytesOf(other), int64(h.OtherOffset)); err != nil {
@@ -186,19 +196,16 @@ func readCompactW(f *os.File, h sdk.PartitionHandle, out []fr.Element) error {
 	if nbOther > h.NbOther {
 		return fmt.Errorf("%d of its first %d wires are marked neither 0 nor 1, the handle says %d in all", nbOther, len(out), h.NbOther)
 	}
-	values := make([]fr.Element, nbOther)
-	if _, err := f.ReadAt(bytesOf(values), int64(h.ValuesOffset)); err != nil {
+	values := make([]S, nbOther)
+	if _, err := f.ReadAt(scalarBytesOf(values), int64(h.ValuesOffset)); err != nil {
 		return err
 	}
-	if h.Curve == sdk.CurveBN254 { // its 1 is its own field's
-		return sdk.ExpandW(other, bits, elementsAs[bnfr.Element](values), elementsAs[bnfr.Element](out))
-	}
-	return sdk.ExpandW(other, bits, values, out)
+	return sdk.ExpandW[S, PS](other, bits, values, out)
 }
 
-// elementsAs views scalars as another curve's (the same four words each).
-func elementsAs[T, S ~[4]uint64](s []S) []T {
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+// scalarBytesOf views scalars as their bytes.
+func scalarBytesOf[S ~[4]uint64](v []S) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*32)
 }
 
 func wordBytesOf(v []uint64) []byte {
