@@ -1207,14 +1207,27 @@ static int prove_lean(zk_g16_key* key, zk_g16_slot* slot, size_t n, void* out_g1
         if (g2rc == ZK_OK && cudaEventRecord(ev[5], slot->stream2) != cudaSuccess)
             g2rc = zk_fail(g2err, sizeof g2err, ZK_ECUDA, "record the G2 MSM's event");
     });
+    // K's scalars are a range of W: with the split on, classified on a thread
+    // of their own beside A's and B's gathers, so the first G1 MSM does not
+    // wait for them too.
+    int krc = ZK_OK;  // before kt, as gbrc before g2
+    char kerr[512] = {0};
+    Joiner kt;
+    auto prepare_k = [&] {
+        krc = prepare_scalars(key, nullptr, hw + key->nb_public * kFr, nullptr, key->nk, S,
+                              split ? ik : nullptr, kGatherThreads, &sk, kerr, sizeof kerr);
+    };
+    if (split)
+        kt.t = std::thread(prepare_k);
+    else
+        prepare_k();  // nothing to classify: K's scalars are W's, read in place
     int rc = prepare_scalars(key, ga, hw, &key->hidx_a, key->na, S, split ? ia : nullptr,
                              kGatherThreads, &sa, err, errlen);
-    if (rc == ZK_OK)
-        rc = prepare_scalars(key, nullptr, hw + key->nb_public * kFr, nullptr, key->nk, S,
-                             split ? ik : nullptr, kGatherThreads, &sk, err, errlen);
     gb_ready.wait();
+    if (kt.t.joinable()) kt.t.join();
     if (rc != ZK_OK) return rc;
     if (gbrc != ZK_OK) return zk_fail(err, errlen, gbrc, "B's scalars: %s", gberr);
+    if (krc != ZK_OK) return zk_fail(err, errlen, krc, "K's scalars: %s", kerr);
 
     struct {
         const char* host;
