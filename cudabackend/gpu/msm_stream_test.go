@@ -291,6 +291,14 @@ func TestMSMStreamSplitBN254(t *testing.T) {
 	}
 }
 
+// groupName names the streamed benchmarks' group.
+func groupName(g2 bool) string {
+	if g2 {
+		return "G2"
+	}
+	return "G1"
+}
+
 // newStreamedOf is newStreamedG2 (g2) or newStreamedG1 over the test
 // points of the group, on device 0.
 func newStreamedOf(g2 bool, n, chunk int) (*streamedBases, error) {
@@ -311,10 +319,7 @@ func BenchmarkMSMStream(b *testing.B) {
 	needDevice(b)
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, g2 := range []bool{false, true} {
-		group := "G1"
-		if g2 {
-			group = "G2"
-		}
+		group := groupName(g2)
 		for _, lg := range benchLogs(b, "ZK_BENCH_STREAM_LOGS", []int{22}) {
 			n := 1 << lg
 			sc := msmScalars(rng, n)
@@ -400,10 +405,7 @@ func BenchmarkMSMStreamBits(b *testing.B) {
 	needDevice(b)
 	rng := rand.New(rand.NewPCG(43, 44))
 	for _, g2 := range []bool{false, true} {
-		group := "G1"
-		if g2 {
-			group = "G2"
-		}
+		group := groupName(g2)
 		for _, lg := range benchLogs(b, "ZK_BENCH_STREAM_LOGS", []int{22}) {
 			n := 1 << lg
 			sc := make([]fr.Element, n)
