@@ -4,8 +4,9 @@
 #   PART=kernels scripts/gpu-lean.sh   # ~5 minutes
 #     The GPU tests of the compact partitions, the streamed MSM (dense and split against
 #     gnark-crypto) and the lean and split Groth16 keys (against the CPU reference and gnark's
-#     verifier); BenchmarkMSMStreamBits (2^22 bit-heavy scalars, chunks of 2^16, windows of at
-#     most 15 bits: dense against split); then the chunk timeline of a streamed MSM
+#     verifier); BenchmarkMSMStream and BenchmarkMSMStreamBits (2^22 random and bit-heavy
+#     scalars, chunks of 2^16 and 2^18, windows of at most 15 bits, beside the resident MSM;
+#     bit-heavy ones dense against split); then the chunk timeline of a streamed MSM
 #     (ZKHOST_MSM_TRACE, gpu-run.sh's msmtrace step).
 #   PART=memcap scripts/gpu-lean.sh    # ~8 minutes, most of it the two keygens
 #     sha256 b=134 and chain 2^22 through `zkhost prove`, resident and under 512 MiB (the ratio of
@@ -19,8 +20,8 @@ mkdir -p "$OUT"
 case ${PART:-kernels} in
 kernels)
   STEPS=kernels GPU_RUN='Compact|MSMStream|Groth16Lean|Groth16BinarySplit' KT=200 \
-    GPU_BENCH='MSMStreamBits' GPU_BENCHTIME=2x KB=150 \
-    ZK_BENCH_STREAM_CHUNKS=16 ZK_BENCH_STREAM_CS=15 BUDGET=380 scripts/gpu-run.sh
+    GPU_BENCH='MSMStream' GPU_BENCHTIME=2x KB=200 \
+    ZK_BENCH_STREAM_CHUNKS="16 18" ZK_BENCH_STREAM_CS=15 BUDGET=380 scripts/gpu-run.sh
   STEPS=msmtrace TR_CHUNKS=16 TR_CS=15 BUDGET=150 scripts/gpu-run.sh ;;
 memcap)
   cases="sha256-b134:512MiB chain-k22:512MiB"

@@ -19,6 +19,13 @@
 //     k_merge then treats the partial slots (sorted by key as well) the same
 //     way, level after level, adding closed runs into their buckets, until
 //     one segment remains. Each bucket is written by one thread per level.
+//     A streamed chunk (zk_msm_run_stream) merges in two launches instead
+//     (k_merge_lead, k_merge_run: msm_core.cuh's merge_lead_one): its
+//     buckets hold a few points each, so nearly every open run is two
+//     slots, and the levels' serial tail, paid once per chunk, was most of
+//     a chunk's time (BENCHMARKS.md, "A streamed MSM alone"). A streamed
+//     chunk too short to fill the device at MIN_SEG pairs a thread (a
+//     split's rest) takes shorter segments (zk_msm_short_threads).
 //  4. k_reduce computes each window's sum_j (j+1)*B_j: the m buckets are cut
 //     into T segments of L; a thread keeps the running and the weighted sum
 //     of its segment (2L additions) and the segment's offset s*L*run is
@@ -95,6 +102,7 @@ namespace {
 
 constexpr uint32_t ACC_THREADS = 128;  // block size of the EC kernels
 constexpr uint32_t K_MERGE = ZK_MSM_K_MERGE;  // entries per thread in the later levels
+constexpr uint32_t RUN_SEG = ZK_MSM_RUN_SEG;  // slots a streamed merge's leader sums
 constexpr uint32_t MIN_SEG = ZK_MSM_MIN_SEG;  // fewest pairs per level-0 thread
 constexpr size_t MAX_CHUNK = ZK_MSM_MAX_CHUNK;
 // ZK_ACC_MAX_BLOCKS (default 2; 0: as many as fit): the blocks of k_accum0
@@ -156,6 +164,24 @@ __global__ void __launch_bounds__(ACC_THREADS)
            bool resume) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < T) ones_one(t, idx, cnt, K, lo, hi, bases, out, resume);
+}
+
+// k_merge_lead and k_merge_run: a streamed chunk's merge (msm_core.cuh's
+// merge_lead_one), over level 0's M partial slots in place.
+template <class F>
+__global__ void __launch_bounds__(ACC_THREADS)
+    k_merge_lead(const uint32_t* __restrict__ keys, xyzz_t<F>* __restrict__ pts, uint32_t M,
+                 uint32_t R, uint32_t sentinel, xyzz_t<F>* __restrict__ buckets) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < M) merge_lead_one(i, keys, pts, M, R, sentinel, buckets);
+}
+
+template <class F>
+__global__ void __launch_bounds__(ACC_THREADS)
+    k_merge_run(const uint32_t* __restrict__ keys, const xyzz_t<F>* __restrict__ pts, uint32_t M,
+                uint32_t R, uint32_t sentinel, xyzz_t<F>* __restrict__ buckets) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < M) merge_run_one(i, keys, pts, M, R, sentinel, buckets);
 }
 
 // k_add_into: *acc += *p (one thread): the ones' sum joins window 0, whose
@@ -892,7 +918,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
         // the reduction), every chunk's ones added into them.
         uint32_t stream_ones_T = 0;
         if (ss && ss_ones > 0) {
-            stream_ones_T = zk_msm_ones_threads(ss_max_ones, h->resident_accum);
+            stream_ones_T = zk_msm_short_threads(ss_max_ones, h->resident_accum);
             const uint32_t room = (uint32_t)(ws.red / sizeof(P));
             if (stream_ones_T > room) stream_ones_T = room;
         }
@@ -1007,8 +1033,13 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
                 continue;
             }
 
+            // A streamed chunk too short to fill the device at MIN_SEG a
+            // thread (a split's rest) takes shorter segments.
             uint32_t T = p.T0;
-            if ((size_t)T * MIN_SEG > Mk) T = (Mk + MIN_SEG - 1) / MIN_SEG;
+            if (streamed)
+                T = zk_msm_short_threads(Mk, p.T0);
+            else if ((size_t)T * MIN_SEG > Mk)
+                T = (Mk + MIN_SEG - 1) / MIN_SEG;
             if (T == 0) T = 1;
             uint32_t K = (Mk + T - 1) / T;
             T = (Mk + K - 1) / K;
@@ -1025,6 +1056,18 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             P* inp = (P*)pa;
             uint32_t* outk = (uint32_t*)pkb;
             P* outp = (P*)pb;
+            if (streamed && T > 1) {
+                // A streamed chunk's open runs in two launches, not a level
+                // per factor K_MERGE/2 (msm_core.cuh's merge_lead_one).
+                const uint32_t len = 2 * T, nb = (len + ACC_THREADS - 1) / ACC_THREADS;
+                k_merge_lead<F><<<nb, ACC_THREADS, 0, st>>>(ink, inp, len, RUN_SEG, p.sentinel,
+                                                            (P*)buckets);
+                LAUNCHED("k_merge_lead");
+                k_merge_run<F><<<nb, ACC_THREADS, 0, st>>>(ink, inp, len, RUN_SEG, p.sentinel,
+                                                           (P*)buckets);
+                LAUNCHED("k_merge_run");
+                T = 1;
+            }
             while (T > 1) {
                 uint32_t len = 2 * T;
                 uint32_t T2 = (len + K_MERGE - 1) / K_MERGE;

@@ -366,6 +366,59 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
     if (!w1) stp(opts + 2 * t + 1, xyzz_t<F>::inf());
 }
 
+// merge_lead_one and merge_run_one close the runs level 0 left open (its
+// partial slots, M of them, sorted by key) in two launches, where the merge
+// levels (accumulate_one over pts) take one launch per factor K_MERGE/2 of
+// slots, each a chain of dependent additions: a streamed MSM pays those
+// levels once per chunk, and they were most of a chunk's time. Slot i leads
+// when it starts a run (its key differs from slot i-1's) or sits at a
+// multiple of R inside one; merge_lead_one sums a leader's slots up to the
+// next leader. A run that ends before the next multiple of R (in a streamed
+// chunk nearly every run: two slots, one from each side of a boundary
+// between segments) goes into its bucket there; otherwise the leader's sum
+// stays in its own slot, and merge_run_one has the run's first leader add
+// the sums of its leaders at R, 2R, ... into the bucket. A run is at most a
+// chunk's scalars long (one key a window), so that walk visits about
+// 2 * chunk / (K * R) leaders at most. Keys are never the sentinel's (zero digits):
+// those slots are skipped. A bucket is added into, never stored: level 0
+// left the buckets of open runs alone.
+template <class F>
+ZK_HD void add_into_bucket(xyzz_t<F>* buckets, uint32_t key, const xyzz_t<F>& acc) {
+    if (acc.is_inf()) return;
+    xyzz_t<F> b = ldp(buckets + key);
+    b.add(acc);
+    stp(buckets + key, b);
+}
+
+template <class F>
+ZK_HD void merge_lead_one(uint32_t i, const uint32_t* keys, xyzz_t<F>* pts, uint32_t M, uint32_t R,
+                          uint32_t sentinel, xyzz_t<F>* buckets) {
+    const uint32_t k = keys[i];
+    if (k == sentinel) return;
+    const bool head = i == 0 || keys[i - 1] != k;
+    if (!head && i % R != 0) return;
+    const uint32_t next = (i / R + 1) * R;  // the next multiple of R: a leader if the run goes on
+    const uint32_t stop = next < M ? next : M;
+    xyzz_t<F> acc = ldp(pts + i);
+    for (uint32_t j = i + 1; j < stop && keys[j] == k; j++) acc.add(ldp(pts + j));
+    if (head && !(next < M && keys[next] == k))
+        add_into_bucket(buckets, k, acc);
+    else
+        stp(pts + i, acc);  // read only by this run's merge_run_one
+}
+
+template <class F>
+ZK_HD void merge_run_one(uint32_t i, const uint32_t* keys, const xyzz_t<F>* pts, uint32_t M,
+                         uint32_t R, uint32_t sentinel, xyzz_t<F>* buckets) {
+    const uint32_t k = keys[i];
+    if (k == sentinel || (i > 0 && keys[i - 1] == k)) return;  // run heads only
+    uint32_t next = (i / R + 1) * R;
+    if (!(next < M && keys[next] == k)) return;  // closed by merge_lead_one
+    xyzz_t<F> acc = ldp(pts + i);
+    for (; next < M && keys[next] == k; next += R) acc.add(ldp(pts + next));
+    add_into_bucket(buckets, k, acc);
+}
+
 // reduce_one: thread (w, s) = (tid / T, tid % T) sums buckets
 // [s*L, (s+1)*L) of window w into tot = sum_j (j - s*L + 1) B_j (running
 // sum from the top) and q = s * sum_j B_j (double-and-add), at out[w*T + s]

@@ -27,6 +27,13 @@ extern "C" {
  * one set of buckets; the workspace is sized for one chunk. */
 #define ZK_MSM_MAX_CHUNK ((size_t)1 << 25)
 #define ZK_MSM_MIN_SEG 32u  /* fewest digit pairs per level-0 accumulation thread */
+/* ZK_MSM_SHORT_SEG: the same in a streamed chunk with too few pairs (or ones)
+ * to fill the device at ZK_MSM_MIN_SEG a thread: a split chunk's rest and
+ * ones, a few thousand entries, ran on a hundred threads of 32 dependent
+ * additions each, latency-bound (zk_msm_short_threads). */
+#define ZK_MSM_SHORT_SEG 4u
+#define ZK_MSM_RUN_SEG 32u  /* a streamed chunk's merge: slots a leader sums (msm_core.cuh's
+                             * merge_lead_one) */
 #define ZK_MSM_K_MERGE 8u   /* entries per thread in the later merge levels (at least 4:
                               * a level of T threads leaves 2T/K_MERGE, which must shrink) */
 #define ZK_MSM_TREE_G 4u    /* points summed per thread in the reduction tree (msm_core.cuh) */
@@ -322,6 +329,25 @@ static inline uint32_t zk_msm_ones_threads(size_t nones, uint32_t resident_accum
     if (T == 0) T = 1;
     uint64_t K = (nones + T - 1) / T;
     return (uint32_t)((nones + K - 1) / K);
+}
+
+/* zk_msm_short_threads is how many threads take a streamed chunk's count
+ * entries (digit pairs at level 0, or ones): count / ZK_MSM_MIN_SEG while
+ * that fills cap (the device's resident threads), else as many as fill it, at
+ * least ZK_MSM_SHORT_SEG entries each. A chunk's entries are few when a split
+ * took its 0s and 1s away; a thread's segment is a chain of dependent
+ * additions, so few threads with long segments leave the device idle. */
+static inline uint32_t zk_msm_short_threads(size_t count, uint32_t cap) {
+    if (count == 0) return 0;
+    if (cap == 0) cap = 1;
+    uint64_t T = (count + ZK_MSM_MIN_SEG - 1) / ZK_MSM_MIN_SEG;
+    if (T < cap) {
+        uint64_t S = (count + ZK_MSM_SHORT_SEG - 1) / ZK_MSM_SHORT_SEG;
+        T = S < cap ? S : cap;
+    }
+    if (T > cap) T = cap;
+    uint64_t K = (count + T - 1) / T;
+    return (uint32_t)((count + K - 1) / K);
 }
 
 /* zk_msm_work_of is the device memory zk_msm_run allocates for plan p of

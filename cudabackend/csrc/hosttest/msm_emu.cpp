@@ -93,11 +93,14 @@ static jac_t<F> ref_msm(const std::vector<affine_t<F>>& pts, const std::vector<m
 }
 
 // emu_accumulate runs msm.cu's sort and accumulation levels into buckets.
-// resume: the buckets hold earlier chunks' sums (run_impl's pieces).
+// resume: the buckets hold earlier chunks' sums (run_impl's pieces). Rrun > 0:
+// a streamed chunk's merge (merge_lead_one, then merge_run_one, leaders every
+// Rrun slots) instead of the levels.
 template <class F>
 static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>& keys,
                            const std::vector<uint32_t>& vals, int c, int G, uint32_t K0,
-                           uint32_t Kmerge, std::vector<xyzz_t<F>>& buckets, bool resume = false) {
+                           uint32_t Kmerge, std::vector<xyzz_t<F>>& buckets, bool resume = false,
+                           uint32_t Rrun = 0) {
     using P = xyzz_t<F>;
     const uint32_t m = 1u << (c - 1);
     const uint32_t sentinel = (uint32_t)G * m;
@@ -117,6 +120,14 @@ static void emu_accumulate(const affine_t<F>* bases, const std::vector<uint32_t>
     for (uint32_t t = 0; t < T; t++)
         level0(t, sk.data(), sv.data(), bases, nullptr, M, K0, sentinel, buckets.data(),
                ka.data(), pa.data());
+    if (Rrun > 0 && T > 1) {
+        const uint32_t len = 2 * T;
+        for (uint32_t i = 0; i < len; i++)
+            merge_lead_one(i, ka.data(), pa.data(), len, Rrun, sentinel, buckets.data());
+        for (uint32_t i = 0; i < len; i++)
+            merge_run_one(i, ka.data(), pa.data(), len, Rrun, sentinel, buckets.data());
+        return;
+    }
     while (T > 1) {
         uint32_t len = 2 * T;
         uint32_t T2 = (len + Kmerge - 1) / Kmerge;
@@ -204,7 +215,7 @@ static std::vector<affine_t<F>> copies(const std::vector<affine_t<F>>& bases, in
 template <class F, class R>
 static jac_t<F> emu_msm(const std::vector<affine_t<F>>& ext, uint32_t n,
                         const std::vector<mont_t<R>>& sc_canon, int c, int G, uint32_t K0,
-                        uint32_t Kmerge, uint32_t Tred, uint32_t piece = 0) {
+                        uint32_t Kmerge, uint32_t Tred, uint32_t piece = 0, uint32_t Rrun = 0) {
     const int nwin = (256 + c - 1) / c;
     std::vector<mont_t<R>> sc(n);
     for (uint32_t i = 0; i < n; i++) sc[i] = sc_canon[i].to_montgomery();
@@ -218,7 +229,7 @@ static jac_t<F> emu_msm(const std::vector<affine_t<F>>& ext, uint32_t n,
         // (copy g still n points after copy g-1).
         for (uint32_t i = 0; i < cn; i++)
             digits_one(i, sc.data() + off, cn, c, nwin, G, n, keys.data(), vals.data());
-        emu_accumulate<F>(ext.data() + off, keys, vals, c, G, K0, Kmerge, buckets, off > 0);
+        emu_accumulate<F>(ext.data() + off, keys, vals, c, G, K0, Kmerge, buckets, off > 0, Rrun);
     }
     return emu_reduce<F>(buckets, c, G, Tred, nullptr);
 }
@@ -301,7 +312,8 @@ static jac_t<F> emu_split(const std::vector<affine_t<F>>& bases, const std::vect
 template <class F, class R>
 static jac_t<F> emu_stream_split(const std::vector<affine_t<F>>& pts,
                                  const std::vector<mont_t<R>>& sc_canon, uint32_t chunk, int c,
-                                 uint32_t K0, uint32_t Kmerge, uint32_t Tred, uint32_t ones_T) {
+                                 uint32_t K0, uint32_t Kmerge, uint32_t Tred, uint32_t ones_T,
+                                 uint32_t Rrun) {
     using P = xyzz_t<F>;
     const uint32_t n = (uint32_t)pts.size();
     std::vector<mont_t<R>> sc(n);
@@ -338,7 +350,7 @@ static jac_t<F> emu_stream_split(const std::vector<affine_t<F>>& pts,
             for (uint32_t i = 0; i < nrest; i++)
                 digits_idx_one(i, sc.data() + off, ci + nones, 0u, cn, nrest, c, nwin, G, n,
                                keys.data(), vals.data());
-            emu_accumulate<F>(cb, keys, vals, c, G, K0, Kmerge, buckets, rest_started);
+            emu_accumulate<F>(cb, keys, vals, c, G, K0, Kmerge, buckets, rest_started, Rrun);
             rest_started = true;
         }
     }
@@ -358,14 +370,17 @@ static void check_stream_split(const char* group, const char* name,
     struct {
         uint32_t chunk;
         int c;
-        uint32_t K0, Kmerge, Tred, ones_T;
-    } cases[] = {{16, 4, 3, 4, 2, 1}, {37, 7, 1, 4, 8, 5}, {n + 3, 13, 5, 8, 64, 40}, {1, 5, 2, 4, 4, 2}};
+        uint32_t K0, Kmerge, Tred, ones_T, Rrun;
+    } cases[] = {{16, 4, 3, 4, 2, 1, 2},      {37, 7, 1, 4, 8, 5, 3},
+                 {n + 3, 13, 5, 8, 64, 40, 32}, {1, 5, 2, 4, 4, 2, 2},
+                 {n + 3, 4, 1, 4, 2, 3, 2}};
     for (const auto& k : cases) {
         uint32_t m = 1u << (k.c - 1);
         uint32_t tred = k.Tred > m ? m : k.Tred;
-        jac_t<F> got = emu_stream_split(pts, sc, k.chunk, k.c, k.K0, k.Kmerge, tred, k.ones_T);
-        CHECK(jac_eq(got, want), "%s streamed split %s: chunk=%u c=%d ones_T=%u differs from the reference",
-              group, name, k.chunk, k.c, k.ones_T);
+        jac_t<F> got = emu_stream_split(pts, sc, k.chunk, k.c, k.K0, k.Kmerge, tred, k.ones_T, k.Rrun);
+        CHECK(jac_eq(got, want),
+              "%s streamed split %s: chunk=%u c=%d ones_T=%u Rrun=%u differs from the reference",
+              group, name, k.chunk, k.c, k.ones_T, k.Rrun);
     }
 }
 
@@ -405,13 +420,20 @@ static void check_case(const char* group, const char* name, const std::vector<af
             // One chunk, and (for the smallest windows, whose few buckets
             // every piece resumes) pieces sharing the buckets: one scalar a
             // piece, and a piece that is not a divisor of n.
-            for (uint32_t piece : {0u, 1u, 7u}) {
-                if (piece >= n || (piece > 0 && k.c > 5)) continue;
-                jac_t<F> got = emu_msm(ext, n, sc, k.c, G, k.K0, k.Kmerge, tred, piece);
+            // Pieces of 7 also as a streamed run's chunks merge (leaders
+            // every 2 slots, so runs cross them), and one chunk so with
+            // leaders every 3 slots (first copies-free depth only).
+            struct {
+                uint32_t piece, Rrun;
+            } runs[] = {{0, 0}, {1, 0}, {7, 0}, {7, 2}, {0, 3}};
+            for (const auto& r : runs) {
+                const uint32_t piece = r.piece;
+                if (piece >= n || (piece > 0 && k.c > 5) || (r.Rrun == 3 && d != 1)) continue;
+                jac_t<F> got = emu_msm(ext, n, sc, k.c, G, k.K0, k.Kmerge, tred, piece, r.Rrun);
                 CHECK(jac_eq(got, want),
-                      "%s %s: c=%d d=%d K0=%u Kmerge=%u Tred=%u piece=%u differs from the "
+                      "%s %s: c=%d d=%d K0=%u Kmerge=%u Tred=%u piece=%u Rrun=%u differs from the "
                       "reference",
-                      group, name, k.c, d, k.K0, k.Kmerge, tred, piece);
+                      group, name, k.c, d, k.K0, k.Kmerge, tred, piece, r.Rrun);
             }
         }
     }
@@ -592,8 +614,37 @@ static void check_plan_chunk() {
     }
 }
 
+// check_short_threads checks zk_msm_short_threads: within the cap, every
+// entry in some thread's segment and no thread without one, segments of at
+// most ZK_MSM_SHORT_SEG entries where the cap allows, else as short as it
+// allows.
+static void check_short_threads() {
+    const uint32_t cap = 33792;
+    const size_t counts[] = {0, 1, 3, 4, 5, 1000, 3900, 32768, 135168, 1081344, 1179648, (size_t)1 << 25};
+    for (size_t count : counts) {
+        const uint32_t T = zk_msm_short_threads(count, cap);
+        if (count == 0) {
+            CHECK(T == 0, "short threads of 0 entries: %u, want 0", T);
+            continue;
+        }
+        const size_t K = (count + T - 1) / T;
+        CHECK(T >= 1 && T <= cap && (size_t)T * K >= count && (size_t)(T - 1) * K < count,
+              "short threads of %zu entries: %u threads of %zu", count, T, K);
+        // Past what the cap takes at ZK_MSM_SHORT_SEG a thread: the
+        // shortest segments cap threads allow.
+        if (count > (size_t)cap * ZK_MSM_SHORT_SEG)
+            CHECK(K == (count + cap - 1) / cap,
+                  "short threads of %zu entries: %zu a thread, want %zu", count, K,
+                  (count + cap - 1) / cap);
+        else
+            CHECK(K <= ZK_MSM_SHORT_SEG, "short threads of %zu entries: %zu a thread, want at most %u",
+                  count, K, ZK_MSM_SHORT_SEG);
+    }
+}
+
 int main() {
     check_plan_chunk();
+    check_short_threads();
     run_group<fq_t>("BLS12-381 G1");
     run_group<fq2_t>("BLS12-381 G2");
     run_group<bn254_fq_t>("BN254 G1");
