@@ -24,10 +24,12 @@ kernels)
     ZK_BENCH_STREAM_CHUNKS="16 18" ZK_BENCH_STREAM_CS=15 BUDGET=380 scripts/gpu-run.sh
   STEPS=msmtrace TR_CHUNKS=16 TR_CS=15 BUDGET=150 scripts/gpu-run.sh ;;
 memcap)
-  cases="sha256-b134:512MiB chain-k22:512MiB"
-  STEPS=memcap MC_CASES="$cases" MC_PARTS=2 KG=200 BUDGET=400 scripts/gpu-run.sh
-  STEPS=memcap MC_CASES="$cases" MC_MODES=512MiB MC_FLAGS=-lean-split=true MC_PARTS=2 \
-    BUDGET=150 scripts/gpu-run.sh ;;
+  # One circuit at a time, all three runs of it, so a call cut short keeps whole comparisons.
+  for c in ${LEAN_CASES:-sha256-b134:512MiB chain-k22:512MiB}; do
+    STEPS=memcap MC_CASES="$c" MC_PARTS=2 KG=200 BUDGET=300 scripts/gpu-run.sh
+    STEPS=memcap MC_CASES="$c" MC_MODES="${c#*:}" MC_FLAGS=-lean-split=true MC_PARTS=2 \
+      BUDGET=100 scripts/gpu-run.sh
+  done ;;
 *)
   echo "gpu-lean.sh: PART is kernels or memcap, not ${PART}" >&2
   exit 2 ;;

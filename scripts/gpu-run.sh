@@ -204,7 +204,7 @@ for step in $STEPS; do
     #   STEPS=memcap MC_CASES="chain-k22:512MiB sha256-b134:512MiB" MC_PARTS=3 scripts/gpu-run.sh
     # MC_FLAGS adds backend flags to every run (MC_FLAGS=-lean-split=true: the lean MSMs over W
     # classified on the host), named in the logs' tags.
-    # Its logs go into one archive, $OUT/memcap.tgz (the device machine returns few files).
+    # Its logs go into one archive, $OUT/memcap-HHMMSS.tgz (the device machine returns few files).
     MC=$(mktemp -d)
     for c in ${MC_CASES:-chain-k22:512MiB}; do
       id=${c%%:*}; cap=${c#*:}
@@ -231,7 +231,7 @@ for step in $STEPS; do
         rm -rf "/tmp/mc-$tag"
       done
     done
-    tar -czf "$OUT/memcap.tgz" -C "$MC" . ;;
+    tar -czf "$OUT/memcap-$(date -u +%H%M%S).tgz" -C "$MC" . ;;
   binsplit)
     # The witness-aware MSM (W's 0s and 1s kept out of Pippenger), in ~3 minutes: its GPU
     # tests, then one-shot proofs of sha256 (bit-heavy: 99.7% of W is 0 or 1) and chain 2^22
