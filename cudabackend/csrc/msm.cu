@@ -115,6 +115,13 @@ constexpr size_t MAX_CHUNK = ZK_MSM_MAX_CHUNK;
 #ifndef ZK_ACC_MAX_BLOCKS
 #define ZK_ACC_MAX_BLOCKS 2
 #endif
+// ZK_STREAM_RUN_MERGE (default 1; 0: the merge levels, as before it): how a
+// streamed chunk closes the runs level 0 left open (k_merge_lead and
+// k_merge_run); 0 only for an A/B run of kernel variants
+// (scripts/gpu-variants-build.sh).
+#ifndef ZK_STREAM_RUN_MERGE
+#define ZK_STREAM_RUN_MERGE 1
+#endif
 static_assert(ZK_MSM_TREE_G == zk_msm::TREE_G, "msm_plan.h sizes the tree for msm_core.cuh's TREE_G");
 static_assert(ZK_MSM_K_MERGE >= 4, "a merge level of T threads leaves 2T/K_MERGE: fewer only from 4 on");
 
@@ -1056,7 +1063,7 @@ int run_impl(handle_t* h, const scalars_t& in, size_t n, cudaStream_t st, void* 
             P* inp = (P*)pa;
             uint32_t* outk = (uint32_t*)pkb;
             P* outp = (P*)pb;
-            if (streamed && T > 1) {
+            if (ZK_STREAM_RUN_MERGE && streamed && T > 1) {
                 // A streamed chunk's open runs in two launches, not a level
                 // per factor K_MERGE/2 (msm_core.cuh's merge_lead_one).
                 const uint32_t len = 2 * T, nb = (len + ACC_THREADS - 1) / ACC_THREADS;

@@ -31,7 +31,9 @@ extern "C" {
  * to fill the device at ZK_MSM_MIN_SEG a thread: a split chunk's rest and
  * ones, a few thousand entries, ran on a hundred threads of 32 dependent
  * additions each, latency-bound (zk_msm_short_threads). */
+#ifndef ZK_MSM_SHORT_SEG /* 32: the thread counts before it, for an A/B run of kernel variants */
 #define ZK_MSM_SHORT_SEG 4u
+#endif
 #define ZK_MSM_RUN_SEG 32u  /* a streamed chunk's merge: slots a leader sums (msm_core.cuh's
                              * merge_lead_one) */
 #define ZK_MSM_K_MERGE 8u   /* entries per thread in the later merge levels (at least 4:
