@@ -23,7 +23,7 @@
 //     (k_merge_lead, k_merge_run: msm_core.cuh's merge_lead_one): its
 //     buckets hold a few points each, so nearly every open run is two
 //     slots, and the levels' serial tail, paid once per chunk, was most of
-//     a chunk's time (BENCHMARKS.md, "A streamed MSM alone"). A streamed
+//     a chunk's time (BENCHMARKS.md, "A streamed chunk's timeline"). A streamed
 //     chunk too short to fill the device at MIN_SEG pairs a thread (a
 //     split's rest) takes shorter segments (zk_msm_short_threads).
 //  4. k_reduce computes each window's sum_j (j+1)*B_j: the m buckets are cut

@@ -370,7 +370,8 @@ ZK_HD void accumulate_one(uint32_t t, const uint32_t* keys, const uint32_t* vals
 // partial slots, M of them, sorted by key) in two launches, where the merge
 // levels (accumulate_one over pts) take one launch per factor K_MERGE/2 of
 // slots, each a chain of dependent additions: a streamed MSM pays those
-// levels once per chunk, and they were most of a chunk's time. Slot i leads
+// levels once per chunk, and they were most of a chunk's time (BENCHMARKS.md,
+// "A streamed chunk's timeline"). Slot i leads
 // when it starts a run (its key differs from slot i-1's) or sits at a
 // multiple of R inside one; merge_lead_one sums a leader's slots up to the
 // next leader. A run that ends before the next multiple of R (in a streamed

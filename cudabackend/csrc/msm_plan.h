@@ -30,7 +30,8 @@ extern "C" {
 /* ZK_MSM_SHORT_SEG: the same in a streamed chunk with too few pairs (or ones)
  * to fill the device at ZK_MSM_MIN_SEG a thread: a split chunk's rest and
  * ones, a few thousand entries, ran on a hundred threads of 32 dependent
- * additions each, latency-bound (zk_msm_short_threads). */
+ * additions each, latency-bound (zk_msm_short_threads; BENCHMARKS.md, "A
+ * streamed chunk's timeline"). */
 #ifndef ZK_MSM_SHORT_SEG /* 32: the thread counts before it, for an A/B run of kernel variants */
 #define ZK_MSM_SHORT_SEG 4u
 #endif
